@@ -1,0 +1,46 @@
+"""`synctool deliveries`: the stored webhooks, exactly as received."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.ops import deliveries as ops
+
+app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    source: str = typer.Option(None, help="donations, pos, mailing, payments or portal"),
+    since: str = typer.Option(None, help="a duration ago (24h, 7d) or an ISO date"),
+    limit: int = typer.Option(50, help="at most this many (1-1000)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """List deliveries with their job and its status.
+
+    Example: synctool deliveries list --source pos --since 24h
+    """
+    rows = ops.list_deliveries(ctx_obj(ctx).db, source=source, since=since, limit=limit)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["id", "source", "event_type", "event_id", "received_at", "verified", "job_status", "job_id"])
+
+
+@app.command("show")
+def show(ctx: typer.Context, delivery_id: int = typer.Argument(..., help="the delivery id"),
+         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show one delivery: the headers kept, the raw body and its job.
+
+    Example: synctool deliveries show 42
+    """
+    data = ops.show_delivery(ctx_obj(ctx).db, delivery_id)
+    if as_json:
+        emit_json(data)
+        return
+    body = data.pop("body")
+    key_values(data)
+    typer.echo("body:")
+    typer.echo(body)

@@ -1,0 +1,114 @@
+"""The `synctool` command. Each command parses options, calls one operation and renders its result."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
+from synctool.cli import deliveries
+
+app = typer.Typer(
+    help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
+    cls=SynctoolGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+app.add_typer(deliveries.app, name="deliveries")
+
+
+def _setup_logging(verbose: bool, log_file: str | None) -> None:
+    handlers: list[logging.Handler] = []
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setLevel(logging.INFO if verbose else logging.WARNING)
+    handlers.append(stream)
+    if log_file:
+        file_handler = logging.FileHandler(Path(log_file).expanduser())
+        file_handler.setLevel(logging.INFO)
+        handlers.append(file_handler)
+    logging.basicConfig(level=logging.INFO, handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    config: str = typer.Option(None, "--config", "-c", help="config file (default: $SYNCTOOL_CONFIG or ~/.config/synctool/config.yaml)"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="log progress to stderr"),
+    log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
+) -> None:
+    obj = ctx_obj(ctx)
+    obj.config_path = config
+    _setup_logging(verbose, log_file)
+
+
+@app.command()
+def init(ctx: typer.Context, force: bool = typer.Option(False, help="overwrite an existing config file")) -> None:
+    """Write a starter config file and create the database. Re-running is harmless.
+
+    Example: synctool init
+    """
+    from synctool.ops.setup import init as init_op
+
+    obj = ctx_obj(ctx)
+    result = init_op(obj.config_path, force=force)
+    key_values(result)
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option(None, help="address to listen on (default: receiver.host in config)"),
+    port: int = typer.Option(None, help="port to listen on (default: receiver.port in config)"),
+) -> None:
+    """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn.
+
+    Example: synctool serve --host 0.0.0.0 --port 8787
+    """
+    import uvicorn
+
+    from synctool.web.receiver import create_app
+
+    config = ctx_obj(ctx).config
+    from synctool import store
+
+    store.connect(config.db_path).close()  # create and migrate before the first delivery
+    app_ = create_app(config)
+    uvicorn.run(app_, host=host or config.receiver.host, port=port or config.receiver.port,
+                log_level="warning", access_log=False)
+
+
+@app.command()
+def inject(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="the payload file, as the platform would send it ('-' for stdin)"),
+    source: str = typer.Option(..., "--source", help="donations, pos, mailing, payments or portal"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Store a webhook payload through the receiver's path WITHOUT a signature check (logged as injected).
+
+    Example: synctool inject transaction.json --source donations
+    """
+    from synctool.errors import InvalidInput
+    from synctool.ops.deliveries import inject as inject_op
+
+    if str(file) == "-":
+        body = sys.stdin.buffer.read()
+    else:
+        try:
+            body = file.read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
+    obj = ctx_obj(ctx)
+    result = inject_op(obj.db, obj.config, source, body)
+    emit_json(result) if as_json else key_values(result)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Money is Decimal, never float: platform cents become dollars exactly."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+CENT = Decimal("0.01")
+
+
+def cents_to_dollars(cents: int) -> Decimal:
+    return (Decimal(int(cents)) / 100).quantize(CENT)
+
+
+def dollars(value: Any) -> Decimal:
+    """A platform's dollar amount (number or string) as an exact Decimal with two places."""
+    if isinstance(value, float):
+        value = repr(value)  # 10.1 -> "10.1", not the binary expansion
+    try:
+        return Decimal(str(value)).quantize(CENT)
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"not an amount: {value!r}") from None

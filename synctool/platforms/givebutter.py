@@ -1,0 +1,78 @@
+"""Givebutter, the donation platform: webhook verification and parsing (API client: ``DonationsClient``).
+
+Givebutter sends ``{event, id, data}``; ``data`` is the full REST resource. Its ``Signature`` header
+carries the webhook's signing secret itself (not a digest of the body), so the check is a
+constant-time comparison with ``DONATIONS_WEBHOOK_SECRET``, applied when that secret is configured.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+from synctool.errors import InvalidInput, InvalidSignature
+from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+
+KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
+SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
+KNOWN_EVENTS = SYNCED_EVENTS + (
+    "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",
+    "plan.resumed", "plan.updated",
+)
+
+
+def external_id(transaction_id: Any) -> str:
+    return f"donations_{transaction_id}"
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.donations:
+        return
+    given = headers.get("signature") or headers.get("Signature") or ""
+    if not given:
+        raise InvalidSignature("missing Signature header", "Givebutter sends the webhook's signing secret in it")
+    if not hmac.compare_digest(given.encode(), secrets.donations.encode()):
+        raise InvalidSignature("Signature header does not match DONATIONS_WEBHOOK_SECRET")
+
+
+def supporter_name(data: Mapping[str, Any]) -> str | None:
+    name = " ".join(p for p in (text(data.get("first_name")), text(data.get("last_name"))) if p)
+    return name or text(data.get("company")) or text(data.get("name"))
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    envelope = parse_json_object(body)
+    event = envelope.get("event")
+    data = envelope.get("data")
+    if not isinstance(event, str) or not event:
+        raise InvalidInput("missing event", "a Givebutter webhook is {event, id, data}")
+    if not isinstance(data, dict):
+        data = {}
+    # the envelope id is the delivery's identity; fall back to the resource id if a sender omits it
+    event_id = text(envelope.get("id")) or (f"{event}:{data['id']}" if data.get("id") else None)
+    if not event_id:
+        raise InvalidInput("missing event id", "neither the envelope id nor data.id is present")
+    resource_id = text(data.get("id"))
+    if event in SYNCED_EVENTS and not resource_id:
+        raise InvalidInput("missing data.id", f"a {event} webhook carries the resource in data")
+
+    if event == "transaction.succeeded":
+        job = JobSpec("transaction", resource_id, external_id=external_id(resource_id),
+                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("amount")))
+    elif event == "ticket.created":
+        transaction_id = text(data.get("transaction_id"))
+        job = JobSpec("ticket", resource_id, external_id=external_id(transaction_id) if transaction_id else None,
+                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("price")))
+    elif event in ("campaign.created", "campaign.updated"):
+        job = JobSpec("campaign", resource_id, name=text(data.get("title")))
+    elif event == "refund.created":
+        transaction_id = text(data.get("transaction_id"))
+        job = JobSpec("refund", resource_id or event_id,
+                      external_id=external_id(transaction_id) if transaction_id else None,
+                      amount=text(data.get("amount")))
+    else:
+        why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
+        job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")
+    return event_id, event, job

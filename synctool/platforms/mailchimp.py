@@ -1,0 +1,83 @@
+"""Mailchimp, the mailing platform: audience webhooks (API client: ``MailingClient``).
+
+Audience webhooks are form-encoded with PHP-style bracketed keys (``data[merges][FNAME]``) and carry no
+signature; the URL's ``secret`` query parameter is compared in constant time with
+``MAILING_WEBHOOK_SECRET`` when that is configured. Mailchimp sends no event id, so the dedup key is
+derived from type, fired_at, list id and e-mail.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from synctool.errors import InvalidInput, InvalidSignature
+from synctool.inbox import JobSpec, WebhookSecrets, text
+
+KEPT_HEADERS = ("content-type", "user-agent")
+SYNCED_TYPES = ("unsubscribe", "cleaned")
+KNOWN_TYPES = SYNCED_TYPES + ("subscribe", "profile", "upemail", "campaign")
+_KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])*)$")
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.mailing:
+        return
+    given = query.get("secret", "")
+    if not given:
+        raise InvalidSignature("missing secret query parameter", "register the webhook URL with ?secret=<MAILING_WEBHOOK_SECRET>")
+    if not hmac.compare_digest(given.encode(), secrets.mailing.encode()):
+        raise InvalidSignature("secret query parameter does not match MAILING_WEBHOOK_SECRET")
+
+
+def parse_form(body: bytes) -> dict[str, Any]:
+    """Decode ``a[b][c]=v`` pairs into nested dicts."""
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=True)
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidInput("body is not form-encoded", "Mailchimp posts application/x-www-form-urlencoded fields") from None
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        match = _KEY.match(key)
+        if not match:
+            raise InvalidInput("body is not form-encoded", f"malformed field name {key[:60]!r}")
+        path = [match.group(1)] + re.findall(r"\[([^\[\]]*)\]", match.group(2))
+        node = result
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[path[-1]] = value
+    return result
+
+
+def dedup_key(fields: Mapping[str, Any]) -> str:
+    data = fields.get("data") if isinstance(fields.get("data"), dict) else {}
+    email = (text(data.get("email")) or "").strip().lower()
+    return ":".join([str(fields.get("type", "")), str(fields.get("fired_at", "")),
+                     str(data.get("list_id", "")), email])
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    fields = parse_form(body)
+    event_type = text(fields.get("type"))
+    if not event_type:
+        raise InvalidInput("missing type", "a Mailchimp webhook has type, fired_at and data[...] fields")
+    data = fields.get("data") if isinstance(fields.get("data"), dict) else {}
+    email = text(data.get("email"))
+    merges = data.get("merges") if isinstance(data.get("merges"), dict) else {}
+    name = " ".join(p for p in (text(merges.get("FNAME")), text(merges.get("LNAME"))) if p) or None
+    if event_type in SYNCED_TYPES:
+        if not email:
+            raise InvalidInput("missing data[email]", f"a {event_type} webhook names the address")
+        job = JobSpec(event_type, email.strip().lower(), email=email, name=name)
+    else:
+        why = "not synced to the CRM" if event_type in KNOWN_TYPES else "unknown Mailchimp event"
+        job = JobSpec("event", email or event_type, email=email, name=name, status="skipped",
+                      message=f"{event_type}: {why}")
+    return dedup_key(fields), event_type, job

@@ -1,0 +1,86 @@
+"""Square, the POS platform: webhook verification and parsing (API client: ``PosClient``).
+
+Signature: ``x-square-hmacsha256-signature`` = base64(HMAC-SHA256(key, notification_url + raw body)),
+where the URL is exactly the one registered with Square (``POS_WEBHOOK_NOTIFICATION_URL``). Webhooks are
+summaries; drain fetches the full order. Sales rung up on the POS app announce themselves only with
+``payment.*`` events, whose payment carries the ``order_id``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Mapping
+
+from synctool.errors import ConfigError, InvalidInput, InvalidSignature
+from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+
+SIGNATURE_HEADER = "x-square-hmacsha256-signature"
+KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent", "square-environment",
+                "square-initial-delivery-timestamp", "square-retry-number", "square-retry-reason")
+
+
+def external_id(order_id: str) -> str:
+    return f"pos_order_{order_id}"
+
+
+def signature(key: str, notification_url: str, body: bytes) -> str:
+    digest = hmac.new(key.encode("utf-8"), notification_url.encode("utf-8") + body, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def is_valid_signature(body: bytes, header: str, key: str, notification_url: str) -> bool:
+    if not body or not header:
+        return False
+    return hmac.compare_digest(signature(key, notification_url, body).encode(), header.encode())
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.pos_key:
+        raise ConfigError("POS_WEBHOOK_SIGNATURE_KEY", "keyring/environment", "not set; Square deliveries cannot be verified")
+    if not secrets.pos_url:
+        raise ConfigError("POS_WEBHOOK_NOTIFICATION_URL", "config webhooks.pos_notification_url / environment",
+                          "not set; it must be the exact URL registered with Square")
+    given = headers.get(SIGNATURE_HEADER) or ""
+    if not given:
+        raise InvalidSignature(f"missing {SIGNATURE_HEADER} header")
+    if not is_valid_signature(body, given, secrets.pos_key, secrets.pos_url):
+        raise InvalidSignature("Square signature does not verify",
+                               "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "
+                               "the URL registered with Square")
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    envelope = parse_json_object(body)
+    event_id = text(envelope.get("event_id"))
+    if not event_id:
+        raise InvalidInput("missing event_id", "a Square notification is {merchant_id, type, event_id, created_at, data}")
+    event_type = text(envelope.get("type")) or ""
+    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+    obj = data.get("object") if isinstance(data.get("object"), dict) else {}
+
+    if event_type in ("order.created", "order.updated"):
+        summary = obj.get("order_created") or obj.get("order_updated") or {}
+        order_id = text(data.get("id")) or (text(summary.get("order_id")) if isinstance(summary, dict) else None)
+        if not order_id:
+            raise InvalidInput("missing order id", "data.id carries the order id")
+        job = JobSpec("order", order_id, external_id=external_id(order_id))
+    elif event_type in ("payment.created", "payment.updated"):
+        payment = obj.get("payment") if isinstance(obj.get("payment"), dict) else {}
+        order_id = text(payment.get("order_id"))
+        money = payment.get("total_money") or payment.get("amount_money") or {}
+        if order_id:
+            job = JobSpec("order", order_id, external_id=external_id(order_id))
+        else:
+            job = JobSpec("payment", text(data.get("id")) or event_id, status="skipped",
+                          message=f"{event_type}: the payment has no order_id, so there is no order to sync")
+        if isinstance(money, dict) and isinstance(money.get("amount"), int):
+            from synctool.money import cents_to_dollars
+
+            job.amount = str(cents_to_dollars(money["amount"]))
+    else:
+        job = JobSpec("event", text(data.get("id")) or event_id, status="skipped",
+                      message=f"{event_type or 'untyped event'}: not synced to the CRM")
+    return event_id, event_type, job

@@ -1,0 +1,86 @@
+"""Stripe, the portal's payment processor: webhook verification and parsing.
+
+``Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]``; v1 = HMAC-SHA256(secret, ``"<t>." + raw body``) in
+hex. Any v1 may match (Stripe sends one per active secret while a secret is rolled); other schemes
+(the test-mode ``v0``) are ignored; a timestamp older than the tolerance (300 s) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+
+from synctool.errors import ConfigError, InvalidInput, InvalidSignature
+from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+
+KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
+SYNCED_EVENTS = ("checkout.session.completed", "payment_intent.succeeded")
+
+
+def parse_signature_header(header: str) -> tuple[int, list[str]]:
+    """The timestamp and the v1 signatures of a ``t=...,v1=...`` header; InvalidSignature if malformed."""
+    timestamp = None
+    signatures = []
+    for part in header.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep:
+            continue
+        if key == "t":
+            try:
+                timestamp = int(value)
+            except ValueError:
+                raise InvalidSignature("malformed signature header", "t must be unix seconds") from None
+        elif key == "v1":
+            signatures.append(value.strip())
+    if timestamp is None or not signatures:
+        raise InvalidSignature("malformed signature header", "expected t=<unix seconds>,v1=<hex>")
+    return timestamp, signatures
+
+
+def verify_timestamped_hmac(body: bytes, header: str, secret: str, tolerance_s: int, now: float | None) -> None:
+    """The scheme shared by Stripe and the portal: HMAC-SHA256 over ``"<t>." + body``, hex, with a tolerance."""
+    timestamp, signatures = parse_signature_header(header)
+    expected = hmac.new(secret.encode("utf-8"), str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
+    if not any(hmac.compare_digest(expected.encode(), sig.encode()) for sig in signatures):
+        raise InvalidSignature("signature does not match the payload")
+    now = time.time() if now is None else now
+    if timestamp < now - tolerance_s:
+        raise InvalidSignature("signature timestamp is outside the tolerance", f"older than {tolerance_s} s")
+
+
+def sign(body: bytes, secret: str, timestamp: int | None = None) -> str:
+    """A ``t=...,v1=...`` header for body (for the demo and tests)."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    mac = hmac.new(secret.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.payments:
+        raise ConfigError("PAYMENTS_WEBHOOK_SECRET", "keyring/environment", "not set; Stripe deliveries cannot be verified")
+    header = headers.get("stripe-signature") or headers.get("Stripe-Signature") or ""
+    if not header:
+        raise InvalidSignature("missing Stripe-Signature header")
+    verify_timestamped_hmac(body, header, secrets.payments, secrets.tolerance_s, now)
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    event = parse_json_object(body)
+    event_id = text(event.get("id"))
+    if not event_id:
+        raise InvalidInput("missing event id", "a Stripe event has id evt_...")
+    event_type = text(event.get("type")) or ""
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    obj = data.get("object") if isinstance(data.get("object"), dict) else {}
+    if event_type in SYNCED_EVENTS:
+        details = obj.get("customer_details") if isinstance(obj.get("customer_details"), dict) else {}
+        job = JobSpec("stripe_event", event_id, target="portal",
+                      email=text(details.get("email") or obj.get("customer_email") or obj.get("receipt_email")),
+                      name=text(details.get("name")))
+    else:
+        job = JobSpec("event", text(obj.get("id")) or event_id, status="skipped",
+                      message=f"{event_type or 'untyped event'}: not used by synctool")
+    return event_id, event_type, job

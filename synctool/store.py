@@ -1,0 +1,247 @@
+"""The one SQLite file: connection settings, the schema, and its explicit migrations list.
+
+Every connection is in WAL mode with ``synchronous=FULL`` (a commit is on disk before anyone is told it
+happened) and a busy timeout, so cron's drain and poll, the receiver and operator commands can share the
+file. Migrations are small functions in order; the ones applied are recorded in ``_migrations``, so a fresh
+database and an old one reach the same schema, and re-running is harmless.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from synctool.errors import StoreUnavailable
+
+BUSY_TIMEOUT_MS = 30_000
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(moment: datetime | None = None) -> str:
+    """UTC ISO-8601 with microseconds and a ``Z``; sorts as text in time order."""
+    moment = moment or utcnow()
+    return moment.astimezone(timezone.utc).strftime(TIME_FORMAT)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def connect(path: str | Path, *, migrate: bool = True) -> sqlite3.Connection:
+    """Open the database with synctool's settings, creating and migrating it when asked."""
+    path = Path(path)
+    try:
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if migrate:
+            apply_migrations(conn)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreUnavailable(f"cannot open database {path}: {exc}") from None
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations this database has not seen; return their names."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with transaction(conn):
+            # another process may have applied it while we waited for the write lock
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, iso()))
+        applied.append(name)
+    return applied
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run statements one by one inside the caller's transaction (executescript would commit)."""
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            conn.execute(pending)
+            pending = ""
+    if pending.strip():
+        conn.execute(pending)
+
+
+@migration
+def m001_core(conn: sqlite3.Connection) -> None:
+    _script(conn, """
+    CREATE TABLE deliveries (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        event_type TEXT,
+        received_at TEXT NOT NULL,
+        headers TEXT NOT NULL DEFAULT '{}',
+        body BLOB NOT NULL,
+        verified INTEGER NOT NULL DEFAULT 1,
+        note TEXT,
+        UNIQUE (source, event_id)
+    );
+    CREATE INDEX deliveries_received ON deliveries (received_at);
+
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        target TEXT NOT NULL DEFAULT 'crm',
+        entity_type TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        external_id TEXT,
+        delivery_id INTEGER REFERENCES deliveries (id),
+        payload TEXT,
+        force INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'queued'
+            CHECK (status IN ('queued', 'running', 'succeeded', 'skipped', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL DEFAULT 3,
+        run_after TEXT NOT NULL,
+        lease_owner TEXT,
+        lease_expires TEXT,
+        last_error TEXT,
+        message TEXT,
+        email TEXT,
+        name TEXT,
+        amount TEXT,
+        crm_constituent_id TEXT,
+        crm_gift_id TEXT,
+        crm_ids TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        finished_at TEXT,
+        resolved_at TEXT,
+        resolved_by TEXT,
+        notes TEXT
+    );
+    CREATE INDEX jobs_due ON jobs (target, status, run_after);
+    CREATE INDEX jobs_status_source_created ON jobs (status, source, created_at);
+    CREATE INDEX jobs_created ON jobs (created_at);
+    CREATE INDEX jobs_external ON jobs (external_id);
+
+    CREATE VIRTUAL TABLE jobs_search USING fts5 (
+        external_id, email, name, last_error, content='jobs', content_rowid='rowid', tokenize='trigram'
+    );
+    -- The search index is filled in arrears (jobs.index_search, run by drain and before a search),
+    -- so the receiver's insert stays cheap; rows already indexed are kept current by this trigger.
+    CREATE TABLE search_state (id INTEGER PRIMARY KEY CHECK (id = 1), indexed_rowid INTEGER NOT NULL);
+    INSERT INTO search_state (id, indexed_rowid) VALUES (1, 0);
+    CREATE TRIGGER jobs_search_update AFTER UPDATE OF external_id, email, name, last_error ON jobs
+    WHEN old.rowid <= (SELECT indexed_rowid FROM search_state WHERE id = 1) BEGIN
+        INSERT INTO jobs_search (jobs_search, rowid, external_id, email, name, last_error)
+        VALUES ('delete', old.rowid, old.external_id, old.email, old.name, old.last_error);
+        INSERT INTO jobs_search (rowid, external_id, email, name, last_error)
+        VALUES (new.rowid, new.external_id, new.email, new.name, new.last_error);
+    END;
+
+    CREATE TABLE job_attempts (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL REFERENCES jobs (id),
+        number INTEGER NOT NULL,
+        worker TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        outcome TEXT,
+        error TEXT,
+        crm_requests INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX job_attempts_job ON job_attempts (job_id);
+
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+
+    CREATE TABLE mappings (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (kind, key)
+    );
+
+    CREATE TABLE caches (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        refreshed_at TEXT NOT NULL,
+        PRIMARY KEY (kind, key)
+    );
+
+    CREATE TABLE crm_requests (
+        id INTEGER PRIMARY KEY,
+        at REAL NOT NULL,
+        owner TEXT
+    );
+    CREATE INDEX crm_requests_at ON crm_requests (at);
+
+    CREATE TABLE crm_writes (
+        key TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+        crm_id TEXT,
+        job_id TEXT,
+        updated_at TEXT NOT NULL
+    );
+
+    CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL CHECK (role IN ('viewer', 'admin', 'super_admin')),
+        active INTEGER NOT NULL DEFAULT 1,
+        invited_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        token_version INTEGER NOT NULL DEFAULT 0
+    );
+
+    CREATE TABLE poll_state (
+        source TEXT PRIMARY KEY,
+        watermark TEXT,
+        last_run_at TEXT,
+        last_result TEXT
+    )
+    """)

@@ -1,0 +1,32 @@
+"""Parsing the times and durations operators type (``24h``, ``7d``, ``2026-11-01``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from synctool.errors import InvalidInput
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value: str) -> timedelta:
+    match = _DURATION.match(value or "")
+    if not match:
+        raise InvalidInput(f"not a duration: {value!r}", "use a number and a unit: 90s, 15m, 24h, 7d, 2w")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def parse_moment(value: str, *, now: datetime | None = None) -> datetime:
+    """A duration ago (``24h``), or an ISO date/datetime (naive means UTC)."""
+    now = now or datetime.now(timezone.utc)
+    if _DURATION.match(value or ""):
+        return now - parse_duration(value)
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"not a date or duration: {value!r}", "use 2026-11-01, 2026-11-01T09:30:00Z or 24h") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)

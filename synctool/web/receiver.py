@@ -1,0 +1,133 @@
+"""The webhook receiver: ``/health`` and ``/webhooks/*``.
+
+Size check -> signature on the raw bytes -> delivery and job committed -> 200. It never calls the CRM
+or any platform. Every rejection is a 4xx (or 503 when synctool itself cannot take the delivery yet,
+so the platform retries) with a JSON body ``{"error": ..., "detail": ...}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from synctool.config import Config
+from synctool.errors import ConfigError, InvalidInput, InvalidSignature, PayloadTooLarge, StoreUnavailable
+from synctool.inbox import DeliveryWriter, WebhookSecrets, accept
+
+logger = logging.getLogger("synctool.receiver")
+
+
+def error(status: int, message: str, detail: str = "") -> JSONResponse:
+    return JSONResponse({"error": message, "detail": detail}, status_code=status)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
+    """The receiver app. ``routes`` lets ``serve --admin-api`` mount more routes beside the webhooks."""
+    secrets = secrets or WebhookSecrets.load(config)
+    state: dict[str, DeliveryWriter] = {}
+
+    def writer() -> DeliveryWriter:
+        """Opened on first use (raises StoreUnavailable while the database cannot be opened)."""
+        if "writer" not in state:
+            state["writer"] = DeliveryWriter(config.db_path, max_attempts=config.queue.max_attempts)
+        return state["writer"]
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def mailing_validation(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    def webhook(source: str):
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                body = await read_body(request, config.receiver.max_body_bytes)
+                if source == "mailing" and not body.strip():
+                    return JSONResponse({"status": "ok"})  # Mailchimp's URL check may POST an empty body
+                inbound = accept(source, body, request.headers, request.query_params, secrets)
+            except PayloadTooLarge as exc:
+                return error(413, str(exc), exc.detail)
+            except InvalidSignature as exc:
+                logger.warning("rejected %s delivery: %s", source, exc)
+                return error(401, str(exc), exc.detail)
+            except InvalidInput as exc:
+                logger.warning("rejected %s delivery: %s", source, exc)
+                return error(400, str(exc), exc.detail)
+            except ConfigError as exc:
+                logger.error("cannot verify %s delivery: %s", source, exc)
+                return error(503, "receiver not configured for this source", str(exc))
+            except ClientDisconnect:
+                return error(400, "client disconnected before the body was received")
+            try:
+                job_id = await writer().store(inbound)
+            except StoreUnavailable as exc:
+                logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
+                return error(503, "could not store the delivery; retry later", "")
+            if job_id is None:
+                return JSONResponse({"status": "duplicate"})
+            return JSONResponse({"status": "accepted", "job_id": job_id})
+
+        return endpoint
+
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        messages = {404: "not found", 405: "method not allowed"}
+        response = error(exc.status_code, messages.get(exc.status_code, exc.detail or "error"),
+                         f"{request.method} {request.url.path}")
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error on %s", request.url.path)
+        return error(503, "internal error; the delivery was not stored, retry later")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        yield
+        if "writer" in state:
+            state.pop("writer").close()
+
+    all_routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/webhooks/donations", webhook("donations"), methods=["POST"]),
+        Route("/webhooks/pos", webhook("pos"), methods=["POST"]),
+        Route("/webhooks/mailing", webhook("mailing"), methods=["POST"]),
+        Route("/webhooks/mailing", mailing_validation, methods=["GET", "HEAD"]),
+        Route("/webhooks/payments", webhook("payments"), methods=["POST"]),
+        Route("/webhooks/portal", webhook("portal"), methods=["POST"]),
+    ] + (routes or [])
+    return Starlette(
+        routes=all_routes,
+        exception_handlers={HTTPException: http_error, Exception: unexpected},
+        lifespan=lifespan,
+    )
+
+
+def app_from_env() -> Starlette:
+    """A zero-argument factory (``uvicorn --factory synctool.web.receiver:app_from_env``)."""
+    from synctool import store
+    from synctool.config import load_config
+
+    config = load_config()
+    store.connect(config.db_path).close()
+    return create_app(config)

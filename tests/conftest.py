@@ -1,0 +1,72 @@
+"""Every test gets a fresh config and database under tmp_path, no keyring, and no platform settings
+from the machine it runs on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from synctool.secrets import SECRET_NAMES
+
+PLATFORM_ENV = (
+    "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S",
+    "CRM_MIN_INTERVAL_MS", "DONATIONS_API_BASE_URL", "POS_API_BASE_URL", "MAILING_API_BASE_URL",
+    "POS_WEBHOOK_NOTIFICATION_URL", "CRM_GROUP_ID_SCHOLARSHIP_FULL", "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
+)
+
+# the values the secret-leak tests grep for
+TEST_SECRETS = {
+    "DONATIONS_WEBHOOK_SECRET": "gb-secret-7f3a9c",
+    "POS_WEBHOOK_SIGNATURE_KEY": "sq-key-51d0e2",
+    "MAILING_WEBHOOK_SECRET": "mc-secret-a8b4",
+    "PAYMENTS_WEBHOOK_SECRET": "whsec_test_9e8d7c",
+    "PORTAL_WEBHOOK_SECRET": "portal-secret-3c2b",
+}
+POS_URL = "https://sync.example.org/webhooks/pos"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in SECRET_NAMES + PLATFORM_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SYNCTOOL_KEYRING", "off")
+    monkeypatch.setenv("SYNCTOOL_CONFIG", str(tmp_path / "config.yaml"))
+    monkeypatch.setenv("SYNCTOOL_DB", str(tmp_path / "synctool.db"))
+    (tmp_path / "config.yaml").write_text("{}\n")
+    return tmp_path
+
+
+@pytest.fixture
+def secrets_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    for name, value in TEST_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", POS_URL)
+    return TEST_SECRETS
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def cli(runner: CliRunner):
+    """Run a synctool command; returns the click Result."""
+    from synctool.cli.main import app
+
+    def run(*args: str, input: str | None = None):
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+    return run
+
+
+@pytest.fixture
+def db(isolated: Path):
+    from synctool import store
+
+    conn = store.connect(os.environ["SYNCTOOL_DB"])
+    yield conn
+    conn.close()
