@@ -11,12 +11,13 @@ the demo and the tests point synctool at the local fakes. Secrets are not here: 
 
 from __future__ import annotations
 
+import copy
 import os
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from synctool.errors import ConfigError
 
@@ -24,24 +25,36 @@ DEFAULT_CONFIG = Path("~/.config/synctool/config.yaml").expanduser()
 DEFAULT_DB = Path("~/.local/share/synctool/synctool.db").expanduser()
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _field(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
+           choices: tuple[str, ...] | None = None) -> Any:
+    """A config field with its bounds, checked by ``_validate``."""
+    meta = {"ge": ge, "gt": gt, "le": le, "choices": choices}
+    if isinstance(default, _Section):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
+class _Section:
+    """A config section: a dataclass whose fields are checked against their types and bounds."""
+
+
+@dataclass
 class ReceiverConfig(_Section):
     host: str = "127.0.0.1"
-    port: int = Field(8787, ge=1, le=65535)
-    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    port: int = _field(8787, ge=1, le=65535)
+    max_body_bytes: int = _field(1024 * 1024, ge=1024)
     admin_api: bool = False
 
 
+@dataclass
 class WebhooksConfig(_Section):
     #: the exact URL registered with Square; its signature covers it
-    pos_notification_url: str | None = None
+    pos_notification_url: Optional[str] = None
     #: Stripe and portal signatures older than this are refused
-    tolerance_s: int = Field(300, ge=1)
+    tolerance_s: int = _field(300, ge=1)
 
 
+@dataclass
 class ProfileDefaults(_Section):
     """Fields sent on every constituent synctool creates (spec: default profile fields)."""
 
@@ -51,66 +64,73 @@ class ProfileDefaults(_Section):
     salutation_format: str = "{first_name}"
 
 
+@dataclass
 class CrmConfig(_Section):
     base_url: str = "https://api.littlegreenlight.com/api/v1"
-    sandbox_base_url: str | None = None
-    environment: str = Field("production", pattern="^(production|sandbox)$")
-    rate_limit_requests: int = Field(300, ge=1)
-    rate_limit_window_s: float = Field(300.0, gt=0)
-    min_interval_ms: float = Field(1100.0, ge=0)
-    timeout_s: float = Field(30.0, gt=0)
-    max_retries: int = Field(3, ge=0, le=10)
-    retry_base_ms: float = Field(1000.0, ge=0)
-    profile_defaults: ProfileDefaults = ProfileDefaults()
+    sandbox_base_url: Optional[str] = None
+    environment: str = _field("production", choices=("production", "sandbox"))
+    rate_limit_requests: int = _field(300, ge=1)
+    rate_limit_window_s: float = _field(300.0, gt=0)
+    min_interval_ms: float = _field(1100.0, ge=0)
+    timeout_s: float = _field(30.0, gt=0)
+    max_retries: int = _field(3, ge=0, le=10)
+    retry_base_ms: float = _field(1000.0, ge=0)
+    profile_defaults: ProfileDefaults = _field(ProfileDefaults())
 
 
+@dataclass
 class DonationsConfig(_Section):
     base_url: str = "https://api.givebutter.com/v1"
-    poll_overlap_minutes: int = Field(60, ge=0)
-    poll_first_lookback_hours: int = Field(24, ge=1)
-    default_fund_id: int | None = None
-    default_campaign_id: int | None = None
+    poll_overlap_minutes: int = _field(60, ge=0)
+    poll_first_lookback_hours: int = _field(24, ge=1)
+    default_fund_id: Optional[int] = None
+    default_campaign_id: Optional[int] = None
 
 
+@dataclass
 class PosConfig(_Section):
     base_url: str = "https://connect.squareup.com"
     square_version: str = "2026-08-19"
 
 
+@dataclass
 class MailingConfig(_Section):
     #: when unset, derived from the API key's data-centre suffix (``...-us14``)
-    base_url: str | None = None
+    base_url: Optional[str] = None
 
 
+@dataclass
 class QueueConfig(_Section):
-    concurrency: int = Field(3, ge=1, le=3)
-    max_attempts: int = Field(3, ge=1)
-    retry_delay_ms: float = Field(5000.0, ge=0)
-    lease_seconds: float = Field(300.0, ge=1)
+    concurrency: int = _field(3, ge=1, le=3)
+    max_attempts: int = _field(3, ge=1)
+    retry_delay_ms: float = _field(5000.0, ge=0)
+    lease_seconds: float = _field(300.0, ge=1)
 
 
+@dataclass
 class SmtpConfig(_Section):
-    host: str | None = None
-    port: int = 587
-    username: str | None = None
+    host: Optional[str] = None
+    port: int = _field(587, ge=1, le=65535)
+    username: Optional[str] = None
     starttls: bool = True
     sender: str = "synctool@localhost"
 
 
+@dataclass
 class Config(_Section):
-    database: str | None = None
-    log_file: str | None = None
-    receiver: ReceiverConfig = ReceiverConfig()
-    webhooks: WebhooksConfig = WebhooksConfig()
-    crm: CrmConfig = CrmConfig()
-    donations: DonationsConfig = DonationsConfig()
-    pos: PosConfig = PosConfig()
-    mailing: MailingConfig = MailingConfig()
-    queue: QueueConfig = QueueConfig()
-    smtp: SmtpConfig = SmtpConfig()
+    database: Optional[str] = None
+    log_file: Optional[str] = None
+    receiver: ReceiverConfig = _field(ReceiverConfig())
+    webhooks: WebhooksConfig = _field(WebhooksConfig())
+    crm: CrmConfig = _field(CrmConfig())
+    donations: DonationsConfig = _field(DonationsConfig())
+    pos: PosConfig = _field(PosConfig())
+    mailing: MailingConfig = _field(MailingConfig())
+    queue: QueueConfig = _field(QueueConfig())
+    smtp: SmtpConfig = _field(SmtpConfig())
 
     #: where the file was read from, for messages ("defaults" when there was none)
-    source: str = Field("defaults", exclude=True)
+    source: str = field(default="defaults", compare=False)
 
     @property
     def db_path(self) -> Path:
@@ -120,6 +140,48 @@ class Config(_Section):
         if self.database:
             return Path(self.database).expanduser()
         return DEFAULT_DB
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _convert(value: Any, kind: Any, meta: dict, key: str, source: str) -> Any:
+    optional = get_origin(kind) is Union and type(None) in get_args(kind)
+    if optional:
+        if value is None:
+            return None
+        kind = next(a for a in get_args(kind) if a is not type(None))
+    if isinstance(kind, type) and issubclass(kind, _Section):
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise ConfigError(key, source, "must be a mapping of keys to values")
+        return _build(kind, value, key + ".", source)
+    ok = (isinstance(value, bool) if kind is bool else
+          isinstance(value, int) and not isinstance(value, bool) if kind is int else
+          isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
+          isinstance(value, str))
+    if not ok:
+        raise ConfigError(key, source, f"expected {_TYPE_NAMES[kind]}, got {value!r}")
+    value = kind(value)
+    if meta.get("choices") and value not in meta["choices"]:
+        raise ConfigError(key, source, "must be one of " + ", ".join(meta["choices"]) + f", got {value!r}")
+    for bound, test, word in (("ge", lambda v, b: v >= b, "at least"), ("gt", lambda v, b: v > b, "more than"),
+                              ("le", lambda v, b: v <= b, "at most")):
+        if meta.get(bound) is not None and not test(value, meta[bound]):
+            raise ConfigError(key, source, f"must be {word} {meta[bound]}, got {value!r}")
+    return value
+
+
+def _build(cls: type, data: dict, prefix: str, source: str) -> Any:
+    hints = get_type_hints(cls)
+    known = {f.name: f for f in fields(cls) if f.name != "source"}
+    for name in data:
+        if name not in known:
+            raise ConfigError(prefix + str(name), source, "unknown key")
+    values = {name: _convert(data[name], hints[name], dict(known[name].metadata), prefix + name, source)
+              for name in data}
+    return cls(**values)
 
 
 # environment variable -> (section, key, parser)
@@ -172,13 +234,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     elif named:
         raise ConfigError("config", str(path), "file not found (run `synctool init` to create one)")
 
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        problem = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ConfigError(key, source, problem) from None
+    config = _build(Config, data, "", source)
     config.source = source
 
     for env, (section, key, parse) in _ENV_OVERRIDES.items():
@@ -188,13 +244,10 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
         try:
             value = parse(raw)
         except ValueError:
-            raise ConfigError(env, "environment", f"expected {parse.__name__}, got {raw!r}") from None
+            raise ConfigError(env, "environment", f"expected {_TYPE_NAMES[parse]}, got {raw!r}") from None
         part = getattr(config, section)
-        try:
-            setattr(part, key, value)
-            type(part).model_validate(part.model_dump() | {key: value})
-        except ValidationError as exc:
-            raise ConfigError(env, "environment", exc.errors()[0]["msg"]) from None
+        meta = dict(next(f for f in fields(part) if f.name == key).metadata)
+        setattr(part, key, _convert(value, get_type_hints(type(part))[key], meta, env, "environment"))
     return config
 
 

@@ -22,8 +22,8 @@ def test_defaults_when_no_file(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("text,key,problem", [
-    ("crm:\n  rate_limit_requests: lots\n", "crm.rate_limit_requests", "integer"),
-    ("crm:\n  environment: staging\n", "crm.environment", "pattern"),
+    ("crm:\n  rate_limit_requests: lots\n", "crm.rate_limit_requests", "expected an integer"),
+    ("crm:\n  environment: staging\n", "crm.environment", "must be one of production, sandbox"),
     ("recever: {}\n", "recever", "unknown key"),
     ("crm: [\n", "line", "not valid YAML"),
     ("- a\n- b\n", "(top level)", "mapping"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
-from synctool.ops import deliveries as ops
 
 app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
 
@@ -22,7 +21,9 @@ def list_(
 
     Example: synctool deliveries list --source pos --since 24h
     """
-    rows = ops.list_deliveries(ctx_obj(ctx).db, source=source, since=since, limit=limit)
+    from synctool.ops.deliveries import list_deliveries
+
+    rows = list_deliveries(ctx_obj(ctx).db, source=source, since=since, limit=limit)
     if as_json:
         emit_json(rows)
     else:
@@ -36,7 +37,9 @@ def show(ctx: typer.Context, delivery_id: int = typer.Argument(..., help="the de
 
     Example: synctool deliveries show 42
     """
-    data = ops.show_delivery(ctx_obj(ctx).db, delivery_id)
+    from synctool.ops.deliveries import show_delivery
+
+    data = show_delivery(ctx_obj(ctx).db, delivery_id)
     if as_json:
         emit_json(data)
         return

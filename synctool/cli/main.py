@@ -10,18 +10,35 @@ from pathlib import Path
 import typer
 
 from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import deliveries
+from synctool.cli import deliveries, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
     cls=SynctoolGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
 app.add_typer(deliveries.app, name="deliveries")
+app.add_typer(syncs.app, name="syncs")
+app.add_typer(syncs.jobs_app, name="jobs")
+app.command("stats")(syncs.stats)
+app.command("retry-all")(syncs.retry_all)
+app.command("drain")(syncs.drain)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (test runners swap it)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
 
 
 def _setup_logging(verbose: bool, log_file: str | None) -> None:
     handlers: list[logging.Handler] = []
-    stream = logging.StreamHandler(sys.stderr)
+    stream = _StderrHandler()
     stream.setLevel(logging.INFO if verbose else logging.WARNING)
     handlers.append(stream)
     if log_file:

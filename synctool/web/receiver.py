@@ -18,7 +18,8 @@ from starlette.routing import Route
 
 from synctool.config import Config
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature, PayloadTooLarge, StoreUnavailable
-from synctool.inbox import DeliveryWriter, WebhookSecrets, accept
+from synctool.group_commit import DeliveryWriter
+from synctool.inbox import WebhookSecrets, accept
 
 logger = logging.getLogger("synctool.receiver")
 

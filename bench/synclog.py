@@ -1,0 +1,112 @@
+"""The sync log over 1,000,000 jobs: filtered listing in-process, and the whole CLI command vs a bare
+`import typer`, measured side by side in one run.
+
+    python bench/synclog.py [--rows 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from synctool import jobs, store  # noqa: E402
+from synctool.ops.syncs import list_syncs  # noqa: E402
+
+SOURCES = ["donations", "pos", "mailing", "payments", "portal"]
+STATUSES = ["succeeded"] * 14 + ["skipped"] * 3 + ["failed", "queued"]
+
+
+def seed(conn, rows: int) -> None:
+    rng = random.Random(7)
+    now = store.utcnow()
+    batch = []
+    conn.execute("BEGIN")
+    for n in range(rows):
+        created = store.iso(now - timedelta(seconds=n * 2.6))  # about 30 days
+        status = rng.choice(STATUSES)
+        batch.append((f"{n:08d}-0000-4000-8000-000000000000", rng.choice(SOURCES), "transaction", str(n),
+                      f"donations_{n:010d}", status, created, f"donor{n % 50000}@example.org", f"Donor {n % 50000}",
+                      "CRM answered 503 Service Unavailable" if status == "failed" else None, created, created))
+        if len(batch) == 50_000:
+            conn.executemany(
+                "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, email, name,"
+                " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+            batch = []
+    if batch:
+        conn.executemany(
+            "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, email, name,"
+            " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+
+
+def timed(fn, runs: int = 7) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def command_ms(args: list[str], env: dict, runs: int = 7) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="synctool-synclog-"))
+    db_path = tmp / "synclog.db"
+    conn = store.connect(db_path)
+    started = time.perf_counter()
+    seed(conn, args.rows)
+    print(f"seeded {args.rows} jobs in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    jobs.index_search(conn)
+    print(f"search index caught up in {time.perf_counter() - started:.1f} s (done by drain in normal running)")
+
+    cases = {
+        "status+source+date": dict(status="failed", source="pos", date_from="7d"),
+        "--q e-mail": dict(q="donor4242@example.org"),
+        "--q with filters": dict(q="donor4242", status="succeeded", source="donations", date_from="30d"),
+        "no filter (page 1)": dict(),
+        "no filter (page 200)": dict(page=200),
+    }
+    print(f"{'list_syncs, in process':<28}{'median ms':>10}{'total rows':>12}")
+    for name, kwargs in cases.items():
+        total = list_syncs(conn, **kwargs)["total"]
+        print(f"{name:<28}{timed(lambda: list_syncs(conn, **kwargs)):>10.1f}{total:>12}")
+
+    env = {**os.environ, "SYNCTOOL_DB": str(db_path), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
+           "SYNCTOOL_KEYRING": "off"}
+    (tmp / "config.yaml").write_text("{}\n")
+    exe = Path(sys.executable).parent / "synctool"
+    synctool = [str(exe)] if exe.exists() else [sys.executable, "-m", "synctool.cli.main"]
+    bare = command_ms([sys.executable, "-c", "import typer"], env)
+    full = command_ms([*synctool, "syncs", "list", "--json"], env)
+    filtered = command_ms([*synctool, "syncs", "list", "--json", "--status", "failed", "--source", "pos"], env)
+    print(f"python -c 'import typer'          {bare:7.0f} ms")
+    print(f"synctool syncs list --json        {full:7.0f} ms  ratio {full / bare:.2f} (goal < 2)")
+    print(f"synctool syncs list --json -s/-s  {filtered:7.0f} ms  ratio {filtered / bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""`synctool syncs`, `stats`, `jobs`, `retry-all` and `drain`: the sync log and the queue."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+
+app = sub_app("The sync log: every delivery, poll result and operator request, with its outcome.")
+jobs_app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
+
+SYNC_COLUMNS = ["id", "created_at", "source", "entity_type", "entity_id", "status", "attempts", "amount", "email",
+                "crm_gift_id", "message", "last_error"]
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status: str = typer.Option(None, help="queued, running, succeeded, skipped, failed or resolved"),
+    source: str = typer.Option(None, help="donations, pos, mailing, payments or portal"),
+    date_from: str = typer.Option(None, "--from", help="created at or after: ISO date/time or a duration ago (24h)"),
+    date_to: str = typer.Option(None, "--to", help="created at or before: ISO date/time (a bare date is inclusive)"),
+    q: str = typer.Option(None, "--q", help="text in the external id, e-mail, name or error"),
+    page: int = typer.Option(1, help="page number, from 1"),
+    limit: int = typer.Option(50, help="rows per page (1-500)"),
+    sort: str = typer.Option("created_at", help="created_at, updated_at, finished_at, status, source, attempts, external_id, amount"),
+    order: str = typer.Option("desc", help="asc or desc"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON: {items, total, page, limit, pages}"),
+) -> None:
+    """List sync records, newest first, with filters and paging.
+
+    Example: synctool syncs list --status failed --source pos --from 7d --q ada@example.org
+    """
+    from synctool.ops.syncs import list_syncs
+
+    result = list_syncs(ctx_obj(ctx).db, status=status, source=source, date_from=date_from, date_to=date_to,
+                        q=q, page=page, limit=limit, sort=sort, order=order)
+    if as_json:
+        emit_json(result)
+        return
+    table(result["items"], SYNC_COLUMNS)
+    typer.echo(f"page {result['page']} of {max(result['pages'], 1)}, {result['total']} records")
+
+
+@app.command("show")
+def show(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the record's UUID"),
+         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show one sync record with its attempts and the delivery it came from.
+
+    Example: synctool syncs show 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10
+    """
+    from synctool.ops.syncs import show_sync
+
+    record = show_sync(ctx_obj(ctx).db, sync_id)
+    if as_json:
+        emit_json(record)
+        return
+    attempts = record.pop("attempts_log")
+    delivery = record.pop("delivery")
+    key_values(record)
+    typer.echo("\nattempts:")
+    table(attempts, ["number", "started_at", "finished_at", "outcome", "crm_requests", "error"])
+    if delivery:
+        typer.echo(f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, "
+                   f"received {delivery['received_at']}):")
+        typer.echo(delivery["body"])
+
+
+@app.command("resolve")
+def resolve(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the failed record's UUID"),
+            notes: str = typer.Option(None, help="what was done about it"),
+            by: str = typer.Option(None, help="who resolved it"),
+            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Mark a failed record resolved without running it again.
+
+    Example: synctool syncs resolve 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10 --notes "entered by hand" --by sam
+    """
+    from synctool.ops.syncs import resolve as resolve_op
+
+    record = resolve_op(ctx_obj(ctx).db, sync_id, notes=notes, by=by)
+    if as_json:
+        emit_json(record)
+    else:
+        typer.echo(f"resolved {sync_id} at {record['resolved_at']}")
+
+
+def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or 30d"),
+          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source.
+
+    Example: synctool stats --window 7d
+    """
+    from synctool.ops.syncs import stats as stats_op
+
+    result = stats_op(ctx_obj(ctx).db, window)
+    if as_json:
+        emit_json(result)
+        return
+    per_source = result.pop("per_source")
+    key_values(result)
+    table([{"source": s, **v} for s, v in per_source.items()],
+          ["source", "total", "succeeded", "failed", "skipped", "queued", "running"])
+
+
+@jobs_app.command("list")
+def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
+              target: str = typer.Option(None, help="crm, portal, cms or messaging"),
+              limit: int = typer.Option(100, help="at most this many (1-500)"),
+              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List jobs, newest first.
+
+    Example: synctool jobs list --status failed --target crm
+    """
+    from synctool.ops.syncs import list_jobs
+
+    rows = list_jobs(ctx_obj(ctx).db, status=status, target=target, limit=limit)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["id", "target", "entity_type", "entity_id", "status", "attempts", "run_after", "last_error"])
+
+
+@jobs_app.command("retry")
+def jobs_retry(ctx: typer.Context, job_id: str = typer.Argument(..., help="the failed job's id"),
+               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Put a failed job back in the queue (failed -> queued) with fresh attempts.
+
+    Example: synctool jobs retry 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10
+    """
+    from synctool.ops.syncs import retry
+
+    row = retry(ctx_obj(ctx).db, job_id)
+    emit_json(row) if as_json else typer.echo(f"job {job_id} queued; the next drain runs it")
+
+
+def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only this source's failed jobs"),
+              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Put every unresolved failed job back in the queue.
+
+    Example: synctool retry-all --source donations
+    """
+    from synctool.ops.syncs import retry_all as retry_all_op
+
+    result = retry_all_op(ctx_obj(ctx).db, source=source)
+    emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
+
+
+def drain(
+    ctx: typer.Context,
+    max_seconds: float = typer.Option(55, help="stop claiming new jobs after this long (cron: under a minute)"),
+    max_jobs: int = typer.Option(None, help="stop after this many jobs"),
+    concurrency: int = typer.Option(3, help="jobs run at once (1-3)"),
+) -> None:
+    """Run the queued CRM jobs that are due. Safe to overlap with itself; cron runs it every minute.
+
+    Quiet with one summary line when not on a terminal; a progress bar when it is.
+
+    Example: synctool drain --max-seconds 55
+    """
+    from synctool.worker import drain as drain_op
+
+    obj = ctx_obj(ctx)
+    config = obj.config
+    obj.db  # create and migrate before the workers start
+    if sys.stderr.isatty():
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as progress:
+            task = progress.add_task("draining", total=None)
+            summary = drain_op(config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency,
+                               on_job=lambda s: progress.update(task, description=
+                                   f"{s.succeeded} succeeded, {s.skipped} skipped, {s.retrying} to retry, {s.failed} failed"))
+    else:
+        summary = drain_op(config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
+    if summary.claimed or sys.stdout.isatty():
+        typer.echo(summary.line())

@@ -1,0 +1,178 @@
+"""The jobs table: the queue and the sync log in one.
+
+A job moves ``queued -> running -> succeeded | skipped | failed``. A failed attempt with attempts left
+goes back to ``queued`` with ``run_after`` later; after the last attempt (or a permanent error) it stays
+``failed`` until an operator retries or resolves it. Claiming is one conditional UPDATE under SQLite's
+write lock, so two drains never take the same job, and the lease (owner + expiry) lets the next drain
+reclaim a job whose drain was killed. No more than ``MAX_RUNNING`` jobs of a target run at once,
+counted across every process.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from synctool import store
+
+STATUSES = ("queued", "running", "succeeded", "skipped", "failed")
+TARGETS = ("crm", "portal", "cms", "messaging")
+MAX_RUNNING = 3
+
+
+@dataclass
+class Outcome:
+    """What a handler reports; ``status`` is ``succeeded`` or ``skipped``."""
+
+    status: str = "succeeded"
+    message: str | None = None
+    crm_constituent_id: str | None = None
+    crm_gift_id: str | None = None
+    crm_ids: dict[str, Any] | None = None
+
+
+def enqueue(conn: sqlite3.Connection, *, source: str, entity_type: str, entity_id: str, target: str = "crm",
+            external_id: str | None = None, payload: dict | None = None, force: bool = False,
+            email: str | None = None, name: str | None = None, amount: str | None = None,
+            status: str = "queued", message: str | None = None, max_attempts: int = 3,
+            delivery_id: int | None = None) -> str:
+    """Create a job (inside the caller's transaction, if any) and return its id."""
+    now = store.iso()
+    job_id = store.new_id()
+    conn.execute(
+        "INSERT INTO jobs (id, source, target, entity_type, entity_id, external_id, delivery_id, payload, force,"
+        " status, max_attempts, run_after, message, email, name, amount, created_at, updated_at, finished_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (job_id, source, target, entity_type, str(entity_id), external_id, delivery_id,
+         json.dumps(payload) if payload is not None else None, int(force), status, max_attempts, now,
+         message, email, name, amount, now, now, None if status == "queued" else now),
+    )
+    return job_id
+
+
+def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+
+
+def claim(conn: sqlite3.Connection, owner: str, *, target: str = "crm", lease_seconds: float = 300,
+          max_running: int = MAX_RUNNING) -> sqlite3.Row | None:
+    """Take the next due job (or one whose lease expired) for ``owner``; None when none is due or
+    ``max_running`` jobs are already running. Also records the attempt."""
+    now = store.utcnow()
+    now_s = store.iso(now)
+    expires = store.iso(now + timedelta(seconds=lease_seconds))
+    with store.transaction(conn):
+        row = conn.execute(
+            "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
+            " updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target = ? AND ("
+            "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"
+            "   ORDER BY run_after LIMIT 1)"
+            " AND (SELECT count(*) FROM jobs WHERE target = ? AND status = 'running' AND lease_expires >= ?) < ?"
+            " RETURNING *",
+            (owner, expires, now_s, target, now_s, now_s, target, now_s, max_running),
+        ).fetchone()
+        if row is None:
+            return None
+        # an attempt left open by a drain that died is closed as abandoned
+        conn.execute(
+            "UPDATE job_attempts SET finished_at = ?, outcome = 'abandoned',"
+            " error = 'the drain running it stopped before it finished (lease expired)'"
+            " WHERE job_id = ? AND finished_at IS NULL", (now_s, row["id"]))
+        conn.execute("INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
+                     (row["id"], row["attempts"], owner, now_s))
+    return row
+
+
+def renew_lease(conn: sqlite3.Connection, job_id: str, owner: str, lease_seconds: float) -> bool:
+    expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
+    cur = conn.execute("UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                       (expires, job_id, owner))
+    return cur.rowcount == 1
+
+
+def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int,
+                   now: str) -> None:
+    conn.execute("UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
+                 " WHERE job_id = ? AND finished_at IS NULL", (now, outcome, error, crm_requests, job_id))
+
+
+def record_crm_ids(conn: sqlite3.Connection, job_id: str, *, constituent_id: str | None = None,
+                   gift_id: str | None = None) -> None:
+    """Record CRM ids as soon as they exist, so a crash after the write still leaves them on the job."""
+    conn.execute("UPDATE jobs SET crm_constituent_id = coalesce(?, crm_constituent_id),"
+                 " crm_gift_id = coalesce(?, crm_gift_id), updated_at = ? WHERE id = ?",
+                 (constituent_id, gift_id, store.iso(), job_id))
+
+
+def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
+    """Mark a running job succeeded or skipped. False if the lease was lost to another drain."""
+    now = store.iso()
+    with store.transaction(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = ?, message = ?, last_error = NULL, lease_owner = NULL, lease_expires = NULL,"
+            " crm_constituent_id = coalesce(?, crm_constituent_id), crm_gift_id = coalesce(?, crm_gift_id),"
+            " crm_ids = coalesce(?, crm_ids), updated_at = ?, finished_at = ?"
+            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (outcome.status, outcome.message, outcome.crm_constituent_id, outcome.crm_gift_id,
+             json.dumps(outcome.crm_ids) if outcome.crm_ids else None, now, now, job["id"], owner))
+        if cur.rowcount != 1:
+            return False
+        _close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
+    return True
+
+
+def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, permanent: bool,
+         retry_delay_ms: float, retry_after_s: float | None = None, crm_requests: int = 0) -> str:
+    """Record a failed attempt. Returns the new status: ``queued`` (retry later) or ``failed``."""
+    now_dt = store.utcnow()
+    now = store.iso(now_dt)
+    attempts = job["attempts"]
+    if permanent or attempts >= job["max_attempts"]:
+        status, run_after = "failed", job["run_after"]
+    else:
+        # 5 s, 10 s, 20 s ... (the spec's 5000 ms, growing per attempt); a remote Retry-After wins if longer
+        delay = retry_delay_ms / 1000 * (2 ** (attempts - 1))
+        if retry_after_s:
+            delay = max(delay, retry_after_s)
+        status, run_after = "queued", store.iso(now_dt + timedelta(seconds=delay))
+    with store.transaction(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, lease_owner = NULL, lease_expires = NULL,"
+            " updated_at = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
+            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (status, error[:2000], run_after, now, status, now, job["id"], owner))
+        if cur.rowcount == 1:
+            _close_attempt(conn, job["id"], "failed", error[:2000], crm_requests, now)
+    return status
+
+
+def next_due_in(conn: sqlite3.Connection, target: str = "crm") -> float | None:
+    """Seconds until the next queued job of ``target`` is due (0 if one is due now), None if none is queued."""
+    row = conn.execute("SELECT min(run_after) FROM jobs WHERE target = ? AND status = 'queued'", (target,)).fetchone()
+    if row[0] is None:
+        return None
+    from datetime import datetime
+
+    due = datetime.strptime(row[0], store.TIME_FORMAT).replace(tzinfo=store.utcnow().tzinfo)
+    return max(0.0, (due - store.utcnow()).total_seconds())
+
+
+def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:
+    """Bring the full-text index of the sync log up to date with jobs inserted since; returns rows added."""
+    added = 0
+    while True:
+        with store.transaction(conn):
+            mark = conn.execute("SELECT indexed_rowid FROM search_state WHERE id = 1").fetchone()[0]
+            top = conn.execute("SELECT max(rowid) FROM (SELECT rowid FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?)",
+                               (mark, batch)).fetchone()[0]
+            if top is None:
+                return added
+            cur = conn.execute(
+                "INSERT INTO jobs_search (rowid, external_id, email, name, last_error)"
+                " SELECT rowid, external_id, email, name, last_error FROM jobs WHERE rowid > ? AND rowid <= ?",
+                (mark, top))
+            added += cur.rowcount
+            conn.execute("UPDATE search_state SET indexed_rowid = ? WHERE id = 1", (top,))

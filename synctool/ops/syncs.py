@@ -1,0 +1,197 @@
+"""The sync log and the queue, as the operator sees them (spec: /api/syncs, /api/stats, retry)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import timedelta
+from typing import Any
+
+from synctool import jobs, store
+from synctool.errors import Conflict, InvalidInput, NotFound
+from synctool.inbox import SOURCES
+from synctool.timeutil import parse_moment
+
+SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "attempts", "external_id", "amount")
+MAX_LIMIT = 500
+STATS_WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
+LIST_COLUMNS = ("id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
+                " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
+                " resolved_at, resolved_by")
+
+
+def _check(value: str | None, allowed: tuple[str, ...], what: str) -> None:
+    if value is not None and value not in allowed:
+        raise InvalidInput(f"unknown {what} {value!r}", "one of: " + ", ".join(allowed))
+
+
+def _fts_phrase(q: str) -> str:
+    return '"' + q.replace('"', '""') + '"'
+
+
+def list_syncs(conn: sqlite3.Connection, *, status: str | None = None, source: str | None = None,
+               date_from: str | None = None, date_to: str | None = None, q: str | None = None, page: int = 1,
+               limit: int = 50, sort: str = "created_at", order: str = "desc") -> dict[str, Any]:
+    """One page of the sync log, filtered; ``total`` counts every matching row."""
+    _check(status, STATUSES_WITH_RESOLVED, "status")
+    _check(source, SOURCES, "source")
+    _check(sort, SORT_FIELDS, "sort field")
+    _check(order.lower(), ("asc", "desc"), "order")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}", f"got {limit}")
+    if page < 1:
+        raise InvalidInput("page must be 1 or more", f"got {page}")
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status == "resolved":
+        clauses.append("resolved_at IS NOT NULL")
+    elif status:
+        clauses.append("status = ?")
+        params.append(status)
+    if source:
+        clauses.append("source = ?")
+        params.append(source)
+    if date_from:
+        clauses.append("created_at >= ?")
+        params.append(store.iso(parse_moment(date_from)))
+    if date_to:
+        moment = parse_moment(date_to)
+        if len(date_to.strip()) == 10:  # a bare date means the whole of that day
+            moment += timedelta(days=1)
+            clauses.append("created_at < ?")
+        else:
+            clauses.append("created_at <= ?")
+        params.append(store.iso(moment))
+    if q:
+        q = q.strip()
+        if len(q) >= 3:  # the trigram index answers substrings of three characters or more
+            jobs.index_search(conn)
+            clauses.append("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)")
+            params.append(_fts_phrase(q))
+        else:
+            like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            clauses.append("(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
+                           " OR last_error LIKE ? ESCAPE '\\')")
+            params.extend([like] * 4)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    total = conn.execute(f"SELECT count(*) FROM jobs {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()}"
+        f" LIMIT ? OFFSET ?", (*params, limit, (page - 1) * limit)).fetchall()
+    return {"items": [dict(r) for r in rows], "total": total, "page": page, "limit": limit,
+            "pages": (total + limit - 1) // limit}
+
+
+def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+    row = jobs.get(conn, job_id)
+    if row is None:
+        raise NotFound(f"no sync record with id {job_id}")
+    record = dict(row)
+    record["payload"] = json.loads(row["payload"]) if row["payload"] else None
+    record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
+    record["force"] = bool(row["force"])
+    record["attempts_log"] = [dict(a) for a in conn.execute(
+        "SELECT number, worker, started_at, finished_at, outcome, error, crm_requests FROM job_attempts"
+        " WHERE job_id = ? ORDER BY id", (job_id,))]
+    record["delivery"] = None
+    if row["delivery_id"] is not None:
+        from synctool.ops.deliveries import show_delivery
+
+        record["delivery"] = show_delivery(conn, row["delivery_id"])
+        record["delivery"].pop("jobs", None)
+    return record
+
+
+def resolve(conn: sqlite3.Connection, job_id: str, *, notes: str | None = None, by: str | None = None) -> dict[str, Any]:
+    """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve)."""
+    now = store.iso()
+    with store.transaction(conn):
+        row = jobs.get(conn, job_id)
+        if row is None:
+            raise NotFound(f"no sync record with id {job_id}")
+        if row["status"] != "failed":
+            raise Conflict(f"sync record {job_id} is {row['status']}; only a failed record can be resolved")
+        if row["resolved_at"]:
+            raise Conflict(f"sync record {job_id} was already resolved at {row['resolved_at']} by {row['resolved_by'] or 'someone'}")
+        conn.execute("UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ? WHERE id = ?",
+                     (now, by, notes, now, job_id))
+    return show_sync(conn, job_id)
+
+
+def stats(conn: sqlite3.Connection, window: str = "24h") -> dict[str, Any]:
+    """Counters over a window (24h, 7d or 30d), overall and per source (spec: GET /api/stats)."""
+    _check(window, tuple(STATS_WINDOWS), "window")
+    since = store.iso(store.utcnow() - STATS_WINDOWS[window])
+    counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
+    overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
+    per_source = {r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"} for r in conn.execute(
+        f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,))}
+    oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
+    age = None
+    if oldest:
+        from datetime import datetime, timezone
+
+        age = round((store.utcnow() - datetime.strptime(oldest, store.TIME_FORMAT).replace(tzinfo=timezone.utc)
+                     ).total_seconds(), 1)
+    unresolved = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    return {"window": window, "since": since, **{k: v or 0 for k, v in overall.items()},
+            "failed_unresolved": unresolved, "oldest_queued_age_s": age, "per_source": per_source}
+
+
+#: an operator retry gives the job this many fresh attempts
+RETRY_ATTEMPTS = 3
+
+JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",)}
+
+
+def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | None = None,
+              limit: int = 100) -> list[dict[str, Any]]:
+    """The queue view of the portal's admin interface: all, pending (queued or running) or failed."""
+    _check(status, tuple(JOB_VIEWS), "job status view")
+    _check(target, jobs.TARGETS, "target")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    clauses, params = [], []
+    if JOB_VIEWS[status]:
+        clauses.append(f"status IN ({','.join('?' * len(JOB_VIEWS[status]))})")
+        params.extend(JOB_VIEWS[status])
+    if target:
+        clauses.append("target = ?")
+        params.append(target)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    return [dict(r) for r in conn.execute(
+        f"SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
+        f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?", (*params, limit))]
+
+
+def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+    """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
+    now = store.iso()
+    with store.transaction(conn):
+        row = jobs.get(conn, job_id)
+        if row is None:
+            raise NotFound(f"no job with id {job_id}")
+        if row["status"] != "failed":
+            hint = {"succeeded": "it already succeeded; retrying would change nothing",
+                    "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
+                    "queued": "it is already queued", "running": "it is running now"}[row["status"]]
+            raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
+        conn.execute("UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
+                     " resolved_at = NULL, resolved_by = NULL, updated_at = ? WHERE id = ?",
+                     (RETRY_ATTEMPTS, now, now, job_id))
+    return dict(jobs.get(conn, job_id))
+
+
+def retry_all(conn: sqlite3.Connection, *, source: str | None = None) -> dict[str, Any]:
+    """Every unresolved failed job (of one source, if given) back to the queue."""
+    _check(source, SOURCES, "source")
+    now = store.iso()
+    clause, params = ("AND source = ?", [source]) if source else ("", [])
+    with store.transaction(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
+            f" updated_at = ? WHERE status = 'failed' AND resolved_at IS NULL {clause}",
+            (RETRY_ATTEMPTS, now, now, *params))
+    return {"requeued": cur.rowcount, "source": source}
+

@@ -1,0 +1,198 @@
+"""`drain`: claim due jobs, run their handlers, record every attempt.
+
+Handlers are found by ``(target, entity_type)`` in ``HANDLERS`` (the sync rules register theirs with
+``@handler``). A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
+``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
+fix the cause, then retry), anything else is an internal error and is retried like a transient one.
+Drain is time-boxed for cron and safe to overlap with itself: the lease and the claim's conditional
+UPDATE see to that.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from synctool import jobs, store
+from synctool.config import Config
+from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError, TransientError
+
+logger = logging.getLogger("synctool.drain")
+
+Handler = Callable[["JobContext"], "jobs.Outcome | None"]
+HANDLERS: dict[tuple[str, str], Handler] = {}
+
+
+def handler(target: str, entity_type: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        HANDLERS[(target, entity_type)] = fn
+        return fn
+
+    return register
+
+
+@dataclass
+class JobContext:
+    """What a handler gets: its job, a connection of its own, the config and the outside clients."""
+
+    job: sqlite3.Row
+    conn: sqlite3.Connection
+    config: Config
+    owner: str
+    services: Any = None
+    crm_requests: int = 0
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return json.loads(self.job["payload"]) if self.job["payload"] else {}
+
+    def delivery(self) -> dict[str, Any] | None:
+        """The stored delivery's parsed body (JSON or Mailchimp form), or None for jobs without one."""
+        if self.job["delivery_id"] is None:
+            return None
+        row = self.conn.execute("SELECT source, body FROM deliveries WHERE id = ?", (self.job["delivery_id"],)).fetchone()
+        if row is None:
+            return None
+        body = bytes(row["body"])
+        if row["source"] == "mailing":
+            from synctool.platforms.mailchimp import parse_form
+
+            return parse_form(body)
+        return json.loads(body)
+
+    def heartbeat(self) -> None:
+        """Extend the lease; called before each outside request so a slow job is not reclaimed."""
+        jobs.renew_lease(self.conn, self.job["id"], self.owner, self.config.queue.lease_seconds)
+
+    def count_crm_request(self) -> None:
+        self.crm_requests += 1
+        self.heartbeat()
+
+
+@dataclass
+class DrainSummary:
+    claimed: int = 0
+    succeeded: int = 0
+    skipped: int = 0
+    retrying: int = 0
+    failed: int = 0
+    crm_requests: int = 0
+    elapsed_s: float = 0.0
+    failed_jobs: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"drain: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
+                f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed; "
+                f"{self.crm_requests} CRM requests")
+
+
+def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threading.Lock | None = None) -> str:
+    """Run one claimed job to its next status and record the attempt; returns that status."""
+    job = ctx.job
+    fn = HANDLERS.get((job["target"], job["entity_type"]))
+    error: str | None = None
+    permanent = False
+    retry_after = None
+    outcome = None
+    try:
+        if fn is None:
+            raise PermanentError(f"no handler for {job['target']} jobs of type {job['entity_type']!r}")
+        outcome = fn(ctx) or jobs.Outcome()
+    except Skip as exc:
+        outcome = jobs.Outcome(status="skipped", message=exc.reason)
+    except TransientError as exc:
+        error, retry_after = str(exc), exc.retry_after
+    except (PermanentError, ConfigError) as exc:
+        error, permanent = str(exc), True
+    except SynctoolError as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
+        logger.exception("job %s: internal error", job["id"])
+        error = f"internal error: {type(exc).__name__}: {exc}"
+
+    if outcome is not None:
+        status = outcome.status if jobs.finish(ctx.conn, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
+    else:
+        status = jobs.fail(ctx.conn, job, ctx.owner, error, permanent=permanent,
+                           retry_delay_ms=ctx.config.queue.retry_delay_ms, retry_after_s=retry_after,
+                           crm_requests=ctx.crm_requests)
+        logger.log(logging.WARNING if status == "failed" else logging.INFO, "job %s (%s %s %s): %s; now %s",
+                   job["id"], job["source"], job["entity_type"], job["entity_id"], error, status)
+    if summary is not None:
+        with lock or threading.Lock():
+            summary.crm_requests += ctx.crm_requests
+            if status in ("succeeded", "skipped", "failed"):
+                setattr(summary, status, getattr(summary, status) + 1)
+            elif status == "queued":
+                summary.retrying += 1
+            if status == "failed":
+                summary.failed_jobs.append(job["id"])
+    return status
+
+
+def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
+          target: str = "crm", services: Any = None,
+          on_job: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+    """Run due jobs of ``target`` until none is due, ``max_jobs`` ran, or ``max_seconds`` passed."""
+    import synctool.sync  # noqa: F401  (registers the sync rules' handlers)
+
+    concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
+    started = time.monotonic()
+    deadline = started + max_seconds
+    summary = DrainSummary()
+    lock = threading.Lock()
+    owner_base = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 10000}"
+
+    def take_slot() -> bool:
+        with lock:
+            if max_jobs is not None and summary.claimed >= max_jobs:
+                return False
+            summary.claimed += 1
+            return True
+
+    def give_back() -> None:
+        with lock:
+            summary.claimed -= 1
+
+    def worker(n: int) -> None:
+        owner = f"{owner_base}/{n}"
+        conn = store.connect(config.db_path, migrate=False)
+        try:
+            while time.monotonic() < deadline:
+                if not take_slot():
+                    return
+                job = jobs.claim(conn, owner, target=target, lease_seconds=config.queue.lease_seconds)
+                if job is None:
+                    give_back()
+                    due = jobs.next_due_in(conn, target)
+                    remaining = deadline - time.monotonic()
+                    if due is None or due > remaining:
+                        return
+                    time.sleep(min(max(due, 0.05), remaining, 1.0))
+                    continue
+                run_job(JobContext(job, conn, config, owner, services), summary, lock)
+                if on_job:
+                    on_job(summary)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, args=(n,), name=f"drain-{n}") for n in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    conn = store.connect(config.db_path, migrate=False)
+    try:
+        jobs.index_search(conn)
+    finally:
+        conn.close()
+    summary.elapsed_s = time.monotonic() - started
+    return summary

@@ -1,0 +1,41 @@
+"""Run `drain` in a separate process with handlers registered by the tests.
+
+    python -m tests.drain_harness {slow|record} MAX_SECONDS
+
+``slow`` sleeps 30 s before doing its work (to be killed mid-job); ``record`` writes one row per run
+into the ``effects`` table, noting when it started and ended, so tests can count runs and overlap.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from synctool import store
+from synctool.config import load_config
+from synctool.worker import drain, handler
+
+
+def effect(ctx, started: float) -> None:
+    ctx.conn.execute("CREATE TABLE IF NOT EXISTS effects (job_id TEXT, started REAL, ended REAL)")
+    ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], started, time.time()))
+
+
+@handler("crm", "slow")
+def slow(ctx):
+    started = time.time()
+    time.sleep(30)
+    effect(ctx, started)
+
+
+@handler("crm", "record")
+def record(ctx):
+    started = time.time()
+    time.sleep(0.05)
+    effect(ctx, started)
+
+
+if __name__ == "__main__":
+    config = load_config()
+    store.connect(config.db_path).close()
+    print(drain(config, max_seconds=float(sys.argv[2])).line(), flush=True)
