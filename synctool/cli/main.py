@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import deliveries, syncs
+from synctool.cli import crm, deliveries, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
@@ -18,6 +18,7 @@ app = typer.Typer(
 )
 app.add_typer(deliveries.app, name="deliveries")
 app.add_typer(syncs.app, name="syncs")
+app.add_typer(crm.app, name="crm")
 app.add_typer(syncs.jobs_app, name="jobs")
 app.command("stats")(syncs.stats)
 app.command("retry-all")(syncs.retry_all)

@@ -1,0 +1,79 @@
+"""Which CRM to talk to, and the client for it: one key and base URL per environment.
+
+The environment is the operator setting, else ``CRM_ENVIRONMENT``, else ``crm.environment`` in config.
+The base URL is the setting for that environment, else ``CRM_API_BASE_URL`` / config. The key is keyring's
+``CRM_API_KEY`` (production) or ``CRM_SANDBOX_API_KEY`` (sandbox), else the ``CRM_API_KEY`` variable.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from synctool import settings
+from synctool.config import Config
+from synctool.errors import ConfigError
+from synctool.pacer import Limits, Pacer
+
+ENVIRONMENTS = ("production", "sandbox")
+
+
+@dataclass
+class CrmTarget:
+    environment: str
+    base_url: str | None
+    base_url_source: str
+    key_name: str
+    key_source: str | None
+
+
+def key_name(environment: str) -> str:
+    return "CRM_API_KEY" if environment == "production" else "CRM_SANDBOX_API_KEY"
+
+
+def environment(conn: sqlite3.Connection, config: Config) -> str:
+    return settings.get(conn, "crm_environment") or config.crm.environment
+
+
+def target(conn: sqlite3.Connection, config: Config) -> CrmTarget:
+    from synctool.secrets import secret_source
+
+    env = environment(conn, config)
+    url = settings.get(conn, f"crm_base_url_{env}")
+    source = "setting (synctool crm config --base-url)"
+    if not url:
+        if env == "sandbox" and config.crm.sandbox_base_url and not os.environ.get("CRM_API_BASE_URL"):
+            url, source = config.crm.sandbox_base_url, f"config crm.sandbox_base_url ({config.source})"
+        else:
+            url = config.crm.base_url
+            source = "environment CRM_API_BASE_URL" if os.environ.get("CRM_API_BASE_URL") else f"config crm.base_url ({config.source})"
+    name = key_name(env)
+    key_source = secret_source(name)
+    if key_source is None and secret_source("CRM_API_KEY") == "environment":
+        name, key_source = "CRM_API_KEY", "environment"
+    return CrmTarget(env, url, source, name, key_source)
+
+
+def pacer(config: Config) -> Pacer:
+    return Pacer(config.db_path, Limits(config.crm.rate_limit_requests, config.crm.rate_limit_window_s,
+                                        config.crm.min_interval_ms / 1000))
+
+
+def open_client(conn: sqlite3.Connection, config: Config, *, on_request: Callable[[], None] | None = None,
+                transport=None):
+    """A CrmClient for the active environment; ConfigError naming what is missing, before any request."""
+    from synctool.platforms.lgl import CrmClient, check_base_url
+    from synctool.secrets import get_secret
+
+    where = target(conn, config)
+    check_base_url(where.base_url, where.base_url_source)
+    key = get_secret(where.key_name)
+    if not key:
+        raise ConfigError(key_name(where.environment), "keyring/environment",
+                          f"no CRM API key for the {where.environment} environment; run "
+                          "`synctool crm config --api-key` or set CRM_API_KEY")
+    return CrmClient(where.base_url, key, pacer=pacer(config), max_retries=config.crm.max_retries,
+                     retry_base_s=config.crm.retry_base_ms / 1000, timeout_s=config.crm.timeout_s,
+                     on_request=on_request, transport=transport)

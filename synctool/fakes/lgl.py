@@ -1,0 +1,537 @@
+"""A local stand-in for Little Green Light's REST API v1, for `synctool demo` and the tests.
+
+It keeps state in memory and speaks what ``shared/reference/lgl.md`` records: the same paths (with or
+without ``.json``), the list envelope (``limit``/``offset``/``next_item``/``total_items``), ``q[]=field=value``
+search clauses (a bare or unknown term is a 400 ``Parameter Error``), Bearer authentication with LGL's two
+401 bodies, 422 "External Gift ID already exists", and ``{api_version, result}`` on delete. It enforces
+the rate limit (a 429 past N requests in the window, so a breach is visible), records every request,
+and can be told to fail the next requests (``POST /_fake/faults``) with a 500, a timeout, or a commit
+followed by a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+API = {"api_version": "1.0"}
+
+REFERENCE = {
+    "funds": [{"id": 2398, "name": "General", "code": "GEN"}, {"id": 2399, "name": "Events", "code": "EVT"},
+              {"id": 2400, "name": "Memberships", "code": "MEM"}, {"id": 2401, "name": "Language Classes", "code": "LANG"},
+              {"id": 2402, "name": "Retail", "code": "RET"}],
+    "campaigns": [{"id": 822, "name": "Annual Giving"}, {"id": 823, "name": "Spring Gala"}, {"id": 824, "name": "Membership Drive"}],
+    "appeals": [{"id": 2663, "name": "Annual Appeal 2026"}],
+    "events": [{"id": 31, "name": "Spring Gala 2026"}],
+    "gift_types": [{"id": 1, "name": "Gift", "ordinal": 1}, {"id": 5, "name": "Other Income", "ordinal": 2},
+                   {"id": 7, "name": "Pledge", "ordinal": 3}, {"id": 8, "name": "In Kind", "ordinal": 4}],
+    "gift_categories": [{"id": 5937, "display_name": "Donation", "gift_type_id": 1, "gift_type_name": "Gift"},
+                        {"id": 5938, "display_name": "Ticket", "gift_type_id": 5, "gift_type_name": "Other Income"},
+                        {"id": 5939, "display_name": "Membership Dues", "gift_type_id": 5, "gift_type_name": "Other Income"}],
+    "payment_types": [{"id": 1507, "name": "Cash", "key": "cash"}, {"id": 1508, "name": "Check", "key": "check"},
+                      {"id": 1509, "name": "Credit Card", "key": "credit"}, {"id": 1510, "name": "Other", "key": "other"}],
+    "membership_levels": [{"id": 41, "name": "Individual", "ordinal": 1}, {"id": 42, "name": "Family", "ordinal": 2},
+                          {"id": 43, "name": "Student", "ordinal": 3}],
+    "relationship_types": [{"id": 3, "name": "Spouse", "short_code": "spouse", "type_code": "family", "reciprocal_id": 3},
+                           {"id": 4, "name": "Parent", "short_code": "parent", "type_code": "family", "reciprocal_id": 5},
+                           {"id": 5, "name": "Child", "short_code": "child", "type_code": "family", "reciprocal_id": 4},
+                           {"id": 9, "name": "Family", "short_code": "family", "type_code": "family", "reciprocal_id": 9}],
+    "groups": [{"id": 701, "name": "Full Scholarship", "key": "scholarship_full"},
+               {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial"},
+               {"id": 703, "name": "Board Member", "key": "board"}],
+}
+TAG_CATEGORY = {"id": 1201, "item_type": "Constituent", "name": "Communication Tags", "key": "tags",
+                "facet_type": "list", "removable": True, "editable": True,
+                "keywords": [{"id": 12221, "category_id": 1201, "name": "Newsletter", "short_code": "newsletter"},
+                             {"id": 12222, "category_id": 1201, "name": "Unsubscribed", "short_code": "unsubscribed"},
+                             {"id": 12223, "category_id": 1201, "name": "Email Bounced", "short_code": "email_bounced"},
+                             {"id": 12224, "category_id": 1201, "name": "Do not call", "short_code": "do_not_call"}]}
+
+CONSTITUENT_TERMS = {"name", "eaddr", "external_id", "keyword", "groups", "phone_number", "street", "city", "state",
+                     "postal_code", "country", "constituent_type", "updated_from", "updated_to", "membership_status",
+                     "membership_level", "membership_end_date_from", "membership_end_date_to", "lists", "class",
+                     "custom_attr", "custom_attr_int", "custom_attr_from", "custom_attr_to"}
+GIFT_TERMS = {"date_from", "date_to", "created_from", "created_to", "updated_from", "updated_to", "gift_types",
+              "gift_amount", "payment_types", "campaigns", "funds", "appeals", "events", "categories",
+              "appeal_types", "event_types", "gift_ids", "external_gift_ids"}
+CONTACT_KINDS = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street",
+                 "web_addresses": "url"}
+
+
+class FakeCrm:
+    """State, counters and fault switches behind the app; tests may read it directly in-process."""
+
+    def __init__(self, api_key: str = "test-crm-key", *, limit: int = 300, window_s: float = 300.0,
+                 timeout_sleep_s: float = 3.0):
+        self.api_key = api_key
+        self.limit = limit
+        self.window_s = window_s
+        self.timeout_sleep_s = timeout_sleep_s
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids = itertools.count(959480)
+        self.constituents: dict[int, dict] = {}
+        self.contacts: dict[str, dict[int, dict]] = {k: {} for k in CONTACT_KINDS}
+        self.gifts: dict[int, dict] = {}
+        self.memberships: dict[int, dict] = {}
+        self.relationships: dict[int, dict] = {}
+        self.group_memberships: dict[int, dict] = {}
+        self.keywords: dict[int, set[int]] = {}
+        self.requests: list[dict] = []
+        self.recent: deque[float] = deque()
+        self.rejected_429 = 0
+        self.faults: list[dict] = []
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def new_id(self) -> int:
+        return next(self.ids)
+
+    def stats(self) -> dict:
+        times = [r["at"] for r in self.requests if r["status"] != 429]
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        worst = 0
+        start = 0
+        for end in range(len(times)):  # the most requests seen in any window
+            while times[end] - times[start] >= self.window_s:
+                start += 1
+            worst = max(worst, end - start + 1)
+        return {"requests": len(self.requests), "served": len(times), "rejected_429": self.rejected_429,
+                "max_in_any_window": worst, "min_gap_s": min(gaps) if gaps else None,
+                "constituents": len(self.constituents), "gifts": len(self.gifts)}
+
+    def constituent_view(self, c: dict, expand: set[str]) -> dict:
+        view = {k: v for k, v in c.items() if not k.startswith("_")}
+        cid = c["id"]
+        for kind in CONTACT_KINDS:
+            if kind in expand or "all" in expand:
+                view[kind] = [r for r in self.contacts[kind].values() if r["item_id"] == cid]
+        if "categories" in expand or "all" in expand:
+            kws = self.keywords.get(cid, set())
+            view["categories"] = [dict(TAG_CATEGORY, keywords=[k for k in TAG_CATEGORY["keywords"] if k["id"] in kws])]
+        if "memberships" in expand or "all" in expand:
+            view["memberships"] = [m for m in self.memberships.values() if m["constituent_id"] == cid]
+        if "groups" in expand or "all" in expand:
+            view["groups"] = [g for g in self.group_memberships.values() if g["constituent_id"] == cid]
+        return view
+
+
+def _envelope(items: list, request: Request, item_type: str) -> JSONResponse:
+    try:
+        limit = int(request.query_params.get("limit", 25))
+        offset = int(request.query_params.get("offset", 0))
+    except ValueError:
+        return _param_error("limit/offset must be integers")
+    page = items[offset:offset + limit]
+    body = {**API, "items_count": len(page), "total_items": len(items), "limit": limit, "offset": offset,
+            "item_type": item_type, "items": page}
+    if offset + len(page) < len(items):
+        body["next_item"] = offset + len(page)
+        body["next_link"] = f"{request.url.path}?limit={limit}&offset={offset + len(page)}"
+    return JSONResponse(body)
+
+
+def _param_error(description: str) -> JSONResponse:
+    return JSONResponse({**API, "error": "Parameter Error", "description": description}, status_code=400)
+
+
+def _clauses(request: Request, allowed: set[str]) -> list[tuple[str, str]] | JSONResponse:
+    clauses = []
+    for key in request.query_params:
+        if key not in ("q[]", "q", "expand", "sort", "limit", "offset", "access_token"):
+            return _param_error(f"Unknown query parameter: {key}")
+    for raw in request.query_params.getlist("q[]") + request.query_params.getlist("q"):
+        for part in raw.split(";"):
+            field, sep, value = part.partition("=")
+            if not sep or field not in allowed:
+                return _param_error(f"Unknown query parameter: {part}")
+            clauses.append((field, value))
+    if not clauses:
+        return _param_error("q[] is required")
+    return clauses
+
+
+def create_app(crm: FakeCrm | None = None) -> Starlette:
+    crm = crm or FakeCrm()
+
+    async def body_of(request: Request) -> dict:
+        raw = await request.body()
+        if not raw:
+            return {}
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("body must be a JSON object")
+        return data
+
+    def constituent_or_404(cid: Any) -> dict | None:
+        try:
+            return crm.constituents.get(int(cid))
+        except (TypeError, ValueError):
+            return None
+
+    def not_found() -> JSONResponse:
+        return JSONResponse({**API, "error": "Not Found", "description": "Record not found"}, status_code=404)
+
+    # -- constituents ----------------------------------------------------------------------------
+
+    async def constituents_search(request: Request):
+        clauses = _clauses(request, CONSTITUENT_TERMS)
+        if isinstance(clauses, JSONResponse):
+            return clauses
+        expand = set(filter(None, request.query_params.get("expand", "").split(",")))
+        hits = []
+        for c in crm.constituents.values():
+            ok = True
+            for field, value in clauses:
+                v = value.lower()
+                if field == "name":
+                    ok = any(v in str(c.get(k) or "").lower() for k in ("first_name", "last_name", "org_name", "nick_name"))
+                elif field == "eaddr":
+                    ok = any(r["address"].lower() == v for r in crm.contacts["email_addresses"].values() if r["item_id"] == c["id"])
+                elif field == "external_id":
+                    ok = str(c.get("external_constituent_id") or "") == value
+                elif field == "keyword":
+                    ok = int(value) in crm.keywords.get(c["id"], set())
+                elif field == "groups":
+                    ids = {int(x) for x in value.split(",") if x}
+                    ok = any(g["constituent_id"] == c["id"] and g["group_id"] in ids for g in crm.group_memberships.values())
+                if not ok:
+                    break
+            if ok:
+                hits.append(crm.constituent_view(c, expand))
+        return _envelope(hits, request, "constituent")
+
+    async def constituents_collection(request: Request):
+        if request.method == "GET":
+            flat = [crm.constituent_view(c, set()) for c in crm.constituents.values()]
+            return _envelope(flat, request, "constituent")
+        body = await body_of(request)
+        if not body.get("last_name") and not body.get("org_name"):
+            return JSONResponse({**API, "error": "Validation Failed", "description": "last_name can't be blank"}, status_code=422)
+        cid = crm.new_id()
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        record = {"id": cid, "created_at": now, "updated_at": now, "date_added": now[:10], "sort_name": None}
+        for key, value in body.items():
+            if key not in CONTACT_KINDS and key not in ("categories", "groups", "relationships", "custom_attrs"):
+                record[key] = value
+        record["sort_name"] = f"{body.get('last_name') or ''}, {body.get('first_name') or ''}".strip(", ")
+        record.setdefault("addressee", f"{body.get('first_name') or ''} {body.get('last_name') or ''}".strip())
+        record.setdefault("salutation", body.get("first_name"))
+        crm.constituents[cid] = record
+        for kind in CONTACT_KINDS:
+            for n, row in enumerate(body.get(kind) or []):
+                add_contact_row(cid, kind, row, preferred=n == 0)
+        return JSONResponse({**API, **crm.constituent_view(record, {"all"})})
+
+    def add_contact_row(cid: int, kind: str, row: dict, preferred: bool | None = None) -> dict:
+        rid = crm.new_id()
+        existing_pref = any(r["is_preferred"] for r in crm.contacts[kind].values() if r["item_id"] == cid)
+        record = {"id": rid, "item_id": cid, "item_type": "Constituent", **row,
+                  "is_preferred": bool(row.get("is_preferred", preferred)) and not existing_pref,
+                  "not_current": bool(row.get("not_current", False))}
+        if kind == "phone_numbers":
+            record["normalized_number"] = "".join(ch for ch in str(row.get("number", "")) if ch.isdigit())
+        crm.contacts[kind][rid] = record
+        return record
+
+    async def constituent_item(request: Request):
+        c = constituent_or_404(request.path_params["id"])
+        if c is None:
+            return not_found()
+        if request.method == "GET":
+            return JSONResponse({**API, **crm.constituent_view(c, {"all"})})
+        if request.method == "DELETE":
+            del crm.constituents[c["id"]]
+            return JSONResponse({**API, "result": "success"})
+        body = await body_of(request)
+        for key, value in body.items():
+            if key in CONTACT_KINDS:
+                for row in value or []:
+                    add_contact_row(c["id"], key, row)
+            elif not key.startswith("remove_previous"):
+                c[key] = value
+        c["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return JSONResponse({**API, **crm.constituent_view(c, {"all"})})
+
+    async def contacts_collection(request: Request):
+        c = constituent_or_404(request.path_params["cid"])
+        kind = request.url.path.rstrip("/").rsplit("/", 1)[-1]
+        if c is None:
+            return not_found()
+        if request.method == "GET":
+            return _envelope([r for r in crm.contacts[kind].values() if r["item_id"] == c["id"]], request, kind[:-1])
+        body = await body_of(request)
+        if not body.get(CONTACT_KINDS[kind]):
+            return JSONResponse({**API, "error": "Validation Failed", "description": f"{CONTACT_KINDS[kind]} can't be blank"}, status_code=422)
+        return JSONResponse({**API, **add_contact_row(c["id"], kind, body)})
+
+    async def contact_item(request: Request):
+        kind = request.url.path.split("/")[-2]
+        row = crm.contacts[kind].get(int(request.path_params["id"]))
+        if row is None:
+            return not_found()
+        if request.method == "DELETE":
+            del crm.contacts[kind][row["id"]]
+            return JSONResponse({**API, "result": "success"})
+        if request.method == "PATCH":
+            row.update(await body_of(request))
+        return JSONResponse({**API, **row})
+
+    # -- gifts ---------------------------------------------------------------------------------
+
+    async def gifts_collection(request: Request):
+        c = constituent_or_404(request.path_params["cid"])
+        if c is None:
+            return not_found()
+        if request.method == "GET":
+            short = [{k: g[k] for k in ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at", "updated_at")}
+                     | {"amount": g["received_amount"], "date": g["received_date"]}
+                     for g in crm.gifts.values() if g["constituent_id"] == c["id"]]
+            return _envelope(short, request, "gift")
+        body = await body_of(request)
+        ext = body.get("external_id")
+        if ext is not None and any(str(g.get("external_id")) == str(ext) for g in crm.gifts.values()):
+            return JSONResponse({**API, "error": "Validation Failed", "description": "External Gift ID already exists"}, status_code=422)
+        if body.get("received_amount") is None:
+            return JSONResponse({**API, "error": "Validation Failed", "description": "received_amount can't be blank"}, status_code=422)
+        gid = crm.new_id()
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        gift = {"id": gid, "constituent_id": c["id"], "external_id": ext, "is_anon": False, "gift_type_id": 1,
+                "gift_type_name": "Gift", "fund_id": 0, "fund_name": None, "campaign_id": 0, "campaign_name": None,
+                "appeal_id": 0, "event_id": 0, "payment_type_id": None, "payment_type_name": None, "note": None,
+                "created_at": now, "updated_at": now, **body}
+        gift["received_amount"] = float(body["received_amount"])
+        for kind, key in (("funds", "fund"), ("campaigns", "campaign"), ("payment_types", "payment_type"),
+                          ("gift_types", "gift_type"), ("gift_categories", "gift_category"), ("appeals", "appeal")):
+            ref = next((r for r in REFERENCE[kind] if str(r["id"]) == str(body.get(f"{key}_id"))
+                        or (body.get(f"{key}_name") and r.get("name", r.get("display_name")) == body.get(f"{key}_name"))), None)
+            if ref:
+                gift[f"{key}_id"] = ref["id"]
+                gift[f"{key}_name"] = ref.get("name", ref.get("display_name"))
+        gift.setdefault("deductible_amount", gift["received_amount"])
+        crm.gifts[gid] = gift
+        return JSONResponse({**API, **gift})
+
+    async def gifts_search(request: Request):
+        clauses = _clauses(request, GIFT_TERMS)
+        if isinstance(clauses, JSONResponse):
+            return clauses
+        hits = list(crm.gifts.values())
+        for field, value in clauses:
+            if field == "external_gift_ids":
+                wanted = set(value.split(","))
+                hits = [g for g in hits if str(g.get("external_id")) in wanted]
+            elif field == "gift_ids":
+                wanted = set(value.split(","))
+                hits = [g for g in hits if str(g["id"]) in wanted]
+        return _envelope(hits, request, "gift")
+
+    async def gift_item(request: Request):
+        gift = crm.gifts.get(int(request.path_params["id"]))
+        if gift is None:
+            return not_found()
+        if request.method == "DELETE":
+            del crm.gifts[gift["id"]]
+            return JSONResponse({**API, "result": "success"})
+        if request.method == "PATCH":
+            gift.update(await body_of(request))
+        return JSONResponse({**API, **gift})
+
+    # -- memberships, relationships, groups, keywords ------------------------------------------
+
+    def sub_collection(store_: dict, item_type: str, required: str | None = None, defaults: dict | None = None):
+        async def endpoint(request: Request):
+            c = constituent_or_404(request.path_params["cid"])
+            if c is None:
+                return not_found()
+            if request.method == "GET":
+                return _envelope([r for r in store_.values() if r["constituent_id"] == c["id"]], request, item_type)
+            body = await body_of(request)
+            if required and not (body.get(required) or body.get(required.replace("_id", "_name"))):
+                return JSONResponse({**API, "error": "Validation Failed", "description": f"{required} can't be blank"}, status_code=422)
+            rid = crm.new_id()
+            record = {"id": rid, "constituent_id": c["id"], **(defaults or {}), **body}
+            store_[rid] = record
+            return JSONResponse({**API, **record})
+        return endpoint
+
+    def item(store_: dict):
+        async def endpoint(request: Request):
+            record = store_.get(int(request.path_params["id"]))
+            if record is None:
+                return not_found()
+            if request.method == "DELETE":
+                del store_[record["id"]]
+                return JSONResponse({**API, "result": "success"})
+            if request.method == "PATCH":
+                record.update(await body_of(request))
+            return JSONResponse({**API, **record})
+        return endpoint
+
+    async def keywords_add(request: Request):
+        c = constituent_or_404(request.path_params["cid"])
+        if c is None:
+            return not_found()
+        body = await body_of(request)
+        kid = body.get("id")
+        if not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
+            return JSONResponse({**API, "error": "Validation Failed", "description": "keyword not found"}, status_code=422)
+        crm.keywords.setdefault(c["id"], set()).add(kid)
+        return JSONResponse({**API, "id": kid, "constituent_id": c["id"]})
+
+    async def keywords_remove(request: Request):
+        c = constituent_or_404(request.path_params["cid"])
+        if c is None:
+            return not_found()
+        crm.keywords.setdefault(c["id"], set()).discard(int(request.path_params["id"]))
+        return JSONResponse({**API, "result": "success"})
+
+    def reference(kind: str):
+        async def endpoint(request: Request):
+            return _envelope(REFERENCE[kind], request, kind[:-1])
+        return endpoint
+
+    async def categories(request: Request):
+        return _envelope([TAG_CATEGORY], request, "category")
+
+    # -- the fake's own controls (not part of LGL) -------------------------------------------------
+
+    async def control_faults(request: Request):
+        body = await body_of(request)
+        crm.faults.append({"mode": body.get("mode", "500"), "count": int(body.get("count", 1)),
+                           "method": body.get("method"), "path": body.get("path")})
+        return JSONResponse({"faults": crm.faults})
+
+    async def control_state(request: Request):
+        return JSONResponse({"stats": crm.stats(), "constituents": list(crm.constituents.values()),
+                             "gifts": list(crm.gifts.values()), "keywords": {str(k): sorted(v) for k, v in crm.keywords.items()},
+                             "memberships": list(crm.memberships.values()),
+                             "relationships": list(crm.relationships.values()),
+                             "group_memberships": list(crm.group_memberships.values()),
+                             "requests": crm.requests[-2000:]})
+
+    async def control_reset(request: Request):
+        crm.reset()
+        return JSONResponse({"status": "reset"})
+
+    v = "/api/v1"
+    routes = [
+        Route(v + "/constituents/search", constituents_search, methods=["GET"]),
+        Route(v + "/constituents", constituents_collection, methods=["GET", "POST"]),
+        Route(v + "/constituents/{id:int}", constituent_item, methods=["GET", "PATCH", "DELETE"]),
+        Route(v + "/constituents/{cid:int}/gifts", gifts_collection, methods=["GET", "POST"]),
+        Route(v + "/constituents/{cid:int}/memberships",
+              sub_collection(crm.memberships, "membership"), methods=["GET", "POST"]),
+        Route(v + "/constituents/{cid:int}/constituent_relationships",
+              sub_collection(crm.relationships, "constituent_relationship"), methods=["GET", "POST"]),
+        Route(v + "/constituents/{cid:int}/group_memberships",
+              sub_collection(crm.group_memberships, "group_membership", "group_id", {"is_current": True}), methods=["GET", "POST"]),
+        Route(v + "/constituents/{cid:int}/keywords", keywords_add, methods=["POST"]),
+        Route(v + "/constituents/{cid:int}/keywords/{id:int}", keywords_remove, methods=["DELETE"]),
+        Route(v + "/gifts/search", gifts_search, methods=["GET"]),
+        Route(v + "/gifts/{id:int}", gift_item, methods=["GET", "PATCH", "DELETE"]),
+        Route(v + "/memberships/{id:int}", item(crm.memberships), methods=["GET", "PATCH", "DELETE"]),
+        Route(v + "/constituent_relationships/{id:int}", item(crm.relationships), methods=["GET", "PATCH", "DELETE"]),
+        Route(v + "/group_memberships/{id:int}", item(crm.group_memberships), methods=["GET", "PATCH", "DELETE"]),
+        *[Route(v + f"/constituents/{{cid:int}}/{kind}", contacts_collection, methods=["GET", "POST"]) for kind in CONTACT_KINDS],
+        *[Route(v + f"/{kind}/{{id:int}}", contact_item, methods=["GET", "PATCH", "DELETE"]) for kind in CONTACT_KINDS],
+        Route(v + "/categories", categories, methods=["GET"]),
+        *[Route(v + f"/{kind}", reference(kind), methods=["GET"]) for kind in REFERENCE],
+        Route("/_fake/faults", control_faults, methods=["POST"]),
+        Route("/_fake/state", control_state, methods=["GET"]),
+        Route("/_fake/reset", control_reset, methods=["POST"]),
+    ]
+    inner = Starlette(routes=routes)
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http" or scope["path"].startswith("/_fake/"):
+            await inner(scope, receive, send)
+            return
+        if scope["path"].endswith(".json"):
+            scope = dict(scope, path=scope["path"][:-5])
+        request = Request(scope, receive)
+        now = time.time()
+        entry = {"at": now, "method": request.method, "path": scope["path"],
+                 "query": list(request.query_params.multi_items()), "status": None, "body": None}
+        body = await request.body()
+        if body:
+            try:
+                entry["body"] = json.loads(body)
+            except ValueError:
+                entry["body"] = body.decode("utf-8", "replace")
+
+        async def replay():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        with crm.lock:
+            crm.requests.append(entry)
+            while crm.recent and crm.recent[0] <= now - crm.window_s:
+                crm.recent.popleft()
+            over = len(crm.recent) >= crm.limit
+            if over:
+                crm.rejected_429 += 1
+            else:
+                crm.recent.append(now)
+            fault = None
+            for f in crm.faults:
+                if f["count"] > 0 and (not f["method"] or f["method"] == request.method) and (
+                        not f["path"] or f["path"] in scope["path"]):
+                    f["count"] -= 1
+                    fault = f["mode"]
+                    break
+        auth = request.headers.get("authorization", "")
+        if over:
+            response: Response = JSONResponse({"error": "Too Many Requests", "description": "rate limit exceeded"},
+                                              status_code=429, headers={"Retry-After": "1"})
+        elif not auth:
+            response = PlainTextResponse("HTTP Basic: Access denied.\n", status_code=401,
+                                         headers={"WWW-Authenticate": 'Basic realm="API"'})
+        elif auth != f"Bearer {crm.api_key}":
+            response = JSONResponse({"error": "invalid_token", "error_description": "The access token provided is "
+                                     "expired, revoked, malformed or invalid for other reasons."}, status_code=401,
+                                    headers={"WWW-Authenticate": 'Bearer realm="Rack::OAuth2 Protected Resources", error="invalid_token"'})
+        elif fault == "500":
+            response = PlainTextResponse("<html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
+                                         status_code=500, media_type="text/html")
+        elif fault == "timeout":
+            await asyncio.sleep(crm.timeout_sleep_s)
+            response = JSONResponse({"error": "late"}, status_code=504)
+        else:
+            captured: dict = {}
+
+            async def capture(message):
+                if message["type"] == "http.response.start":
+                    captured["start"] = message
+                else:
+                    captured.setdefault("body", b"")
+                    captured["body"] += message.get("body", b"")
+
+            try:
+                await inner(scope, replay, capture)
+            except (ValueError, KeyError) as exc:
+                captured = {"start": {"type": "http.response.start", "status": 400,
+                                      "headers": [(b"content-type", b"application/json")]},
+                            "body": json.dumps({**API, "error": "Bad Request", "description": str(exc)}).encode()}
+            if fault == "commit_timeout":  # the write happened; the answer never arrives in time
+                await asyncio.sleep(crm.timeout_sleep_s)
+            entry["status"] = captured["start"]["status"]
+            await send(captured["start"])
+            await send({"type": "http.response.body", "body": captured.get("body", b"")})
+            return
+        entry["status"] = response.status_code
+        await response(scope, receive, send)
+
+    app.crm = crm  # type: ignore[attr-defined]
+    return app

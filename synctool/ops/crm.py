@@ -1,0 +1,117 @@
+"""CRM operations: reference data cache, connection test, configuration, environment and budget."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import crm as crm_target
+from synctool import settings, store
+from synctool.config import Config
+from synctool.errors import InvalidInput, SynctoolError
+
+#: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
+REFERENCE_LISTS = {
+    "funds": "/funds", "campaigns": "/campaigns", "appeals": "/appeals", "gift-types": "/gift_types",
+    "gift-categories": "/gift_categories", "payment-types": "/payment_types",
+    "membership-levels": "/membership_levels", "relationship-types": "/relationship_types", "groups": "/groups",
+}
+
+
+def refresh(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, int]:
+    """Fetch every reference list (and the tag keywords) from the CRM and replace the cache."""
+    crm = client or crm_target.open_client(conn, config)
+    counts = {}
+    for kind, path in REFERENCE_LISTS.items():
+        items = crm.reference_list(path)
+        settings.cache_replace(conn, f"crm:{kind}", {f"{int(i['id']):012d}": i for i in items})
+        counts[kind] = len(items)
+    tags = [c for c in crm.reference_list("/categories", item_type="Constituent") if c.get("key") == "tags"]
+    keywords = tags[0].get("keywords", []) if tags else []
+    settings.cache_replace(conn, "crm:tags", {f"{int(k['id']):012d}": k for k in keywords})
+    counts["tags"] = len(keywords)
+    return counts
+
+
+def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
+    if kind not in REFERENCE_LISTS and kind != "tags":
+        raise InvalidInput(f"unknown CRM list {kind!r}", "one of: " + ", ".join([*REFERENCE_LISTS, "tags"]))
+    return {"kind": kind, "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
+            "items": settings.cache_list(conn, f"crm:{kind}")}
+
+
+def find_reference(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any] | None:
+    try:
+        return settings.cache_get(conn, f"crm:{kind}", f"{int(item_id):012d}")
+    except (TypeError, ValueError):
+        return None
+
+
+def require_reference(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any]:
+    """The cached item, or InvalidInput listing the valid choices (for mappings)."""
+    found = find_reference(conn, kind, item_id)
+    if found is not None:
+        return found
+    items = settings.cache_list(conn, f"crm:{kind}")
+    if not items:
+        raise InvalidInput(f"no cached CRM {kind}", "run `synctool crm refresh` first")
+    choices = ", ".join(f"{i['id']} ({i.get('name') or i.get('display_name')})" for i in items[:30])
+    raise InvalidInput(f"unknown CRM {kind[:-1] if kind.endswith('s') else kind} id {item_id!r}", f"valid: {choices}")
+
+
+def status(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+    where = crm_target.target(conn, config)
+    return {"environment": where.environment, "base_url": where.base_url, "base_url_from": where.base_url_source,
+            "api_key": "set" if where.key_source else "missing", "api_key_from": where.key_source}
+
+
+def test_connection(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, Any]:
+    """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
+    result = {**status(conn, config), "ok": False, "configured": False}
+    try:
+        crm = client or crm_target.open_client(conn, config)
+        result["configured"] = True
+        page = crm.request("GET", "/constituents", params={"limit": 1})
+        result["ok"] = True
+        result["constituents"] = page.get("total_items")
+    except SynctoolError as exc:
+        result["error"] = str(exc)
+    pacer = crm_target.pacer(config)
+    result["rate_limit"] = pacer.budget()
+    pacer.close()
+    return result
+
+
+def configure(conn: sqlite3.Connection, config: Config, *, base_url: str | None = None,
+              api_key: str | None = None) -> dict[str, Any]:
+    """Save the active environment's base URL (settings) and API key (keyring only)."""
+    from synctool.platforms.lgl import check_base_url
+    from synctool.secrets import set_secret
+
+    env = crm_target.environment(conn, config)
+    if base_url is not None:
+        check_base_url(base_url, "--base-url")
+        with store.transaction(conn):
+            settings.put(conn, f"crm_base_url_{env}", base_url.rstrip("/"))
+    if api_key is not None:
+        if not api_key.strip():
+            raise InvalidInput("the API key is empty")
+        set_secret(crm_target.key_name(env), api_key.strip())
+    return status(conn, config)
+
+
+def set_environment(conn: sqlite3.Connection, config: Config, environment: str | None) -> dict[str, Any]:
+    if environment is not None:
+        if environment not in crm_target.ENVIRONMENTS:
+            raise InvalidInput(f"unknown environment {environment!r}", "production or sandbox")
+        with store.transaction(conn):
+            settings.put(conn, "crm_environment", environment)
+    return status(conn, config)
+
+
+def budget(config: Config) -> dict[str, Any]:
+    pacer = crm_target.pacer(config)
+    try:
+        return pacer.budget()
+    finally:
+        pacer.close()

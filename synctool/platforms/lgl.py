@@ -1,0 +1,272 @@
+"""The CRM client (Little Green Light REST API v1). Every CRM request synctool makes goes through here.
+
+- Authentication: ``Authorization: Bearer <key>``.
+- Pacing: each request first takes a slot from the cross-process ``Pacer``.
+- Retries: only 429, 500, 502, 503, 504 and transport errors, at most ``max_retries`` times, after
+  ``retry_base`` seconds doubling, or the server's ``Retry-After``. Other 4xx fail at once.
+- A POST whose outcome is unknown (the request may have reached the CRM: a read timeout, a dropped
+  connection, a 5xx) is never resent here: ``UncertainWrite`` goes back to the caller, which first looks
+  for what it would have created (see ``sync/gifts.py`` and ``sync/constituents.py``).
+- Errors: LGL's ``{error, description}``, OAuth's ``{error, error_description}``, HTML 401 pages and
+  undocumented 422 bodies all become ``CrmError`` messages that start with the status.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+from synctool.errors import ConfigError, PermanentError, TransientError
+from synctool.pacer import Pacer
+
+RETRYABLE = {429, 500, 502, 503, 504}
+EXPAND_CONTACTS = "email_addresses,phone_numbers,street_addresses"
+
+
+class CrmPermanentError(PermanentError):
+    def __init__(self, status: int, message: str):
+        self.status = status
+        super().__init__(message)
+
+
+class CrmTransientError(TransientError):
+    def __init__(self, status: int | None, message: str, retry_after: float | None = None):
+        self.status = status
+        super().__init__(message, retry_after)
+
+
+class UncertainWrite(CrmTransientError):
+    """A write that may or may not have happened; look before writing again."""
+
+
+def normalize_error(status: int, body: bytes, content_type: str = "") -> str:
+    """One readable message for the CRM's several error shapes."""
+    text = body.decode("utf-8", errors="replace").strip()
+    detail = ""
+    if "json" in content_type or text.startswith(("{", "[")):
+        try:
+            import json
+
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            error = data.get("error") or data.get("title") or ""
+            description = data.get("description") or data.get("error_description") or data.get("message") or data.get("detail") or ""
+            if isinstance(data.get("errors"), (dict, list)) and not description:
+                description = str(data["errors"])
+            detail = ": ".join(str(p) for p in (error, description) if p)
+    if not detail and text:
+        if "<" in text and ">" in text:  # an HTML page, e.g. "HTTP Basic: Access denied."
+            text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+        detail = " ".join(text.split())[:300]
+    return f"CRM answered {status}" + (f": {detail}" if detail else "")
+
+
+def search_params(clauses: Mapping[str, Any] | list[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """``q[]=field=value`` clauses (ANDed by LGL). A bare term is an error in LGL, so it is refused here."""
+    items = clauses.items() if isinstance(clauses, Mapping) else clauses
+    params = []
+    for field, value in items:
+        if not field or "=" in field or value is None or str(value) == "":
+            raise ValueError(f"a CRM search clause needs field=value, got {field!r}={value!r}")
+        params.append(("q[]", f"{field}={value}"))
+    if not params:
+        raise ValueError("a CRM search needs at least one q[] clause")
+    return params
+
+
+def check_base_url(url: str | None, where: str) -> str:
+    parsed = urlparse(url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError("CRM_API_BASE_URL", where, f"not a usable URL: {url!r} (expected https://host/api/v1)")
+    return url.rstrip("/")
+
+
+class CrmClient:
+    def __init__(self, base_url: str, api_key: str, *, pacer: Pacer | None = None, max_retries: int = 3,
+                 retry_base_s: float = 1.0, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None,
+                 on_request: Callable[[], None] | None = None, sleep: Callable[[float], None] = time.sleep):
+        if not api_key:
+            raise ConfigError("CRM_API_KEY", "keyring/environment", "not set (synctool crm config --api-key)")
+        self.base_url = check_base_url(base_url, "settings/environment/config")
+        self.pacer = pacer
+        self.max_retries = max_retries
+        self.retry_base_s = retry_base_s
+        self.on_request = on_request
+        self.sleep = sleep
+        self.requests_sent = 0
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport,
+                                  headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json",
+                                           "User-Agent": "synctool/0.1"})
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- the one request path ------------------------------------------------------------------
+
+    def request(self, method: str, path: str, *, params: Any = None, json: Any = None) -> Any:
+        attempt = 0
+        while True:
+            if self.pacer is not None:
+                self.pacer.acquire("crm")
+            if self.on_request:
+                self.on_request()
+            self.requests_sent += 1
+            try:
+                response = self._http.request(method, path, params=params, json=json)
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                error: CrmTransientError = CrmTransientError(None, f"CRM unreachable: {type(exc).__name__}: {exc}")
+            except httpx.TransportError as exc:  # the request may have reached the CRM
+                message = f"no answer from the CRM ({type(exc).__name__}) for {method} {path}"
+                if method == "POST":
+                    raise UncertainWrite(None, message) from None
+                error = CrmTransientError(None, message)
+            else:
+                if response.status_code < 400:
+                    return response.json() if response.content else {}
+                message = normalize_error(response.status_code, response.content,
+                                          response.headers.get("content-type", ""))
+                if response.status_code not in RETRYABLE:
+                    raise CrmPermanentError(response.status_code, message)
+                retry_after = _retry_after(response.headers.get("retry-after"))
+                if method == "POST" and response.status_code != 429:
+                    raise UncertainWrite(response.status_code, message, retry_after)
+                error = CrmTransientError(response.status_code, message, retry_after)
+            if attempt >= self.max_retries:
+                raise error
+            delay = self.retry_base_s * (2 ** attempt)
+            if error.retry_after is not None:
+                delay = max(delay, error.retry_after)
+            self.sleep(delay)
+            attempt += 1
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def iter_items(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
+                   max_pages: int | None = None) -> Iterator[dict[str, Any]]:
+        """Walk LGL's list envelope lazily: one request per page, only as far as the caller reads."""
+        offset = 0
+        pages = 0
+        while True:
+            page = self.request("GET", path, params=list(params or []) + [("limit", page_size), ("offset", offset)])
+            items = page.get("items") or []
+            yield from items
+            pages += 1
+            next_item = page.get("next_item")
+            total = page.get("total_items")
+            if not items or next_item is None or (total is not None and offset + len(items) >= total):
+                return
+            if max_pages is not None and pages >= max_pages:
+                return
+            offset = int(next_item)
+
+    # -- constituents --------------------------------------------------------------------------
+
+    def search_constituents(self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *,
+                            expand: str | None = EXPAND_CONTACTS, page_size: int = 100) -> Iterator[dict]:
+        params = search_params(clauses)
+        if expand:
+            params.append(("expand", expand))
+        return self.iter_items("/constituents/search", params, page_size=page_size)
+
+    def get_constituent(self, constituent_id: int | str) -> dict:
+        return self.request("GET", f"/constituents/{constituent_id}")
+
+    def create_constituent(self, body: dict) -> dict:
+        return self.request("POST", "/constituents", json=body)
+
+    def update_constituent(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("PATCH", f"/constituents/{constituent_id}", json=body)
+
+    def list_contacts(self, constituent_id: int | str, kind: str) -> list[dict]:
+        """``kind``: email_addresses, phone_numbers or street_addresses."""
+        return list(self.iter_items(f"/constituents/{constituent_id}/{kind}"))
+
+    def add_contact(self, constituent_id: int | str, kind: str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/{kind}", json=body)
+
+    def delete_contact(self, kind: str, row_id: int | str) -> dict:
+        return self.request("DELETE", f"/{kind}/{row_id}")
+
+    def replace_contacts(self, constituent_id: int | str, kind: str, rows: list[dict]) -> None:
+        """Contact sync by delete-then-add (spec): drop the rows that differ, add the missing ones."""
+        key = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street"}[kind]
+        wanted = {str(r.get(key, "")).strip().lower() for r in rows}
+        existing = self.list_contacts(constituent_id, kind)
+        have = set()
+        for row in existing:
+            value = str(row.get(key, "")).strip().lower()
+            if value in wanted and value not in have:
+                have.add(value)
+            else:
+                self.delete_contact(kind, row["id"])
+        for row in rows:
+            if str(row.get(key, "")).strip().lower() not in have:
+                self.add_contact(constituent_id, kind, row)
+
+    # -- gifts ---------------------------------------------------------------------------------
+
+    def create_gift(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/gifts", json=body)
+
+    def find_gifts_by_external_id(self, external_id: str) -> list[dict]:
+        return list(self.iter_items("/gifts/search", search_params({"external_gift_ids": external_id})))
+
+    def get_gift(self, gift_id: int | str) -> dict:
+        return self.request("GET", f"/gifts/{gift_id}")
+
+    # -- memberships, relationships, groups, tags ----------------------------------------------
+
+    def list_memberships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/memberships"))
+
+    def create_membership(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/memberships", json=body)
+
+    def update_membership(self, membership_id: int | str, body: dict) -> dict:
+        return self.request("PATCH", f"/memberships/{membership_id}", json=body)
+
+    def list_relationships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/constituent_relationships"))
+
+    def create_relationship(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/constituent_relationships", json=body)
+
+    def list_group_memberships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/group_memberships"))
+
+    def add_to_group(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/group_memberships", json=body)
+
+    def add_keyword(self, constituent_id: int | str, keyword_id: int | str) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/keywords", json={"id": int(keyword_id)})
+
+    def remove_keyword(self, constituent_id: int | str, keyword_id: int | str) -> dict:
+        return self.request("DELETE", f"/constituents/{constituent_id}/keywords/{keyword_id}")
+
+    # -- reference lists -----------------------------------------------------------------------
+
+    def reference_list(self, path: str, **params: Any) -> list[dict]:
+        return list(self.iter_items(path, list(params.items()), page_size=200))
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+        except (TypeError, ValueError):
+            return None

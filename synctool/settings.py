@@ -1,0 +1,55 @@
+"""Run-time settings operators change from the CLI, and the small caches, both in the database.
+
+``settings`` holds values as JSON (environment, alert recipients, toggles, default constituent, sync
+flags, per-environment CRM base URLs); ``caches`` holds CRM reference lists, donation campaigns, POS
+locations and the e-mail -> constituent links. Secrets never go here (see ``secrets.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from synctool import store
+
+
+def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row else default
+
+
+def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
+    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+                 " SET value = excluded.value, updated_at = excluded.updated_at", (key, json.dumps(value), store.iso()))
+
+
+def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
+    row = conn.execute("SELECT value FROM caches WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
+    conn.execute("INSERT INTO caches (kind, key, value, refreshed_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
+                 " DO UPDATE SET value = excluded.value, refreshed_at = excluded.refreshed_at",
+                 (kind, key, json.dumps(value), store.iso()))
+
+
+def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
+    conn.execute("DELETE FROM caches WHERE kind = ? AND key = ?", (kind, key))
+
+
+def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) -> None:
+    """Replace every entry of one kind at once (a refreshed reference list)."""
+    with store.transaction(conn):
+        conn.execute("DELETE FROM caches WHERE kind = ?", (kind,))
+        for key, value in items.items():
+            cache_put(conn, kind, key, value)
+
+
+def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:
+    return [json.loads(r[0]) for r in conn.execute("SELECT value FROM caches WHERE kind = ? ORDER BY key", (kind,))]
+
+
+def cache_refreshed_at(conn: sqlite3.Connection, kind: str) -> str | None:
+    return conn.execute("SELECT max(refreshed_at) FROM caches WHERE kind = ?", (kind,)).fetchone()[0]

@@ -1,0 +1,70 @@
+"""Creating a gift exactly once for an external id (invariant 4).
+
+The ``crm_writes`` ledger records the intent (``pending``) before the POST and the CRM's gift id
+(``done``) after it. A ``done`` entry costs no request; a ``pending`` one means an earlier attempt's
+outcome is unknown (a timeout, a crash), so the CRM is searched by external id before anything is
+created. LGL's 422 "External Gift ID already exists" is handled the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import store
+from synctool.platforms.lgl import CrmClient, CrmPermanentError, UncertainWrite
+
+
+def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM crm_writes WHERE key = ? AND kind = 'gift'", (external_id,)).fetchone()
+
+
+def _mark(conn: sqlite3.Connection, external_id: str, state: str, crm_id: Any = None, job_id: str | None = None) -> None:
+    with store.transaction(conn):
+        conn.execute(
+            "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at) VALUES (?, 'gift', ?, ?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
+            " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at",
+            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso()))
+
+
+def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
+    for gift in crm.find_gifts_by_external_id(external_id):
+        if str(gift.get("external_id")) == external_id:
+            return gift
+    return None
+
+
+def create_once(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, body: dict[str, Any], *,
+                job_id: str | None = None, force_lookup: bool = False) -> tuple[str, bool]:
+    """The CRM gift id for ``body['external_id']`` and whether this call created it."""
+    external_id = body["external_id"]
+    entry = recorded(conn, external_id)
+    if entry is not None and entry["state"] == "done" and not force_lookup:
+        return entry["crm_id"], False
+    if entry is not None or force_lookup:
+        existing = find(crm, external_id)
+        if existing is not None:
+            _mark(conn, external_id, "done", existing["id"], job_id)
+            return str(existing["id"]), False
+    _mark(conn, external_id, "pending", job_id=job_id)
+    for attempt in range(2):
+        try:
+            gift = crm.create_gift(constituent_id, body)
+            break
+        except UncertainWrite:
+            existing = find(crm, external_id)
+            if existing is not None:
+                _mark(conn, external_id, "done", existing["id"], job_id)
+                return str(existing["id"]), False
+            if attempt == 1:
+                raise  # still unknown: the job retries later and looks again first
+        except CrmPermanentError as exc:
+            if exc.status == 422 and "already exists" in str(exc).lower():
+                existing = find(crm, external_id)
+                if existing is not None:
+                    _mark(conn, external_id, "done", existing["id"], job_id)
+                    return str(existing["id"]), False
+            raise
+    _mark(conn, external_id, "done", gift["id"], job_id)
+    return str(gift["id"]), True
