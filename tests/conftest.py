@@ -70,3 +70,36 @@ def db(isolated: Path):
     conn = store.connect(os.environ["SYNCTOOL_DB"])
     yield conn
     conn.close()
+
+
+CRM_KEY = "crm-test-key-0c1d"
+
+
+@pytest.fixture
+def fake_crm(monkeypatch):
+    """The LGL fake on a loopback port, with synctool pointed at it and pacing scaled right down."""
+    from synctool.fakes.lgl import FakeCrm, create_app
+    from synctool.fakes.server import BackgroundServer
+
+    crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)
+    server = BackgroundServer(create_app(crm)).start()
+    monkeypatch.setenv("CRM_API_BASE_URL", server.url + "/api/v1")
+    monkeypatch.setenv("CRM_API_KEY", CRM_KEY)
+    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "1000")
+    monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
+    monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
+    monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")
+    monkeypatch.setenv("CRM_TIMEOUT_S", "0.5")
+    crm.url = server.url
+    yield crm
+    server.stop()
+
+
+@pytest.fixture
+def crm_client(fake_crm, db):
+    from synctool import crm
+    from synctool.config import load_config
+
+    client = crm.open_client(db, load_config())
+    yield client
+    client.close()
