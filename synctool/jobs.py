@@ -86,6 +86,20 @@ def claim(conn: sqlite3.Connection, owner: str, *, target: str = "crm", lease_se
     return row
 
 
+def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_seconds: float = 300) -> sqlite3.Row | None:
+    """Claim one specific queued job (an operator's "sync now"); None if it is not queued."""
+    now = store.utcnow()
+    with store.transaction(conn):
+        row = conn.execute(
+            "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
+            " updated_at = ? WHERE id = ? AND status = 'queued' RETURNING *",
+            (owner, store.iso(now + timedelta(seconds=lease_seconds)), store.iso(now), job_id)).fetchone()
+        if row is not None:
+            conn.execute("INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
+                         (job_id, row["attempts"], owner, store.iso(now)))
+    return row
+
+
 def renew_lease(conn: sqlite3.Connection, job_id: str, owner: str, lease_seconds: float) -> bool:
     expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
     cur = conn.execute("UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",

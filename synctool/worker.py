@@ -10,7 +10,6 @@ UPDATE see to that.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -24,58 +23,11 @@ from typing import Any
 from synctool import jobs, store
 from synctool.config import Config
 from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError, TransientError
+from synctool.sync.registry import HANDLERS, JobContext, handler
+
+__all__ = ["HANDLERS", "JobContext", "handler", "drain", "run_job", "DrainSummary"]
 
 logger = logging.getLogger("synctool.drain")
-
-Handler = Callable[["JobContext"], "jobs.Outcome | None"]
-HANDLERS: dict[tuple[str, str], Handler] = {}
-
-
-def handler(target: str, entity_type: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        HANDLERS[(target, entity_type)] = fn
-        return fn
-
-    return register
-
-
-@dataclass
-class JobContext:
-    """What a handler gets: its job, a connection of its own, the config and the outside clients."""
-
-    job: sqlite3.Row
-    conn: sqlite3.Connection
-    config: Config
-    owner: str
-    services: Any = None
-    crm_requests: int = 0
-
-    @property
-    def payload(self) -> dict[str, Any]:
-        return json.loads(self.job["payload"]) if self.job["payload"] else {}
-
-    def delivery(self) -> dict[str, Any] | None:
-        """The stored delivery's parsed body (JSON or Mailchimp form), or None for jobs without one."""
-        if self.job["delivery_id"] is None:
-            return None
-        row = self.conn.execute("SELECT source, body FROM deliveries WHERE id = ?", (self.job["delivery_id"],)).fetchone()
-        if row is None:
-            return None
-        body = bytes(row["body"])
-        if row["source"] == "mailing":
-            from synctool.platforms.mailchimp import parse_form
-
-            return parse_form(body)
-        return json.loads(body)
-
-    def heartbeat(self) -> None:
-        """Extend the lease; called before each outside request so a slow job is not reclaimed."""
-        jobs.renew_lease(self.conn, self.job["id"], self.owner, self.config.queue.lease_seconds)
-
-    def count_crm_request(self) -> None:
-        self.crm_requests += 1
-        self.heartbeat()
-
 
 @dataclass
 class DrainSummary:
@@ -126,6 +78,7 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
                            crm_requests=ctx.crm_requests)
         logger.log(logging.WARNING if status == "failed" else logging.INFO, "job %s (%s %s %s): %s; now %s",
                    job["id"], job["source"], job["entity_type"], job["entity_id"], error, status)
+    ctx.close()
     if summary is not None:
         with lock or threading.Lock():
             summary.crm_requests += ctx.crm_requests
@@ -136,6 +89,17 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
             if status == "failed":
                 summary.failed_jobs.append(job["id"])
     return status
+
+
+def run_now(config: Config, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
+    """Run one queued job immediately, in this process (operator commands that sync "now")."""
+    import synctool.sync  # noqa: F401
+
+    owner = f"{socket.gethostname()}:{os.getpid()}:now"
+    job = jobs.claim_one(conn, job_id, owner, lease_seconds=config.queue.lease_seconds)
+    if job is not None:
+        run_job(JobContext(job, conn, config, owner))
+    return jobs.get(conn, job_id)
 
 
 def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import crm, deliveries, syncs
+from synctool.cli import crm, deliveries, donations, mailing, mappings, pos, settings, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
@@ -19,6 +19,11 @@ app = typer.Typer(
 app.add_typer(deliveries.app, name="deliveries")
 app.add_typer(syncs.app, name="syncs")
 app.add_typer(crm.app, name="crm")
+app.add_typer(mappings.app, name="mappings")
+app.add_typer(pos.app, name="pos")
+app.add_typer(donations.app, name="donations")
+app.add_typer(mailing.app, name="mailing")
+app.add_typer(settings.app, name="settings")
 app.add_typer(syncs.jobs_app, name="jobs")
 app.command("stats")(syncs.stats)
 app.command("retry-all")(syncs.retry_all)
@@ -122,6 +127,30 @@ def inject(
     obj = ctx_obj(ctx)
     result = inject_op(obj.db, obj.config, source, body)
     emit_json(result) if as_json else key_values(result)
+
+
+@app.command()
+def poll(
+    ctx: typer.Context,
+    fresh: bool = typer.Option(False, "--fresh", help="ignore the saved watermark and look back --lookback (default 24h)"),
+    lookback: str = typer.Option(None, help="how far back to look, e.g. 24h or 7d (implies --fresh)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Backup poll of the donation platform: queue succeeded transactions that have no job yet.
+
+    Cron runs it every 15 minutes; quiet unless it queued something.
+
+    Example: synctool poll --lookback 7d
+    """
+    from synctool.ops.poll import poll as poll_op
+
+    obj = ctx_obj(ctx)
+    result = poll_op(obj.db, obj.config, fresh=fresh, lookback=lookback)
+    if as_json:
+        emit_json(result)
+    elif result["queued"] or sys.stdout.isatty():
+        typer.echo(f"poll: {result['transactions_seen']} transactions since {result['since']}, "
+                   f"{result['queued']} queued ({result['requests']} requests)")
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ constant-time comparison with ``DONATIONS_WEBHOOK_SECRET``, applied when that se
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from synctool.errors import InvalidInput, InvalidSignature
@@ -76,3 +76,47 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
         job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")
     return event_id, event, job
+
+
+class DonationsClient:
+    """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets."""
+
+    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+        from synctool.platforms.http import ApiClient
+
+        class _Client(ApiClient):
+            name = "Givebutter"
+
+            def describe_error(self, response):
+                try:
+                    data = response.json()
+                    return str(data.get("message") or data)[:300]
+                except ValueError:
+                    return super().describe_error(response)
+
+        self.api = _Client(base_url, headers={"Authorization": f"Bearer {api_key}"}, **kwargs)
+
+    def close(self) -> None:
+        self.api.close()
+
+    def pages(self, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Follow Laravel-style paging (``meta.current_page`` / ``meta.last_page``)."""
+        page = 1
+        while True:
+            body = self.api.request("GET", path, params={**params, "page": page})
+            yield from body.get("data") or []
+            meta = body.get("meta") or {}
+            links = body.get("links") or {}
+            if not links.get("next") or page >= int(meta.get("last_page") or page):
+                return
+            page += 1
+
+    def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        return self.pages("/transactions", {"createdAfter": created_after, "per_page": per_page})
+
+    def transaction(self, transaction_id: str) -> dict[str, Any]:
+        body = self.api.request("GET", f"/transactions/{transaction_id}")
+        return body.get("data", body)
+
+    def campaigns(self) -> list[dict[str, Any]]:
+        return list(self.pages("/campaigns", {"per_page": 100}))

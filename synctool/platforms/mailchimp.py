@@ -81,3 +81,50 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         job = JobSpec("event", email or event_type, email=email, name=name, status="skipped",
                       message=f"{event_type}: {why}")
     return dedup_key(fields), event_type, job
+
+
+def base_url_for(api_key: str) -> str:
+    """``https://<dc>.api.mailchimp.com/3.0``, the data centre being the key's suffix after the last '-'."""
+    _, sep, dc = api_key.rpartition("-")
+    if not sep or not dc:
+        from synctool.errors import ConfigError
+
+        raise ConfigError("MAILING_API_KEY", "keyring/environment", "expected a key ending in -<data centre>, e.g. ...-us14")
+    return f"https://{dc}.api.mailchimp.com/3.0"
+
+
+class MailingClient:
+    """Mailchimp's Marketing API v3: account (root), ping, lists."""
+
+    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+        from synctool.platforms.http import ApiClient
+
+        class _Client(ApiClient):
+            name = "Mailchimp"
+
+            def describe_error(self, response):
+                try:
+                    data = response.json()
+                    return f"{data.get('title')}: {data.get('detail')}"[:300]
+                except (ValueError, AttributeError):
+                    return super().describe_error(response)
+
+        self.api = _Client(base_url, auth=("synctool", api_key), **kwargs)
+
+    def close(self) -> None:
+        self.api.close()
+
+    def ping(self) -> dict[str, Any]:
+        return self.api.request("GET", "/ping")
+
+    def account(self) -> dict[str, Any]:
+        return self.api.request("GET", "/", params={"exclude_fields": "_links"})
+
+    def lists(self) -> list[dict[str, Any]]:
+        lists, offset = [], 0
+        while True:
+            body = self.api.request("GET", "/lists", params={"count": 1000, "offset": offset})
+            lists.extend(body.get("lists") or [])
+            offset += 1000
+            if offset >= int(body.get("total_items") or 0):
+                return lists

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Mapping
+from typing import Any
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
@@ -84,3 +85,42 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         job = JobSpec("event", text(data.get("id")) or event_id, status="skipped",
                       message=f"{event_type or 'untyped event'}: not synced to the CRM")
     return event_id, event_type, job
+
+
+class PosClient:
+    """Square's REST API: orders, customers, locations."""
+
+    def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Any):
+        from synctool.platforms.http import ApiClient
+
+        class _Client(ApiClient):
+            name = "Square"
+
+            def describe_error(self, response):
+                try:
+                    errors = response.json().get("errors") or []
+                    return "; ".join(f"{e.get('code')}: {e.get('detail', '')}".strip() for e in errors)[:300]
+                except (ValueError, AttributeError):
+                    return super().describe_error(response)
+
+        self.api = _Client(base_url, headers={"Authorization": f"Bearer {access_token}",
+                                              "Square-Version": square_version}, **kwargs)
+
+    def close(self) -> None:
+        self.api.close()
+
+    def order(self, order_id: str) -> dict[str, Any]:
+        return self.api.request("GET", f"/v2/orders/{order_id}").get("order") or {}
+
+    def customer(self, customer_id: str) -> dict[str, Any]:
+        return self.api.request("GET", f"/v2/customers/{customer_id}").get("customer") or {}
+
+    def locations(self) -> list[dict[str, Any]]:
+        return self.api.request("GET", "/v2/locations").get("locations") or []
+
+    def search_orders(self, location_ids: list[str], *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
+        body: dict[str, Any] = {"location_ids": location_ids[:10], "limit": limit,
+                                "query": {"sort": {"sort_field": "CREATED_AT", "sort_order": "DESC"}}}
+        if cursor:
+            body["cursor"] = cursor
+        return self.api.request("POST", "/v2/orders/search", json=body)

@@ -68,3 +68,26 @@ def create_once(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, b
             raise
     _mark(conn, external_id, "done", gift["id"], job_id)
     return str(gift["id"]), True
+
+
+def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
+    """Match or create the person's constituent, then create the gift once. A linked constituent the CRM
+    no longer has (404) is unlinked and the person matched again."""
+    from synctool import jobs
+    from synctool.sync.constituents import is_gone, match_or_create, unlink
+
+    defaults = ctx.config.crm.profile_defaults
+    force = bool(ctx.job["force"])
+    constituent_id, _ = match_or_create(ctx.crm, ctx.conn, person, defaults)
+    try:
+        gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force)
+    except CrmPermanentError as exc:
+        if not is_gone(exc):
+            raise
+        with store.transaction(ctx.conn):
+            unlink(ctx.conn, person.email)
+        constituent_id, _ = match_or_create(ctx.crm, ctx.conn, person, defaults, use_link=False)
+        gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True)
+    with store.transaction(ctx.conn):
+        jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=gift_id)
+    return constituent_id, gift_id, created

@@ -1,0 +1,134 @@
+"""`synctool mappings`: how donation and POS data is coded in the CRM."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, sub_app, table
+
+app = sub_app("CRM coding for incoming money: type defaults, campaign overrides, payment methods, custom fields.")
+types_app = sub_app("Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.")
+overrides_app = sub_app("Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).")
+payments_app = sub_app("Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.")
+fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field key.")
+app.add_typer(types_app, name="types")
+app.add_typer(overrides_app, name="overrides")
+app.add_typer(payments_app, name="payments")
+app.add_typer(fields_app, name="custom-fields")
+
+CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "updated_at"]
+
+
+def _show(ctx: typer.Context, kind: str, columns: list[str], as_json: bool) -> None:
+    from synctool import mappings
+
+    rows = mappings.all_of(ctx_obj(ctx).db, kind)
+    emit_json(rows) if as_json else table(rows, columns)
+
+
+def _opt(help_text: str):
+    return typer.Option(None, help=help_text)
+
+
+@types_app.callback(invoke_without_command=True)
+def types_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List type defaults.
+
+    Example: synctool mappings types --json
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "type_default", CODING, as_json)
+
+
+@types_app.command("set")
+def types_set(ctx: typer.Context, key: str = typer.Argument(..., help="donations:general|collect|fundraise|event, donations:default or pos:default"),
+              fund_id: int = _opt("CRM fund id"), campaign_id: int = _opt("CRM campaign id"),
+              appeal_id: int = _opt("CRM appeal id"), gift_category_id: int = _opt("CRM gift category id")) -> None:
+    """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache).
+
+    Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823
+    """
+    from synctool.ops.mappings import set_type_default
+
+    emit_json(set_type_default(ctx_obj(ctx).db, key, fund_id=fund_id, campaign_id=campaign_id,
+                               appeal_id=appeal_id, gift_category_id=gift_category_id))
+
+
+@overrides_app.callback(invoke_without_command=True)
+def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List campaign overrides.
+
+    Example: synctool mappings overrides
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "campaign_override", CODING, as_json)
+
+
+@overrides_app.command("set")
+def overrides_set(ctx: typer.Context, campaign: str = typer.Argument(..., help="the Givebutter campaign id"),
+                  fund_id: int = _opt("CRM fund id"), campaign_id: int = _opt("CRM campaign id"),
+                  appeal_id: int = _opt("CRM appeal id"), gift_category_id: int = _opt("CRM gift category id")) -> None:
+    """Create or update the override for one donation campaign.
+
+    Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822
+    """
+    from synctool.ops.mappings import set_campaign_override
+
+    emit_json(set_campaign_override(ctx_obj(ctx).db, campaign, fund_id=fund_id, campaign_id=campaign_id,
+                                    appeal_id=appeal_id, gift_category_id=gift_category_id))
+
+
+@payments_app.callback(invoke_without_command=True)
+def payments_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List payment method mappings.
+
+    Example: synctool mappings payments
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "payment_method", ["key", "payment_type_id", "gift_type_id", "updated_at"], as_json)
+
+
+@payments_app.command("set")
+def payments_set(ctx: typer.Context, key: str = typer.Argument(..., help="donations:<method> (card, paypal, venmo, check, cash, ach) or pos:<tender type> (CARD, CASH, ...)"),
+                 payment_type_id: int = _opt("CRM payment type id"), gift_type_id: int = _opt("CRM gift type id")) -> None:
+    """Map a payment method to a CRM payment type (and gift type).
+
+    Example: synctool mappings payments set donations:card --payment-type-id 1509 --gift-type-id 1
+    """
+    from synctool.ops.mappings import set_payment_method
+
+    emit_json(set_payment_method(ctx_obj(ctx).db, key, payment_type_id=payment_type_id, gift_type_id=gift_type_id))
+
+
+@fields_app.callback(invoke_without_command=True)
+def fields_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List custom field mappings.
+
+    Example: synctool mappings custom-fields
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "custom_field", ["key", "crm_field", "updated_at"], as_json)
+
+
+@fields_app.command("set")
+def fields_set(ctx: typer.Context, field: str = typer.Argument(..., help="Givebutter custom field id or title"),
+               crm_field: str = typer.Option(..., help="the CRM gift custom field key")) -> None:
+    """Copy a Givebutter custom field into a CRM gift custom field.
+
+    Example: synctool mappings custom-fields set 77 --crm-field referral_source
+    """
+    from synctool.ops.mappings import set_custom_field
+
+    emit_json(set_custom_field(ctx_obj(ctx).db, field, crm_field))
+
+
+@app.command("remove")
+def remove(ctx: typer.Context, kind: str = typer.Argument(..., help="type_default, campaign_override, location_override, payment_method, custom_field, list_mapping or tag_rule"),
+           key: str = typer.Argument(..., help="the mapping's key")) -> None:
+    """Remove one mapping.
+
+    Example: synctool mappings remove campaign_override 118722
+    """
+    from synctool.ops.mappings import remove as remove_op
+
+    emit_json(remove_op(ctx_obj(ctx).db, kind, key))

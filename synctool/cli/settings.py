@@ -1,0 +1,69 @@
+"""`synctool settings`: the run-time settings operators change (spec: Settings)."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app
+
+app = sub_app("Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent.")
+
+
+def _out(data: dict, as_json: bool) -> None:
+    emit_json(data) if as_json else key_values(data)
+
+
+@app.command("crm-environment")
+def crm_environment(ctx: typer.Context, name: str = typer.Argument(None, help="production or sandbox; omit to show"),
+                    as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show or switch the CRM environment.
+
+    Example: synctool settings crm-environment sandbox
+    """
+    from synctool.ops.crm import set_environment
+
+    obj = ctx_obj(ctx)
+    _out({"environment": set_environment(obj.db, obj.config, name)["environment"]}, as_json)
+
+
+@app.command("alert-recipients")
+def alert_recipients(ctx: typer.Context, emails: list[str] = typer.Argument(None, help="e-mail addresses; omit to show"),
+                     clear: bool = typer.Option(False, "--clear", help="remove every recipient"),
+                     as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show or set who gets the failure digest e-mail.
+
+    Example: synctool settings alert-recipients ops@example.org treasurer@example.org
+    """
+    from synctool.ops.settings import alert_recipients as op
+
+    _out(op(ctx_obj(ctx).db, [] if clear else (emails or None)), as_json)
+
+
+@app.command("mailing-sync-enabled")
+def mailing_sync_enabled(ctx: typer.Context, value: str = typer.Argument(None, help="on or off; omit to show"),
+                         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show or switch whether mailing events change CRM tags.
+
+    Example: synctool settings mailing-sync-enabled off
+    """
+    from synctool.errors import InvalidInput
+    from synctool.ops.settings import mailing_sync_enabled as op
+
+    choices = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
+    if value is not None and value.lower() not in choices:
+        raise InvalidInput(f"expected on or off, got {value!r}")
+    _out(op(ctx_obj(ctx).db, None if value is None else choices[value.lower()]), as_json)
+
+
+@app.command("pos-default-constituent")
+def pos_default_constituent(ctx: typer.Context, email: str = typer.Option(None, help="the constituent's e-mail"),
+                            first_name: str = typer.Option(None, help="first name"),
+                            last_name: str = typer.Option(None, help="last name"),
+                            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show or set the constituent that POS orders without a customer are credited to.
+
+    Example: synctool settings pos-default-constituent --email walkin@example.org --first-name Walk-in --last-name Customer
+    """
+    from synctool.ops.settings import pos_default_constituent as op
+
+    _out(op(ctx_obj(ctx).db, email=email, first_name=first_name, last_name=last_name), as_json)

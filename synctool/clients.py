@@ -1,0 +1,33 @@
+"""Clients for the donation, POS and mailing platforms, from config and secrets (the CRM's: ``crm.py``)."""
+
+from __future__ import annotations
+
+from synctool.config import Config
+from synctool.errors import ConfigError
+from synctool.secrets import get_secret
+
+
+def _secret(name: str, what: str) -> str:
+    value = get_secret(name)
+    if not value:
+        raise ConfigError(name, "keyring/environment", f"not set; synctool needs it to call {what}")
+    return value
+
+
+def donations(config: Config):
+    from synctool.platforms.givebutter import DonationsClient
+
+    return DonationsClient(config.donations.base_url, _secret("DONATIONS_API_KEY", "the donation platform"))
+
+
+def pos(config: Config):
+    from synctool.platforms.square import PosClient
+
+    return PosClient(config.pos.base_url, _secret("POS_ACCESS_TOKEN", "the POS platform"), config.pos.square_version)
+
+
+def mailing(config: Config):
+    from synctool.platforms.mailchimp import MailingClient, base_url_for
+
+    key = _secret("MAILING_API_KEY", "the mailing platform")
+    return MailingClient(config.mailing.base_url or base_url_for(key), key)

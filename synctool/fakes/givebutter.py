@@ -1,0 +1,97 @@
+"""A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter`` filter),
+campaigns and tickets, Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
+auth, and an optional rate limit answered with 429 and ``Retry-After``."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+class FakeGivebutter:
+    def __init__(self, api_key: str = "gb-api-key"):
+        self.api_key = api_key
+        self.transactions: dict[str, dict] = {}
+        self.campaigns: dict[int, dict] = {}
+        self.tickets: dict[str, dict] = {}
+        self.requests: list[dict] = []
+        self.throttle_next = 0  # answer this many requests with 429
+
+    def add_transaction(self, txn: dict) -> dict:
+        self.transactions[txn["id"]] = txn
+        return txn
+
+
+def _page(items: list, request: Request) -> JSONResponse:
+    try:
+        per_page = int(request.query_params.get("per_page", 20))
+        page = int(request.query_params.get("page", 1))
+    except ValueError:
+        return JSONResponse({"message": "The per page must be an integer."}, status_code=422)
+    if per_page > 100 or per_page < 1:
+        return JSONResponse({"message": "The per page field must not be greater than 100.",
+                             "errors": {"per_page": ["The per page field must not be greater than 100."]}}, status_code=422)
+    last = max(1, (len(items) + per_page - 1) // per_page)
+    chunk = items[(page - 1) * per_page: page * per_page]
+    base = str(request.url).split("?")[0]
+    return JSONResponse({"data": chunk, "links": {"first": f"{base}?page=1", "last": f"{base}?page={last}",
+                                                  "prev": f"{base}?page={page - 1}" if page > 1 else None,
+                                                  "next": f"{base}?page={page + 1}" if page < last else None},
+                         "meta": {"current_page": page, "from": (page - 1) * per_page + 1 if chunk else None,
+                                  "last_page": last, "path": base, "per_page": per_page,
+                                  "to": (page - 1) * per_page + len(chunk) if chunk else None, "total": len(items)}})
+
+
+def create_app(gb: FakeGivebutter | None = None) -> Starlette:
+    gb = gb or FakeGivebutter()
+
+    def guard(request: Request) -> JSONResponse | None:
+        gb.requests.append({"at": time.time(), "method": request.method, "path": request.url.path,
+                            "query": dict(request.query_params)})
+        if gb.throttle_next > 0:
+            gb.throttle_next -= 1
+            return JSONResponse({"message": "Too Many Attempts."}, status_code=429, headers={"Retry-After": "1"})
+        if request.headers.get("authorization") != f"Bearer {gb.api_key}":
+            return JSONResponse({"message": "Unauthorized."}, status_code=401)
+        return None
+
+    async def transactions(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        items = sorted(gb.transactions.values(), key=lambda t: t["created_at"])
+        after = request.query_params.get("createdAfter")
+        if after:
+            try:
+                cutoff = datetime.fromisoformat(after.replace("Z", "+00:00"))
+            except ValueError:
+                return JSONResponse({"message": "The created after is not a valid date.",
+                                     "errors": {"createdAfter": ["invalid"]}}, status_code=422)
+            items = [t for t in items if datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) > cutoff]
+        return _page(items, request)
+
+    async def transaction(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        txn = gb.transactions.get(request.path_params["id"])
+        return JSONResponse({"data": txn}) if txn else JSONResponse({"message": "Not found."}, status_code=404)
+
+    async def campaigns(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        return _page(list(gb.campaigns.values()), request)
+
+    async def tickets(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        return _page(list(gb.tickets.values()), request)
+
+    app = Starlette(routes=[Route("/v1/transactions", transactions), Route("/v1/transactions/{id}", transaction),
+                            Route("/v1/campaigns", campaigns), Route("/v1/tickets", tickets)])
+    app.state.fake = gb
+    return app

@@ -1,0 +1,80 @@
+"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), RetrieveCustomer and
+ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+class FakeSquare:
+    def __init__(self, access_token: str = "sq-access-token"):
+        self.access_token = access_token
+        self.orders: dict[str, dict] = {}
+        self.customers: dict[str, dict] = {}
+        self.locations: dict[str, dict] = {
+            "FPYCBCHYMXFK1": {"id": "FPYCBCHYMXFK1", "name": "Front Desk", "status": "ACTIVE", "currency": "USD"},
+            "L2GIFTSHOP001": {"id": "L2GIFTSHOP001", "name": "Gift Shop", "status": "ACTIVE", "currency": "USD"},
+        }
+        self.requests: list[dict] = []
+
+
+def _error(status: int, category: str, code: str, detail: str) -> JSONResponse:
+    return JSONResponse({"errors": [{"category": category, "code": code, "detail": detail}]}, status_code=status)
+
+
+def create_app(sq: FakeSquare | None = None) -> Starlette:
+    sq = sq or FakeSquare()
+
+    def guard(request: Request) -> JSONResponse | None:
+        sq.requests.append({"at": time.time(), "method": request.method, "path": request.url.path})
+        if request.headers.get("authorization") != f"Bearer {sq.access_token}":
+            return _error(401, "AUTHENTICATION_ERROR", "UNAUTHORIZED", "This request could not be authorized.")
+        return None
+
+    async def order(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        found = sq.orders.get(request.path_params["id"])
+        if not found:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Order {request.path_params['id']} not found.")
+        return JSONResponse({"order": found})
+
+    async def search(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        body = json.loads(await request.body() or b"{}")
+        if not body.get("location_ids"):
+            return _error(400, "INVALID_REQUEST_ERROR", "BAD_REQUEST", "location_ids is required.")
+        orders = sorted((o for o in sq.orders.values() if o.get("location_id") in body["location_ids"]),
+                        key=lambda o: o["created_at"], reverse=True)
+        start = int(body.get("cursor") or 0)
+        limit = int(body.get("limit") or 500)
+        chunk = orders[start:start + limit]
+        result = {"orders": chunk}
+        if start + limit < len(orders):
+            result["cursor"] = str(start + limit)
+        return JSONResponse(result)
+
+    async def customer(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        found = sq.customers.get(request.path_params["id"])
+        if not found:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", "Customer not found.")
+        return JSONResponse({"customer": found})
+
+    async def locations(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        return JSONResponse({"locations": sorted(sq.locations.values(), key=lambda loc: loc["name"])})
+
+    app = Starlette(routes=[Route("/v2/orders/search", search, methods=["POST"]), Route("/v2/orders/{id}", order),
+                            Route("/v2/customers/{id}", customer), Route("/v2/locations", locations)])
+    app.state.fake = sq
+    return app

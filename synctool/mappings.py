@@ -1,0 +1,57 @@
+"""How platform data lands in CRM coding: the mappings operators set, and the lookups the sync rules use.
+
+| kind | key | value |
+|---|---|---|
+| type_default | ``donations:<campaign type>``, ``donations:default``, ``pos:default`` | fund_id, campaign_id, appeal_id, gift_category_id |
+| campaign_override | Givebutter campaign id | fund_id, campaign_id, appeal_id, gift_category_id |
+| location_override | Square location id | fund_id, campaign_id |
+| payment_method | ``donations:<method>`` or ``pos:<tender type>`` | payment_type_id, gift_type_id |
+| custom_field | Givebutter custom field id or title | crm_field (a CRM gift custom field key) |
+| list_mapping | Mailchimp list id | enabled, label |
+| tag_rule | ``<list id or *>:<unsubscribe or cleaned>`` | add, remove (keyword ids) |
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from synctool import store
+
+KINDS = ("type_default", "campaign_override", "location_override", "payment_method", "custom_field",
+         "list_mapping", "tag_rule")
+CAMPAIGN_TYPES = ("general", "collect", "fundraise", "event")
+CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id")
+
+
+def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM mappings WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
+    with store.transaction(conn):
+        conn.execute("INSERT INTO mappings (kind, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
+                     " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                     (kind, key, json.dumps(value), store.iso()))
+
+
+def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
+    with store.transaction(conn):
+        return conn.execute("DELETE FROM mappings WHERE kind = ? AND key = ?", (kind, key)).rowcount == 1
+
+
+def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
+    return [{"key": r[0], **json.loads(r[1]), "updated_at": r[2]} for r in conn.execute(
+        "SELECT key, value, updated_at FROM mappings WHERE kind = ? ORDER BY key", (kind,))]
+
+
+def coding(*layers: dict[str, Any] | None) -> dict[str, Any]:
+    """The first layer that sets a fund decides fund and campaign together; later layers fill gaps."""
+    result: dict[str, Any] = {}
+    for layer in layers:
+        for field in CODING_FIELDS:
+            if layer and layer.get(field) not in (None, "") and field not in result:
+                result[field] = layer[field]
+    return result

@@ -1,0 +1,74 @@
+"""Mailing operations (spec: /api/mailing/*): account, lists, list mappings, tag rules and a connection test."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import clients, mappings
+from synctool.config import Config
+from synctool.errors import InvalidInput, SynctoolError
+
+EVENTS = ("unsubscribe", "cleaned")
+
+
+def _with_client(config: Config, fn, client=None):
+    mc = client or clients.mailing(config)
+    try:
+        return fn(mc)
+    finally:
+        if client is None:
+            mc.close()
+
+
+def account(config: Config, *, client=None) -> dict[str, Any]:
+    data = _with_client(config, lambda mc: mc.account(), client)
+    return {k: data.get(k) for k in ("account_id", "account_name", "email", "role", "pricing_plan_type", "total_subscribers")}
+
+
+def lists(config: Config, *, client=None) -> list[dict[str, Any]]:
+    return [{"id": item["id"], "name": item.get("name"), "members": (item.get("stats") or {}).get("member_count")}
+            for item in _with_client(config, lambda mc: mc.lists(), client)]
+
+
+def test(config: Config, *, client=None) -> dict[str, Any]:
+    try:
+        health = _with_client(config, lambda mc: mc.ping(), client)
+        return {"ok": True, "health_status": health.get("health_status")}
+    except SynctoolError as exc:
+        return {"ok": False, "error": str(exc)}
+
+
+def list_mappings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [{"list_id": r.pop("key"), **r} for r in mappings.all_of(conn, "list_mapping")]
+
+
+def set_mapping(conn: sqlite3.Connection, list_id: str, *, enabled: bool = True, label: str | None = None) -> dict[str, Any]:
+    if not list_id or not list_id.strip():
+        raise InvalidInput("list id is empty", "see `synctool mailing lists`")
+    mappings.put(conn, "list_mapping", list_id.strip(), {"enabled": enabled, "label": label})
+    return {"list_id": list_id.strip(), "enabled": enabled, "label": label}
+
+
+def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    rules = []
+    for r in mappings.all_of(conn, "tag_rule"):
+        list_id, _, event = r.pop("key").rpartition(":")
+        rules.append({"list_id": list_id, "event": event, **r})
+    return rules
+
+
+def set_tag_rule(conn: sqlite3.Connection, list_id: str, event: str, *, add: list[int], remove: list[int]) -> dict[str, Any]:
+    """Tags (CRM keyword ids of the ``tags`` category) to add and remove when ``event`` arrives on the list
+    (``*`` for every mapped list). Keyword ids are checked against the cache from `synctool crm refresh`."""
+    from synctool.ops.crm import require_reference
+
+    if event not in EVENTS:
+        raise InvalidInput(f"unknown event {event!r}", "unsubscribe or cleaned")
+    if not list_id:
+        raise InvalidInput("list id is empty", "a Mailchimp list id, or * for every mapped list")
+    for keyword in [*add, *remove]:
+        require_reference(conn, "tags", keyword)
+    value = {"add": [int(k) for k in add], "remove": [int(k) for k in remove]}
+    mappings.put(conn, "tag_rule", f"{list_id}:{event}", value)
+    return {"list_id": list_id, "event": event, **value}

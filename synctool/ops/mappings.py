@@ -1,0 +1,100 @@
+"""Mapping operations: type defaults, campaign overrides, payment methods and custom fields (spec:
+/api/mappings/*), each validated against the cached CRM reference lists."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import mappings
+from synctool.errors import InvalidInput
+from synctool.ops.crm import require_reference
+
+REFERENCE_KIND = {"fund_id": "funds", "campaign_id": "campaigns", "appeal_id": "appeals",
+                  "gift_category_id": "gift-categories", "payment_type_id": "payment-types", "gift_type_id": "gift-types"}
+
+
+def validated(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
+    """Drop unset values and check every CRM id against the cache (unknown ids list the valid choices)."""
+    clean = {k: v for k, v in values.items() if v is not None}
+    for field, value in clean.items():
+        if field in REFERENCE_KIND:
+            require_reference(conn, REFERENCE_KIND[field], value)
+            clean[field] = int(value)
+    return clean
+
+
+def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
+    platform, _, kind = key.partition(":")
+    allowed = [f"donations:{t}" for t in mappings.CAMPAIGN_TYPES] + ["donations:default", "pos:default"]
+    if key not in allowed:
+        raise InvalidInput(f"unknown type {key!r}", "one of: " + ", ".join(allowed))
+    value = validated(conn, values)
+    if not value:
+        raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
+    mappings.put(conn, "type_default", key, value)
+    return {"key": key, **value}
+
+
+def set_campaign_override(conn: sqlite3.Connection, campaign_id: str, **values: Any) -> dict[str, Any]:
+    value = validated(conn, values)
+    if not value:
+        raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
+    mappings.put(conn, "campaign_override", str(campaign_id), value)
+    return {"key": str(campaign_id), **value}
+
+
+def set_location_override(conn: sqlite3.Connection, location_id: str, **values: Any) -> dict[str, Any]:
+    if not location_id:
+        raise InvalidInput("location_id is required")
+    value = validated(conn, values)
+    mappings.put(conn, "location_override", location_id, value)
+    return {"location_id": location_id, **value}
+
+
+def replace_location_overrides(conn: sqlite3.Connection, overrides: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """PUT semantics (spec: PUT /api/pos/location-overrides): the list given becomes the whole set."""
+    checked = []
+    for item in overrides:
+        if not isinstance(item, dict) or not item.get("location_id"):
+            raise InvalidInput("each override needs a location_id", f"got {item!r}")
+        checked.append((str(item["location_id"]), validated(conn, {k: item.get(k) for k in ("fund_id", "campaign_id")})))
+    for row in mappings.all_of(conn, "location_override"):
+        mappings.delete(conn, "location_override", row["key"])
+    for location_id, value in checked:
+        mappings.put(conn, "location_override", location_id, value)
+    return location_overrides(conn)
+
+
+def location_overrides(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [{"location_id": r.pop("key"), **r} for r in mappings.all_of(conn, "location_override")]
+
+
+def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
+    platform, sep, method = key.partition(":")
+    if platform not in ("donations", "pos") or not sep or not method:
+        raise InvalidInput(f"bad payment method key {key!r}", "donations:<method> (card, paypal, check, cash...) "
+                           "or pos:<tender type> (CARD, CASH, ...)")
+    value = validated(conn, values)
+    if not value:
+        raise InvalidInput("nothing to set", "give --payment-type-id and/or --gift-type-id")
+    key = f"donations:{method.lower()}" if platform == "donations" else f"pos:{method.upper()}"
+    mappings.put(conn, "payment_method", key, value)
+    return {"key": key, **value}
+
+
+def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:
+    if not field or not crm_field:
+        raise InvalidInput("both the Givebutter field (id or title) and the CRM field key are needed")
+    mappings.put(conn, "custom_field", field, {"crm_field": crm_field})
+    return {"key": field, "crm_field": crm_field}
+
+
+def remove(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any]:
+    if kind not in mappings.KINDS:
+        raise InvalidInput(f"unknown mapping kind {kind!r}", "one of: " + ", ".join(mappings.KINDS))
+    from synctool.errors import NotFound
+
+    if not mappings.delete(conn, kind, key):
+        raise NotFound(f"no {kind} mapping for {key!r}")
+    return {"removed": key, "kind": kind}

@@ -1,0 +1,61 @@
+"""The backup poll of the donation platform (spec: poll-now, poll-fresh, dev poll-cron).
+
+Reads transactions created since the saved watermark minus an overlap, 100 a page, and queues the
+succeeded ones that have no job yet. One request when nothing is new. The platform's 429 and
+``Retry-After`` are honoured by the client.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import timedelta
+from typing import Any
+
+from synctool import clients, jobs, store
+from synctool.config import Config
+from synctool.platforms.givebutter import external_id, supporter_name
+from synctool.timeutil import parse_duration
+
+
+def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookback: str | None = None,
+         client=None) -> dict[str, Any]:
+    started = store.utcnow()
+    state = conn.execute("SELECT * FROM poll_state WHERE source = 'donations'").fetchone()
+    overlap = timedelta(minutes=config.donations.poll_overlap_minutes)
+    if fresh or lookback or state is None or not state["watermark"]:
+        window = parse_duration(lookback) if lookback else timedelta(hours=config.donations.poll_first_lookback_hours)
+        since = started - window
+    else:
+        from datetime import datetime, timezone
+
+        since = datetime.strptime(state["watermark"], store.TIME_FORMAT).replace(tzinfo=timezone.utc) - overlap
+    since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    donations = client or clients.donations(config)
+    seen = queued = 0
+    try:
+        for txn in donations.transactions_since(since_text, per_page=100):
+            seen += 1
+            if str(txn.get("status") or "").lower() != "succeeded" or not txn.get("id"):
+                continue
+            ext = external_id(txn["id"])
+            with store.transaction(conn):
+                if conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (ext,)).fetchone():
+                    continue
+                jobs.enqueue(conn, source="donations", entity_type="transaction", entity_id=str(txn["id"]),
+                             external_id=ext, payload={"transaction": txn, "origin": "poll"},
+                             email=txn.get("email"), name=supporter_name(txn), amount=str(txn.get("amount")),
+                             max_attempts=config.queue.max_attempts)
+            queued += 1
+        requests = donations.api.requests_sent
+    finally:
+        if client is None:
+            donations.close()
+    result = {"since": since_text, "transactions_seen": seen, "queued": queued, "requests": requests,
+              "fresh": bool(fresh or lookback)}
+    with store.transaction(conn):
+        conn.execute("INSERT INTO poll_state (source, watermark, last_run_at, last_result) VALUES ('donations', ?, ?, ?)"
+                     " ON CONFLICT (source) DO UPDATE SET watermark = excluded.watermark,"
+                     " last_run_at = excluded.last_run_at, last_result = excluded.last_result",
+                     (store.iso(started), store.iso(), json.dumps(result)))
+    return result

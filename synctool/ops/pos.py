@@ -1,0 +1,78 @@
+"""POS operations (spec: /api/pos/*): locations, orders, enrichment, and resync."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import clients, jobs, settings, store
+from synctool.config import Config
+from synctool.errors import InvalidInput
+from synctool.platforms.square import external_id
+
+LOCATIONS = "pos:locations"
+
+
+def locations(conn: sqlite3.Connection, config: Config, *, client=None) -> list[dict[str, Any]]:
+    pos = client or clients.pos(config)
+    try:
+        found = pos.locations()
+    finally:
+        if client is None:
+            pos.close()
+    settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
+    return [{k: loc.get(k) for k in ("id", "name", "status", "currency")} for loc in found]
+
+
+def orders(conn: sqlite3.Connection, config: Config, *, cursor: str | None = None, limit: int = 50,
+           client=None) -> dict[str, Any]:
+    if not 1 <= limit <= 500:
+        raise InvalidInput("limit must be between 1 and 500")
+    pos = client or clients.pos(config)
+    try:
+        location_ids = [loc["id"] for loc in pos.locations()]
+        result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
+    finally:
+        if client is None:
+            pos.close()
+    synced = {r["key"]: r["crm_id"] for r in conn.execute("SELECT key, crm_id FROM crm_writes WHERE state = 'done'")}
+    items = [{"id": o["id"], "state": o.get("state"), "location_id": o.get("location_id"),
+              "created_at": o.get("created_at"), "total_cents": (o.get("total_money") or {}).get("amount"),
+              "customer_id": o.get("customer_id"), "crm_gift_id": synced.get(external_id(o["id"]))}
+             for o in result.get("orders") or []]
+    return {"orders": items, "cursor": result.get("cursor")}
+
+
+def enrich(config: Config, order_ids: list[str], *, client=None) -> list[dict[str, Any]]:
+    """The customer behind each order (e-mail and name), as the sync would find it."""
+    if not order_ids:
+        raise InvalidInput("give at least one order id")
+    pos = client or clients.pos(config)
+    out = []
+    try:
+        for order_id in order_ids:
+            order = pos.order(order_id)
+            customer_id = order.get("customer_id") or next(
+                (t.get("customer_id") for t in order.get("tenders") or [] if t.get("customer_id")), None)
+            customer = pos.customer(customer_id) if customer_id else {}
+            out.append({"order_id": order_id, "customer_id": customer_id, "email": customer.get("email_address"),
+                        "first_name": customer.get("given_name"), "last_name": customer.get("family_name")})
+    finally:
+        if client is None:
+            pos.close()
+    return out
+
+
+def resync(conn: sqlite3.Connection, config: Config, order_id: str, *, force: bool = False) -> dict[str, Any]:
+    """Queue the order again and run it now. ``force`` ignores the local "already synced" mark; the
+    CRM is still searched by external id first, so a second gift is never created."""
+    from synctool.worker import run_now
+
+    if not order_id.strip():
+        raise InvalidInput("order id is empty")
+    with store.transaction(conn):
+        job_id = jobs.enqueue(conn, source="pos", entity_type="order", entity_id=order_id.strip(),
+                              external_id=external_id(order_id.strip()), force=force,
+                              payload={"origin": "operator resync"}, max_attempts=config.queue.max_attempts)
+    row = run_now(config, conn, job_id)
+    return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}

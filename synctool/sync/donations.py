@@ -1,0 +1,163 @@
+"""Donations (Givebutter) -> CRM gifts.
+
+- ``transaction.succeeded`` (or a transaction found by the backup poll): one gift, external id
+  ``donations_<transaction id>``, for the constituent matched or created from the supporter.
+- ``ticket.created``: tickets point to their transaction. When that transaction has a job or a gift
+  already, the ticket is skipped (the transaction's gift covers the purchase). A lone ticket (its
+  transaction never announced itself) fetches the transaction and syncs it, under the same external id,
+  so a purchase never becomes two gifts whichever event arrives first or alone.
+- ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
+- ``refund.created``: no CRM change; the job fails as "needs attention" naming the gift to adjust.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from synctool import mappings, settings, store
+from synctool.errors import PermanentError, Skip
+from synctool.jobs import Outcome
+from synctool.money import dollars
+from synctool.platforms.givebutter import external_id
+from synctool.sync import gifts
+from synctool.sync.constituents import Person
+from synctool.sync.registry import JobContext, handler
+
+CAMPAIGNS = "donations:campaigns"
+
+
+def gift_date(value: str | None) -> str:
+    if not value:
+        return store.utcnow().strftime("%Y-%m-%d")
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc).strftime("%Y-%m-%d")
+    except ValueError:
+        return value[:10]
+
+
+def supporter(txn: dict[str, Any]) -> Person:
+    address = txn.get("address") if isinstance(txn.get("address"), dict) else {}
+    street = ", ".join(p for p in (address.get("address_1"), address.get("address_2")) if p)
+    return Person(first_name=txn.get("first_name"), last_name=txn.get("last_name"), email=txn.get("email"),
+                  phone=txn.get("phone"), org_name=txn.get("company") or None,
+                  address={"street": street or None, "city": address.get("city"), "state": address.get("state"),
+                           "postal_code": address.get("zipcode"), "country": address.get("country")})
+
+
+def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
+    conn = ctx.conn
+    campaign_id = str(txn.get("campaign_id") or "")
+    campaign = settings.cache_get(conn, CAMPAIGNS, campaign_id) if campaign_id else None
+    campaign_type = (campaign or {}).get("type")
+    config_default = {"fund_id": ctx.config.donations.default_fund_id,
+                      "campaign_id": ctx.config.donations.default_campaign_id}
+    coding = mappings.coding(
+        mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
+        mappings.get(conn, "type_default", f"donations:{campaign_type}") if campaign_type else None,
+        mappings.get(conn, "type_default", "donations:default"), config_default)
+    method = str(txn.get("method") or txn.get("payment_method") or "").lower()
+    payment = mappings.get(conn, "payment_method", f"donations:{method}") or {}
+    body: dict[str, Any] = {
+        "external_id": external_id(txn["id"]),
+        "received_amount": float(dollars(txn.get("amount"))),
+        "received_date": gift_date(txn.get("transacted_at") or txn.get("created_at")),
+        **coding,
+    }
+    if payment.get("payment_type_id"):
+        body["payment_type_id"] = payment["payment_type_id"]
+    if payment.get("gift_type_id"):
+        body["gift_type_id"] = payment["gift_type_id"]
+    else:
+        body["gift_type_name"] = "Gift"
+    custom = []
+    for field in txn.get("custom_fields") or []:
+        mapped = (mappings.get(conn, "custom_field", str(field.get("field_id") or field.get("id")))
+                  or mappings.get(conn, "custom_field", str(field.get("title") or "")))
+        if mapped and field.get("value") not in (None, ""):
+            custom.append({"key": mapped["crm_field"], "values": [{"name": str(field["value"])}]})
+    if custom:
+        body["custom_fields"] = custom
+    space = txn.get("giving_space") if isinstance(txn.get("giving_space"), dict) else {}
+    note = [f"Givebutter transaction {txn['id']}" + (f" #{txn['number']}" if txn.get("number") else ""),
+            f"{method or 'unknown method'}", f"campaign {txn.get('campaign_code') or campaign_id or '-'}"]
+    if txn.get("fee_covered"):
+        note.append(f"donor covered fee {dollars(txn['fee_covered'])}")
+    if space.get("message"):
+        note.append(f"message: {space['message']}")
+    if txn.get("dedication"):
+        note.append(f"dedication: {txn['dedication']}")
+    body["note"] = "; ".join(note)
+    return body
+
+
+def sync_transaction(ctx: JobContext, txn: dict[str, Any]) -> Outcome:
+    status = str(txn.get("status") or "succeeded").lower()
+    if status != "succeeded":
+        raise Skip(f"transaction {txn.get('id')} is {status}, not succeeded")
+    ext = external_id(txn["id"])
+    done = gifts.recorded(ctx.conn, ext)
+    if done is not None and done["state"] == "done" and not ctx.job["force"]:
+        return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    body = gift_body(ctx, txn)
+    person = supporter(txn)
+    if not person.email and not person.last_name:
+        raise PermanentError(f"transaction {txn['id']} has no supporter e-mail or name to match a constituent")
+    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    return Outcome("succeeded", "gift created" if created else "gift already in the CRM; recorded",
+                   crm_constituent_id=constituent_id, crm_gift_id=gift_id)
+
+
+@handler("crm", "transaction")
+def transaction(ctx: JobContext) -> Outcome:
+    delivery = ctx.delivery()
+    txn = (delivery or {}).get("data") if delivery else ctx.payload.get("transaction")
+    if not txn:
+        txn = ctx.donations.transaction(ctx.job["entity_id"])
+    return sync_transaction(ctx, txn)
+
+
+@handler("crm", "ticket")
+def ticket(ctx: JobContext) -> Outcome:
+    data = (ctx.delivery() or {}).get("data") or {}
+    transaction_id = data.get("transaction_id")
+    if not transaction_id:
+        raise PermanentError(f"ticket {ctx.job['entity_id']} names no transaction_id")
+    ext = external_id(transaction_id)
+    other = ctx.conn.execute(
+        "SELECT id, status FROM jobs WHERE external_id = ? AND entity_type = 'transaction'"
+        " AND status IN ('queued', 'running', 'succeeded') LIMIT 1", (ext,)).fetchone()
+    if other is not None or gifts.recorded(ctx.conn, ext) is not None:
+        raise Skip(f"covered by transaction {transaction_id} (one gift per purchase)")
+    txn = ctx.donations.transaction(str(transaction_id))
+    outcome = sync_transaction(ctx, txn)
+    outcome.message = f"lone ticket: synced its transaction {transaction_id}; " + (outcome.message or "")
+    return outcome
+
+
+@handler("crm", "campaign")
+def campaign(ctx: JobContext) -> Outcome:
+    data = (ctx.delivery() or {}).get("data") or {}
+    if not data.get("id"):
+        raise PermanentError("campaign webhook without data.id")
+    with store.transaction(ctx.conn):
+        settings.cache_put(ctx.conn, CAMPAIGNS, str(data["id"]), data)
+    return Outcome("succeeded", f"campaign cache updated: {data.get('title')} ({data.get('type')})")
+
+
+@handler("crm", "refund")
+def refund(ctx: JobContext) -> Outcome:
+    data = (ctx.delivery() or {}).get("data") or {}
+    ext = ctx.job["external_id"]
+    entry = gifts.recorded(ctx.conn, ext) if ext else None
+    gift_id = entry["crm_id"] if entry is not None else None
+    if gift_id is None and ext:
+        found = gifts.find(ctx.crm, ext)
+        gift_id = str(found["id"]) if found else None
+    amount = data.get("amount")
+    where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
+    with store.transaction(ctx.conn):
+        ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
+    raise PermanentError(f"needs attention: refund of {dollars(amount) if amount is not None else 'an amount'} "
+                         f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
+                         "`synctool syncs resolve` this record")

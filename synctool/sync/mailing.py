@@ -1,0 +1,68 @@
+"""Mailing (Mailchimp) unsubscribes and bounces -> CRM tags, by tag rules for the event's list mapping.
+
+No gift is created. The constituent is found by e-mail (the local link, else a name search using the
+merge names with an exact e-mail filter, else LGL's ``eaddr`` search when the event carries no names,
+as ``cleaned`` events do). No match is logged as skipped, not failed; a duplicate event re-applies the
+same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
+"""
+
+from __future__ import annotations
+
+from synctool import mappings, settings, store
+from synctool.errors import Skip
+from synctool.jobs import Outcome
+from synctool.sync import constituents
+from synctool.sync.registry import JobContext, handler
+
+ENABLED = "mailing_sync_enabled"
+
+
+def rules_for(conn, list_id: str, event: str) -> dict | None:
+    return mappings.get(conn, "tag_rule", f"{list_id}:{event}") or mappings.get(conn, "tag_rule", f"*:{event}")
+
+
+def find_constituent(ctx: JobContext, email: str, first: str | None, last: str | None) -> str | None:
+    known = constituents.linked(ctx.conn, email)
+    if known:
+        return known
+    person = constituents.Person(first, last, email)
+    found = constituents.search(ctx.crm, person)
+    if found is None and not (first or last):
+        key = constituents.normalize_email(email)
+        found = next((c for c in ctx.crm.search_constituents({"eaddr": key}) if key in constituents.emails_of(c)), None)
+    if found is None:
+        return None
+    with store.transaction(ctx.conn):
+        constituents.link(ctx.conn, email, found["id"])
+    return str(found["id"])
+
+
+def apply_event(ctx: JobContext) -> Outcome:
+    event = ctx.job["entity_type"]
+    if not settings.get(ctx.conn, ENABLED, True):
+        raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
+    fields = ctx.delivery() or {}
+    data = fields.get("data") or {}
+    list_id = str(data.get("list_id") or "")
+    mapping = mappings.get(ctx.conn, "list_mapping", list_id)
+    if not mapping or not mapping.get("enabled", True):
+        raise Skip(f"list {list_id or '(none)'} is not mapped (synctool mailing mappings set {list_id or 'LIST_ID'})")
+    rules = rules_for(ctx.conn, list_id, event)
+    if not rules or not (rules.get("add") or rules.get("remove")):
+        raise Skip(f"no tag rules for {event} on list {list_id}")
+    merges = data.get("merges") or {}
+    email = data.get("email") or ctx.job["entity_id"]
+    constituent_id = find_constituent(ctx, email, merges.get("FNAME") or None, merges.get("LNAME") or None)
+    if constituent_id is None:
+        raise Skip(f"no CRM constituent has the e-mail {email}; nothing to tag")
+    for keyword in rules.get("add") or []:
+        ctx.crm.add_keyword(constituent_id, keyword)
+    for keyword in rules.get("remove") or []:
+        ctx.crm.remove_keyword(constituent_id, keyword)
+    reason = data.get("reason") or data.get("action") or ""
+    return Outcome("succeeded", f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, "
+                                f"removed {rules.get('remove') or []}", crm_constituent_id=constituent_id)
+
+
+handler("crm", "unsubscribe")(apply_event)
+handler("crm", "cleaned")(apply_event)
