@@ -103,3 +103,20 @@ def crm_client(fake_crm, db):
     client = crm.open_client(db, load_config())
     yield client
     client.close()
+
+
+@pytest.fixture
+def world(monkeypatch, secrets_env):
+    """Every fake running, synctool pointed at them, pacing scaled right down, quick retries."""
+    from synctool.fakes.world import FakeWorld
+
+    with FakeWorld(crm_limit=10_000, crm_window_s=1.0) as w:
+        for name, value in w.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "10000")
+        monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
+        monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
+        monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")
+        monkeypatch.setenv("CRM_TIMEOUT_S", "0.5")
+        monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "50")
+        yield w

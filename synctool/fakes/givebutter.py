@@ -86,12 +86,21 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             return denied
         return _page(list(gb.campaigns.values()), request)
 
+    async def campaign(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        try:
+            found = gb.campaigns.get(int(request.path_params["id"]))
+        except ValueError:
+            found = None
+        return JSONResponse({"data": found}) if found else JSONResponse({"message": "Not found."}, status_code=404)
+
     async def tickets(request: Request):
         if (denied := guard(request)) is not None:
             return denied
         return _page(list(gb.tickets.values()), request)
 
     app = Starlette(routes=[Route("/v1/transactions", transactions), Route("/v1/transactions/{id}", transaction),
-                            Route("/v1/campaigns", campaigns), Route("/v1/tickets", tickets)])
+                            Route("/v1/campaigns", campaigns), Route("/v1/campaigns/{id}", campaign), Route("/v1/tickets", tickets)])
     app.state.fake = gb
     return app

@@ -36,12 +36,12 @@ def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[
     return {"key": key, **value}
 
 
-def set_campaign_override(conn: sqlite3.Connection, campaign_id: str, **values: Any) -> dict[str, Any]:
+def set_campaign_override(conn: sqlite3.Connection, donation_campaign: str, **values: Any) -> dict[str, Any]:
     value = validated(conn, values)
     if not value:
         raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
-    mappings.put(conn, "campaign_override", str(campaign_id), value)
-    return {"key": str(campaign_id), **value}
+    mappings.put(conn, "campaign_override", str(donation_campaign), value)
+    return {"key": str(donation_campaign), **value}
 
 
 def set_location_override(conn: sqlite3.Connection, location_id: str, **values: Any) -> dict[str, Any]:

@@ -118,5 +118,9 @@ class DonationsClient:
         body = self.api.request("GET", f"/transactions/{transaction_id}")
         return body.get("data", body)
 
+    def campaign(self, campaign_id: str) -> dict[str, Any]:
+        body = self.api.request("GET", f"/campaigns/{campaign_id}")
+        return body.get("data", body)
+
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.pages("/campaigns", {"per_page": 100}))

@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 from typing import Any
 
 from synctool import mappings, settings, store
-from synctool.errors import PermanentError, Skip
+from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import dollars
 from synctool.platforms.givebutter import external_id
@@ -25,6 +26,7 @@ from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
 
 CAMPAIGNS = "donations:campaigns"
+logger = logging.getLogger("synctool.donations")
 
 
 def gift_date(value: str | None) -> str:
@@ -45,10 +47,24 @@ def supporter(txn: dict[str, Any]) -> Person:
                            "postal_code": address.get("zipcode"), "country": address.get("country")})
 
 
+def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
+    """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
+    try:
+        campaign = ctx.donations.campaign(campaign_id)
+    except SynctoolError as exc:
+        logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
+        return None
+    with store.transaction(ctx.conn):
+        settings.cache_put(ctx.conn, CAMPAIGNS, campaign_id, campaign)
+    return campaign
+
+
 def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = str(txn.get("campaign_id") or "")
     campaign = settings.cache_get(conn, CAMPAIGNS, campaign_id) if campaign_id else None
+    if campaign_id and campaign is None:
+        campaign = fetch_campaign(ctx, campaign_id)
     campaign_type = (campaign or {}).get("type")
     config_default = {"fund_id": ctx.config.donations.default_fund_id,
                       "campaign_id": ctx.config.donations.default_campaign_id}
