@@ -9,6 +9,7 @@ database and an old one reach the same schema, and re-running is harmless.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,16 +63,22 @@ def connect(path: str | Path, *, migrate: bool = True) -> sqlite3.Connection:
     return conn
 
 
+# Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
+# sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
+_WRITE_LOCK = threading.RLock()
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
-    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    with _WRITE_LOCK:
+        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:

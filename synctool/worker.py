@@ -23,7 +23,7 @@ from typing import Any
 from synctool import jobs, store
 from synctool.config import Config
 from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError, TransientError
-from synctool.sync.registry import HANDLERS, JobContext, handler
+from synctool.sync.registry import HANDLERS, JobContext, Services, handler
 
 __all__ = ["HANDLERS", "JobContext", "handler", "drain", "run_job", "DrainSummary"]
 
@@ -148,11 +148,15 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
         finally:
             conn.close()
 
+    own_services = services is None
+    services = services or Services(config)
     threads = [threading.Thread(target=worker, args=(n,), name=f"drain-{n}") for n in range(concurrency)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if own_services:
+        services.close()
     conn = store.connect(config.db_path, migrate=False)
     try:
         jobs.index_search(conn)

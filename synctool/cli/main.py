@@ -153,6 +153,30 @@ def poll(
                    f"{result['queued']} queued ({result['requests']} requests)")
 
 
+@app.command()
+def demo(as_json: bool = typer.Option(False, "--json", help="print the report as JSON")) -> None:
+    """Run the whole path against local fakes: receiver, signed deliveries, poll, drain, and what the CRM holds.
+
+    Needs no configuration and touches nothing outside this machine (loopback only, a temporary database).
+
+    Example: synctool demo
+    """
+    from synctool.ops.demo import run
+
+    report = run(say=(lambda line: None) if as_json else typer.echo)
+    if as_json:
+        emit_json(report)
+        return
+    from synctool.cli.common import table
+
+    table(report["sync_log"], ["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
+    table(report["crm_constituents"], ["id", "name", "tags"], title="CRM constituents (fake)")
+    table(report["crm_gifts"], ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"],
+          title="CRM gifts (fake)")
+    stats = report["crm_requests"]
+    typer.echo(f"CRM requests: {stats['requests']}, 429s: {stats['rejected_429']}; demo took {report['seconds']} s")
+
+
 def main() -> None:
     app()
 

@@ -21,6 +21,7 @@ from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import dollars
 from synctool.platforms.givebutter import external_id
+from synctool.platforms.http import ApiError
 from synctool.sync import gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
@@ -51,6 +52,11 @@ def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
         campaign = ctx.donations.campaign(campaign_id)
+    except ApiError as exc:
+        if exc.status != 404:
+            logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
+            return None
+        campaign = {"id": campaign_id, "type": None, "unknown_to_givebutter": True}  # do not ask again
     except SynctoolError as exc:
         logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,37 +67,69 @@ class JobContext:
         self.heartbeat()
 
 
-    def _client(self, name: str, make: Callable[[], Any]) -> Any:
+    def _client(self, name: str) -> Any:
+        if self.services is not None:
+            return self.services.get(name, self)
         if name not in self._clients:
-            self._clients[name] = make()
+            self._clients[name] = make_client(name, self.conn, self.config, self.count_crm_request)
         return self._clients[name]
 
     @property
     def crm(self):
         """The CRM client; every request it sends is counted on this job's attempt."""
-        from synctool import crm
-
-        return self._client("crm", lambda: crm.open_client(self.conn, self.config, on_request=self.count_crm_request))
+        return self._client("crm")
 
     @property
     def donations(self):
-        from synctool import clients
-
-        return self._client("donations", lambda: clients.donations(self.config))
+        return self._client("donations")
 
     @property
     def pos(self):
-        from synctool import clients
-
-        return self._client("pos", lambda: clients.pos(self.config))
+        return self._client("pos")
 
     @property
     def mailing(self):
-        from synctool import clients
-
-        return self._client("mailing", lambda: clients.mailing(self.config))
+        return self._client("mailing")
 
     def close(self) -> None:
         for client in self._clients.values():
             client.close()
         self._clients.clear()
+
+
+def make_client(name: str, conn: sqlite3.Connection, config: Config, on_crm_request: Callable[[], None]) -> Any:
+    from synctool import clients, crm
+
+    if name == "crm":
+        return crm.open_client(conn, config, on_request=on_crm_request)
+    return getattr(clients, name)(config)
+
+
+class Services:
+    """Outside clients shared by the jobs of one drain: building an HTTPS client (its TLS context) costs
+    more than most jobs, and httpx clients are thread-safe. CRM requests are counted on the job that the
+    calling thread is running."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._current = threading.local()
+
+    def _count(self) -> None:
+        ctx = getattr(self._current, "ctx", None)
+        if ctx is not None:
+            ctx.count_crm_request()
+
+    def get(self, name: str, ctx: JobContext) -> Any:
+        self._current.ctx = ctx
+        with self._lock:
+            if name not in self._clients:
+                self._clients[name] = make_client(name, ctx.conn, self.config, self._count)
+            return self._clients[name]
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()

@@ -1,0 +1,180 @@
+"""`synctool demo`: the whole path against the local fakes, on loopback, with a temporary database.
+
+Fakes of the CRM, Givebutter, Square and Mailchimp start in this process; so does the receiver. Signed
+deliveries from every source go to the receiver (with a repeat, an ineligible POS order and a forged
+signature), the backup poll runs, a drain runs, and the report holds the sync log and what the CRM
+fake now holds. CRM pacing is scaled down (the real 1.1 s gap would make the demo slow, not different).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+DEMO_ENV = {"CRM_RATE_LIMIT_REQUESTS": "300", "CRM_RATE_LIMIT_WINDOW_S": "30", "CRM_MIN_INTERVAL_MS": "110",
+            "SYNCTOOL_KEYRING": "off"}
+
+
+def run(say: Callable[[str], None] = print) -> dict[str, Any]:
+    from synctool import store
+    from synctool.config import load_config
+    from synctool.fakes import samples
+    from synctool.fakes.server import BackgroundServer, free_port
+    from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
+    from synctool.platforms.stripe import sign
+    from synctool.web.receiver import create_app
+
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
+    (tmp / "config.yaml").write_text("# written by synctool demo\n")
+    saved = dict(os.environ)
+    world = FakeWorld().start()
+    receiver = None
+    try:
+        port = free_port()
+        os.environ.update({**DEMO_ENV, **world.env(), **WEBHOOK_SECRETS, "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
+                           "SYNCTOOL_DB": str(tmp / "demo.db"),
+                           "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos"})
+        config = load_config()
+        conn = store.connect(config.db_path)
+        logging.getLogger("synctool.receiver").setLevel(logging.ERROR)  # the forged delivery is expected
+        receiver = BackgroundServer(create_app(config), port=port).start()
+        say(f"fakes and receiver on loopback; database {config.db_path}")
+
+        seed(world, conn, config, say)
+        sent = send(world, receiver.url, say, samples, sign)
+
+        from synctool.ops.poll import poll
+
+        polled = poll(conn, config, lookback="7d")
+        say(f"poll: {polled['transactions_seen']} transactions seen, {polled['queued']} queued "
+            f"({polled['requests']} request)")
+
+        from synctool.worker import drain
+
+        summary = drain(config, max_seconds=45)
+        say(summary.line())
+
+        from synctool.ops.syncs import list_syncs
+
+        log = list_syncs(conn, limit=50, sort="created_at", order="asc")["items"]
+        crm = world.crm
+        tags = {k["id"]: k["name"] for k in __import__("synctool.fakes.lgl", fromlist=["TAG_CATEGORY"]).TAG_CATEGORY["keywords"]}
+        return {
+            "deliveries": sent,
+            "poll": polled,
+            "drain": summary.line(),
+            "sync_log": [{"source": r["source"], "what": f"{r['entity_type']} {r['entity_id']}"[:34],
+                          "status": r["status"], "outcome": r["last_error"] or r["message"] or
+                          ("waits for the portal processor" if r["target"] == "portal" else ""),
+                          "crm_gift_id": r["crm_gift_id"]} for r in log],
+            "crm_constituents": [{"id": c["id"], "name": f"{c.get('first_name') or ''} {c.get('last_name') or ''}".strip(),
+                                  "tags": ", ".join(tags[k] for k in sorted(crm.keywords.get(c["id"], set())))}
+                                 for c in crm.constituents.values()],
+            "crm_gifts": [{"id": g["id"], "external_id": g["external_id"], "amount": g["received_amount"],
+                           "date": g["received_date"], "fund": g.get("fund_name"), "paid_by": g.get("payment_type_name"),
+                           "donor": g["constituent_id"]} for g in crm.gifts.values()],
+            "crm_requests": crm.stats(),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    finally:
+        if receiver is not None:
+            receiver.stop()
+        world.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def seed(world, conn, config, say) -> None:
+    from synctool.fakes import samples
+    from synctool.ops import crm, mailing, mappings, settings
+
+    crm_client = None
+    from synctool import crm as crm_target
+
+    crm_client = crm_target.open_client(conn, config)
+    crm.refresh(conn, config, client=crm_client)
+    jane = crm_client.create_constituent({"first_name": "Jane", "last_name": "Doe",
+                                          "email_addresses": [{"address": "jane.doe@example.org"}]})
+    crm_client.add_keyword(jane["id"], 12221)  # Newsletter
+    crm_client.close()
+    mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
+    mappings.set_type_default(conn, "pos:default", fund_id=2402)
+    mappings.set_payment_method(conn, "donations:card", payment_type_id=1509)
+    mappings.set_payment_method(conn, "pos:CARD", payment_type_id=1509)
+    mappings.set_payment_method(conn, "pos:CASH", payment_type_id=1507)
+    mailing.set_mapping(conn, "b7e21c0d94", label="Newsletter")
+    mailing.set_tag_rule(conn, "b7e21c0d94", "unsubscribe", add=[12222], remove=[12221])
+    settings.pos_default_constituent(conn, email="walkin@example.org", first_name="Walk-in", last_name="Customer")
+
+    missed = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # its webhook was lost: only the poll finds it
+    an_hour_ago = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 3600))
+    missed.update(id="PollOnly7Kq2", first_name="Alan", last_name="Turing", email="alan@example.org", amount=50,
+                  created_at=an_hour_ago, transacted_at=an_hour_ago)
+    world.givebutter.add_transaction(missed)
+    world.square.customers["CUST1"] = {"id": "CUST1", "given_name": "Grace", "family_name": "Hopper",
+                                       "email_address": "grace@example.org"}
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    world.square.orders["ORDER-DONE-1"] = {"id": "ORDER-DONE-1", "location_id": "FPYCBCHYMXFK1", "state": "COMPLETED",
+                                           "created_at": now, "customer_id": "CUST1",
+                                           "total_money": {"amount": 2599, "currency": "USD"},
+                                           "tenders": [{"id": "T1", "type": "CARD"}],
+                                           "line_items": [{"name": "Membership card", "quantity": "1"}]}
+    world.square.orders["ORDER-OPEN-2"] = {"id": "ORDER-OPEN-2", "location_id": "FPYCBCHYMXFK1", "state": "OPEN",
+                                           "created_at": now, "total_money": {"amount": 1200, "currency": "USD"},
+                                           "tenders": []}
+    world.square.orders["POSAPP-3"] = {"id": "POSAPP-3", "location_id": "L2GIFTSHOP001", "state": "COMPLETED",
+                                       "created_at": now, "total_money": {"amount": 750, "currency": "USD"},
+                                       "tenders": [{"id": "T3", "type": "CASH"}]}
+    say("seeded: CRM reference lists and mappings, a CRM constituent with a newsletter tag, POS orders, "
+        "a Givebutter transaction whose webhook was lost")
+
+
+def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
+    from synctool.fakes.world import WEBHOOK_SECRETS
+
+    pos_url = url + "/webhooks/pos"
+    results = []
+
+    def post(label: str, path: str, body: bytes, headers: dict[str, str]) -> None:
+        response = httpx.post(url + path, content=body, headers=headers, timeout=10)
+        results.append({"delivery": label, "status": response.status_code, "answer": response.json()})
+        say(f"  {label:<48} -> {response.status_code} {json.dumps(response.json())}")
+
+    gb = {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}
+    txn_body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION, event_id="demo-evt-1")
+    say("deliveries:")
+    post("Givebutter transaction.succeeded", "/webhooks/donations", txn_body, gb)
+    post("Givebutter transaction.succeeded (repeat)", "/webhooks/donations", txn_body, gb)
+    post("Givebutter ticket.created (same purchase)", "/webhooks/donations", samples.givebutter(
+        "ticket.created", {"id": "81347746A0020", "transaction_id": "QiN7blzUhiwXBVBr", "email": "Ada.Lovelace@Example.org",
+                           "title": "General Admission", "price": 10}), gb)
+
+    def square(label: str, body: bytes, key: str = WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"]) -> None:
+        post(label, "/webhooks/pos", body, {"x-square-hmacsha256-signature": samples.square_signature(key, pos_url, body),
+                                            "content-type": "application/json"})
+
+    square("Square order.updated COMPLETED", samples.square_order_event("ORDER-DONE-1"))
+    square("Square order.created OPEN, no payment", samples.square_order_event("ORDER-OPEN-2", "OPEN", "order.created"))
+    square("Square payment.created (POS app sale)", samples.square_payment_event("PAY-3", "POSAPP-3", 750))
+    square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
+    post("Mailchimp unsubscribe", f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}",
+         samples.mailchimp_unsubscribe(), {"content-type": "application/x-www-form-urlencoded"})
+    stripe_body = samples.stripe_event("payment_intent.succeeded", {"id": "pi_demo", "object": "payment_intent",
+                                                                    "status": "succeeded", "amount": 2500, "metadata": {}})
+    post("Stripe payment_intent.succeeded", "/webhooks/payments", stripe_body,
+         {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
+    portal_body = json.dumps({"id": "push-demo-1", "type": "user.upsert",
+                              "data": {"id": "u-1", "email": "member@example.org"}}).encode()
+    post("Portal user.upsert", "/webhooks/portal", portal_body,
+         {"Synctool-Signature": sign(portal_body, WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"])})
+    return results
