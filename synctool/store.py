@@ -130,7 +130,6 @@ def m001_core(conn: sqlite3.Connection) -> None:
         note TEXT,
         UNIQUE (source, event_id)
     );
-    CREATE INDEX deliveries_received ON deliveries (received_at);
 
     CREATE TABLE jobs (
         id TEXT PRIMARY KEY,
