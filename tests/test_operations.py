@@ -1,0 +1,77 @@
+"""The platform operations from the CLI against the fakes, and `synctool demo`."""
+
+from __future__ import annotations
+
+import json
+
+from synctool.fakes import samples
+
+
+def out(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_pos_locations_orders_enrich(world, cli):
+    locations = out(cli("pos", "locations", "--json"))
+    assert [loc["name"] for loc in locations] == ["Front Desk", "Gift Shop"]
+    world.square.customers["C1"] = {"id": "C1", "given_name": "Grace", "family_name": "Hopper", "email_address": "g@example.org"}
+    for n in range(3):
+        world.square.orders[f"O{n}"] = {"id": f"O{n}", "location_id": "FPYCBCHYMXFK1", "state": "COMPLETED",
+                                        "created_at": f"2026-11-2{n}T10:00:00Z", "customer_id": "C1",
+                                        "total_money": {"amount": 100 * (n + 1), "currency": "USD"}, "tenders": []}
+    page1 = out(cli("pos", "orders", "--limit", "2", "--json"))
+    assert [o["id"] for o in page1["orders"]] == ["O2", "O1"] and page1["cursor"]
+    page2 = out(cli("pos", "orders", "--limit", "2", "--cursor", page1["cursor"], "--json"))
+    assert [o["id"] for o in page2["orders"]] == ["O0"] and page2["cursor"] is None
+    enriched = out(cli("pos", "enrich", "O0", "O1", "--json"))
+    assert {e["email"] for e in enriched} == {"g@example.org"}
+    assert cli("pos", "enrich", "NOPE").exit_code == 1  # Square's 404, as one line
+
+
+def test_location_overrides_replace_and_validation(world, cli, tmp_path):
+    assert cli("crm", "refresh").exit_code == 0
+    path = tmp_path / "overrides.json"
+    path.write_text(json.dumps([{"location_id": "L2GIFTSHOP001", "fund_id": 2402}, {"location_id": "FPYCBCHYMXFK1"}]))
+    rows = out(cli("pos", "location-overrides", "replace", str(path)))
+    assert {r["location_id"] for r in rows} == {"L2GIFTSHOP001", "FPYCBCHYMXFK1"}
+    bad = cli("pos", "location-overrides", "set", "X", "--fund-id", "1")
+    assert bad.exit_code == 2 and "valid:" in bad.output
+
+
+def test_donation_campaigns_refresh(world, cli):
+    world.givebutter.campaigns[1] = {"id": 1, "code": "ABC", "title": "Annual", "type": "fundraise", "status": "active"}
+    assert out(cli("donations", "campaigns", "--json")) == []
+    rows = out(cli("donations", "campaigns", "--refresh", "--json"))
+    assert rows[0]["title"] == "Annual" and out(cli("donations", "campaigns", "--json")) == rows
+
+
+def test_mailing_account_lists_test(world, cli, monkeypatch):
+    assert out(cli("mailing", "account", "--json"))["account_name"] == "Friends of the Library"
+    assert [m["id"] for m in out(cli("mailing", "lists", "--json"))] == ["b7e21c0d94", "c0ffee1234"]
+    assert out(cli("mailing", "test", "--json"))["ok"] is True
+    monkeypatch.setenv("MAILING_API_KEY", "wrong-us14")
+    result = cli("mailing", "test", "--json")
+    assert result.exit_code == 1 and "401" in json.loads(result.stdout)["error"]
+
+
+def test_settings_validate(cli):
+    assert cli("settings", "pos-default-constituent", "--email", "nope").exit_code == 2
+    assert cli("settings", "mailing-sync-enabled", "maybe").exit_code == 2
+    assert out(cli("settings", "alert-recipients", "a@example.org", "--json")) == {"emails": ["a@example.org"]}
+    assert cli("settings", "alert-recipients", "not-an-email").exit_code == 2
+
+
+def test_missing_platform_key_is_one_clear_line(cli, monkeypatch):
+    result = cli("pos", "locations")
+    assert result.exit_code == 2 and "POS_ACCESS_TOKEN" in result.output and "Traceback" not in result.output
+
+
+def test_demo_runs_the_whole_path(cli):
+    report = out(cli("demo", "--json"))
+    answers = {d["delivery"]: d["status"] for d in report["deliveries"]}
+    assert answers["Square order.updated, FORGED signature"] == 401
+    assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
+    assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
+        "donations_PollOnly7Kq2", "donations_QiN7blzUhiwXBVBr", "pos_order_ORDER-DONE-1", "pos_order_POSAPP-3"]
+    assert report["crm_requests"]["rejected_429"] == 0 and report["seconds"] < 60
