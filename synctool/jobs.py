@@ -57,22 +57,27 @@ def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
 
-def claim(conn: sqlite3.Connection, owner: str, *, target: str = "crm", lease_seconds: float = 300,
+def claim(conn: sqlite3.Connection, owner: str, *, targets: tuple[str, ...] = ("crm",), lease_seconds: float = 300,
           max_running: int = MAX_RUNNING) -> sqlite3.Row | None:
-    """Take the next due job (or one whose lease expired) for ``owner``; None when none is due or
-    ``max_running`` jobs are already running. Also records the attempt."""
+    """Take the next due job of ``targets`` (earlier targets first), or one whose lease expired, for
+    ``owner``; None when none is due or ``max_running`` jobs are already running. Records the attempt."""
     now = store.utcnow()
     now_s = store.iso(now)
     expires = store.iso(now + timedelta(seconds=lease_seconds))
+    marks = ",".join("?" * len(targets))
+    order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
     with store.transaction(conn):
         row = conn.execute(
             "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
-            " updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target = ? AND ("
+            f" updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
             "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"
-            "   ORDER BY run_after LIMIT 1)"
-            " AND (SELECT count(*) FROM jobs WHERE target = ? AND status = 'running' AND lease_expires >= ?) < ?"
+            # portal jobs change local records, so they run one at a time, in arrival order
+            "   AND (target != 'portal' OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.target = 'portal'"
+            "        AND r.status = 'running' AND r.lease_expires >= ?))"
+            f"   ORDER BY {order}, run_after, rowid LIMIT 1)"
+            f" AND (SELECT count(*) FROM jobs WHERE target IN ({marks}) AND status = 'running' AND lease_expires >= ?) < ?"
             " RETURNING *",
-            (owner, expires, now_s, target, now_s, now_s, target, now_s, max_running),
+            (owner, expires, now_s, *targets, now_s, now_s, now_s, *targets, *targets, now_s, max_running),
         ).fetchone()
         if row is None:
             return None
@@ -163,9 +168,10 @@ def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, 
     return status
 
 
-def next_due_in(conn: sqlite3.Connection, target: str = "crm") -> float | None:
-    """Seconds until the next queued job of ``target`` is due (0 if one is due now), None if none is queued."""
-    row = conn.execute("SELECT min(run_after) FROM jobs WHERE target = ? AND status = 'queued'", (target,)).fetchone()
+def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
+    """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
+    row = conn.execute(f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))})"
+                       " AND status = 'queued'", targets).fetchone()
     if row[0] is None:
         return None
     from datetime import datetime

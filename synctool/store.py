@@ -251,3 +251,82 @@ def m001_core(conn: sqlite3.Connection) -> None:
         last_result TEXT
     )
     """)
+
+
+@migration
+def m002_portal(conn: sqlite3.Connection) -> None:
+    """The member portal's records, pushed to /webhooks/portal or imported, with their CRM linkage ids."""
+    _script(conn, """
+    CREATE TABLE portal_users (
+        id TEXT PRIMARY KEY, email TEXT, first_name TEXT, last_name TEXT, phone TEXT,
+        billing_address_1 TEXT, billing_address_2 TEXT, billing_city TEXT, billing_state TEXT,
+        billing_postcode TEXT, billing_country TEXT, crm_constituent_id TEXT, updated_at TEXT NOT NULL
+    );
+    CREATE INDEX portal_users_email ON portal_users (email);
+    CREATE TABLE portal_products (
+        id TEXT PRIMARY KEY, name TEXT, category TEXT NOT NULL, level TEXT, updated_at TEXT NOT NULL
+    );
+    CREATE TABLE portal_memberships (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, product_id TEXT, level TEXT, status TEXT,
+        start_date TEXT, renewal_date TEXT, subsidy_tier TEXT, crm_membership_id TEXT, updated_at TEXT NOT NULL
+    );
+    CREATE INDEX portal_memberships_user ON portal_memberships (user_id);
+    CREATE TABLE portal_payments (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL, gateway TEXT,
+        amount_cents INTEGER NOT NULL, created_at TEXT, payment_intent_id TEXT, membership_id TEXT,
+        enrollment_id TEXT, scholarship INTEGER NOT NULL DEFAULT 0, crm_gift_id TEXT, crm_gift_ids TEXT,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX portal_payments_intent ON portal_payments (payment_intent_id);
+    CREATE TABLE portal_payment_items (
+        id TEXT PRIMARY KEY, payment_id TEXT NOT NULL, product_id TEXT, category TEXT, description TEXT,
+        quantity INTEGER NOT NULL DEFAULT 1, amount_cents INTEGER NOT NULL
+    );
+    CREATE INDEX portal_payment_items_payment ON portal_payment_items (payment_id);
+    CREATE TABLE portal_enrollments (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, product_id TEXT, payment_id TEXT, status TEXT,
+        crm_synced_at TEXT, updated_at TEXT NOT NULL
+    );
+    CREATE TABLE portal_family_links (
+        id TEXT PRIMARY KEY, primary_user_id TEXT NOT NULL, member_user_id TEXT NOT NULL,
+        crm_relationship_type_id TEXT, crm_relationship_id TEXT, updated_at TEXT NOT NULL
+    )
+    """)
+
+
+@migration
+def m003_locks(conn: sqlite3.Connection) -> None:
+    """Named locks shared by every process (one person's jobs must not run side by side)."""
+    conn.execute("CREATE TABLE locks (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)")
+
+
+@contextmanager
+def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300, wait_s: float = 120) -> Iterator[None]:
+    """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
+
+    A lock left by a process that died expires after ``ttl_s``. Waiting longer than ``wait_s`` raises
+    StoreUnavailable."""
+    import time
+
+    owner = f"{uuid.uuid4()}"
+    names = sorted(set(names))
+    deadline = time.monotonic() + wait_s
+    while True:
+        now = time.time()
+        with transaction(conn):
+            marks = ",".join("?" * len(names))
+            held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?",
+                                (*names, now)).fetchone()[0]
+            if not held:
+                conn.executemany("INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
+                                 " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+                                 [(name, owner, now + ttl_s) for name in names])
+                break
+        if time.monotonic() > deadline:
+            raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        with transaction(conn):
+            conn.execute(f"DELETE FROM locks WHERE owner = ?", (owner,))

@@ -103,9 +103,12 @@ def run_now(config: Config, conn: sqlite3.Connection, job_id: str) -> sqlite3.Ro
 
 
 def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
-          target: str = "crm", services: Any = None,
+          targets: tuple[str, ...] = ("portal", "crm"), services: Any = None,
           on_job: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
-    """Run due jobs of ``target`` until none is due, ``max_jobs`` ran, or ``max_seconds`` passed."""
+    """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
+
+    ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
+    then ``crm`` jobs; ``cms`` and ``messaging`` jobs are left for their own processors."""
     import synctool.sync  # noqa: F401  (registers the sync rules' handlers)
 
     concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
@@ -133,10 +136,10 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
             while time.monotonic() < deadline:
                 if not take_slot():
                     return
-                job = jobs.claim(conn, owner, target=target, lease_seconds=config.queue.lease_seconds)
+                job = jobs.claim(conn, owner, targets=targets, lease_seconds=config.queue.lease_seconds)
                 if job is None:
                     give_back()
-                    due = jobs.next_due_in(conn, target)
+                    due = jobs.next_due_in(conn, targets)
                     remaining = deadline - time.monotonic()
                     if due is None or due > remaining:
                         return

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import crm, deliveries, donations, mailing, mappings, pos, settings, syncs
+from synctool.cli import crm, deliveries, donations, mailing, mappings, portal, pos, settings, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
@@ -24,6 +24,7 @@ app.add_typer(pos.app, name="pos")
 app.add_typer(donations.app, name="donations")
 app.add_typer(mailing.app, name="mailing")
 app.add_typer(settings.app, name="settings")
+app.add_typer(portal.app, name="portal")
 app.add_typer(syncs.jobs_app, name="jobs")
 app.command("stats")(syncs.stats)
 app.command("retry-all")(syncs.retry_all)

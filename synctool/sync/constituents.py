@@ -59,9 +59,6 @@ def emails_of(constituent: dict[str, Any]) -> set[str]:
 
 def search(crm: CrmClient, person: Person) -> dict[str, Any] | None:
     """Name search (with contacts expanded), then the exact e-mail filter; None when nothing matches."""
-    if person.external_id:
-        for found in crm.search_constituents({"external_id": person.external_id}):
-            return found
     name = person.last_name or person.first_name or person.org_name
     if not name or not person.key:
         return None
@@ -109,6 +106,17 @@ def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, de
         known = linked(conn, person.email)
         if known:
             return known, False
+    # one person at a time: two jobs for a new donor must not both create her
+    with store.named_lock(conn, [f"person:{person.key or person.last_name}"]):
+        if use_link:
+            known = linked(conn, person.email)
+            if known:
+                return known, False
+        return _match_or_create(crm, conn, person, defaults)
+
+
+def _match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person,
+                     defaults: ProfileDefaults) -> tuple[str, bool]:
     found = search(crm, person)
     created = False
     if found is None:

@@ -1,0 +1,187 @@
+"""`synctool portal`: the member portal's records, their CRM ids, syncs, mappings, flags and test scenarios."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+
+app = sub_app("The member portal: records and their CRM ids, syncs, mappings, sync flags, test scenarios.")
+sync_app = sub_app("Sync one portal record to the CRM now.")
+mappings_app = sub_app("Portal mappings: funds per category, gateways, membership levels, relationship types.")
+scenarios_app = sub_app("Named sets of linked test records (refused in the production CRM environment).")
+app.add_typer(sync_app, name="sync")
+app.add_typer(mappings_app, name="mappings")
+app.add_typer(scenarios_app, name="scenarios")
+
+
+@app.command("import")
+def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON lines: {\"type\": \"user\", \"data\": {...}} ('-' for stdin)"),
+            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Load portal records from a JSON-lines file; bad lines are reported by number, the rest still load.
+
+    Example: synctool portal import users.jsonl
+    """
+    from synctool.errors import InvalidInput
+    from synctool.ops.portal import import_file
+
+    try:
+        lines = sys.stdin if str(file) == "-" else file.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
+    result = import_file(ctx_obj(ctx).db, lines)
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo("loaded: " + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing"))
+        for error in result["errors"]:
+            typer.echo(f"line {error['line']}: {error['error']}", err=True)
+    if result["errors"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def show(ctx: typer.Context, entity: str = typer.Argument(..., help="user, product, membership, payment, enrollment or family_link"),
+         record_id: str = typer.Argument(..., help="the portal's id")) -> None:
+    """Show one portal record with its CRM linkage ids.
+
+    Example: synctool portal show payment pay_123
+    """
+    from synctool.ops.portal import show as op
+
+    emit_json(op(ctx_obj(ctx).db, entity, record_id))
+
+
+@app.command()
+def links(ctx: typer.Context, entity: str = typer.Option(None, help="only this record type"),
+          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Every portal record's CRM ids (for the portal to read back).
+
+    Example: synctool portal links --entity user --json
+    """
+    from synctool.ops.portal import links as op
+
+    rows = op(ctx_obj(ctx).db, entity)
+    emit_json(rows) if as_json else table(rows, sorted({k for r in rows for k in r}, key=lambda k: (k != "entity", k != "id", k)))
+
+
+def _sync(entity: str):
+    def command(ctx: typer.Context, record_id: str = typer.Argument(..., help=f"the portal {entity} id"),
+                force: bool = typer.Option(False, "--force", help="sync even if already linked (never a second gift)"),
+                as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+        from synctool.ops.portal import sync_now
+
+        obj = ctx_obj(ctx)
+        result = sync_now(obj.db, obj.config, entity, record_id, force=force)
+        emit_json(result) if as_json else key_values(result)
+        if result["status"] not in ("succeeded", "skipped"):
+            raise typer.Exit(1)
+
+    command.__doc__ = f"Sync one portal {entity} to the CRM now.\n\n    Example: synctool portal sync {entity} ID\n    "
+    return command
+
+
+for _entity in ("payment", "user", "membership", "relationship"):
+    sync_app.command(_entity)(_sync(_entity))
+
+
+@app.command("queue")
+def queue_(ctx: typer.Context, entity: str = typer.Argument(..., help="payment, user, membership, relationship or enrollment"),
+           record_id: str = typer.Argument(..., help="the portal's id"),
+           force: bool = typer.Option(False, "--force", help="sync even if already linked")) -> None:
+    """Queue a sync for the next drain.
+
+    Example: synctool portal queue payment pay_123
+    """
+    from synctool.ops.portal import queue_sync
+
+    typer.echo(f"queued job {queue_sync(ctx_obj(ctx).db, entity, record_id, force=force)}")
+
+
+def _mapping_list(kind: str, columns: list[str]):
+    def command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+        if ctx.invoked_subcommand is None:
+            from synctool.ops.portal import list_mappings
+
+            rows = list_mappings(ctx_obj(ctx).db, kind)
+            emit_json(rows) if as_json else table(rows, columns)
+    return command
+
+
+for _kind, _help, _cols, _example, _opts in (
+    ("funds", "Fund (and campaign name) per sync category: membership, language_classes, events, donations.",
+     ["key", "fund_id", "campaign_name"], "synctool portal mappings funds set membership --fund-id 2400 --campaign-name 'Membership Drive'",
+     ("fund_id", "campaign_name")),
+    ("gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.", ["key", "payment_type_id"],
+     "synctool portal mappings gateways set stripe --payment-type-id 1509", ("payment_type_id",)),
+    ("levels", "Membership product id or level name -> CRM membership level; key * is the global default.",
+     ["key", "membership_level_id"], "synctool portal mappings levels set '*' --membership-level-id 41", ("membership_level_id",)),
+    ("relationship-types", "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
+     ["key", "id", "ids"], "synctool portal mappings relationship-types set default --id 9", ("id", "ids")),
+):
+    sub = sub_app(_help)
+    sub.callback(invoke_without_command=True)(_mapping_list(_kind, _cols + ["updated_at"]))
+
+    def _setter(kind=_kind):
+        def command(ctx: typer.Context, key: str = typer.Argument(..., help="the mapping key"),
+                    fund_id: int = typer.Option(None, help="CRM fund id (funds)"),
+                    campaign_name: str = typer.Option(None, help="CRM campaign name (funds)"),
+                    payment_type_id: int = typer.Option(None, help="CRM payment type id (gateways)"),
+                    membership_level_id: int = typer.Option(None, help="CRM membership level id (levels)"),
+                    id: int = typer.Option(None, "--id", help="CRM relationship type id (relationship-types default)"),
+                    ids: list[int] = typer.Option(None, "--ids", help="enabled relationship type ids (repeatable)")) -> None:
+            from synctool.ops.portal import set_mapping
+
+            emit_json(set_mapping(ctx_obj(ctx).db, kind, key, fund_id=fund_id, campaign_name=campaign_name,
+                                  payment_type_id=payment_type_id, membership_level_id=membership_level_id, id=id,
+                                  ids=ids or None))
+        return command
+
+    setter = _setter()
+    setter.__doc__ = f"{_help}\n\n    Example: {_example}\n    "
+    sub.command("set")(setter)
+    mappings_app.add_typer(sub, name=_kind)
+
+
+@app.command()
+def flags(ctx: typer.Context,
+          auto_sync: bool = typer.Option(None, "--auto-sync/--no-auto-sync", help="queue CRM jobs automatically"),
+          sync_on_payment: bool = typer.Option(None, "--sync-on-payment/--no-sync-on-payment", help="payments become gifts"),
+          sync_on_membership: bool = typer.Option(None, "--sync-on-membership/--no-sync-on-membership", help="memberships sync"),
+          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show or change the sync flags.
+
+    Example: synctool portal flags --no-sync-on-membership
+    """
+    from synctool.ops.portal import get_flags
+
+    result = get_flags(ctx_obj(ctx).db, auto_sync=auto_sync, sync_on_payment=sync_on_payment,
+                       sync_on_membership=sync_on_membership)
+    emit_json(result) if as_json else key_values(result)
+
+
+@scenarios_app.command("create")
+def scenario_create(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
+    """Create a named set of linked test records (two users, a membership, a class, a cart, a family link).
+
+    Example: synctool portal scenarios create smoke
+    """
+    from synctool.ops.portal import scenario_create as op
+
+    obj = ctx_obj(ctx)
+    emit_json(op(obj.db, obj.config, name))
+
+
+@scenarios_app.command("delete")
+def scenario_delete(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
+    """Delete a scenario's records.
+
+    Example: synctool portal scenarios delete smoke
+    """
+    from synctool.ops.portal import scenario_delete as op
+
+    obj = ctx_obj(ctx)
+    emit_json(op(obj.db, obj.config, name))

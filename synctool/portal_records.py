@@ -1,0 +1,132 @@
+"""The member portal's records in synctool's database (``portal_*`` tables) and their CRM linkage ids.
+
+Records arrive by the signed ``/webhooks/portal`` push and by ``synctool portal import``; both validate
+with the models in ``platforms/portal.py`` and upsert here. Linkage ids (``crm_constituent_id``,
+``crm_membership_id``, ``crm_gift_id``, ``crm_relationship_id``) are written only by the sync rules and
+are kept when the portal pushes a record again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from synctool import store
+from synctool.errors import InvalidInput, NotFound
+from synctool.platforms.portal import RECORD_TYPES, record_models
+
+TABLES = {"user": "portal_users", "product": "portal_products", "membership": "portal_memberships",
+          "payment": "portal_payments", "enrollment": "portal_enrollments", "family_link": "portal_family_links"}
+LINKS = {"user": ["crm_constituent_id"], "membership": ["crm_membership_id"], "payment": ["crm_gift_id", "crm_gift_ids"],
+         "family_link": ["crm_relationship_id"], "enrollment": ["crm_synced_at"], "product": []}
+
+
+def validate(kind: str, data: Any) -> Any:
+    from pydantic import ValidationError
+
+    if kind not in RECORD_TYPES:
+        raise InvalidInput(f"unknown record type {kind!r}", "one of: " + ", ".join(RECORD_TYPES))
+    if not isinstance(data, dict):
+        raise InvalidInput(f"a {kind} record must be a JSON object")
+    try:
+        return record_models()[kind].model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(record)"
+        raise InvalidInput(f"invalid {kind} record", f"{where}: {first['msg']}") from None
+
+
+def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
+    """Validate and store one record (inside the caller's transaction). Returns the stored row."""
+    record = validate(kind, data)
+    values = record.model_dump(exclude={"items"})
+    values["updated_at"] = store.iso()
+    if kind == "payment":
+        values["scholarship"] = int(values["scholarship"])
+    table = TABLES[kind]
+    columns = list(values)
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        f" ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id"),
+        [values[c] for c in columns])
+    if kind == "payment":
+        conn.execute("DELETE FROM portal_payment_items WHERE payment_id = ?", (record.id,))
+        for item in record.items:
+            conn.execute("INSERT INTO portal_payment_items (id, payment_id, product_id, category, description, quantity,"
+                         " amount_cents) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (item.id, record.id, item.product_id, item.category, item.description, item.quantity,
+                          item.amount_cents))
+    return get(conn, kind, record.id)
+
+
+def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
+    if kind not in TABLES:
+        raise InvalidInput(f"unknown record type {kind!r}", "one of: " + ", ".join(RECORD_TYPES))
+    row = conn.execute(f"SELECT * FROM {TABLES[kind]} WHERE id = ?", (record_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no portal {kind} with id {record_id}")
+    record = dict(row)
+    if kind == "payment":
+        record["items"] = [dict(r) for r in conn.execute(
+            "SELECT id, product_id, category, description, quantity, amount_cents FROM portal_payment_items"
+            " WHERE payment_id = ? ORDER BY rowid", (record_id,))]
+        record["crm_gift_ids"] = json.loads(record["crm_gift_ids"]) if record["crm_gift_ids"] else {}
+        record["scholarship"] = bool(record["scholarship"])
+    return record
+
+
+def find(conn: sqlite3.Connection, kind: str, record_id: str | None) -> dict[str, Any] | None:
+    if not record_id:
+        return None
+    try:
+        return get(conn, kind, record_id)
+    except NotFound:
+        return None
+
+
+def set_link(conn: sqlite3.Connection, kind: str, record_id: str, **links: Any) -> None:
+    with store.transaction(conn):
+        for column, value in links.items():
+            if column not in LINKS[kind]:
+                raise ValueError(f"{column} is not a linkage field of {kind}")
+            if isinstance(value, (dict, list)):
+                value = json.dumps(value)
+            conn.execute(f"UPDATE {TABLES[kind]} SET {column} = ? WHERE id = ?", (value, record_id))
+
+
+def links(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:
+    """Every record's CRM ids, for the portal to read back."""
+    kinds = [kind] if kind else [k for k in RECORD_TYPES if LINKS[k]]
+    out = []
+    for k in kinds:
+        if k not in TABLES:
+            raise InvalidInput(f"unknown record type {k!r}", "one of: " + ", ".join(RECORD_TYPES))
+        for row in conn.execute(f"SELECT id, {', '.join(LINKS[k]) or 'NULL AS none'} FROM {TABLES[k]} ORDER BY id"):
+            out.append({"entity": k, **dict(row)})
+    return out
+
+
+def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
+    """JSON lines ``{"type": "user", "data": {...}}`` (``user.upsert`` also accepted). A bad line is
+    reported with its number; the others still load."""
+    loaded: dict[str, int] = {}
+    errors = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise InvalidInput("not valid JSON") from None
+            if not isinstance(row, dict):
+                raise InvalidInput("each line must be a JSON object {type, data}")
+            kind = str(row.get("type") or "").split(".", 1)[0]
+            with store.transaction(conn):
+                upsert(conn, kind, row.get("data"))
+            loaded[kind] = loaded.get(kind, 0) + 1
+        except InvalidInput as exc:
+            errors.append({"line": number, "error": str(exc) + (f": {exc.detail}" if exc.detail else "")})
+    return {"loaded": loaded, "errors": errors}
