@@ -73,5 +73,6 @@ def test_demo_runs_the_whole_path(cli):
     assert answers["Square order.updated, FORGED signature"] == 401
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
     assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
-        "donations_PollOnly7Kq2", "donations_QiN7blzUhiwXBVBr", "pos_order_ORDER-DONE-1", "pos_order_POSAPP-3"]
+        "donations_PollOnly7Kq2", "donations_QiN7blzUhiwXBVBr", "pay-100", "pos_order_ORDER-DONE-1", "pos_order_POSAPP-3"]
+    assert {r["status"] for r in report["sync_log"]} <= {"succeeded", "skipped"}
     assert report["crm_requests"]["rejected_429"] == 0 and report["seconds"] < 60

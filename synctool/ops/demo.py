@@ -74,8 +74,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
             "poll": polled,
             "drain": summary.line(),
             "sync_log": [{"source": r["source"], "what": f"{r['entity_type']} {r['entity_id']}"[:34],
-                          "status": r["status"], "outcome": r["last_error"] or r["message"] or
-                          ("waits for the portal processor" if r["target"] == "portal" else ""),
+                          "status": r["status"], "outcome": r["last_error"] or r["message"] or "",
                           "crm_gift_id": r["crm_gift_id"]} for r in log],
             "crm_constituents": [{"id": c["id"], "name": f"{c.get('first_name') or ''} {c.get('last_name') or ''}".strip(),
                                   "tags": ", ".join(tags[k] for k in sorted(crm.keywords.get(c["id"], set())))}
@@ -115,6 +114,11 @@ def seed(world, conn, config, say) -> None:
     mailing.set_mapping(conn, "b7e21c0d94", label="Newsletter")
     mailing.set_tag_rule(conn, "b7e21c0d94", "unsubscribe", add=[12222], remove=[12221])
     settings.pos_default_constituent(conn, email="walkin@example.org", first_name="Walk-in", last_name="Customer")
+    from synctool.ops import portal
+
+    portal.set_mapping(conn, "funds", "membership", fund_id=2400, campaign_name="Membership Drive")
+    portal.set_mapping(conn, "gateways", "stripe", payment_type_id=1509)
+    portal.set_mapping(conn, "levels", "*", membership_level_id=41)
 
     missed = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # its webhook was lost: only the poll finds it
     an_hour_ago = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 3600))
@@ -169,12 +173,22 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
     square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
     post("Mailchimp unsubscribe", f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}",
          samples.mailchimp_unsubscribe(), {"content-type": "application/x-www-form-urlencoded"})
-    stripe_body = samples.stripe_event("payment_intent.succeeded", {"id": "pi_demo", "object": "payment_intent",
-                                                                    "status": "succeeded", "amount": 2500, "metadata": {}})
-    post("Stripe payment_intent.succeeded", "/webhooks/payments", stripe_body,
+    def portal_push(label: str, push: dict) -> None:
+        body = json.dumps(push).encode()
+        post(label, "/webhooks/portal", body, {"Synctool-Signature": sign(body, WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"])})
+
+    portal_push("Portal user.upsert", {"id": "push-1", "type": "user.upsert", "data": {
+        "id": "u-100", "email": "member@example.org", "first_name": "Mary", "last_name": "Somerville"}})
+    portal_push("Portal membership.upsert (pending)", {"id": "push-2", "type": "membership.upsert", "data": {
+        "id": "m-100", "user_id": "u-100", "level": "Individual", "status": "pending",
+        "start_date": time.strftime("%Y-%m-%d"), "renewal_date": time.strftime("%Y-12-31")}})
+    portal_push("Portal payment.upsert (pending)", {"id": "push-3", "type": "payment.upsert", "data": {
+        "id": "pay-100", "user_id": "u-100", "type": "membership", "status": "pending", "gateway": "stripe",
+        "amount_cents": 6000, "membership_id": "m-100"}})
+    stripe_body = samples.stripe_event("checkout.session.completed", {
+        "id": "cs_test_demo", "object": "checkout.session", "amount_total": 6000, "currency": "usd",
+        "payment_status": "paid", "status": "complete", "payment_intent": "pi_demo", "mode": "payment",
+        "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"}})
+    post("Stripe checkout.session.completed", "/webhooks/payments", stripe_body,
          {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
-    portal_body = json.dumps({"id": "push-demo-1", "type": "user.upsert",
-                              "data": {"id": "u-1", "email": "member@example.org"}}).encode()
-    post("Portal user.upsert", "/webhooks/portal", portal_body,
-         {"Synctool-Signature": sign(portal_body, WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"])})
     return results
