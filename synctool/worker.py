@@ -160,10 +160,14 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
         t.join()
     if own_services:
         services.close()
+    summary.elapsed_s = time.monotonic() - started
     conn = store.connect(config.db_path, migrate=False)
     try:
         jobs.index_search(conn)
+        with store.transaction(conn):
+            from synctool import settings
+
+            settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})
     finally:
         conn.close()
-    summary.elapsed_s = time.monotonic() - started
     return summary

@@ -7,8 +7,8 @@ import typer
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The mailing platform (Mailchimp): account, lists, list mappings, tag rules, connection test.")
-mappings_app = sub_app("List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.")
-rules_app = sub_app("Tag rules: CRM tags (keyword ids) to add and remove per list and event.")
+mappings_app = sub_app("List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings")
+rules_app = sub_app("Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules")
 app.add_typer(mappings_app, name="mappings")
 app.add_typer(rules_app, name="tag-rules")
 

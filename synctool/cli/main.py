@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import crm, deliveries, donations, mailing, mappings, portal, pos, settings, syncs
+from synctool.cli import crm, deliveries, donations, mailing, mappings, ops_extra, portal, pos, settings, syncs, users
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
@@ -25,6 +25,11 @@ app.add_typer(donations.app, name="donations")
 app.add_typer(mailing.app, name="mailing")
 app.add_typer(settings.app, name="settings")
 app.add_typer(portal.app, name="portal")
+app.add_typer(users.app, name="users")
+app.add_typer(ops_extra.alerts_app, name="alerts")
+app.add_typer(ops_extra.dev_app, name="dev")
+app.command("test-connections")(ops_extra.test_connections)
+app.command("doctor")(ops_extra.doctor)
 app.add_typer(syncs.jobs_app, name="jobs")
 app.command("stats")(syncs.stats)
 app.command("retry-all")(syncs.retry_all)
@@ -86,10 +91,11 @@ def serve(
     ctx: typer.Context,
     host: str = typer.Option(None, help="address to listen on (default: receiver.host in config)"),
     port: int = typer.Option(None, help="port to listen on (default: receiver.port in config)"),
+    admin_api: bool = typer.Option(None, "--admin-api/--no-admin-api", help="also mount the /api/* admin routes (JWT roles); default: receiver.admin_api"),
 ) -> None:
-    """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn.
+    """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn, and optionally the admin API.
 
-    Example: synctool serve --host 0.0.0.0 --port 8787
+    Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api
     """
     import uvicorn
 
@@ -99,7 +105,14 @@ def serve(
     from synctool import store
 
     store.connect(config.db_path).close()  # create and migrate before the first delivery
-    app_ = create_app(config)
+    extra = []
+    if admin_api if admin_api is not None else config.receiver.admin_api:
+        from synctool.ops.users import _secret
+        from synctool.web.admin_api import routes
+
+        _secret()  # refuse to start the admin API without a signing secret
+        extra = routes(config)
+    app_ = create_app(config, routes=extra)
     uvicorn.run(app_, host=host or config.receiver.host, port=port or config.receiver.port,
                 log_level="warning", access_log=False)
 

@@ -7,10 +7,10 @@ import typer
 from synctool.cli.common import ctx_obj, emit_json, sub_app, table
 
 app = sub_app("CRM coding for incoming money: type defaults, campaign overrides, payment methods, custom fields.")
-types_app = sub_app("Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.")
-overrides_app = sub_app("Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).")
-payments_app = sub_app("Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.")
-fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field key.")
+types_app = sub_app("Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json")
+overrides_app = sub_app("Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides")
+payments_app = sub_app("Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.\n\nExample: synctool mappings payments")
+fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field key.\n\nExample: synctool mappings custom-fields")
 app.add_typer(types_app, name="types")
 app.add_typer(overrides_app, name="overrides")
 app.add_typer(payments_app, name="payments")

@@ -122,7 +122,7 @@ for _kind, _help, _cols, _example, _opts in (
     ("relationship-types", "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
      ["key", "id", "ids"], "synctool portal mappings relationship-types set default --id 9", ("id", "ids")),
 ):
-    sub = sub_app(_help)
+    sub = sub_app(f"{_help}\n\nExample: synctool portal mappings {_kind} --json")
     sub.callback(invoke_without_command=True)(_mapping_list(_kind, _cols + ["updated_at"]))
 
     def _setter(kind=_kind):

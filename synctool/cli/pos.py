@@ -10,7 +10,7 @@ import typer
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
-overrides_app = sub_app("Location overrides: Square location -> CRM fund and campaign.")
+overrides_app = sub_app("Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json")
 app.add_typer(overrides_app, name="location-overrides")
 
 

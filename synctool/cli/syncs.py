@@ -136,14 +136,21 @@ def jobs_retry(ctx: typer.Context, job_id: str = typer.Argument(..., help="the f
 
 
 def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only this source's failed jobs"),
+              fresh: bool = typer.Option(False, "--fresh", help="re-fetch the source data (donation transactions) first"),
               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Put every unresolved failed job back in the queue.
 
-    Example: synctool retry-all --source donations
+    Example: synctool retry-all --source donations --fresh
     """
     from synctool.ops.syncs import retry_all as retry_all_op
 
-    result = retry_all_op(ctx_obj(ctx).db, source=source)
+    obj = ctx_obj(ctx)
+    if fresh:
+        from synctool.ops.dev import retry_all_fresh
+
+        result = retry_all_fresh(obj.db, obj.config, source=source)
+    else:
+        result = retry_all_op(obj.db, source=source)
     emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
 
 
@@ -176,3 +183,8 @@ def drain(
         summary = drain_op(config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
     if summary.claimed or sys.stdout.isatty():
         typer.echo(summary.line())
+    from synctool.ops.alerts import after_drain
+
+    alert = after_drain(obj.db, config, summary.failed_jobs)
+    if alert and alert.get("sent"):
+        typer.echo(f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)")

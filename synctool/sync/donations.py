@@ -132,8 +132,8 @@ def sync_transaction(ctx: JobContext, txn: dict[str, Any]) -> Outcome:
 
 @handler("crm", "transaction")
 def transaction(ctx: JobContext) -> Outcome:
-    delivery = ctx.delivery()
-    txn = (delivery or {}).get("data") if delivery else ctx.payload.get("transaction")
+    # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
+    txn = ctx.payload.get("transaction") or (ctx.delivery() or {}).get("data")
     if not txn:
         txn = ctx.donations.transaction(ctx.job["entity_id"])
     return sync_transaction(ctx, txn)

@@ -133,4 +133,9 @@ def app_from_env() -> Starlette:
 
     config = load_config()
     store.connect(config.db_path).close()
-    return create_app(config)
+    extra = []
+    if config.receiver.admin_api:
+        from synctool.web.admin_api import routes
+
+        extra = routes(config)
+    return create_app(config, routes=extra)

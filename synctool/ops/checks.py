@@ -1,0 +1,101 @@
+"""`test-connections` and `doctor`: what works, what does not, and how to fix it. Never shows a secret."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from typing import Any
+
+from synctool import clients, settings, store
+from synctool.config import Config
+from synctool.errors import SynctoolError
+
+
+def _try(name: str, fn) -> dict[str, Any]:
+    try:
+        detail = fn()
+        return {"name": name, "ok": True, "detail": detail}
+    except SynctoolError as exc:
+        return {"name": name, "ok": False, "detail": str(exc)}
+
+
+def test_connections(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
+    """One read on each outside system: CRM, donation platform, POS, mailing."""
+    from synctool.ops.crm import test_connection
+
+    def crm() -> str:
+        result = test_connection(conn, config)
+        if not result["ok"]:
+            raise SynctoolError(result.get("error", "failed"))
+        return f"{result['environment']} at {result['base_url']}"
+
+    def with_client(make, call):
+        def run() -> str:
+            client = make(config)
+            try:
+                return call(client)
+            finally:
+                client.close()
+        return run
+
+    return [
+        _try("crm", crm),
+        _try("donations", with_client(clients.donations, lambda c: f"{len(c.api.request('GET', '/campaigns', params={'per_page': 1}).get('data') or [])} campaign(s) read")),
+        _try("pos", with_client(clients.pos, lambda c: f"{len(c.locations())} location(s)")),
+        _try("mailing", with_client(clients.mailing, lambda c: c.ping().get("health_status", "ok"))),
+    ]
+
+
+def _age(text: str | None) -> float | None:
+    if not text:
+        return None
+    return (store.utcnow() - datetime.strptime(text, store.TIME_FORMAT).replace(tzinfo=timezone.utc)).total_seconds()
+
+
+def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
+    """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
+    from synctool import crm as crm_target
+    from synctool.secrets import SECRET_NAMES, keyring_name, secret_source
+
+    checks: list[dict[str, Any]] = []
+
+    def add(name: str, status: str, detail: str, fix: str = "") -> None:
+        checks.append({"check": name, "status": status, "detail": detail, "fix": fix})
+
+    add("config", "ok" if config.source != "defaults" else "warn", f"read from {config.source}",
+        "" if config.source != "defaults" else "run `synctool init`")
+    migrations = store.applied_migrations(conn)
+    add("database", "ok", f"{config.db_path}, {len(migrations)}/{len(store.MIGRATIONS)} migrations")
+    keyring = keyring_name()
+    add("keyring", "ok" if keyring != "none" else "warn", keyring,
+        "" if keyring != "none" else "secrets come from the environment; set them for cron too (crontab.example)")
+    for name in SECRET_NAMES:
+        source = secret_source(name)
+        needed = name in ("CRM_API_KEY", "POS_WEBHOOK_SIGNATURE_KEY")
+        add(f"secret {name}", "ok" if source else ("fail" if needed else "warn"),
+            f"set ({source})" if source else "not set", "" if source else f"keyring or the environment variable {name}")
+    where = crm_target.target(conn, config)
+    add("crm", "ok" if where.key_source else "fail", f"{where.environment} at {where.base_url}",
+        "" if where.key_source else "synctool crm config --api-key")
+    if not config.webhooks.pos_notification_url:
+        add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
+    last_drain = settings.get(conn, "last_drain") or {}
+    age = _age(last_drain.get("at"))
+    add("cron drain", "ok" if age is not None and age < 180 else "fail",
+        f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 180 else
+        "install crontab.example (drain every minute)")
+    poll = conn.execute("SELECT last_run_at FROM poll_state WHERE source = 'donations'").fetchone()
+    age = _age(poll[0] if poll else None)
+    add("cron poll", "ok" if age is not None and age < 1800 else "warn",
+        f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 1800 else
+        "install crontab.example (poll every 15 minutes)")
+    oldest = conn.execute("SELECT min(run_after) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
+    age = _age(oldest)
+    backlog = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
+    add("queue backlog", "ok" if age is None or age < 600 else "warn",
+        f"{backlog} queued" + (f", oldest due {int(age)} s ago" if age is not None and age > 0 else ""),
+        "" if age is None or age < 600 else "is drain running? `synctool drain -v`; `synctool crm budget`")
+    failed = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    add("failed jobs", "ok" if not failed else "warn", f"{failed} unresolved",
+        "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all")
+    return checks

@@ -1,0 +1,104 @@
+"""The team: users with roles (viewer, admin, super_admin) and their signed API tokens.
+
+Tokens are JWTs (HS256) signed with ``ADMIN_JWT_SECRET`` (keyring or environment), carrying the user's
+e-mail as subject, the role, an expiry and the user's token version. Verification also reads the user
+row, so a deactivated user's tokens stop working at once, and a role change applies at once.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from synctool import store
+from synctool.errors import ConfigError, Conflict, InvalidInput, InvalidSignature, NotFound
+
+ROLES = ("viewer", "admin", "super_admin")
+RANK = {role: n for n, role in enumerate(ROLES)}
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _row(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "email": row["email"], "role": row["role"], "active": bool(row["active"]),
+            "invited_at": row["invited_at"], "updated_at": row["updated_at"]}
+
+
+def list_users(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [_row(r) for r in conn.execute("SELECT * FROM users ORDER BY id")]
+
+
+def invite(conn: sqlite3.Connection, email: str, role: str = "viewer") -> dict[str, Any]:
+    email = (email or "").strip().lower()
+    if not EMAIL.match(email):
+        raise InvalidInput(f"not an e-mail address: {email!r}")
+    if role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}", "one of: " + ", ".join(ROLES))
+    now = store.iso()
+    with store.transaction(conn):
+        if conn.execute("SELECT 1 FROM users WHERE email = ?", (email,)).fetchone():
+            raise Conflict(f"{email} is already a user (change the role with `synctool users update`)")
+        conn.execute("INSERT INTO users (email, role, active, invited_at, updated_at) VALUES (?, ?, 1, ?, ?)",
+                     (email, role, now, now))
+    return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
+
+
+def update(conn: sqlite3.Connection, user_id: int, *, role: str | None = None, deactivate: bool = False,
+           activate: bool = False) -> dict[str, Any]:
+    if role is not None and role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}", "one of: " + ", ".join(ROLES))
+    if role is None and not deactivate and not activate:
+        raise InvalidInput("nothing to change", "give a role, deactivate or activate")
+    with store.transaction(conn):
+        row = conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no user with id {user_id}")
+        conn.execute("UPDATE users SET role = coalesce(?, role), active = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE active END,"
+                     " token_version = token_version + ?, updated_at = ? WHERE id = ?",
+                     (role, int(deactivate), int(activate), int(deactivate), store.iso(), user_id))
+    return _row(conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
+
+
+def _secret() -> str:
+    from synctool.secrets import get_secret
+
+    secret = get_secret("ADMIN_JWT_SECRET")
+    if not secret or len(secret) < 32:
+        raise ConfigError("ADMIN_JWT_SECRET", "keyring/environment",
+                          "not set, or shorter than 32 characters; the admin API's tokens are signed with it "
+                          "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(48))')")
+    return secret
+
+
+def issue_token(conn: sqlite3.Connection, email: str, ttl_s: int = 86400) -> dict[str, Any]:
+    import jwt
+
+    if not 60 <= ttl_s <= 366 * 86400:
+        raise InvalidInput("the token lifetime must be between 60 s and a year")
+    row = conn.execute("SELECT * FROM users WHERE email = ?", ((email or "").strip().lower(),)).fetchone()
+    if row is None:
+        raise NotFound(f"no user {email!r} (invite them first: synctool users invite EMAIL --role ...)")
+    if not row["active"]:
+        raise Conflict(f"{row['email']} is deactivated")
+    now = int(time.time())
+    claims = {"sub": row["email"], "role": row["role"], "iat": now, "exp": now + ttl_s, "ver": row["token_version"]}
+    return {"token": jwt.encode(claims, _secret(), algorithm="HS256"), "email": row["email"], "role": row["role"],
+            "expires_at": store.iso(datetime.fromtimestamp(now + ttl_s, timezone.utc))}
+
+
+def verify_token(conn: sqlite3.Connection, token: str) -> dict[str, Any]:
+    """The active user behind a token, with their current role; InvalidSignature otherwise."""
+    import jwt
+
+    try:
+        claims = jwt.decode(token, _secret(), algorithms=["HS256"], options={"require": ["sub", "exp", "role"]})
+    except jwt.ExpiredSignatureError:
+        raise InvalidSignature("token expired") from None
+    except jwt.PyJWTError:
+        raise InvalidSignature("invalid token") from None
+    row = conn.execute("SELECT * FROM users WHERE email = ?", (claims["sub"],)).fetchone()
+    if row is None or not row["active"] or row["token_version"] != claims.get("ver", 0):
+        raise InvalidSignature("token no longer valid (user deactivated or removed)")
+    return _row(row)

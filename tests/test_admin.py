@@ -1,0 +1,286 @@
+"""The operator surface: the admin API's roles on every route, users and tokens, alerts, checks, dev
+operations, and that no secret ever shows."""
+
+from __future__ import annotations
+
+import json
+import socketserver
+import threading
+
+import pytest
+from starlette.testclient import TestClient
+
+from synctool import store
+from synctool.config import load_config
+from synctool.fakes import samples
+from synctool.web.admin_api import _ops, routes
+from synctool.web.receiver import create_app
+from tests.conftest import CRM_KEY, TEST_SECRETS
+
+JWT_SECRET = "jwt-test-secret-5f4e3d2c1b-0a9b8c7d6e5f"
+
+
+@pytest.fixture
+def api(world, cli, monkeypatch, db):
+    monkeypatch.setenv("ADMIN_JWT_SECRET", JWT_SECRET)
+    assert cli("crm", "refresh").exit_code == 0
+    tokens = {}
+    for role in ("viewer", "admin", "super_admin"):
+        assert cli("users", "invite", f"{role}@example.org", "--role", role).exit_code == 0
+        out = cli("users", "token", f"{role}@example.org").stdout
+        tokens[role] = next(line.split()[1] for line in out.splitlines() if line.startswith("token"))
+    config = load_config()
+    with TestClient(create_app(config, routes=routes(config))) as client:
+        client.tokens = tokens
+        client.world = world
+        yield client
+
+
+def call(client, method: str, path: str, role: str | None, **kw):
+    headers = {"Authorization": f"Bearer {client.tokens[role]}"} if role else {}
+    return client.request(method, path, headers=headers, **kw)
+
+
+def seed_failed_job(db) -> str:
+    from synctool import jobs
+
+    with store.transaction(db):
+        job_id = jobs.enqueue(db, source="pos", entity_type="order", entity_id="X1")
+        db.execute("UPDATE jobs SET status = 'failed', last_error = 'boom', attempts = 3 WHERE id = ?", (job_id,))
+    return job_id
+
+
+def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]:
+    """A request to the route that its operation can satisfy against the fakes."""
+    url = (path.replace("{id}", ids["job"] if "/syncs/" in path else ids["user"])
+               .replace("{orderId}", "ORDER-1").replace("{paymentId}", "pay-1").replace("{jobId}", ids["job"]))
+    bodies = {
+        "/api/syncs/{id}/resolve": {"notes": "handled", "resolvedBy": "sam"},
+        "/api/settings/crm-environment": {"environment": "production"},
+        "/api/settings/alert-recipients": {"emails": ["ops@example.org"]},
+        "/api/settings/mailing-sync-enabled": {"enabled": True},
+        "/api/settings/pos-default-constituent": {"email": "walkin@example.org", "first_name": "Walk", "last_name": "In"},
+        "/api/users/invite": {"email": f"new-{ids['job'][:8]}@example.org", "role": "viewer"},
+        "/api/users/{id}": {"role": "viewer"},
+        "/api/mappings/overrides": {"campaign": "118722", "fund_id": 2398},
+        "/api/pos/orders/enrich": {"orderIds": ["ORDER-1"]},
+        "/api/pos/location-overrides": [{"location_id": "FPYCBCHYMXFK1", "fund_id": 2402}],
+        "/api/mailing/mappings": {"list_id": "b7e21c0d94", "label": "News"},
+        "/api/mailing/tag-rules": {"list_id": "*", "event": "unsubscribe", "add": [12222], "remove": []},
+        "/api/inject-webhook": {"source": "pos", "payload": json.loads(samples.square_order_event("INJ-1"))},
+        "/api/admin/crm/config/api": {"base_url": ids["crm_url"]},
+        "/api/admin/crm/environment": {"environment": "production"},
+    }
+    return url, ({"json": bodies[path]} if path in bodies and method != "GET" else {})
+
+
+SPEC_ROLES = {path: role for _, path, role, _ in _ops()}
+
+
+def test_every_route_by_role(api, db, monkeypatch):
+    world = api.world
+    world.square.orders["ORDER-1"] = {"id": "ORDER-1", "location_id": "FPYCBCHYMXFK1", "state": "OPEN",
+                                      "created_at": "2026-11-20T10:00:00Z", "total_money": {"amount": 100, "currency": "USD"}}
+    from synctool import portal_records
+
+    with store.transaction(db):
+        portal_records.upsert(db, "user", {"id": "u-1", "email": "p@example.org", "last_name": "P"})
+        portal_records.upsert(db, "payment", {"id": "pay-1", "user_id": "u-1", "type": "donation", "status": "pending",
+                                              "amount_cents": 100})
+    user_id = str(db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0])
+    rank = {"viewer": 0, "admin": 1, "super_admin": 2}
+    def request(method, path):
+        return request_for(method, path, {"job": seed_failed_job(db), "user": user_id,
+                                          "crm_url": world.env()["CRM_API_BASE_URL"]})
+
+    for method, path, min_role, _ in _ops():
+        url, kw = request(method, path)
+        assert call(api, method, url, None, **kw).status_code == 401, path
+        bad = api.request(method, url, headers={"Authorization": "Bearer not.a.token"}, **kw)
+        assert bad.status_code == 401 and bad.json()["error"] == "unauthorized", path
+        for role in ("viewer", "admin", "super_admin"):
+            if path == "/api/reset-test-data":
+                continue  # checked below: it would wipe the seeded data
+            url, kw = request(method, path)  # a fresh record for each call that changes one
+            response = call(api, method, url, role, **kw)
+            if rank[role] < rank[min_role]:
+                assert response.status_code == 403, (path, role, response.text)
+                assert response.json()["error"] == "forbidden"
+            else:
+                assert response.status_code == 200, (method, path, role, response.text)
+    reset = call(api, "POST", "/api/reset-test-data", "admin")
+    assert reset.status_code == 409 and "sandbox" in reset.json()["error"]
+    assert call(api, "POST", "/api/reset-test-data", "viewer").status_code == 403
+
+
+def test_spec_role_column():
+    assert SPEC_ROLES["/api/syncs"] == "viewer" and SPEC_ROLES["/api/stats"] == "viewer"
+    assert SPEC_ROLES["/api/syncs/{id}/resolve"] == "admin"
+    assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
+    assert all(role == "admin" for path, role in SPEC_ROLES.items()
+               if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats") and not path.startswith("/api/users"))
+
+
+def test_errors_are_json_and_bounded(api, db):
+    assert call(api, "GET", "/api/syncs?limit=100000", "viewer").status_code == 422
+    assert call(api, "GET", "/api/syncs?sort=password", "viewer").json()["error"].startswith("unknown sort field")
+    assert call(api, "GET", "/api/syncs?page=x", "viewer").status_code == 422
+    assert call(api, "GET", "/api/syncs/does-not-exist", "viewer").status_code == 404
+    r = api.request("PATCH", "/api/settings/mailing-sync-enabled", content=b"{nope",
+                    headers={"Authorization": f"Bearer {api.tokens['admin']}"})
+    assert r.status_code == 422 and r.json()["error"] == "body is not valid JSON"
+    assert call(api, "PATCH", "/api/settings/mailing-sync-enabled", "admin", json={"enabled": "yes"}).status_code == 422
+    assert call(api, "PATCH", "/api/users/999", "super_admin", json={"role": "admin"}).status_code == 404
+
+
+def test_api_and_cli_give_the_same_results(api, cli, db):
+    seed_failed_job(db)
+    via_api = call(api, "GET", "/api/syncs?status=failed", "viewer").json()
+    via_cli = json.loads(cli("syncs", "list", "--status", "failed", "--json").stdout)
+    assert via_api == via_cli
+    assert call(api, "GET", "/api/stats", "viewer").json()["total"] == json.loads(cli("stats", "--json").stdout)["total"]
+    call(api, "PATCH", "/api/settings/alert-recipients", "admin", json={"emails": ["a@example.org"]})
+    assert json.loads(cli("settings", "alert-recipients", "--json").stdout) == {"emails": ["a@example.org"]}
+
+
+def test_deactivated_users_tokens_stop_working(api, cli, db):
+    assert call(api, "GET", "/api/stats", "viewer").status_code == 200
+    user_id = db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0]
+    assert call(api, "PATCH", f"/api/users/{user_id}", "super_admin", json={"deactivate": True}).status_code == 200
+    r = call(api, "GET", "/api/stats", "viewer")
+    assert r.status_code == 401 and "deactivated" in r.json()["detail"]
+    # a role change applies at once, whatever the token says
+    admin_id = db.execute("SELECT id FROM users WHERE email = 'admin@example.org'").fetchone()[0]
+    cli("users", "update", str(admin_id), "--role", "viewer")
+    assert call(api, "GET", "/api/settings/alert-recipients", "admin").status_code == 403
+
+
+class SmtpSink(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+
+    def __init__(self):
+        self.messages: list[str] = []
+
+        sink = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                self.wfile.write(b"220 sink ready\r\n")
+                data, in_data = [], False
+                for raw in self.rfile:
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if in_data:
+                        if line == ".":
+                            sink.messages.append("\n".join(data))
+                            data, in_data = [], False
+                            self.wfile.write(b"250 queued\r\n")
+                        else:
+                            data.append(line)
+                        continue
+                    verb = line.split(" ", 1)[0].upper()
+                    if verb == "EHLO":
+                        self.wfile.write(b"250-sink\r\n250 OK\r\n")
+                    elif verb == "DATA":
+                        in_data = True
+                        self.wfile.write(b"354 go ahead\r\n")
+                    elif verb == "QUIT":
+                        self.wfile.write(b"221 bye\r\n")
+                        return
+                    else:
+                        self.wfile.write(b"250 OK\r\n")
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_alerts_digest_and_test(world, cli, db, tmp_path):
+    sink = SmtpSink()
+    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
+    assert cli("alerts", "test").exit_code == 2  # no recipients yet
+    cli("settings", "alert-recipients", "ops@example.org")
+    assert cli("alerts", "test").exit_code == 0
+    assert "Subject: synctool: test alert" in sink.messages[-1]
+    from synctool.worker import HANDLERS
+    from synctool.errors import PermanentError
+
+    HANDLERS[("crm", "doomed")] = lambda ctx: (_ for _ in ()).throw(PermanentError("fund 77 does not exist"))
+    try:
+        with store.transaction(db):
+            from synctool import jobs
+
+            jobs.enqueue(db, source="pos", entity_type="doomed", entity_id="1")
+        result = cli("drain")
+        assert "alert sent to 1 recipient(s) about 1 failed job(s)" in result.output
+        assert "fund 77 does not exist" in sink.messages[-1]
+        count = len(sink.messages)
+        cli("drain")  # nothing new failed: no e-mail
+        assert len(sink.messages) == count
+    finally:
+        HANDLERS.pop(("crm", "doomed"))
+    sink.shutdown()
+
+
+def test_test_connections_and_doctor(world, cli, monkeypatch):
+    result = cli("test-connections")
+    assert result.exit_code == 0 and result.output.count("ok") == 4
+    monkeypatch.setenv("POS_ACCESS_TOKEN", "wrong")
+    failed = cli("test-connections")
+    assert failed.exit_code == 1 and "pos        FAIL" in failed.output
+    doctor = cli("doctor", "--json")
+    checks = {c["check"]: c for c in json.loads(doctor.stdout)}
+    assert checks["secret CRM_API_KEY"]["detail"] == "set (environment)" and checks["cron drain"]["status"] == "fail"
+    cli("drain")
+    assert {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["cron drain"]["status"] == "ok"
+
+
+def test_dev_operations(world, cli, db):
+    refused = cli("dev", "reset-test-data", "--yes")
+    assert refused.exit_code == 4 and "sandbox" in refused.output
+    seed_failed_job(db)
+    cli("crm", "environment", "sandbox")
+    cli("crm", "config", "--base-url", world.env()["CRM_API_BASE_URL"])
+    out = json.loads(cli("dev", "reset-test-data", "--yes").stdout)
+    assert out["deleted"]["jobs"] == 1 and db.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+    assert "drain" in cli("dev", "poll-cron").output
+
+
+def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
+    import copy
+
+    txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    path = db  # noqa: F841
+    from synctool import jobs
+
+    with store.transaction(db):
+        job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=txn["id"],
+                              external_id="donations_" + txn["id"], payload={"transaction": {**txn, "email": None, "last_name": None}})
+    cli("drain")
+    assert jobs.get(db, job_id)["status"] == "failed"  # no supporter to match
+    world.givebutter.add_transaction(txn)
+    result = json.loads(cli("retry-all", "--fresh", "--json").stdout)
+    assert result["refetched"] == 1 and result["requeued"] == 1
+    cli("drain")
+    assert jobs.get(db, job_id)["status"] == "succeeded"
+
+
+def test_no_secret_ever_shows(api, cli, db, caplog, world):
+    secrets = [*TEST_SECRETS.values(), CRM_KEY, JWT_SECRET, world.env()["POS_ACCESS_TOKEN"],
+               world.env()["DONATIONS_API_KEY"], world.env()["MAILING_API_KEY"]]
+    outputs = []
+    for args in (["doctor", "--json"], ["crm", "test-connection", "--json"], ["test-connections", "--json"],
+                 ["crm", "environment", "--json"], ["deliveries", "list", "--json"], ["syncs", "list", "--json"],
+                 ["crm", "budget", "--json"], ["settings", "crm-environment", "--json"]):
+        outputs.append(cli(*args).output)
+    body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
+    api.post("/webhooks/donations", content=body, headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    outputs.append(api.post("/webhooks/donations", content=body, headers={"Signature": "wrong"}).text)
+    outputs.append(cli("drain").output)
+    outputs.append(cli("deliveries", "show", "1", "--json").output)
+    for method, path in (("GET", "/api/admin/crm/test-connection"), ("GET", "/api/test-connections"), ("GET", "/api/syncs")):
+        outputs.append(call(api, method, path, "admin").text)
+    outputs.append("\n".join(r.getMessage() for r in caplog.records))
+    dump = "\n".join(str(tuple(row)) for table in ("deliveries", "jobs", "settings", "caches", "mappings", "users")
+                     for row in db.execute(f"SELECT * FROM {table}"))
+    for secret in secrets:
+        for text in outputs + [dump]:
+            assert secret not in text, secret
