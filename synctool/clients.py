@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
 from synctool.config import Config
 from synctool.errors import ConfigError
 from synctool.secrets import get_secret
@@ -31,3 +35,16 @@ def mailing(config: Config):
 
     key = _secret("MAILING_API_KEY", "the mailing platform")
     return MailingClient(config.mailing.base_url or base_url_for(key), key)
+
+
+@contextmanager
+def using(make: Callable[[Config], Any], config: Config, client: Any = None) -> Iterator[Any]:
+    """The client given (tests pass one), else a new one from ``make`` that is closed afterwards."""
+    if client is not None:
+        yield client
+        return
+    made = make(config)
+    try:
+        yield made
+    finally:
+        made.close()

@@ -55,3 +55,17 @@ def coding(*layers: dict[str, Any] | None) -> dict[str, Any]:
             if layer and layer.get(field) not in (None, "") and field not in result:
                 result[field] = layer[field]
     return result
+
+
+def payment_coding(conn: sqlite3.Connection, key: str) -> dict[str, Any]:
+    """Payment type and gift type for a payment method key (``donations:card``, ``pos:CASH``); the gift
+    type is "Gift" by name when no mapping sets one."""
+    mapped = get(conn, "payment_method", key) or {}
+    coded: dict[str, Any] = {}
+    if mapped.get("payment_type_id"):
+        coded["payment_type_id"] = mapped["payment_type_id"]
+    if mapped.get("gift_type_id"):
+        coded["gift_type_id"] = mapped["gift_type_id"]
+    else:
+        coded["gift_type_name"] = "Gift"
+    return coded

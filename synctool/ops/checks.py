@@ -31,11 +31,8 @@ def test_connections(conn: sqlite3.Connection, config: Config) -> list[dict[str,
 
     def with_client(make, call):
         def run() -> str:
-            client = make(config)
-            try:
+            with clients.using(make, config) as client:
                 return call(client)
-            finally:
-                client.close()
         return run
 
     return [

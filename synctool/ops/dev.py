@@ -24,8 +24,7 @@ def retry_all_fresh(conn: sqlite3.Connection, config: Config, *, source: str | N
                           " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
                           (source,) if source else ()).fetchall()
     if failed:
-        donations = clients.donations(config)
-        try:
+        with clients.using(clients.donations, config) as donations:
             for row in failed:
                 try:
                     txn = donations.transaction(row["entity_id"])
@@ -36,8 +35,6 @@ def retry_all_fresh(conn: sqlite3.Connection, config: Config, *, source: str | N
                 with store.transaction(conn):
                     conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
                 refreshed += 1
-        finally:
-            donations.close()
     result = retry_all(conn, source=source)
     return {**result, "refetched": refreshed, "refetch_errors": errors}
 

@@ -12,12 +12,8 @@ from synctool.sync.donations import CAMPAIGNS
 
 def campaigns(conn: sqlite3.Connection, config: Config, *, refresh: bool = False, client=None) -> list[dict[str, Any]]:
     if refresh:
-        gb = client or clients.donations(config)
-        try:
+        with clients.using(clients.donations, config, client) as gb:
             found = gb.campaigns()
-        finally:
-            if client is None:
-                gb.close()
         settings.cache_replace(conn, CAMPAIGNS, {str(c["id"]): c for c in found})
     return [{k: c.get(k) for k in ("id", "code", "title", "type", "status", "goal", "raised")}
             for c in settings.cache_list(conn, CAMPAIGNS)]

@@ -13,12 +13,8 @@ EVENTS = ("unsubscribe", "cleaned")
 
 
 def _with_client(config: Config, fn, client=None):
-    mc = client or clients.mailing(config)
-    try:
+    with clients.using(clients.mailing, config, client) as mc:
         return fn(mc)
-    finally:
-        if client is None:
-            mc.close()
 
 
 def account(config: Config, *, client=None) -> dict[str, Any]:

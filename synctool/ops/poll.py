@@ -31,9 +31,8 @@ def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookb
 
         since = datetime.strptime(state["watermark"], store.TIME_FORMAT).replace(tzinfo=timezone.utc) - overlap
     since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-    donations = client or clients.donations(config)
     seen = queued = 0
-    try:
+    with clients.using(clients.donations, config, client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):
             seen += 1
             if str(txn.get("status") or "").lower() != "succeeded" or not txn.get("id"):
@@ -48,9 +47,6 @@ def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookb
                              max_attempts=config.queue.max_attempts)
             queued += 1
         requests = donations.api.requests_sent
-    finally:
-        if client is None:
-            donations.close()
     result = {"since": since_text, "transactions_seen": seen, "queued": queued, "requests": requests,
               "fresh": bool(fresh or lookback)}
     with store.transaction(conn):

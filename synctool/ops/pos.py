@@ -14,12 +14,8 @@ LOCATIONS = "pos:locations"
 
 
 def locations(conn: sqlite3.Connection, config: Config, *, client=None) -> list[dict[str, Any]]:
-    pos = client or clients.pos(config)
-    try:
+    with clients.using(clients.pos, config, client) as pos:
         found = pos.locations()
-    finally:
-        if client is None:
-            pos.close()
     settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
     return [{k: loc.get(k) for k in ("id", "name", "status", "currency")} for loc in found]
 
@@ -28,13 +24,9 @@ def orders(conn: sqlite3.Connection, config: Config, *, cursor: str | None = Non
            client=None) -> dict[str, Any]:
     if not 1 <= limit <= 500:
         raise InvalidInput("limit must be between 1 and 500")
-    pos = client or clients.pos(config)
-    try:
+    with clients.using(clients.pos, config, client) as pos:
         location_ids = [loc["id"] for loc in pos.locations()]
         result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
-    finally:
-        if client is None:
-            pos.close()
     synced = {r["key"]: r["crm_id"] for r in conn.execute("SELECT key, crm_id FROM crm_writes WHERE state = 'done'")}
     items = [{"id": o["id"], "state": o.get("state"), "location_id": o.get("location_id"),
               "created_at": o.get("created_at"), "total_cents": (o.get("total_money") or {}).get("amount"),
@@ -47,9 +39,8 @@ def enrich(config: Config, order_ids: list[str], *, client=None) -> list[dict[st
     """The customer behind each order (e-mail and name), as the sync would find it."""
     if not order_ids:
         raise InvalidInput("give at least one order id")
-    pos = client or clients.pos(config)
     out = []
-    try:
+    with clients.using(clients.pos, config, client) as pos:
         for order_id in order_ids:
             order = pos.order(order_id)
             customer_id = order.get("customer_id") or next(
@@ -57,9 +48,6 @@ def enrich(config: Config, order_ids: list[str], *, client=None) -> list[dict[st
             customer = pos.customer(customer_id) if customer_id else {}
             out.append({"order_id": order_id, "customer_id": customer_id, "email": customer.get("email_address"),
                         "first_name": customer.get("given_name"), "last_name": customer.get("family_name")})
-    finally:
-        if client is None:
-            pos.close()
     return out
 
 

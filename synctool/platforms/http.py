@@ -17,6 +17,27 @@ from synctool.errors import PermanentError, TransientError
 RETRYABLE = {408, 429, 500, 502, 503, 504}
 
 
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header (seconds or an HTTP date) in seconds, or None."""
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+        except (TypeError, ValueError):
+            return None
+
+
+def backoff_s(base_s: float, attempt: int, retry_after: float | None) -> float:
+    """The wait before retry number ``attempt + 1``: base doubling, or the server's Retry-After if longer."""
+    delay = base_s * (2 ** attempt)
+    return max(delay, retry_after) if retry_after is not None else delay
+
+
 class ApiError(PermanentError):
     def __init__(self, status: int, message: str):
         self.status = status
@@ -61,14 +82,8 @@ class ApiClient:
                 message = f"{self.name} answered {response.status_code}: {self.describe_error(response)}"
                 if response.status_code not in RETRYABLE:
                     raise ApiError(response.status_code, message)
-                retry_after = None
-                if response.headers.get("retry-after", "").replace(".", "", 1).isdigit():
-                    retry_after = float(response.headers["retry-after"])
-                error = TransientError(message, retry_after)
+                error = TransientError(message, retry_after_seconds(response.headers.get("retry-after")))
             if attempt >= self.max_retries:
                 raise error
-            delay = self.retry_base_s * (2 ** attempt)
-            if error.retry_after is not None:
-                delay = max(delay, error.retry_after)
-            self.sleep(delay)
+            self.sleep(backoff_s(self.retry_base_s, attempt, error.retry_after))
             attempt += 1

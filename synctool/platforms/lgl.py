@@ -24,6 +24,7 @@ import httpx
 
 from synctool.errors import ConfigError, PermanentError, TransientError
 from synctool.pacer import Pacer
+from synctool.platforms.http import backoff_s, retry_after_seconds
 
 RETRYABLE = {429, 500, 502, 503, 504}
 EXPAND_CONTACTS = "email_addresses,phone_numbers,street_addresses"
@@ -135,16 +136,13 @@ class CrmClient:
                                           response.headers.get("content-type", ""))
                 if response.status_code not in RETRYABLE:
                     raise CrmPermanentError(response.status_code, message)
-                retry_after = _retry_after(response.headers.get("retry-after"))
+                retry_after = retry_after_seconds(response.headers.get("retry-after"))
                 if method == "POST" and response.status_code != 429:
                     raise UncertainWrite(response.status_code, message, retry_after)
                 error = CrmTransientError(response.status_code, message, retry_after)
             if attempt >= self.max_retries:
                 raise error
-            delay = self.retry_base_s * (2 ** attempt)
-            if error.retry_after is not None:
-                delay = max(delay, error.retry_after)
-            self.sleep(delay)
+            self.sleep(backoff_s(self.retry_base_s, attempt, error.retry_after))
             attempt += 1
 
     def get(self, path: str, **params: Any) -> Any:
@@ -257,16 +255,3 @@ class CrmClient:
     def reference_list(self, path: str, **params: Any) -> list[dict]:
         return list(self.iter_items(path, list(params.items()), page_size=200))
 
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-        except (TypeError, ValueError):
-            return None

@@ -79,19 +79,13 @@ def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
         mappings.get(conn, "type_default", f"donations:{campaign_type}") if campaign_type else None,
         mappings.get(conn, "type_default", "donations:default"), config_default)
     method = str(txn.get("method") or txn.get("payment_method") or "").lower()
-    payment = mappings.get(conn, "payment_method", f"donations:{method}") or {}
     body: dict[str, Any] = {
         "external_id": external_id(txn["id"]),
         "received_amount": float(dollars(txn.get("amount"))),
         "received_date": gift_date(txn.get("transacted_at") or txn.get("created_at")),
         **coding,
+        **mappings.payment_coding(conn, f"donations:{method}"),
     }
-    if payment.get("payment_type_id"):
-        body["payment_type_id"] = payment["payment_type_id"]
-    if payment.get("gift_type_id"):
-        body["gift_type_id"] = payment["gift_type_id"]
-    else:
-        body["gift_type_name"] = "Gift"
     custom = []
     for field in txn.get("custom_fields") or []:
         mapped = (mappings.get(conn, "custom_field", str(field.get("field_id") or field.get("id")))

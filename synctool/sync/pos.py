@@ -65,16 +65,10 @@ def gift_body(ctx: JobContext, order: dict[str, Any]) -> dict[str, Any]:
                              mappings.get(ctx.conn, "type_default", "pos:default"),
                              {"fund_id": ctx.config.donations.default_fund_id})
     tender = (order.get("tenders") or [{}])[0]
-    payment = mappings.get(ctx.conn, "payment_method", f"pos:{tender.get('type')}") or {}
     body: dict[str, Any] = {"external_id": external_id(order["id"]),
                             "received_amount": float(cents_to_dollars(money["amount"])),
-                            "received_date": gift_date(order.get("created_at")), **coding}
-    if payment.get("payment_type_id"):
-        body["payment_type_id"] = payment["payment_type_id"]
-    if payment.get("gift_type_id"):
-        body["gift_type_id"] = payment["gift_type_id"]
-    else:
-        body["gift_type_name"] = "Gift"
+                            "received_date": gift_date(order.get("created_at")), **coding,
+                            **mappings.payment_coding(ctx.conn, f"pos:{tender.get('type')}")}
     items = ", ".join(f"{i.get('quantity', '1')} x {i.get('name', 'item')}" for i in order.get("line_items") or [])
     body["note"] = (f"Square order {order['id']} at location {order.get('location_id')}; "
                     f"{tender.get('type', 'no tender')}" + (f"; {items}" if items else ""))[:1000]
