@@ -77,3 +77,19 @@ def test_init_is_repeatable(cli, tmp_path):
     assert second.exit_code == 0 and "config_written  False" in second.output
     assert "# my edit" in (tmp_path / "config.yaml").read_text()
     assert os.path.exists(os.environ["SYNCTOOL_DB"])
+
+
+def test_money_is_exact():
+    from decimal import Decimal
+
+    from synctool.money import cents_to_dollars, dollars
+
+    assert cents_to_dollars(1999) == Decimal("19.99") and str(cents_to_dollars(5)) == "0.05"
+    assert dollars(0.1 + 0.2) == Decimal("0.30") and dollars("10") == Decimal("10.00") and dollars(10.61) == Decimal("10.61")
+
+
+def test_times_are_utc_iso():
+    from synctool import store
+
+    stamp = store.iso()
+    assert stamp.endswith("Z") and "T" in stamp and len(stamp) == 27
