@@ -115,10 +115,11 @@ def accept(
     adapter = adapters.get(source)
     if adapter is None:
         raise InvalidInput(f"unknown source {source!r}", "one of: " + ", ".join(SOURCES))
+    lowered = {k.lower(): v for k, v in headers.items()}
     if verify:
-        adapter.verify_webhook(body, headers, query, secrets, now=now)
+        adapter.verify_webhook(body, lowered, query, secrets, now=now)
     event_id, event_type, job = adapter.parse_webhook(body)
-    kept = {k.lower(): v for k, v in headers.items() if k.lower() in adapter.KEPT_HEADERS}
+    kept = {k: v for k, v in lowered.items() if k in adapter.KEPT_HEADERS}
     return Inbound(source, event_id, event_type, body, job, headers=kept, verified=verify,
                    note=None if verify else "injected by an operator; no signature was checked")
 

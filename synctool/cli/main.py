@@ -9,28 +9,22 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import SynctoolGroup, ctx_obj, emit_json, key_values
-from synctool.cli import crm, deliveries, donations, mailing, mappings, ops_extra, portal, pos, settings, syncs, users
+from synctool.cli.common import RootGroup, ctx_obj, emit_json, key_values
+from synctool.cli import ops_extra, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
-    cls=SynctoolGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    cls=RootGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
-app.add_typer(deliveries.app, name="deliveries")
-app.add_typer(syncs.app, name="syncs")
-app.add_typer(crm.app, name="crm")
-app.add_typer(mappings.app, name="mappings")
-app.add_typer(pos.app, name="pos")
-app.add_typer(donations.app, name="donations")
-app.add_typer(mailing.app, name="mailing")
-app.add_typer(settings.app, name="settings")
-app.add_typer(portal.app, name="portal")
-app.add_typer(users.app, name="users")
-app.add_typer(ops_extra.alerts_app, name="alerts")
-app.add_typer(ops_extra.dev_app, name="dev")
+RootGroup.lazy = {
+    "deliveries": "synctool.cli.deliveries:app", "syncs": "synctool.cli.syncs:app", "jobs": "synctool.cli.syncs:jobs_app",
+    "crm": "synctool.cli.crm:app", "mappings": "synctool.cli.mappings:app", "pos": "synctool.cli.pos:app",
+    "donations": "synctool.cli.donations:app", "mailing": "synctool.cli.mailing:app",
+    "settings": "synctool.cli.settings:app", "portal": "synctool.cli.portal:app", "users": "synctool.cli.users:app",
+    "alerts": "synctool.cli.ops_extra:alerts_app", "dev": "synctool.cli.ops_extra:dev_app",
+}
 app.command("test-connections")(ops_extra.test_connections)
 app.command("doctor")(ops_extra.doctor)
-app.add_typer(syncs.jobs_app, name="jobs")
 app.command("stats")(syncs.stats)
 app.command("retry-all")(syncs.retry_all)
 app.command("drain")(syncs.drain)

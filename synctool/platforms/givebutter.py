@@ -30,7 +30,7 @@ def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, 
                    secrets: WebhookSecrets, *, now: float | None = None) -> None:
     if not secrets.donations:
         return
-    given = headers.get("signature") or headers.get("Signature") or ""
+    given = headers.get("signature") or ""
     if not given:
         raise InvalidSignature("missing Signature header", "Givebutter sends the webhook's signing secret in it")
     if not hmac.compare_digest(given.encode(), secrets.donations.encode()):

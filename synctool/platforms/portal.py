@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from synctool.errors import ConfigError, InvalidInput, InvalidSignature
+from synctool.errors import InvalidInput
 from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.platforms.stripe import verify_timestamped_hmac
+from synctool.platforms.stripe import verify_signed_delivery
 
 SIGNATURE_HEADER = "synctool-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")
@@ -18,12 +18,8 @@ KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")
 
 def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
                    secrets: WebhookSecrets, *, now: float | None = None) -> None:
-    if not secrets.portal:
-        raise ConfigError("PORTAL_WEBHOOK_SECRET", "keyring/environment", "not set; portal pushes cannot be verified")
-    header = headers.get(SIGNATURE_HEADER) or headers.get("Synctool-Signature") or ""
-    if not header:
-        raise InvalidSignature("missing Synctool-Signature header")
-    verify_timestamped_hmac(body, header, secrets.portal, secrets.tolerance_s, now)
+    verify_signed_delivery(body, headers, SIGNATURE_HEADER, secrets.portal, "PORTAL_WEBHOOK_SECRET",
+                           secrets.tolerance_s, now)
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:

@@ -57,14 +57,21 @@ def sign(body: bytes, secret: str, timestamp: int | None = None) -> str:
     return f"t={timestamp},v1={mac}"
 
 
+def verify_signed_delivery(body: bytes, headers: Mapping[str, str], header_name: str, secret: str | None,
+                           secret_name: str, tolerance_s: int, now: float | None) -> None:
+    """A delivery signed with the ``t=...,v1=...`` scheme in ``header_name`` (lower case), keyed by ``secret``."""
+    if not secret:
+        raise ConfigError(secret_name, "keyring/environment", "not set; these deliveries cannot be verified")
+    header = headers.get(header_name) or ""
+    if not header:
+        raise InvalidSignature(f"missing {header_name} header")
+    verify_timestamped_hmac(body, header, secret, tolerance_s, now)
+
+
 def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
                    secrets: WebhookSecrets, *, now: float | None = None) -> None:
-    if not secrets.payments:
-        raise ConfigError("PAYMENTS_WEBHOOK_SECRET", "keyring/environment", "not set; Stripe deliveries cannot be verified")
-    header = headers.get("stripe-signature") or headers.get("Stripe-Signature") or ""
-    if not header:
-        raise InvalidSignature("missing Stripe-Signature header")
-    verify_timestamped_hmac(body, header, secrets.payments, secrets.tolerance_s, now)
+    verify_signed_delivery(body, headers, "stripe-signature", secrets.payments, "PAYMENTS_WEBHOOK_SECRET",
+                           secrets.tolerance_s, now)
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
