@@ -121,8 +121,11 @@ class DeliveryWriter:
             self._send()
 
     def _child_lost(self, message: str) -> None:
-        logger.error("%s; answering 503 to the deliveries in flight", message)
         batch, self._in_flight = (self._in_flight or []) + self._pending, None
+        if batch:
+            logger.error("%s; answering 503 to the %d deliveries in flight", message, len(batch))
+        else:  # e.g. the service is stopping; the next delivery starts a new writer
+            logger.info("%s", message)
         self._pending = []
         self.close()
         for _, future in batch:
