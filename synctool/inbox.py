@@ -12,7 +12,6 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from synctool import store

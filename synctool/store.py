@@ -329,4 +329,4 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300
         yield
     finally:
         with transaction(conn):
-            conn.execute(f"DELETE FROM locks WHERE owner = ?", (owner,))
+            conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))

@@ -248,7 +248,6 @@ def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
     import copy
 
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
-    path = db  # noqa: F841
     from synctool import jobs
 
     with store.transaction(db):

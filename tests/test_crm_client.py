@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from synctool import crm, settings, store
+from synctool import crm, store
 from synctool.config import ProfileDefaults, load_config
 from synctool.errors import ConfigError
 from synctool.platforms.lgl import (CrmClient, CrmPermanentError, CrmTransientError, UncertainWrite,

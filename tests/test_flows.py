@@ -265,10 +265,9 @@ def test_unsubscribe_applies_tag_rules_once(coded, receiver, db, cli):
     assert cli("mailing", "tag-rules", "set", "b7e21c0d94", "unsubscribe", "--add", "12222", "--remove", "12221").exit_code == 0
     assert cli("mailing", "tag-rules", "set", "*", "cleaned", "--add", "12223").exit_code == 0
     assert cli("mailing", "tag-rules", "set", "*", "cleaned", "--add", "55555").exit_code == 2
-    jane = coded.crm.constituents  # Jane is in the CRM with the newsletter tag
-    from synctool.fakes.lgl import FakeCrm  # noqa: F401
     import httpx
 
+    # Jane is in the CRM with the newsletter tag; a bounced address belongs to someone else
     base = coded.env()["CRM_API_BASE_URL"]
     h = {"Authorization": "Bearer " + coded.env()["CRM_API_KEY"]}
     c = httpx.post(base + "/constituents", json={"first_name": "Jane", "last_name": "Doe",
@@ -279,7 +278,7 @@ def test_unsubscribe_applies_tag_rules_once(coded, receiver, db, cli):
     r = post_mailing(receiver, samples.mailchimp_unsubscribe())
     post_mailing(receiver, samples.MAILCHIMP_CLEANED_WIRE)
     run_drain()
-    assert jane[c["id"]] and coded.crm.keywords[c["id"]] == {12222}
+    assert coded.crm.keywords[c["id"]] == {12222}
     assert coded.crm.keywords[b["id"]] == {12223}
     assert job(db, r["job_id"])["status"] == "succeeded"
     # the same unsubscribe fired again later: harmless

@@ -179,19 +179,31 @@ def test_replaying_every_stripe_event_twice_changes_nothing(portal, db):
     seed_user(portal)
     push(portal, "payment", {"id": "pay5", "user_id": "u1", "type": "donation", "status": "pending", "gateway": "stripe",
                              "amount_cents": 2500})
-    events = [("checkout.session.completed", "evt_a"), ("payment_intent.succeeded", "evt_b")]
-    checkout(portal, "pay5", "u1", 2500, event_id="evt_a")
-    stripe(portal, "payment_intent.succeeded", {"id": "pi_pay5", "object": "payment_intent", "status": "succeeded",
-                                                "amount": 2500, "amount_received": 2500,
-                                                "metadata": {"portal_payment_id": "pay5", "portal_user_id": "u1"}}, "evt_b")
+    meta = {"portal_payment_id": "pay5", "portal_user_id": "u1"}
+    bodies = [samples.stripe_event("checkout.session.completed", {
+                  "id": "cs_5", "object": "checkout.session", "amount_total": 2500, "payment_status": "paid",
+                  "status": "complete", "payment_intent": "pi_pay5", "metadata": meta}, "evt_a"),
+              samples.stripe_event("payment_intent.succeeded", {
+                  "id": "pi_pay5", "object": "payment_intent", "status": "succeeded", "amount": 2500,
+                  "amount_received": 2500, "metadata": meta}, "evt_b")]
+
+    def send(body: bytes) -> dict:
+        r = portal.post("/webhooks/payments", content=body,
+                        headers={"Stripe-Signature": sign(body, TEST_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
+        assert r.status_code == 200
+        return r.json()
+
+    assert [send(b)["status"] for b in bodies] == ["accepted", "accepted"]
     run()
-    snapshot = (len(portal.world.crm.gifts), len(portal.world.crm.constituents), db.execute("SELECT count(*) FROM jobs").fetchone()[0])
-    for _, event_id in events:
-        again = checkout(portal, "pay5", "u1", 2500, event_id=event_id)
-        assert again == {"status": "duplicate"}
+    crm = portal.world.crm
+    snapshot = (len(crm.gifts), len(crm.constituents), db.execute("SELECT count(*) FROM jobs").fetchone()[0])
+    assert snapshot[0] == 1
+    assert [send(b) for b in bodies] == [{"status": "duplicate"}, {"status": "duplicate"}]
+    run()
+    assert (len(crm.gifts), len(crm.constituents), db.execute("SELECT count(*) FROM jobs").fetchone()[0]) == snapshot
     checkout(portal, "pay5", "u1", 2500, event_id="evt_c")  # a genuinely new event for the same payment
     run()
-    assert (len(portal.world.crm.gifts), len(portal.world.crm.constituents)) == snapshot[:2]
+    assert (len(crm.gifts), len(crm.constituents)) == snapshot[:2]
 
 
 def test_unpaid_checkout_changes_nothing_and_flags_gate_jobs(portal, db, cli):

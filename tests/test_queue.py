@@ -9,7 +9,6 @@ import sys
 import time
 from datetime import datetime, timezone
 
-import pytest
 
 from synctool import jobs, store
 from synctool.config import load_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app
 
 alerts_app = sub_app("Failure alerts: a digest e-mail after a drain in which jobs failed for good.")
 dev_app = sub_app("Development and test operations.")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
