@@ -78,23 +78,19 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     return event_id, event, job
 
 
+def _error_text(body: Any) -> str:
+    """Givebutter errors are ``{"message": ...}`` (422s add ``errors``)."""
+    return str(body.get("message") or body)
+
+
 class DonationsClient:
     """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets."""
 
     def __init__(self, base_url: str, api_key: str, **kwargs: Any):
         from synctool.platforms.http import ApiClient
 
-        class _Client(ApiClient):
-            name = "Givebutter"
-
-            def describe_error(self, response):
-                try:
-                    data = response.json()
-                    return str(data.get("message") or data)[:300]
-                except ValueError:
-                    return super().describe_error(response)
-
-        self.api = _Client(base_url, headers={"Authorization": f"Bearer {api_key}"}, **kwargs)
+        self.api = ApiClient(base_url, name="Givebutter", error_text=_error_text,
+                             headers={"Authorization": f"Bearer {api_key}"}, **kwargs)
 
     def close(self) -> None:
         self.api.close()

@@ -45,11 +45,14 @@ class ApiError(PermanentError):
 
 
 class ApiClient:
-    name = "platform"
+    """``name`` starts every error message; ``error_text`` turns the platform's JSON error body into text."""
 
-    def __init__(self, base_url: str, *, headers: dict[str, str] | None = None, auth: Any = None,
+    def __init__(self, base_url: str, *, name: str, error_text: Callable[[Any], str] = str,
+                 headers: dict[str, str] | None = None, auth: Any = None,
                  timeout_s: float = 20.0, max_retries: int = 3, retry_base_s: float = 0.5,
                  sleep: Callable[[float], None] = time.sleep, transport: httpx.BaseTransport | None = None):
+        self.name = name
+        self.error_text = error_text
         self.max_retries = max_retries
         self.retry_base_s = retry_base_s
         self.sleep = sleep
@@ -63,10 +66,9 @@ class ApiClient:
 
     def describe_error(self, response: httpx.Response) -> str:
         try:
-            data = response.json()
-        except ValueError:
+            return self.error_text(response.json())[:300]
+        except (ValueError, AttributeError, TypeError):  # not JSON, or not the documented shape
             return " ".join(response.text.split())[:200]
-        return str(data)[:300]
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         attempt = 0

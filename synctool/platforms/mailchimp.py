@@ -93,23 +93,18 @@ def base_url_for(api_key: str) -> str:
     return f"https://{dc}.api.mailchimp.com/3.0"
 
 
+def _error_text(body: Any) -> str:
+    """Mailchimp errors are problem+json: ``{type, title, status, detail, instance}``."""
+    return f"{body.get('title')}: {body.get('detail')}"
+
+
 class MailingClient:
     """Mailchimp's Marketing API v3: account (root), ping, lists."""
 
     def __init__(self, base_url: str, api_key: str, **kwargs: Any):
         from synctool.platforms.http import ApiClient
 
-        class _Client(ApiClient):
-            name = "Mailchimp"
-
-            def describe_error(self, response):
-                try:
-                    data = response.json()
-                    return f"{data.get('title')}: {data.get('detail')}"[:300]
-                except (ValueError, AttributeError):
-                    return super().describe_error(response)
-
-        self.api = _Client(base_url, auth=("synctool", api_key), **kwargs)
+        self.api = ApiClient(base_url, name="Mailchimp", error_text=_error_text, auth=("synctool", api_key), **kwargs)
 
     def close(self) -> None:
         self.api.close()

@@ -87,24 +87,20 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     return event_id, event_type, job
 
 
+def _error_text(body: Any) -> str:
+    """Square errors are ``{"errors": [{category, code, detail?, field?}]}``."""
+    return "; ".join(f"{e.get('code')}: {e.get('detail', '')}".strip() for e in body.get("errors") or [])
+
+
 class PosClient:
     """Square's REST API: orders, customers, locations."""
 
     def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Any):
         from synctool.platforms.http import ApiClient
 
-        class _Client(ApiClient):
-            name = "Square"
-
-            def describe_error(self, response):
-                try:
-                    errors = response.json().get("errors") or []
-                    return "; ".join(f"{e.get('code')}: {e.get('detail', '')}".strip() for e in errors)[:300]
-                except (ValueError, AttributeError):
-                    return super().describe_error(response)
-
-        self.api = _Client(base_url, headers={"Authorization": f"Bearer {access_token}",
-                                              "Square-Version": square_version}, **kwargs)
+        self.api = ApiClient(base_url, name="Square", error_text=_error_text,
+                             headers={"Authorization": f"Bearer {access_token}", "Square-Version": square_version},
+                             **kwargs)
 
     def close(self) -> None:
         self.api.close()
