@@ -83,10 +83,15 @@ def list_syncs(conn: sqlite3.Connection, *, status: str | None = None, source: s
             "pages": (total + limit - 1) // limit}
 
 
-def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
     row = jobs.get(conn, job_id)
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
+    return row
+
+
+def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+    row = _job(conn, job_id)
     record = dict(row)
     record["payload"] = json.loads(row["payload"]) if row["payload"] else None
     record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
@@ -107,9 +112,7 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, notes: str | None = None, 
     """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve)."""
     now = store.iso()
     with store.transaction(conn):
-        row = jobs.get(conn, job_id)
-        if row is None:
-            raise NotFound(f"no sync record with id {job_id}")
+        row = _job(conn, job_id)
         if row["status"] != "failed":
             raise Conflict(f"sync record {job_id} is {row['status']}; only a failed record can be resolved")
         if row["resolved_at"]:
@@ -169,9 +172,7 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
     now = store.iso()
     with store.transaction(conn):
-        row = jobs.get(conn, job_id)
-        if row is None:
-            raise NotFound(f"no job with id {job_id}")
+        row = _job(conn, job_id)
         if row["status"] != "failed":
             hint = {"succeeded": "it already succeeded; retrying would change nothing",
                     "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
