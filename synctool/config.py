@@ -69,9 +69,14 @@ class CrmConfig(_Section):
     base_url: str = "https://api.littlegreenlight.com/api/v1"
     sandbox_base_url: Optional[str] = None
     environment: str = _field("production", choices=("production", "sandbox"))
+    #: the CRM's limit for the whole account: requests in any window
     rate_limit_requests: int = _field(300, ge=1)
     rate_limit_window_s: float = _field(300.0, gt=0)
+    #: the part of that limit synctool may use; the rest is left to the account's other integrations
+    share_requests: int = _field(270, ge=1)
     min_interval_ms: float = _field(1100.0, ge=0)
+    #: constituents per request when the CRM mirror is loaded or refreshed
+    mirror_page_size: int = _field(250, ge=1, le=1000)
     timeout_s: float = _field(30.0, gt=0)
     max_retries: int = _field(3, ge=0, le=10)
     retry_base_ms: float = _field(1000.0, ge=0)
@@ -190,6 +195,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str, type]] = {
     "CRM_ENVIRONMENT": ("crm", "environment", str),
     "CRM_RATE_LIMIT_REQUESTS": ("crm", "rate_limit_requests", int),
     "CRM_RATE_LIMIT_WINDOW_S": ("crm", "rate_limit_window_s", float),
+    "CRM_SHARE_REQUESTS": ("crm", "share_requests", int),
     "CRM_MIN_INTERVAL_MS": ("crm", "min_interval_ms", float),
     "CRM_RETRY_BASE_MS": ("crm", "retry_base_ms", float),
     "CRM_TIMEOUT_S": ("crm", "timeout_s", float),

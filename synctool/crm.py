@@ -57,8 +57,10 @@ def target(conn: sqlite3.Connection, config: Config) -> CrmTarget:
 
 
 def pacer(config: Config) -> Pacer:
-    return Pacer(config.db_path, Limits(config.crm.rate_limit_requests, config.crm.rate_limit_window_s,
-                                        config.crm.min_interval_ms / 1000))
+    """The pacer for synctool's share of the account's CRM budget (never more than the whole limit)."""
+    share = min(config.crm.share_requests, config.crm.rate_limit_requests)
+    return Pacer(config.db_path, Limits(share, config.crm.rate_limit_window_s, config.crm.min_interval_ms / 1000,
+                                        account_limit=config.crm.rate_limit_requests))
 
 
 def open_client(conn: sqlite3.Connection, config: Config, *, on_request: Callable[[], None] | None = None,

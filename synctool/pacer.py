@@ -3,9 +3,11 @@ every process that shares the database.
 
 Each request reserves its send time in the ``crm_requests`` ledger inside one ``BEGIN IMMEDIATE``
 transaction (so drain, poll and operator commands running at once see each other's reservations), then
-sleeps until that time. The slot is the earliest moment that is at least ``min_interval`` after the
-last reservation and leaves fewer than ``limit`` reservations in the window ending at it; a small
-margin absorbs the jitter between sending and the CRM's clock.
+sleeps until that time. The slot is the earliest moment that is at least ``min_interval`` (plus the
+send jitter) after the last reservation and leaves fewer than ``requests`` reservations in the window
+ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
+synctool's share of the account's limit (``crm.share_requests``): LGL counts every integration on the
+account against the same 300 requests.
 """
 
 from __future__ import annotations
@@ -19,15 +21,28 @@ from pathlib import Path
 from synctool import store
 
 
+#: added to the minimum interval between reservations: processes wake from their sleep and send with a
+#: few milliseconds of jitter, and the gap that counts is the one the CRM sees (measured by bench/crm.py)
+SEND_JITTER_S = 0.02
+
+
 @dataclass
 class Limits:
-    requests: int = 300
+    #: the requests synctool may use in any window (its share of the account's limit)
+    requests: int = 270
     window_s: float = 300.0
     min_interval_s: float = 1.1
+    #: the CRM's limit for the whole account (shown, not enforced: other integrations use the rest)
+    account_limit: int | None = None
 
     @property
     def margin_s(self) -> float:
         return min(self.window_s * 0.01, 1.0)
+
+    @property
+    def spacing_s(self) -> float:
+        """The gap kept between two reserved send times."""
+        return self.min_interval_s + SEND_JITTER_S if self.min_interval_s > 0 else 0.0
 
 
 class Pacer:
@@ -44,23 +59,28 @@ class Pacer:
             conn = self._local.conn = store.connect(self.db_path, migrate=False)
         return conn
 
+    def _next_slot(self, conn: sqlite3.Connection, now: float) -> float:
+        """The earliest time at or after ``now`` that keeps the spacing after the last reservation and
+        leaves fewer than ``requests`` reservations in the window ending at it."""
+        lim = self.limits
+        last = conn.execute("SELECT max(at) FROM crm_requests").fetchone()[0]
+        slot = now if last is None else max(now, last + lim.spacing_s)
+        while True:
+            recent = [r[0] for r in conn.execute(
+                "SELECT at FROM crm_requests WHERE at > ? ORDER BY at", (slot - lim.window_s - lim.margin_s,))]
+            if len(recent) < lim.requests:
+                return slot
+            # wait until the oldest reservation that would break the cap has left the window
+            slot = max(slot, recent[len(recent) - lim.requests] + lim.window_s + lim.margin_s)
+
     def reserve(self, owner: str = "") -> float:
         """Reserve the next slot and return its time (seconds since the epoch)."""
-        lim = self.limits
         conn = self._conn()
         with store.transaction(conn):
             now = self._clock()
-            last = conn.execute("SELECT max(at) FROM crm_requests").fetchone()[0]
-            slot = now if last is None else max(now, last + lim.min_interval_s)
-            while True:
-                recent = [r[0] for r in conn.execute(
-                    "SELECT at FROM crm_requests WHERE at > ? ORDER BY at", (slot - lim.window_s - lim.margin_s,))]
-                if len(recent) < lim.requests:
-                    break
-                # wait until the oldest reservation that would break the cap has left the window
-                slot = max(slot, recent[len(recent) - lim.requests] + lim.window_s + lim.margin_s)
+            slot = self._next_slot(conn, now)
             conn.execute("INSERT INTO crm_requests (at, owner) VALUES (?, ?)", (slot, owner))
-            conn.execute("DELETE FROM crm_requests WHERE at < ?", (now - 2 * lim.window_s - 60,))
+            conn.execute("DELETE FROM crm_requests WHERE at < ?", (now - 2 * self.limits.window_s - 60,))
         return slot
 
     def acquire(self, owner: str = "") -> float:
@@ -72,22 +92,18 @@ class Pacer:
         return max(wait, 0.0)
 
     def budget(self) -> dict:
-        """Requests used in the current window, those reserved ahead, and when the next one may go."""
+        """synctool's share and the account's limit, requests used in the current window, those reserved
+        ahead, and when the next one may go."""
         lim = self.limits
         conn = self._conn()
         now = self._clock()
         used = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ? AND at <= ?",
                             (now - lim.window_s, now)).fetchone()[0]
         ahead = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ?", (now,)).fetchone()[0]
-        last = conn.execute("SELECT max(at) FROM crm_requests").fetchone()[0]
-        nxt = now if last is None else max(now, last + lim.min_interval_s)
-        recent = [r[0] for r in conn.execute("SELECT at FROM crm_requests WHERE at > ? ORDER BY at",
-                                             (nxt - lim.window_s - lim.margin_s,))]
-        if len(recent) >= lim.requests:
-            nxt = max(nxt, recent[len(recent) - lim.requests] + lim.window_s + lim.margin_s)
-        return {"limit": lim.requests, "window_s": lim.window_s, "min_interval_ms": lim.min_interval_s * 1000,
-                "used_in_window": used, "reserved_ahead": ahead, "remaining": max(lim.requests - used - ahead, 0),
-                "next_slot_in_s": round(max(nxt - now, 0.0), 3)}
+        return {"account_limit": lim.account_limit or lim.requests, "limit": lim.requests, "window_s": lim.window_s,
+                "min_interval_ms": lim.min_interval_s * 1000, "used_in_window": used, "reserved_ahead": ahead,
+                "remaining": max(lim.requests - used - ahead, 0),
+                "next_slot_in_s": round(max(self._next_slot(conn, now) - now, 0.0), 3)}
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

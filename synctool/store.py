@@ -300,6 +300,55 @@ def m003_locks(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE locks (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)")
 
 
+@migration
+def m004_crm_mirror(conn: sqlite3.Connection) -> None:
+    """The local mirror of the CRM's constituents that matching reads (see sync/mirror.py)."""
+    _script(conn, """
+    CREATE TABLE crm_constituents (
+        id INTEGER PRIMARY KEY,
+        is_org INTEGER NOT NULL DEFAULT 0,
+        first_name TEXT, middle_name TEXT, last_name TEXT, nick_name TEXT, maiden_name TEXT, org_name TEXT,
+        external_constituent_id TEXT,
+        created_at TEXT,
+        updated_at TEXT,
+        mirrored_at TEXT NOT NULL
+    );
+    CREATE INDEX crm_constituents_external ON crm_constituents (external_constituent_id);
+    CREATE INDEX crm_constituents_last_name ON crm_constituents (last_name COLLATE NOCASE);
+    CREATE TABLE crm_constituent_emails (
+        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
+        address TEXT NOT NULL,
+        normalized TEXT NOT NULL
+    );
+    CREATE INDEX crm_constituent_emails_normalized ON crm_constituent_emails (normalized);
+    CREATE INDEX crm_constituent_emails_constituent ON crm_constituent_emails (constituent_id);
+    CREATE TABLE crm_constituent_phones (
+        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
+        number TEXT NOT NULL,
+        digits TEXT NOT NULL
+    );
+    CREATE INDEX crm_constituent_phones_digits ON crm_constituent_phones (digits);
+    CREATE INDEX crm_constituent_phones_constituent ON crm_constituent_phones (constituent_id);
+    CREATE TABLE crm_constituent_addresses (
+        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
+        street TEXT, city TEXT, state TEXT, postal_code TEXT, country TEXT
+    );
+    CREATE INDEX crm_constituent_addresses_constituent ON crm_constituent_addresses (constituent_id);
+    -- one row: the CRM's updated_at watermark and what the last refresh did
+    CREATE TABLE crm_mirror_state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        watermark TEXT,
+        refreshed_at TEXT,
+        full_loaded_at TEXT,
+        last_kind TEXT,
+        last_requests INTEGER NOT NULL DEFAULT 0,
+        last_rows INTEGER NOT NULL DEFAULT 0,
+        last_seconds REAL NOT NULL DEFAULT 0
+    );
+    INSERT INTO crm_mirror_state (id) VALUES (1)
+    """)
+
+
 @contextmanager
 def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300, wait_s: float = 120) -> Iterator[None]:
     """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.

@@ -113,6 +113,7 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
 
     concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
     started = time.monotonic()
+    run_started = store.iso()  # one run: the CRM mirror is refreshed at most once in it
     deadline = started + max_seconds
     summary = DrainSummary()
     lock = threading.Lock()
@@ -145,7 +146,7 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
                         return
                     time.sleep(min(max(due, 0.05), remaining, 1.0))
                     continue
-                run_job(JobContext(job, conn, config, owner, services), summary, lock)
+                run_job(JobContext(job, conn, config, owner, services, run_started), summary, lock)
                 if on_job:
                     on_job(summary)
         finally:

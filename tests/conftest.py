@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from synctool.secrets import SECRET_NAMES
 
 PLATFORM_ENV = (
-    "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S",
+    "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S", "CRM_SHARE_REQUESTS",
     "CRM_MIN_INTERVAL_MS", "DONATIONS_API_BASE_URL", "POS_API_BASE_URL", "MAILING_API_BASE_URL",
     "POS_WEBHOOK_NOTIFICATION_URL", "CRM_GROUP_ID_SCHOLARSHIP_FULL", "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
 )
@@ -86,6 +86,7 @@ def fake_crm(monkeypatch):
     monkeypatch.setenv("CRM_API_BASE_URL", server.url + "/api/v1")
     monkeypatch.setenv("CRM_API_KEY", CRM_KEY)
     monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "1000")
+    monkeypatch.setenv("CRM_SHARE_REQUESTS", "1000")
     monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
     monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
     monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")
@@ -114,6 +115,7 @@ def world(monkeypatch, secrets_env):
         for name, value in w.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "10000")
+        monkeypatch.setenv("CRM_SHARE_REQUESTS", "10000")
         monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
         monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
         monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")

@@ -1,4 +1,4 @@
-"""`synctool crm`: the CRM connection, its reference lists and the request budget."""
+"""`synctool crm`: the CRM connection, its reference lists, the constituent mirror and the request budget."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import typer
 
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
 
-app = sub_app("The CRM (Little Green Light): connection, environment, reference lists and request budget.")
+app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and "
+              "request budget.")
 
 
 def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
@@ -102,6 +103,45 @@ def budget(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     from synctool.ops.crm import budget as budget_op
 
     obj = ctx_obj(ctx)
-    obj.db
-    result = budget_op(obj.config)
+    result = budget_op(obj.db, obj.config)
     emit_json(result) if as_json else key_values(result)
+
+
+@app.command()
+def mirror(ctx: typer.Context,
+           refresh_now: bool = typer.Option(False, "--refresh", help="load what changed in the CRM since the watermark"),
+           full: bool = typer.Option(False, "--full", help="rebuild from scratch (one request per page of constituents)"),
+           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """The local mirror of the CRM's constituents that matching reads: rows, watermark, age, and the last
+    refresh with its cost in CRM requests. Without options it spends no request.
+
+    Drain refreshes it by itself (at most once per run, only when a donor is not found locally).
+
+    Example: synctool crm mirror --refresh
+    """
+    from synctool.ops.crm import mirror_refresh, mirror_status
+
+    obj = ctx_obj(ctx)
+    result = mirror_refresh(obj.db, obj.config, full=full) if (refresh_now or full) else mirror_status(obj.db)
+    emit_json(result) if as_json else key_values(result)
+
+
+@app.command()
+def find(ctx: typer.Context, text: str = typer.Argument(..., help="part of a name, an e-mail or a phone number"),
+         limit: int = typer.Option(50, "--limit", min=1, help="most constituents to show"),
+         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Find constituents in the local CRM mirror by name, e-mail or phone (no CRM request).
+
+    Example: synctool crm find "jane.doe@example.org"
+    """
+    from synctool.ops.crm import find_constituents
+
+    found = find_constituents(ctx_obj(ctx).db, text, limit=limit)
+    if as_json:
+        emit_json(found)
+        return
+    rows = [{"id": c["id"], "name": " ".join(p for p in (c["first_name"], c["last_name"]) if p) or c["org_name"],
+             "emails": ", ".join(e["address"] for e in c["email_addresses"]),
+             "phones": ", ".join(p["number"] for p in c["phone_numbers"]), "updated_at": c["updated_at"]}
+            for c in found]
+    table(rows, ["id", "name", "emails", "phones", "updated_at"], title=f"CRM constituents matching {text!r} (mirror)")

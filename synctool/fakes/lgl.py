@@ -2,7 +2,9 @@
 
 It keeps state in memory and speaks what ``shared/reference/lgl.md`` records: the same paths (with or
 without ``.json``), the list envelope (``limit``/``offset``/``next_item``/``total_items``), ``q[]=field=value``
-search clauses (a bare or unknown term is a 400 ``Parameter Error``), Bearer authentication with LGL's two
+search clauses (a bare or unknown term is a 400 ``Parameter Error``; ``updated_from``/``updated_to``
+filter on ``updated_at``, which every change to a constituent or its nested rows moves; ``sort`` with a
+trailing ``!`` to reverse; ``expand`` for the nested arrays), Bearer authentication with LGL's two
 401 bodies, 422 "External Gift ID already exists", and ``{api_version, result}`` on delete. It enforces
 the rate limit (a 429 past N requests in the window, so a breach is visible), records every request,
 and can be told to fail the next requests (``POST /_fake/faults``) with a 500, a timeout, or a commit
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -64,8 +67,18 @@ CONSTITUENT_TERMS = {"name", "eaddr", "external_id", "keyword", "groups", "phone
 GIFT_TERMS = {"date_from", "date_to", "created_from", "created_to", "updated_from", "updated_to", "gift_types",
               "gift_amount", "payment_types", "campaigns", "funds", "appeals", "events", "categories",
               "appeal_types", "event_types", "gift_ids", "external_gift_ids"}
+TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+SORTS = {"name": lambda c: (str(c.get("sort_name") or "").lower(),),
+         "external_id": lambda c: (str(c.get("external_constituent_id") or ""),),
+         "lgl_id": lambda c: (c["id"],), "date_created": lambda c: (c["created_at"],),
+         "date_updated": lambda c: (c["updated_at"],), "membership_level": lambda c: ("",),
+         "membership_end_date_from": lambda c: ("",)}
 CONTACT_KINDS = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street",
                  "web_addresses": "url"}
+
+
+def now_stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class FakeCrm:
@@ -111,6 +124,12 @@ class FakeCrm:
         return {"requests": len(self.requests), "served": len(times), "rejected_429": self.rejected_429,
                 "max_in_any_window": worst, "min_gap_s": min(gaps) if gaps else None,
                 "constituents": len(self.constituents), "gifts": len(self.gifts)}
+
+    def touch(self, cid: Any) -> None:
+        """LGL moves a constituent's ``updated_at`` on every change to it or its nested records."""
+        c = self.constituents.get(int(cid)) if cid is not None else None
+        if c is not None:
+            c["updated_at"] = now_stamp()
 
     def constituent_view(self, c: dict, expand: set[str]) -> dict:
         view = {k: v for k, v in c.items() if not k.startswith("_")}
@@ -207,11 +226,21 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 elif field == "groups":
                     ids = {int(x) for x in value.split(",") if x}
                     ok = any(g["constituent_id"] == c["id"] and g["group_id"] in ids for g in crm.group_memberships.values())
+                elif field in ("updated_from", "updated_to"):
+                    if not TIMESTAMP.match(value):
+                        return _param_error(f"{field} must be YYYY-MM-DDTHH:MM:SSZ, got {value}")
+                    ok = c["updated_at"] >= value if field == "updated_from" else c["updated_at"] <= value
                 if not ok:
                     break
             if ok:
-                hits.append(crm.constituent_view(c, expand))
-        return _envelope(hits, request, "constituent")
+                hits.append(c)
+        sort = request.query_params.get("sort")
+        if sort:
+            key = SORTS.get(sort.rstrip("!"))
+            if key is None:
+                return _param_error(f"Unknown sort: {sort}")
+            hits.sort(key=lambda c: (key(c), c["id"]), reverse=sort.endswith("!"))
+        return _envelope([crm.constituent_view(c, expand) for c in hits], request, "constituent")
 
     async def constituents_collection(request: Request):
         if request.method == "GET":
@@ -221,7 +250,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if not body.get("last_name") and not body.get("org_name"):
             return JSONResponse({**API, "error": "Validation Failed", "description": "last_name can't be blank"}, status_code=422)
         cid = crm.new_id()
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        now = now_stamp()
         record = {"id": cid, "created_at": now, "updated_at": now, "date_added": now[:10], "sort_name": None}
         for key, value in body.items():
             if key not in CONTACT_KINDS and key not in ("categories", "groups", "relationships", "custom_attrs"):
@@ -244,6 +273,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if kind == "phone_numbers":
             record["normalized_number"] = "".join(ch for ch in str(row.get("number", "")) if ch.isdigit())
         crm.contacts[kind][rid] = record
+        crm.touch(cid)
         return record
 
     async def constituent_item(request: Request):
@@ -262,7 +292,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                     add_contact_row(c["id"], key, row)
             elif not key.startswith("remove_previous"):
                 c[key] = value
-        c["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        crm.touch(c["id"])
         return JSONResponse({**API, **crm.constituent_view(c, {"all"})})
 
     async def contacts_collection(request: Request):
@@ -282,6 +312,8 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         row = crm.contacts[kind].get(int(request.path_params["id"]))
         if row is None:
             return not_found()
+        if request.method != "GET":
+            crm.touch(row["item_id"])
         if request.method == "DELETE":
             del crm.contacts[kind][row["id"]]
             return JSONResponse({**API, "result": "success"})
@@ -307,7 +339,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if body.get("received_amount") is None:
             return JSONResponse({**API, "error": "Validation Failed", "description": "received_amount can't be blank"}, status_code=422)
         gid = crm.new_id()
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        now = now_stamp()
         gift = {"id": gid, "constituent_id": c["id"], "external_id": ext, "is_anon": False, "gift_type_id": 1,
                 "gift_type_name": "Gift", "fund_id": 0, "fund_name": None, "campaign_id": 0, "campaign_name": None,
                 "appeal_id": 0, "event_id": 0, "payment_type_id": None, "payment_type_name": None, "note": None,
@@ -364,6 +396,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             rid = crm.new_id()
             record = {"id": rid, "constituent_id": c["id"], **(defaults or {}), **body}
             store_[rid] = record
+            crm.touch(c["id"])
             return JSONResponse({**API, **record})
         return endpoint
 
@@ -372,6 +405,8 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             record = store_.get(int(request.path_params["id"]))
             if record is None:
                 return not_found()
+            if request.method != "GET":
+                crm.touch(record.get("constituent_id"))
             if request.method == "DELETE":
                 del store_[record["id"]]
                 return JSONResponse({**API, "result": "success"})
@@ -389,6 +424,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
             return JSONResponse({**API, "error": "Validation Failed", "description": "keyword not found"}, status_code=422)
         crm.keywords.setdefault(c["id"], set()).add(kid)
+        crm.touch(c["id"])
         return JSONResponse({**API, "id": kid, "constituent_id": c["id"]})
 
     async def keywords_remove(request: Request):
@@ -396,6 +432,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if c is None:
             return not_found()
         crm.keywords.setdefault(c["id"], set()).discard(int(request.path_params["id"]))
+        crm.touch(c["id"])
         return JSONResponse({**API, "result": "success"})
 
     def reference(kind: str):

@@ -74,6 +74,19 @@ def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
     where = crm_target.target(conn, config)
     add("crm", "ok" if where.key_source else "fail", f"{where.environment} at {where.base_url}",
         "" if where.key_source else "synctool crm config --api-key")
+    budget = crm_target.pacer(config)
+    share = budget.budget()
+    budget.close()
+    add("crm budget", "ok", f"synctool may use {share['limit']} of the account's {share['account_limit']} requests per "
+        f"{share['window_s']:g} s (crm.share_requests); {share['used_in_window']} used in this window")
+    from synctool.sync import mirror
+
+    state = mirror.status(conn)
+    stale = state["age_s"] is None or state["age_s"] > 86_400
+    add("crm mirror", "warn" if stale else "ok",
+        f"{state['constituents']} constituents, watermark {state['watermark'] or 'none'}, "
+        + (f"refreshed {int(state['age_s'])} s ago" if state["age_s"] is not None else "never loaded"),
+        "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "")
     if not config.webhooks.pos_notification_url:
         add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
     last_drain = settings.get(conn, "last_drain") or {}

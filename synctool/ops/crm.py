@@ -1,4 +1,5 @@
-"""CRM operations: reference data cache, connection test, configuration, environment and budget."""
+"""CRM operations: reference data cache, constituent mirror, connection test, configuration, environment
+and budget."""
 
 from __future__ import annotations
 
@@ -109,9 +110,40 @@ def set_environment(conn: sqlite3.Connection, config: Config, environment: str |
     return status(conn, config)
 
 
-def budget(config: Config) -> dict[str, Any]:
+def budget(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+    """synctool's share of the account's request budget, what this window used, and the mirror's age."""
+    from synctool.sync import mirror
+
     pacer = crm_target.pacer(config)
     try:
-        return pacer.budget()
+        return {**pacer.budget(), "mirror_age_s": mirror.status(conn)["age_s"]}
     finally:
         pacer.close()
+
+
+def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:
+    from synctool.sync import mirror
+
+    return mirror.status(conn)
+
+
+def mirror_refresh(conn: sqlite3.Connection, config: Config, *, full: bool = False, client=None) -> dict[str, Any]:
+    """Refresh the constituent mirror from the CRM (incrementally, or a full rebuild) and say what it cost."""
+    from synctool.sync import mirror
+
+    crm = client or crm_target.open_client(conn, config)
+    try:
+        done = mirror.refresh(crm, conn, full=full, page_size=config.crm.mirror_page_size)
+    finally:
+        if client is None:
+            crm.close()
+    return {"refresh": done, **mirror.status(conn)}
+
+
+def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Search the mirror by name, e-mail or phone: no CRM request."""
+    from synctool.sync import mirror
+
+    if not text.strip():
+        raise InvalidInput("nothing to search for", "give a name, an e-mail or a phone number")
+    return mirror.find(conn, text, limit=limit)

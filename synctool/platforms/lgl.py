@@ -148,15 +148,15 @@ class CrmClient:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
 
-    def iter_items(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
-                   max_pages: int | None = None) -> Iterator[dict[str, Any]]:
+    def iter_pages(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
+                   max_pages: int | None = None) -> Iterator[list[dict[str, Any]]]:
         """Walk LGL's list envelope lazily: one request per page, only as far as the caller reads."""
         offset = 0
         pages = 0
         while True:
             page = self.request("GET", path, params=list(params or []) + [("limit", page_size), ("offset", offset)])
             items = page.get("items") or []
-            yield from items
+            yield items
             pages += 1
             next_item = page.get("next_item")
             total = page.get("total_items")
@@ -166,6 +166,11 @@ class CrmClient:
                 return
             offset = int(next_item)
 
+    def iter_items(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
+                   max_pages: int | None = None) -> Iterator[dict[str, Any]]:
+        for items in self.iter_pages(path, params, page_size=page_size, max_pages=max_pages):
+            yield from items
+
     # -- constituents --------------------------------------------------------------------------
 
     def search_constituents(self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *,
@@ -174,6 +179,12 @@ class CrmClient:
         if expand:
             params.append(("expand", expand))
         return self.iter_items("/constituents/search", params, page_size=page_size)
+
+    def constituents_updated_since(self, since: str, *, page_size: int = 250) -> Iterator[list[dict]]:
+        """Pages of constituents updated at or after ``since`` (``YYYY-MM-DDTHH:MM:SSZ``), oldest change
+        first, with their e-mails, phones and street addresses."""
+        params = search_params({"updated_from": since}) + [("expand", EXPAND_CONTACTS), ("sort", "date_updated")]
+        return self.iter_pages("/constituents/search", params, page_size=page_size)
 
     def get_constituent(self, constituent_id: int | str) -> dict:
         return self.request("GET", f"/constituents/{constituent_id}")

@@ -1,10 +1,12 @@
 """Finding or creating the CRM constituent for a person (spec: matching).
 
-A name search, then an exact, normalised e-mail filter on the client (LGL's e-mail search is not
-used); create when nothing matches exactly, with the configured default profile fields and the
-contact rows nested in the same request. A local e-mail -> constituent link makes a returning donor
-cost no search; when the CRM says the linked constituent is gone, or its e-mail changed, the link is
-dropped and the person matched again.
+The spec's rule, a name search followed by an exact, normalised e-mail filter (LGL's e-mail search is not
+used), runs against the local mirror of the CRM's constituents (``sync/mirror.py``), so a donor the CRM
+already has costs no request. A person not in the mirror costs no search either once the mirror has been
+refreshed in this run; only then is a constituent created, with the configured default profile fields
+and the contact rows nested in the same request. A local e-mail -> constituent link answers a returning
+donor first; when the CRM says the linked constituent is gone, or its e-mail changed, the link is dropped
+and the person matched again.
 """
 
 from __future__ import annotations
@@ -16,12 +18,10 @@ from typing import Any
 from synctool import settings, store
 from synctool.config import ProfileDefaults
 from synctool.platforms.lgl import CrmClient, CrmPermanentError, UncertainWrite
+from synctool.sync import mirror
+from synctool.sync.mirror import normalize_email
 
 LINKS = "email_link"
-
-
-def normalize_email(email: str | None) -> str:
-    return (email or "").strip().lower()
 
 
 @dataclass
@@ -57,12 +57,13 @@ def emails_of(constituent: dict[str, Any]) -> set[str]:
     return {normalize_email(e.get("address")) for e in constituent.get("email_addresses") or [] if e.get("address")}
 
 
-def search(crm: CrmClient, person: Person) -> dict[str, Any] | None:
-    """Name search (with contacts expanded), then the exact e-mail filter; None when nothing matches."""
+def lookup(conn: sqlite3.Connection, person: Person) -> dict[str, Any] | None:
+    """The spec's match on the mirror: a constituent with the person's e-mail whose name fields contain
+    the person's last name (else first name, else organisation name); None when nothing matches."""
     name = person.last_name or person.first_name or person.org_name
     if not name or not person.key:
         return None
-    matches = [c for c in crm.search_constituents({"name": name.strip()}) if person.key in emails_of(c)]
+    matches = [c for c in mirror.with_email(conn, person.key) if mirror.has_name(c, name)]
     if not matches:
         return None
     first = normalize_email(person.first_name)
@@ -99,9 +100,13 @@ def create_body(person: Person, defaults: ProfileDefaults) -> dict[str, Any]:
     return body
 
 
-def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults,
-                    *, use_link: bool = True) -> tuple[str, bool]:
-    """The constituent id for ``person`` and whether it was created now."""
+def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, *,
+                    fresh_since: str | None = None, page_size: int = 250, use_link: bool = True) -> tuple[str, bool]:
+    """The constituent id for ``person`` and whether it was created now.
+
+    ``fresh_since`` is when the current run started (an ``store.iso`` time; now when omitted): before
+    creating, the mirror is refreshed unless that already happened since then."""
+    fresh_since = fresh_since or store.iso()
     if use_link:
         known = linked(conn, person.email)
         if known:
@@ -112,27 +117,35 @@ def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, de
             known = linked(conn, person.email)
             if known:
                 return known, False
-        return _match_or_create(crm, conn, person, defaults)
+        found = lookup(conn, person)
+        if found is None:
+            mirror.ensure_fresh(crm, conn, fresh_since, page_size=page_size)
+            found = lookup(conn, person)
+        created = found is None
+        if created:
+            found = _create(crm, conn, person, defaults, page_size)
+        constituent_id = str(found["id"])
+        with store.transaction(conn):
+            link(conn, person.email, constituent_id)
+        return constituent_id, created
 
 
-def _match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person,
-                     defaults: ProfileDefaults) -> tuple[str, bool]:
-    found = search(crm, person)
-    created = False
-    if found is None:
-        try:
-            found = crm.create_constituent(create_body(person, defaults))
-            created = True
-        except UncertainWrite:
-            # the create may have happened: look before creating again
-            found = search(crm, person)
-            if found is None:
-                found = crm.create_constituent(create_body(person, defaults))
-                created = True
-    constituent_id = str(found["id"])
+def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults,
+            page_size: int) -> dict[str, Any]:
+    body = create_body(person, defaults)
+    try:
+        created = crm.create_constituent(body)
+    except UncertainWrite:
+        # the create may have happened: look before creating again
+        mirror.refresh(crm, conn, page_size=page_size)
+        found = lookup(conn, person)
+        if found is not None:
+            return found
+        created = crm.create_constituent(body)
     with store.transaction(conn):
-        link(conn, person.email, constituent_id)
-    return constituent_id, created
+        # LGL answers a create with the whole record; the body's contacts stand in for any it leaves out
+        mirror.put(conn, {**{k: v for k, v in body.items() if k in mirror.CONTACT_LISTS}, **created})
+    return created
 
 
 def is_gone(error: Exception) -> bool:
@@ -148,8 +161,12 @@ def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, em
         if not is_gone(exc):
             raise
         constituent = None
-    if constituent is None or (email and normalize_email(email) not in emails_of(constituent)):
-        with store.transaction(conn):
+    with store.transaction(conn):
+        if constituent is None:
+            mirror.forget(conn, constituent_id)
+        else:
+            mirror.put(conn, constituent)
+        if constituent is None or (email and normalize_email(email) not in emails_of(constituent)):
             unlink(conn, email)
-        return False
+            return False
     return True

@@ -74,11 +74,11 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
     """Match or create the person's constituent, then create the gift once. A linked constituent the CRM
     no longer has (404) is unlinked and the person matched again."""
     from synctool import jobs
-    from synctool.sync.constituents import is_gone, match_or_create, unlink
+    from synctool.sync import mirror
+    from synctool.sync.constituents import is_gone, unlink
 
-    defaults = ctx.config.crm.profile_defaults
     force = bool(ctx.job["force"])
-    constituent_id, _ = match_or_create(ctx.crm, ctx.conn, person, defaults)
+    constituent_id, _ = ctx.match_or_create(person)
     try:
         gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force)
     except CrmPermanentError as exc:
@@ -86,7 +86,8 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
             raise
         with store.transaction(ctx.conn):
             unlink(ctx.conn, person.email)
-        constituent_id, _ = match_or_create(ctx.crm, ctx.conn, person, defaults, use_link=False)
+            mirror.forget(ctx.conn, constituent_id)
+        constituent_id, _ = ctx.match_or_create(person, use_link=False)
         gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True)
     with store.transaction(ctx.conn):
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=gift_id)

@@ -1,8 +1,8 @@
 """Mailing (Mailchimp) unsubscribes and bounces -> CRM tags, by tag rules for the event's list mapping.
 
-No gift is created. The constituent is found by e-mail (the local link, else a name search using the
-merge names with an exact e-mail filter, else LGL's ``eaddr`` search when the event carries no names,
-as ``cleaned`` events do). No match is logged as skipped, not failed; a duplicate event re-applies the
+No gift is created. The constituent is found by e-mail (the local link, else the CRM mirror: the merge
+names with an exact e-mail filter, or the e-mail alone when the event carries no names, as ``cleaned``
+events do). No match is logged as skipped, not failed; a duplicate event re-applies the
 same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from synctool import mappings, settings, store
 from synctool.errors import Skip
 from synctool.jobs import Outcome
-from synctool.sync import constituents
+from synctool.sync import constituents, mirror
 from synctool.sync.registry import JobContext, handler
 
 ENABLED = "mailing_sync_enabled"
@@ -22,14 +22,22 @@ def rules_for(conn, list_id: str, event: str) -> dict | None:
 
 
 def find_constituent(ctx: JobContext, email: str, first: str | None, last: str | None) -> str | None:
+    """The link, else the mirror (refreshed once in this run if needed): the name rule when the event
+    has merge names, else the e-mail alone, as LGL's ``eaddr`` search would."""
     known = constituents.linked(ctx.conn, email)
     if known:
         return known
     person = constituents.Person(first, last, email)
-    found = constituents.search(ctx.crm, person)
-    if found is None and not (first or last):
-        key = constituents.normalize_email(email)
-        found = next((c for c in ctx.crm.search_constituents({"eaddr": key}) if key in constituents.emails_of(c)), None)
+
+    def look() -> dict | None:
+        if first or last:
+            return constituents.lookup(ctx.conn, person)
+        return next(iter(mirror.with_email(ctx.conn, email)), None)
+
+    found = look()
+    if found is None:
+        mirror.ensure_fresh(ctx.crm, ctx.conn, ctx.run_started, page_size=ctx.config.crm.mirror_page_size)
+        found = look()
     if found is None:
         return None
     with store.transaction(ctx.conn):

@@ -21,7 +21,7 @@ from synctool import jobs, mappings, portal_records, settings, store
 from synctool.errors import InvalidInput, PermanentError, Skip
 from synctool.jobs import Outcome
 from synctool.money import cents_to_dollars
-from synctool.sync import constituents, gifts
+from synctool.sync import constituents, gifts, mirror
 from synctool.sync.registry import JobContext, handler
 
 FLAGS = "portal_flags"
@@ -158,19 +158,21 @@ def sync_user(ctx: JobContext, user_id: str) -> str:
     if linked and constituents.revalidate(crm, ctx.conn, linked, user["email"]):
         body = {"first_name": person.first_name, "last_name": person.last_name or person.email,
                 "external_constituent_id": user["id"]}
-        crm.update_constituent(linked, body)
-        crm.replace_contacts(linked, "email_addresses", [{"address": user["email"], "email_type_name": "Home"}])
+        updated = crm.update_constituent(linked, body)
+        contacts = {"email_addresses": [{"address": user["email"], "email_type_name": "Home"}]}
         if person.phone:
-            crm.replace_contacts(linked, "phone_numbers", [{"number": person.phone, "phone_type_name": "Home"}])
+            contacts["phone_numbers"] = [{"number": person.phone, "phone_type_name": "Home"}]
         if person.address.get("street"):
-            crm.replace_contacts(linked, "street_addresses", [{**{k: v for k, v in person.address.items() if v},
-                                                               "street_type_name": "Home"}])
+            contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
+        for kind, rows in contacts.items():
+            crm.replace_contacts(linked, kind, rows)
+        with store.transaction(ctx.conn):
+            mirror.put(ctx.conn, {**updated, "id": linked, **contacts})
         constituent_id = linked
     else:
         with store.transaction(ctx.conn):
             constituents.unlink(ctx.conn, user["email"])
-        constituent_id, _ = constituents.match_or_create(crm, ctx.conn, person, ctx.config.crm.profile_defaults,
-                                                         use_link=False)
+        constituent_id, _ = ctx.match_or_create(person, use_link=False)
     portal_records.set_link(ctx.conn, "user", user_id, crm_constituent_id=constituent_id)
     return constituent_id
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synctool import jobs
+from synctool import jobs, store
 from synctool.config import Config
 
 Handler = Callable[["JobContext"], "jobs.Outcome | None"]
@@ -37,6 +37,9 @@ class JobContext:
     config: Config
     owner: str
     services: Any = None
+    #: when this job's run (a drain, or one operator command) started: the CRM mirror is refreshed at
+    #: most once per run, and must have been refreshed since then before a constituent is created
+    run_started: str = field(default_factory=store.iso)
     crm_requests: int = 0
     _clients: dict[str, Any] = field(default_factory=dict)
 
@@ -90,6 +93,14 @@ class JobContext:
     @property
     def mailing(self):
         return self._client("mailing")
+
+    def match_or_create(self, person: Any, *, use_link: bool = True) -> tuple[str, bool]:
+        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
+        from synctool.sync.constituents import match_or_create
+
+        return match_or_create(self.crm, self.conn, person, self.config.crm.profile_defaults,
+                               fresh_since=self.run_started, page_size=self.config.crm.mirror_page_size,
+                               use_link=use_link)
 
     def close(self) -> None:
         for client in self._clients.values():
