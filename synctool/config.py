@@ -75,6 +75,8 @@ class CrmConfig(_Section):
     #: the part of that limit synctool may use; the rest is left to the account's other integrations
     share_requests: int = _field(270, ge=1)
     min_interval_ms: float = _field(1100.0, ge=0)
+    #: added to min_interval_ms so the gaps stay above it as the CRM receives them (send jitter)
+    send_margin_ms: float = _field(20.0, ge=0)
     #: constituents per request when the CRM mirror is loaded or refreshed
     mirror_page_size: int = _field(250, ge=1, le=1000)
     timeout_s: float = _field(30.0, gt=0)
@@ -197,6 +199,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str, type]] = {
     "CRM_RATE_LIMIT_WINDOW_S": ("crm", "rate_limit_window_s", float),
     "CRM_SHARE_REQUESTS": ("crm", "share_requests", int),
     "CRM_MIN_INTERVAL_MS": ("crm", "min_interval_ms", float),
+    "CRM_SEND_MARGIN_MS": ("crm", "send_margin_ms", float),
     "CRM_RETRY_BASE_MS": ("crm", "retry_base_ms", float),
     "CRM_TIMEOUT_S": ("crm", "timeout_s", float),
     "DONATIONS_API_BASE_URL": ("donations", "base_url", str),

@@ -60,7 +60,8 @@ def pacer(config: Config) -> Pacer:
     """The pacer for synctool's share of the account's CRM budget (never more than the whole limit)."""
     share = min(config.crm.share_requests, config.crm.rate_limit_requests)
     return Pacer(config.db_path, Limits(share, config.crm.rate_limit_window_s, config.crm.min_interval_ms / 1000,
-                                        account_limit=config.crm.rate_limit_requests))
+                                        account_limit=config.crm.rate_limit_requests,
+                                        send_margin_s=config.crm.send_margin_ms / 1000))
 
 
 def open_client(conn: sqlite3.Connection, config: Config, *, on_request: Callable[[], None] | None = None,

@@ -21,11 +21,6 @@ from pathlib import Path
 from synctool import store
 
 
-#: added to the minimum interval between reservations: processes wake from their sleep and send with a
-#: few milliseconds of jitter, and the gap that counts is the one the CRM sees (measured by bench/crm.py)
-SEND_JITTER_S = 0.02
-
-
 @dataclass
 class Limits:
     #: the requests synctool may use in any window (its share of the account's limit)
@@ -34,6 +29,9 @@ class Limits:
     min_interval_s: float = 1.1
     #: the CRM's limit for the whole account (shown, not enforced: other integrations use the rest)
     account_limit: int | None = None
+    #: added to the minimum interval between reservations: processes wake from their sleep and send with a
+    #: few milliseconds of jitter, and the gap that counts is the one the CRM sees (bench/crm.py measures it)
+    send_margin_s: float = 0.02
 
     @property
     def margin_s(self) -> float:
@@ -42,7 +40,7 @@ class Limits:
     @property
     def spacing_s(self) -> float:
         """The gap kept between two reserved send times."""
-        return self.min_interval_s + SEND_JITTER_S if self.min_interval_s > 0 else 0.0
+        return self.min_interval_s + self.send_margin_s if self.min_interval_s > 0 else 0.0
 
 
 class Pacer:

@@ -13,6 +13,7 @@ from synctool.secrets import SECRET_NAMES
 
 PLATFORM_ENV = (
     "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S", "CRM_SHARE_REQUESTS",
+    "CRM_SEND_MARGIN_MS",
     "CRM_MIN_INTERVAL_MS", "DONATIONS_API_BASE_URL", "POS_API_BASE_URL", "MAILING_API_BASE_URL",
     "POS_WEBHOOK_NOTIFICATION_URL", "CRM_GROUP_ID_SCHOLARSHIP_FULL", "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
 )
@@ -122,3 +123,15 @@ def world(monkeypatch, secrets_env):
         monkeypatch.setenv("CRM_TIMEOUT_S", "0.5")
         monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "50")
         yield w
+
+
+@pytest.fixture
+def receiver(world):
+    """The webhook receiver, in-process, pointed at the same database and fakes as the world."""
+    from starlette.testclient import TestClient
+
+    from synctool.config import load_config
+    from synctool.web.receiver import create_app
+
+    with TestClient(create_app(load_config())) as client:
+        yield client

@@ -33,7 +33,7 @@ def test_two_processes_never_exceed_the_limit(fake_crm, monkeypatch, db):
     stats = fake_crm.stats()
     assert stats["served"] == 36 and stats["rejected_429"] == 0
     assert stats["max_in_any_window"] <= 10
-    assert stats["min_gap_s"] >= 0.04  # 50 ms apart at the sender, less the jitter of arrival
+    assert stats["min_gap_s"] >= 0.05  # as the CRM receives them: the pacer keeps a margin for send jitter
 
 
 def test_budget_command(fake_crm, cli, crm_client):

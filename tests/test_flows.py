@@ -7,19 +7,11 @@ import copy
 import json
 
 import pytest
-from starlette.testclient import TestClient
 
 from synctool.config import load_config
 from synctool.fakes import samples
-from synctool.web.receiver import create_app
 from synctool.worker import drain
 from tests.conftest import POS_URL, TEST_SECRETS
-
-
-@pytest.fixture
-def receiver(world):
-    with TestClient(create_app(load_config())) as client:
-        yield client
 
 
 @pytest.fixture

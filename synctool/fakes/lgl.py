@@ -125,6 +125,35 @@ class FakeCrm:
                 "max_in_any_window": worst, "min_gap_s": min(gaps) if gaps else None,
                 "constituents": len(self.constituents), "gifts": len(self.gifts)}
 
+    def create_constituent(self, body: dict) -> dict:
+        """What ``POST /constituents`` stores (tests and benches seed the CRM with it too)."""
+        cid = self.new_id()
+        now = now_stamp()
+        record = {"id": cid, "created_at": now, "updated_at": now, "date_added": now[:10], "sort_name": None}
+        for key, value in body.items():
+            if key not in CONTACT_KINDS and key not in ("categories", "groups", "relationships", "custom_attrs"):
+                record[key] = value
+        record["sort_name"] = f"{body.get('last_name') or ''}, {body.get('first_name') or ''}".strip(", ")
+        record.setdefault("addressee", f"{body.get('first_name') or ''} {body.get('last_name') or ''}".strip())
+        record.setdefault("salutation", body.get("first_name"))
+        self.constituents[cid] = record
+        for kind in CONTACT_KINDS:
+            for n, row in enumerate(body.get(kind) or []):
+                self.add_contact_row(cid, kind, row, preferred=n == 0)
+        return record
+
+    def add_contact_row(self, cid: int, kind: str, row: dict, preferred: bool | None = None) -> dict:
+        rid = self.new_id()
+        existing_pref = any(r["is_preferred"] for r in self.contacts[kind].values() if r["item_id"] == cid)
+        record = {"id": rid, "item_id": cid, "item_type": "Constituent", **row,
+                  "is_preferred": bool(row.get("is_preferred", preferred)) and not existing_pref,
+                  "not_current": bool(row.get("not_current", False))}
+        if kind == "phone_numbers":
+            record["normalized_number"] = "".join(ch for ch in str(row.get("number", "")) if ch.isdigit())
+        self.contacts[kind][rid] = record
+        self.touch(cid)
+        return record
+
     def touch(self, cid: Any) -> None:
         """LGL moves a constituent's ``updated_at`` on every change to it or its nested records."""
         c = self.constituents.get(int(cid)) if cid is not None else None
@@ -249,32 +278,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         body = await body_of(request)
         if not body.get("last_name") and not body.get("org_name"):
             return JSONResponse({**API, "error": "Validation Failed", "description": "last_name can't be blank"}, status_code=422)
-        cid = crm.new_id()
-        now = now_stamp()
-        record = {"id": cid, "created_at": now, "updated_at": now, "date_added": now[:10], "sort_name": None}
-        for key, value in body.items():
-            if key not in CONTACT_KINDS and key not in ("categories", "groups", "relationships", "custom_attrs"):
-                record[key] = value
-        record["sort_name"] = f"{body.get('last_name') or ''}, {body.get('first_name') or ''}".strip(", ")
-        record.setdefault("addressee", f"{body.get('first_name') or ''} {body.get('last_name') or ''}".strip())
-        record.setdefault("salutation", body.get("first_name"))
-        crm.constituents[cid] = record
-        for kind in CONTACT_KINDS:
-            for n, row in enumerate(body.get(kind) or []):
-                add_contact_row(cid, kind, row, preferred=n == 0)
-        return JSONResponse({**API, **crm.constituent_view(record, {"all"})})
-
-    def add_contact_row(cid: int, kind: str, row: dict, preferred: bool | None = None) -> dict:
-        rid = crm.new_id()
-        existing_pref = any(r["is_preferred"] for r in crm.contacts[kind].values() if r["item_id"] == cid)
-        record = {"id": rid, "item_id": cid, "item_type": "Constituent", **row,
-                  "is_preferred": bool(row.get("is_preferred", preferred)) and not existing_pref,
-                  "not_current": bool(row.get("not_current", False))}
-        if kind == "phone_numbers":
-            record["normalized_number"] = "".join(ch for ch in str(row.get("number", "")) if ch.isdigit())
-        crm.contacts[kind][rid] = record
-        crm.touch(cid)
-        return record
+        return JSONResponse({**API, **crm.constituent_view(crm.create_constituent(body), {"all"})})
 
     async def constituent_item(request: Request):
         c = constituent_or_404(request.path_params["id"])
@@ -289,7 +293,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         for key, value in body.items():
             if key in CONTACT_KINDS:
                 for row in value or []:
-                    add_contact_row(c["id"], key, row)
+                    crm.add_contact_row(c["id"], key, row)
             elif not key.startswith("remove_previous"):
                 c[key] = value
         crm.touch(c["id"])
@@ -305,7 +309,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         body = await body_of(request)
         if not body.get(CONTACT_KINDS[kind]):
             return JSONResponse({**API, "error": "Validation Failed", "description": f"{CONTACT_KINDS[kind]} can't be blank"}, status_code=422)
-        return JSONResponse({**API, **add_contact_row(c["id"], kind, body)})
+        return JSONResponse({**API, **crm.add_contact_row(c["id"], kind, body)})
 
     async def contact_item(request: Request):
         kind = request.url.path.split("/")[-2]
