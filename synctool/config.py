@@ -127,6 +127,9 @@ class SmtpConfig(_Section):
 class Config(_Section):
     database: Optional[str] = None
     log_file: Optional[str] = None
+    #: the organisation's IANA time zone (``America/New_York``): the day a gift is dated when the
+    #: platform does not say where it was given; UTC when unset
+    timezone: Optional[str] = None
     receiver: ReceiverConfig = _field(ReceiverConfig())
     webhooks: WebhooksConfig = _field(WebhooksConfig())
     crm: CrmConfig = _field(CrmConfig())
@@ -245,6 +248,14 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
 
     config = _build(Config, data, "", source)
     config.source = source
+    if config.timezone:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(config.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError("timezone", source, f"unknown time zone {config.timezone!r} "
+                              "(an IANA name such as America/New_York)") from None
 
     for env, (section, key, parse) in _ENV_OVERRIDES.items():
         raw = os.environ.get(env)

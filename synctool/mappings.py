@@ -3,10 +3,11 @@
 | kind | key | value |
 |---|---|---|
 | type_default | ``donations:<campaign type>``, ``donations:default``, ``pos:default`` | fund_id, campaign_id, appeal_id, gift_category_id |
+| fund_override | Givebutter fund code (or fund id) | fund_id (wins over the campaign's mappings) |
 | campaign_override | Givebutter campaign id | fund_id, campaign_id, appeal_id, gift_category_id |
 | location_override | Square location id | fund_id, campaign_id |
 | payment_method | ``donations:<method>`` or ``pos:<tender type>`` | payment_type_id, gift_type_id |
-| custom_field | Givebutter custom field id or title | crm_field (a CRM gift custom field key) |
+| custom_field | Givebutter custom field id or title | crm_field, crm_field_name (a CRM gift custom field) |
 | list_mapping | Mailchimp list id | enabled, label |
 | tag_rule | ``<list id or *>:<unsubscribe or cleaned>`` | add, remove (keyword ids) |
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 from synctool import store
 
-KINDS = ("type_default", "campaign_override", "location_override", "payment_method", "custom_field",
+KINDS = ("type_default", "fund_override", "campaign_override", "location_override", "payment_method", "custom_field",
          "list_mapping", "tag_rule")
 CAMPAIGN_TYPES = ("general", "collect", "fundraise", "event")
 CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id")

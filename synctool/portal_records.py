@@ -1,7 +1,8 @@
 """The member portal's records in synctool's database (``portal_*`` tables) and their CRM linkage ids.
 
-Records arrive by the signed ``/webhooks/portal`` push and by ``synctool portal import``; both validate
-with the models in ``platforms/portal.py`` and upsert here. Linkage ids (``crm_constituent_id``,
+Records arrive by the signed ``/webhooks/portal`` push and by ``synctool portal import``; both go
+through ``sync.portal.apply_record``, which validates with the models in ``platforms/portal.py`` and
+upserts here. Linkage ids (``crm_constituent_id``,
 ``crm_membership_id``, ``crm_gift_id``, ``crm_relationship_id``) are written only by the sync rules and
 are kept when the portal pushes a record again.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from typing import Any
 
 from synctool import store
@@ -106,27 +106,3 @@ def links(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, A
         for row in conn.execute(f"SELECT id, {', '.join(LINKS[k]) or 'NULL AS none'} FROM {TABLES[k]} ORDER BY id"):
             out.append({"entity": k, **dict(row)})
     return out
-
-
-def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
-    """JSON lines ``{"type": "user", "data": {...}}`` (``user.upsert`` also accepted). A bad line is
-    reported with its number; the others still load."""
-    loaded: dict[str, int] = {}
-    errors = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                raise InvalidInput("not valid JSON") from None
-            if not isinstance(row, dict):
-                raise InvalidInput("each line must be a JSON object {type, data}")
-            kind = str(row.get("type") or "").split(".", 1)[0]
-            with store.transaction(conn):
-                upsert(conn, kind, row.get("data"))
-            loaded[kind] = loaded.get(kind, 0) + 1
-        except InvalidInput as exc:
-            errors.append({"line": number, "error": str(exc) + (f": {exc.detail}" if exc.detail else "")})
-    return {"loaded": loaded, "errors": errors}

@@ -63,6 +63,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/users/invite": {"email": f"new-{ids['job'][:8]}@example.org", "role": "viewer"},
         "/api/users/{id}": {"role": "viewer"},
         "/api/mappings/overrides": {"campaign": "118722", "fund_id": 2398},
+        "/api/mappings/funds": {"fund": "BUILDING", "fund_id": 2401},
         "/api/pos/orders/enrich": {"orderIds": ["ORDER-1"]},
         "/api/pos/location-overrides": [{"location_id": "FPYCBCHYMXFK1", "fund_id": 2402}],
         "/api/mailing/mappings": {"list_id": "b7e21c0d94", "label": "News"},

@@ -58,7 +58,11 @@ def test_donation_becomes_one_gift_by_webhook_repeat_and_poll(coded, receiver, d
     [gift] = coded.crm.gifts.values()
     assert gift["external_id"] == "donations_QiN7blzUhiwXBVBr" and gift["received_amount"] == 10.0
     assert gift["received_date"] == "2024-02-03" and gift["fund_id"] == 2398 and gift["campaign_id"] == 822
-    assert gift["payment_type_id"] == 1509 and gift["custom_fields"] == [{"key": "referral_source", "values": [{"name": "A friend"}]}]
+    assert gift["payment_type_id"] == 1509
+    # sent as the reference's example does, by the field's and the value's names; the CRM resolved both
+    sent = next(r["body"] for r in coded.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts"))
+    assert sent["custom_fields"] == [{"name": "Referral Source", "values": [{"name": "A friend"}]}]
+    assert [(f["key"], [v["id"] for v in f["values"]]) for f in gift["custom_fields"]] == [("referral_source", [12252])]
     assert "QiN7blzUhiwXBVBr" in gift["note"] and "Keep going" in gift["note"]
     [person] = coded.crm.constituents.values()
     assert (person["first_name"], person["last_name"]) == ("Ada", "Lovelace")

@@ -17,8 +17,10 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
     if as_json:
         emit_json(data["items"])
         return
-    rows = [{"id": i.get("id"), "name": i.get("name") or i.get("display_name"), "extra": i.get("key") or i.get("code") or i.get("gift_type_name")} for i in data["items"]]
-    table(rows, ["id", "name", "extra"], title=f"CRM {kind} (cached {data['refreshed_at'] or 'never: run synctool crm refresh'})")
+    rows = [{"id": i.get("id"), "name": i.get("name") or i.get("display_name"),
+             "extra": i.get("key") or i.get("code") or i.get("gift_type_name"),
+             "values": ", ".join(k["name"] for k in i.get("keywords") or [])} for i in data["items"]]
+    table(rows, ["id", "name", "extra"] + (["values"] if kind == "gift-fields" else []), title=f"CRM {kind} (cached {data['refreshed_at'] or 'never: run synctool crm refresh'})")
 
 
 def _list_command(kind: str):
@@ -30,14 +32,15 @@ def _list_command(kind: str):
 
 
 for _kind in ("funds", "campaigns", "appeals", "gift-types", "gift-categories", "payment-types", "membership-levels",
-              "relationship-types", "groups", "tags"):
+              "relationship-types", "groups", "tags", "gift-fields"):
     app.command(_kind)(_list_command(_kind))
 
 
 @app.command()
 def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Fetch the CRM's reference lists (funds, campaigns, appeals, gift types and categories, payment types,
-    membership levels, relationship types, groups, tag keywords) into the local cache.
+    membership levels, relationship types, groups, tag keywords, gift custom fields and their values) into
+    the local cache.
 
     Example: synctool crm refresh
     """

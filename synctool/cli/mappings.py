@@ -6,13 +6,15 @@ import typer
 
 from synctool.cli.common import ctx_obj, emit_json, sub_app, table
 
-app = sub_app("CRM coding for incoming money: type defaults, campaign overrides, payment methods, custom fields.")
+app = sub_app("CRM coding for incoming money: type defaults, campaign and fund overrides, payment methods, custom fields.")
 types_app = sub_app("Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json")
 overrides_app = sub_app("Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides")
+funds_app = sub_app("Fund overrides: the CRM fund for gifts designated to one Givebutter fund (wins over campaign mappings).\n\nExample: synctool mappings funds")
 payments_app = sub_app("Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.\n\nExample: synctool mappings payments")
-fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field key.\n\nExample: synctool mappings custom-fields")
+fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields")
 app.add_typer(types_app, name="types")
 app.add_typer(overrides_app, name="overrides")
+app.add_typer(funds_app, name="funds")
 app.add_typer(payments_app, name="payments")
 app.add_typer(fields_app, name="custom-fields")
 
@@ -78,6 +80,28 @@ def overrides_set(ctx: typer.Context, campaign: str = typer.Argument(..., help="
                                     appeal_id=appeal_id, gift_category_id=gift_category_id))
 
 
+@funds_app.callback(invoke_without_command=True)
+def funds_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List fund overrides.
+
+    Example: synctool mappings funds --json
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "fund_override", ["key", "fund_id", "updated_at"], as_json)
+
+
+@funds_app.command("set")
+def funds_set(ctx: typer.Context, fund: str = typer.Argument(..., help="the Givebutter fund code (fund_code), or its fund_id"),
+              fund_id: int = typer.Option(..., help="CRM fund id")) -> None:
+    """Send gifts designated to one Givebutter fund to a CRM fund, whatever their campaign's mapping says.
+
+    Example: synctool mappings funds set BUILDING --fund-id 2401
+    """
+    from synctool.ops.mappings import set_fund_override
+
+    emit_json(set_fund_override(ctx_obj(ctx).db, fund, fund_id))
+
+
 @payments_app.callback(invoke_without_command=True)
 def payments_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List payment method mappings.
@@ -107,13 +131,14 @@ def fields_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
     Example: synctool mappings custom-fields
     """
     if ctx.invoked_subcommand is None:
-        _show(ctx, "custom_field", ["key", "crm_field", "updated_at"], as_json)
+        _show(ctx, "custom_field", ["key", "crm_field", "crm_field_name", "updated_at"], as_json)
 
 
 @fields_app.command("set")
 def fields_set(ctx: typer.Context, field: str = typer.Argument(..., help="Givebutter custom field id or title"),
-               crm_field: str = typer.Option(..., help="the CRM gift custom field key")) -> None:
-    """Copy a Givebutter custom field into a CRM gift custom field.
+               crm_field: str = typer.Option(..., help="the CRM gift custom field: its key or name (synctool crm gift-fields)")) -> None:
+    """Copy a Givebutter custom field into a CRM gift custom field. The field is checked against the cached
+    CRM gift fields; each gift's value must be one of that field's values, or the job fails saying so.
 
     Example: synctool mappings custom-fields set 77 --crm-field referral_source
     """
@@ -123,7 +148,7 @@ def fields_set(ctx: typer.Context, field: str = typer.Argument(..., help="Givebu
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, kind: str = typer.Argument(..., help="type_default, campaign_override, location_override, payment_method, custom_field, list_mapping or tag_rule"),
+def remove(ctx: typer.Context, kind: str = typer.Argument(..., help="type_default, fund_override, campaign_override, location_override, payment_method, custom_field, list_mapping or tag_rule"),
            key: str = typer.Argument(..., help="the mapping's key")) -> None:
     """Remove one mapping.
 

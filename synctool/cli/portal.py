@@ -21,7 +21,9 @@ app.add_typer(scenarios_app, name="scenarios")
 @app.command("import")
 def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON lines: {\"type\": \"user\", \"data\": {...}} ('-' for stdin)"),
             as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
-    """Load portal records from a JSON-lines file; bad lines are reported by number, the rest still load.
+    """Load portal records from a JSON-lines file, each as if the portal had pushed it: stored, and the CRM
+    jobs its state calls for queued (drain runs them). A pending record never undoes a settled one. Bad
+    lines are reported by number; the rest still load.
 
     Example: synctool portal import users.jsonl
     """
@@ -36,7 +38,8 @@ def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON line
     if as_json:
         emit_json(result)
     else:
-        typer.echo("loaded: " + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing"))
+        typer.echo("loaded: " + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing")
+                   + f"; queued {result['queued']} CRM job(s)")
         for error in result["errors"]:
             typer.echo(f"line {error['line']}: {error['error']}", err=True)
     if result["errors"]:

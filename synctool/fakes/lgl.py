@@ -60,6 +60,13 @@ TAG_CATEGORY = {"id": 1201, "item_type": "Constituent", "name": "Communication T
                              {"id": 12223, "category_id": 1201, "name": "Email Bounced", "short_code": "email_bounced"},
                              {"id": 12224, "category_id": 1201, "name": "Do not call", "short_code": "do_not_call"}]}
 
+#: gift custom fields are categories with ``item_type: "Gift"``; their keywords are the allowed values
+GIFT_FIELDS = [{"id": 1056, "item_type": "Gift", "name": "Referral Source", "key": "referral_source",
+                "facet_type": "list", "ordinal": 100, "removable": True, "editable": True,
+                "keywords": [{"id": 12252, "category_id": 1056, "name": "A friend", "short_code": None},
+                             {"id": 12253, "category_id": 1056, "name": "Social media", "short_code": None},
+                             {"id": 12254, "category_id": 1056, "name": "Newsletter", "short_code": None}]}]
+
 CONSTITUENT_TERMS = {"name", "eaddr", "external_id", "keyword", "groups", "phone_number", "street", "city", "state",
                      "postal_code", "country", "constituent_type", "updated_from", "updated_to", "membership_status",
                      "membership_level", "membership_end_date_from", "membership_end_date_to", "lists", "class",
@@ -106,6 +113,8 @@ class FakeCrm:
         self.recent: deque[float] = deque()
         self.rejected_429 = 0
         self.faults: list[dict] = []
+        #: how a request about a deleted constituent is answered: 404, or 422/400 naming the constituent
+        self.gone_status = 404
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -176,6 +185,22 @@ class FakeCrm:
         return view
 
 
+def resolve_custom_fields(fields: list) -> list[dict]:
+    """As LGL does: a field is found by id, key or name, a value by id or name; what does not resolve is
+    dropped without an error."""
+    resolved = []
+    for field in fields:
+        category = next((c for c in GIFT_FIELDS if field.get("id") == c["id"] or field.get("key") == c["key"]
+                         or field.get("name") == c["name"]), None)
+        if category is None:
+            continue
+        values = [k for v in field.get("values") or [] for k in category["keywords"]
+                  if v.get("id") == k["id"] or v.get("name") == k["name"]]
+        if values:
+            resolved.append({**{k: v for k, v in category.items() if k != "keywords"}, "values": values})
+    return resolved
+
+
 def _envelope(items: list, request: Request, item_type: str) -> JSONResponse:
     try:
         limit = int(request.query_params.get("limit", 25))
@@ -232,6 +257,13 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     def not_found() -> JSONResponse:
         return JSONResponse({**API, "error": "Not Found", "description": "Record not found"}, status_code=404)
 
+    def constituent_gone() -> JSONResponse:
+        """LGL documents no 404 for a deleted constituent: the fake answers as ``crm.gone_status`` says."""
+        if crm.gone_status == 404:
+            return not_found()
+        return JSONResponse({**API, "error": "Validation Failed", "description": "Constituent not found"},
+                            status_code=crm.gone_status)
+
     # -- constituents ----------------------------------------------------------------------------
 
     async def constituents_search(request: Request):
@@ -283,7 +315,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     async def constituent_item(request: Request):
         c = constituent_or_404(request.path_params["id"])
         if c is None:
-            return not_found()
+            return constituent_gone()
         if request.method == "GET":
             return JSONResponse({**API, **crm.constituent_view(c, {"all"})})
         if request.method == "DELETE":
@@ -303,7 +335,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         c = constituent_or_404(request.path_params["cid"])
         kind = request.url.path.rstrip("/").rsplit("/", 1)[-1]
         if c is None:
-            return not_found()
+            return constituent_gone()
         if request.method == "GET":
             return _envelope([r for r in crm.contacts[kind].values() if r["item_id"] == c["id"]], request, kind[:-1])
         body = await body_of(request)
@@ -330,7 +362,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     async def gifts_collection(request: Request):
         c = constituent_or_404(request.path_params["cid"])
         if c is None:
-            return not_found()
+            return constituent_gone()
         if request.method == "GET":
             short = [{k: g[k] for k in ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at", "updated_at")}
                      | {"amount": g["received_amount"], "date": g["received_date"]}
@@ -357,6 +389,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 gift[f"{key}_id"] = ref["id"]
                 gift[f"{key}_name"] = ref.get("name", ref.get("display_name"))
         gift.setdefault("deductible_amount", gift["received_amount"])
+        gift["custom_fields"] = resolve_custom_fields(body.get("custom_fields") or [])
         crm.gifts[gid] = gift
         return JSONResponse({**API, **gift})
 
@@ -391,7 +424,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         async def endpoint(request: Request):
             c = constituent_or_404(request.path_params["cid"])
             if c is None:
-                return not_found()
+                return constituent_gone()
             if request.method == "GET":
                 return _envelope([r for r in store_.values() if r["constituent_id"] == c["id"]], request, item_type)
             body = await body_of(request)
@@ -422,7 +455,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     async def keywords_add(request: Request):
         c = constituent_or_404(request.path_params["cid"])
         if c is None:
-            return not_found()
+            return constituent_gone()
         body = await body_of(request)
         kid = body.get("id")
         if not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
@@ -434,7 +467,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     async def keywords_remove(request: Request):
         c = constituent_or_404(request.path_params["cid"])
         if c is None:
-            return not_found()
+            return constituent_gone()
         crm.keywords.setdefault(c["id"], set()).discard(int(request.path_params["id"]))
         crm.touch(c["id"])
         return JSONResponse({**API, "result": "success"})
@@ -445,7 +478,9 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         return endpoint
 
     async def categories(request: Request):
-        return _envelope([TAG_CATEGORY], request, "category")
+        kind = request.query_params.get("item_type", "Constituent")
+        return _envelope([TAG_CATEGORY] if kind == "Constituent" else GIFT_FIELDS if kind == "Gift" else [],
+                         request, "category")
 
     # -- the fake's own controls (not part of LGL) -------------------------------------------------
 

@@ -18,8 +18,10 @@ class FakeSquare:
         self.orders: dict[str, dict] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
-            "FPYCBCHYMXFK1": {"id": "FPYCBCHYMXFK1", "name": "Front Desk", "status": "ACTIVE", "currency": "USD"},
-            "L2GIFTSHOP001": {"id": "L2GIFTSHOP001", "name": "Gift Shop", "status": "ACTIVE", "currency": "USD"},
+            "FPYCBCHYMXFK1": {"id": "FPYCBCHYMXFK1", "name": "Front Desk", "status": "ACTIVE", "currency": "USD",
+                              "timezone": "America/Los_Angeles"},
+            "L2GIFTSHOP001": {"id": "L2GIFTSHOP001", "name": "Gift Shop", "status": "ACTIVE", "currency": "USD",
+                              "timezone": "America/New_York"},
         }
         self.requests: list[dict] = []
 

@@ -7,57 +7,18 @@ import sqlite3
 from typing import Any
 
 from synctool import crm as crm_target
-from synctool import settings, store
+from synctool import references, settings, store
 from synctool.config import Config
 from synctool.errors import InvalidInput, SynctoolError
 
-#: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
-REFERENCE_LISTS = {
-    "funds": "/funds", "campaigns": "/campaigns", "appeals": "/appeals", "gift-types": "/gift_types",
-    "gift-categories": "/gift_categories", "payment-types": "/payment_types",
-    "membership-levels": "/membership_levels", "relationship-types": "/relationship_types", "groups": "/groups",
-}
-
-
 def refresh(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, int]:
-    """Fetch every reference list (and the tag keywords) from the CRM and replace the cache."""
+    """Fetch every CRM reference list (and the tag keywords and gift custom fields) into the cache."""
     crm = client or crm_target.open_client(conn, config)
-    counts = {}
-    for kind, path in REFERENCE_LISTS.items():
-        items = crm.reference_list(path)
-        settings.cache_replace(conn, f"crm:{kind}", {f"{int(i['id']):012d}": i for i in items})
-        counts[kind] = len(items)
-    tags = [c for c in crm.reference_list("/categories", item_type="Constituent") if c.get("key") == "tags"]
-    keywords = tags[0].get("keywords", []) if tags else []
-    settings.cache_replace(conn, "crm:tags", {f"{int(k['id']):012d}": k for k in keywords})
-    counts["tags"] = len(keywords)
-    return counts
+    return references.refresh(conn, crm)
 
 
 def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
-    if kind not in REFERENCE_LISTS and kind != "tags":
-        raise InvalidInput(f"unknown CRM list {kind!r}", "one of: " + ", ".join([*REFERENCE_LISTS, "tags"]))
-    return {"kind": kind, "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
-            "items": settings.cache_list(conn, f"crm:{kind}")}
-
-
-def find_reference(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any] | None:
-    try:
-        return settings.cache_get(conn, f"crm:{kind}", f"{int(item_id):012d}")
-    except (TypeError, ValueError):
-        return None
-
-
-def require_reference(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any]:
-    """The cached item, or InvalidInput listing the valid choices (for mappings)."""
-    found = find_reference(conn, kind, item_id)
-    if found is not None:
-        return found
-    items = settings.cache_list(conn, f"crm:{kind}")
-    if not items:
-        raise InvalidInput(f"no cached CRM {kind}", "run `synctool crm refresh` first")
-    choices = ", ".join(f"{i['id']} ({i.get('name') or i.get('display_name')})" for i in items[:30])
-    raise InvalidInput(f"unknown CRM {kind[:-1] if kind.endswith('s') else kind} id {item_id!r}", f"valid: {choices}")
+    return references.listing(conn, kind)
 
 
 def status(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:

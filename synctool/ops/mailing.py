@@ -57,7 +57,7 @@ def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def set_tag_rule(conn: sqlite3.Connection, list_id: str, event: str, *, add: list[int], remove: list[int]) -> dict[str, Any]:
     """Tags (CRM keyword ids of the ``tags`` category) to add and remove when ``event`` arrives on the list
     (``*`` for every mapped list). Keyword ids are checked against the cache from `synctool crm refresh`."""
-    from synctool.ops.crm import require_reference
+    from synctool.references import require as require_reference
 
     if event not in EVENTS:
         raise InvalidInput(f"unknown event {event!r}", "unsubscribe or cleaned")

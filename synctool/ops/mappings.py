@@ -1,4 +1,4 @@
-"""Mapping operations: type defaults, campaign overrides, payment methods and custom fields (spec:
+"""Mapping operations: type defaults, campaign and fund overrides, payment methods and custom fields (spec:
 /api/mappings/*), each validated against the cached CRM reference lists."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from typing import Any
 
 from synctool import mappings
 from synctool.errors import InvalidInput
-from synctool.ops.crm import require_reference
+from synctool.references import listing
+from synctool.references import require as require_reference
 
 REFERENCE_KIND = {"fund_id": "funds", "campaign_id": "campaigns", "appeal_id": "appeals",
                   "gift_category_id": "gift-categories", "payment_type_id": "payment-types", "gift_type_id": "gift-types"}
@@ -83,11 +84,35 @@ def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dic
     return {"key": key, **value}
 
 
+def set_fund_override(conn: sqlite3.Connection, fund: str, fund_id: Any) -> dict[str, Any]:
+    """The CRM fund for gifts a donor designated to one Givebutter fund (its code, or its id); it wins
+    over the campaign's mappings."""
+    fund = str(fund or "").strip()
+    if not fund:
+        raise InvalidInput("the Givebutter fund code (or id) is required")
+    value = validated(conn, {"fund_id": fund_id})
+    if not value:
+        raise InvalidInput("nothing to set", "give --fund-id")
+    mappings.put(conn, "fund_override", fund, value)
+    return {"key": fund, **value}
+
+
 def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:
+    """Copy a Givebutter custom field into a CRM gift custom field (checked against the cached gift fields)."""
+    from synctool.references import gift_field
+
     if not field or not crm_field:
-        raise InvalidInput("both the Givebutter field (id or title) and the CRM field key are needed")
-    mappings.put(conn, "custom_field", field, {"crm_field": crm_field})
-    return {"key": field, "crm_field": crm_field}
+        raise InvalidInput("both the Givebutter field (id or title) and the CRM gift field are needed")
+    found = gift_field(conn, crm_field)
+    if found is None:
+        known = listing(conn, "gift-fields")["items"]
+        if not known:
+            raise InvalidInput("no cached CRM gift fields", "run `synctool crm refresh` first")
+        raise InvalidInput(f"unknown CRM gift field {crm_field!r}",
+                           "valid: " + ", ".join(f"{f.get('key')} ({f.get('name')})" for f in known[:30]))
+    mappings.put(conn, "custom_field", field, {"crm_field": found["key"] or str(found["id"]), "crm_field_name": found["name"]})
+    return {"key": field, "crm_field": found["key"] or str(found["id"]), "crm_field_name": found["name"],
+            "values": [k.get("name") for k in found.get("keywords") or []]}
 
 
 def remove(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any]:

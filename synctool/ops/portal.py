@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -10,14 +11,37 @@ from synctool import crm as crm_target
 from synctool import mappings, portal_records, settings, store
 from synctool.config import Config
 from synctool.errors import Conflict, InvalidInput, NotFound
-from synctool.sync.portal import DEFAULT_FLAGS, FLAGS, FUND_KEYS, queue
+from synctool.sync.portal import DEFAULT_FLAGS, FLAGS, FUND_KEYS, apply_record, queue
 
 ENTITY_JOBS = {"user": ("user", "user"), "membership": ("membership", "membership"), "payment": ("payment", "payment"),
                "relationship": ("family_link", "relationship"), "enrollment": ("enrollment", "enrollment")}
 
 
 def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
-    return portal_records.import_lines(conn, lines)
+    """JSON lines ``{"type": "user", "data": {...}}`` (``user.upsert`` also accepted), each taking the same
+    path as a push: stored, and the CRM jobs its state calls for queued. A bad line is reported with its
+    number; the others still load."""
+    loaded: dict[str, int] = {}
+    queued = 0
+    errors = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise InvalidInput("not valid JSON") from None
+            if not isinstance(row, dict):
+                raise InvalidInput("each line must be a JSON object {type, data}")
+            kind = str(row.get("type") or "").split(".", 1)[0]
+            with store.transaction(conn):
+                _, jobs = apply_record(conn, kind, row.get("data"), "portal import")
+            loaded[kind] = loaded.get(kind, 0) + 1
+            queued += len(jobs)
+        except InvalidInput as exc:
+            errors.append({"line": number, "error": str(exc) + (f": {exc.detail}" if exc.detail else "")})
+    return {"loaded": loaded, "queued": queued, "errors": errors}
 
 
 def show(conn: sqlite3.Connection, entity: str, record_id: str) -> dict[str, Any]:
@@ -61,7 +85,7 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
     """Fund per sync category; gateway -> payment type; product or level -> membership level (``*`` is the
     global default); relationship type default (key ``default``) and the enabled set. Ids are checked
     against the CRM reference cache."""
-    from synctool.ops.crm import require_reference
+    from synctool.references import require as require_reference
 
     values = {k: v for k, v in values.items() if v is not None}
     if kind == "funds":

@@ -9,15 +9,15 @@ from synctool import clients, jobs, settings, store
 from synctool.config import Config
 from synctool.errors import InvalidInput
 from synctool.platforms.square import external_id
+from synctool.sync.pos import LOCATIONS
 
-LOCATIONS = "pos:locations"
 
 
 def locations(conn: sqlite3.Connection, config: Config, *, client=None) -> list[dict[str, Any]]:
     with clients.using(clients.pos, config, client) as pos:
         found = pos.locations()
     settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
-    return [{k: loc.get(k) for k in ("id", "name", "status", "currency")} for loc in found]
+    return [{k: loc.get(k) for k in ("id", "name", "status", "currency", "timezone")} for loc in found]
 
 
 def orders(conn: sqlite3.Connection, config: Config, *, cursor: str | None = None, limit: int = 50,

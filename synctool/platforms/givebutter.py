@@ -42,6 +42,23 @@ def supporter_name(data: Mapping[str, Any]) -> str | None:
     return name or text(data.get("company")) or text(data.get("name"))
 
 
+def refund_details(data: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """The refunded transaction's id and the amount refunded (None when the payload does not say).
+
+    Givebutter publishes no schema for ``refund.created``. Its data is either a refund object
+    (``transaction_id``, ``amount``) or the refunded transaction itself (``id``, ``amount``, ``refunded``,
+    ``refunded_at``, and ``transactions[]`` whose refunded parts say how much went back)."""
+    if data.get("transaction_id"):
+        return text(data.get("transaction_id")), data.get("amount")
+    parts = [t for t in data.get("transactions") or [] if isinstance(t, dict)]
+    refunded_parts = [t for t in parts if t.get("refunded")]
+    if refunded_parts:
+        from decimal import Decimal
+
+        return text(data.get("id")), sum((Decimal(str(t.get("amount") or 0)) for t in refunded_parts), Decimal(0))
+    return text(data.get("id")), data.get("amount") if data.get("refunded") else None
+
+
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     envelope = parse_json_object(body)
     event = envelope.get("event")
@@ -68,10 +85,11 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     elif event in ("campaign.created", "campaign.updated"):
         job = JobSpec("campaign", resource_id, name=text(data.get("title")))
     elif event == "refund.created":
-        transaction_id = text(data.get("transaction_id"))
+        transaction_id, refunded = refund_details(data)
         job = JobSpec("refund", resource_id or event_id,
                       external_id=external_id(transaction_id) if transaction_id else None,
-                      amount=text(data.get("amount")))
+                      email=text(data.get("email")), name=supporter_name(data),
+                      amount=None if refunded is None else str(refunded))
     else:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
         job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")

@@ -16,7 +16,10 @@ from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
-SYNCED_EVENTS = ("checkout.session.completed", "payment_intent.succeeded")
+#: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
+#: ``async_payment_succeeded`` or ``async_payment_failed``
+SYNCED_EVENTS = ("checkout.session.completed", "checkout.session.async_payment_succeeded",
+                 "checkout.session.async_payment_failed", "payment_intent.succeeded")
 
 
 def parse_signature_header(header: str) -> tuple[int, list[str]]:

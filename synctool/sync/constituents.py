@@ -148,9 +148,20 @@ def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: 
     return created
 
 
+#: words with which a 400/422 body says the constituent it names is not there
+GONE_WORDS = ("not found", "does not exist", "doesn't exist", "no longer", "deleted", "invalid", "unknown",
+              "can't be blank", "is missing")
+
+
 def is_gone(error: Exception) -> bool:
-    """Whether a CRM error says the constituent no longer exists."""
-    return isinstance(error, CrmPermanentError) and error.status == 404
+    """Whether a CRM error says the constituent no longer exists. LGL documents no 404 for it: a 404, or
+    a 400/422 whose body names the constituent as missing, both count."""
+    if not isinstance(error, CrmPermanentError):
+        return False
+    if error.status == 404:
+        return True
+    message = str(error).lower()
+    return error.status in (400, 422) and "constituent" in message and any(w in message for w in GONE_WORDS)
 
 
 def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, email: str | None) -> bool:

@@ -13,14 +13,13 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 from typing import Any
 
-from synctool import mappings, settings, store
+from synctool import mappings, references, settings, store
 from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import dollars
-from synctool.platforms.givebutter import external_id
+from synctool.platforms.givebutter import external_id, refund_details
 from synctool.platforms.http import ApiError
 from synctool.sync import gifts
 from synctool.sync.constituents import Person
@@ -28,15 +27,6 @@ from synctool.sync.registry import JobContext, handler
 
 CAMPAIGNS = "donations:campaigns"
 logger = logging.getLogger("synctool.donations")
-
-
-def gift_date(value: str | None) -> str:
-    if not value:
-        return store.utcnow().strftime("%Y-%m-%d")
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc).strftime("%Y-%m-%d")
-    except ValueError:
-        return value[:10]
 
 
 def supporter(txn: dict[str, Any]) -> Person:
@@ -65,6 +55,70 @@ def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
     return campaign
 
 
+def fund_mapping(conn, txn: dict[str, Any]) -> dict[str, Any] | None:
+    """The fund mapping for the Givebutter fund the donor chose (by fund code, else fund id), if any."""
+    for key in (txn.get("fund_code"), txn.get("fund_id")):
+        if key not in (None, ""):
+            found = mappings.get(conn, "fund_override", str(key))
+            if found:
+                return found
+    return None
+
+
+def tribute(dedication: Any) -> tuple[dict[str, Any], str | None]:
+    """LGL's tribute fields and a readable note for Givebutter's ``dedication``
+    (``{type: in_memory_of|in_honor_of, name, recipient: {name, email}}`` or null)."""
+    if isinstance(dedication, str) and dedication.strip():  # an older, free-text form
+        return {}, f"dedication: {dedication.strip()}"
+    if not isinstance(dedication, dict) or not str(dedication.get("name") or "").strip():
+        return {}, None
+    name = str(dedication["name"]).strip()
+    memorial = str(dedication.get("type") or "").lower() in ("in_memory_of", "memory", "memorial")
+    words = "In memory of" if memorial else "In honor of"
+    fields = {"tribute_name": "Memorial - General" if memorial else "Honorary - General", "tributee_name": name,
+              "tribute_dedication": f"{words} {name}"}
+    recipient = dedication.get("recipient") if isinstance(dedication.get("recipient"), dict) else {}
+    note = f"{words.lower()} {name}"
+    if recipient.get("name"):
+        fields["tribute_recipient_name"] = str(recipient["name"])
+    if recipient.get("email"):
+        fields["tribute_recipient_email"] = str(recipient["email"])
+    if recipient.get("name") or recipient.get("email"):
+        note += " (notify " + " ".join(str(recipient[k]) if k == "name" else f"<{recipient[k]}>"
+                                       for k in ("name", "email") if recipient.get(k)) + ")"
+    return fields, note
+
+
+def custom_fields(conn, txn: dict[str, Any]) -> list[dict[str, Any]]:
+    """Mapped Givebutter custom fields as LGL gift custom fields ``{name, values: [{name}]}``. A value that
+    is not one of the CRM field's values is an error: LGL would drop it without a word."""
+    out = []
+    for field in txn.get("custom_fields") or []:
+        mapped = (mappings.get(conn, "custom_field", str(field.get("field_id") or field.get("id")))
+                  or mappings.get(conn, "custom_field", str(field.get("title") or "")))
+        value = field.get("value")
+        if not mapped or value in (None, "", []):
+            continue
+        crm_field = references.gift_field(conn, mapped["crm_field"])
+        if crm_field is None:
+            raise PermanentError(f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field "
+                                 f"{field.get('title') or field.get('field_id')!r}) is not in the cached CRM gift "
+                                 "fields; run `synctool crm refresh`, or fix `synctool mappings custom-fields`")
+        allowed = {str(k.get("name")).strip().lower(): k["name"] for k in crm_field.get("keywords") or []}
+        names = []
+        for item in value if isinstance(value, list) else [value]:
+            name = allowed.get(str(item).strip().lower())
+            if name is None:
+                raise PermanentError(
+                    f"Givebutter field {field.get('title') or field.get('field_id')!r} has the value {str(item)!r}, "
+                    f"which the CRM gift field {crm_field['name']!r} does not offer (it has: "
+                    f"{', '.join(allowed.values()) or 'no values'}); add it in the CRM, `synctool crm refresh`, "
+                    "then retry")
+            names.append({"name": name})
+        out.append({"name": crm_field["name"], "values": names})
+    return out
+
+
 def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = str(txn.get("campaign_id") or "")
@@ -75,6 +129,7 @@ def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
     config_default = {"fund_id": ctx.config.donations.default_fund_id,
                       "campaign_id": ctx.config.donations.default_campaign_id}
     coding = mappings.coding(
+        fund_mapping(conn, txn),
         mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
         mappings.get(conn, "type_default", f"donations:{campaign_type}") if campaign_type else None,
         mappings.get(conn, "type_default", "donations:default"), config_default)
@@ -82,27 +137,27 @@ def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "external_id": external_id(txn["id"]),
         "received_amount": float(dollars(txn.get("amount"))),
-        "received_date": gift_date(txn.get("transacted_at") or txn.get("created_at")),
+        "received_date": gifts.gift_date(txn.get("transacted_at") or txn.get("created_at"), txn.get("timezone"),
+                                         (campaign or {}).get("timezone"), ctx.config.timezone),
         **coding,
         **mappings.payment_coding(conn, f"donations:{method}"),
     }
-    custom = []
-    for field in txn.get("custom_fields") or []:
-        mapped = (mappings.get(conn, "custom_field", str(field.get("field_id") or field.get("id")))
-                  or mappings.get(conn, "custom_field", str(field.get("title") or "")))
-        if mapped and field.get("value") not in (None, ""):
-            custom.append({"key": mapped["crm_field"], "values": [{"name": str(field["value"])}]})
-    if custom:
-        body["custom_fields"] = custom
+    fields = custom_fields(conn, txn)
+    if fields:
+        body["custom_fields"] = fields
+    tribute_fields, tribute_note = tribute(txn.get("dedication"))
+    body.update(tribute_fields)
     space = txn.get("giving_space") if isinstance(txn.get("giving_space"), dict) else {}
     note = [f"Givebutter transaction {txn['id']}" + (f" #{txn['number']}" if txn.get("number") else ""),
             f"{method or 'unknown method'}", f"campaign {txn.get('campaign_code') or campaign_id or '-'}"]
+    if txn.get("fund_code") or txn.get("fund_id"):
+        note.append(f"fund {txn.get('fund_code') or txn.get('fund_id')}")
     if txn.get("fee_covered"):
         note.append(f"donor covered fee {dollars(txn['fee_covered'])}")
     if space.get("message"):
         note.append(f"message: {space['message']}")
-    if txn.get("dedication"):
-        note.append(f"dedication: {txn['dedication']}")
+    if tribute_note:
+        note.append(tribute_note)
     body["note"] = "; ".join(note)
     return body
 
@@ -164,16 +219,16 @@ def campaign(ctx: JobContext) -> Outcome:
 @handler("crm", "refund")
 def refund(ctx: JobContext) -> Outcome:
     data = (ctx.delivery() or {}).get("data") or {}
-    ext = ctx.job["external_id"]
+    transaction_id, amount = refund_details(data)
+    ext = ctx.job["external_id"] or (external_id(transaction_id) if transaction_id else None)
     entry = gifts.recorded(ctx.conn, ext) if ext else None
     gift_id = entry["crm_id"] if entry is not None else None
     if gift_id is None and ext:
         found = gifts.find(ctx.crm, ext)
         gift_id = str(found["id"]) if found else None
-    amount = data.get("amount")
     where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
     with store.transaction(ctx.conn):
         ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
-    raise PermanentError(f"needs attention: refund of {dollars(amount) if amount is not None else 'an amount'} "
+    raise PermanentError(f"needs attention: refund of {dollars(amount) if amount is not None else 'an unstated amount'} "
                          f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
                          "`synctool syncs resolve` this record")

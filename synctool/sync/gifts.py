@@ -9,10 +9,38 @@ created. LGL's 422 "External Gift ID already exists" is handled the same way.
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timezone
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
 from synctool.platforms.lgl import CrmClient, CrmPermanentError, UncertainWrite
+
+
+def zone(name: str | None) -> ZoneInfo | None:
+    """The IANA time zone ``name`` (``America/New_York``), or None when it is empty or unknown."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def gift_date(moment: str | None, *zones: str | None) -> str:
+    """The calendar day of ``moment`` (ISO 8601 with an offset) where the money was given: the first known
+    time zone of ``zones`` (the platform's, then the organisation's), else UTC. An evening gift in
+    California on 31 December belongs to that year, not the next."""
+    where = next((z for z in map(zone, zones) if z is not None), timezone.utc)
+    if not moment:
+        return datetime.now(where).strftime("%Y-%m-%d")
+    try:
+        parsed = datetime.fromisoformat(str(moment).replace("Z", "+00:00"))
+    except ValueError:
+        return str(moment)[:10]
+    if parsed.tzinfo is None:  # a time without an offset is already local to the platform
+        return parsed.strftime("%Y-%m-%d")
+    return parsed.astimezone(where).strftime("%Y-%m-%d")
 
 
 def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:

@@ -71,20 +71,25 @@ def jobs_for(conn, kind: str, record: dict[str, Any], before: dict[str, Any] | N
     return queued
 
 
+def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any], list[str]]:
+    """Store one portal record, however it arrived (a push or ``portal import``), and queue the CRM jobs
+    its new state calls for; within the caller's transaction. Returns the stored record and the job ids."""
+    before = portal_records.find(conn, kind, data.get("id") if isinstance(data, dict) else None)
+    if before is not None and isinstance(data, dict) and data.get("status", "pending") == "pending" \
+            and before.get("status") in SETTLED:
+        # the processor's event already settled it; a record carrying the older state does not undo that
+        data = {**data, "status": before["status"]}
+    record = portal_records.upsert(conn, kind, data)
+    return record, jobs_for(conn, kind, record, before, origin)
+
+
 @handler("portal", "push")
 def push(ctx: JobContext) -> Outcome:
     body = ctx.delivery() or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
-    data = body.get("data")
     try:
         with store.transaction(ctx.conn):
-            before = portal_records.find(ctx.conn, kind, (data or {}).get("id") if isinstance(data, dict) else None)
-            if before is not None and isinstance(data, dict) and data.get("status", "pending") == "pending" \
-                    and before.get("status") in SETTLED:
-                # the processor's event already settled it; a push of the older state does not undo that
-                data = {**data, "status": before["status"]}
-            record = portal_records.upsert(ctx.conn, kind, data)
-            queued = jobs_for(ctx.conn, kind, record, before, "portal push")
+            record, queued = apply_record(ctx.conn, kind, body.get("data"), "portal push")
     except InvalidInput as exc:
         raise PermanentError(f"{exc}: {exc.detail}" if exc.detail else str(exc)) from None
     return Outcome("succeeded", f"{kind} {record['id']} stored" + (f"; queued {len(queued)} CRM job(s)" if queued else ""))
@@ -96,15 +101,23 @@ def stripe_event(ctx: JobContext) -> Outcome:
     kind = event.get("type")
     obj = (event.get("data") or {}).get("object") or {}
     meta = obj.get("metadata") or {}
-    if kind == "checkout.session.completed" and obj.get("payment_status") != "paid":
-        raise Skip(f"checkout session {obj.get('id')} is {obj.get('payment_status')}, not paid; nothing changes yet")
+    session = kind.startswith("checkout.session.")
+    if session and kind != "checkout.session.async_payment_failed" and obj.get("payment_status") != "paid":
+        raise Skip(f"checkout session {obj.get('id')} is {obj.get('payment_status')}, not paid; nothing changes yet"
+                   " (a delayed payment settles with checkout.session.async_payment_succeeded)")
     if kind == "payment_intent.succeeded" and obj.get("status") not in (None, "succeeded"):
         raise Skip(f"payment intent {obj.get('id')} is {obj.get('status')}")
     payment_id = meta.get("portal_payment_id")
     if not payment_id:
+        if kind == "payment_intent.succeeded":
+            raise Skip(f"payment intent {obj.get('id')} carries no metadata.portal_payment_id: a payment intent has "
+                       "the portal's ids only when the portal's Checkout Session sets payment_intent_data.metadata "
+                       "(the session's own events carry them); otherwise it is not a portal payment")
         raise Skip(f"{kind} {obj.get('id')} carries no metadata.portal_payment_id: not a portal payment")
-    intent = obj.get("payment_intent") if kind == "checkout.session.completed" else obj.get("id")
-    cents = obj.get("amount_total") if kind == "checkout.session.completed" else obj.get("amount_received", obj.get("amount"))
+    if kind == "checkout.session.async_payment_failed":
+        return payment_failed(ctx, payment_id, obj, meta)
+    intent = obj.get("payment_intent") if session else obj.get("id")
+    cents = obj.get("amount_total") if session else obj.get("amount_received", obj.get("amount"))
     with store.transaction(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
         if before is None:  # the portal's push has not arrived yet: build the payment from the metadata
@@ -136,6 +149,26 @@ def stripe_event(ctx: JobContext) -> Outcome:
             queued += jobs_for(ctx.conn, "enrollment", updated, enrollment, kind)
     return Outcome("succeeded", f"payment {payment_id} succeeded" + "".join(f"; {o}" for o in outcomes)
                    + f"; queued {len(queued)} CRM job(s)")
+
+
+def payment_failed(ctx: JobContext, payment_id: str, session: dict[str, Any], meta: dict[str, Any]) -> Outcome:
+    """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
+    with store.transaction(ctx.conn):
+        before = portal_records.find(ctx.conn, "payment", payment_id)
+        if before is None:
+            if not meta.get("portal_user_id"):
+                raise PermanentError(f"payment {payment_id} is unknown and the event has no metadata.portal_user_id")
+            record = {"id": payment_id, "user_id": meta["portal_user_id"], "gateway": "stripe",
+                      "type": meta.get("portal_payment_type", "donation"), "amount_cents": int(session.get("amount_total") or 0),
+                      "membership_id": meta.get("portal_membership_id"), "enrollment_id": meta.get("portal_enrollment_id")}
+        elif before["status"] == "succeeded":
+            raise PermanentError(f"payment {payment_id} already succeeded, but Stripe reports its delayed payment "
+                                 f"failed (session {session.get('id')}): check the CRM gift and the payment in Stripe")
+        else:
+            record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
+        record.update(status="failed", payment_intent_id=session.get("payment_intent") or record.get("payment_intent_id"))
+        portal_records.upsert(ctx.conn, "payment", record)
+    return Outcome("succeeded", f"payment {payment_id} failed (delayed payment did not settle); no gift")
 
 
 # -- the CRM handlers ----------------------------------------------------------------------------------

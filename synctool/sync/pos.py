@@ -3,25 +3,47 @@
 A webhook only names the order; the full order is fetched. It syncs when ``COMPLETED``, or ``OPEN`` with
 a payment (a tender); anything else is skipped with the reason. The customer (fetched for e-mail and
 name) selects the constituent, else the POS default constituent setting. The location override picks
-fund and campaign; ``total_money`` cents become dollars; ``created_at`` is the gift date; the first
-tender's type picks the payment type. External id: ``pos_order_<order id>``.
+fund and campaign; ``total_money`` cents become dollars; ``created_at``, on the location's calendar (its
+``timezone``, from the cached locations, else the organisation's), is the gift date; the first tender's
+type picks the payment type. External id: ``pos_order_<order id>``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from synctool import mappings, settings
-from synctool.errors import PermanentError, Skip
+import logging
+
+from synctool import mappings, settings, store
+from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import cents_to_dollars
 from synctool.platforms.square import external_id
 from synctool.sync import gifts
 from synctool.sync.constituents import Person
-from synctool.sync.donations import gift_date
 from synctool.sync.registry import JobContext, handler
 
 DEFAULT_CONSTITUENT = "pos_default_constituent"
+LOCATIONS = "pos:locations"
+logger = logging.getLogger("synctool.pos")
+
+
+def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
+    """The order's location from the cache; a location the cache has not seen refreshes it once."""
+    if not location_id:
+        return None
+    found = settings.cache_get(ctx.conn, LOCATIONS, location_id)
+    if found is None:
+        try:
+            locations = ctx.pos.locations()
+        except SynctoolError as exc:
+            logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
+            return None
+        with store.transaction(ctx.conn):
+            for loc in locations:
+                settings.cache_put(ctx.conn, LOCATIONS, loc["id"], loc)
+        found = next((loc for loc in locations if loc["id"] == location_id), None)
+    return found
 
 
 def eligibility(order: dict[str, Any]) -> str | None:
@@ -67,7 +89,9 @@ def gift_body(ctx: JobContext, order: dict[str, Any]) -> dict[str, Any]:
     tender = (order.get("tenders") or [{}])[0]
     body: dict[str, Any] = {"external_id": external_id(order["id"]),
                             "received_amount": float(cents_to_dollars(money["amount"])),
-                            "received_date": gift_date(order.get("created_at")), **coding,
+                            "received_date": gifts.gift_date(order.get("created_at"),
+                                                             (location(ctx, order.get("location_id")) or {}).get("timezone"),
+                                                             ctx.config.timezone), **coding,
                             **mappings.payment_coding(ctx.conn, f"pos:{tender.get('type')}")}
     items = ", ".join(f"{i.get('quantity', '1')} x {i.get('name', 'item')}" for i in order.get("line_items") or [])
     body["note"] = (f"Square order {order['id']} at location {order.get('location_id')}; "

@@ -156,6 +156,9 @@ def _ops():
         ("GET", "/api/mappings/types", ADMIN, lambda c: mapping_store.all_of(c.conn, "type_default")),
         ("GET", "/api/mappings/overrides", ADMIN, lambda c: mapping_store.all_of(c.conn, "campaign_override")),
         ("POST", "/api/mappings/overrides", ADMIN, overrides_post),
+        ("GET", "/api/mappings/funds", ADMIN, lambda c: mapping_store.all_of(c.conn, "fund_override")),
+        ("POST", "/api/mappings/funds", ADMIN, lambda c: mappings.set_fund_override(
+            c.conn, c.text("fund"), c.integer("fund_id", source="body"))),
         *[("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
           for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")],
         ("GET", "/api/pos/locations", ADMIN, lambda c: pos.locations(c.conn, c.config)),

@@ -1,0 +1,75 @@
+"""The CRM's reference lists, cached in the database: funds, campaigns, appeals, gift types and categories,
+payment types, membership levels, relationship types, groups, the constituent tag keywords, and the gift
+custom fields (categories with ``item_type: Gift``, whose keywords are the values a gift may carry).
+
+``synctool crm refresh`` fills the cache; mappings are checked against it, and the sync rules read it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import settings
+from synctool.errors import InvalidInput
+
+#: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
+LISTS = {
+    "funds": "/funds", "campaigns": "/campaigns", "appeals": "/appeals", "gift-types": "/gift_types",
+    "gift-categories": "/gift_categories", "payment-types": "/payment_types",
+    "membership-levels": "/membership_levels", "relationship-types": "/relationship_types", "groups": "/groups",
+}
+#: cached from ``/categories``: the constituent category with key ``tags``, and every gift category
+CATEGORY_KINDS = ("tags", "gift-fields")
+
+
+def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
+    """Fetch every reference list, the tag keywords and the gift custom fields; replace the cache."""
+    counts = {}
+    for kind, path in LISTS.items():
+        items = crm.reference_list(path)
+        settings.cache_replace(conn, f"crm:{kind}", {f"{int(i['id']):012d}": i for i in items})
+        counts[kind] = len(items)
+    tags = [c for c in crm.reference_list("/categories", item_type="Constituent") if c.get("key") == "tags"]
+    keywords = tags[0].get("keywords", []) if tags else []
+    settings.cache_replace(conn, "crm:tags", {f"{int(k['id']):012d}": k for k in keywords})
+    counts["tags"] = len(keywords)
+    fields = crm.reference_list("/categories", item_type="Gift")
+    settings.cache_replace(conn, "crm:gift-fields", {f"{int(f['id']):012d}": f for f in fields})
+    counts["gift-fields"] = len(fields)
+    return counts
+
+
+def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
+    if kind not in LISTS and kind not in CATEGORY_KINDS:
+        raise InvalidInput(f"unknown CRM list {kind!r}", "one of: " + ", ".join([*LISTS, *CATEGORY_KINDS]))
+    return {"kind": kind, "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
+            "items": settings.cache_list(conn, f"crm:{kind}")}
+
+
+def find(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any] | None:
+    try:
+        return settings.cache_get(conn, f"crm:{kind}", f"{int(item_id):012d}")
+    except (TypeError, ValueError):
+        return None
+
+
+def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any]:
+    """The cached item, or InvalidInput listing the valid choices (for mappings)."""
+    found = find(conn, kind, item_id)
+    if found is not None:
+        return found
+    items = settings.cache_list(conn, f"crm:{kind}")
+    if not items:
+        raise InvalidInput(f"no cached CRM {kind}", "run `synctool crm refresh` first")
+    choices = ", ".join(f"{i['id']} ({i.get('name') or i.get('display_name')})" for i in items[:30])
+    raise InvalidInput(f"unknown CRM {kind[:-1] if kind.endswith('s') else kind} id {item_id!r}", f"valid: {choices}")
+
+
+def gift_field(conn: sqlite3.Connection, key_or_name: str) -> dict[str, Any] | None:
+    """A cached gift custom field by its key, name or id (case-insensitive), with its ``keywords``."""
+    wanted = str(key_or_name).strip().lower()
+    for field in settings.cache_list(conn, "crm:gift-fields"):
+        if wanted in (str(field.get("key") or "").lower(), str(field.get("name") or "").lower(), str(field.get("id"))):
+            return field
+    return None
