@@ -135,3 +135,16 @@ def receiver(world):
 
     with TestClient(create_app(load_config())) as client:
         yield client
+
+
+@pytest.fixture
+def coded(world, cli):
+    """Reference data cached and a few mappings set, as an operator would."""
+    assert cli("crm", "refresh").exit_code == 0
+    assert cli("mappings", "types", "set", "donations:default", "--fund-id", "2398", "--campaign-id", "822").exit_code == 0
+    assert cli("mappings", "types", "set", "donations:event", "--fund-id", "2399", "--campaign-id", "823").exit_code == 0
+    assert cli("mappings", "payments", "set", "donations:card", "--payment-type-id", "1509").exit_code == 0
+    assert cli("mappings", "payments", "set", "pos:CARD", "--payment-type-id", "1509").exit_code == 0
+    assert cli("mappings", "payments", "set", "pos:CASH", "--payment-type-id", "1507").exit_code == 0
+    assert cli("mappings", "custom-fields", "set", "77", "--crm-field", "referral_source").exit_code == 0
+    return world

@@ -6,47 +6,12 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
 
 from synctool.config import load_config
 from synctool.fakes import samples
 from synctool.worker import drain
-from tests.conftest import POS_URL, TEST_SECRETS
-
-
-@pytest.fixture
-def coded(world, cli):
-    """Reference data cached and a few mappings set, as an operator would."""
-    assert cli("crm", "refresh").exit_code == 0
-    assert cli("mappings", "types", "set", "donations:default", "--fund-id", "2398", "--campaign-id", "822").exit_code == 0
-    assert cli("mappings", "types", "set", "donations:event", "--fund-id", "2399", "--campaign-id", "823").exit_code == 0
-    assert cli("mappings", "payments", "set", "donations:card", "--payment-type-id", "1509").exit_code == 0
-    assert cli("mappings", "payments", "set", "pos:CARD", "--payment-type-id", "1509").exit_code == 0
-    assert cli("mappings", "payments", "set", "pos:CASH", "--payment-type-id", "1507").exit_code == 0
-    assert cli("mappings", "custom-fields", "set", "77", "--crm-field", "referral_source").exit_code == 0
-    return world
-
-
-def give(receiver, txn: dict, event: str = "transaction.succeeded", event_id: str | None = None):
-    r = receiver.post("/webhooks/donations", content=samples.givebutter(event, txn, event_id),
-                      headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def pos_event(receiver, body: bytes):
-    sig = samples.square_signature(TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)
-    r = receiver.post("/webhooks/pos", content=body, headers={"x-square-hmacsha256-signature": sig})
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def run_drain():
-    return drain(load_config(), max_seconds=20)
-
-
-def job(db, job_id: str):
-    return db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+from tests.conftest import TEST_SECRETS
+from tests.flow_helpers import CUSTOMER, add_order, give, job, pos_event, run_drain
 
 
 def test_donation_becomes_one_gift_by_webhook_repeat_and_poll(coded, receiver, db, cli):
@@ -161,23 +126,6 @@ def test_refund_needs_attention_with_a_link_to_its_gift(coded, receiver, db, cli
     assert row["status"] == "failed" and row["crm_gift_id"] == str(gift["id"])
     assert "needs attention" in row["last_error"] and str(gift["id"]) in row["last_error"]
     assert len(coded.crm.gifts) == 1
-
-
-def add_order(world, order_id: str, state: str, *, tenders=None, customer: dict | None = None, cents=2500,
-              location="FPYCBCHYMXFK1"):
-    order = {"id": order_id, "location_id": location, "state": state, "created_at": "2026-11-20T18:30:00Z",
-             "total_money": {"amount": cents, "currency": "USD"}, "tenders": tenders or [],
-             "line_items": [{"name": "Tote bag", "quantity": "1"}]}
-    if customer:
-        world.square.customers[customer["id"]] = customer
-        order["customer_id"] = customer["id"]
-    world.square.orders[order_id] = order
-    return order
-
-
-CUSTOMER = {"id": "CUST1", "given_name": "Grace", "family_name": "Hopper", "email_address": "grace@example.org",
-            "address": {"address_line_1": "1 Navy Way", "locality": "Arlington", "administrative_district_level_1": "VA",
-                        "postal_code": "22201", "country": "US"}}
 
 
 def test_pos_open_without_payment_skipped_then_completed_synced(coded, receiver, db, cli):

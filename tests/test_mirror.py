@@ -8,19 +8,14 @@ import json
 
 import httpx
 
-from synctool.config import load_config
 from synctool.fakes import samples
-from synctool.worker import drain
-from tests.conftest import TEST_SECRETS
+from tests.flow_helpers import give, run_drain
 
 
-def give(receiver, txn_id: str, email: str, first: str = "Pat", last: str = "Jones") -> str:
+def give_as(receiver, txn_id: str, email: str, first: str = "Pat", last: str = "Jones") -> str:
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
     txn.update(id=txn_id, email=email, first_name=first, last_name=last, phone=None, address=None)
-    r = receiver.post("/webhooks/donations", content=samples.givebutter("transaction.succeeded", txn),
-                      headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
-    assert r.status_code == 200, r.text
-    return r.json()["job_id"]
+    return give(receiver, txn)["job_id"]
 
 
 def crm_api(world):
@@ -33,18 +28,14 @@ def requests_since(world, start: int) -> list[tuple[str, str]]:
     return [(r["method"], r["path"].removeprefix("/api/v1")) for r in world.crm.requests[start:]]
 
 
-def run_drain():
-    return drain(load_config(), max_seconds=20)
-
-
 def test_one_refresh_per_run_and_known_donors_cost_only_their_gift(world, receiver, db):
     with crm_api(world) as api:
         known = api.post("/constituents", json={"first_name": "Rosa", "last_name": "Smith",
                                                 "email_addresses": [{"address": "Rosa.Smith@Example.org"}]}).json()
     start = len(world.crm.requests)
-    give(receiver, "T-known", "rosa.smith@example.org", "Rosa", "Smith")
+    give_as(receiver, "T-known", "rosa.smith@example.org", "Rosa", "Smith")
     for n in range(3):
-        give(receiver, f"T-new{n}", f"new{n}@example.org", "New", f"Donor{n}")
+        give_as(receiver, f"T-new{n}", f"new{n}@example.org", "New", f"Donor{n}")
     summary = run_drain()
     assert summary.succeeded == 4
     sent = requests_since(world, start)
@@ -56,7 +47,7 @@ def test_one_refresh_per_run_and_known_donors_cost_only_their_gift(world, receiv
 
 
 def test_constituent_added_or_changed_in_the_crm_between_drains_is_matched(world, receiver, db):
-    give(receiver, "T-1", "first@example.org", "Fay", "First")
+    give_as(receiver, "T-1", "first@example.org", "Fay", "First")
     run_drain()
     assert db.execute("SELECT watermark FROM crm_mirror_state").fetchone()[0] is not None
     with crm_api(world) as api:  # someone adds one donor in the CRM, and gives another a second e-mail
@@ -68,8 +59,8 @@ def test_constituent_added_or_changed_in_the_crm_between_drains_is_matched(world
     start = len(world.crm.requests)
     with crm_api(world) as api:
         api.post(f"/constituents/{changed['id']}/email_addresses", json={"address": "Hal.New@example.org"})
-    give(receiver, "T-2", "GIL@example.org", "Gil", "Added")
-    give(receiver, "T-3", "hal.new@example.org", "Hal", "Changed")
+    give_as(receiver, "T-2", "GIL@example.org", "Gil", "Added")
+    give_as(receiver, "T-3", "hal.new@example.org", "Hal", "Changed")
     summary = run_drain()
     assert summary.succeeded == 2
     sent = requests_since(world, start)[1:]  # after the e-mail the test itself added
@@ -83,10 +74,10 @@ def test_constituent_added_or_changed_in_the_crm_between_drains_is_matched(world
 
 
 def test_a_stale_mirror_is_refreshed_before_any_create(world, receiver, db):
-    give(receiver, "T-1", "first@example.org", "Fay", "First")
+    give_as(receiver, "T-1", "first@example.org", "Fay", "First")
     run_drain()
     start = len(world.crm.requests)
-    give(receiver, "T-2", "brand.new@example.org", "Bo", "New")
+    give_as(receiver, "T-2", "brand.new@example.org", "Bo", "New")
     run_drain()
     sent = requests_since(world, start)
     # the mirror was refreshed in an earlier run: this run refreshes it before it creates anyone
@@ -94,7 +85,7 @@ def test_a_stale_mirror_is_refreshed_before_any_create(world, receiver, db):
 
 
 def test_the_mirror_holds_what_synctool_created_and_forgets_what_the_crm_deleted(world, receiver, db, cli):
-    give(receiver, "T-1", "Ivy.Created@example.org", "Ivy", "Created")
+    give_as(receiver, "T-1", "Ivy.Created@example.org", "Ivy", "Created")
     run_drain()
     found = json.loads(cli("crm", "find", "ivy.created", "--json").stdout)
     assert [c["last_name"] for c in found] == ["Created"]
@@ -103,12 +94,12 @@ def test_the_mirror_holds_what_synctool_created_and_forgets_what_the_crm_deleted
     # without the local e-mail link, the mirror still answers in a new run: only the gift is sent
     db.execute("DELETE FROM caches WHERE kind = 'email_link'")
     start = len(world.crm.requests)
-    give(receiver, "T-2", "ivy.created@example.org", "Ivy", "Created")
+    give_as(receiver, "T-2", "ivy.created@example.org", "Ivy", "Created")
     run_drain()
     assert requests_since(world, start) == [("POST", f"/constituents/{ivy}/gifts")]
     # deleted in the CRM: the gift's 404 drops her from the mirror, and she is matched (created) anew
     del world.crm.constituents[ivy]
-    give(receiver, "T-3", "ivy.created@example.org", "Ivy", "Created")
+    give_as(receiver, "T-3", "ivy.created@example.org", "Ivy", "Created")
     assert run_drain().succeeded == 1
     [again] = json.loads(cli("crm", "find", "ivy.created", "--json").stdout)
     assert again["id"] != ivy and {g["constituent_id"] for g in world.crm.gifts.values()} == {ivy, again["id"]}

@@ -58,11 +58,7 @@ def run():
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
-    return stripe(client, "checkout.session.completed", {
-        "id": f"cs_test_{payment_id}", "object": "checkout.session", "amount_total": amount, "currency": "usd",
-        "payment_status": "paid", "status": "complete", "payment_intent": f"pi_{payment_id}", "mode": "payment",
-        "customer_details": {"email": f"{user_id}@example.org", "name": "Pat Member"},
-        "metadata": {"portal_payment_id": payment_id, "portal_user_id": user_id, **meta}}, event_id)
+    return stripe(client, "checkout.session.completed", samples.stripe_session(payment_id, user_id, amount, **meta), event_id)
 
 
 def seed_user(client, user_id="u1", email="pat@example.org", **extra):
@@ -311,3 +307,61 @@ def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
     drain(load_config(), max_seconds=2)
     listed = json.loads(cli("jobs", "list", "--status", "pending", "--json").stdout)
     assert {r["id"] for r in listed} == {a, b} and {r["target"] for r in listed} == {"cms", "messaging"}
+
+
+def test_delayed_payment_settles_later_or_fails(portal, db):
+    from synctool import portal_records
+
+    seed_user(portal)
+    push(portal, "payment", {"id": "ach1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 5000})
+    push(portal, "payment", {"id": "ach2", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 7000})
+    for pid, cents in (("ach1", 5000), ("ach2", 7000)):  # ACH: the session completes before the money moves
+        stripe(portal, "checkout.session.completed",
+               samples.stripe_session(pid, "u1", cents, payment_status="unpaid", method="us_bank_account"))
+    run()
+    assert portal.world.crm.gifts == {}
+    settled = stripe(portal, "checkout.session.async_payment_succeeded",
+                     samples.stripe_session("ach1", "u1", 5000, method="us_bank_account"))
+    failed = stripe(portal, "checkout.session.async_payment_failed",
+                    samples.stripe_session("ach2", "u1", 7000, payment_status="unpaid", method="us_bank_account"))
+    run()
+    [gift] = portal.world.crm.gifts.values()
+    assert gift["external_id"] == "ach1" and gift["received_amount"] == 50.0
+    assert jobs.get(db, settled["job_id"])["status"] == "succeeded"
+    assert portal_records.get(db, "payment", "ach2")["status"] == "failed"
+    assert "no gift" in jobs.get(db, failed["job_id"])["message"]
+    # a later push of the older, pending state does not undo the failure, nor queue a gift
+    push(portal, "payment", {"id": "ach2", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 7000})
+    run()
+    assert len(portal.world.crm.gifts) == 1 and portal_records.get(db, "payment", "ach2")["status"] == "failed"
+
+
+def test_payment_intent_without_portal_ids_says_where_they_come_from(portal, db):
+    r = stripe(portal, "payment_intent.succeeded", {"id": "pi_x", "object": "payment_intent", "amount": 900,
+                                                    "amount_received": 900, "status": "succeeded", "metadata": {}})
+    run()
+    row = jobs.get(db, r["job_id"])
+    assert row["status"] == "skipped" and "payment_intent_data.metadata" in row["message"]
+
+
+def test_import_takes_the_same_path_as_a_push(portal, db, cli, tmp_path):
+    from synctool import portal_records
+
+    seed_user(portal)
+    checkout(portal, "imp1", "u1", 1200)  # Stripe settled it before the portal's export was imported
+    run()
+    assert len(portal.world.crm.gifts) == 1
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "payment", "data": {"id": "imp1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 1200}},
+        {"type": "user", "data": {"id": "u9", "email": "nine@example.org", "first_name": "Nia", "last_name": "Nine"}},
+        {"type": "payment", "data": {"id": "imp2", "user_id": "u9", "type": "donation", "status": "succeeded", "amount_cents": 3000}},
+        {"type": "family_link", "data": {"id": "fl9", "primary_user_id": "u1", "member_user_id": "u9"}},
+    ]) + "\n")
+    report = json.loads(cli("portal", "import", str(path), "--json").stdout)
+    assert report["errors"] == [] and report["queued"] == 3  # user u9, payment imp2, relationship fl9
+    assert portal_records.get(db, "payment", "imp1")["status"] == "succeeded"  # pending does not undo settled
+    run()
+    gifts = {g["external_id"]: g for g in portal.world.crm.gifts.values()}
+    assert set(gifts) == {"imp1", "imp2"} and gifts["imp2"]["received_amount"] == 30.0
+    assert len(portal.world.crm.relationships) >= 1

@@ -27,6 +27,32 @@ GIVEBUTTER_TRANSACTION = {
 }
 
 
+#: Givebutter's ``dedication`` object (null when the donor made none)
+GIVEBUTTER_DEDICATION = {"type": "in_memory_of", "name": "Rose Parks",
+                         "recipient": {"name": "Ray Parks", "email": "ray.parks@example.org"}}
+
+
+def givebutter_refund(transaction: dict, *, as_transaction: bool = False, amount: float | None = None) -> dict:
+    """``refund.created`` data, which Givebutter publishes no schema for: a refund object naming its
+    transaction, or the refunded transaction itself."""
+    if as_transaction:
+        parts = [{**t, "refunded": True, "refunded_at": "2024-02-05T16:00:00+00:00"} for t in transaction["transactions"]]
+        return {**transaction, "refunded": True, "refunded_at": "2024-02-05T16:00:00+00:00", "transactions": parts}
+    return {"id": f"rf_{transaction['id']}", "transaction_id": transaction["id"],
+            "amount": transaction["amount"] if amount is None else amount, "reason": "requested_by_customer",
+            "created_at": "2024-02-05T16:00:00+00:00"}
+
+
+def stripe_session(payment_id: str, user_id: str, amount: int, *, payment_status: str = "paid",
+                   method: str = "card", **meta: str) -> dict:
+    """A Checkout Session as ``checkout.session.*`` events carry it; the portal's ids are in ``metadata``."""
+    return {"id": f"cs_test_{payment_id}", "object": "checkout.session", "amount_total": amount,
+            "amount_subtotal": amount, "currency": "usd", "payment_status": payment_status, "status": "complete",
+            "payment_intent": f"pi_{payment_id}", "mode": "payment", "payment_method_types": [method],
+            "customer_details": {"email": f"{user_id}@example.org", "name": "Pat Member"},
+            "metadata": {"portal_payment_id": payment_id, "portal_user_id": user_id, **meta}}
+
+
 def givebutter(event: str, data: dict, event_id: str | None = None) -> bytes:
     return json.dumps({"event": event, "id": event_id or str(uuid.uuid4()), "data": data}).encode()
 

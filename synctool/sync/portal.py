@@ -30,7 +30,7 @@ FUND_KEYS = ("membership", "language_classes", "events", "donations")
 CART_GROUPS = {"membership": "membership", "family_addon": "membership", "class": "language_classes",
                "event": "events", "donation": "donations"}
 #: states a Stripe event sets, which a later push of a "pending" record does not take back
-SETTLED = ("succeeded", "active", "paid")
+SETTLED = ("succeeded", "active", "paid", "failed")
 #: sharing flags sent on every family relationship (the spec leaves their values open)
 SHARING = {"share_address": 1, "share_phone": 1, "auto_soft_credit": False, "also_acknowledge": False}
 
