@@ -33,9 +33,8 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
 
 def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
     with store.transaction(conn):
-        conn.execute("INSERT INTO mappings (kind, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
-                     " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                     (kind, key, json.dumps(value), store.iso()))
+        store.database(conn)["mappings"].upsert(
+            {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key"))
 
 
 def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
@@ -44,8 +43,8 @@ def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
 
 
 def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
-    return [{"key": r[0], **json.loads(r[1]), "updated_at": r[2]} for r in conn.execute(
-        "SELECT key, value, updated_at FROM mappings WHERE kind = ? ORDER BY key", (kind,))]
+    rows = store.database(conn)["mappings"].rows_where("kind = ?", [kind], order_by="key")
+    return [{"key": r["key"], **json.loads(r["value"]), "updated_at": r["updated_at"]} for r in rows]
 
 
 def coding(*layers: dict[str, Any] | None) -> dict[str, Any]:

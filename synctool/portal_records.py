@@ -45,19 +45,12 @@ def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
     values["updated_at"] = store.iso()
     if kind == "payment":
         values["scholarship"] = int(values["scholarship"])
-    table = TABLES[kind]
-    columns = list(values)
-    conn.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        f" ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id"),
-        [values[c] for c in columns])
+    db = store.database(conn)
+    db[TABLES[kind]].upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
     if kind == "payment":
-        conn.execute("DELETE FROM portal_payment_items WHERE payment_id = ?", (record.id,))
-        for item in record.items:
-            conn.execute("INSERT INTO portal_payment_items (id, payment_id, product_id, category, description, quantity,"
-                         " amount_cents) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (item.id, record.id, item.product_id, item.category, item.description, item.quantity,
-                          item.amount_cents))
+        items = db["portal_payment_items"]
+        items.delete_where("payment_id = ?", [record.id])
+        items.insert_all(({**item.model_dump(), "payment_id": record.id} for item in record.items), pk="id")
     return get(conn, kind, record.id)
 
 

@@ -20,8 +20,8 @@ def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
 
 
 def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
-    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
-                 " SET value = excluded.value, updated_at = excluded.updated_at", (key, json.dumps(value), store.iso()))
+    store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()},
+                                            pk="key")
 
 
 def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
@@ -30,25 +30,27 @@ def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
 
 
 def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
-    conn.execute("INSERT INTO caches (kind, key, value, refreshed_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
-                 " DO UPDATE SET value = excluded.value, refreshed_at = excluded.refreshed_at",
-                 (kind, key, json.dumps(value), store.iso()))
+    store.database(conn)["caches"].upsert(
+        {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key"))
 
 
 def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
-    conn.execute("DELETE FROM caches WHERE kind = ? AND key = ?", (kind, key))
+    store.database(conn)["caches"].delete_where("kind = ? AND key = ?", [kind, key])
 
 
 def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
+    now = store.iso()
     with store.transaction(conn):
-        conn.execute("DELETE FROM caches WHERE kind = ?", (kind,))
-        for key, value in items.items():
-            cache_put(conn, kind, key, value)
+        caches = store.database(conn)["caches"]
+        caches.delete_where("kind = ?", [kind])
+        caches.insert_all(({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now}
+                           for key, value in items.items()), pk=("kind", "key"))
 
 
 def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:
-    return [json.loads(r[0]) for r in conn.execute("SELECT value FROM caches WHERE kind = ? ORDER BY key", (kind,))]
+    rows = store.database(conn)["caches"].rows_where("kind = ?", [kind], order_by="key", select="value")
+    return [json.loads(r["value"]) for r in rows]
 
 
 def cache_refreshed_at(conn: sqlite3.Connection, kind: str) -> str | None:

@@ -1,9 +1,15 @@
-"""The one SQLite file: connection settings, the schema, and its explicit migrations list.
+"""The one SQLite file: connection settings, the schema, and its migrations.
 
 Every connection is in WAL mode with ``synchronous=FULL`` (a commit is on disk before anyone is told it
 happened) and a busy timeout, so cron's drain and poll, the receiver and operator commands can share the
-file. Migrations are small functions in order; the ones applied are recorded in ``_migrations``, so a fresh
-database and an old one reach the same schema, and re-running is harmless.
+file.
+
+Migrations are small functions in order, applied by sqlite-utils' ``Migrations`` and recorded in its
+``_sqlite_migrations`` table, so a fresh database and an old one reach the same schema. They run under
+``BEGIN IMMEDIATE``, so two processes starting at once take turns. ``PRAGMA user_version`` holds the
+number applied: a command on an up-to-date database checks that one number and does not import
+sqlite-utils at all. A database made before sqlite-utils (its ``_migrations`` table) is carried over
+in place by ``_bridge``.
 """
 
 from __future__ import annotations
@@ -15,18 +21,32 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from synctool.errors import StoreUnavailable
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
 BUSY_TIMEOUT_MS = 30_000
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+MIGRATION_SET = "synctool"
 
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = []
+#: the migration functions, in order; ``migrations()`` hands them to sqlite-utils
+MIGRATIONS: list[Callable[["Database"], None]] = []
 
 
-def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
-    MIGRATIONS.append((fn.__name__, fn))
+def migration(fn: Callable[["Database"], None]) -> Callable[["Database"], None]:
+    MIGRATIONS.append(fn)
     return fn
+
+
+def database(conn: sqlite3.Connection) -> "Database":
+    """sqlite-utils' view of a connection, for table upserts, listings and schema changes. Write through
+    it inside ``transaction(conn)``: sqlite-utils then uses savepoints within synctool's transaction."""
+    from sqlite_utils import Database
+
+    return Database(conn, recursive_triggers=False, execute_plugins=False)
 
 
 def utcnow() -> datetime:
@@ -81,26 +101,50 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator
         conn.execute("COMMIT")
 
 
+def migrations():
+    """The migration set as sqlite-utils' ``Migrations``."""
+    from sqlite_utils.migrations import Migrations
+
+    found = Migrations(MIGRATION_SET)
+    for fn in MIGRATIONS:
+        found()(fn)
+    return found
+
+
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations this database has not seen; return their names."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    applied = []
-    for name, fn in MIGRATIONS:
-        if name in done:
-            continue
-        with transaction(conn):
-            # another process may have applied it while we waited for the write lock
-            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
-                continue
-            fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, iso()))
-        applied.append(name)
-    return applied
+    if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return []
+    with transaction(conn):  # one process at a time; the others then find nothing pending
+        _bridge(conn)
+        db = database(conn)
+        steps = migrations()
+        pending = [m.name for m in steps.pending(db)]
+        steps.apply(db)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    return pending
+
+
+def _bridge(conn: sqlite3.Connection) -> None:
+    """Carry a database made before sqlite-utils over: its ``_migrations`` rows become applied migrations."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone():
+        return
+    from sqlite_utils.migrations import Migrations
+
+    db = database(conn)
+    Migrations(MIGRATION_SET).ensure_migrations_table(db)
+    db[Migrations.migrations_table].insert_all(
+        ({"migration_set": MIGRATION_SET, "name": name, "applied_at": applied_at}
+         for name, applied_at in conn.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid")),
+        ignore=True)
+    conn.execute("DROP TABLE _migrations")
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
-    return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
+        return []
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", (MIGRATION_SET,))]
 
 
 def _script(conn: sqlite3.Connection, sql: str) -> None:
@@ -116,8 +160,8 @@ def _script(conn: sqlite3.Connection, sql: str) -> None:
 
 
 @migration
-def m001_core(conn: sqlite3.Connection) -> None:
-    _script(conn, """
+def m001_core(db: "Database") -> None:
+    _script(db.conn, """
     CREATE TABLE deliveries (
         id INTEGER PRIMARY KEY,
         source TEXT NOT NULL,
@@ -254,9 +298,9 @@ def m001_core(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m002_portal(conn: sqlite3.Connection) -> None:
+def m002_portal(db: "Database") -> None:
     """The member portal's records, pushed to /webhooks/portal or imported, with their CRM linkage ids."""
-    _script(conn, """
+    _script(db.conn, """
     CREATE TABLE portal_users (
         id TEXT PRIMARY KEY, email TEXT, first_name TEXT, last_name TEXT, phone TEXT,
         billing_address_1 TEXT, billing_address_2 TEXT, billing_city TEXT, billing_state TEXT,
@@ -295,15 +339,15 @@ def m002_portal(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m003_locks(conn: sqlite3.Connection) -> None:
+def m003_locks(db: "Database") -> None:
     """Named locks shared by every process (one person's jobs must not run side by side)."""
-    conn.execute("CREATE TABLE locks (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)")
+    db["locks"].create({"name": str, "owner": str, "expires": float}, pk="name", not_null={"owner", "expires"})
 
 
 @migration
-def m004_crm_mirror(conn: sqlite3.Connection) -> None:
+def m004_crm_mirror(db: "Database") -> None:
     """The local mirror of the CRM's constituents that matching reads (see sync/mirror.py)."""
-    _script(conn, """
+    _script(db.conn, """
     CREATE TABLE crm_constituents (
         id INTEGER PRIMARY KEY,
         is_org INTEGER NOT NULL DEFAULT 0,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
-from synctool import store
+from synctool import mappings, settings, store
 from synctool.config import load_config
 from synctool.errors import ConfigError
 
@@ -64,8 +66,48 @@ def test_store_settings_and_migrations(db):
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
     names = store.applied_migrations(db)
-    assert names == [name for name, _ in store.MIGRATIONS]
+    assert names == [fn.__name__ for fn in store.MIGRATIONS]
     assert store.apply_migrations(db) == []  # re-running is harmless
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS)
+
+
+def test_a_database_from_the_previous_release_upgrades_in_place(tmp_path, cli, monkeypatch):
+    """tests/data/release-0.1.0.db.gz was written by the release before sqlite-utils (its _migrations
+    table, three migrations applied, a delivery, a job, settings, a link, a mapping, a portal user)."""
+    import gzip
+    import shutil
+
+    path = tmp_path / "old.db"
+    with gzip.open(Path(__file__).parent / "data" / "release-0.1.0.db.gz") as src, path.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    conn = store.connect(path)
+    assert store.applied_migrations(conn) == [fn.__name__ for fn in store.MIGRATIONS]
+    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone()
+    assert conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0] == 0  # a later table, now there
+    [job] = conn.execute("SELECT * FROM jobs").fetchall()
+    assert job["external_id"] == "donations_T1" and job["delivery_id"] == 1
+    assert conn.execute("SELECT event_id FROM deliveries").fetchone()[0] == "evt-1"
+    assert settings.get(conn, "crm_environment") == "sandbox"
+    assert settings.cache_get(conn, "email_link", "ada@example.org") == {"constituent_id": "959480"}
+    assert mappings.get(conn, "type_default", "donations:default") == {"fund_id": 2398}
+    assert conn.execute("SELECT email FROM portal_users WHERE id = 'u1'").fetchone()[0] == "u1@example.org"
+    conn.close()
+    # and the upgraded file is an ordinary synctool database for every command
+    monkeypatch.setenv("SYNCTOOL_DB", str(path))
+    listed = json.loads(cli("syncs", "list", "--json").stdout)
+    assert [r["external_id"] for r in listed["items"]] == ["donations_T1"]
+
+
+def test_two_processes_migrating_at_once_take_turns(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "race.db"
+    code = "import sys; from synctool import store; store.connect(sys.argv[1]).close()"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)]) for _ in range(3)]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    conn = store.connect(path, migrate=False)
+    assert store.applied_migrations(conn) == [fn.__name__ for fn in store.MIGRATIONS]
 
 
 def test_init_is_repeatable(cli, tmp_path):

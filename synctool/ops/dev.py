@@ -54,6 +54,9 @@ def reset_test_data(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
         for table in tables:
             counts[table] = conn.execute(f"DELETE FROM {table}").rowcount
         counts["email_links"] = conn.execute("DELETE FROM caches WHERE kind = 'email_link'").rowcount
+        # the sandbox CRM is reset with it, so its mirror starts again from a full load
+        counts["crm_constituents"] = conn.execute("DELETE FROM crm_constituents").rowcount
+        conn.execute("UPDATE crm_mirror_state SET watermark = NULL, refreshed_at = NULL")
         conn.execute("DELETE FROM jobs_search")
         conn.execute("UPDATE search_state SET indexed_rowid = 0")
     return {"environment": env, "deleted": counts}

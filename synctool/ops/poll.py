@@ -50,8 +50,7 @@ def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookb
     result = {"since": since_text, "transactions_seen": seen, "queued": queued, "requests": requests,
               "fresh": bool(fresh or lookback)}
     with store.transaction(conn):
-        conn.execute("INSERT INTO poll_state (source, watermark, last_run_at, last_result) VALUES ('donations', ?, ?, ?)"
-                     " ON CONFLICT (source) DO UPDATE SET watermark = excluded.watermark,"
-                     " last_run_at = excluded.last_run_at, last_result = excluded.last_result",
-                     (store.iso(started), store.iso(), json.dumps(result)))
+        store.database(conn)["poll_state"].upsert(
+            {"source": "donations", "watermark": store.iso(started), "last_run_at": store.iso(),
+             "last_result": json.dumps(result)}, pk="source")
     return result
