@@ -51,9 +51,9 @@ def main() -> None:
         conn = store.connect(config.db_path)
         crm_ops.refresh(conn, config)
         mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
-        mailing.set_mapping(conn, "b7e21c0d94")
-        mailing.set_tag_rule(conn, "*", "unsubscribe", add=[12222], remove=[12221])
-        settings.pos_default_constituent(conn, email="walkin@example.org", last_name="Customer")
+        mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94"))
+        mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="*", event="unsubscribe", add=[12222], remove=[12221]))
+        settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", last_name="Customer"))
         donors = [f"donor{n}@example.org" for n in range(120)]
         kinds = Counter()
         bodies = []

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from synctool import jobs, store  # noqa: E402
-from synctool.ops.syncs import list_syncs  # noqa: E402
+from synctool.ops.syncs import SyncQuery, list_syncs  # noqa: E402
 
 SOURCES = ["donations", "pos", "mailing", "payments", "portal"]
 STATUSES = ["succeeded"] * 14 + ["skipped"] * 3 + ["failed", "queued"]
@@ -92,8 +92,9 @@ def main() -> None:
     }
     print(f"{'list_syncs, in process':<28}{'median ms':>10}{'total rows':>12}")
     for name, kwargs in cases.items():
-        total = list_syncs(conn, **kwargs)["total"]
-        print(f"{name:<28}{timed(lambda: list_syncs(conn, **kwargs)):>10.1f}{total:>12}")
+        query = SyncQuery(**kwargs)
+        total = list_syncs(conn, query)["total"]
+        print(f"{name:<28}{timed(lambda: list_syncs(conn, query)):>10.1f}{total:>12}")
 
     env = {**os.environ, "SYNCTOOL_DB": str(db_path), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
            "SYNCTOOL_KEYRING": "off"}

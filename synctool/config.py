@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from synctool.errors import ConfigError
+from synctool.validation import field_of, problem
 
 DEFAULT_CONFIG = Path("~/.config/synctool/config.yaml").expanduser()
 DEFAULT_DB = Path("~/.local/share/synctool/synctool.db").expanduser()
@@ -168,29 +169,6 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
 }
 
-_PROBLEMS = {"int_parsing": "expected an integer", "int_type": "expected an integer", "int_from_float":
-             "expected an integer", "float_parsing": "expected a number", "float_type": "expected a number",
-             "bool_parsing": "expected true or false", "bool_type": "expected true or false",
-             "string_type": "expected a string", "extra_forbidden": "unknown key",
-             "model_type": "must be a mapping of keys to values", "model_attributes_type": "must be a mapping of keys to values"}
-
-
-def problem(error: dict[str, Any]) -> str:
-    """One line for a pydantic error, in the words synctool uses everywhere."""
-    kind = error["type"]
-    got = error.get("input")
-    if kind == "literal_error":
-        allowed = error.get("ctx", {}).get("expected", "").replace("'", "").replace(" or ", ", ")
-        return f"must be one of {allowed}, got {got!r}"
-    bound = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
-             "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}.get(kind)
-    if bound:
-        return f"must be {bound[0]} {error['ctx'][bound[1]]}, got {got!r}"
-    if kind in _PROBLEMS:
-        return _PROBLEMS[kind] + ("" if kind == "extra_forbidden" else f", got {got!r}")
-    return error["msg"].removeprefix("Value error, ")
-
-
 def config_path(explicit: str | os.PathLike | None = None) -> tuple[Path, bool]:
     """The config path and whether the user named it (so that its absence is an error)."""
     if explicit:
@@ -243,7 +221,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
         loc = tuple(str(p) for p in error["loc"])
         if loc[:2] in from_env:
             raise ConfigError(from_env[loc[:2]], "environment", problem(error)) from None
-        raise ConfigError(".".join(loc) or "(top level)", source, problem(error)) from None
+        raise ConfigError(field_of(error) or "(top level)", source, problem(error)) from None
     config._source = source
     return config
 

@@ -124,7 +124,13 @@ def test_spec_role_column():
 
 def test_errors_are_json_and_bounded(api, db):
     assert call(api, "GET", "/api/syncs?limit=100000", "viewer").status_code == 422
-    assert call(api, "GET", "/api/syncs?sort=password", "viewer").json()["error"].startswith("unknown sort field")
+    bad_sort = call(api, "GET", "/api/syncs?sort=password", "viewer")
+    assert bad_sort.status_code == 422 and bad_sort.json()["error"].startswith("sort: must be one of created_at")
+    assert bad_sort.json()["detail"] == "in the query string"
+    missing = call(api, "POST", "/api/mappings/funds", "admin", json={"fund": "X"})
+    assert missing.status_code == 422 and missing.json()["error"] == "fund_id: is required"
+    extra = call(api, "POST", "/api/users/invite", "super_admin", json={"email": "x@example.org", "rolee": "admin"})
+    assert extra.status_code == 422 and extra.json()["error"] == "rolee: unknown key"
     assert call(api, "GET", "/api/syncs?page=x", "viewer").status_code == 422
     assert call(api, "GET", "/api/syncs/does-not-exist", "viewer").status_code == 404
     r = api.request("PATCH", "/api/settings/mailing-sync-enabled", content=b"{nope",

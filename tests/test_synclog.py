@@ -74,9 +74,10 @@ def test_free_text_sees_later_error_text(db, cli):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--sort", "id; DROP TABLE jobs"], "unknown sort field"), (["--status", "done"], "unknown status"),
-    (["--order", "sideways"], "unknown order"), (["--limit", "100000"], "limit must be between"),
-    (["--source", "fax"], "unknown source"), (["--from", "last tuesday"], "not a date"), (["--page", "0"], "page"),
+    (["--sort", "id; DROP TABLE jobs"], "sort: must be one of created_at"), (["--status", "done"], "status: must be one of"),
+    (["--order", "sideways"], "order: must be one of asc, desc"), (["--limit", "100000"], "limit: must be at most 500"),
+    (["--source", "fax"], "source: must be one of donations"), (["--from", "last tuesday"], "date_from: not a date"),
+    (["--page", "0"], "page: must be at least 1"),
 ])
 def test_bad_options_are_usage_errors(db, cli, args, message):
     result = cli("syncs", "list", *args)

@@ -75,11 +75,12 @@ def config(ctx: typer.Context,
 
     Example: synctool crm config --base-url https://api.littlegreenlight.com/api/v1 --api-key
     """
-    from synctool.ops.crm import configure
+    from synctool.ops.crm import CrmConfigBody, configure
+    from synctool.validation import parse
 
     key = typer.prompt("CRM API key", hide_input=True) if api_key else None
     obj = ctx_obj(ctx)
-    result = configure(obj.db, obj.config, base_url=base_url, api_key=key)
+    result = configure(obj.db, obj.config, parse(CrmConfigBody, {"base_url": base_url, "api_key": key}, where="options"))
     emit_json(result) if as_json else key_values(result)
 
 
@@ -90,10 +91,12 @@ def environment(ctx: typer.Context, name: str = typer.Argument(None, help="produ
 
     Example: synctool crm environment sandbox
     """
-    from synctool.ops.crm import set_environment
+    from synctool.ops.crm import EnvironmentBody, set_environment
+    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = set_environment(obj.db, obj.config, name)
+    result = set_environment(obj.db, obj.config, None if name is None else
+                             parse(EnvironmentBody, {"environment": name}, where="arguments"))
     emit_json(result) if as_json else key_values(result)
 
 

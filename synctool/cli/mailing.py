@@ -72,9 +72,11 @@ def mappings_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="th
 
     Example: synctool mailing mappings set b7e21c0d94 --label Newsletter
     """
-    from synctool.ops.mailing import set_mapping
+    from synctool.ops.mailing import ListMappingBody, set_mapping
+    from synctool.validation import parse
 
-    emit_json(set_mapping(ctx_obj(ctx).db, list_id, enabled=not disabled, label=label))
+    body = parse(ListMappingBody, {"list_id": list_id, "enabled": not disabled, "label": label}, where="arguments")
+    emit_json(set_mapping(ctx_obj(ctx).db, body))
 
 
 @rules_app.callback(invoke_without_command=True)
@@ -99,6 +101,9 @@ def rules_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="a Mai
 
     Example: synctool mailing tag-rules set b7e21c0d94 unsubscribe --add 12222 --remove 12221
     """
-    from synctool.ops.mailing import set_tag_rule
+    from synctool.ops.mailing import TagRuleBody, set_tag_rule
+    from synctool.validation import parse
 
-    emit_json(set_tag_rule(ctx_obj(ctx).db, list_id, event, add=add, remove=remove))
+    body = parse(TagRuleBody, {"list_id": list_id, "event": event, "add": add or [], "remove": remove or []},
+                 where="arguments")
+    emit_json(set_tag_rule(ctx_obj(ctx).db, body))

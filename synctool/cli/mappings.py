@@ -74,10 +74,12 @@ def overrides_set(ctx: typer.Context, campaign: str = typer.Argument(..., help="
 
     Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822
     """
-    from synctool.ops.mappings import set_campaign_override
+    from synctool.ops.mappings import OverrideBody, set_campaign_override
+    from synctool.validation import parse
 
-    emit_json(set_campaign_override(ctx_obj(ctx).db, campaign, fund_id=fund_id, campaign_id=campaign_id,
-                                    appeal_id=appeal_id, gift_category_id=gift_category_id))
+    body = parse(OverrideBody, dict(campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id,
+                                    gift_category_id=gift_category_id), where="options")
+    emit_json(set_campaign_override(ctx_obj(ctx).db, body))
 
 
 @funds_app.callback(invoke_without_command=True)
@@ -97,9 +99,10 @@ def funds_set(ctx: typer.Context, fund: str = typer.Argument(..., help="the Give
 
     Example: synctool mappings funds set BUILDING --fund-id 2401
     """
-    from synctool.ops.mappings import set_fund_override
+    from synctool.ops.mappings import FundOverrideBody, set_fund_override
+    from synctool.validation import parse
 
-    emit_json(set_fund_override(ctx_obj(ctx).db, fund, fund_id))
+    emit_json(set_fund_override(ctx_obj(ctx).db, parse(FundOverrideBody, {"fund": fund, "fund_id": fund_id}, where="options")))
 
 
 @payments_app.callback(invoke_without_command=True)

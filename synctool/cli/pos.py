@@ -35,10 +35,11 @@ def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor
 
     Example: synctool pos orders --limit 20
     """
-    from synctool.ops.pos import orders as op
+    from synctool.ops.pos import OrdersQuery, orders as op
+    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = op(obj.db, obj.config, cursor=cursor, limit=limit)
+    result = op(obj.db, obj.config, parse(OrdersQuery, {"cursor": cursor, "limit": limit}, where="options"))
     if as_json:
         emit_json(result)
         return
@@ -54,9 +55,10 @@ def enrich(ctx: typer.Context, order_ids: list[str] = typer.Argument(..., help="
 
     Example: synctool pos enrich eA3vssLHKJrv9H0IdJCM3gNqfdcZY
     """
-    from synctool.ops.pos import enrich as op
+    from synctool.ops.pos import EnrichBody, enrich as op
+    from synctool.validation import parse
 
-    rows = op(ctx_obj(ctx).config, order_ids)
+    rows = op(ctx_obj(ctx).config, parse(EnrichBody, {"orderIds": order_ids}, where="arguments"))
     emit_json(rows) if as_json else table(rows, ["order_id", "customer_id", "email", "first_name", "last_name"])
 
 
@@ -98,9 +100,12 @@ def overrides_set(ctx: typer.Context, location_id: str = typer.Argument(..., hel
 
     Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402
     """
-    from synctool.ops.mappings import set_location_override
+    from synctool.ops.mappings import LocationOverride, set_location_override
+    from synctool.validation import parse
 
-    emit_json(set_location_override(ctx_obj(ctx).db, location_id, fund_id=fund_id, campaign_id=campaign_id))
+    body = parse(LocationOverride, {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id},
+                 where="options")
+    emit_json(set_location_override(ctx_obj(ctx).db, body))
 
 
 @overrides_app.command("replace")
@@ -110,12 +115,11 @@ def overrides_replace(ctx: typer.Context, file: Path = typer.Argument(..., help=
     Example: synctool pos location-overrides replace overrides.json
     """
     from synctool.errors import InvalidInput
-    from synctool.ops.mappings import replace_location_overrides
+    from synctool.ops.mappings import LocationOverrides, replace_location_overrides
+    from synctool.validation import parse
 
     try:
         data = json.loads(file.read_text())
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"cannot read {file}: {exc}") from None
-    if not isinstance(data, list):
-        raise InvalidInput("the file must hold a JSON array of overrides")
-    emit_json(replace_location_overrides(ctx_obj(ctx).db, data))
+    emit_json(replace_location_overrides(ctx_obj(ctx).db, parse(LocationOverrides, data, where=str(file))))

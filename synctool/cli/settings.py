@@ -20,10 +20,12 @@ def crm_environment(ctx: typer.Context, name: str = typer.Argument(None, help="p
 
     Example: synctool settings crm-environment sandbox
     """
-    from synctool.ops.crm import set_environment
+    from synctool.ops.crm import EnvironmentBody, set_environment
+    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    _out({"environment": set_environment(obj.db, obj.config, name)["environment"]}, as_json)
+    body = None if name is None else parse(EnvironmentBody, {"environment": name}, where="arguments")
+    _out({"environment": set_environment(obj.db, obj.config, body)["environment"]}, as_json)
 
 
 @app.command("alert-recipients")
@@ -34,9 +36,12 @@ def alert_recipients(ctx: typer.Context, emails: list[str] = typer.Argument(None
 
     Example: synctool settings alert-recipients ops@example.org treasurer@example.org
     """
-    from synctool.ops.settings import alert_recipients as op
+    from synctool.ops.settings import RecipientsBody, alert_recipients as op
+    from synctool.validation import parse
 
-    _out(op(ctx_obj(ctx).db, [] if clear else (emails or None)), as_json)
+    emails = [] if clear else emails
+    body = parse(RecipientsBody, {"emails": emails}, where="arguments") if emails is not None else None
+    _out(op(ctx_obj(ctx).db, body), as_json)
 
 
 @app.command("mailing-sync-enabled")
@@ -46,13 +51,11 @@ def mailing_sync_enabled(ctx: typer.Context, value: str = typer.Argument(None, h
 
     Example: synctool settings mailing-sync-enabled off
     """
-    from synctool.errors import InvalidInput
-    from synctool.ops.settings import mailing_sync_enabled as op
+    from synctool.ops.settings import EnabledBody, mailing_sync_enabled as op
+    from synctool.validation import parse
 
-    choices = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
-    if value is not None and value.lower() not in choices:
-        raise InvalidInput(f"expected on or off, got {value!r}")
-    _out(op(ctx_obj(ctx).db, None if value is None else choices[value.lower()]), as_json)
+    body = None if value is None else parse(EnabledBody, {"enabled": value}, where="arguments")
+    _out(op(ctx_obj(ctx).db, body), as_json)
 
 
 @app.command("pos-default-constituent")
@@ -64,6 +67,8 @@ def pos_default_constituent(ctx: typer.Context, email: str = typer.Option(None, 
 
     Example: synctool settings pos-default-constituent --email walkin@example.org --first-name Walk-in --last-name Customer
     """
-    from synctool.ops.settings import pos_default_constituent as op
+    from synctool.ops.settings import PosDefaultBody, pos_default_constituent as op
+    from synctool.validation import parse
 
-    _out(op(ctx_obj(ctx).db, email=email, first_name=first_name, last_name=last_name), as_json)
+    given = {k: v for k, v in {"email": email, "first_name": first_name, "last_name": last_name}.items() if v is not None}
+    _out(op(ctx_obj(ctx).db, parse(PosDefaultBody, given, where="options") if given else None), as_json)

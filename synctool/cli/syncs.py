@@ -33,10 +33,12 @@ def list_(
 
     Example: synctool syncs list --status failed --source pos --from 7d --q ada@example.org
     """
-    from synctool.ops.syncs import list_syncs
+    from synctool.ops.syncs import SyncQuery, list_syncs
+    from synctool.validation import parse
 
-    result = list_syncs(ctx_obj(ctx).db, status=status, source=source, date_from=date_from, date_to=date_to,
-                        q=q, page=page, limit=limit, sort=sort, order=order)
+    query = parse(SyncQuery, dict(status=status, source=source, date_from=date_from, date_to=date_to, q=q, page=page,
+                                  limit=limit, sort=sort, order=order), where="options")
+    result = list_syncs(ctx_obj(ctx).db, query)
     if as_json:
         emit_json(result)
         return
@@ -77,9 +79,10 @@ def resolve(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the fai
 
     Example: synctool syncs resolve 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10 --notes "entered by hand" --by sam
     """
-    from synctool.ops.syncs import resolve as resolve_op
+    from synctool.ops.syncs import ResolveBody, resolve as resolve_op
+    from synctool.validation import parse
 
-    record = resolve_op(ctx_obj(ctx).db, sync_id, notes=notes, by=by)
+    record = resolve_op(ctx_obj(ctx).db, sync_id, parse(ResolveBody, {"notes": notes, "resolvedBy": by}, where="options"))
     if as_json:
         emit_json(record)
     else:
@@ -92,9 +95,10 @@ def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or
 
     Example: synctool stats --window 7d
     """
-    from synctool.ops.syncs import stats as stats_op
+    from synctool.ops.syncs import StatsQuery, stats as stats_op
+    from synctool.validation import parse
 
-    result = stats_op(ctx_obj(ctx).db, window)
+    result = stats_op(ctx_obj(ctx).db, parse(StatsQuery, {"window": window}, where="options"))
     if as_json:
         emit_json(result)
         return
@@ -142,15 +146,17 @@ def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only th
 
     Example: synctool retry-all --source donations --fresh
     """
-    from synctool.ops.syncs import retry_all as retry_all_op
+    from synctool.ops.syncs import SourceQuery, retry_all as retry_all_op
+    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
+    query = parse(SourceQuery, {"source": source}, where="options")
     if fresh:
         from synctool.ops.dev import retry_all_fresh
 
-        result = retry_all_fresh(obj.db, obj.config, source=source)
+        result = retry_all_fresh(obj.db, obj.config, query)
     else:
-        result = retry_all_op(obj.db, source=source)
+        result = retry_all_op(obj.db, query)
     emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
 
 

@@ -28,9 +28,10 @@ def invite(ctx: typer.Context, email: str = typer.Argument(..., help="their e-ma
 
     Example: synctool users invite treasurer@example.org --role admin
     """
-    from synctool.ops.users import invite as op
+    from synctool.ops.users import InviteBody, invite as op
+    from synctool.validation import parse
 
-    emit_json(op(ctx_obj(ctx).db, email, role))
+    emit_json(op(ctx_obj(ctx).db, parse(InviteBody, {"email": email, "role": role}, where="arguments")))
 
 
 @app.command()
@@ -42,9 +43,11 @@ def update(ctx: typer.Context, user_id: int = typer.Argument(..., help="the user
 
     Example: synctool users update 3 --deactivate
     """
-    from synctool.ops.users import update as op
+    from synctool.ops.users import UserPatch, update as op
+    from synctool.validation import parse
 
-    emit_json(op(ctx_obj(ctx).db, user_id, role=role, deactivate=deactivate, activate=activate))
+    patch = {"role": role, "deactivate": True if deactivate else None, "active": True if activate else None}
+    emit_json(op(ctx_obj(ctx).db, user_id, parse(UserPatch, patch, where="options")))
 
 
 @app.command()

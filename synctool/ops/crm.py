@@ -4,12 +4,13 @@ and budget."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Literal, Optional
 
 from synctool import crm as crm_target
 from synctool import references, settings, store
 from synctool.config import Config
 from synctool.errors import InvalidInput, SynctoolError
+from synctool.validation import Body
 
 def refresh(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, int]:
     """Fetch every CRM reference list (and the tag keywords and gift custom fields) into the cache."""
@@ -44,12 +45,25 @@ def test_connection(conn: sqlite3.Connection, config: Config, *, client=None) ->
     return result
 
 
-def configure(conn: sqlite3.Connection, config: Config, *, base_url: str | None = None,
-              api_key: str | None = None) -> dict[str, Any]:
+class CrmConfigBody(Body):
+    """Spec: POST /api/admin/crm/config/api."""
+
+    base_url: Optional[str] = None
+    api_key: Optional[str] = None
+
+
+class EnvironmentBody(Body):
+    """Spec: PATCH /api/settings/crm-environment and POST /api/admin/crm/environment."""
+
+    environment: Literal["production", "sandbox"]
+
+
+def configure(conn: sqlite3.Connection, config: Config, body: CrmConfigBody) -> dict[str, Any]:
     """Save the active environment's base URL (settings) and API key (keyring only)."""
     from synctool.platforms.lgl import check_base_url
     from synctool.secrets import set_secret
 
+    base_url, api_key = body.base_url, body.api_key
     env = crm_target.environment(conn, config)
     if base_url is not None:
         check_base_url(base_url, "--base-url")
@@ -62,12 +76,10 @@ def configure(conn: sqlite3.Connection, config: Config, *, base_url: str | None 
     return status(conn, config)
 
 
-def set_environment(conn: sqlite3.Connection, config: Config, environment: str | None) -> dict[str, Any]:
-    if environment is not None:
-        if environment not in crm_target.ENVIRONMENTS:
-            raise InvalidInput(f"unknown environment {environment!r}", "production or sandbox")
+def set_environment(conn: sqlite3.Connection, config: Config, body: EnvironmentBody | None = None) -> dict[str, Any]:
+    if body is not None:
         with store.transaction(conn):
-            settings.put(conn, "crm_environment", environment)
+            settings.put(conn, "crm_environment", body.environment)
     return status(conn, config)
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from typing import Any
+from typing import Any, Union
+
+from pydantic import Field
 
 from synctool import store
 from synctool.config import Config
 from synctool.errors import InvalidInput, NotFound
 from synctool.inbox import SOURCES, WebhookSecrets, accept, store_inbound
 from synctool.timeutil import parse_moment
+from synctool.validation import Body
 
 logger = logging.getLogger("synctool")
 
@@ -48,6 +51,16 @@ def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
     result["jobs"] = [dict(j) for j in conn.execute(
         "SELECT id, entity_type, entity_id, status FROM jobs WHERE delivery_id = ?", (delivery_id,))]
     return result
+
+
+class InjectBody(Body):
+    """Spec: POST /api/inject-webhook: the payload as JSON, or the raw body as a string (Mailchimp's form)."""
+
+    source: str = Field(min_length=1)
+    payload: Union[dict[str, Any], list[Any], str]
+
+    def raw(self) -> bytes:
+        return self.payload.encode() if isinstance(self.payload, str) else json.dumps(self.payload).encode()
 
 
 def inject(conn: sqlite3.Connection, config: Config, source: str, body: bytes) -> dict[str, Any]:

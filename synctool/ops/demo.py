@@ -64,9 +64,9 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         summary = drain(config, max_seconds=45)
         say(summary.line())
 
-        from synctool.ops.syncs import list_syncs
+        from synctool.ops.syncs import SyncQuery, list_syncs
 
-        log = list_syncs(conn, limit=50, sort="created_at", order="asc")["items"]
+        log = list_syncs(conn, SyncQuery(limit=50, sort="created_at", order="asc"))["items"]
         crm = world.crm
         tags = {k["id"]: k["name"] for k in __import__("synctool.fakes.lgl", fromlist=["TAG_CATEGORY"]).TAG_CATEGORY["keywords"]}
         return {
@@ -111,9 +111,11 @@ def seed(world, conn, config, say) -> None:
     mappings.set_payment_method(conn, "donations:card", payment_type_id=1509)
     mappings.set_payment_method(conn, "pos:CARD", payment_type_id=1509)
     mappings.set_payment_method(conn, "pos:CASH", payment_type_id=1507)
-    mailing.set_mapping(conn, "b7e21c0d94", label="Newsletter")
-    mailing.set_tag_rule(conn, "b7e21c0d94", "unsubscribe", add=[12222], remove=[12221])
-    settings.pos_default_constituent(conn, email="walkin@example.org", first_name="Walk-in", last_name="Customer")
+    mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94", label="Newsletter"))
+    mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="b7e21c0d94", event="unsubscribe", add=[12222],
+                                                      remove=[12221]))
+    settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in",
+                                                                   last_name="Customer"))
     from synctool.ops import portal
 
     portal.set_mapping(conn, "funds", "membership", fund_id=2400, campaign_name="Membership Drive")

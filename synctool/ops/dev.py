@@ -8,17 +8,15 @@ from typing import Any
 
 from synctool import clients, crm as crm_target, store
 from synctool.config import Config
-from synctool.errors import Conflict, InvalidInput, SynctoolError
-from synctool.inbox import SOURCES
+from synctool.errors import Conflict, SynctoolError
+from synctool.ops.syncs import SourceQuery, retry_all
 
 
-def retry_all_fresh(conn: sqlite3.Connection, config: Config, *, source: str | None = None) -> dict[str, Any]:
+def retry_all_fresh(conn: sqlite3.Connection, config: Config, query: SourceQuery | None = None) -> dict[str, Any]:
     """Re-fetch each failed donation's transaction from the platform, then retry every failed job.
     (POS orders are fetched afresh by every attempt anyway; mailing events have nothing to re-fetch.)"""
-    from synctool.ops.syncs import retry_all
-
-    if source is not None and source not in SOURCES:
-        raise InvalidInput(f"unknown source {source!r}", "one of: " + ", ".join(SOURCES))
+    query = query or SourceQuery()
+    source = query.source
     refreshed, errors = 0, []
     failed = conn.execute("SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
                           " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
@@ -35,7 +33,7 @@ def retry_all_fresh(conn: sqlite3.Connection, config: Config, *, source: str | N
                 with store.transaction(conn):
                     conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
                 refreshed += 1
-    result = retry_all(conn, source=source)
+    result = retry_all(conn, query)
     return {**result, "refetched": refreshed, "refetch_errors": errors}
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Literal, Optional
+
+from pydantic import Field
 
 from synctool import clients, mappings
 from synctool.config import Config
-from synctool.errors import InvalidInput, SynctoolError
-
-EVENTS = ("unsubscribe", "cleaned")
+from synctool.errors import SynctoolError
+from synctool.validation import Body
 
 
 def _with_client(config: Config, fn, client=None):
@@ -39,11 +40,26 @@ def list_mappings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [{"list_id": r.pop("key"), **r} for r in mappings.all_of(conn, "list_mapping")]
 
 
-def set_mapping(conn: sqlite3.Connection, list_id: str, *, enabled: bool = True, label: str | None = None) -> dict[str, Any]:
-    if not list_id or not list_id.strip():
-        raise InvalidInput("list id is empty", "see `synctool mailing lists`")
-    mappings.put(conn, "list_mapping", list_id.strip(), {"enabled": enabled, "label": label})
-    return {"list_id": list_id.strip(), "enabled": enabled, "label": label}
+class ListMappingBody(Body):
+    """Spec: POST /api/mailing/mappings."""
+
+    list_id: str = Field(min_length=1)
+    enabled: bool = True
+    label: Optional[str] = None
+
+
+class TagRuleBody(Body):
+    """Spec: POST /api/mailing/tag-rules. ``list_id`` may be ``*`` (every mapped list)."""
+
+    list_id: str = Field(min_length=1)
+    event: Literal["unsubscribe", "cleaned"]
+    add: list[int] = []
+    remove: list[int] = []
+
+
+def set_mapping(conn: sqlite3.Connection, body: ListMappingBody) -> dict[str, Any]:
+    mappings.put(conn, "list_mapping", body.list_id, {"enabled": body.enabled, "label": body.label})
+    return {"list_id": body.list_id, "enabled": body.enabled, "label": body.label}
 
 
 def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -54,15 +70,12 @@ def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return rules
 
 
-def set_tag_rule(conn: sqlite3.Connection, list_id: str, event: str, *, add: list[int], remove: list[int]) -> dict[str, Any]:
+def set_tag_rule(conn: sqlite3.Connection, body: TagRuleBody) -> dict[str, Any]:
     """Tags (CRM keyword ids of the ``tags`` category) to add and remove when ``event`` arrives on the list
     (``*`` for every mapped list). Keyword ids are checked against the cache from `synctool crm refresh`."""
     from synctool.references import require as require_reference
 
-    if event not in EVENTS:
-        raise InvalidInput(f"unknown event {event!r}", "unsubscribe or cleaned")
-    if not list_id:
-        raise InvalidInput("list id is empty", "a Mailchimp list id, or * for every mapped list")
+    list_id, event, add, remove = body.list_id, body.event, body.add, body.remove
     for keyword in [*add, *remove]:
         require_reference(conn, "tags", keyword)
     value = {"add": [int(k) for k in add], "remove": [int(k) for k in remove]}

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import Field, RootModel
 
 from synctool import mappings
 from synctool.errors import InvalidInput
+from synctool.validation import Body
 from synctool.references import listing
 from synctool.references import require as require_reference
 
@@ -37,29 +40,53 @@ def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[
     return {"key": key, **value}
 
 
-def set_campaign_override(conn: sqlite3.Connection, donation_campaign: str, **values: Any) -> dict[str, Any]:
-    value = validated(conn, values)
+class Coding(Body):
+    fund_id: Optional[int] = None
+    campaign_id: Optional[int] = None
+    appeal_id: Optional[int] = None
+    gift_category_id: Optional[int] = None
+
+
+class OverrideBody(Coding):
+    """Spec: POST /api/mappings/overrides: the coding for one donation-platform campaign."""
+
+    campaign: str = Field(min_length=1)
+
+
+class FundOverrideBody(Body):
+    """POST /api/mappings/funds: the CRM fund for one Givebutter fund (its code, or its id)."""
+
+    fund: str = Field(min_length=1)
+    fund_id: int
+
+
+class LocationOverride(Body):
+    location_id: str = Field(min_length=1)
+    fund_id: Optional[int] = None
+    campaign_id: Optional[int] = None
+
+
+#: spec: PUT /api/pos/location-overrides: the whole set
+LocationOverrides = RootModel[list[LocationOverride]]
+
+
+def set_campaign_override(conn: sqlite3.Connection, body: OverrideBody) -> dict[str, Any]:
+    value = validated(conn, body.model_dump(exclude={"campaign"}))
     if not value:
         raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
-    mappings.put(conn, "campaign_override", str(donation_campaign), value)
-    return {"key": str(donation_campaign), **value}
+    mappings.put(conn, "campaign_override", body.campaign, value)
+    return {"key": body.campaign, **value}
 
 
-def set_location_override(conn: sqlite3.Connection, location_id: str, **values: Any) -> dict[str, Any]:
-    if not location_id:
-        raise InvalidInput("location_id is required")
-    value = validated(conn, values)
-    mappings.put(conn, "location_override", location_id, value)
-    return {"location_id": location_id, **value}
+def set_location_override(conn: sqlite3.Connection, body: LocationOverride) -> dict[str, Any]:
+    value = validated(conn, body.model_dump(exclude={"location_id"}))
+    mappings.put(conn, "location_override", body.location_id, value)
+    return {"location_id": body.location_id, **value}
 
 
-def replace_location_overrides(conn: sqlite3.Connection, overrides: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def replace_location_overrides(conn: sqlite3.Connection, overrides: LocationOverrides) -> list[dict[str, Any]]:
     """PUT semantics (spec: PUT /api/pos/location-overrides): the list given becomes the whole set."""
-    checked = []
-    for item in overrides:
-        if not isinstance(item, dict) or not item.get("location_id"):
-            raise InvalidInput("each override needs a location_id", f"got {item!r}")
-        checked.append((str(item["location_id"]), validated(conn, {k: item.get(k) for k in ("fund_id", "campaign_id")})))
+    checked = [(item.location_id, validated(conn, item.model_dump(exclude={"location_id"}))) for item in overrides.root]
     for row in mappings.all_of(conn, "location_override"):
         mappings.delete(conn, "location_override", row["key"])
     for location_id, value in checked:
@@ -84,17 +111,12 @@ def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dic
     return {"key": key, **value}
 
 
-def set_fund_override(conn: sqlite3.Connection, fund: str, fund_id: Any) -> dict[str, Any]:
+def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[str, Any]:
     """The CRM fund for gifts a donor designated to one Givebutter fund (its code, or its id); it wins
     over the campaign's mappings."""
-    fund = str(fund or "").strip()
-    if not fund:
-        raise InvalidInput("the Givebutter fund code (or id) is required")
-    value = validated(conn, {"fund_id": fund_id})
-    if not value:
-        raise InvalidInput("nothing to set", "give --fund-id")
-    mappings.put(conn, "fund_override", fund, value)
-    return {"key": fund, **value}
+    value = validated(conn, {"fund_id": body.fund_id})
+    mappings.put(conn, "fund_override", body.fund, value)
+    return {"key": body.fund, **value}
 
 
 def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import Field
 
 from synctool import clients, jobs, settings, store
 from synctool.config import Config
 from synctool.errors import InvalidInput
+from synctool.validation import Body, Query
 from synctool.platforms.square import external_id
 from synctool.sync.pos import LOCATIONS
 
@@ -20,10 +23,22 @@ def locations(conn: sqlite3.Connection, config: Config, *, client=None) -> list[
     return [{k: loc.get(k) for k in ("id", "name", "status", "currency", "timezone")} for loc in found]
 
 
-def orders(conn: sqlite3.Connection, config: Config, *, cursor: str | None = None, limit: int = 50,
-           client=None) -> dict[str, Any]:
-    if not 1 <= limit <= 500:
-        raise InvalidInput("limit must be between 1 and 500")
+class OrdersQuery(Query):
+    """Spec: GET /api/pos/orders."""
+
+    cursor: Optional[str] = None
+    limit: int = Field(50, ge=1, le=500)
+
+
+class EnrichBody(Body):
+    """Spec: POST /api/pos/orders/enrich."""
+
+    orderIds: list[str] = Field(min_length=1)
+
+
+def orders(conn: sqlite3.Connection, config: Config, query: OrdersQuery | None = None, *, client=None) -> dict[str, Any]:
+    query = query or OrdersQuery()
+    cursor, limit = query.cursor, query.limit
     with clients.using(clients.pos, config, client) as pos:
         location_ids = [loc["id"] for loc in pos.locations()]
         result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
@@ -35,10 +50,9 @@ def orders(conn: sqlite3.Connection, config: Config, *, cursor: str | None = Non
     return {"orders": items, "cursor": result.get("cursor")}
 
 
-def enrich(config: Config, order_ids: list[str], *, client=None) -> list[dict[str, Any]]:
+def enrich(config: Config, body: EnrichBody, *, client=None) -> list[dict[str, Any]]:
     """The customer behind each order (e-mail and name), as the sync would find it."""
-    if not order_ids:
-        raise InvalidInput("give at least one order id")
+    order_ids = body.orderIds
     out = []
     with clients.using(clients.pos, config, client) as pos:
         for order_id in order_ids:

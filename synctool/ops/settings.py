@@ -2,47 +2,52 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import Field
 
 from synctool import settings, store
-from synctool.errors import InvalidInput
-
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+from synctool.validation import Body, Email
 
 
-def _email(value: str) -> str:
-    value = (value or "").strip()
-    if not EMAIL.match(value):
-        raise InvalidInput(f"not an e-mail address: {value!r}")
-    return value
+class RecipientsBody(Body):
+    """Spec: PATCH /api/settings/alert-recipients."""
+
+    emails: list[Email]
 
 
-def alert_recipients(conn: sqlite3.Connection, emails: list[str] | None = None) -> dict[str, Any]:
-    if emails is not None:
-        clean = [_email(e) for e in emails]
+class EnabledBody(Body):
+    """Spec: PATCH /api/settings/mailing-sync-enabled."""
+
+    enabled: bool
+
+
+class PosDefaultBody(Body):
+    """Spec: PATCH /api/settings/pos-default-constituent."""
+
+    email: Email
+    first_name: Optional[str] = None
+    last_name: str = Field(min_length=1)
+
+
+def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> dict[str, Any]:
+    if body is not None:
         with store.transaction(conn):
-            settings.put(conn, "alert_recipients", clean)
+            settings.put(conn, "alert_recipients", body.emails)
     return {"emails": settings.get(conn, "alert_recipients", [])}
 
 
-def mailing_sync_enabled(conn: sqlite3.Connection, enabled: bool | None = None) -> dict[str, Any]:
-    if enabled is not None:
+def mailing_sync_enabled(conn: sqlite3.Connection, body: EnabledBody | None = None) -> dict[str, Any]:
+    if body is not None:
         with store.transaction(conn):
-            settings.put(conn, "mailing_sync_enabled", bool(enabled))
+            settings.put(conn, "mailing_sync_enabled", body.enabled)
     return {"enabled": settings.get(conn, "mailing_sync_enabled", True)}
 
 
-def pos_default_constituent(conn: sqlite3.Connection, *, email: str | None = None, first_name: str | None = None,
-                            last_name: str | None = None) -> dict[str, Any]:
-    if email is not None or first_name is not None or last_name is not None:
-        if email is None:
-            raise InvalidInput("the default constituent needs an e-mail", "--email is required")
-        value = {"email": _email(email), "first_name": (first_name or "").strip() or None,
-                 "last_name": (last_name or "").strip() or None}
-        if not value["last_name"]:
-            raise InvalidInput("the default constituent needs a last name", "e.g. --first-name Walk-in --last-name Customer")
+def pos_default_constituent(conn: sqlite3.Connection, body: PosDefaultBody | None = None) -> dict[str, Any]:
+    if body is not None:
         with store.transaction(conn):
-            settings.put(conn, "pos_default_constituent", value)
+            settings.put(conn, "pos_default_constituent", {"email": body.email, "first_name": body.first_name or None,
+                                                           "last_name": body.last_name})
     return settings.get(conn, "pos_default_constituent") or {"email": None, "first_name": None, "last_name": None}

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal, Optional
+
+from pydantic import Field, field_validator
 
 from synctool import jobs, store
 from synctool.errors import Conflict, InvalidInput, NotFound
 from synctool.inbox import SOURCES
 from synctool.timeutil import parse_moment
+from synctool.validation import Body, Query
 
 SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "attempts", "external_id", "amount")
 MAX_LIMIT = 500
@@ -26,22 +29,64 @@ def _check(value: str | None, allowed: tuple[str, ...], what: str) -> None:
         raise InvalidInput(f"unknown {what} {value!r}", "one of: " + ", ".join(allowed))
 
 
+Source = Literal[SOURCES]  # type: ignore[valid-type]
+
+
+class SyncQuery(Query):
+    """Filters, paging and order of the sync log (spec: GET /api/syncs; `synctool syncs list`)."""
+
+    status: Optional[Literal[STATUSES_WITH_RESOLVED]] = None  # type: ignore[valid-type]
+    source: Optional[Source] = None
+    date_from: Optional[str] = None
+    date_to: Optional[str] = None
+    q: Optional[str] = None
+    page: int = Field(1, ge=1)
+    limit: int = Field(50, ge=1, le=MAX_LIMIT)
+    sort: Literal[SORT_FIELDS] = "created_at"  # type: ignore[valid-type]
+    order: Literal["asc", "desc"] = "desc"
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("date_from", "date_to")
+    @classmethod
+    def moment(cls, value: Optional[str]) -> Optional[str]:
+        if value:
+            try:
+                parse_moment(value)
+            except InvalidInput as exc:
+                raise ValueError(f"{exc} ({exc.detail})") from None
+        return value or None
+
+
+class StatsQuery(Query):
+    window: Literal[tuple(STATS_WINDOWS)] = "24h"  # type: ignore[valid-type]
+
+
+class SourceQuery(Query):
+    """An optional source filter (spec: POST /api/retry-all?source=)."""
+
+    source: Optional[Source] = None
+
+
+class ResolveBody(Body):
+    """Spec: PATCH /api/syncs/:id/resolve."""
+
+    notes: Optional[str] = None
+    resolvedBy: Optional[str] = None
+
+
 def _fts_phrase(q: str) -> str:
     return '"' + q.replace('"', '""') + '"'
 
 
-def list_syncs(conn: sqlite3.Connection, *, status: str | None = None, source: str | None = None,
-               date_from: str | None = None, date_to: str | None = None, q: str | None = None, page: int = 1,
-               limit: int = 50, sort: str = "created_at", order: str = "desc") -> dict[str, Any]:
+def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict[str, Any]:
     """One page of the sync log, filtered; ``total`` counts every matching row."""
-    _check(status, STATUSES_WITH_RESOLVED, "status")
-    _check(source, SOURCES, "source")
-    _check(sort, SORT_FIELDS, "sort field")
-    _check(order.lower(), ("asc", "desc"), "order")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}", f"got {limit}")
-    if page < 1:
-        raise InvalidInput("page must be 1 or more", f"got {page}")
+    query = query or SyncQuery()
+    status, source, date_from, date_to, q = query.status, query.source, query.date_from, query.date_to, query.q
+    page, limit, sort, order = query.page, query.limit, query.sort, query.order
     clauses: list[str] = []
     params: list[Any] = []
     if status == "resolved":
@@ -108,8 +153,10 @@ def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     return record
 
 
-def resolve(conn: sqlite3.Connection, job_id: str, *, notes: str | None = None, by: str | None = None) -> dict[str, Any]:
+def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = None) -> dict[str, Any]:
     """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve)."""
+    body = body or ResolveBody()
+    notes, by = body.notes, body.resolvedBy
     now = store.iso()
     with store.transaction(conn):
         row = _job(conn, job_id)
@@ -122,9 +169,9 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, notes: str | None = None, 
     return show_sync(conn, job_id)
 
 
-def stats(conn: sqlite3.Connection, window: str = "24h") -> dict[str, Any]:
+def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str, Any]:
     """Counters over a window (24h, 7d or 30d), overall and per source (spec: GET /api/stats)."""
-    _check(window, tuple(STATS_WINDOWS), "window")
+    window = (query or StatsQuery()).window
     since = store.iso(store.utcnow() - STATS_WINDOWS[window])
     counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
     overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
@@ -184,9 +231,9 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     return dict(jobs.get(conn, job_id))
 
 
-def retry_all(conn: sqlite3.Connection, *, source: str | None = None) -> dict[str, Any]:
+def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None) -> dict[str, Any]:
     """Every unresolved failed job (of one source, if given) back to the queue."""
-    _check(source, SOURCES, "source")
+    source = (query or SourceQuery()).source
     now = store.iso()
     clause, params = ("AND source = ?", [source]) if source else ("", [])
     with store.transaction(conn):

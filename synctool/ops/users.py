@@ -7,18 +7,42 @@ row, so a deactivated user's tokens stop working at once, and a role change appl
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal, Optional
+
+from pydantic import model_validator
 
 from synctool import store
 from synctool.errors import ConfigError, Conflict, InvalidInput, InvalidSignature, NotFound
+from synctool.validation import Body, Email
 
 ROLES = ("viewer", "admin", "super_admin")
 RANK = {role: n for n, role in enumerate(ROLES)}
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+Role = Literal["viewer", "admin", "super_admin"]
+
+
+class InviteBody(Body):
+    """Spec: POST /api/users/invite."""
+
+    email: Email
+    role: Role = "viewer"
+
+
+class UserPatch(Body):
+    """Spec: PATCH /api/users/:id. ``deactivate: true`` or ``active: false`` stops the user and their
+    tokens; ``active: true`` re-activates (old tokens stay invalid)."""
+
+    role: Optional[Role] = None
+    deactivate: Optional[bool] = None
+    active: Optional[bool] = None
+
+    @model_validator(mode="after")
+    def something(self) -> "UserPatch":
+        if self.role is None and self.deactivate is None and self.active is None:
+            raise ValueError("nothing to change: give a role, deactivate or active")
+        return self
 
 
 def _row(row: sqlite3.Row) -> dict[str, Any]:
@@ -30,12 +54,8 @@ def list_users(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [_row(r) for r in conn.execute("SELECT * FROM users ORDER BY id")]
 
 
-def invite(conn: sqlite3.Connection, email: str, role: str = "viewer") -> dict[str, Any]:
-    email = (email or "").strip().lower()
-    if not EMAIL.match(email):
-        raise InvalidInput(f"not an e-mail address: {email!r}")
-    if role not in ROLES:
-        raise InvalidInput(f"unknown role {role!r}", "one of: " + ", ".join(ROLES))
+def invite(conn: sqlite3.Connection, body: InviteBody) -> dict[str, Any]:
+    email, role = body.email.lower(), body.role
     now = store.iso()
     with store.transaction(conn):
         if conn.execute("SELECT 1 FROM users WHERE email = ?", (email,)).fetchone():
@@ -45,12 +65,10 @@ def invite(conn: sqlite3.Connection, email: str, role: str = "viewer") -> dict[s
     return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
 
 
-def update(conn: sqlite3.Connection, user_id: int, *, role: str | None = None, deactivate: bool = False,
-           activate: bool = False) -> dict[str, Any]:
-    if role is not None and role not in ROLES:
-        raise InvalidInput(f"unknown role {role!r}", "one of: " + ", ".join(ROLES))
-    if role is None and not deactivate and not activate:
-        raise InvalidInput("nothing to change", "give a role, deactivate or activate")
+def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str, Any]:
+    role = body.role
+    deactivate = body.deactivate is True or body.active is False
+    activate = body.active is True
     with store.transaction(conn):
         row = conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
         if row is None:
