@@ -290,3 +290,29 @@ def test_no_secret_ever_shows(api, cli, db, caplog, world):
     for secret in secrets:
         for text in outputs + [dump]:
             assert secret not in text, secret
+
+
+def test_every_bad_caller_is_refused_on_every_route(api):
+    """Starlette's authentication middleware in front of every route: each kind of bad token gets a JSON 401."""
+    import time
+
+    import jwt
+
+    claims = {"sub": "admin@example.org", "role": "super_admin", "ver": 0, "exp": int(time.time()) + 600}
+    callers = {
+        "malformed": "Bearer",
+        "not bearer": f"Basic {api.tokens['admin']}",
+        "garbage": "Bearer not.a.token",
+        "wrong key": "Bearer " + jwt.encode(claims, "some-other-secret-0123456789abcdef", algorithm="HS256"),
+        "expired": "Bearer " + jwt.encode({**claims, "exp": int(time.time()) - 5}, JWT_SECRET, algorithm="HS256"),
+        "alg none": "Bearer " + jwt.encode(claims, None, algorithm="none"),
+        "unknown user": "Bearer " + jwt.encode({**claims, "sub": "nobody@example.org"}, JWT_SECRET, algorithm="HS256"),
+    }
+    for method, path, _, _ in _ops():
+        url = path.replace("{id}", "1").replace("{orderId}", "O").replace("{paymentId}", "P").replace("{jobId}", "J")
+        for name, header in callers.items():
+            r = api.request(method, url, headers={"Authorization": header})
+            assert r.status_code == 401, (name, method, path, r.text)
+            assert r.json()["error"] == "unauthorized", (name, path)
+    assert "expired" in api.get("/api/stats", headers={"Authorization": callers["expired"]}).json()["detail"]
+    assert api.get("/api/nothing-here", headers={"Authorization": f"Bearer {api.tokens['admin']}"}).status_code == 404
