@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from synctool.errors import InvalidInput
+from synctool.errors import InvalidInput, PermanentError
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -26,6 +26,22 @@ def _email(value: str) -> str:
 
 #: an e-mail address, spaces trimmed
 Email = Annotated[str, AfterValidator(_email)]
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+#: an id or a code that platforms send as a number or a string (``campaign_id: 118722``)
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+class Payload(BaseModel):
+    """A platform's payload, loosely: the fields synctool reads are typed, everything else is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
 
 
 class Body(BaseModel):
@@ -84,3 +100,13 @@ def parse(model: type[M], data: Any, *, where: str = "request body", strict: boo
         error = exc.errors()[0]
         field = field_of(error)
         raise InvalidInput(f"{field}: {problem(error)}" if field else problem(error), f"in the {where}") from None
+
+
+def payload(model: type[M], data: Any, what: str) -> M:
+    """A stored delivery's ``data`` as ``model``, or PermanentError naming the field that does not fit (the
+    job fails with it; a retry will not help until the payload is fixed)."""
+    try:
+        return model.model_validate({} if data is None else data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise PermanentError(f"{what} does not fit: {field_of(error) or '(body)'}: {problem(error)}") from None

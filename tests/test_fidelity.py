@@ -146,3 +146,20 @@ def test_other_422s_are_not_taken_for_a_deleted_constituent():
     assert not is_gone(CrmPermanentError(422, "CRM answered 422: Validation Failed: External Gift ID already exists"))
     assert not is_gone(CrmPermanentError(422, "CRM answered 422: received_amount can't be blank"))
     assert not is_gone(CrmPermanentError(401, "CRM answered 401: invalid_token"))
+
+
+def test_a_payload_that_does_not_fit_fails_its_job_naming_the_field(coded, receiver, db):
+    bad = give(receiver, transaction(id="BAD1", custom_fields="not a list"))
+    no_amount = transaction(id="BAD2")
+    del no_amount["amount"]
+    missing = give(receiver, no_amount)
+    order = add_order(coded, "BADPOS", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}])
+    order["total_money"] = {"amount": "twelve", "currency": "USD"}
+    pos = pos_event(receiver, samples.square_order_event("BADPOS"))
+    run_drain()
+    errors = {k: job(db, r["job_id"]) for k, r in (("bad", bad), ("missing", missing), ("pos", pos))}
+    assert all(row["status"] == "failed" for row in errors.values())
+    assert "the Givebutter transaction does not fit: custom_fields: expected a list" in errors["bad"]["last_error"]
+    assert "amount: is required" in errors["missing"]["last_error"]
+    assert "Square order BADPOS does not fit: total_money.amount" in errors["pos"]["last_error"]
+    assert coded.crm.gifts == {} and all("Traceback" not in (r["last_error"] or "") for r in errors.values())

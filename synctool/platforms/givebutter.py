@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Optional, Union
 
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.validation import Payload, Text, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
@@ -20,6 +21,100 @@ KNOWN_EVENTS = SYNCED_EVENTS + (
     "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",
     "plan.resumed", "plan.updated",
 )
+
+
+class Address(Payload):
+    address_1: Optional[str] = None
+    address_2: Optional[str] = None
+    city: Optional[str] = None
+    state: Optional[str] = None
+    zipcode: Optional[Text] = None
+    country: Optional[str] = None
+
+
+class Recipient(Payload):
+    name: Optional[str] = None
+    email: Optional[str] = None
+
+
+class Dedication(Payload):
+    """``{type: in_memory_of|in_honor_of, name, recipient{name, email}}``."""
+
+    type: Optional[str] = None
+    name: Optional[str] = None
+    recipient: Optional[Recipient] = None
+
+
+class GivingSpace(Payload):
+    message: Optional[str] = None
+
+
+class CustomField(Payload):
+    id: Optional[Text] = None
+    field_id: Optional[Text] = None
+    title: Optional[str] = None
+    value: Any = None
+
+
+class Part(Payload):
+    """A sub-transaction (``transactions[]``)."""
+
+    id: Optional[Text] = None
+    amount: Any = None
+    refunded: bool = False
+    refunded_at: Optional[str] = None
+
+
+class Transaction(Payload):
+    """The ``data`` of ``transaction.succeeded`` and the items of ``GET /v1/transactions`` (money in dollars)."""
+
+    id: Text
+    number: Optional[Text] = None
+    campaign_id: Optional[Text] = None
+    campaign_code: Optional[str] = None
+    fund_id: Optional[Text] = None
+    fund_code: Optional[str] = None
+    first_name: Optional[str] = None
+    last_name: Optional[str] = None
+    company: Optional[str] = None
+    email: Optional[str] = None
+    phone: Optional[str] = None
+    address: Optional[Address] = None
+    status: str = "succeeded"
+    method: Optional[str] = None
+    payment_method: Optional[str] = None
+    amount: Any
+    fee_covered: Any = None
+    transacted_at: Optional[str] = None
+    created_at: Optional[str] = None
+    timezone: Optional[str] = None
+    giving_space: Optional[GivingSpace] = None
+    dedication: Union[Dedication, str, None] = None
+    custom_fields: list[CustomField] = []
+    transactions: list[Part] = []
+
+
+class Ticket(Payload):
+    id: Text
+    transaction_id: Optional[Text] = None
+
+
+class Campaign(Payload):
+    id: Text
+    title: Optional[str] = None
+    type: Optional[str] = None
+    timezone: Optional[str] = None
+
+
+class Refund(Payload):
+    """``refund.created``'s data: a refund object (``transaction_id``, ``amount``) or the refunded
+    transaction itself (``id``, ``amount``, ``refunded``, ``transactions[]``); Givebutter publishes no schema."""
+
+    id: Optional[Text] = None
+    transaction_id: Optional[Text] = None
+    amount: Any = None
+    refunded: bool = False
+    transactions: list[Part] = []
 
 
 def external_id(transaction_id: Any) -> str:
@@ -42,21 +137,16 @@ def supporter_name(data: Mapping[str, Any]) -> str | None:
     return name or text(data.get("company")) or text(data.get("name"))
 
 
-def refund_details(data: Mapping[str, Any]) -> tuple[str | None, Any]:
-    """The refunded transaction's id and the amount refunded (None when the payload does not say).
-
-    Givebutter publishes no schema for ``refund.created``. Its data is either a refund object
-    (``transaction_id``, ``amount``) or the refunded transaction itself (``id``, ``amount``, ``refunded``,
-    ``refunded_at``, and ``transactions[]`` whose refunded parts say how much went back)."""
-    if data.get("transaction_id"):
-        return text(data.get("transaction_id")), data.get("amount")
-    parts = [t for t in data.get("transactions") or [] if isinstance(t, dict)]
-    refunded_parts = [t for t in parts if t.get("refunded")]
-    if refunded_parts:
+def refund_details(refund: Refund) -> tuple[str | None, Any]:
+    """The refunded transaction's id and the amount refunded (None when the payload does not say)."""
+    if refund.transaction_id:
+        return refund.transaction_id, refund.amount
+    parts = [t for t in refund.transactions if t.refunded]
+    if parts:
         from decimal import Decimal
 
-        return text(data.get("id")), sum((Decimal(str(t.get("amount") or 0)) for t in refunded_parts), Decimal(0))
-    return text(data.get("id")), data.get("amount") if data.get("refunded") else None
+        return refund.id, sum((Decimal(str(t.amount or 0)) for t in parts), Decimal(0))
+    return refund.id, refund.amount if refund.refunded else None
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
@@ -85,7 +175,7 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     elif event in ("campaign.created", "campaign.updated"):
         job = JobSpec("campaign", resource_id, name=text(data.get("title")))
     elif event == "refund.created":
-        transaction_id, refunded = refund_details(data)
+        transaction_id, refunded = refund_details(parse(Refund, data, where="refund.created data"))
         job = JobSpec("refund", resource_id or event_id,
                       external_id=external_id(transaction_id) if transaction_id else None,
                       email=text(data.get("email")), name=supporter_name(data),

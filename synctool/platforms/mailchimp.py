@@ -11,16 +11,42 @@ from __future__ import annotations
 import hmac
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import parse_qsl
 
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.inbox import JobSpec, WebhookSecrets, text
+from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")
 SYNCED_TYPES = ("unsubscribe", "cleaned")
 KNOWN_TYPES = SYNCED_TYPES + ("subscribe", "profile", "upemail", "campaign")
 _KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])*)$")
+
+
+class Merges(Payload):
+    FNAME: Optional[str] = None
+    LNAME: Optional[str] = None
+
+
+class EventData(Payload):
+    list_id: Optional[str] = None
+    email: Optional[str] = None
+    reason: Optional[str] = None
+    action: Optional[str] = None
+    merges: Merges = Merges()
+
+
+class AudienceEvent(Payload):
+    """An audience webhook, decoded from its form fields (``type``, ``fired_at``, ``data[...]``)."""
+
+    type: str = ""
+    fired_at: Optional[str] = None
+    data: EventData = EventData()
+
+    @property
+    def name(self) -> str | None:
+        return " ".join(p for p in (self.data.merges.FNAME, self.data.merges.LNAME) if p) or None
 
 
 def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
@@ -56,22 +82,16 @@ def parse_form(body: bytes) -> dict[str, Any]:
     return result
 
 
-def dedup_key(fields: Mapping[str, Any]) -> str:
-    data = fields.get("data") if isinstance(fields.get("data"), dict) else {}
-    email = (text(data.get("email")) or "").strip().lower()
-    return ":".join([str(fields.get("type", "")), str(fields.get("fired_at", "")),
-                     str(data.get("list_id", "")), email])
+def dedup_key(event: AudienceEvent) -> str:
+    return ":".join([event.type, event.fired_at or "", event.data.list_id or "", (event.data.email or "").strip().lower()])
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
-    fields = parse_form(body)
-    event_type = text(fields.get("type"))
+    event = parse(AudienceEvent, parse_form(body), where="Mailchimp webhook")
+    event_type = text(event.type)
     if not event_type:
         raise InvalidInput("missing type", "a Mailchimp webhook has type, fired_at and data[...] fields")
-    data = fields.get("data") if isinstance(fields.get("data"), dict) else {}
-    email = text(data.get("email"))
-    merges = data.get("merges") if isinstance(data.get("merges"), dict) else {}
-    name = " ".join(p for p in (text(merges.get("FNAME")), text(merges.get("LNAME"))) if p) or None
+    email, name = text(event.data.email), event.name
     if event_type in SYNCED_TYPES:
         if not email:
             raise InvalidInput("missing data[email]", f"a {event_type} webhook names the address")
@@ -80,7 +100,7 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         why = "not synced to the CRM" if event_type in KNOWN_TYPES else "unknown Mailchimp event"
         job = JobSpec("event", email or event_type, email=email, name=name, status="skipped",
                       message=f"{event_type}: {why}")
-    return dedup_key(fields), event_type, job
+    return dedup_key(event), event_type, job
 
 
 def base_url_for(api_key: str) -> str:

@@ -12,14 +12,86 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.validation import Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent", "square-environment",
                 "square-initial-delivery-timestamp", "square-retry-number", "square-retry-reason")
+
+
+class Money(Payload):
+    """Square money: an integer in the currency's smallest unit (cents)."""
+
+    amount: Optional[int] = None
+    currency: Optional[str] = None
+
+
+class NotificationData(Payload):
+    id: Optional[Text] = None
+    object: dict[str, Any] = {}
+
+
+class Notification(Payload):
+    """A webhook: ``{merchant_id, type, event_id, created_at, data: {type, id, object}}``."""
+
+    event_id: Text
+    type: str = ""
+    data: NotificationData = NotificationData()
+
+
+class OrderSummary(Payload):
+    order_id: Optional[Text] = None
+
+
+class PaymentSummary(Payload):
+    order_id: Optional[Text] = None
+    total_money: Optional[Money] = None
+    amount_money: Optional[Money] = None
+
+
+class Tender(Payload):
+    type: Optional[str] = None
+    customer_id: Optional[str] = None
+
+
+class LineItem(Payload):
+    name: Optional[str] = None
+    quantity: Optional[Text] = None
+
+
+class Order(Payload):
+    """The full order (``GET /v2/orders/{id}``)."""
+
+    id: Text
+    location_id: Optional[str] = None
+    state: Optional[str] = None
+    created_at: Optional[str] = None
+    customer_id: Optional[str] = None
+    total_money: Optional[Money] = None
+    tenders: list[Tender] = []
+    line_items: list[LineItem] = []
+
+
+class CustomerAddress(Payload):
+    address_line_1: Optional[str] = None
+    address_line_2: Optional[str] = None
+    locality: Optional[str] = None
+    administrative_district_level_1: Optional[str] = None
+    postal_code: Optional[Text] = None
+    country: Optional[str] = None
+
+
+class Customer(Payload):
+    given_name: Optional[str] = None
+    family_name: Optional[str] = None
+    email_address: Optional[str] = None
+    phone_number: Optional[str] = None
+    company_name: Optional[str] = None
+    address: Optional[CustomerAddress] = None
 
 
 def external_id(order_id: str) -> str:
@@ -55,34 +127,32 @@ def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     envelope = parse_json_object(body)
-    event_id = text(envelope.get("event_id"))
-    if not event_id:
+    if not text(envelope.get("event_id")):
         raise InvalidInput("missing event_id", "a Square notification is {merchant_id, type, event_id, created_at, data}")
-    event_type = text(envelope.get("type")) or ""
-    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
-    obj = data.get("object") if isinstance(data.get("object"), dict) else {}
+    note = parse(Notification, envelope, where="Square notification")
+    event_id, event_type, data = note.event_id, note.type, note.data
 
     if event_type in ("order.created", "order.updated"):
-        summary = obj.get("order_created") or obj.get("order_updated") or {}
-        order_id = text(data.get("id")) or (text(summary.get("order_id")) if isinstance(summary, dict) else None)
+        summary = parse(OrderSummary, data.object.get("order_created") or data.object.get("order_updated"),
+                        where="Square notification's data.object")
+        order_id = data.id or summary.order_id
         if not order_id:
             raise InvalidInput("missing order id", "data.id carries the order id")
         job = JobSpec("order", order_id, external_id=external_id(order_id))
     elif event_type in ("payment.created", "payment.updated"):
-        payment = obj.get("payment") if isinstance(obj.get("payment"), dict) else {}
-        order_id = text(payment.get("order_id"))
-        money = payment.get("total_money") or payment.get("amount_money") or {}
-        if order_id:
-            job = JobSpec("order", order_id, external_id=external_id(order_id))
+        payment = parse(PaymentSummary, data.object.get("payment"), where="Square notification's data.object.payment")
+        money = payment.total_money or payment.amount_money
+        if payment.order_id:
+            job = JobSpec("order", payment.order_id, external_id=external_id(payment.order_id))
         else:
-            job = JobSpec("payment", text(data.get("id")) or event_id, status="skipped",
+            job = JobSpec("payment", data.id or event_id, status="skipped",
                           message=f"{event_type}: the payment has no order_id, so there is no order to sync")
-        if isinstance(money, dict) and isinstance(money.get("amount"), int):
+        if money is not None and money.amount is not None:
             from synctool.money import cents_to_dollars
 
-            job.amount = str(cents_to_dollars(money["amount"]))
+            job.amount = str(cents_to_dollars(money.amount))
     else:
-        job = JobSpec("event", text(data.get("id")) or event_id, status="skipped",
+        job = JobSpec("event", data.id or event_id, status="skipped",
                       message=f"{event_type or 'untyped event'}: not synced to the CRM")
     return event_id, event_type, job
 

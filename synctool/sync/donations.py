@@ -19,23 +19,25 @@ from synctool import mappings, references, settings, store
 from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import dollars
-from synctool.platforms.givebutter import external_id, refund_details
+from synctool.platforms.givebutter import (Address, Campaign, Dedication, Recipient, Refund, Ticket, Transaction,
+                                           external_id, refund_details)
 from synctool.platforms.http import ApiError
 from synctool.sync import gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
+from synctool.validation import payload
 
 CAMPAIGNS = "donations:campaigns"
 logger = logging.getLogger("synctool.donations")
 
 
-def supporter(txn: dict[str, Any]) -> Person:
-    address = txn.get("address") if isinstance(txn.get("address"), dict) else {}
-    street = ", ".join(p for p in (address.get("address_1"), address.get("address_2")) if p)
-    return Person(first_name=txn.get("first_name"), last_name=txn.get("last_name"), email=txn.get("email"),
-                  phone=txn.get("phone"), org_name=txn.get("company") or None,
-                  address={"street": street or None, "city": address.get("city"), "state": address.get("state"),
-                           "postal_code": address.get("zipcode"), "country": address.get("country")})
+def supporter(txn: Transaction) -> Person:
+    address = txn.address or Address()
+    street = ", ".join(p for p in (address.address_1, address.address_2) if p)
+    return Person(first_name=txn.first_name, last_name=txn.last_name, email=txn.email, phone=txn.phone,
+                  org_name=txn.company or None,
+                  address={"street": street or None, "city": address.city, "state": address.state,
+                           "postal_code": address.zipcode, "country": address.country})
 
 
 def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
@@ -55,171 +57,173 @@ def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
     return campaign
 
 
-def fund_mapping(conn, txn: dict[str, Any]) -> dict[str, Any] | None:
+def fund_mapping(conn, txn: Transaction) -> dict[str, Any] | None:
     """The fund mapping for the Givebutter fund the donor chose (by fund code, else fund id), if any."""
-    for key in (txn.get("fund_code"), txn.get("fund_id")):
-        if key not in (None, ""):
-            found = mappings.get(conn, "fund_override", str(key))
+    for key in (txn.fund_code, txn.fund_id):
+        if key:
+            found = mappings.get(conn, "fund_override", key)
             if found:
                 return found
     return None
 
 
-def tribute(dedication: Any) -> tuple[dict[str, Any], str | None]:
-    """LGL's tribute fields and a readable note for Givebutter's ``dedication``
-    (``{type: in_memory_of|in_honor_of, name, recipient: {name, email}}`` or null)."""
-    if isinstance(dedication, str) and dedication.strip():  # an older, free-text form
-        return {}, f"dedication: {dedication.strip()}"
-    if not isinstance(dedication, dict) or not str(dedication.get("name") or "").strip():
+def tribute(dedication: Dedication | str | None) -> tuple[dict[str, Any], str | None]:
+    """LGL's tribute fields and a readable note for Givebutter's ``dedication``."""
+    if isinstance(dedication, str):  # an older, free-text form
+        return {}, f"dedication: {dedication.strip()}" if dedication.strip() else None
+    if dedication is None or not (dedication.name or "").strip():
         return {}, None
-    name = str(dedication["name"]).strip()
-    memorial = str(dedication.get("type") or "").lower() in ("in_memory_of", "memory", "memorial")
+    name = dedication.name.strip()
+    memorial = (dedication.type or "").lower() in ("in_memory_of", "memory", "memorial")
     words = "In memory of" if memorial else "In honor of"
     fields = {"tribute_name": "Memorial - General" if memorial else "Honorary - General", "tributee_name": name,
               "tribute_dedication": f"{words} {name}"}
-    recipient = dedication.get("recipient") if isinstance(dedication.get("recipient"), dict) else {}
+    recipient = dedication.recipient or Recipient()
     note = f"{words.lower()} {name}"
-    if recipient.get("name"):
-        fields["tribute_recipient_name"] = str(recipient["name"])
-    if recipient.get("email"):
-        fields["tribute_recipient_email"] = str(recipient["email"])
-    if recipient.get("name") or recipient.get("email"):
-        note += " (notify " + " ".join(str(recipient[k]) if k == "name" else f"<{recipient[k]}>"
-                                       for k in ("name", "email") if recipient.get(k)) + ")"
+    if recipient.name:
+        fields["tribute_recipient_name"] = recipient.name
+    if recipient.email:
+        fields["tribute_recipient_email"] = recipient.email
+    if recipient.name or recipient.email:
+        note += " (notify " + " ".join(p for p in (recipient.name, recipient.email and f"<{recipient.email}>") if p) + ")"
     return fields, note
 
 
-def custom_fields(conn, txn: dict[str, Any]) -> list[dict[str, Any]]:
+def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
     """Mapped Givebutter custom fields as LGL gift custom fields ``{name, values: [{name}]}``. A value that
     is not one of the CRM field's values is an error: LGL would drop it without a word."""
     out = []
-    for field in txn.get("custom_fields") or []:
-        mapped = (mappings.get(conn, "custom_field", str(field.get("field_id") or field.get("id")))
-                  or mappings.get(conn, "custom_field", str(field.get("title") or "")))
-        value = field.get("value")
-        if not mapped or value in (None, "", []):
+    for field in txn.custom_fields:
+        mapped = (mappings.get(conn, "custom_field", str(field.field_id or field.id))
+                  or mappings.get(conn, "custom_field", field.title or ""))
+        if not mapped or field.value in (None, "", []):
             continue
+        label = field.title or field.field_id
         crm_field = references.gift_field(conn, mapped["crm_field"])
         if crm_field is None:
-            raise PermanentError(f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field "
-                                 f"{field.get('title') or field.get('field_id')!r}) is not in the cached CRM gift "
-                                 "fields; run `synctool crm refresh`, or fix `synctool mappings custom-fields`")
+            raise PermanentError(f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field {label!r}) "
+                                 "is not in the cached CRM gift fields; run `synctool crm refresh`, or fix "
+                                 "`synctool mappings custom-fields`")
         allowed = {str(k.get("name")).strip().lower(): k["name"] for k in crm_field.get("keywords") or []}
         names = []
-        for item in value if isinstance(value, list) else [value]:
+        for item in field.value if isinstance(field.value, list) else [field.value]:
             name = allowed.get(str(item).strip().lower())
             if name is None:
                 raise PermanentError(
-                    f"Givebutter field {field.get('title') or field.get('field_id')!r} has the value {str(item)!r}, "
-                    f"which the CRM gift field {crm_field['name']!r} does not offer (it has: "
-                    f"{', '.join(allowed.values()) or 'no values'}); add it in the CRM, `synctool crm refresh`, "
-                    "then retry")
+                    f"Givebutter field {label!r} has the value {str(item)!r}, which the CRM gift field "
+                    f"{crm_field['name']!r} does not offer (it has: {', '.join(allowed.values()) or 'no values'}); "
+                    "add it in the CRM, `synctool crm refresh`, then retry")
             names.append({"name": name})
         out.append({"name": crm_field["name"], "values": names})
     return out
 
 
-def gift_body(ctx: JobContext, txn: dict[str, Any]) -> dict[str, Any]:
+def gift_body(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
     conn = ctx.conn
-    campaign_id = str(txn.get("campaign_id") or "")
+    campaign_id = txn.campaign_id or ""
     campaign = settings.cache_get(conn, CAMPAIGNS, campaign_id) if campaign_id else None
     if campaign_id and campaign is None:
         campaign = fetch_campaign(ctx, campaign_id)
-    campaign_type = (campaign or {}).get("type")
+    campaign = campaign or {}
     config_default = {"fund_id": ctx.config.donations.default_fund_id,
                       "campaign_id": ctx.config.donations.default_campaign_id}
     coding = mappings.coding(
         fund_mapping(conn, txn),
         mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
-        mappings.get(conn, "type_default", f"donations:{campaign_type}") if campaign_type else None,
+        mappings.get(conn, "type_default", f"donations:{campaign.get('type')}") if campaign.get("type") else None,
         mappings.get(conn, "type_default", "donations:default"), config_default)
-    method = str(txn.get("method") or txn.get("payment_method") or "").lower()
+    method = (txn.method or txn.payment_method or "").lower()
     body: dict[str, Any] = {
-        "external_id": external_id(txn["id"]),
-        "received_amount": float(dollars(txn.get("amount"))),
-        "received_date": gifts.gift_date(txn.get("transacted_at") or txn.get("created_at"), txn.get("timezone"),
-                                         (campaign or {}).get("timezone"), ctx.config.timezone),
+        "external_id": external_id(txn.id),
+        "received_amount": float(dollars(txn.amount)),
+        "received_date": gifts.gift_date(txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"),
+                                         ctx.config.timezone),
         **coding,
         **mappings.payment_coding(conn, f"donations:{method}"),
     }
     fields = custom_fields(conn, txn)
     if fields:
         body["custom_fields"] = fields
-    tribute_fields, tribute_note = tribute(txn.get("dedication"))
+    tribute_fields, tribute_note = tribute(txn.dedication)
     body.update(tribute_fields)
-    space = txn.get("giving_space") if isinstance(txn.get("giving_space"), dict) else {}
-    note = [f"Givebutter transaction {txn['id']}" + (f" #{txn['number']}" if txn.get("number") else ""),
-            f"{method or 'unknown method'}", f"campaign {txn.get('campaign_code') or campaign_id or '-'}"]
-    if txn.get("fund_code") or txn.get("fund_id"):
-        note.append(f"fund {txn.get('fund_code') or txn.get('fund_id')}")
-    if txn.get("fee_covered"):
-        note.append(f"donor covered fee {dollars(txn['fee_covered'])}")
-    if space.get("message"):
-        note.append(f"message: {space['message']}")
+    note = [f"Givebutter transaction {txn.id}" + (f" #{txn.number}" if txn.number else ""),
+            method or "unknown method", f"campaign {txn.campaign_code or campaign_id or '-'}"]
+    if txn.fund_code or txn.fund_id:
+        note.append(f"fund {txn.fund_code or txn.fund_id}")
+    if txn.fee_covered:
+        note.append(f"donor covered fee {dollars(txn.fee_covered)}")
+    if txn.giving_space and txn.giving_space.message:
+        note.append(f"message: {txn.giving_space.message}")
     if tribute_note:
         note.append(tribute_note)
     body["note"] = "; ".join(note)
     return body
 
 
-def sync_transaction(ctx: JobContext, txn: dict[str, Any]) -> Outcome:
-    status = str(txn.get("status") or "succeeded").lower()
+def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
+    txn = payload(Transaction, data, "the Givebutter transaction")
+    status = txn.status.lower()
     if status != "succeeded":
-        raise Skip(f"transaction {txn.get('id')} is {status}, not succeeded")
-    ext = external_id(txn["id"])
+        raise Skip(f"transaction {txn.id} is {status}, not succeeded")
+    ext = external_id(txn.id)
     done = gifts.recorded(ctx.conn, ext)
     if done is not None and done["state"] == "done" and not ctx.job["force"]:
         return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    try:
+        dollars(txn.amount)
+    except ValueError:
+        raise PermanentError(f"the Givebutter transaction does not fit: amount: not an amount: {txn.amount!r}") from None
     body = gift_body(ctx, txn)
     person = supporter(txn)
     if not person.email and not person.last_name:
-        raise PermanentError(f"transaction {txn['id']} has no supporter e-mail or name to match a constituent")
+        raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
     return Outcome("succeeded", "gift created" if created else "gift already in the CRM; recorded",
                    crm_constituent_id=constituent_id, crm_gift_id=gift_id)
 
 
+def delivered_data(ctx: JobContext) -> Any:
+    """The ``data`` of the Givebutter webhook behind this job."""
+    return (ctx.delivery() or {}).get("data")
+
+
 @handler("crm", "transaction")
 def transaction(ctx: JobContext) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
-    txn = ctx.payload.get("transaction") or (ctx.delivery() or {}).get("data")
-    if not txn:
-        txn = ctx.donations.transaction(ctx.job["entity_id"])
-    return sync_transaction(ctx, txn)
+    data = ctx.payload.get("transaction") or delivered_data(ctx)
+    if not data:
+        data = ctx.donations.transaction(ctx.job["entity_id"])
+    return sync_transaction(ctx, data)
 
 
 @handler("crm", "ticket")
 def ticket(ctx: JobContext) -> Outcome:
-    data = (ctx.delivery() or {}).get("data") or {}
-    transaction_id = data.get("transaction_id")
-    if not transaction_id:
-        raise PermanentError(f"ticket {ctx.job['entity_id']} names no transaction_id")
-    ext = external_id(transaction_id)
+    found = payload(Ticket, delivered_data(ctx), "the Givebutter ticket")
+    if not found.transaction_id:
+        raise PermanentError(f"ticket {found.id} names no transaction_id")
+    ext = external_id(found.transaction_id)
     other = ctx.conn.execute(
         "SELECT id, status FROM jobs WHERE external_id = ? AND entity_type = 'transaction'"
         " AND status IN ('queued', 'running', 'succeeded') LIMIT 1", (ext,)).fetchone()
     if other is not None or gifts.recorded(ctx.conn, ext) is not None:
-        raise Skip(f"covered by transaction {transaction_id} (one gift per purchase)")
-    txn = ctx.donations.transaction(str(transaction_id))
-    outcome = sync_transaction(ctx, txn)
-    outcome.message = f"lone ticket: synced its transaction {transaction_id}; " + (outcome.message or "")
+        raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
+    outcome = sync_transaction(ctx, ctx.donations.transaction(found.transaction_id))
+    outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
     return outcome
 
 
 @handler("crm", "campaign")
 def campaign(ctx: JobContext) -> Outcome:
-    data = (ctx.delivery() or {}).get("data") or {}
-    if not data.get("id"):
-        raise PermanentError("campaign webhook without data.id")
+    data = delivered_data(ctx)
+    found = payload(Campaign, data, "the Givebutter campaign")
     with store.transaction(ctx.conn):
-        settings.cache_put(ctx.conn, CAMPAIGNS, str(data["id"]), data)
-    return Outcome("succeeded", f"campaign cache updated: {data.get('title')} ({data.get('type')})")
+        settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
+    return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
 
 
 @handler("crm", "refund")
 def refund(ctx: JobContext) -> Outcome:
-    data = (ctx.delivery() or {}).get("data") or {}
-    transaction_id, amount = refund_details(data)
+    transaction_id, amount = refund_details(payload(Refund, delivered_data(ctx), "the Givebutter refund"))
     ext = ctx.job["external_id"] or (external_id(transaction_id) if transaction_id else None)
     entry = gifts.recorded(ctx.conn, ext) if ext else None
     gift_id = entry["crm_id"] if entry is not None else None

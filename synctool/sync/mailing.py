@@ -12,7 +12,9 @@ from synctool import mappings, settings, store
 from synctool.errors import Skip
 from synctool.jobs import Outcome
 from synctool.sync import constituents, mirror
+from synctool.platforms.mailchimp import AudienceEvent
 from synctool.sync.registry import JobContext, handler
+from synctool.validation import payload
 
 ENABLED = "mailing_sync_enabled"
 
@@ -49,25 +51,23 @@ def apply_event(ctx: JobContext) -> Outcome:
     event = ctx.job["entity_type"]
     if not settings.get(ctx.conn, ENABLED, True):
         raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
-    fields = ctx.delivery() or {}
-    data = fields.get("data") or {}
-    list_id = str(data.get("list_id") or "")
+    event_data = payload(AudienceEvent, ctx.delivery(), "the Mailchimp event").data
+    list_id = event_data.list_id or ""
     mapping = mappings.get(ctx.conn, "list_mapping", list_id)
     if not mapping or not mapping.get("enabled", True):
         raise Skip(f"list {list_id or '(none)'} is not mapped (synctool mailing mappings set {list_id or 'LIST_ID'})")
     rules = rules_for(ctx.conn, list_id, event)
     if not rules or not (rules.get("add") or rules.get("remove")):
         raise Skip(f"no tag rules for {event} on list {list_id}")
-    merges = data.get("merges") or {}
-    email = data.get("email") or ctx.job["entity_id"]
-    constituent_id = find_constituent(ctx, email, merges.get("FNAME") or None, merges.get("LNAME") or None)
+    email = event_data.email or ctx.job["entity_id"]
+    constituent_id = find_constituent(ctx, email, event_data.merges.FNAME or None, event_data.merges.LNAME or None)
     if constituent_id is None:
         raise Skip(f"no CRM constituent has the e-mail {email}; nothing to tag")
     for keyword in rules.get("add") or []:
         ctx.crm.add_keyword(constituent_id, keyword)
     for keyword in rules.get("remove") or []:
         ctx.crm.remove_keyword(constituent_id, keyword)
-    reason = data.get("reason") or data.get("action") or ""
+    reason = event_data.reason or event_data.action or ""
     return Outcome("succeeded", f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, "
                                 f"removed {rules.get('remove') or []}", crm_constituent_id=constituent_id)
 

@@ -22,7 +22,9 @@ from synctool.errors import InvalidInput, PermanentError, Skip
 from synctool.jobs import Outcome
 from synctool.money import cents_to_dollars
 from synctool.sync import constituents, gifts, mirror
+from synctool.platforms.stripe import Event, PortalObject
 from synctool.sync.registry import JobContext, handler
+from synctool.validation import payload
 
 FLAGS = "portal_flags"
 DEFAULT_FLAGS = {"auto_sync": True, "sync_on_payment": True, "sync_on_membership": True}
@@ -97,40 +99,34 @@ def push(ctx: JobContext) -> Outcome:
 
 @handler("portal", "stripe_event")
 def stripe_event(ctx: JobContext) -> Outcome:
-    event = ctx.delivery() or {}
-    kind = event.get("type")
-    obj = (event.get("data") or {}).get("object") or {}
-    meta = obj.get("metadata") or {}
+    event = payload(Event, ctx.delivery(), "the Stripe event")
+    kind = event.type
+    obj = payload(PortalObject, event.data.object, f"the {kind} object")
+    meta = obj.metadata
     session = kind.startswith("checkout.session.")
-    if session and kind != "checkout.session.async_payment_failed" and obj.get("payment_status") != "paid":
-        raise Skip(f"checkout session {obj.get('id')} is {obj.get('payment_status')}, not paid; nothing changes yet"
+    if session and kind != "checkout.session.async_payment_failed" and obj.payment_status != "paid":
+        raise Skip(f"checkout session {obj.id} is {obj.payment_status}, not paid; nothing changes yet"
                    " (a delayed payment settles with checkout.session.async_payment_succeeded)")
-    if kind == "payment_intent.succeeded" and obj.get("status") not in (None, "succeeded"):
-        raise Skip(f"payment intent {obj.get('id')} is {obj.get('status')}")
+    if kind == "payment_intent.succeeded" and obj.status not in (None, "succeeded"):
+        raise Skip(f"payment intent {obj.id} is {obj.status}")
     payment_id = meta.get("portal_payment_id")
     if not payment_id:
         if kind == "payment_intent.succeeded":
-            raise Skip(f"payment intent {obj.get('id')} carries no metadata.portal_payment_id: a payment intent has "
+            raise Skip(f"payment intent {obj.id} carries no metadata.portal_payment_id: a payment intent has "
                        "the portal's ids only when the portal's Checkout Session sets payment_intent_data.metadata "
                        "(the session's own events carry them); otherwise it is not a portal payment")
-        raise Skip(f"{kind} {obj.get('id')} carries no metadata.portal_payment_id: not a portal payment")
+        raise Skip(f"{kind} {obj.id} carries no metadata.portal_payment_id: not a portal payment")
     if kind == "checkout.session.async_payment_failed":
-        return payment_failed(ctx, payment_id, obj, meta)
-    intent = obj.get("payment_intent") if session else obj.get("id")
-    cents = obj.get("amount_total") if session else obj.get("amount_received", obj.get("amount"))
+        return payment_failed(ctx, payment_id, obj)
+    intent = obj.payment_intent if session else obj.id
+    cents = obj.amount_total if session else (obj.amount_received if obj.amount_received is not None else obj.amount)
     with store.transaction(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
         if before is None:  # the portal's push has not arrived yet: build the payment from the metadata
-            if not meta.get("portal_user_id"):
-                raise PermanentError(f"payment {payment_id} is unknown and the event has no metadata.portal_user_id")
-            record = {"id": payment_id, "user_id": meta["portal_user_id"], "type": meta.get("portal_payment_type", "donation"),
-                      "amount_cents": int(cents or 0), "gateway": "stripe", "membership_id": meta.get("portal_membership_id"),
-                      "enrollment_id": meta.get("portal_enrollment_id")}
+            record = payment_from_metadata(payment_id, meta, cents)
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
         record.update(status="succeeded", payment_intent_id=intent or record.get("payment_intent_id"))
-        if cents is not None and before is None:
-            record["amount_cents"] = int(cents)
         payment = portal_records.upsert(ctx.conn, "payment", record)
         queued = jobs_for(ctx.conn, "payment", payment, before, kind)
         outcomes = []
@@ -151,22 +147,27 @@ def stripe_event(ctx: JobContext) -> Outcome:
                    + f"; queued {len(queued)} CRM job(s)")
 
 
-def payment_failed(ctx: JobContext, payment_id: str, session: dict[str, Any], meta: dict[str, Any]) -> Outcome:
+def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | None) -> dict[str, Any]:
+    """A payment whose own push has not arrived, built from the processor's metadata."""
+    if not meta.get("portal_user_id"):
+        raise PermanentError(f"payment {payment_id} is unknown and the event has no metadata.portal_user_id")
+    return {"id": payment_id, "user_id": meta["portal_user_id"], "type": meta.get("portal_payment_type", "donation"),
+            "amount_cents": int(cents or 0), "gateway": "stripe", "membership_id": meta.get("portal_membership_id"),
+            "enrollment_id": meta.get("portal_enrollment_id")}
+
+
+def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> Outcome:
     """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
     with store.transaction(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
         if before is None:
-            if not meta.get("portal_user_id"):
-                raise PermanentError(f"payment {payment_id} is unknown and the event has no metadata.portal_user_id")
-            record = {"id": payment_id, "user_id": meta["portal_user_id"], "gateway": "stripe",
-                      "type": meta.get("portal_payment_type", "donation"), "amount_cents": int(session.get("amount_total") or 0),
-                      "membership_id": meta.get("portal_membership_id"), "enrollment_id": meta.get("portal_enrollment_id")}
+            record = payment_from_metadata(payment_id, session.metadata, session.amount_total)
         elif before["status"] == "succeeded":
             raise PermanentError(f"payment {payment_id} already succeeded, but Stripe reports its delayed payment "
-                                 f"failed (session {session.get('id')}): check the CRM gift and the payment in Stripe")
+                                 f"failed (session {session.id}): check the CRM gift and the payment in Stripe")
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
-        record.update(status="failed", payment_intent_id=session.get("payment_intent") or record.get("payment_intent_id"))
+        record.update(status="failed", payment_intent_id=session.payment_intent or record.get("payment_intent_id"))
         portal_records.upsert(ctx.conn, "payment", record)
     return Outcome("succeeded", f"payment {payment_id} failed (delayed payment did not settle); no gift")
 

@@ -18,10 +18,11 @@ from synctool import mappings, settings, store
 from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import cents_to_dollars
-from synctool.platforms.square import external_id
+from synctool.platforms.square import Customer, CustomerAddress, Order, Tender, external_id
 from synctool.sync import gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
+from synctool.validation import payload
 
 DEFAULT_CONSTITUENT = "pos_default_constituent"
 LOCATIONS = "pos:locations"
@@ -46,30 +47,28 @@ def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
     return found
 
 
-def eligibility(order: dict[str, Any]) -> str | None:
+def eligibility(order: Order) -> str | None:
     """None when the order should become a gift, else why not."""
-    state = order.get("state")
-    if state == "COMPLETED":
+    if order.state == "COMPLETED":
         return None
-    if state == "OPEN" and order.get("tenders"):
+    if order.state == "OPEN" and order.tenders:
         return None
-    if state == "OPEN":
+    if order.state == "OPEN":
         return "order is OPEN without a payment yet"
-    return f"order is {state or 'in an unknown state'}"
+    return f"order is {order.state or 'in an unknown state'}"
 
 
-def customer_person(ctx: JobContext, order: dict[str, Any]) -> tuple[Person, str]:
-    customer_id = order.get("customer_id") or next(
-        (t.get("customer_id") for t in order.get("tenders") or [] if t.get("customer_id")), None)
+def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str]:
+    customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
     if customer_id:
-        customer = ctx.pos.customer(customer_id)
-        address = customer.get("address") or {}
-        street = ", ".join(p for p in (address.get("address_line_1"), address.get("address_line_2")) if p)
-        person = Person(customer.get("given_name"), customer.get("family_name"), customer.get("email_address"),
-                        phone=customer.get("phone_number"), org_name=customer.get("company_name"),
-                        address={"street": street or None, "city": address.get("locality"),
-                                 "state": address.get("administrative_district_level_1"),
-                                 "postal_code": address.get("postal_code"), "country": address.get("country")})
+        customer = payload(Customer, ctx.pos.customer(customer_id), f"Square customer {customer_id}")
+        address = customer.address or CustomerAddress()
+        street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
+        person = Person(customer.given_name, customer.family_name, customer.email_address,
+                        phone=customer.phone_number, org_name=customer.company_name,
+                        address={"street": street or None, "city": address.locality,
+                                 "state": address.administrative_district_level_1,
+                                 "postal_code": address.postal_code, "country": address.country})
         if person.email or person.last_name:
             return person, f"customer {customer_id}"
     default = settings.get(ctx.conn, DEFAULT_CONSTITUENT)
@@ -79,23 +78,21 @@ def customer_person(ctx: JobContext, order: dict[str, Any]) -> tuple[Person, str
     return Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent"
 
 
-def gift_body(ctx: JobContext, order: dict[str, Any]) -> dict[str, Any]:
-    money = order.get("total_money") or {}
-    if not isinstance(money.get("amount"), int):
-        raise PermanentError(f"order {order.get('id')} has no total_money amount")
-    coding = mappings.coding(mappings.get(ctx.conn, "location_override", str(order.get("location_id"))),
+def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
+    if order.total_money is None or order.total_money.amount is None:
+        raise PermanentError(f"order {order.id} has no total_money amount")
+    coding = mappings.coding(mappings.get(ctx.conn, "location_override", str(order.location_id)),
                              mappings.get(ctx.conn, "type_default", "pos:default"),
                              {"fund_id": ctx.config.donations.default_fund_id})
-    tender = (order.get("tenders") or [{}])[0]
-    body: dict[str, Any] = {"external_id": external_id(order["id"]),
-                            "received_amount": float(cents_to_dollars(money["amount"])),
-                            "received_date": gifts.gift_date(order.get("created_at"),
-                                                             (location(ctx, order.get("location_id")) or {}).get("timezone"),
-                                                             ctx.config.timezone), **coding,
-                            **mappings.payment_coding(ctx.conn, f"pos:{tender.get('type')}")}
-    items = ", ".join(f"{i.get('quantity', '1')} x {i.get('name', 'item')}" for i in order.get("line_items") or [])
-    body["note"] = (f"Square order {order['id']} at location {order.get('location_id')}; "
-                    f"{tender.get('type', 'no tender')}" + (f"; {items}" if items else ""))[:1000]
+    tender = order.tenders[0] if order.tenders else Tender()
+    zone = (location(ctx, order.location_id) or {}).get("timezone")
+    body: dict[str, Any] = {"external_id": external_id(order.id),
+                            "received_amount": float(cents_to_dollars(order.total_money.amount)),
+                            "received_date": gifts.gift_date(order.created_at, zone, ctx.config.timezone), **coding,
+                            **mappings.payment_coding(ctx.conn, f"pos:{tender.type}")}
+    items = ", ".join(f"{i.quantity or '1'} x {i.name or 'item'}" for i in order.line_items)
+    body["note"] = (f"Square order {order.id} at location {order.location_id}; "
+                    f"{tender.type or 'no tender'}" + (f"; {items}" if items else ""))[:1000]
     return body
 
 
@@ -106,9 +103,10 @@ def order(ctx: JobContext) -> Outcome:
     done = gifts.recorded(ctx.conn, ext)
     if done is not None and done["state"] == "done" and not ctx.job["force"]:
         return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
-    full = ctx.pos.order(order_id)
-    if not full:
+    found = ctx.pos.order(order_id)
+    if not found:
         raise PermanentError(f"Square returned no order {order_id}")
+    full = payload(Order, found, f"Square order {order_id}")
     reason = eligibility(full)
     if reason:
         raise Skip(reason)
