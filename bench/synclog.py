@@ -1,5 +1,5 @@
-"""The sync log over 1,000,000 jobs: filtered listing in-process, and the whole CLI command vs a bare
-`import typer`, measured side by side in one run.
+"""The sync log over 1,000,000 jobs: filtered listing in-process (the command's start-up is
+``bench/startup.py``).
 
     python bench/synclog.py [--rows 1000000]
 """
@@ -7,10 +7,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -60,15 +58,6 @@ def timed(fn, runs: int = 7) -> float:
     return statistics.median(samples) * 1000
 
 
-def command_ms(args: list[str], env: dict, runs: int = 7) -> float:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1000
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -95,19 +84,7 @@ def main() -> None:
         query = SyncQuery(**kwargs)
         total = list_syncs(conn, query)["total"]
         print(f"{name:<28}{timed(lambda: list_syncs(conn, query)):>10.1f}{total:>12}")
-
-    env = {**os.environ, "SYNCTOOL_DB": str(db_path), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
-           "SYNCTOOL_KEYRING": "off"}
-    (tmp / "config.yaml").write_text("{}\n")
-    exe = Path(sys.executable).parent / "synctool"
-    synctool = [str(exe)] if exe.exists() else [sys.executable, "-m", "synctool.cli.main"]
-    bare = command_ms([sys.executable, "-c", "import typer"], env)
-    full = command_ms([*synctool, "syncs", "list", "--json"], env)
-    filtered = command_ms([*synctool, "syncs", "list", "--json", "--status", "failed", "--source", "pos"], env)
-    print(f"python -c 'import typer'          {bare:7.0f} ms")
-    print(f"synctool syncs list --json        {full:7.0f} ms  ratio {full / bare:.2f} (goal < 2)")
-    print(f"synctool syncs list --json -s/-s  {filtered:7.0f} ms  ratio {filtered / bare:.2f}")
-
+    print("start-up: python bench/startup.py")
 
 if __name__ == "__main__":
     main()

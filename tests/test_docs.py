@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import typer
 
 from synctool.cli.main import app
@@ -12,12 +11,12 @@ from synctool.cli.main import app
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
-def commands(group: click.Group, prefix: str = "synctool"):
-    ctx = click.Context(group)
+def commands(group, prefix: str = "synctool"):
+    ctx = typer.Context(group)
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         path = f"{prefix} {name}"
-        if isinstance(command, click.Group):
+        if hasattr(command, "list_commands"):  # a group (typer 0.21+ ships its own click)
             if command.invoke_without_command:  # a group that also lists: its help is a command's
                 yield path, command
             yield from commands(command, path)
