@@ -97,6 +97,8 @@ class QueueConfig(Section):
     max_attempts: int = Field(3, ge=1)
     retry_delay_ms: float = Field(5000.0, ge=0)
     lease_seconds: float = Field(300.0, ge=1)
+    #: how long `drain --watch` waits when nothing is due (the spec's queue poll)
+    watch_interval_s: float = Field(30.0, gt=0)
 
 
 class SmtpConfig(Section):

@@ -31,9 +31,13 @@ SECRET_NAMES = (
 )
 
 
+#: said once where it matters (doctor, init, crm config), never by every command or in --json output
+KEYRING_NOTICE = "no keyring backend on this machine: secrets are read from the environment (set them for cron too)"
+
+
 @lru_cache(maxsize=1)
 def _backend():
-    """The usable keyring backend, or None (with a one-line notice) when the machine has none."""
+    """The usable keyring backend, or None when the machine has none (``keyring_notice`` says so)."""
     if os.environ.get("SYNCTOOL_KEYRING", "").lower() in ("off", "0", "no"):
         return None
     try:
@@ -45,12 +49,17 @@ def _backend():
             raise RuntimeError("no keyring backend")
         return backend
     except Exception:  # any keyring failure means: use the environment
-        logger.warning("no keyring backend on this machine; secrets are read from the environment")
+        logger.debug("no keyring backend", exc_info=True)
         return None
 
 
 def keyring_available() -> bool:
     return _backend() is not None
+
+
+def keyring_notice() -> str | None:
+    """The one-line notice for a machine without a keyring backend, else None."""
+    return None if keyring_available() else KEYRING_NOTICE
 
 
 def keyring_name() -> str:

@@ -104,11 +104,12 @@ def run_now(config: Config, conn: sqlite3.Connection, job_id: str) -> sqlite3.Ro
 
 def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
           targets: tuple[str, ...] = ("portal", "crm"), services: Any = None,
-          on_job: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+          on_job: Callable[[DrainSummary], None] | None = None, stop: threading.Event | None = None) -> DrainSummary:
     """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
 
     ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
-    then ``crm`` jobs; ``cms`` and ``messaging`` jobs are left for their own processors."""
+    then ``crm`` jobs; ``cms`` and ``messaging`` jobs are left for their own processors. Once ``stop`` is
+    set, no new job is claimed: the running ones finish and are recorded."""
     import synctool.sync  # noqa: F401  (registers the sync rules' handlers)
 
     concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
@@ -121,6 +122,8 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
 
     def take_slot() -> bool:
         with lock:
+            if stop is not None and stop.is_set():
+                return False
             if max_jobs is not None and summary.claimed >= max_jobs:
                 return False
             summary.claimed += 1
@@ -144,7 +147,11 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
                     remaining = deadline - time.monotonic()
                     if due is None or due > remaining:
                         return
-                    time.sleep(min(max(due, 0.05), remaining, 1.0))
+                    pause = min(max(due, 0.05), remaining, 1.0)
+                    if stop is not None:
+                        stop.wait(pause)
+                    else:
+                        time.sleep(pause)
                     continue
                 run_job(JobContext(job, conn, config, owner, services, run_started), summary, lock)
                 if on_job:
@@ -172,3 +179,24 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
     finally:
         conn.close()
     return summary
+
+
+def watch(config: Config, stop: threading.Event, *, interval_s: float = 30.0, max_seconds: float = 55,
+          concurrency: int = 3, on_run: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+    """``drain --watch``: drain runs back to back for a host that prefers a service to cron. When a run
+    finds nothing due, wait ``interval_s`` (the spec's 30 s queue poll) or until ``stop``. Each run is a
+    run of its own (the CRM mirror is refreshed at most once in it). Once ``stop`` is set, the running jobs
+    finish and nothing new is claimed, so no job is left leased. Returns the totals."""
+    totals = DrainSummary()
+    started = time.monotonic()
+    while not stop.is_set():
+        summary = drain(config, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
+        for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "crm_requests"):
+            setattr(totals, name, getattr(totals, name) + getattr(summary, name))
+        totals.failed_jobs += summary.failed_jobs
+        if on_run is not None:
+            on_run(summary)
+        if not summary.claimed:
+            stop.wait(interval_s)
+    totals.elapsed_s = time.monotonic() - started
+    return totals

@@ -75,13 +75,18 @@ def config(ctx: typer.Context,
 
     Example: synctool crm config --base-url https://api.littlegreenlight.com/api/v1 --api-key
     """
-    from synctool.ops.crm import CrmConfigBody, configure
+    from synctool.ops.crm import CrmConfigBody, configure, keyring_notice
     from synctool.validation import parse
 
     key = typer.prompt("CRM API key", hide_input=True) if api_key else None
     obj = ctx_obj(ctx)
     result = configure(obj.db, obj.config, parse(CrmConfigBody, {"base_url": base_url, "api_key": key}, where="options"))
-    emit_json(result) if as_json else key_values(result)
+    if as_json:
+        emit_json(result)
+        return
+    key_values(result)
+    if keyring_notice():
+        typer.echo(f"note: {keyring_notice()}", err=True)
 
 
 @app.command()

@@ -181,6 +181,8 @@ def demo(as_json: bool = typer.Option(False, "--json", help="print the report as
     table(report["crm_gifts"], ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"],
           title="CRM gifts (fake)")
     stats = report["crm_requests"]
+    typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
+    typer.echo(report["summary_mail"])
     typer.echo(f"CRM requests: {stats['requests']}, 429s: {stats['rejected_429']}; demo took {report['seconds']} s")
 
 

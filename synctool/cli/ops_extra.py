@@ -6,7 +6,7 @@ import typer
 
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app
 
-alerts_app = sub_app("Failure alerts: a digest e-mail after a drain in which jobs failed for good.")
+alerts_app = sub_app("Alert e-mails: a digest after a drain in which jobs failed for good, and the daily summary.")
 dev_app = sub_app("Development and test operations.")
 
 
@@ -44,6 +44,29 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
             typer.echo(f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""))
     if any(c["status"] == "fail" for c in checks):
         raise typer.Exit(1)
+
+
+@alerts_app.command("summary")
+def alerts_summary(ctx: typer.Context,
+                   hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),
+                   dry_run: bool = typer.Option(False, "--dry-run", help="print the e-mail instead of sending it"),
+                   as_json: bool = typer.Option(False, "--json", help="print the report as JSON")) -> None:
+    """The daily summary e-mail: per source, what succeeded, was skipped, failed or was recovered by the
+    poll; the failures needing action with the command for each; CRM requests spent and budget left; cron
+    and mirror freshness. Plain text and HTML, to the alert recipients (cron: once a day).
+
+    Example: synctool alerts summary --dry-run
+    """
+    from synctool.ops.alerts import summary
+
+    obj = ctx_obj(ctx)
+    report = summary(obj.db, obj.config, hours=hours, send=not dry_run)
+    if as_json:
+        emit_json({k: v for k, v in report.items() if k not in ("text", "html")})
+    elif dry_run:
+        typer.echo(report["text"], nl=False)
+    else:
+        typer.echo(f"summary sent to {report['recipients']} recipient(s): {report['subject']}")
 
 
 @alerts_app.command("test")

@@ -165,10 +165,16 @@ def drain(
     max_seconds: float = typer.Option(55, help="stop claiming new jobs after this long (cron: under a minute)"),
     max_jobs: int = typer.Option(None, help="stop after this many jobs"),
     concurrency: int = typer.Option(3, help="jobs run at once (1-3)"),
+    watch: bool = typer.Option(False, "--watch", help="keep running as a service: claim jobs as they come, "
+                                                      "stop cleanly on SIGTERM or Ctrl-C"),
+    interval: float = typer.Option(None, "--interval", help="with --watch: seconds to wait when nothing is due "
+                                                             "(default queue.watch_interval_s, 30)"),
 ) -> None:
     """Run the queued CRM jobs that are due. Safe to overlap with itself; cron runs it every minute.
 
-    Quiet with one summary line when not on a terminal; a progress bar when it is.
+    Quiet with one summary line when not on a terminal; a progress bar when it is. With --watch it runs
+    until SIGTERM or SIGINT, then lets the running jobs finish (none is left leased) and exits 0; see
+    synctool-drain.service for a systemd unit.
 
     Example: synctool drain --max-seconds 55
     """
@@ -177,6 +183,9 @@ def drain(
     obj = ctx_obj(ctx)
     config = obj.config
     obj.db  # create and migrate before the workers start
+    if watch:
+        _watch(obj, interval if interval is not None else config.queue.watch_interval_s, concurrency)
+        return
     if sys.stderr.isatty():
         from rich.progress import Progress, SpinnerColumn, TextColumn
 
@@ -194,3 +203,30 @@ def drain(
     alert = after_drain(obj.db, config, summary.failed_jobs)
     if alert and alert.get("sent"):
         typer.echo(f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)")
+
+
+def _watch(obj, interval: float, concurrency: int) -> None:
+    import signal
+    import threading
+
+    from synctool.ops.alerts import after_drain
+    from synctool.worker import watch
+
+    stop = threading.Event()
+
+    def request_stop(signum, frame) -> None:
+        typer.echo(f"drain --watch: {signal.Signals(signum).name}; finishing the running jobs", err=True)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, request_stop)
+
+    def after_run(summary) -> None:
+        if summary.claimed:
+            typer.echo(summary.line())
+        after_drain(obj.db, obj.config, summary.failed_jobs)
+
+    typer.echo(f"drain --watch: polling the queue every {interval:g} s when idle; SIGTERM or Ctrl-C stops", err=True)
+    totals = watch(obj.config, stop, interval_s=interval, concurrency=concurrency, on_run=after_run)
+    typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed",
+               err=True)

@@ -1,10 +1,12 @@
-"""The failure digest: one e-mail after a drain in which jobs failed for good (SMTP settings in config)."""
+"""E-mails to the alert recipients (SMTP settings in config): the failure digest after a drain in which
+jobs failed for good, and the daily summary."""
 
 from __future__ import annotations
 
 import logging
 import smtplib
 import sqlite3
+from datetime import timedelta
 from email.message import EmailMessage
 from typing import Any
 
@@ -15,7 +17,7 @@ from synctool.errors import ConfigError, InvalidInput, SyncError
 logger = logging.getLogger("synctool.alerts")
 
 
-def _send(config: Config, recipients: list[str], subject: str, body: str) -> None:
+def _send(config: Config, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
     from synctool.secrets import get_secret
 
     smtp = config.smtp
@@ -26,6 +28,8 @@ def _send(config: Config, recipients: list[str], subject: str, body: str) -> Non
     message["To"] = ", ".join(recipients)
     message["Subject"] = subject
     message.set_content(body)
+    if html is not None:
+        message.add_alternative(html, subtype="html")
     try:
         with smtplib.SMTP(smtp.host, smtp.port, timeout=20) as server:
             if smtp.starttls and server.has_extn("starttls"):
@@ -76,3 +80,85 @@ def after_drain(conn: sqlite3.Connection, config: Config, failed_job_ids: list[s
     except (ConfigError, SyncError) as exc:
         logger.warning("failure alert not sent: %s", exc)
         return {"sent": False, "error": str(exc)}
+
+
+SUMMARY_LIMIT = 25
+
+
+def summary(conn: sqlite3.Connection, config: Config, *, hours: int = 24, send: bool = True) -> dict[str, Any]:
+    """The daily summary: per source over the last ``hours``, what succeeded, was skipped, failed, or was
+    recovered by the backup poll; the failures still needing action, each with its command; the CRM
+    requests spent and the budget left; and the freshness checks of ``doctor``. Sent as plain text and
+    HTML unless ``send`` is false. Holds counts, ids and error messages, never a secret."""
+    from html import escape
+
+    from synctool import crm as crm_target, store
+    from synctool.ops.checks import doctor
+
+    since = store.iso(store.utcnow() - timedelta(hours=hours))
+    per_source = {r["source"]: dict(r) for r in conn.execute(
+        "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
+        " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
+        " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
+        " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,))}
+    open_failures = [dict(r) for r in conn.execute(
+        "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
+        " WHERE status = 'failed' AND resolved_at IS NULL ORDER BY finished_at DESC LIMIT ?", (SUMMARY_LIMIT,))]
+    open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?",
+                         (since,)).fetchone()[0]
+    pacer = crm_target.pacer(config)
+    budget = pacer.budget()
+    pacer.close()
+    freshness = [c for c in doctor(conn, config) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
+    for failure in open_failures:
+        failure["fix"] = f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} " \
+                         f"(or synctool syncs resolve {failure['id']})"
+    report = {"hours": hours, "since": since, "per_source": per_source, "open_failures": open_count,
+              "failures": open_failures, "crm_requests_spent": spent,
+              "crm_budget": {k: budget[k] for k in ("account_limit", "limit", "window_s", "used_in_window", "remaining")},
+              "freshness": freshness}
+
+    totals = {k: sum(v[k] or 0 for v in per_source.values())
+              for k in ("succeeded", "skipped", "failed", "recovered_by_poll", "pending")}
+    subject = (f"synctool daily summary: {totals['succeeded']} synced, {totals['failed']} failed"
+               + (f", {open_count} need attention" if open_count else ""))
+    lines = [subject, "", f"Last {hours} h (since {since}):"]
+    for source, row in per_source.items():
+        lines.append(f"  {source:<10} {row['succeeded'] or 0} succeeded, {row['skipped'] or 0} skipped, "
+                     f"{row['failed'] or 0} failed, {row['recovered_by_poll'] or 0} recovered by poll, "
+                     f"{row['pending'] or 0} waiting")
+    if not per_source:
+        lines.append("  nothing arrived")
+    lines += ["", f"CRM requests spent by sync jobs: {spent}; this window: {budget['used_in_window']} of synctool's "
+                  f"{budget['limit']} (the account allows {budget['account_limit']} per {budget['window_s']:g} s), "
+                  f"{budget['remaining']} left", "", "Health:"]
+    lines += [f"  {c['status'].upper():<5} {c['check']}: {c['detail']}" + (f" -> {c['fix']}" if c["fix"] else "")
+              for c in freshness]
+    lines += ["", f"Failures needing action: {open_count}" + (f" (the newest {len(open_failures)})"
+                                                              if open_count > len(open_failures) else "")]
+    for f in open_failures:
+        lines += [f"  - {f['source']} {f['entity_type']} {f['entity_id']} ({f['external_id'] or 'no external id'}): "
+                  f"{f['last_error']}", f"    {f['fix']}"]
+    text = "\n".join(lines) + "\n"
+
+    rows = "".join(f"<tr><td>{escape(s)}</td><td>{r['succeeded'] or 0}</td><td>{r['skipped'] or 0}</td>"
+                   f"<td>{r['failed'] or 0}</td><td>{r['recovered_by_poll'] or 0}</td><td>{r['pending'] or 0}</td></tr>"
+                   for s, r in per_source.items())
+    failures = "".join(f"<li><b>{escape(f['source'])} {escape(f['entity_type'])} {escape(f['entity_id'])}</b>: "
+                       f"{escape(f['last_error'] or '')}<br><code>{escape(f['fix'])}</code></li>" for f in open_failures)
+    health = "".join(f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in freshness)
+    html = (f"<html><body><h2>{escape(subject)}</h2><p>Last {hours} h (since {escape(since)})</p>"
+            "<table border=1 cellpadding=4><tr><th>source</th><th>succeeded</th><th>skipped</th><th>failed</th>"
+            f"<th>recovered by poll</th><th>waiting</th></tr>{rows}</table>"
+            f"<p>CRM requests spent by sync jobs: {spent}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
+            f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {open_count}</h3><ul>{failures}</ul>"
+            "</body></html>")
+    report.update(subject=subject, text=text, html=html, sent=False)
+    if send:
+        to = recipients(conn)
+        if not to:
+            raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
+        _send(config, to, subject, text, html)
+        report.update(sent=True, recipients=len(to))
+    return report

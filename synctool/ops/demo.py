@@ -67,6 +67,9 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         from synctool.ops.syncs import SyncQuery, list_syncs
 
         log = list_syncs(conn, SyncQuery(limit=50, sort="created_at", order="asc"))["items"]
+        from synctool.ops.alerts import summary as daily_summary
+
+        mail = daily_summary(conn, config, send=False)
         crm = world.crm
         tags = {k["id"]: k["name"] for k in __import__("synctool.fakes.lgl", fromlist=["TAG_CATEGORY"]).TAG_CATEGORY["keywords"]}
         return {
@@ -83,6 +86,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
                            "date": g["received_date"], "fund": g.get("fund_name"), "paid_by": g.get("payment_type_name"),
                            "donor": g["constituent_id"]} for g in crm.gifts.values()],
             "crm_requests": crm.stats(),
+            "summary_mail": mail["text"],
             "seconds": round(time.monotonic() - started, 1),
         }
     finally:

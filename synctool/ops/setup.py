@@ -21,9 +21,12 @@ def init(explicit_config: str | None, *, force: bool = False) -> dict[str, Any]:
         migrations = store.applied_migrations(conn)
     finally:
         conn.close()
+    from synctool.secrets import keyring_notice
+
     return {
         "config": str(path),
         "config_written": wrote,
         "database": str(config.db_path),
         "migrations": len(migrations),
+        "keyring": keyring_notice() or "available",
     }

@@ -1,0 +1,97 @@
+"""The operator's day: the daily summary e-mail, drain --watch, tables that fit, a quiet keyring."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from synctool import jobs, store
+from synctool.config import load_config
+from synctool.fakes import samples
+from tests.conftest import TEST_SECRETS
+from tests.flow_helpers import give, job, run_drain
+
+
+def test_summary_counts_failures_fixes_and_health(coded, receiver, db, cli):
+    from tests.test_fidelity import transaction
+
+    ok = give(receiver, transaction(id="S1"))
+    bad = give(receiver, transaction(id="S2", custom_fields=[{"field_id": 77, "title": "How?", "value": "Billboard"}]))
+    run_drain()
+    assert job(db, ok["job_id"])["status"] == "succeeded" and job(db, bad["job_id"])["status"] == "failed"
+    result = cli("alerts", "summary", "--dry-run")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "1 synced, 1 failed, 1 need attention" in text
+    assert "donations  1 succeeded, 0 skipped, 1 failed" in text
+    assert f"synctool jobs retry {bad['job_id']}" in text and "Billboard" in text
+    assert "CRM requests spent by sync jobs:" in text and "cron drain" in text and "crm mirror" in text
+    report = json.loads(cli("alerts", "summary", "--dry-run", "--json").stdout)
+    assert report["open_failures"] == 1 and report["per_source"]["donations"]["succeeded"] == 1
+    for secret in TEST_SECRETS.values():
+        assert secret not in text
+    # sending needs recipients, then SMTP
+    refused = cli("alerts", "summary")
+    assert refused.exit_code == 2 and "no alert recipients" in refused.output
+
+
+def test_summary_is_sent_as_text_and_html(world, db, cli, isolated):
+    from tests.test_admin import SmtpSink
+
+    with SmtpSink() as sink:
+        (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n"
+                                              "  starttls: false\n")
+        cli("settings", "alert-recipients", "ops@example.org")
+        result = cli("alerts", "summary")
+        assert result.exit_code == 0, result.output
+        [message] = sink.messages
+    assert "Subject: synctool daily summary" in message and "text/plain" in message and "text/html" in message
+
+
+def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
+    from synctool.worker import watch
+    from tests.test_fidelity import transaction
+
+    stop = threading.Event()
+    runs = []
+    worker = threading.Thread(target=lambda: runs.append(watch(load_config(), stop, interval_s=0.1, max_seconds=2)))
+    worker.start()
+    try:
+        time.sleep(0.3)
+        first = give(receiver, transaction(id="W1"))
+        deadline = time.monotonic() + 15
+        while job(db, first["job_id"])["status"] != "succeeded" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert job(db, first["job_id"])["status"] == "succeeded"
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive() and runs[0].succeeded == 1
+    assert db.execute("SELECT count(*) FROM jobs WHERE status = 'running' OR lease_owner IS NOT NULL AND status = 'queued'").fetchone()[0] == 0
+
+
+def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db):
+    with store.transaction(db):
+        jobs.enqueue(db, source="donations", entity_type="campaign", entity_id="C1",
+                     payload={"note": "no delivery: fails at once"})
+    proc = subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "drain", "--watch", "--interval", "0.2"],
+                            stderr=subprocess.PIPE, text=True, env={**os.environ})
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "SIGTERM" in err and "stopped" in err
+    assert db.execute("SELECT count(*) FROM jobs WHERE status = 'running'").fetchone()[0] == 0
+
+
+def test_no_keyring_warning_on_every_command(cli):
+    result = cli("syncs", "list", "--json")
+    assert result.exit_code == 0 and "keyring" not in result.output.lower() and "WARNING" not in result.output
+    assert "no keyring backend" in cli("init").output
+    doctor = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert doctor["keyring"]["status"] == "warn"
