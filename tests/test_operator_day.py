@@ -95,3 +95,27 @@ def test_no_keyring_warning_on_every_command(cli):
     assert "no keyring backend" in cli("init").output
     doctor = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
     assert doctor["keyring"]["status"] == "warn"
+
+
+def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
+    with store.transaction(db):
+        for n in range(3):
+            job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=f"QiN7blzUhiwXBV{n:02d}",
+                                  external_id=f"donations_QiN7blzUhiwXBV{n:02d}", email=f"donor{n}@example.org",
+                                  amount="25.00")
+        db.execute("UPDATE jobs SET status = 'failed', last_error = ? WHERE id = ?",
+                   ("CRM answered 422: Validation Failed: received_amount can't be blank " * 2, job_id))
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("syncs", "list").stdout
+    header = next(line for line in out.splitlines() if "source" in line)
+    for name in ("id", "when", "source", "entity", "status", "amount", "message"):
+        assert name in header, header
+    assert "…" not in header and max(len(line) for line in out.splitlines()) <= 80
+    assert "donations_" not in out  # external_id is not among the columns that fit; --json has it
+    # an 8-character id from the table is enough for `syncs show`
+    short = next(line.split()[0] for line in out.splitlines() if " donations " in line)
+    assert cli("syncs", "show", short, "--json").exit_code == 0
+    chosen = cli("syncs", "list", "--columns", "external_id,email").stdout
+    assert "donations_QiN7blzUhiwXBV00" in chosen and "entity" not in chosen
+    assert cli("syncs", "list", "--columns", "nope").exit_code == 2
+    assert "external_id" in json.loads(cli("syncs", "list", "--json").stdout)["items"][0]

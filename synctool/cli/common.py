@@ -91,17 +91,65 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def table(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
-    """A Rich table for people; ``--json`` output bypasses this."""
+#: columns whose text may be cut short to fit; the others keep their width or are left out
+TEXT_COLUMNS = {"message", "error", "last_error", "outcome", "title", "name", "label", "emails", "tags", "note",
+                "values", "description", "what", "entity"}
+MIN_TEXT_WIDTH = 10
+GAP = 3  # between two columns: a space of padding either side of Rich's (invisible) separator
+
+
+def columns_option() -> Any:
+    return typer.Option(None, "--columns", help="comma-separated columns to show (any key of --json); "
+                                                "default: those that fit the terminal")
+
+
+def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int,
+                 chosen: str | None = None) -> dict[str, int | None]:
+    """The columns to show and their widths: ``chosen`` (checked against what the rows hold; Rich sizes
+    them), else as many of ``columns`` (in their order of importance) as fit ``width`` at their natural
+    width, text columns cut to what is left but never below ``MIN_TEXT_WIDTH``."""
+    if chosen:
+        wanted = [c.strip() for c in chosen.split(",") if c.strip()]
+        known = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
+        unknown = [c for c in wanted if c not in known]
+        if unknown:
+            raise InvalidInput(f"unknown column {', '.join(unknown)}", "one of: " + ", ".join(known))
+        return dict.fromkeys(wanted)
+    natural = {c: max([len(c)] + [len(str(r.get(c) if r.get(c) is not None else "")) for r in rows[:200]])
+               for c in columns}
+    widths: dict[str, int] = {}
+    used = -GAP  # no gap before the first column
+    for col in columns:
+        need = min(natural[col], MIN_TEXT_WIDTH) if col in TEXT_COLUMNS else natural[col]
+        if used + GAP + need <= width:
+            widths[col] = need
+            used += GAP + need
+    growing = [c for c in widths if c in TEXT_COLUMNS]
+    while growing and used < width:  # what is left widens the text columns, a character each in turn
+        for col in list(growing):
+            if used >= width or widths[col] >= natural[col]:
+                growing.remove(col)
+                continue
+            widths[col] += 1
+            used += 1
+    return {c: widths[c] for c in columns if c in widths} or {columns[0]: None}
+
+
+def table(rows: list[dict[str, Any]], columns: list[str], title: str | None = None, *, chosen: str | None = None) -> None:
+    """A Rich table for people that fits the terminal (``--json`` output bypasses this): ``columns`` in
+    their order of importance; text columns are cut short before any column is left out."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=title, show_lines=False)
-    for col in columns:
-        t.add_column(col)
+    console = Console()
+    shown = pick_columns(rows, columns, console.width, chosen)
+    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col, width in shown.items():
+        t.add_column(col, overflow="ellipsis", no_wrap=True, min_width=width, max_width=width)
     for row in rows:
-        t.add_row(*["" if row.get(c) is None else str(row.get(c)) for c in columns])
-    Console().print(t)
+        t.add_row(*["" if row.get(c) is None else str(row.get(c)) for c in shown])
+    console.print(t)
     if not rows:
         typer.echo("(none)")
 

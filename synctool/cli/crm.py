@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and "
               "request budget.")
@@ -140,7 +140,8 @@ def mirror(ctx: typer.Context,
 @app.command()
 def find(ctx: typer.Context, text: str = typer.Argument(..., help="part of a name, an e-mail or a phone number"),
          limit: int = typer.Option(50, "--limit", min=1, help="most constituents to show"),
-         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+         as_json: bool = typer.Option(False, "--json", help="print JSON"),
+         columns: str = columns_option()) -> None:
     """Find constituents in the local CRM mirror by name, e-mail or phone (no CRM request).
 
     Example: synctool crm find "jane.doe@example.org"
@@ -155,4 +156,5 @@ def find(ctx: typer.Context, text: str = typer.Argument(..., help="part of a nam
              "emails": ", ".join(e["address"] for e in c["email_addresses"]),
              "phones": ", ".join(p["number"] for p in c["phone_numbers"]), "updated_at": c["updated_at"]}
             for c in found]
-    table(rows, ["id", "name", "emails", "phones", "updated_at"], title=f"CRM constituents matching {text!r} (mirror)")
+    table(rows, ["id", "name", "emails", "phones", "updated_at"], title=f"CRM constituents matching {text!r} (mirror)",
+          chosen=columns)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
 
@@ -16,6 +16,7 @@ def list_(
     since: str = typer.Option(None, help="a duration ago (24h, 7d) or an ISO date"),
     limit: int = typer.Option(50, help="at most this many (1-1000)"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    columns: str = columns_option(),
 ) -> None:
     """List deliveries with their job and its status.
 
@@ -27,7 +28,9 @@ def list_(
     if as_json:
         emit_json(rows)
     else:
-        table(rows, ["id", "source", "event_type", "event_id", "received_at", "verified", "job_status", "job_id"])
+        people = [{**r, "when": (r.get("received_at") or "")[5:16].replace("T", " "),
+                   "job_id": (r.get("job_id") or "")[:8] or None} for r in rows]
+        table(people, ["id", "when", "source", "event_type", "job_status", "job_id", "event_id", "verified"], chosen=columns)
 
 
 @app.command("show")

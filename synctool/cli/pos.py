@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
 overrides_app = sub_app("Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json")
@@ -30,7 +30,8 @@ def locations(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
 @app.command()
 def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor from the previous page"),
            limit: int = typer.Option(50, help="orders per page (1-500)"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+           as_json: bool = typer.Option(False, "--json", help="print JSON"),
+           columns: str = columns_option()) -> None:
     """List recent POS orders, newest first, with the CRM gift each became.
 
     Example: synctool pos orders --limit 20
@@ -43,7 +44,8 @@ def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor
     if as_json:
         emit_json(result)
         return
-    table(result["orders"], ["id", "state", "location_id", "created_at", "total_cents", "customer_id", "crm_gift_id"])
+    table(result["orders"], ["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
+          chosen=columns)
     if result["cursor"]:
         typer.echo(f"next page: synctool pos orders --cursor {result['cursor']}")
 

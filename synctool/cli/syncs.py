@@ -6,13 +6,22 @@ import sys
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The sync log: every delivery, poll result and operator request, with its outcome.")
 jobs_app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
 
-SYNC_COLUMNS = ["id", "created_at", "source", "entity_type", "entity_id", "status", "attempts", "amount", "email",
-                "crm_gift_id", "message", "last_error"]
+#: in order of importance; a narrow terminal shows the first ones (--json has every field)
+SYNC_COLUMNS = ["id", "when", "source", "entity", "status", "amount", "message", "email", "attempts", "crm_gift_id"]
+JOB_COLUMNS = ["id", "target", "entity", "status", "attempts", "run_after", "last_error"]
+
+
+def for_people(row: dict) -> dict:
+    """A sync log row with the short forms a table shows: an 8-character id (`syncs show` takes it), the
+    minute it arrived, "type id" for the entity, and the message or the error."""
+    return {**row, "id": row["id"][:8], "when": (row.get("created_at") or "")[5:16].replace("T", " "),
+            "entity": f"{row['entity_type']} {row['entity_id']}",
+            "message": row.get("last_error") if row.get("status") == "failed" else row.get("message")}
 
 
 @app.command("list")
@@ -28,6 +37,7 @@ def list_(
     sort: str = typer.Option("created_at", help="created_at, updated_at, finished_at, status, source, attempts, external_id, amount"),
     order: str = typer.Option("desc", help="asc or desc"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: {items, total, page, limit, pages}"),
+    columns: str = columns_option(),
 ) -> None:
     """List sync records, newest first, with filters and paging.
 
@@ -42,7 +52,7 @@ def list_(
     if as_json:
         emit_json(result)
         return
-    table(result["items"], SYNC_COLUMNS)
+    table([for_people(r) for r in result["items"]], SYNC_COLUMNS, chosen=columns)
     typer.echo(f"page {result['page']} of {max(result['pages'], 1)}, {result['total']} records")
 
 
@@ -112,7 +122,8 @@ def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or
 def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
               target: str = typer.Option(None, help="crm, portal, cms or messaging"),
               limit: int = typer.Option(100, help="at most this many (1-500)"),
-              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+              as_json: bool = typer.Option(False, "--json", help="print JSON"),
+              columns: str = columns_option()) -> None:
     """List jobs, newest first.
 
     Example: synctool jobs list --status failed --target crm
@@ -123,7 +134,7 @@ def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, p
     if as_json:
         emit_json(rows)
     else:
-        table(rows, ["id", "target", "entity_type", "entity_id", "status", "attempts", "run_after", "last_error"])
+        table([for_people(r) for r in rows], JOB_COLUMNS, chosen=columns)
 
 
 @jobs_app.command("retry")

@@ -129,7 +129,14 @@ def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict
 
 
 def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
+    """The job with this id, or with this unique prefix of 6 or more characters (tables show 8)."""
     row = jobs.get(conn, job_id)
+    if row is None and len(job_id) >= 6:
+        like = job_id.replace("%", "").replace("_", "") + "%"
+        found = conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT 2", (like,)).fetchall()
+        if len(found) > 1:
+            raise InvalidInput(f"more than one sync record starts with {job_id}", "give more of the id")
+        row = jobs.get(conn, found[0][0]) if found else None
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
     return row
@@ -137,6 +144,7 @@ def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
 
 def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     row = _job(conn, job_id)
+    job_id = row["id"]
     record = dict(row)
     record["payload"] = json.loads(row["payload"]) if row["payload"] else None
     record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
@@ -160,6 +168,7 @@ def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = No
     now = store.iso()
     with store.transaction(conn):
         row = _job(conn, job_id)
+        job_id = row["id"]
         if row["status"] != "failed":
             raise Conflict(f"sync record {job_id} is {row['status']}; only a failed record can be resolved")
         if row["resolved_at"]:
@@ -220,6 +229,7 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     now = store.iso()
     with store.transaction(conn):
         row = _job(conn, job_id)
+        job_id = row["id"]
         if row["status"] != "failed":
             hint = {"succeeded": "it already succeeded; retrying would change nothing",
                     "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
