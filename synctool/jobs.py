@@ -19,7 +19,7 @@ from typing import Any
 from synctool import store
 
 STATUSES = ("queued", "running", "succeeded", "skipped", "failed")
-TARGETS = ("crm", "portal", "cms", "messaging")
+TARGETS = ("crm", "portal", "mailing", "cms", "messaging")
 MAX_RUNNING = 3
 
 

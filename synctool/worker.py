@@ -103,12 +103,13 @@ def run_now(config: Config, conn: sqlite3.Connection, job_id: str) -> sqlite3.Ro
 
 
 def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
-          targets: tuple[str, ...] = ("portal", "crm"), services: Any = None,
+          targets: tuple[str, ...] = ("portal", "crm", "mailing"), services: Any = None,
           on_job: Callable[[DrainSummary], None] | None = None, stop: threading.Event | None = None) -> DrainSummary:
     """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
 
     ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
-    then ``crm`` jobs; ``cms`` and ``messaging`` jobs are left for their own processors. Once ``stop`` is
+    then ``crm`` jobs, then ``mailing`` jobs (donors pushed to the mailing list); ``cms`` and ``messaging``
+    jobs are left for their own processors. Once ``stop`` is
     set, no new job is claimed: the running ones finish and are recorded."""
     import synctool.sync  # noqa: F401  (registers the sync rules' handlers)
 

@@ -119,3 +119,42 @@ def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
     assert "donations_QiN7blzUhiwXBV00" in chosen and "entity" not in chosen
     assert cli("syncs", "list", "--columns", "nope").exit_code == 2
     assert "external_id" in json.loads(cli("syncs", "list", "--json").stdout)["items"][0]
+
+
+def test_donors_who_consent_go_back_to_the_mailing_list(coded, receiver, db, cli):
+    from synctool.platforms.mailchimp import subscriber_hash
+    from tests.flow_helpers import CUSTOMER, add_order, pos_event
+    from tests.test_fidelity import transaction
+
+    assert cli("mailing", "mappings", "set", "b7e21c0d94", "--label", "Newsletter", "--push-donors").exit_code == 0
+    assert cli("mailing", "mappings", "set", "c0ffee1234", "--label", "Volunteers").exit_code == 0  # not opted in
+    mc = coded.mailchimp
+    # an unsubscribed reader stays unsubscribed: the push updates, it never re-subscribes
+    mc.members["b7e21c0d94"] = {subscriber_hash("ada.lovelace@example.org"): {
+        "id": subscriber_hash("ada.lovelace@example.org"), "email_address": "ada.lovelace@example.org",
+        "status": "unsubscribed", "merge_fields": {}, "tags": []}}
+    ada = give(receiver, transaction(id="MC1", communication_opt_in=True))
+    give(receiver, transaction(id="MC2", email="quiet@example.org", first_name="Q", last_name="Uiet",
+                               communication_opt_in=False))
+    order = add_order(coded, "MCPOS", "COMPLETED", customer={**CUSTOMER, "preferences": {"email_unsubscribed": False}},
+                      tenders=[{"id": "t", "type": "CARD"}])
+    assert order["customer_id"] == "CUST1"
+    pos_event(receiver, samples.square_order_event("MCPOS"))
+    run_drain()
+    assert "1 mailing list push(es) queued" in job(db, ada["job_id"])["message"]
+    audience = mc.members["b7e21c0d94"]
+    lovelace = audience[subscriber_hash("Ada.Lovelace@Example.org")]
+    assert lovelace["status"] == "unsubscribed" and lovelace["merge_fields"] == {"FNAME": "Ada", "LNAME": "Lovelace"}
+    assert {t["name"] for t in lovelace["tags"]} >= {"Givebutter donor"}
+    grace = audience[subscriber_hash("grace@example.org")]
+    assert grace["status"] == "subscribed" and {t["name"] for t in grace["tags"]} == {"Square customer", "Front Desk"}
+    assert subscriber_hash("quiet@example.org") not in audience and "c0ffee1234" not in mc.members
+    pushes = db.execute("SELECT status, message FROM jobs WHERE target = 'mailing' ORDER BY created_at").fetchall()
+    assert [p["status"] for p in pushes] == ["succeeded", "succeeded"]
+    assert "on list Newsletter" in pushes[0]["message"]
+    # the same donor again: the same member, nothing doubled
+    give(receiver, transaction(id="MC3", communication_opt_in=True))
+    run_drain()
+    again = mc.members["b7e21c0d94"][subscriber_hash("ada.lovelace@example.org")]
+    assert len(mc.members["b7e21c0d94"]) == 2 and len(again["tags"]) == len({t["name"] for t in again["tags"]})
+    assert again["status"] == "unsubscribed"

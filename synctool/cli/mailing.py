@@ -61,21 +61,25 @@ def mappings_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--jso
         from synctool.ops.mailing import list_mappings
 
         rows = list_mappings(ctx_obj(ctx).db)
-        emit_json(rows) if as_json else table(rows, ["list_id", "enabled", "label", "updated_at"])
+        emit_json(rows) if as_json else table(rows, ["list_id", "enabled", "label", "push_donors", "updated_at"])
 
 
 @mappings_app.command("set")
 def mappings_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="the Mailchimp list id"),
                  disabled: bool = typer.Option(False, "--disabled", help="keep the mapping but ignore the list"),
-                 label: str = typer.Option(None, help="a name for people")) -> None:
-    """Create or update a list mapping.
+                 label: str = typer.Option(None, help="a name for people"),
+                 push_donors: bool = typer.Option(False, "--push-donors/--no-push-donors",
+                                                  help="add donors who gave e-mail consent to this list, tagged")) -> None:
+    """Create or update a list mapping. With --push-donors, every donor from donations or POS who gave
+    e-mail consent is added to (or updated on) this list, tagged with the source and campaign or location.
 
-    Example: synctool mailing mappings set b7e21c0d94 --label Newsletter
+    Example: synctool mailing mappings set b7e21c0d94 --label Newsletter --push-donors
     """
     from synctool.ops.mailing import ListMappingBody, set_mapping
     from synctool.validation import parse
 
-    body = parse(ListMappingBody, {"list_id": list_id, "enabled": not disabled, "label": label}, where="arguments")
+    body = parse(ListMappingBody, {"list_id": list_id, "enabled": not disabled, "label": label,
+                                   "push_donors": push_donors}, where="arguments")
     emit_json(set_mapping(ctx_obj(ctx).db, body))
 
 

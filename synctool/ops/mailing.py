@@ -46,6 +46,8 @@ class ListMappingBody(Body):
     list_id: str = Field(min_length=1)
     enabled: bool = True
     label: Optional[str] = None
+    #: opt-in: donors from donations and POS who gave e-mail consent are added to (or updated on) this list
+    push_donors: bool = False
 
 
 class TagRuleBody(Body):
@@ -58,8 +60,9 @@ class TagRuleBody(Body):
 
 
 def set_mapping(conn: sqlite3.Connection, body: ListMappingBody) -> dict[str, Any]:
-    mappings.put(conn, "list_mapping", body.list_id, {"enabled": body.enabled, "label": body.label})
-    return {"list_id": body.list_id, "enabled": body.enabled, "label": body.label}
+    value = body.model_dump(exclude={"list_id"})
+    mappings.put(conn, "list_mapping", body.list_id, value)
+    return {"list_id": body.list_id, **value}
 
 
 def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:

@@ -92,6 +92,8 @@ class Transaction(Payload):
     dedication: Union[Dedication, str, None] = None
     custom_fields: list[CustomField] = []
     transactions: list[Part] = []
+    #: the donor agreed to hear from the organisation (e-mail consent)
+    communication_opt_in: bool = False
 
 
 class Ticket(Payload):

@@ -103,6 +103,13 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     return dedup_key(event), event_type, job
 
 
+def subscriber_hash(email: str) -> str:
+    """Mailchimp's member id: the MD5 hex digest of the lowercased address."""
+    import hashlib
+
+    return hashlib.md5(email.strip().lower().encode()).hexdigest()
+
+
 def base_url_for(api_key: str) -> str:
     """``https://<dc>.api.mailchimp.com/3.0``, the data centre being the key's suffix after the last '-'."""
     _, sep, dc = api_key.rpartition("-")
@@ -134,6 +141,17 @@ class MailingClient:
 
     def account(self) -> dict[str, Any]:
         return self.api.request("GET", "/", params={"exclude_fields": "_links"})
+
+    def upsert_member(self, list_id: str, email: str, merge_fields: dict[str, str]) -> dict[str, Any]:
+        """Add the address to the audience, or update it (``PUT`` is Mailchimp's upsert). A new member is
+        ``subscribed``; an existing one keeps their status, so an unsubscribe is never undone."""
+        return self.api.request("PUT", f"/lists/{list_id}/members/{subscriber_hash(email)}",
+                                json={"email_address": email.strip(), "status_if_new": "subscribed",
+                                      "merge_fields": merge_fields})
+
+    def tag_member(self, list_id: str, email: str, tags: list[str]) -> None:
+        self.api.request("POST", f"/lists/{list_id}/members/{subscriber_hash(email)}/tags",
+                         json={"tags": [{"name": t, "status": "active"} for t in tags]})
 
     def lists(self) -> list[dict[str, Any]]:
         lists, offset = [], 0

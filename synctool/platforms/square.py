@@ -85,7 +85,12 @@ class CustomerAddress(Payload):
     country: Optional[str] = None
 
 
+class CustomerPreferences(Payload):
+    email_unsubscribed: Optional[bool] = None
+
+
 class Customer(Payload):
+    preferences: Optional[CustomerPreferences] = None
     given_name: Optional[str] = None
     family_name: Optional[str] = None
     email_address: Optional[str] = None

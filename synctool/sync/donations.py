@@ -22,7 +22,7 @@ from synctool.money import dollars
 from synctool.platforms.givebutter import (Address, Campaign, Dedication, Recipient, Refund, Ticket, Transaction,
                                            external_id, refund_details)
 from synctool.platforms.http import ApiError
-from synctool.sync import gifts
+from synctool.sync import audience, gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
 from synctool.validation import payload
@@ -178,7 +178,11 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
-    return Outcome("succeeded", "gift created" if created else "gift already in the CRM; recorded",
+    campaign = settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) if txn.campaign_id else None
+    pushed = audience.queue_pushes(ctx.conn, person, source="donations", consent=txn.communication_opt_in,
+                                   tags=["Givebutter donor", (campaign or {}).get("title") or txn.campaign_code])
+    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded")
+                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
                    crm_constituent_id=constituent_id, crm_gift_id=gift_id)
 
 

@@ -19,7 +19,7 @@ from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import cents_to_dollars
 from synctool.platforms.square import Customer, CustomerAddress, Order, Tender, external_id
-from synctool.sync import gifts
+from synctool.sync import audience, gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
 from synctool.validation import payload
@@ -58,7 +58,9 @@ def eligibility(order: Order) -> str | None:
     return f"order is {order.state or 'in an unknown state'}"
 
 
-def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str]:
+def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
+    """The person to credit, who that is (for the log), and whether they consented to e-mail (Square has no
+    opt-in: a customer who has explicitly not unsubscribed from marketing e-mail counts)."""
     customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
     if customer_id:
         customer = payload(Customer, ctx.pos.customer(customer_id), f"Square customer {customer_id}")
@@ -70,12 +72,14 @@ def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str]:
                                  "state": address.administrative_district_level_1,
                                  "postal_code": address.postal_code, "country": address.country})
         if person.email or person.last_name:
-            return person, f"customer {customer_id}"
+            consent = customer.preferences is not None and customer.preferences.email_unsubscribed is False
+            return person, f"customer {customer_id}", consent
     default = settings.get(ctx.conn, DEFAULT_CONSTITUENT)
     if not default or not default.get("email"):
         raise PermanentError("the order has no customer with an e-mail or name, and no POS default constituent "
                              "is set (synctool settings pos-default-constituent --email ...)")
-    return Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent"
+    return (Person(default.get("first_name"), default.get("last_name"), default["email"]),
+            "the POS default constituent", False)
 
 
 def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
@@ -111,7 +115,10 @@ def order(ctx: JobContext) -> Outcome:
     if reason:
         raise Skip(reason)
     body = gift_body(ctx, full)
-    person, who = customer_person(ctx, full)
+    person, who, consent = customer_person(ctx, full)
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
-    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded") + f" for {who}",
+    place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
+    pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", place])
+    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded") + f" for {who}"
+                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
                    crm_constituent_id=constituent_id, crm_gift_id=gift_id)
