@@ -12,7 +12,8 @@ from pydantic import Field
 from synctool import store
 from synctool.config import Config
 from synctool.errors import InvalidInput, NotFound
-from synctool.inbox import SOURCES, WebhookSecrets, accept, store_inbound
+from synctool.inbox import WebhookSecrets, accept, store_inbound
+from synctool.platforms import SOURCES
 from synctool.timeutil import parse_moment
 from synctool.validation import Body
 

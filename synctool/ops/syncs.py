@@ -11,7 +11,7 @@ from pydantic import Field, field_validator
 
 from synctool import jobs, store
 from synctool.errors import Conflict, InvalidInput, NotFound
-from synctool.inbox import SOURCES
+from synctool.platforms import SOURCES
 from synctool.timeutil import parse_moment
 from synctool.validation import Body, Query
 

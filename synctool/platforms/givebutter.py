@@ -12,10 +12,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Optional, Union
 
 from synctool.errors import InvalidInput, InvalidSignature
-from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhooks import JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, Text, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
+decode = parse_json_object
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
 KNOWN_EVENTS = SYNCED_EVENTS + (
     "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",

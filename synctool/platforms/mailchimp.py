@@ -15,7 +15,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl
 
 from synctool.errors import InvalidInput, InvalidSignature
-from synctool.inbox import JobSpec, WebhookSecrets, text
+from synctool.platforms.webhooks import JobSpec, WebhookSecrets, text
 from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")
@@ -80,6 +80,9 @@ def parse_form(body: bytes) -> dict[str, Any]:
             node = child
         node[path[-1]] = value
     return result
+
+
+decode = parse_form
 
 
 def dedup_key(event: AudienceEvent) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from synctool.errors import InvalidInput
-from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.platforms.stripe import verify_signed_delivery
+from synctool.platforms.webhooks import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.signing import verify_signed_delivery
 
 SIGNATURE_HEADER = "synctool-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")
+decode = parse_json_object
 
 
 def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],

@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
-from synctool.inbox import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhooks import JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent", "square-environment",
                 "square-initial-delivery-timestamp", "square-retry-number", "square-retry-reason")
+decode = parse_json_object
 
 
 class Money(Payload):

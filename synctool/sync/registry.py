@@ -15,6 +15,7 @@ from typing import Any
 
 from synctool import jobs, store
 from synctool.config import Config
+from synctool.platforms import adapter
 
 Handler = Callable[["JobContext"], "jobs.Outcome | None"]
 HANDLERS: dict[tuple[str, str], Handler] = {}
@@ -48,18 +49,14 @@ class JobContext:
         return json.loads(self.job["payload"]) if self.job["payload"] else {}
 
     def delivery(self) -> dict[str, Any] | None:
-        """The stored delivery's parsed body (JSON or Mailchimp form), or None for jobs without one."""
+        """The stored delivery's body, decoded by its platform's adapter (JSON, or Mailchimp's form), or
+        None for jobs without one."""
         if self.job["delivery_id"] is None:
             return None
         row = self.conn.execute("SELECT source, body FROM deliveries WHERE id = ?", (self.job["delivery_id"],)).fetchone()
         if row is None:
             return None
-        body = bytes(row["body"])
-        if row["source"] == "mailing":
-            from synctool.platforms.mailchimp import parse_form
-
-            return parse_form(body)
-        return json.loads(body)
+        return adapter(row["source"]).decode(bytes(row["body"]))
 
     def heartbeat(self) -> None:
         """Extend the lease; called before each outside request so a slow job is not reclaimed."""
