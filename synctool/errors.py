@@ -1,15 +1,21 @@
-"""The few exceptions synctool raises, named for what went wrong.
+"""The few exceptions synctool raises, named for what went wrong, and what each becomes at the edges.
 
     SynctoolError                 base; its message is safe to show an operator (never a secret)
-    ├── ConfigError               a bad or missing configuration value (CLI exit code 2)
-    ├── InvalidInput              bad arguments or payload from a person or a platform (4xx / usage)
-    │   └── InvalidSignature      a webhook whose signature does not verify (401)
-    ├── NotFound                  an unknown id (404 / exit 1)
-    ├── Conflict                  a state rule refused the operation (e.g. retrying a succeeded job)
-    ├── StoreUnavailable          the database could not commit (503, the platform retries)
-    └── SyncError                 a job's work failed
-        ├── TransientError        worth retrying later (timeouts, 429, 5xx, CRM down)
-        └── PermanentError        retrying will not help until someone fixes the cause
+    ├── ConfigError               a bad or missing configuration value           exit 2 / 503
+    ├── InvalidInput              bad arguments, body or payload                 exit 2 / 422 (webhooks: 400)
+    │   ├── InvalidSignature      a webhook or token whose signature fails       401
+    │   └── PayloadTooLarge       a webhook over the size limit                  413
+    ├── NotFound                  an unknown id                                  exit 3 / 404
+    ├── Conflict                  a state rule refused the operation             exit 4 / 409
+    ├── StoreUnavailable          the database could not commit                  exit 5 / 503 (the platform retries)
+    └── SyncError                 a job's work failed                            exit 1 / 502
+        ├── TransientError        worth retrying later: timeouts, 429, 5xx, a platform down (``status``,
+        │   │                     ``retry_after`` when the platform gave them); the job retries
+        │   └── UncertainWrite    a write whose outcome is unknown: look before writing again
+        └── PermanentError        retrying will not help until someone fixes the cause; the job fails
+            └── RemoteError       a platform refused the request (a 4xx, ``status``)
+
+``exit_code`` and ``http_status`` are the one place these become exit codes and HTTP statuses.
 """
 
 from __future__ import annotations
@@ -62,13 +68,45 @@ class SyncError(SynctoolError):
 class TransientError(SyncError):
     """Try again later. ``retry_after`` (seconds) is a hint from the remote side, if it gave one."""
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: float | None = None, *, status: int | None = None):
         self.retry_after = retry_after
+        self.status = status
         super().__init__(message)
+
+
+class UncertainWrite(TransientError):
+    """A write that may or may not have happened (a timeout, a dropped connection, a 5xx after sending);
+    look for what it would have created before writing again."""
 
 
 class PermanentError(SyncError):
     pass
+
+
+class RemoteError(PermanentError):
+    """A platform refused the request; ``status`` is its HTTP status (a 4xx other than 429)."""
+
+    def __init__(self, status: int, message: str):
+        self.status = status
+        super().__init__(message)
+
+
+EXIT_CODES: list[tuple[type[SynctoolError], int]] = [
+    (ConfigError, 2), (InvalidInput, 2), (NotFound, 3), (Conflict, 4), (StoreUnavailable, 5), (SynctoolError, 1)]
+HTTP_STATUSES: list[tuple[type[SynctoolError], int]] = [
+    (PayloadTooLarge, 413), (InvalidSignature, 401), (InvalidInput, 422), (NotFound, 404), (Conflict, 409),
+    (ConfigError, 503), (StoreUnavailable, 503), (SynctoolError, 502)]
+
+
+def exit_code(error: SynctoolError) -> int:
+    return next(code for kind, code in EXIT_CODES if isinstance(error, kind))
+
+
+def http_status(error: SynctoolError, *, webhook: bool = False) -> int:
+    """The admin API's status for an error; a webhook's bad payload is a 400 (what platforms expect)."""
+    if webhook and type(error) is InvalidInput:
+        return 400
+    return next(code for kind, code in HTTP_STATUSES if isinstance(error, kind))
 
 
 class Skip(Exception):

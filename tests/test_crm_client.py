@@ -13,9 +13,8 @@ import pytest
 
 from synctool import crm, store
 from synctool.config import ProfileDefaults, load_config
-from synctool.errors import ConfigError
-from synctool.platforms.lgl import (CrmClient, CrmPermanentError, CrmTransientError, UncertainWrite,
-                                    normalize_error, search_params)
+from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite
+from synctool.platforms.lgl import CrmClient, search_params
 from synctool.sync import constituents, gifts
 from synctool.sync.constituents import Person
 from tests.conftest import CRM_KEY
@@ -70,12 +69,12 @@ def test_retries_only_retryable_statuses_with_doubling_delay():
 
     sleeps.clear()
     client = mock_client([httpx.Response(404, json={"error": "Not Found"})], sleeps)
-    with pytest.raises(CrmPermanentError):
+    with pytest.raises(RemoteError):
         client.request("GET", "/constituents/1")
     assert sleeps == []
 
     client = mock_client([httpx.Response(502)] * 4, sleeps := [])
-    with pytest.raises(CrmTransientError) as info:
+    with pytest.raises(TransientError) as info:
         client.request("GET", "/funds")
     assert sleeps == [1.0, 2.0, 4.0] and "502" in str(info.value)
 
@@ -104,13 +103,16 @@ def test_post_with_unknown_outcome_is_not_resent():
     (422, b'{"something":"else"}', "application/json", 'CRM answered 422: {"something":"else"}'),
 ])
 def test_error_normalisation(status, body, ctype, expected):
-    assert normalize_error(status, body, ctype) == expected
+    client = mock_client([httpx.Response(status, content=body, headers={"content-type": ctype})], [])
+    with pytest.raises(RemoteError) as info:
+        client.request("GET", "/constituents")
+    assert str(info.value) == expected and info.value.status == status
 
 
 def test_bad_key_and_missing_config(fake_crm, monkeypatch, db):
     monkeypatch.setenv("CRM_API_KEY", "wrong")
     client = crm.open_client(db, load_config())
-    with pytest.raises(CrmPermanentError, match="401: invalid_token"):
+    with pytest.raises(RemoteError, match="401: invalid_token"):
         client.request("GET", "/funds")
     monkeypatch.delenv("CRM_API_KEY")
     with pytest.raises(ConfigError, match="CRM_API_KEY"):

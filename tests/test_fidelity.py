@@ -138,14 +138,14 @@ def test_a_constituent_deleted_in_the_crm_is_matched_again_once(coded, receiver,
 
 
 def test_other_422s_are_not_taken_for_a_deleted_constituent():
-    from synctool.platforms.lgl import CrmPermanentError
+    from synctool.errors import RemoteError
     from synctool.sync.constituents import is_gone
 
-    assert is_gone(CrmPermanentError(422, "CRM answered 422: Validation Failed: Constituent not found"))
-    assert is_gone(CrmPermanentError(400, "CRM answered 400: constituent does not exist"))
-    assert not is_gone(CrmPermanentError(422, "CRM answered 422: Validation Failed: External Gift ID already exists"))
-    assert not is_gone(CrmPermanentError(422, "CRM answered 422: received_amount can't be blank"))
-    assert not is_gone(CrmPermanentError(401, "CRM answered 401: invalid_token"))
+    assert is_gone(RemoteError(422, "CRM answered 422: Validation Failed: Constituent not found"))
+    assert is_gone(RemoteError(400, "CRM answered 400: constituent does not exist"))
+    assert not is_gone(RemoteError(422, "CRM answered 422: Validation Failed: External Gift ID already exists"))
+    assert not is_gone(RemoteError(422, "CRM answered 422: received_amount can't be blank"))
+    assert not is_gone(RemoteError(401, "CRM answered 401: invalid_token"))
 
 
 def test_a_payload_that_does_not_fit_fails_its_job_naming_the_field(coded, receiver, db):

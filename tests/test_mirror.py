@@ -149,7 +149,7 @@ def test_fake_crm_filters_sorts_and_pages_by_update_time(fake_crm, crm_client):
         ("q[]", "updated_to=2026-01-01T00:00:00Z"), ("sort", "date_updated!")])
     assert [c["id"] for c in newest_first["items"]] == [ids[1], ids[2]]
     bad = httpx.get(fake_crm.url + "/api/v1/constituents/search", params={"q[]": "updated_from=yesterday"},
-                    headers={"Authorization": "Bearer " + crm_client._http.headers["Authorization"].split()[-1]})
+                    headers={"Authorization": "Bearer " + fake_crm.api_key})
     assert bad.status_code == 400 and bad.json()["error"] == "Parameter Error"
     before = fake_crm.constituents[ids[2]]["updated_at"]
     crm_client.add_contact(ids[2], "email_addresses", {"address": "late@example.org"})

@@ -11,10 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from synctool.errors import (ConfigError, Conflict, InvalidInput, NotFound, StoreUnavailable,
-                             SynctoolError)
-
-EXIT_CODES = {ConfigError: 2, InvalidInput: 2, NotFound: 3, Conflict: 4, StoreUnavailable: 5}
+from synctool.errors import InvalidInput, SynctoolError, exit_code
 
 
 @dataclass
@@ -55,7 +52,7 @@ class SynctoolGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except SynctoolError as exc:
-            code = next((c for t, c in EXIT_CODES.items() if isinstance(exc, t)), 1)
+            code = exit_code(exc)
             detail = getattr(exc, "detail", "")
             typer.echo(f"Error: {exc}" + (f" ({detail})" if detail else ""), err=True)
             raise typer.Exit(code) from None

@@ -1,14 +1,13 @@
 """The CRM client (Little Green Light REST API v1). Every CRM request synctool makes goes through here.
 
+It is the shared HTTP core (``platforms/http.py``) plus what only the CRM needs:
 - Authentication: ``Authorization: Bearer <key>``.
-- Pacing: each request first takes a slot from the cross-process ``Pacer``.
-- Retries: only 429, 500, 502, 503, 504 and transport errors, at most ``max_retries`` times, after
-  ``retry_base`` seconds doubling, or the server's ``Retry-After``. Other 4xx fail at once.
-- A POST whose outcome is unknown (the request may have reached the CRM: a read timeout, a dropped
-  connection, a 5xx) is never resent here: ``UncertainWrite`` goes back to the caller, which first looks
-  for what it would have created (see ``sync/gifts.py`` and ``sync/constituents.py``).
+- Pacing: each attempt first takes a slot from the cross-process ``Pacer`` (and is counted on the job).
+- Retries: only 429, 500, 502, 503, 504 and transport errors (not 408: LGL documents none).
+- Uncertain writes: a POST whose outcome is unknown raises ``UncertainWrite``; the caller looks for what it
+  would have created before trying again (see ``sync/gifts.py`` and ``sync/constituents.py``).
 - Errors: LGL's ``{error, description}``, OAuth's ``{error, error_description}``, HTML 401 pages and
-  undocumented 422 bodies all become ``CrmError`` messages that start with the status.
+  undocumented 422 bodies all become one readable message after "CRM answered <status>".
 """
 
 from __future__ import annotations
@@ -22,32 +21,21 @@ from urllib.parse import urlparse
 
 import httpx
 
-from synctool.errors import ConfigError, PermanentError, TransientError
+from synctool.errors import ConfigError
 from synctool.pacer import Pacer
-from synctool.platforms.http import backoff_s, retry_after_seconds
+from synctool.platforms.http import ApiClient
 
-RETRYABLE = {429, 500, 502, 503, 504}
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
 EXPAND_CONTACTS = "email_addresses,phone_numbers,street_addresses"
 
 
-class CrmPermanentError(PermanentError):
-    def __init__(self, status: int, message: str):
-        self.status = status
-        super().__init__(message)
+def describe(response: httpx.Response) -> str:
+    """One readable message for the CRM's several error shapes (``{error, description}``, OAuth's
+    ``{error, error_description}``, HTML 401 pages, undocumented 422 bodies)."""
+    return error_detail(response.content, response.headers.get("content-type", ""))
 
 
-class CrmTransientError(TransientError):
-    def __init__(self, status: int | None, message: str, retry_after: float | None = None):
-        self.status = status
-        super().__init__(message, retry_after)
-
-
-class UncertainWrite(CrmTransientError):
-    """A write that may or may not have happened; look before writing again."""
-
-
-def normalize_error(status: int, body: bytes, content_type: str = "") -> str:
-    """One readable message for the CRM's several error shapes."""
+def error_detail(body: bytes, content_type: str = "") -> str:
     text = body.decode("utf-8", errors="replace").strip()
     detail = ""
     if "json" in content_type or text.startswith(("{", "[")):
@@ -67,7 +55,7 @@ def normalize_error(status: int, body: bytes, content_type: str = "") -> str:
         if "<" in text and ">" in text:  # an HTML page, e.g. "HTTP Basic: Access denied."
             text = html.unescape(re.sub(r"<[^>]+>", " ", text))
         detail = " ".join(text.split())[:300]
-    return f"CRM answered {status}" + (f": {detail}" if detail else "")
+    return detail
 
 
 def search_params(clauses: Mapping[str, Any] | list[tuple[str, Any]]) -> list[tuple[str, str]]:
@@ -91,6 +79,9 @@ def check_base_url(url: str | None, where: str) -> str:
 
 
 class CrmClient:
+    """LGL's REST API on the shared HTTP core, with the pacer before every send and uncertain POSTs
+    handed back to the caller."""
+
     def __init__(self, base_url: str, api_key: str, *, pacer: Pacer | None = None, max_retries: int = 3,
                  retry_base_s: float = 1.0, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None,
                  on_request: Callable[[], None] | None = None, sleep: Callable[[float], None] = time.sleep):
@@ -98,52 +89,27 @@ class CrmClient:
             raise ConfigError("CRM_API_KEY", "keyring/environment", "not set (synctool crm config --api-key)")
         self.base_url = check_base_url(base_url, "settings/environment/config")
         self.pacer = pacer
-        self.max_retries = max_retries
-        self.retry_base_s = retry_base_s
         self.on_request = on_request
-        self.sleep = sleep
-        self.requests_sent = 0
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport,
-                                  headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json",
-                                           "User-Agent": "synctool/0.1"})
+        self.api = ApiClient(self.base_url, name="CRM", describe=describe, headers={"Authorization": f"Bearer {api_key}"},
+                             timeout_s=timeout_s, max_retries=max_retries, retry_base_s=retry_base_s,
+                             retryable=RETRYABLE, uncertain_writes=True, before_send=self._before_send,
+                             sleep=sleep, transport=transport)
+
+    def _before_send(self) -> None:
+        if self.pacer is not None:
+            self.pacer.acquire("crm")
+        if self.on_request:
+            self.on_request()
+
+    @property
+    def requests_sent(self) -> int:
+        return self.api.requests_sent
 
     def close(self) -> None:
-        self._http.close()
-
-    # -- the one request path ------------------------------------------------------------------
+        self.api.close()
 
     def request(self, method: str, path: str, *, params: Any = None, json: Any = None) -> Any:
-        attempt = 0
-        while True:
-            if self.pacer is not None:
-                self.pacer.acquire("crm")
-            if self.on_request:
-                self.on_request()
-            self.requests_sent += 1
-            try:
-                response = self._http.request(method, path, params=params, json=json)
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                error: CrmTransientError = CrmTransientError(None, f"CRM unreachable: {type(exc).__name__}: {exc}")
-            except httpx.TransportError as exc:  # the request may have reached the CRM
-                message = f"no answer from the CRM ({type(exc).__name__}) for {method} {path}"
-                if method == "POST":
-                    raise UncertainWrite(None, message) from None
-                error = CrmTransientError(None, message)
-            else:
-                if response.status_code < 400:
-                    return response.json() if response.content else {}
-                message = normalize_error(response.status_code, response.content,
-                                          response.headers.get("content-type", ""))
-                if response.status_code not in RETRYABLE:
-                    raise CrmPermanentError(response.status_code, message)
-                retry_after = retry_after_seconds(response.headers.get("retry-after"))
-                if method == "POST" and response.status_code != 429:
-                    raise UncertainWrite(response.status_code, message, retry_after)
-                error = CrmTransientError(response.status_code, message, retry_after)
-            if attempt >= self.max_retries:
-                raise error
-            self.sleep(backoff_s(self.retry_base_s, attempt, error.retry_after))
-            attempt += 1
+        return self.api.request(method, path, params=params, json=json)
 
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)

@@ -17,7 +17,8 @@ from typing import Any
 
 from synctool import settings, store
 from synctool.config import ProfileDefaults
-from synctool.platforms.lgl import CrmClient, CrmPermanentError, UncertainWrite
+from synctool.errors import RemoteError, UncertainWrite
+from synctool.platforms.lgl import CrmClient
 from synctool.sync import mirror
 from synctool.sync.mirror import normalize_email
 
@@ -156,7 +157,7 @@ GONE_WORDS = ("not found", "does not exist", "doesn't exist", "no longer", "dele
 def is_gone(error: Exception) -> bool:
     """Whether a CRM error says the constituent no longer exists. LGL documents no 404 for it: a 404, or
     a 400/422 whose body names the constituent as missing, both count."""
-    if not isinstance(error, CrmPermanentError):
+    if not isinstance(error, RemoteError):
         return False
     if error.status == 404:
         return True
@@ -168,7 +169,7 @@ def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, em
     """Check a linked constituent still exists and still has ``email``; drop the link if not."""
     try:
         constituent = crm.get_constituent(constituent_id)
-    except CrmPermanentError as exc:
+    except RemoteError as exc:
         if not is_gone(exc):
             raise
         constituent = None

@@ -16,12 +16,11 @@ import logging
 from typing import Any
 
 from synctool import mappings, references, settings, store
-from synctool.errors import PermanentError, Skip, SynctoolError
+from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.jobs import Outcome
 from synctool.money import dollars
 from synctool.platforms.givebutter import (Address, Campaign, Dedication, Recipient, Refund, Ticket, Transaction,
                                            external_id, refund_details)
-from synctool.platforms.http import ApiError
 from synctool.sync import audience, gifts
 from synctool.sync.constituents import Person
 from synctool.sync.registry import JobContext, handler
@@ -44,7 +43,7 @@ def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
         campaign = ctx.donations.campaign(campaign_id)
-    except ApiError as exc:
+    except RemoteError as exc:
         if exc.status != 404:
             logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
             return None

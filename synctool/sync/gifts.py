@@ -14,7 +14,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
-from synctool.platforms.lgl import CrmClient, CrmPermanentError, UncertainWrite
+from synctool.errors import RemoteError, UncertainWrite
+from synctool.platforms.lgl import CrmClient
 
 
 def zone(name: str | None) -> ZoneInfo | None:
@@ -87,7 +88,7 @@ def create_once(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, b
                 return str(existing["id"]), False
             if attempt == 1:
                 raise  # still unknown: the job retries later and looks again first
-        except CrmPermanentError as exc:
+        except RemoteError as exc:
             if exc.status == 422 and "already exists" in str(exc).lower():
                 existing = find(crm, external_id)
                 if existing is not None:
@@ -109,7 +110,7 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
     constituent_id, _ = ctx.match_or_create(person)
     try:
         gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force)
-    except CrmPermanentError as exc:
+    except RemoteError as exc:
         if not is_gone(exc):
             raise
         with store.transaction(ctx.conn):

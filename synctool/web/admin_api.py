@@ -31,8 +31,7 @@ from starlette.routing import Mount, Route
 
 from synctool import store
 from synctool.config import Config
-from synctool.errors import (ConfigError, Conflict, InvalidInput, InvalidSignature, NotFound, StoreUnavailable,
-                             SynctoolError)
+from synctool.errors import ConfigError, InvalidSignature, NotFound, SynctoolError, http_status
 from synctool.validation import Query, parse
 
 VIEWER, ADMIN, SUPER = "viewer", "admin", "super_admin"
@@ -207,9 +206,6 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-STATUS = [(InvalidSignature, 401), (InvalidInput, 422), (NotFound, 404), (Conflict, 409), (ConfigError, 503),
-          (StoreUnavailable, 503), (SynctoolError, 502)]
-
 
 def routes(config: Config) -> list[Mount]:
     """The admin API as one mount at ``/api``, with Starlette's authentication middleware in front."""
@@ -235,8 +231,7 @@ def routes(config: Config) -> list[Mount]:
                                 dict(request.query_params), body)
                     return 200, op(call)
                 except SynctoolError as exc:
-                    status = next(code for kind, code in STATUS if isinstance(exc, kind))
-                    return status, {"error": str(exc), "detail": getattr(exc, "detail", "")}
+                    return http_status(exc), {"error": str(exc), "detail": getattr(exc, "detail", "")}
                 finally:
                     conn.close()
 

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from synctool.config import Config
-from synctool.errors import ConfigError, InvalidInput, InvalidSignature, PayloadTooLarge, StoreUnavailable
+from synctool.errors import ConfigError, InvalidInput, PayloadTooLarge, StoreUnavailable, http_status
 from synctool.inbox import Inbound, WebhookSecrets, accept, store_inbound
 
 logger = logging.getLogger("synctool.receiver")
@@ -78,24 +78,19 @@ def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes:
                 if source == "mailing" and not body.strip():
                     return JSONResponse({"status": "ok"})  # Mailchimp's URL check may POST an empty body
                 inbound = accept(source, body, request.headers, request.query_params, secrets)
-            except PayloadTooLarge as exc:
-                return error(413, str(exc), exc.detail)
-            except InvalidSignature as exc:
+            except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
                 logger.warning("rejected %s delivery: %s", source, exc)
-                return error(401, str(exc), exc.detail)
-            except InvalidInput as exc:
-                logger.warning("rejected %s delivery: %s", source, exc)
-                return error(400, str(exc), exc.detail)
+                return error(http_status(exc, webhook=True), str(exc), exc.detail)
             except ConfigError as exc:
                 logger.error("cannot verify %s delivery: %s", source, exc)
-                return error(503, "receiver not configured for this source", str(exc))
+                return error(http_status(exc), "receiver not configured for this source", str(exc))
             except ClientDisconnect:
                 return error(400, "client disconnected before the body was received")
             try:
                 job_id = await asyncio.get_running_loop().run_in_executor(committer, save, inbound)
             except StoreUnavailable as exc:
                 logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
-                return error(503, "could not store the delivery; retry later", "")
+                return error(http_status(exc), "could not store the delivery; retry later", "")
             if job_id is None:
                 return JSONResponse({"status": "duplicate"})
             return JSONResponse({"status": "accepted", "job_id": job_id})
