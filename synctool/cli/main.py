@@ -8,25 +8,25 @@ from pathlib import Path
 
 import typer
 
+from synctool.cli import checks, jobs, syncs
 from synctool.cli.common import RootGroup, ctx_obj, emit_json, key_values
-from synctool.cli import ops_extra, syncs
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
     cls=RootGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
 RootGroup.lazy = {
-    "deliveries": "synctool.cli.deliveries:app", "syncs": "synctool.cli.syncs:app", "jobs": "synctool.cli.syncs:jobs_app",
+    "deliveries": "synctool.cli.deliveries:app", "syncs": "synctool.cli.syncs:app", "jobs": "synctool.cli.jobs:app",
     "crm": "synctool.cli.crm:app", "mappings": "synctool.cli.mappings:app", "pos": "synctool.cli.pos:app",
     "donations": "synctool.cli.donations:app", "mailing": "synctool.cli.mailing:app",
     "settings": "synctool.cli.settings:app", "portal": "synctool.cli.portal:app", "users": "synctool.cli.users:app",
-    "alerts": "synctool.cli.ops_extra:alerts_app", "dev": "synctool.cli.ops_extra:dev_app",
+    "alerts": "synctool.cli.alerts:app", "dev": "synctool.cli.dev:app",
 }
-app.command("test-connections")(ops_extra.test_connections)
-app.command("doctor")(ops_extra.doctor)
+app.command("test-connections")(checks.test_connections)
+app.command("doctor")(checks.doctor)
 app.command("stats")(syncs.stats)
-app.command("retry-all")(syncs.retry_all)
-app.command("drain")(syncs.drain)
+app.command("retry-all")(jobs.retry_all)
+app.command("drain")(jobs.drain)
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -90,24 +90,9 @@ def serve(
 
     Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api
     """
-    import uvicorn
+    from synctool.web.receiver import serve as serve_op
 
-    from synctool.web.receiver import create_app
-
-    config = ctx_obj(ctx).config
-    from synctool import store
-
-    store.connect(config.db_path).close()  # create and migrate before the first delivery
-    extra = []
-    if admin_api if admin_api is not None else config.receiver.admin_api:
-        from synctool.ops.users import _secret
-        from synctool.web.admin_api import routes
-
-        _secret()  # refuse to start the admin API without a signing secret
-        extra = routes(config)
-    app_ = create_app(config, routes=extra)
-    uvicorn.run(app_, host=host or config.receiver.host, port=port or config.receiver.port,
-                log_level="warning", access_log=False)
+    serve_op(ctx_obj(ctx).config, host=host, port=port, admin_api=admin_api)
 
 
 @app.command()
@@ -168,7 +153,7 @@ def demo(as_json: bool = typer.Option(False, "--json", help="print the report as
 
     Example: synctool demo
     """
-    from synctool.ops.demo import run
+    from synctool.demo import run
 
     report = run(say=(lambda line: None) if as_json else typer.echo)
     if as_json:

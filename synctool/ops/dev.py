@@ -1,40 +1,13 @@
-"""Test and dev operations (spec: retry-all-fresh, reset-test-data, dev/poll-cron)."""
+"""Test and dev operations (spec: reset-test-data, dev/poll-cron; retry-all-fresh is ``syncs.retry_all``)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
-from synctool import clients, crm as crm_target, store
+from synctool import crm as crm_target, store
 from synctool.config import Config
-from synctool.errors import Conflict, SynctoolError
-from synctool.ops.syncs import SourceQuery, retry_all
-
-
-def retry_all_fresh(conn: sqlite3.Connection, config: Config, query: SourceQuery | None = None) -> dict[str, Any]:
-    """Re-fetch each failed donation's transaction from the platform, then retry every failed job.
-    (POS orders are fetched afresh by every attempt anyway; mailing events have nothing to re-fetch.)"""
-    query = query or SourceQuery()
-    source = query.source
-    refreshed, errors = 0, []
-    failed = conn.execute("SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
-                          " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
-                          (source,) if source else ()).fetchall()
-    if failed:
-        with clients.using(clients.donations, config) as donations:
-            for row in failed:
-                try:
-                    txn = donations.transaction(row["entity_id"])
-                except SynctoolError as exc:
-                    errors.append(f"{row['entity_id']}: {exc}")
-                    continue
-                payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
-                with store.transaction(conn):
-                    conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
-                refreshed += 1
-    result = retry_all(conn, query)
-    return {**result, "refetched": refreshed, "refetch_errors": errors}
+from synctool.errors import Conflict
 
 
 def reset_test_data(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:

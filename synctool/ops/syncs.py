@@ -241,9 +241,13 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     return dict(jobs.get(conn, job_id))
 
 
-def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None) -> dict[str, Any]:
-    """Every unresolved failed job (of one source, if given) back to the queue."""
+def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False,
+              config: Any = None) -> dict[str, Any]:
+    """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
+    each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
+    anyway; mailing events have nothing to re-fetch); it needs ``config`` for the platform's client."""
     source = (query or SourceQuery()).source
+    refetched = refetch_transactions(conn, config, source) if fresh else None
     now = store.iso()
     clause, params = ("AND source = ?", [source]) if source else ("", [])
     with store.transaction(conn):
@@ -251,5 +255,31 @@ def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None) -> dic
             "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
             f" updated_at = ? WHERE status = 'failed' AND resolved_at IS NULL {clause}",
             (RETRY_ATTEMPTS, now, now, *params))
-    return {"requeued": cur.rowcount, "source": source}
+    result = {"requeued": cur.rowcount, "source": source}
+    if refetched is not None:
+        result.update(refetched=refetched[0], refetch_errors=refetched[1])
+    return result
 
+
+def refetch_transactions(conn: sqlite3.Connection, config: Any, source: str | None) -> tuple[int, list[str]]:
+    """Put each failed donation's current transaction, fetched from the platform, in its job's payload."""
+    from synctool import clients
+    from synctool.errors import SynctoolError
+
+    refreshed, errors = 0, []
+    failed = conn.execute("SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
+                          " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
+                          (source,) if source else ()).fetchall()
+    if failed:
+        with clients.using(clients.donations, config) as donations:
+            for row in failed:
+                try:
+                    txn = donations.transaction(row["entity_id"])
+                except SynctoolError as exc:
+                    errors.append(f"{row['entity_id']}: {exc}")
+                    continue
+                payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
+                with store.transaction(conn):
+                    conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
+                refreshed += 1
+    return refreshed, errors

@@ -179,7 +179,8 @@ def _ops():
         ("POST", "/api/poll-fresh", ADMIN, lambda c: poll.poll(c.conn, c.config, fresh=True)),
         ("POST", "/api/inject-webhook", ADMIN, inject),
         ("POST", "/api/retry-all", ADMIN, lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))),
-        ("POST", "/api/retry-all-fresh", ADMIN, lambda c: dev.retry_all_fresh(c.conn, c.config, c.query_as(syncs.SourceQuery))),
+        ("POST", "/api/retry-all-fresh", ADMIN, lambda c: syncs.retry_all(
+            c.conn, c.query_as(syncs.SourceQuery), fresh=True, config=c.config)),
         ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.config)),
         ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.config)),
         # the portal's admin routes (portal-sync.md)

@@ -132,16 +132,32 @@ def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes:
     )
 
 
-def app_from_env() -> Starlette:
-    """A zero-argument factory (``uvicorn --factory synctool.web.receiver:app_from_env``)."""
+def build(config: Config, *, admin_api: bool | None = None) -> Starlette:
+    """The app `serve` runs: the database created and migrated first, and the admin API mounted when asked
+    (refused without its signing secret)."""
     from synctool import store
-    from synctool.config import load_config
 
-    config = load_config()
     store.connect(config.db_path).close()
     extra = []
-    if config.receiver.admin_api:
+    if config.receiver.admin_api if admin_api is None else admin_api:
+        from synctool.ops.users import _secret
         from synctool.web.admin_api import routes
 
+        _secret()
         extra = routes(config)
     return create_app(config, routes=extra)
+
+
+def serve(config: Config, *, host: str | None = None, port: int | None = None, admin_api: bool | None = None) -> None:
+    """Run the receiver (and the admin API) with uvicorn until stopped."""
+    import uvicorn
+
+    uvicorn.run(build(config, admin_api=admin_api), host=host or config.receiver.host,
+                port=port or config.receiver.port, log_level="warning", access_log=False)
+
+
+def app_from_env() -> Starlette:
+    """A zero-argument factory (``uvicorn --factory synctool.web.receiver:app_from_env``)."""
+    from synctool.config import load_config
+
+    return build(load_config())

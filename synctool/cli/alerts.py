@@ -1,0 +1,45 @@
+"""`synctool alerts`: the failure digest and the daily summary e-mail."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.cli.common import ctx_obj, emit_json, sub_app
+
+app = sub_app("Alert e-mails: a digest after a drain in which jobs failed for good, and the daily summary.")
+
+
+@app.command("summary")
+def alerts_summary(ctx: typer.Context,
+                   hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),
+                   dry_run: bool = typer.Option(False, "--dry-run", help="print the e-mail instead of sending it"),
+                   as_json: bool = typer.Option(False, "--json", help="print the report as JSON")) -> None:
+    """The daily summary e-mail: per source, what succeeded, was skipped, failed or was recovered by the
+    poll; the failures needing action with the command for each; CRM requests spent and budget left; cron
+    and mirror freshness. Plain text and HTML, to the alert recipients (cron: once a day).
+
+    Example: synctool alerts summary --dry-run
+    """
+    from synctool.ops.alerts import summary
+
+    obj = ctx_obj(ctx)
+    report = summary(obj.db, obj.config, hours=hours, send=not dry_run)
+    if as_json:
+        emit_json({k: v for k, v in report.items() if k not in ("text", "html")})
+    elif dry_run:
+        typer.echo(report["text"], nl=False)
+    else:
+        typer.echo(f"summary sent to {report['recipients']} recipient(s): {report['subject']}")
+
+
+@app.command("test")
+def alerts_test(ctx: typer.Context) -> None:
+    """Send one test alert to the alert recipients.
+
+    Example: synctool alerts test
+    """
+    from synctool.ops.alerts import test
+
+    obj = ctx_obj(ctx)
+    result = test(obj.db, obj.config)
+    typer.echo(f"test alert sent to {', '.join(result['recipients'])}")

@@ -1,0 +1,126 @@
+"""`synctool jobs`, `retry-all` and `drain`: the queue."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from synctool.cli.common import columns_option, ctx_obj, emit_json, sub_app, table
+from synctool.cli.syncs import for_people
+
+app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
+
+JOB_COLUMNS = ["id", "target", "entity", "status", "attempts", "run_after", "last_error"]
+
+
+@app.command("list")
+def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
+              target: str = typer.Option(None, help="crm, portal, cms or messaging"),
+              limit: int = typer.Option(100, help="at most this many (1-500)"),
+              as_json: bool = typer.Option(False, "--json", help="print JSON"),
+              columns: str = columns_option()) -> None:
+    """List jobs, newest first.
+
+    Example: synctool jobs list --status failed --target crm
+    """
+    from synctool.ops.syncs import list_jobs
+
+    rows = list_jobs(ctx_obj(ctx).db, status=status, target=target, limit=limit)
+    if as_json:
+        emit_json(rows)
+    else:
+        table([for_people(r) for r in rows], JOB_COLUMNS, chosen=columns)
+
+
+@app.command("retry")
+def jobs_retry(ctx: typer.Context, job_id: str = typer.Argument(..., help="the failed job's id"),
+               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Put a failed job back in the queue (failed -> queued) with fresh attempts.
+
+    Example: synctool jobs retry 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10
+    """
+    from synctool.ops.syncs import retry
+
+    row = retry(ctx_obj(ctx).db, job_id)
+    emit_json(row) if as_json else typer.echo(f"job {job_id} queued; the next drain runs it")
+
+
+def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only this source's failed jobs"),
+              fresh: bool = typer.Option(False, "--fresh", help="re-fetch the source data (donation transactions) first"),
+              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Put every unresolved failed job back in the queue.
+
+    Example: synctool retry-all --source donations --fresh
+    """
+    from synctool.ops.syncs import SourceQuery, retry_all as retry_all_op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh,
+                          config=obj.config)
+    emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
+
+
+def drain(
+    ctx: typer.Context,
+    max_seconds: float = typer.Option(55, help="stop claiming new jobs after this long (cron: under a minute)"),
+    max_jobs: int = typer.Option(None, help="stop after this many jobs"),
+    concurrency: int = typer.Option(3, help="jobs run at once (1-3)"),
+    watch: bool = typer.Option(False, "--watch", help="keep running as a service: claim jobs as they come, "
+                                                      "stop cleanly on SIGTERM or Ctrl-C"),
+    interval: float = typer.Option(None, "--interval", help="with --watch: seconds to wait when nothing is due "
+                                                             "(default queue.watch_interval_s, 30)"),
+) -> None:
+    """Run the queued CRM jobs that are due. Safe to overlap with itself; cron runs it every minute.
+
+    Quiet with one summary line when not on a terminal; a progress bar when it is. With --watch it runs
+    until SIGTERM or SIGINT, then lets the running jobs finish (none is left leased) and exits 0; see
+    synctool-drain.service for a systemd unit.
+
+    Example: synctool drain --max-seconds 55
+    """
+    from synctool.ops.drain import drain as drain_op
+
+    obj = ctx_obj(ctx)
+    config = obj.config
+    db = obj.db  # created and migrated before the workers start
+    if watch:
+        _watch(db, config, interval if interval is not None else config.queue.watch_interval_s, concurrency)
+        return
+    if sys.stderr.isatty():  # a person watching: a spinner with the counts so far
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as progress:
+            task = progress.add_task("draining", total=None)
+            summary, alert = drain_op(db, config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency,
+                                      on_job=lambda s: progress.update(task, description=(
+                                          f"{s.succeeded} succeeded, {s.skipped} skipped, {s.retrying} to retry, "
+                                          f"{s.failed} failed")))
+    else:
+        summary, alert = drain_op(db, config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
+    if summary.claimed or sys.stdout.isatty():
+        typer.echo(summary.line())
+    if alert and alert.get("sent"):
+        typer.echo(f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)")
+
+
+def _watch(db, config, interval: float, concurrency: int) -> None:
+    import signal
+    import threading
+
+    from synctool.ops.drain import watch
+
+    stop = threading.Event()
+
+    def request_stop(signum, frame) -> None:
+        typer.echo(f"drain --watch: {signal.Signals(signum).name}; finishing the running jobs", err=True)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, request_stop)
+    typer.echo(f"drain --watch: polling the queue every {interval:g} s when idle; SIGTERM or Ctrl-C stops", err=True)
+    totals = watch(db, config, stop, interval_s=interval, concurrency=concurrency,
+                   on_run=lambda summary: summary.claimed and typer.echo(summary.line()))
+    typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed",
+               err=True)
