@@ -114,39 +114,69 @@ def _mapping_list(kind: str, columns: list[str]):
     return command
 
 
-for _kind, _help, _cols, _example, _opts in (
-    ("funds", "Fund (and campaign name) per sync category: membership, language_classes, events, donations.",
-     ["key", "fund_id", "campaign_name"], "synctool portal mappings funds set membership --fund-id 2400 --campaign-name 'Membership Drive'",
-     ("fund_id", "campaign_name")),
-    ("gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.", ["key", "payment_type_id"],
-     "synctool portal mappings gateways set stripe --payment-type-id 1509", ("payment_type_id",)),
-    ("levels", "Membership product id or level name -> CRM membership level; key * is the global default.",
-     ["key", "membership_level_id"], "synctool portal mappings levels set '*' --membership-level-id 41", ("membership_level_id",)),
-    ("relationship-types", "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
-     ["key", "id", "ids"], "synctool portal mappings relationship-types set default --id 9", ("id", "ids")),
-):
-    sub = sub_app(f"{_help}\n\nExample: synctool portal mappings {_kind} --json")
-    sub.callback(invoke_without_command=True)(_mapping_list(_kind, _cols + ["updated_at"]))
+def _mapping_group(kind: str, help_text: str, columns: list[str]) -> typer.Typer:
+    group = sub_app(f"{help_text}\n\nExample: synctool portal mappings {kind} --json")
+    group.callback(invoke_without_command=True)(_mapping_list(kind, columns + ["updated_at"]))
+    mappings_app.add_typer(group, name=kind)
+    return group
 
-    def _setter(kind=_kind):
-        def command(ctx: typer.Context, key: str = typer.Argument(..., help="the mapping key"),
-                    fund_id: int = typer.Option(None, help="CRM fund id (funds)"),
-                    campaign_name: str = typer.Option(None, help="CRM campaign name (funds)"),
-                    payment_type_id: int = typer.Option(None, help="CRM payment type id (gateways)"),
-                    membership_level_id: int = typer.Option(None, help="CRM membership level id (levels)"),
-                    id: int = typer.Option(None, "--id", help="CRM relationship type id (relationship-types default)"),
-                    ids: list[int] = typer.Option(None, "--ids", help="enabled relationship type ids (repeatable)")) -> None:
-            from synctool.ops.portal import set_mapping
 
-            emit_json(set_mapping(ctx_obj(ctx).db, kind, key, fund_id=fund_id, campaign_name=campaign_name,
-                                  payment_type_id=payment_type_id, membership_level_id=membership_level_id, id=id,
-                                  ids=ids or None))
-        return command
+def _set(ctx: typer.Context, kind: str, key: str, **values) -> None:
+    from synctool.ops.portal import set_mapping
 
-    setter = _setter()
-    setter.__doc__ = f"{_help}\n\n    Example: {_example}\n    "
-    sub.command("set")(setter)
-    mappings_app.add_typer(sub, name=_kind)
+    emit_json(set_mapping(ctx_obj(ctx).db, kind, key, **values))
+
+
+funds_group = _mapping_group("funds", "Fund (and campaign name) per sync category: membership, language_classes, "
+                             "events, donations.", ["key", "fund_id", "campaign_name"])
+gateways_group = _mapping_group("gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.",
+                                ["key", "payment_type_id"])
+levels_group = _mapping_group("levels", "Membership product id or level name -> CRM membership level; key * is the "
+                              "global default.", ["key", "membership_level_id"])
+types_group = _mapping_group("relationship-types", "The default relationship type (key default, --id) and the "
+                             "enabled set (key enabled, --ids).", ["key", "id", "ids"])
+
+
+@funds_group.command("set")
+def funds_set(ctx: typer.Context, category: str = typer.Argument(..., help="membership, language_classes, events or donations"),
+              fund_id: int = typer.Option(..., help="CRM fund id"),
+              campaign_name: str = typer.Option(None, help="CRM campaign name")) -> None:
+    """The CRM fund (and campaign) for one sync category's gifts.
+
+    Example: synctool portal mappings funds set membership --fund-id 2400 --campaign-name 'Membership Drive'
+    """
+    _set(ctx, "funds", category, fund_id=fund_id, campaign_name=campaign_name)
+
+
+@gateways_group.command("set")
+def gateways_set(ctx: typer.Context, gateway: str = typer.Argument(..., help="the portal's gateway: stripe, cash, ..."),
+                 payment_type_id: int = typer.Option(..., help="CRM payment type id")) -> None:
+    """The CRM payment type for one payment gateway.
+
+    Example: synctool portal mappings gateways set stripe --payment-type-id 1509
+    """
+    _set(ctx, "gateways", gateway, payment_type_id=payment_type_id)
+
+
+@levels_group.command("set")
+def levels_set(ctx: typer.Context, product: str = typer.Argument(..., help="a membership product id or level name; * for every other"),
+               membership_level_id: int = typer.Option(..., help="CRM membership level id")) -> None:
+    """The CRM membership level for a membership product or level name.
+
+    Example: synctool portal mappings levels set '*' --membership-level-id 41
+    """
+    _set(ctx, "levels", product, membership_level_id=membership_level_id)
+
+
+@types_group.command("set")
+def relationship_types_set(ctx: typer.Context, key: str = typer.Argument(..., help="default or enabled"),
+                           id: int = typer.Option(None, "--id", help="the default CRM relationship type id (key default)"),
+                           ids: list[int] = typer.Option(None, "--ids", help="the enabled type ids (key enabled; repeatable)")) -> None:
+    """The default relationship type for family links (key default), or the enabled set (key enabled).
+
+    Example: synctool portal mappings relationship-types set default --id 9
+    """
+    _set(ctx, "relationship-types", key, id=id, ids=ids or None)
 
 
 @app.command()

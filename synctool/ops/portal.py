@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Optional
 
 from synctool import crm as crm_target
 from synctool import mappings, portal_records, settings, store
 from synctool.config import Config
 from synctool.errors import Conflict, InvalidInput, NotFound
+from synctool.validation import Body, parse
 from synctool.sync.portal import DEFAULT_FLAGS, FLAGS, FUND_KEYS, apply_record, queue
 
 ENTITY_JOBS = {"user": ("user", "user"), "membership": ("membership", "membership"), "payment": ("payment", "payment"),
@@ -81,28 +82,50 @@ def list_mappings(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     return mappings.all_of(conn, MAPPING_KINDS[kind])
 
 
+class FundMapping(Body):
+    fund_id: int
+    campaign_name: Optional[str] = None
+
+
+class GatewayMapping(Body):
+    payment_type_id: int
+
+
+class LevelMapping(Body):
+    membership_level_id: int
+
+
+class RelationshipTypeMapping(Body):
+    """Key ``default``: ``id``; key ``enabled``: ``ids``."""
+
+    id: Optional[int] = None
+    ids: Optional[list[int]] = None
+
+
+#: what each portal mapping kind takes
+MAPPING_BODIES: dict[str, type[Body]] = {"funds": FundMapping, "gateways": GatewayMapping, "levels": LevelMapping,
+                                         "relationship-types": RelationshipTypeMapping}
+
+
 def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) -> dict[str, Any]:
     """Fund per sync category; gateway -> payment type; product or level -> membership level (``*`` is the
-    global default); relationship type default (key ``default``) and the enabled set. Ids are checked
-    against the CRM reference cache."""
+    global default); relationship type default (key ``default``) and the enabled set. The values are that
+    kind's body (``MAPPING_BODIES``); ids are checked against the CRM reference cache."""
     from synctool.references import require as require_reference
 
-    values = {k: v for k, v in values.items() if v is not None}
+    if kind not in MAPPING_BODIES:
+        raise InvalidInput(f"unknown portal mapping {kind!r}", "one of: " + ", ".join(MAPPING_KINDS))
+    values = parse(MAPPING_BODIES[kind], {k: v for k, v in values.items() if v is not None},
+                   where=f"portal {kind} mapping").model_dump(exclude_none=True)
     if kind == "funds":
         if key not in FUND_KEYS:
             raise InvalidInput(f"unknown sync category {key!r}", "one of: " + ", ".join(FUND_KEYS))
-        if "fund_id" not in values:
-            raise InvalidInput("--fund-id is required")
         require_reference(conn, "funds", values["fund_id"])
     elif kind == "gateways":
-        if "payment_type_id" not in values:
-            raise InvalidInput("--payment-type-id is required")
         require_reference(conn, "payment-types", values["payment_type_id"])
     elif kind == "levels":
-        if "membership_level_id" not in values:
-            raise InvalidInput("--membership-level-id is required")
         require_reference(conn, "membership-levels", values["membership_level_id"])
-    elif kind == "relationship-types":
+    else:
         if key not in ("default", "enabled"):
             raise InvalidInput("relationship-types keys: default (--id) or enabled (--ids)")
         for type_id in ([values["id"]] if "id" in values else []) + list(values.get("ids") or []):
@@ -112,8 +135,6 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
         enabled = set(values.get("ids") or (mappings.get(conn, "portal_relationship_type", "enabled") or {}).get("ids", []))
         if key == "default" and enabled and int(values["id"]) not in enabled:
             raise InvalidInput(f"relationship type {values['id']} is not in the enabled set {sorted(enabled)}")
-    else:
-        raise InvalidInput(f"unknown portal mapping {kind!r}", "one of: " + ", ".join(MAPPING_KINDS))
     mappings.put(conn, MAPPING_KINDS[kind], key, values)
     return {"key": key, **values}
 
