@@ -41,6 +41,12 @@ class InvalidInput(SynctoolError):
         super().__init__(message)
 
 
+def one_of(value: object, allowed, what: str) -> None:
+    """InvalidInput listing the choices unless ``value`` is None or one of ``allowed``."""
+    if value is not None and value not in allowed:
+        raise InvalidInput(f"unknown {what} {value!r}", "one of: " + ", ".join(map(str, allowed)))
+
+
 class InvalidSignature(InvalidInput):
     pass
 

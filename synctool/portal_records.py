@@ -14,7 +14,7 @@ import sqlite3
 from typing import Any
 
 from synctool import store
-from synctool.errors import InvalidInput, NotFound
+from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.platforms.portal import RECORD_TYPES, record_models
 
 TABLES = {"user": "portal_users", "product": "portal_products", "membership": "portal_memberships",
@@ -27,7 +27,7 @@ def validate(kind: str, data: Any) -> Any:
     from pydantic import ValidationError
 
     if kind not in RECORD_TYPES:
-        raise InvalidInput(f"unknown record type {kind!r}", "one of: " + ", ".join(RECORD_TYPES))
+        one_of(kind, RECORD_TYPES, "record type")
     if not isinstance(data, dict):
         raise InvalidInput(f"a {kind} record must be a JSON object")
     try:
@@ -56,7 +56,7 @@ def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
 
 def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
     if kind not in TABLES:
-        raise InvalidInput(f"unknown record type {kind!r}", "one of: " + ", ".join(RECORD_TYPES))
+        one_of(kind, RECORD_TYPES, "record type")
     row = conn.execute(f"SELECT * FROM {TABLES[kind]} WHERE id = ?", (record_id,)).fetchone()
     if row is None:
         raise NotFound(f"no portal {kind} with id {record_id}")
@@ -95,7 +95,7 @@ def links(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, A
     out = []
     for k in kinds:
         if k not in TABLES:
-            raise InvalidInput(f"unknown record type {k!r}", "one of: " + ", ".join(RECORD_TYPES))
+            one_of(k, RECORD_TYPES, "record type")
         for row in conn.execute(f"SELECT id, {', '.join(LINKS[k]) or 'NULL AS none'} FROM {TABLES[k]} ORDER BY id"):
             out.append({"entity": k, **dict(row)})
     return out

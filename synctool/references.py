@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from synctool import settings
-from synctool.errors import InvalidInput
+from synctool.errors import InvalidInput, one_of
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
 LISTS = {
@@ -41,8 +41,7 @@ def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
 
 
 def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
-    if kind not in LISTS and kind not in CATEGORY_KINDS:
-        raise InvalidInput(f"unknown CRM list {kind!r}", "one of: " + ", ".join([*LISTS, *CATEGORY_KINDS]))
+    one_of(kind, [*LISTS, *CATEGORY_KINDS], "CRM list")
     return {"kind": kind, "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
             "items": settings.cache_list(conn, f"crm:{kind}")}
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from synctool.errors import StoreUnavailable
 
@@ -57,6 +57,22 @@ def iso(moment: datetime | None = None) -> str:
     """UTC ISO-8601 with microseconds and a ``Z``; sorts as text in time order."""
     moment = moment or utcnow()
     return moment.astimezone(timezone.utc).strftime(TIME_FORMAT)
+
+
+class Where:
+    """A WHERE clause built one condition at a time, with its parameters (for the list queries)."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> "Where":
+        self.clauses.append(clause)
+        self.params.extend(params)
+        return self
+
+    def __str__(self) -> str:
+        return ("WHERE " + " AND ".join(self.clauses)) if self.clauses else ""
 
 
 def new_id() -> str:

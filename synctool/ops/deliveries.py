@@ -11,7 +11,7 @@ from pydantic import Field
 
 from synctool import store
 from synctool.config import Config
-from synctool.errors import InvalidInput, NotFound
+from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.inbox import WebhookSecrets, accept, store_inbound
 from synctool.platforms import SOURCES
 from synctool.timeutil import parse_moment
@@ -22,22 +22,18 @@ logger = logging.getLogger("synctool")
 
 def list_deliveries(conn: sqlite3.Connection, *, source: str | None = None, since: str | None = None,
                     limit: int = 50) -> list[dict[str, Any]]:
-    if source and source not in SOURCES:
-        raise InvalidInput(f"unknown source {source!r}", "one of: " + ", ".join(SOURCES))
+    one_of(source or None, SOURCES, "source")
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000")
-    clauses, params = [], []
+    where = store.Where()
     if source:
-        clauses.append("d.source = ?")
-        params.append(source)
+        where.add("d.source = ?", source)
     if since:
-        clauses.append("d.received_at >= ?")
-        params.append(store.iso(parse_moment(since)))
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        where.add("d.received_at >= ?", store.iso(parse_moment(since)))
     rows = conn.execute(
         f"SELECT d.id, d.source, d.event_id, d.event_type, d.received_at, d.verified, length(d.body) AS size,"
         f" j.id AS job_id, j.status AS job_status FROM deliveries d LEFT JOIN jobs j ON j.delivery_id = d.id"
-        f" {where} ORDER BY d.id DESC LIMIT ?", (*params, limit)).fetchall()
+        f" {where} ORDER BY d.id DESC LIMIT ?", (*where.params, limit)).fetchall()
     return [dict(row) | {"verified": bool(row["verified"])} for row in rows]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 from pydantic import Field, RootModel
 
 from synctool import mappings
-from synctool.errors import InvalidInput
+from synctool.errors import InvalidInput, one_of
 from synctool.validation import Body
 from synctool.references import listing
 from synctool.references import require as require_reference
@@ -31,8 +31,7 @@ def validated(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any
 def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
     platform, _, kind = key.partition(":")
     allowed = [f"donations:{t}" for t in mappings.CAMPAIGN_TYPES] + ["donations:default", "pos:default"]
-    if key not in allowed:
-        raise InvalidInput(f"unknown type {key!r}", "one of: " + ", ".join(allowed))
+    one_of(key, allowed, "type")
     value = validated(conn, values)
     if not value:
         raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
@@ -138,8 +137,7 @@ def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> di
 
 
 def remove(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any]:
-    if kind not in mappings.KINDS:
-        raise InvalidInput(f"unknown mapping kind {kind!r}", "one of: " + ", ".join(mappings.KINDS))
+    one_of(kind, mappings.KINDS, "mapping kind")
     from synctool.errors import NotFound
 
     if not mappings.delete(conn, kind, key):

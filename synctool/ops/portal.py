@@ -10,7 +10,7 @@ from typing import Any, Optional
 from synctool import crm as crm_target
 from synctool import mappings, portal_records, settings, store
 from synctool.config import Config
-from synctool.errors import Conflict, InvalidInput, NotFound
+from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.validation import Body, parse
 from synctool.sync.portal import DEFAULT_FLAGS, FLAGS, FUND_KEYS, apply_record, queue
 
@@ -56,7 +56,7 @@ def links(conn: sqlite3.Connection, entity: str | None = None) -> list[dict[str,
 def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: bool = False) -> str:
     """Queue a CRM job for a portal record (spec: POST /api/admin/crm/sync/queue-payment/:paymentId)."""
     if entity not in ENTITY_JOBS:
-        raise InvalidInput(f"unknown entity {entity!r}", "one of: " + ", ".join(ENTITY_JOBS))
+        one_of(entity, ENTITY_JOBS, "entity")
     kind, job_type = ENTITY_JOBS[entity]
     portal_records.get(conn, kind, record_id)  # NotFound for an unknown id
     with store.transaction(conn):
@@ -78,7 +78,7 @@ MAPPING_KINDS = {"funds": "portal_fund", "gateways": "portal_gateway", "levels":
 
 def list_mappings(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     if kind not in MAPPING_KINDS:
-        raise InvalidInput(f"unknown portal mapping {kind!r}", "one of: " + ", ".join(MAPPING_KINDS))
+        one_of(kind, MAPPING_KINDS, "portal mapping")
     return mappings.all_of(conn, MAPPING_KINDS[kind])
 
 
@@ -114,12 +114,11 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
     from synctool.references import require as require_reference
 
     if kind not in MAPPING_BODIES:
-        raise InvalidInput(f"unknown portal mapping {kind!r}", "one of: " + ", ".join(MAPPING_KINDS))
+        one_of(kind, MAPPING_KINDS, "portal mapping")
     values = parse(MAPPING_BODIES[kind], {k: v for k, v in values.items() if v is not None},
                    where=f"portal {kind} mapping").model_dump(exclude_none=True)
     if kind == "funds":
-        if key not in FUND_KEYS:
-            raise InvalidInput(f"unknown sync category {key!r}", "one of: " + ", ".join(FUND_KEYS))
+        one_of(key, FUND_KEYS, "sync category")
         require_reference(conn, "funds", values["fund_id"])
     elif kind == "gateways":
         require_reference(conn, "payment-types", values["payment_type_id"])

@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field, field_validator
 
 from synctool import jobs, store
-from synctool.errors import Conflict, InvalidInput, NotFound
+from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.platforms import SOURCES
 from synctool.timeutil import parse_moment
 from synctool.validation import Body, Query
@@ -22,11 +22,6 @@ STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
 LIST_COLUMNS = ("id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
                 " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
                 " resolved_at, resolved_by")
-
-
-def _check(value: str | None, allowed: tuple[str, ...], what: str) -> None:
-    if value is not None and value not in allowed:
-        raise InvalidInput(f"unknown {what} {value!r}", "one of: " + ", ".join(allowed))
 
 
 Source = Literal[SOURCES]  # type: ignore[valid-type]
@@ -87,43 +82,34 @@ def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict
     query = query or SyncQuery()
     status, source, date_from, date_to, q = query.status, query.source, query.date_from, query.date_to, query.q
     page, limit, sort, order = query.page, query.limit, query.sort, query.order
-    clauses: list[str] = []
-    params: list[Any] = []
+    where = store.Where()
     if status == "resolved":
-        clauses.append("resolved_at IS NOT NULL")
+        where.add("resolved_at IS NOT NULL")
     elif status:
-        clauses.append("status = ?")
-        params.append(status)
+        where.add("status = ?", status)
     if source:
-        clauses.append("source = ?")
-        params.append(source)
+        where.add("source = ?", source)
     if date_from:
-        clauses.append("created_at >= ?")
-        params.append(store.iso(parse_moment(date_from)))
+        where.add("created_at >= ?", store.iso(parse_moment(date_from)))
     if date_to:
         moment = parse_moment(date_to)
         if len(date_to.strip()) == 10:  # a bare date means the whole of that day
-            moment += timedelta(days=1)
-            clauses.append("created_at < ?")
+            where.add("created_at < ?", store.iso(moment + timedelta(days=1)))
         else:
-            clauses.append("created_at <= ?")
-        params.append(store.iso(moment))
+            where.add("created_at <= ?", store.iso(moment))
     if q:
         q = q.strip()
         if len(q) >= 3:  # the trigram index answers substrings of three characters or more
             jobs.index_search(conn)
-            clauses.append("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)")
-            params.append(_fts_phrase(q))
+            where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", _fts_phrase(q))
         else:
             like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            clauses.append("(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
-                           " OR last_error LIKE ? ESCAPE '\\')")
-            params.extend([like] * 4)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    total = conn.execute(f"SELECT count(*) FROM jobs {where}", params).fetchone()[0]
+            where.add("(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
+                      " OR last_error LIKE ? ESCAPE '\\')", *[like] * 4)
+    total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
     rows = conn.execute(
         f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()}"
-        f" LIMIT ? OFFSET ?", (*params, limit, (page - 1) * limit)).fetchall()
+        f" LIMIT ? OFFSET ?", (*where.params, limit, (page - 1) * limit)).fetchall()
     return {"items": [dict(r) for r in rows], "total": total, "page": page, "limit": limit,
             "pages": (total + limit - 1) // limit}
 
@@ -207,21 +193,18 @@ JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",
 def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | None = None,
               limit: int = 100) -> list[dict[str, Any]]:
     """The queue view of the portal's admin interface: all, pending (queued or running) or failed."""
-    _check(status, tuple(JOB_VIEWS), "job status view")
-    _check(target, jobs.TARGETS, "target")
+    one_of(status, tuple(JOB_VIEWS), "job status view")
+    one_of(target, jobs.TARGETS, "target")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    clauses, params = [], []
+    where = store.Where()
     if JOB_VIEWS[status]:
-        clauses.append(f"status IN ({','.join('?' * len(JOB_VIEWS[status]))})")
-        params.extend(JOB_VIEWS[status])
+        where.add(f"status IN ({','.join('?' * len(JOB_VIEWS[status]))})", *JOB_VIEWS[status])
     if target:
-        clauses.append("target = ?")
-        params.append(target)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        where.add("target = ?", target)
     return [dict(r) for r in conn.execute(
         f"SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
-        f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?", (*params, limit))]
+        f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?", (*where.params, limit))]
 
 
 def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from synctool.errors import InvalidInput
+from synctool.errors import one_of
 
 if TYPE_CHECKING:
     from synctool.platforms.webhooks import Adapter
@@ -23,6 +23,5 @@ SOURCES = tuple(ADAPTERS)
 
 def adapter(source: str) -> "Adapter":
     """The adapter for a webhook role; InvalidInput for an unknown one."""
-    if source not in ADAPTERS:
-        raise InvalidInput(f"unknown source {source!r}", "one of: " + ", ".join(SOURCES))
+    one_of(source, SOURCES, "source")
     return importlib.import_module(f"synctool.platforms.{ADAPTERS[source]}")  # type: ignore[return-value]

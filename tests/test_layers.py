@@ -1,0 +1,81 @@
+"""The house's floors (README, "For the developers"): every import in synctool points down this list or
+stays on its floor, and no two modules import each other, directly or round a circle. Imports inside
+functions count too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
+
+#: top to bottom; a module may import its own floor or any floor below
+FLOORS = [
+    {"cli", "demo"},
+    {"web", "fakes"},
+    {"ops", "worker"},
+    {"sync", "inbox"},
+    {"platforms", "crm", "clients", "portal_records"},
+    {"pacer", "jobs", "store", "settings", "mappings", "references", "secrets", "money", "timeutil"},
+    {"config", "validation", "errors"},
+]
+
+
+def room(module: str) -> str:
+    """``synctool.sync.gifts`` -> ``sync``; ``synctool.store`` -> ``store``."""
+    return module.split(".")[1] if module.count(".") >= 1 else module
+
+
+def floor(module: str) -> int:
+    name = room(module)
+    return next(n for n, rooms in enumerate(FLOORS) if name in rooms)
+
+
+def imports() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("synctool"):
+                for alias in node.names:
+                    candidate = f"{node.module}.{alias.name}"
+                    target = candidate if (PACKAGE.parent / candidate.replace(".", "/")).with_suffix(".py").exists() \
+                        or (PACKAGE.parent / candidate.replace(".", "/")).is_dir() else node.module
+                    found.add(target)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("synctool"))
+        found.discard(module)
+    return graph
+
+
+def test_every_room_is_on_a_floor():
+    rooms = {room(m) for m in imports() if m != "synctool"}
+    assert rooms <= set().union(*FLOORS), rooms - set().union(*FLOORS)
+
+
+def test_no_import_points_up():
+    upward = [(m, t) for m, targets in imports().items() for t in targets
+              if m != "synctool" and t != "synctool" and floor(t) < floor(m)]
+    assert upward == []
+
+
+def test_no_circle():
+    graph = imports()
+    seen: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(module: str, path: list[str]) -> None:
+        seen[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if target.startswith(module + ".") or module.startswith(target + "."):
+                continue  # a package and its own modules
+            if seen.get(target) == 1:
+                raise AssertionError("import circle: " + " -> ".join(path[path.index(target):] + [target]))
+            if target not in seen:
+                visit(target, path + [target])
+        seen[module] = 2
+
+    for module in sorted(graph):
+        if module not in seen:
+            visit(module, [module])
