@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from synctool import store
+from synctool.timeutil import age_s
 
 STATUSES = ("queued", "running", "succeeded", "skipped", "failed")
 TARGETS = ("crm", "portal", "mailing", "cms", "messaging")
@@ -174,10 +175,7 @@ def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -
                        " AND status = 'queued'", targets).fetchone()
     if row[0] is None:
         return None
-    from datetime import datetime
-
-    due = datetime.strptime(row[0], store.TIME_FORMAT).replace(tzinfo=store.utcnow().tzinfo)
-    return max(0.0, (due - store.utcnow()).total_seconds())
+    return max(0.0, -age_s(row[0]))
 
 
 def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:

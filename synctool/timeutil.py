@@ -18,15 +18,33 @@ def parse_duration(value: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
 
 
+def parse_iso(value: str | None, *, assume_utc: bool = True) -> datetime | None:
+    """An ISO-8601 time (with ``Z`` or an offset; synctool's own stamps too) as an aware datetime in UTC, or
+    None when empty or not a time. A time without an offset is UTC, or is left naive (the platform's local
+    time) when ``assume_utc`` is false."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc) if assume_utc else moment
+    return moment.astimezone(timezone.utc)
+
+
+def age_s(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds since an ISO-8601 time, or None."""
+    moment = parse_iso(value)
+    return None if moment is None else ((now or datetime.now(timezone.utc)) - moment).total_seconds()
+
+
 def parse_moment(value: str, *, now: datetime | None = None) -> datetime:
     """A duration ago (``24h``), or an ISO date/datetime (naive means UTC)."""
     now = now or datetime.now(timezone.utc)
     if _DURATION.match(value or ""):
         return now - parse_duration(value)
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"not a date or duration: {value!r}", "use 2026-11-01, 2026-11-01T09:30:00Z or 24h") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    moment = parse_iso(value)
+    if moment is None:
+        raise InvalidInput(f"not a date or duration: {value!r}", "use 2026-11-01, 2026-11-01T09:30:00Z or 24h")
+    return moment

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
 from typing import Any
 
 from synctool import clients, settings, store
 from synctool.config import Config
 from synctool.errors import SynctoolError
+from synctool.timeutil import age_s
 
 
 def _try(name: str, fn) -> dict[str, Any]:
@@ -41,12 +41,6 @@ def test_connections(conn: sqlite3.Connection, config: Config) -> list[dict[str,
         _try("pos", with_client(clients.pos, lambda c: f"{len(c.locations())} location(s)")),
         _try("mailing", with_client(clients.mailing, lambda c: c.ping().get("health_status", "ok"))),
     ]
-
-
-def _age(text: str | None) -> float | None:
-    if not text:
-        return None
-    return (store.utcnow() - datetime.strptime(text, store.TIME_FORMAT).replace(tzinfo=timezone.utc)).total_seconds()
 
 
 def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
@@ -90,17 +84,17 @@ def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
     if not config.webhooks.pos_notification_url:
         add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
     last_drain = settings.get(conn, "last_drain") or {}
-    age = _age(last_drain.get("at"))
+    age = age_s(last_drain.get("at"))
     add("cron drain", "ok" if age is not None and age < 180 else "fail",
         f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 180 else
         "install crontab.example (drain every minute)")
     poll = conn.execute("SELECT last_run_at FROM poll_state WHERE source = 'donations'").fetchone()
-    age = _age(poll[0] if poll else None)
+    age = age_s(poll[0] if poll else None)
     add("cron poll", "ok" if age is not None and age < 1800 else "warn",
         f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 1800 else
         "install crontab.example (poll every 15 minutes)")
     oldest = conn.execute("SELECT min(run_after) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
-    age = _age(oldest)
+    age = age_s(oldest)
     backlog = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
     add("queue backlog", "ok" if age is None or age < 600 else "warn",
         f"{backlog} queued" + (f", oldest due {int(age)} s ago" if age is not None and age > 0 else ""),

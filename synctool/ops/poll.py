@@ -15,7 +15,7 @@ from typing import Any
 from synctool import clients, jobs, store
 from synctool.config import Config
 from synctool.platforms.givebutter import external_id, supporter_name
-from synctool.timeutil import parse_duration
+from synctool.timeutil import parse_duration, parse_iso
 
 
 def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookback: str | None = None,
@@ -27,9 +27,7 @@ def poll(conn: sqlite3.Connection, config: Config, *, fresh: bool = False, lookb
         window = parse_duration(lookback) if lookback else timedelta(hours=config.donations.poll_first_lookback_hours)
         since = started - window
     else:
-        from datetime import datetime, timezone
-
-        since = datetime.strptime(state["watermark"], store.TIME_FORMAT).replace(tzinfo=timezone.utc) - overlap
+        since = parse_iso(state["watermark"]) - overlap
     since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
     seen = queued = 0
     with clients.using(clients.donations, config, client) as donations:

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator
 from synctool import jobs, store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.platforms import SOURCES
-from synctool.timeutil import parse_moment
+from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
 
 SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "attempts", "external_id", "amount")
@@ -173,12 +173,8 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
     per_source = {r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"} for r in conn.execute(
         f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,))}
     oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
-    age = None
-    if oldest:
-        from datetime import datetime, timezone
-
-        age = round((store.utcnow() - datetime.strptime(oldest, store.TIME_FORMAT).replace(tzinfo=timezone.utc)
-                     ).total_seconds(), 1)
+    age = age_s(oldest)
+    age = None if age is None else round(age, 1)
     unresolved = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
     return {"window": window, "since": since, **{k: v or 0 for k, v in overall.items()},
             "failed_unresolved": unresolved, "oldest_queued_age_s": age, "per_source": per_source}

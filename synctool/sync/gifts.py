@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from synctool import store
 from synctool.errors import RemoteError, UncertainWrite
 from synctool.platforms.lgl import CrmClient
+from synctool.timeutil import parse_iso
 
 
 def zone(name: str | None) -> ZoneInfo | None:
@@ -35,9 +36,8 @@ def gift_date(moment: str | None, *zones: str | None) -> str:
     where = next((z for z in map(zone, zones) if z is not None), timezone.utc)
     if not moment:
         return datetime.now(where).strftime("%Y-%m-%d")
-    try:
-        parsed = datetime.fromisoformat(str(moment).replace("Z", "+00:00"))
-    except ValueError:
+    parsed = parse_iso(moment, assume_utc=False)
+    if parsed is None:
         return str(moment)[:10]
     if parsed.tzinfo is None:  # a time without an offset is already local to the platform
         return parsed.strftime("%Y-%m-%d")

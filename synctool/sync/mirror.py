@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from synctool import store
 from synctool.platforms.lgl import CrmClient
+from synctool.timeutil import parse_iso
 
 EPOCH = "1970-01-01T00:00:00Z"
 OVERLAP = timedelta(seconds=60)
@@ -42,16 +43,6 @@ def normalize_email(email: str | None) -> str:
 
 def digits(number: str | None) -> str:
     return "".join(ch for ch in str(number or "") if ch.isdigit())
-
-
-def _utc(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -104,15 +95,15 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
     full = full or not state["watermark"]
     since = EPOCH
     if not full:
-        since = (_utc(state["watermark"]) - OVERLAP).strftime(WATERMARK_FORMAT)
-    newest = _utc(state["watermark"]) if not full else None
+        since = (parse_iso(state["watermark"]) - OVERLAP).strftime(WATERMARK_FORMAT)
+    newest = parse_iso(state["watermark"]) if not full else None
     requests = rows = 0
     for items in crm.constituents_updated_since(since, page_size=page_size):
         requests += 1
         with store.transaction(conn):
             for record in items:
                 put(conn, record)
-                moment = _utc(record.get("updated_at"))
+                moment = parse_iso(record.get("updated_at"))
                 if moment is not None and (newest is None or moment > newest):
                     newest = moment
         rows += len(items)
@@ -145,7 +136,7 @@ def status(conn: sqlite3.Connection) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
     counts = {"constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
               "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0]}
-    refreshed = _utc(row["refreshed_at"])
+    refreshed = parse_iso(row["refreshed_at"])
     age = None if refreshed is None else round((store.utcnow() - refreshed).total_seconds(), 1)
     return {**counts, "watermark": row["watermark"], "refreshed_at": row["refreshed_at"], "age_s": age,
             "full_loaded_at": row["full_loaded_at"], "last_refresh": {
