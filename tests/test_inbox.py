@@ -1,0 +1,65 @@
+"""The inbox (inbox.py): every role's adapter verifies and parses a delivery, and the delivery and its job
+are stored in one commit; a repeat is a duplicate, never a second job."""
+
+from __future__ import annotations
+
+import pytest
+
+from synctool import store
+from synctool.errors import InvalidInput, InvalidSignature
+from synctool.fakes import samples
+from synctool.inbox import WebhookSecrets, accept, store_inbound
+from synctool.platforms import SOURCES, adapter
+from synctool.platforms.stripe import sign
+
+SECRETS = WebhookSecrets(donations="gb", pos_key="sq", pos_url="https://sync.example.org/webhooks/pos",
+                         mailing="mc", payments="whsec_x", portal="portal-x")
+
+
+def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:
+    if source == "donations":
+        return samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION), {"Signature": "gb"}, {}
+    if source == "pos":
+        body = samples.square_order_event("O1")
+        return body, {"X-Square-HmacSha256-Signature": samples.square_signature("sq", SECRETS.pos_url, body)}, {}
+    if source == "mailing":
+        return samples.mailchimp_unsubscribe(), {}, {"secret": "mc"}
+    if source == "payments":
+        body = samples.stripe_event("checkout.session.completed", samples.stripe_session("p1", "u1", 100))
+        return body, {"Stripe-Signature": sign(body, "whsec_x")}, {}
+    body = b'{"id": "push-1", "type": "user.upsert", "data": {"id": "u1", "email": "u1@example.org"}}'
+    return body, {"Synctool-Signature": sign(body, "portal-x")}, {}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_each_role_verifies_parses_and_decodes(source, db):
+    body, headers, query = signed(source)
+    inbound = accept(source, body, headers, query, SECRETS)
+    assert inbound.source == source and inbound.event_id and inbound.job.entity_id
+    assert isinstance(adapter(source).decode(body), dict)
+    with pytest.raises(InvalidSignature):  # a changed body, or (for the shared-secret schemes) a forged secret
+        if source in ("donations", "mailing"):
+            accept(source, body, {k: "forged" for k in headers}, {k: "forged" for k in query}, SECRETS)
+        else:
+            accept(source, body + b" ", headers, query, SECRETS)
+    first = store_inbound(db, inbound)
+    assert first is not None and store_inbound(db, inbound) is None  # the repeat is a duplicate
+    assert db.execute("SELECT count(*) FROM jobs WHERE delivery_id IS NOT NULL").fetchone()[0] == 1
+
+
+def test_unknown_role_and_unused_events(db):
+    with pytest.raises(InvalidInput, match="unknown source 'fax'"):
+        accept("fax", b"{}", {}, {}, SECRETS)
+    body = samples.givebutter("plan.created", {"id": "plan_1"})
+    job_id = store_inbound(db, accept("donations", body, {"Signature": "gb"}, {}, SECRETS))
+    row = db.execute("SELECT status, message, finished_at FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    assert row["status"] == "skipped" and "not synced" in row["message"] and row["finished_at"]
+
+
+def test_inject_skips_the_signature_but_says_so(db):
+    body, _, _ = signed("pos")
+    inbound = accept("pos", body, {}, {}, WebhookSecrets(), verify=False)
+    assert not inbound.verified and "no signature was checked" in inbound.note
+    store_inbound(db, inbound)
+    assert db.execute("SELECT verified FROM deliveries").fetchone()[0] == 0
+    assert store.applied_migrations(db)

@@ -1,0 +1,63 @@
+"""The pacer (pacer.py): slots a minimum interval plus the send margin apart, never more than synctool's
+share of the account's requests in any window, held across processes; measured at the CRM fake."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from synctool.pacer import Limits, Pacer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_slots_keep_the_interval_plus_margin_and_the_window_cap(tmp_path):
+    from synctool import store
+
+    store.connect(tmp_path / "p.db").close()
+    clock = Clock()
+    pacer = Pacer(tmp_path / "p.db", Limits(requests=5, window_s=10.0, min_interval_s=1.0, account_limit=6,
+                                            send_margin_s=0.25), clock=clock, sleep=clock.sleep)
+    sent = []
+    for _ in range(7):
+        pacer.acquire()
+        sent.append(clock.now)
+    gaps = [b - a for a, b in zip(sent, sent[1:])]
+    assert all(gap >= 1.25 - 1e-9 for gap in gaps)  # the interval plus the send margin
+    # the sixth waits until the first has left the 10 s window (plus its small margin)
+    assert sent[5] >= sent[0] + 10.0
+    budget = pacer.budget()
+    assert budget["limit"] == 5 and budget["account_limit"] == 6 and budget["min_interval_ms"] == 1000.0
+    pacer.close()
+
+
+def test_two_processes_never_exceed_the_limit(fake_crm, monkeypatch, db):
+    fake_crm.limit, fake_crm.window_s = 10, 1.0
+    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "10")
+    monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "50")
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.crm_hammer", "18"], cwd=ROOT) for _ in range(2)]
+    for p in procs:
+        assert p.wait(timeout=60) == 0
+    stats = fake_crm.stats()
+    assert stats["served"] == 36 and stats["rejected_429"] == 0
+    assert stats["max_in_any_window"] <= 10
+    assert stats["min_gap_s"] >= 0.05  # as the CRM receives them: the pacer keeps a margin for send jitter
+
+
+def test_budget_command(fake_crm, cli, crm_client):
+    crm_client.request("GET", "/funds")
+    result = json.loads(cli("crm", "budget", "--json").stdout)
+    assert result["used_in_window"] == 1 and result["limit"] == 1000
