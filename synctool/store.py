@@ -375,25 +375,6 @@ def m004_crm_mirror(db: "Database") -> None:
     );
     CREATE INDEX crm_constituents_external ON crm_constituents (external_constituent_id);
     CREATE INDEX crm_constituents_last_name ON crm_constituents (last_name COLLATE NOCASE);
-    CREATE TABLE crm_constituent_emails (
-        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
-        address TEXT NOT NULL,
-        normalized TEXT NOT NULL
-    );
-    CREATE INDEX crm_constituent_emails_normalized ON crm_constituent_emails (normalized);
-    CREATE INDEX crm_constituent_emails_constituent ON crm_constituent_emails (constituent_id);
-    CREATE TABLE crm_constituent_phones (
-        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
-        number TEXT NOT NULL,
-        digits TEXT NOT NULL
-    );
-    CREATE INDEX crm_constituent_phones_digits ON crm_constituent_phones (digits);
-    CREATE INDEX crm_constituent_phones_constituent ON crm_constituent_phones (constituent_id);
-    CREATE TABLE crm_constituent_addresses (
-        constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id) ON DELETE CASCADE,
-        street TEXT, city TEXT, state TEXT, postal_code TEXT, country TEXT
-    );
-    CREATE INDEX crm_constituent_addresses_constituent ON crm_constituent_addresses (constituent_id);
     -- one row: the CRM's updated_at watermark and what the last refresh did
     CREATE TABLE crm_mirror_state (
         id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -407,6 +388,16 @@ def m004_crm_mirror(db: "Database") -> None:
     );
     INSERT INTO crm_mirror_state (id) VALUES (1)
     """)
+    # each constituent's contact rows, gone with it; looked up by the normalised e-mail or the phone's digits
+    for table, columns, lookup in (("crm_constituent_emails", "address TEXT NOT NULL, normalized TEXT NOT NULL", "normalized"),
+                                   ("crm_constituent_phones", "number TEXT NOT NULL, digits TEXT NOT NULL", "digits"),
+                                   ("crm_constituent_addresses", "street TEXT, city TEXT, state TEXT, postal_code TEXT,"
+                                                                 " country TEXT", None)):
+        db.conn.execute(f"CREATE TABLE {table} (constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id)"
+                        f" ON DELETE CASCADE, {columns})")
+        for column in ("constituent_id", lookup):
+            if column:
+                db.conn.execute(f"CREATE INDEX {table}_{column} ON {table} ({column})")
 
 
 @contextmanager

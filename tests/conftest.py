@@ -76,6 +76,13 @@ def db(isolated: Path):
 CRM_KEY = "crm-test-key-0c1d"
 
 
+def quick_crm(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    """CRM pacing scaled right down (``limit`` requests a second, no gap) and quick retries."""
+    for name, value in {"CRM_RATE_LIMIT_REQUESTS": limit, "CRM_SHARE_REQUESTS": limit, "CRM_RATE_LIMIT_WINDOW_S": 1,
+                        "CRM_MIN_INTERVAL_MS": 0, "CRM_RETRY_BASE_MS": 10, "CRM_TIMEOUT_S": 0.5}.items():
+        monkeypatch.setenv(name, str(value))
+
+
 @pytest.fixture
 def fake_crm(monkeypatch):
     """The LGL fake on a loopback port, with synctool pointed at it and pacing scaled right down."""
@@ -86,12 +93,7 @@ def fake_crm(monkeypatch):
     server = BackgroundServer(create_app(crm)).start()
     monkeypatch.setenv("CRM_API_BASE_URL", server.url + "/api/v1")
     monkeypatch.setenv("CRM_API_KEY", CRM_KEY)
-    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "1000")
-    monkeypatch.setenv("CRM_SHARE_REQUESTS", "1000")
-    monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
-    monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
-    monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")
-    monkeypatch.setenv("CRM_TIMEOUT_S", "0.5")
+    quick_crm(monkeypatch, 1000)
     crm.url = server.url
     yield crm
     server.stop()
@@ -115,12 +117,7 @@ def world(monkeypatch, secrets_env):
     with FakeWorld(crm_limit=10_000, crm_window_s=1.0) as w:
         for name, value in w.env().items():
             monkeypatch.setenv(name, value)
-        monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "10000")
-        monkeypatch.setenv("CRM_SHARE_REQUESTS", "10000")
-        monkeypatch.setenv("CRM_RATE_LIMIT_WINDOW_S", "1")
-        monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "0")
-        monkeypatch.setenv("CRM_RETRY_BASE_MS", "10")
-        monkeypatch.setenv("CRM_TIMEOUT_S", "0.5")
+        quick_crm(monkeypatch, 10_000)
         monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "50")
         yield w
 

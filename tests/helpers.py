@@ -33,3 +33,20 @@ def start_receiver(port: int, env: dict | None = None) -> subprocess.Popen:
                              "--port", str(port)], env={**os.environ, **(env or {})})
     wait_for(f"http://127.0.0.1:{port}/health")
     return proc
+
+
+def mock_transport(responses: list) -> httpx.MockTransport:
+    """A transport answering each request with the next of ``responses`` (an exception is raised);
+    ``transport.seen`` lists the requests."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        item = responses.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    transport = httpx.MockTransport(handler)
+    transport.seen = seen  # type: ignore[attr-defined]
+    return transport

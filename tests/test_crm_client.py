@@ -16,21 +16,14 @@ from synctool.platforms.lgl import CrmClient, search_params
 from synctool.sync import constituents, gifts
 from synctool.sync.constituents import Person
 from tests.conftest import CRM_KEY
+from tests.helpers import mock_transport
 
 
 
 def mock_client(responses: list, sleeps: list, **kw) -> CrmClient:
-    seen = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        item = responses.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    client = CrmClient("https://lgl.test/api/v1", "k", transport=httpx.MockTransport(handler), sleep=sleeps.append, **kw)
-    client.seen = seen
+    transport = mock_transport(responses)
+    client = CrmClient("https://lgl.test/api/v1", "k", transport=transport, sleep=sleeps.append, **kw)
+    client.seen = transport.seen
     return client
 
 

@@ -8,21 +8,13 @@ import pytest
 
 from synctool.errors import RemoteError, TransientError, UncertainWrite, exit_code, http_status
 from synctool.platforms.http import ApiClient, backoff_s, retry_after_seconds
+from tests.helpers import mock_transport
 
 
 def client(responses: list, sleeps: list, **kw) -> ApiClient:
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        item = responses.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    api = ApiClient("https://api.test/v1", name="Test", transport=httpx.MockTransport(handler), sleep=sleeps.append,
-                    retry_base_s=1.0, **kw)
-    api.seen = seen
+    transport = mock_transport(responses)
+    api = ApiClient("https://api.test/v1", name="Test", transport=transport, sleep=sleeps.append, retry_base_s=1.0, **kw)
+    api.seen = transport.seen
     return api
 
 
