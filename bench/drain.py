@@ -12,7 +12,6 @@ import copy
 import os
 import random
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,30 +26,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deliveries", type=int, default=500)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="synctool-drain-"))
-    (tmp / "config.yaml").write_text("{}\n")
-    os.environ.update({"SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
-                       "SYNCTOOL_KEYRING": "off", "CRM_RATE_LIMIT_REQUESTS": str(LIMIT),
-                       "CRM_RATE_LIMIT_WINDOW_S": str(WINDOW_S), "CRM_MIN_INTERVAL_MS": str(INTERVAL_MS),
-                       "POS_WEBHOOK_NOTIFICATION_URL": "https://sync.example.org/webhooks/pos"})
     from starlette.testclient import TestClient
 
-    from synctool import store
-    from synctool.config import load_config
+    from fake_world import fake_world
     from synctool.fakes import samples
-    from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
-    from synctool.ops import crm as crm_ops, mailing, mappings, settings
+    from synctool.fakes.world import WEBHOOK_SECRETS
+    from synctool.ops import mailing, settings
     from synctool.web.receiver import create_app
     from synctool.worker import drain
 
-    os.environ.update(WEBHOOK_SECRETS)
     rng = random.Random(11)
-    with FakeWorld(crm_limit=LIMIT, crm_window_s=WINDOW_S) as world:
-        os.environ.update(world.env())
-        config = load_config()
-        conn = store.connect(config.db_path)
-        crm_ops.refresh(conn, config)
-        mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
+    with fake_world("synctool-drain-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):
         mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94"))
         mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="*", event="unsubscribe", add=[12222], remove=[12221]))
         settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", last_name="Customer"))

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import random
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,29 +45,16 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=72, help="gifts from brand-new donors")
     parser.add_argument("--repeats", type=int, default=48, help="second gifts from donors who gave today")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="synctool-gifts-"))
-    (tmp / "config.yaml").write_text("{}\n")
-    os.environ.update({"SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
-                       "SYNCTOOL_KEYRING": "off", "CRM_RATE_LIMIT_REQUESTS": str(LIMIT), "CRM_SHARE_REQUESTS": str(LIMIT),
-                       "CRM_RATE_LIMIT_WINDOW_S": str(WINDOW_S), "CRM_MIN_INTERVAL_MS": str(INTERVAL_MS)})
     from starlette.testclient import TestClient
 
-    from synctool import store
-    from synctool.config import load_config
+    from fake_world import fake_world
     from synctool.fakes import samples
-    from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
-    from synctool.ops import crm as crm_ops, mappings
+    from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.web.receiver import create_app
     from synctool.worker import drain
 
-    os.environ.update(WEBHOOK_SECRETS)
     rng = random.Random(7)
-    with FakeWorld(crm_limit=LIMIT, crm_window_s=WINDOW_S) as world:
-        os.environ.update(world.env())
-        config = load_config()
-        conn = store.connect(config.db_path)
-        crm_ops.refresh(conn, config)
-        mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
+    with fake_world("synctool-gifts-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):
         existing = []
         for n in range(args.existing):  # in the CRM, last changed weeks before synctool was installed
             first, last = rng.choice(FIRST_NAMES), rng.choice(SURNAMES)

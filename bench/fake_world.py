@@ -1,0 +1,35 @@
+"""What the drain benches share: a temporary synctool pointed at every fake, with the CRM's limits scaled,
+the reference lists cached and donations coded to the General fund."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def fake_world(prefix: str, *, limit: int, window_s: float, interval_ms: float) -> Iterator[tuple[Any, Any, Any]]:
+    """``(world, config, conn)`` for a bench run; synctool's share is the whole (scaled) limit."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    (tmp / "config.yaml").write_text("{}\n")
+    os.environ.update({"SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
+                       "SYNCTOOL_KEYRING": "off", "CRM_RATE_LIMIT_REQUESTS": str(limit), "CRM_SHARE_REQUESTS": str(limit),
+                       "CRM_RATE_LIMIT_WINDOW_S": str(window_s), "CRM_MIN_INTERVAL_MS": str(interval_ms),
+                       "POS_WEBHOOK_NOTIFICATION_URL": "https://sync.example.org/webhooks/pos"})
+    from synctool import store
+    from synctool.config import load_config
+    from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
+    from synctool.ops import crm as crm_ops, mappings
+
+    os.environ.update(WEBHOOK_SECRETS)
+    with FakeWorld(crm_limit=limit, crm_window_s=window_s) as world:
+        os.environ.update(world.env())
+        config = load_config()
+        conn = store.connect(config.db_path)
+        crm_ops.refresh(conn, config)
+        mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
+        yield world, config, conn
