@@ -75,7 +75,8 @@ def config(ctx: typer.Context,
 
     Example: synctool crm config --base-url https://api.littlegreenlight.com/api/v1 --api-key
     """
-    from synctool.ops.crm import CrmConfigBody, configure, keyring_notice
+    from synctool.ops.crm import CrmConfigBody, configure
+    from synctool.secrets import keyring_notice
     from synctool.validation import parse
 
     key = typer.prompt("CRM API key", hide_input=True) if api_key else None

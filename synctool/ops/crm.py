@@ -28,12 +28,6 @@ def status(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
             "api_key": "set" if where.key_source else "missing", "api_key_from": where.key_source}
 
 
-def keyring_notice() -> str | None:
-    from synctool.secrets import keyring_notice as notice
-
-    return notice()
-
-
 def test_connection(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, Any]:
     """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
     result = {**status(conn, config), "ok": False, "configured": False}

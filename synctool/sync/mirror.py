@@ -27,7 +27,7 @@ from typing import Any
 
 from synctool import store
 from synctool.platforms.lgl import CrmClient
-from synctool.timeutil import parse_iso
+from synctool.timeutil import age_s, parse_iso
 
 EPOCH = "1970-01-01T00:00:00Z"
 OVERLAP = timedelta(seconds=60)
@@ -91,12 +91,12 @@ def refresh(crm: CrmClient, conn: sqlite3.Connection, *, full: bool = False, pag
 def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: int) -> dict[str, Any]:
     started_iso = store.iso()
     started = time.monotonic()
-    state = status(conn)
-    full = full or not state["watermark"]
+    watermark = _state(conn, "watermark")
+    full = full or not watermark
     since = EPOCH
     if not full:
-        since = (parse_iso(state["watermark"]) - OVERLAP).strftime(WATERMARK_FORMAT)
-    newest = parse_iso(state["watermark"]) if not full else None
+        since = (parse_iso(watermark) - OVERLAP).strftime(WATERMARK_FORMAT)
+    newest = parse_iso(watermark) if not full else None
     requests = rows = 0
     for items in crm.constituents_updated_since(since, page_size=page_size):
         requests += 1
@@ -122,23 +122,28 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
 def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_size: int = 250) -> dict[str, Any] | None:
     """Refresh incrementally unless a refresh started at or after ``since`` (an ``iso`` time: the start
     of this run). Returns what the refresh did, or None when the mirror was fresh enough."""
-    if (status(conn)["refreshed_at"] or "") >= since:
+    if (_state(conn, "refreshed_at") or "") >= since:
         return None
     with store.named_lock(conn, [LOCK]):
-        if (status(conn)["refreshed_at"] or "") >= since:  # another worker refreshed while we waited
+        if (_state(conn, "refreshed_at") or "") >= since:  # another worker refreshed while we waited
             return None
         return _load(crm, conn, full=False, page_size=page_size)
 
 
 # -- reading ---------------------------------------------------------------------------------------
 
+def _state(conn: sqlite3.Connection, column: str) -> Any:
+    return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
+
+
 def status(conn: sqlite3.Connection) -> dict[str, Any]:
+    """What the operator sees (`crm mirror`, `crm budget`, `doctor`): rows, watermark, age, last refresh."""
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
     counts = {"constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
               "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0]}
-    refreshed = parse_iso(row["refreshed_at"])
-    age = None if refreshed is None else round((store.utcnow() - refreshed).total_seconds(), 1)
-    return {**counts, "watermark": row["watermark"], "refreshed_at": row["refreshed_at"], "age_s": age,
+    age = age_s(row["refreshed_at"])
+    return {**counts, "watermark": row["watermark"], "refreshed_at": row["refreshed_at"],
+            "age_s": None if age is None else round(age, 1),
             "full_loaded_at": row["full_loaded_at"], "last_refresh": {
                 "kind": row["last_kind"], "requests": row["last_requests"], "rows": row["last_rows"],
                 "seconds": row["last_seconds"]}}

@@ -122,15 +122,17 @@ def _ops():
         body = c.body_as(deliveries.InjectBody)
         return deliveries.inject(c.conn, c.config, body.source, body.raw())
 
+    def resolve(c: Call) -> Any:
+        body = c.body_as(syncs.ResolveBody)
+        return syncs.resolve(c.conn, c.path["id"], body.model_copy(update={"resolvedBy": body.resolvedBy or c.user["email"]}))
+
     def crm_environment(c: Call) -> Any:
         return {"environment": crm_ops.set_environment(c.conn, c.config, c.body_as(crm_ops.EnvironmentBody))["environment"]}
 
     return [
         ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
         ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
-        ("PATCH", "/api/syncs/{id}/resolve", ADMIN, lambda c: syncs.resolve(c.conn, c.path["id"], (
-            lambda body: body.model_copy(update={"resolvedBy": body.resolvedBy or c.user["email"]}))(
-            c.body_as(syncs.ResolveBody)))),
+        ("PATCH", "/api/syncs/{id}/resolve", ADMIN, resolve),
         ("GET", "/api/stats", VIEWER, lambda c: syncs.stats(c.conn, c.query_as(syncs.StatsQuery))),
         ("GET", "/api/settings/crm-environment", ADMIN, lambda c: {"environment": crm_ops.status(c.conn, c.config)["environment"]}),
         ("PATCH", "/api/settings/crm-environment", ADMIN, crm_environment),
