@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 from synctool.cli.common import ctx_obj, emit_json
@@ -15,14 +17,8 @@ def test_connections(ctx: typer.Context, as_json: bool = typer.Option(False, "--
     from synctool.ops.checks import test_connections as op
 
     obj = ctx_obj(ctx)
-    results = op(obj.db, obj.config)
-    if as_json:
-        emit_json(results)
-    else:
-        for r in results:
-            typer.echo(f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}")
-    if not all(r["ok"] for r in results):
-        raise typer.Exit(1)
+    report(op(obj.db, obj.config), as_json, lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
+           failed=lambda r: not r["ok"])
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
@@ -33,11 +29,17 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     from synctool.ops.checks import doctor as op
 
     obj = ctx_obj(ctx)
-    checks = op(obj.db, obj.config)
+    report(op(obj.db, obj.config), as_json,
+           lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
+           failed=lambda c: c["status"] == "fail")
+
+
+def report(rows: list[dict], as_json: bool, line: Callable[[dict], str], *, failed: Callable[[dict], bool]) -> None:
+    """One line a check (or JSON); exit 1 when any failed."""
     if as_json:
-        emit_json(checks)
+        emit_json(rows)
     else:
-        for c in checks:
-            typer.echo(f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""))
-    if any(c["status"] == "fail" for c in checks):
+        for row in rows:
+            typer.echo(line(row))
+    if any(failed(row) for row in rows):
         raise typer.Exit(1)
