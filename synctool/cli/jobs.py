@@ -79,6 +79,8 @@ def drain(
     synctool-drain.service for a systemd unit.
 
     Example: synctool drain --max-seconds 55
+
+    Example: synctool drain --watch --interval 30
     """
     from synctool.ops.drain import drain as drain_op
 
