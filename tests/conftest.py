@@ -120,6 +120,10 @@ def world(monkeypatch, secrets_env):
         quick_crm(monkeypatch, 10_000)
         monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "50")
         yield w
+        # whatever a test did, synctool asked the CRM only what LGL documents
+        from tests.helpers import validate_against_openapi
+
+        validate_against_openapi(w.crm.requests)
 
 
 @pytest.fixture

@@ -1,12 +1,16 @@
-"""Starting synctool's own servers as real processes on 127.0.0.1 for tests that need a real socket."""
+"""Test helpers: synctool's servers as real processes on 127.0.0.1, a mock transport, and the check that
+requests to the CRM are what LGL documents."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 
@@ -50,3 +54,24 @@ def mock_transport(responses: list) -> httpx.MockTransport:
     transport = httpx.MockTransport(handler)
     transport.seen = seen  # type: ignore[attr-defined]
     return transport
+
+
+def validate_against_openapi(requests: list[dict]) -> None:
+    """Every request is a documented LGL path, method, query parameter and body field (lgl-openapi.json)."""
+    spec = json.loads((Path(__file__).parent / "data/lgl-openapi.json").read_text())
+    templates = []
+    for path, ops in spec["paths"].items():
+        pattern = "^/api/v1" + re.sub(r"\{[^}]+\}", r"[^/]+", path) + "$"
+        templates.append((re.compile(pattern), ops))
+    for req in requests:
+        ops = next((ops for rx, ops in templates if rx.match(req["path"])), None)
+        assert ops is not None, f"undocumented path {req['path']}"
+        op = ops.get(req["method"].lower())
+        assert op is not None, f"undocumented {req['method']} {req['path']}"
+        declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+        for name, _ in req["query"]:
+            assert name in declared, f"{req['method']} {req['path']}: undocumented query parameter {name}"
+        if isinstance(req["body"], dict):
+            ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+            props = set(spec["components"]["schemas"][ref].get("properties", {}))
+            assert set(req["body"]) <= props, f"{req['method']} {req['path']}: not in {ref}: {set(req['body']) - props}"

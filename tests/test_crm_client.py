@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,7 +14,7 @@ from synctool.platforms.lgl import CrmClient, search_params
 from synctool.sync import constituents, gifts
 from synctool.sync.constituents import Person
 from tests.conftest import CRM_KEY
-from tests.helpers import mock_transport
+from tests.helpers import mock_transport, validate_against_openapi
 
 
 
@@ -230,23 +228,3 @@ def test_requests_match_the_lgl_openapi(fake_crm, crm_client, db):
     from synctool.ops.crm import refresh
     refresh(db, load_config(), client=crm_client)
     validate_against_openapi(fake_crm.requests)
-
-
-def validate_against_openapi(requests: list[dict]) -> None:
-    spec = json.loads((Path(__file__).parent / "data/lgl-openapi.json").read_text())
-    templates = []
-    for path, ops in spec["paths"].items():
-        pattern = "^/api/v1" + re.sub(r"\{[^}]+\}", r"[^/]+", path) + "$"
-        templates.append((re.compile(pattern), ops))
-    for req in requests:
-        ops = next((ops for rx, ops in templates if rx.match(req["path"])), None)
-        assert ops is not None, f"undocumented path {req['path']}"
-        op = ops.get(req["method"].lower())
-        assert op is not None, f"undocumented {req['method']} {req['path']}"
-        declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
-        for name, _ in req["query"]:
-            assert name in declared, f"{req['method']} {req['path']}: undocumented query parameter {name}"
-        if isinstance(req["body"], dict):
-            ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
-            props = set(spec["components"]["schemas"][ref].get("properties", {}))
-            assert set(req["body"]) <= props, f"{req['method']} {req['path']}: not in {ref}: {set(req['body']) - props}"
