@@ -109,8 +109,8 @@ def drain(config: Config, *, max_seconds: float = 55, max_jobs: int | None = Non
 
     ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
     then ``crm`` jobs, then ``mailing`` jobs (donors pushed to the mailing list); ``cms`` and ``messaging``
-    jobs are left for their own processors. Once ``stop`` is
-    set, no new job is claimed: the running ones finish and are recorded."""
+    jobs are left for their own processors. Once ``stop`` is set, no new job is claimed: the running ones
+    finish and are recorded."""
     import synctool.sync  # noqa: F401  (registers the sync rules' handlers)
 
     concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterator, Mapping
-from typing import Any, Optional, Union
+from decimal import Decimal
+from typing import Annotated, Any, Optional, Union
+
+from pydantic import BeforeValidator
 
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.platforms.webhooks import JobSpec, WebhookSecrets, parse_json_object, text
@@ -22,6 +25,16 @@ KNOWN_EVENTS = SYNCED_EVENTS + (
     "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",
     "plan.resumed", "plan.updated",
 )
+
+
+def _dollars(value: Any) -> Decimal:
+    from synctool.money import dollars
+
+    return dollars(value)  # ValueError "not an amount: ..." names the field through pydantic
+
+
+#: Givebutter money: dollars as a number or a string (``10``, ``0.61``), exact to the cent
+Dollars = Annotated[Decimal, BeforeValidator(_dollars)]
 
 
 class Address(Payload):
@@ -61,7 +74,7 @@ class Part(Payload):
     """A sub-transaction (``transactions[]``)."""
 
     id: Optional[Text] = None
-    amount: Any = None
+    amount: Optional[Dollars] = None
     refunded: bool = False
     refunded_at: Optional[str] = None
 
@@ -84,8 +97,8 @@ class Transaction(Payload):
     status: str = "succeeded"
     method: Optional[str] = None
     payment_method: Optional[str] = None
-    amount: Any
-    fee_covered: Any = None
+    amount: Dollars
+    fee_covered: Optional[Dollars] = None
     transacted_at: Optional[str] = None
     created_at: Optional[str] = None
     timezone: Optional[str] = None
@@ -115,7 +128,7 @@ class Refund(Payload):
 
     id: Optional[Text] = None
     transaction_id: Optional[Text] = None
-    amount: Any = None
+    amount: Optional[Dollars] = None
     refunded: bool = False
     transactions: list[Part] = []
 
@@ -146,9 +159,7 @@ def refund_details(refund: Refund) -> tuple[str | None, Any]:
         return refund.transaction_id, refund.amount
     parts = [t for t in refund.transactions if t.refunded]
     if parts:
-        from decimal import Decimal
-
-        return refund.id, sum((Decimal(str(t.amount or 0)) for t in parts), Decimal(0))
+        return refund.id, sum((t.amount or Decimal(0) for t in parts), Decimal(0))
     return refund.id, refund.amount if refund.refunded else None
 
 

@@ -18,7 +18,6 @@ from typing import Any
 from synctool import mappings, references, settings, store
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.jobs import Outcome
-from synctool.money import dollars
 from synctool.platforms.givebutter import (Address, Campaign, Dedication, Recipient, Refund, Ticket, Transaction,
                                            external_id, refund_details)
 from synctool.sync import audience, gifts
@@ -117,13 +116,16 @@ def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
     return out
 
 
-def gift_body(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
+def campaign_of(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
+    """The transaction's campaign from the cache (fetched once when the cache has not seen it), or {}."""
+    if not txn.campaign_id:
+        return {}
+    return settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) or fetch_campaign(ctx, txn.campaign_id) or {}
+
+
+def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = txn.campaign_id or ""
-    campaign = settings.cache_get(conn, CAMPAIGNS, campaign_id) if campaign_id else None
-    if campaign_id and campaign is None:
-        campaign = fetch_campaign(ctx, campaign_id)
-    campaign = campaign or {}
     config_default = {"fund_id": ctx.config.donations.default_fund_id,
                       "campaign_id": ctx.config.donations.default_campaign_id}
     coding = mappings.coding(
@@ -134,7 +136,7 @@ def gift_body(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
     method = (txn.method or txn.payment_method or "").lower()
     body: dict[str, Any] = {
         "external_id": external_id(txn.id),
-        "received_amount": float(dollars(txn.amount)),
+        "received_amount": float(txn.amount),
         "received_date": gifts.gift_date(txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"),
                                          ctx.config.timezone),
         **coding,
@@ -150,7 +152,7 @@ def gift_body(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
     if txn.fund_code or txn.fund_id:
         note.append(f"fund {txn.fund_code or txn.fund_id}")
     if txn.fee_covered:
-        note.append(f"donor covered fee {dollars(txn.fee_covered)}")
+        note.append(f"donor covered fee {txn.fee_covered}")
     if txn.giving_space and txn.giving_space.message:
         note.append(f"message: {txn.giving_space.message}")
     if tribute_note:
@@ -168,18 +170,14 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     done = gifts.recorded(ctx.conn, ext)
     if done is not None and done["state"] == "done" and not ctx.job["force"]:
         return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
-    try:
-        dollars(txn.amount)
-    except ValueError:
-        raise PermanentError(f"the Givebutter transaction does not fit: amount: not an amount: {txn.amount!r}") from None
-    body = gift_body(ctx, txn)
+    campaign = campaign_of(ctx, txn)
+    body = gift_body(ctx, txn, campaign)
     person = supporter(txn)
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
-    campaign = settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) if txn.campaign_id else None
     pushed = audience.queue_pushes(ctx.conn, person, source="donations", consent=txn.communication_opt_in,
-                                   tags=["Givebutter donor", (campaign or {}).get("title") or txn.campaign_code])
+                                   tags=["Givebutter donor", campaign.get("title") or txn.campaign_code])
     return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded")
                    + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
                    crm_constituent_id=constituent_id, crm_gift_id=gift_id)
@@ -236,6 +234,6 @@ def refund(ctx: JobContext) -> Outcome:
     where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
     with store.transaction(ctx.conn):
         ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
-    raise PermanentError(f"needs attention: refund of {dollars(amount) if amount is not None else 'an unstated amount'} "
+    raise PermanentError(f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
                          f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
                          "`synctool syncs resolve` this record")

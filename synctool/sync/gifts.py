@@ -101,7 +101,8 @@ def create_once(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, b
 
 def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
     """Match or create the person's constituent, then create the gift once. A linked constituent the CRM
-    no longer has (404) is unlinked and the person matched again."""
+    no longer has (``constituents.is_gone``) is unlinked, dropped from the mirror, and the person matched
+    again, once."""
     from synctool import jobs
     from synctool.sync import mirror
     from synctool.sync.constituents import is_gone, unlink

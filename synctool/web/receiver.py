@@ -7,12 +7,11 @@ so the platform retries) with a JSON body ``{"error": ..., "detail": ...}``.
 
 from __future__ import annotations
 
-import logging
-from contextlib import asynccontextmanager
-
 import asyncio
+import logging
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
