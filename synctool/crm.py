@@ -64,6 +64,15 @@ def pacer(config: Config) -> Pacer:
                                         send_margin_s=config.crm.send_margin_ms / 1000))
 
 
+def budget(config: Config) -> dict:
+    """The pacer's view of synctool's share of the account's requests (``Pacer.budget``)."""
+    pacer_ = pacer(config)
+    try:
+        return pacer_.budget()
+    finally:
+        pacer_.close()
+
+
 def open_client(conn: sqlite3.Connection, config: Config, *, on_request: Callable[[], None] | None = None,
                 transport=None):
     """A CrmClient for the active environment; ConfigError naming what is missing, before any request."""

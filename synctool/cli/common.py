@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from synctool.errors import InvalidInput, SynctoolError, exit_code
+from synctool.errors import SynctoolError, exit_code, one_of
 
 
 @dataclass
@@ -108,9 +108,8 @@ def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int,
     if chosen:
         wanted = [c.strip() for c in chosen.split(",") if c.strip()]
         known = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
-        unknown = [c for c in wanted if c not in known]
-        if unknown:
-            raise InvalidInput(f"unknown column {', '.join(unknown)}", "one of: " + ", ".join(known))
+        for col in wanted:
+            one_of(col, known, "column")
         return dict.fromkeys(wanted)
     natural = {c: max([len(c)] + [len(str(r.get(c) if r.get(c) is not None else "")) for r in rows[:200]])
                for c in columns}

@@ -107,9 +107,7 @@ def summary(conn: sqlite3.Connection, config: Config, *, hours: int = 24, send: 
     open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
     spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?",
                          (since,)).fetchone()[0]
-    pacer = crm_target.pacer(config)
-    budget = pacer.budget()
-    pacer.close()
+    budget = crm_target.budget(config)
     freshness = [c for c in doctor(conn, config) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
     for failure in open_failures:
         failure["fix"] = f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} " \

@@ -68,9 +68,7 @@ def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
     where = crm_target.target(conn, config)
     add("crm", "ok" if where.key_source else "fail", f"{where.environment} at {where.base_url}",
         "" if where.key_source else "synctool crm config --api-key")
-    budget = crm_target.pacer(config)
-    share = budget.budget()
-    budget.close()
+    share = crm_target.budget(config)
     add("crm budget", "ok", f"synctool may use {share['limit']} of the account's {share['account_limit']} requests per "
         f"{share['window_s']:g} s (crm.share_requests); {share['used_in_window']} used in this window")
     from synctool.sync import mirror

@@ -39,9 +39,7 @@ def test_connection(conn: sqlite3.Connection, config: Config, *, client=None) ->
         result["constituents"] = page.get("total_items")
     except SynctoolError as exc:
         result["error"] = str(exc)
-    pacer = crm_target.pacer(config)
-    result["rate_limit"] = pacer.budget()
-    pacer.close()
+    result["rate_limit"] = crm_target.budget(config)
     return result
 
 
@@ -87,11 +85,7 @@ def budget(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
     """synctool's share of the account's request budget, what this window used, and the mirror's age."""
     from synctool.sync import mirror
 
-    pacer = crm_target.pacer(config)
-    try:
-        return {**pacer.budget(), "mirror_age_s": mirror.status(conn)["age_s"]}
-    finally:
-        pacer.close()
+    return {**crm_target.budget(config), "mirror_age_s": mirror.status(conn)["age_s"]}
 
 
 def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:
