@@ -16,6 +16,7 @@ from typing import Any
 from synctool import store
 from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.platforms.portal import RECORD_TYPES, record_models
+from synctool.validation import parse
 
 TABLES = {"user": "portal_users", "product": "portal_products", "membership": "portal_memberships",
           "payment": "portal_payments", "enrollment": "portal_enrollments", "family_link": "portal_family_links"}
@@ -24,18 +25,10 @@ LINKS = {"user": ["crm_constituent_id"], "membership": ["crm_membership_id"], "p
 
 
 def validate(kind: str, data: Any) -> Any:
-    from pydantic import ValidationError
-
-    if kind not in RECORD_TYPES:
-        one_of(kind, RECORD_TYPES, "record type")
+    one_of(kind, RECORD_TYPES, "record type")
     if not isinstance(data, dict):
         raise InvalidInput(f"a {kind} record must be a JSON object")
-    try:
-        return record_models()[kind].model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(record)"
-        raise InvalidInput(f"invalid {kind} record", f"{where}: {first['msg']}") from None
+    return parse(record_models()[kind], data, where=f"{kind} record")
 
 
 def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:

@@ -59,7 +59,7 @@ class Query(BaseModel):
 _PROBLEMS = {"int_parsing": "expected an integer", "int_type": "expected an integer", "int_from_float":
              "expected an integer", "float_parsing": "expected a number", "float_type": "expected a number",
              "bool_parsing": "expected true or false", "bool_type": "expected true or false",
-             "string_type": "expected a string", "list_type": "expected a list", "missing": "is required",
+             "string_type": "expected a string", "list_type": "expected a list",
              "model_type": "must be a mapping of keys to values", "dict_type": "must be a mapping of keys to values",
              "model_attributes_type": "must be a mapping of keys to values"}
 
