@@ -26,13 +26,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from synctool import store  # noqa: E402
-from synctool.fakes.lgl import FakeCrm, create_app  # noqa: E402
+from synctool.crm.fake import FakeCrm, create_app  # noqa: E402
 from synctool.fakes.server import BackgroundServer  # noqa: E402
 
 LIMIT, WINDOW_S, INTERVAL_MS, MARGIN_MS = 300, 3.0, 11.0, 0.2
 HAMMER = """
 import sys
-from synctool import crm, store
+from synctool import store
+from synctool.crm import target as crm
 from synctool.config import load_config
 config = load_config()
 client = crm.open_client(store.connect(config.db_path), config)

@@ -26,14 +26,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deliveries", type=int, default=500)
     args = parser.parse_args()
+    from fake_world import fake_world
     from starlette.testclient import TestClient
 
-    from fake_world import fake_world
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.ops import mailing, settings
+    from synctool.ops import settings
+    from synctool.platforms.mailchimp import ops as mailing
+    from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
-    from synctool.worker import drain
 
     rng = random.Random(11)
     with fake_world("synctool-drain-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):

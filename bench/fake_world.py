@@ -25,7 +25,8 @@ def fake_world(prefix: str, *, limit: int, window_s: float, interval_ms: float) 
     from synctool import store
     from synctool.config import load_config
     from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
-    from synctool.ops import crm as crm_ops, mappings
+    from synctool.ops import crm as crm_ops
+    from synctool.ops import mappings
 
     os.environ.update(WEBHOOK_SECRETS)
     with FakeWorld(crm_limit=limit, crm_window_s=window_s) as world:

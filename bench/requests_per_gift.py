@@ -45,13 +45,13 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=72, help="gifts from brand-new donors")
     parser.add_argument("--repeats", type=int, default=48, help="second gifts from donors who gave today")
     args = parser.parse_args()
+    from fake_world import fake_world
     from starlette.testclient import TestClient
 
-    from fake_world import fake_world
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
+    from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
-    from synctool.worker import drain
 
     rng = random.Random(7)
     with fake_world("synctool-gifts-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):

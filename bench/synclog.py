@@ -18,8 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from synctool import jobs, store  # noqa: E402
+from synctool import store
 from synctool.ops.syncs import SyncQuery, list_syncs  # noqa: E402
+from synctool.queue import jobs
 
 SOURCES = ["donations", "pos", "mailing", "payments", "portal"]
 STATUSES = ["succeeded"] * 14 + ["skipped"] * 3 + ["failed", "queued"]

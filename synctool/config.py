@@ -12,11 +12,19 @@ the demo and the tests point synctool at the local fakes. Secrets are not here: 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from synctool.errors import ConfigError
 from synctool.validation import field_of, problem
@@ -72,6 +80,9 @@ class CrmConfig(Section):
     max_retries: int = Field(3, ge=0, le=10)
     retry_base_ms: float = Field(1000.0, ge=0)
     profile_defaults: ProfileDefaults = ProfileDefaults()
+    #: CRM group ids for members on a full or partial scholarship (portal memberships)
+    scholarship_group_full: Optional[str] = None
+    scholarship_group_partial: Optional[str] = None
 
 
 class DonationsConfig(Section):
@@ -125,6 +136,7 @@ class Config(Section):
     smtp: SmtpConfig = SmtpConfig()
 
     _source: str = PrivateAttr("defaults")
+    _db_override: Optional[str] = PrivateAttr(None)
 
     @field_validator("timezone")
     @classmethod
@@ -145,9 +157,9 @@ class Config(Section):
 
     @property
     def db_path(self) -> Path:
-        env = os.environ.get("SYNCTOOL_DB")
-        if env:
-            return Path(env).expanduser()
+        """``$SYNCTOOL_DB`` as read by ``load_config``, else the ``database`` key, else the default."""
+        if self._db_override:
+            return Path(self._db_override).expanduser()
         if self.database:
             return Path(self.database).expanduser()
         return DEFAULT_DB
@@ -169,13 +181,16 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "MAILING_API_BASE_URL": ("mailing", "base_url"),
     "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
+    "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
+    "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),
 }
 
-def config_path(explicit: str | os.PathLike | None = None) -> tuple[Path, bool]:
+def config_path(explicit: str | os.PathLike | None = None,
+                environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:
     """The config path and whether the user named it (so that its absence is an error)."""
     if explicit:
         return Path(explicit).expanduser(), True
-    env = os.environ.get("SYNCTOOL_CONFIG")
+    env = (os.environ if environ is None else environ).get("SYNCTOOL_CONFIG")
     if env:
         return Path(env).expanduser(), True
     return DEFAULT_CONFIG, False
@@ -202,12 +217,14 @@ def _read(path: Path, named: bool) -> tuple[dict[str, Any], str]:
     return loaded, source
 
 
-def load_config(explicit: str | os.PathLike | None = None) -> Config:
-    """Read and validate the configuration; raise ConfigError naming the key and where it was read."""
-    data, source = _read(*config_path(explicit))
+def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate the configuration with ``environ``'s overrides (``os.environ`` when not given);
+    raise ConfigError naming the key and where it was read. ``Runtime.from_environ`` is the usual caller."""
+    environ = os.environ if environ is None else environ
+    data, source = _read(*config_path(explicit, environ))
     from_env: dict[tuple[str, str], str] = {}
     for env, (section, key) in ENV_OVERRIDES.items():
-        raw = os.environ.get(env)
+        raw = environ.get(env)
         if raw is None or raw == "":
             continue
         part = data.get(section)
@@ -225,6 +242,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
             raise ConfigError(from_env[loc[:2]], "environment", problem(error)) from None
         raise ConfigError(field_of(error) or "(top level)", source, problem(error)) from None
     config._source = source
+    config._db_override = environ.get("SYNCTOOL_DB") or None
     return config
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,43 +24,42 @@ DEMO_ENV = {"CRM_RATE_LIMIT_REQUESTS": "300", "CRM_RATE_LIMIT_WINDOW_S": "30", "
 
 
 def run(say: Callable[[str], None] = print) -> dict[str, Any]:
-    from synctool import store
-    from synctool.config import load_config
+    from synctool import platforms, store
     from synctool.fakes import samples
     from synctool.fakes.server import BackgroundServer, free_port
     from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
-    from synctool.platforms.stripe import sign
+    from synctool.platforms.stripe.webhook import sign
+    from synctool.runtime import Runtime
     from synctool.web.receiver import create_app
 
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
     (tmp / "config.yaml").write_text("# written by synctool demo\n")
-    saved = dict(os.environ)
     world = FakeWorld().start()
     receiver = None
     try:
         port = free_port()
-        os.environ.update({**DEMO_ENV, **world.env(), **WEBHOOK_SECRETS, "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
-                           "SYNCTOOL_DB": str(tmp / "demo.db"),
-                           "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos"})
-        config = load_config()
-        conn = store.connect(config.db_path)
+        # the demo's own Runtime: the fakes' URLs and keys, nothing taken from (or put in) the environment
+        rt = Runtime.from_environ(tmp / "config.yaml", {
+            **DEMO_ENV, **world.env(), **WEBHOOK_SECRETS, "SYNCTOOL_DB": str(tmp / "demo.db"),
+            "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos"})
+        conn = store.connect(rt.db_path)
         logging.getLogger("synctool.receiver").setLevel(logging.ERROR)  # the forged delivery is expected
-        receiver = BackgroundServer(create_app(config), port=port).start()
-        say(f"fakes and receiver on loopback; database {config.db_path}")
+        receiver = BackgroundServer(create_app(rt), port=port).start()
+        say(f"fakes and receiver on loopback; database {rt.db_path}")
 
-        seed(world, conn, config, say)
+        seed(world, conn, rt, say)
         sent = send(world, receiver.url, say, samples, sign)
 
-        from synctool.ops.poll import poll
+        from synctool.platforms.givebutter.poll import poll
 
-        polled = poll(conn, config, lookback="7d")
+        polled = poll(conn, rt, lookback="7d")
         say(f"poll: {polled['transactions_seen']} transactions seen, {polled['queued']} queued "
             f"({polled['requests']} request)")
 
-        from synctool.worker import drain
+        from synctool.queue.worker import drain
 
-        summary = drain(config, max_seconds=45)
+        summary = drain(platforms.services(rt), max_seconds=45)
         say(summary.line())
 
         from synctool.ops.syncs import SyncQuery, list_syncs
@@ -69,9 +67,9 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         log = list_syncs(conn, SyncQuery(limit=50, sort="created_at", order="asc"))["items"]
         from synctool.ops.alerts import summary as daily_summary
 
-        mail = daily_summary(conn, config, send=False)
+        mail = daily_summary(conn, rt, send=False)
         crm = world.crm
-        tags = {k["id"]: k["name"] for k in __import__("synctool.fakes.lgl", fromlist=["TAG_CATEGORY"]).TAG_CATEGORY["keywords"]}
+        tags = {k["id"]: k["name"] for k in __import__("synctool.crm.fake", fromlist=["TAG_CATEGORY"]).TAG_CATEGORY["keywords"]}
         return {
             "deliveries": sent,
             "poll": polled,
@@ -93,19 +91,18 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         if receiver is not None:
             receiver.stop()
         world.stop()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
-def seed(world, conn, config, say) -> None:
+def seed(world, conn, rt, say) -> None:
     from synctool.fakes import samples
-    from synctool.ops import crm, mailing, mappings, settings
+    from synctool.ops import crm, mappings, settings
+    from synctool.platforms.mailchimp import ops as mailing
 
     crm_client = None
-    from synctool import crm as crm_target
+    from synctool.crm import target as crm_target
 
-    crm_client = crm_target.open_client(conn, config)
-    crm.refresh(conn, config, client=crm_client)
+    crm_client = crm_target.open_client(conn, rt)
+    crm.refresh(conn, rt, client=crm_client)
     jane = crm_client.create_constituent({"first_name": "Jane", "last_name": "Doe",
                                           "email_addresses": [{"address": "jane.doe@example.org"}]})
     crm_client.add_keyword(jane["id"], 12221)  # Newsletter
@@ -120,7 +117,7 @@ def seed(world, conn, config, say) -> None:
                                                       remove=[12221]))
     settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in",
                                                                    last_name="Customer"))
-    from synctool.ops import portal
+    from synctool.platforms.portal import ops as portal
 
     portal.set_mapping(conn, "funds", "membership", fund_id=2400, campaign_name="Membership Drive")
     portal.set_mapping(conn, "gateways", "stripe", payment_type_id=1509)

@@ -10,7 +10,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+)
 
 from synctool.errors import InvalidInput, PermanentError
 
@@ -110,3 +116,9 @@ def payload(model: type[M], data: Any, what: str) -> M:
     except ValidationError as exc:
         error = exc.errors()[0]
         raise PermanentError(f"{what} does not fit: {field_of(error) or '(body)'}: {problem(error)}") from None
+
+
+class ForceQuery(Query):
+    """``?force=true``: ignore the local "already synced" mark (the CRM is still searched first)."""
+
+    force: bool = False

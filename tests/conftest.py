@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from synctool.secrets import SECRET_NAMES
+from synctool.platforms import secret_names
+from synctool.secrets import CORE_SECRETS
 
 PLATFORM_ENV = (
     "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S", "CRM_SHARE_REQUESTS",
@@ -31,7 +32,7 @@ POS_URL = "https://sync.example.org/webhooks/pos"
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in SECRET_NAMES + PLATFORM_ENV:
+    for name in (*CORE_SECRETS, *secret_names(), *PLATFORM_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SYNCTOOL_KEYRING", "off")
     monkeypatch.setenv("SYNCTOOL_CONFIG", str(tmp_path / "config.yaml"))
@@ -86,7 +87,7 @@ def quick_crm(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
 @pytest.fixture
 def fake_crm(monkeypatch):
     """The LGL fake on a loopback port, with synctool pointed at it and pacing scaled right down."""
-    from synctool.fakes.lgl import FakeCrm, create_app
+    from synctool.crm.fake import FakeCrm, create_app
     from synctool.fakes.server import BackgroundServer
 
     crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)
@@ -101,10 +102,10 @@ def fake_crm(monkeypatch):
 
 @pytest.fixture
 def crm_client(fake_crm, db):
-    from synctool import crm
-    from synctool.config import load_config
+    from synctool.crm import target as crm
+    from synctool.runtime import Runtime
 
-    client = crm.open_client(db, load_config())
+    client = crm.open_client(db, Runtime.from_environ())
     yield client
     client.close()
 
@@ -131,10 +132,10 @@ def receiver(world):
     """The webhook receiver, in-process, pointed at the same database and fakes as the world."""
     from starlette.testclient import TestClient
 
-    from synctool.config import load_config
+    from synctool.runtime import Runtime
     from synctool.web.receiver import create_app
 
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         yield client
 
 

@@ -2,10 +2,11 @@
 
 import sys
 
-from synctool import crm, store
-from synctool.config import load_config
+from synctool import store
+from synctool.crm import target as crm
+from synctool.runtime import Runtime
 
-config = load_config()
+config = Runtime.from_environ()
 conn = store.connect(config.db_path)
 client = crm.open_client(conn, config)
 for _ in range(int(sys.argv[1])):

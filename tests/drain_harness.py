@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 import time
 
-from synctool import store
-from synctool.config import load_config
-from synctool.worker import drain, handler
+from synctool import platforms, store
+from synctool.queue.worker import drain, handler
+from synctool.runtime import Runtime
 
 
 def effect(ctx, started: float) -> None:
@@ -36,6 +36,6 @@ def record(ctx):
 
 
 if __name__ == "__main__":
-    config = load_config()
+    config = Runtime.from_environ()
     store.connect(config.db_path).close()
-    print(drain(config, max_seconds=float(sys.argv[2])).line(), flush=True)
+    print(drain(platforms.services(config), max_seconds=float(sys.argv[2])).line(), flush=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from synctool.config import load_config
+from synctool import platforms
 from synctool.fakes import samples
-from synctool.worker import drain
+from synctool.queue.worker import drain
+from synctool.runtime import Runtime
 from tests.conftest import POS_URL, TEST_SECRETS
 
 
@@ -23,7 +24,7 @@ def pos_event(receiver, body: bytes):
 
 
 def run_drain():
-    return drain(load_config(), max_seconds=20)
+    return drain(platforms.services(Runtime.from_environ()), max_seconds=20)
 
 
 def job(db, job_id: str):

@@ -11,8 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from synctool import store
-from synctool.config import load_config
 from synctool.fakes import samples
+from synctool.runtime import Runtime
 from synctool.web.admin_api import _ops, routes
 from synctool.web.receiver import create_app
 from tests.conftest import CRM_KEY, TEST_SECRETS
@@ -29,7 +29,7 @@ def api(world, cli, monkeypatch, db):
         assert cli("users", "invite", f"{role}@example.org", "--role", role).exit_code == 0
         out = cli("users", "token", f"{role}@example.org").stdout
         tokens[role] = next(line.split()[1] for line in out.splitlines() if line.startswith("token"))
-    config = load_config()
+    config = Runtime.from_environ()
     with TestClient(create_app(config, routes=routes(config))) as client:
         client.tokens = tokens
         client.world = world
@@ -42,7 +42,7 @@ def call(client, method: str, path: str, role: str | None, **kw):
 
 
 def seed_failed_job(db) -> str:
-    from synctool import jobs
+    from synctool.queue import jobs
 
     with store.transaction(db):
         job_id = jobs.enqueue(db, source="pos", entity_type="order", entity_id="X1")
@@ -82,7 +82,7 @@ def test_every_route_by_role(api, db, monkeypatch):
     world = api.world
     world.square.orders["ORDER-1"] = {"id": "ORDER-1", "location_id": "FPYCBCHYMXFK1", "state": "OPEN",
                                       "created_at": "2026-11-20T10:00:00Z", "total_money": {"amount": 100, "currency": "USD"}}
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     with store.transaction(db):
         portal_records.upsert(db, "user", {"id": "u-1", "email": "p@example.org", "last_name": "P"})
@@ -207,13 +207,13 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
     cli("settings", "alert-recipients", "ops@example.org")
     assert cli("alerts", "test").exit_code == 0
     assert "Subject: synctool: test alert" in sink.messages[-1]
-    from synctool.worker import HANDLERS
     from synctool.errors import PermanentError
+    from synctool.queue.worker import HANDLERS
 
     HANDLERS[("crm", "doomed")] = lambda ctx: (_ for _ in ()).throw(PermanentError("fund 77 does not exist"))
     try:
         with store.transaction(db):
-            from synctool import jobs
+            from synctool.queue import jobs
 
             jobs.enqueue(db, source="pos", entity_type="doomed", entity_id="1")
         result = cli("drain")
@@ -255,7 +255,7 @@ def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
     import copy
 
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
-    from synctool import jobs
+    from synctool.queue import jobs
 
     with store.transaction(db):
         job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=txn["id"],

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from synctool import mappings, settings, store
-from synctool.config import load_config
 from synctool.errors import ConfigError
+from synctool.runtime import Runtime
 
 
 def test_defaults_when_no_file(tmp_path, monkeypatch):
@@ -19,7 +19,7 @@ def test_defaults_when_no_file(tmp_path, monkeypatch):
     import synctool.config as cfg
 
     monkeypatch.setattr(cfg, "DEFAULT_CONFIG", tmp_path / "missing.yaml")
-    config = load_config()
+    config = Runtime.from_environ().config
     assert config.crm.rate_limit_requests == 300 and config.source == "defaults"
 
 
@@ -34,7 +34,7 @@ def test_bad_config_names_key_and_file(tmp_path, cli, text, key, problem):
     path = tmp_path / "config.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError) as info:
-        load_config()
+        Runtime.from_environ()
     assert info.value.key.startswith(key) and problem in str(info.value) and str(path) in str(info.value)
     result = cli("deliveries", "list")
     assert result.exit_code == 2
@@ -57,7 +57,7 @@ def test_bad_environment_override(monkeypatch, cli):
 def test_env_overrides_base_urls(monkeypatch):
     monkeypatch.setenv("CRM_API_BASE_URL", "http://127.0.0.1:9/api/v1")
     monkeypatch.setenv("POS_API_BASE_URL", "http://127.0.0.1:9")
-    config = load_config()
+    config = Runtime.from_environ().config
     assert config.crm.base_url == "http://127.0.0.1:9/api/v1" and config.pos.base_url == "http://127.0.0.1:9"
 
 

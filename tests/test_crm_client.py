@@ -7,15 +7,16 @@ import json
 import httpx
 import pytest
 
-from synctool import crm, store
-from synctool.config import ProfileDefaults, load_config
+from synctool import store
+from synctool.config import ProfileDefaults
+from synctool.crm import constituents, gifts
+from synctool.crm import target as crm
+from synctool.crm.client import CrmClient, search_params
+from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite
-from synctool.platforms.lgl import CrmClient, search_params
-from synctool.sync import constituents, gifts
-from synctool.sync.constituents import Person
+from synctool.runtime import Runtime
 from tests.conftest import CRM_KEY
 from tests.helpers import mock_transport, validate_against_openapi
-
 
 
 def mock_client(responses: list, sleeps: list, **kw) -> CrmClient:
@@ -80,16 +81,16 @@ def test_error_normalisation(status, body, ctype, expected):
 
 def test_bad_key_and_missing_config(fake_crm, monkeypatch, db):
     monkeypatch.setenv("CRM_API_KEY", "wrong")
-    client = crm.open_client(db, load_config())
+    client = crm.open_client(db, Runtime.from_environ())
     with pytest.raises(RemoteError, match="401: invalid_token"):
         client.request("GET", "/funds")
     monkeypatch.delenv("CRM_API_KEY")
     with pytest.raises(ConfigError, match="CRM_API_KEY"):
-        crm.open_client(db, load_config())
+        crm.open_client(db, Runtime.from_environ())
     monkeypatch.setenv("CRM_API_KEY", "x")
     monkeypatch.setenv("CRM_API_BASE_URL", "not a url")
     with pytest.raises(ConfigError, match="not a usable URL"):
-        crm.open_client(db, load_config())
+        crm.open_client(db, Runtime.from_environ())
 
 
 def test_search_clauses():
@@ -226,5 +227,5 @@ def test_requests_match_the_lgl_openapi(fake_crm, crm_client, db):
     crm_client.add_to_group(cid, {"group_id": 701, "date_start": "2026-01-01", "is_current": True})
     crm_client.create_relationship(cid, {"related_constituent_id": cid, "relationship_type_id": 9})
     from synctool.ops.crm import refresh
-    refresh(db, load_config(), client=crm_client)
+    refresh(db, Runtime.from_environ(), client=crm_client)
     validate_against_openapi(fake_crm.requests)

@@ -138,8 +138,8 @@ def test_a_constituent_deleted_in_the_crm_is_matched_again_once(coded, receiver,
 
 
 def test_other_422s_are_not_taken_for_a_deleted_constituent():
+    from synctool.crm.constituents import is_gone
     from synctool.errors import RemoteError
-    from synctool.sync.constituents import is_gone
 
     assert is_gone(RemoteError(422, "CRM answered 422: Validation Failed: Constituent not found"))
     assert is_gone(RemoteError(400, "CRM answered 400: constituent does not exist"))

@@ -6,8 +6,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from synctool.errors import RemoteError, TransientError, UncertainWrite, exit_code, http_status
-from synctool.platforms.http import ApiClient, backoff_s, retry_after_seconds
+from synctool.errors import (
+    RemoteError,
+    TransientError,
+    UncertainWrite,
+    exit_code,
+    http_status,
+)
+from synctool.http import ApiClient, backoff_s, retry_after_seconds
 from tests.helpers import mock_transport
 
 

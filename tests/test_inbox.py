@@ -8,12 +8,13 @@ import pytest
 from synctool import store
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.fakes import samples
-from synctool.inbox import WebhookSecrets, accept, store_inbound
-from synctool.platforms import SOURCES, adapter
-from synctool.platforms.stripe import sign
+from synctool.ops.inbox import WebhookSecrets, accept, store_inbound
+from synctool.platforms import adapter, sources
+from synctool.platforms.stripe.webhook import sign
 
-SECRETS = WebhookSecrets(donations="gb", pos_key="sq", pos_url="https://sync.example.org/webhooks/pos",
-                         mailing="mc", payments="whsec_x", portal="portal-x")
+SECRETS = WebhookSecrets({"DONATIONS_WEBHOOK_SECRET": "gb", "POS_WEBHOOK_SIGNATURE_KEY": "sq",
+                          "MAILING_WEBHOOK_SECRET": "mc", "PAYMENTS_WEBHOOK_SECRET": "whsec_x",
+                          "PORTAL_WEBHOOK_SECRET": "portal-x"}, pos_url="https://sync.example.org/webhooks/pos")
 
 
 def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:
@@ -31,7 +32,7 @@ def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:
     return body, {"Synctool-Signature": sign(body, "portal-x")}, {}
 
 
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("source", sources())
 def test_each_role_verifies_parses_and_decodes(source, db):
     body, headers, query = signed(source)
     inbound = accept(source, body, headers, query, SECRETS)

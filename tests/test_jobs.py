@@ -9,11 +9,11 @@ import sys
 import time
 from datetime import datetime, timezone
 
-
-from synctool import jobs, store
-from synctool.config import load_config
+from synctool import platforms, store
 from synctool.errors import PermanentError, TransientError
-from synctool.worker import HANDLERS, drain
+from synctool.queue import jobs
+from synctool.queue.worker import HANDLERS, drain
+from synctool.runtime import Runtime
 
 
 def add(db, entity_type: str, n: int = 1, **kw) -> list[str]:
@@ -48,7 +48,7 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
     HANDLERS[("crm", "slow")] = lambda ctx: ctx.conn.execute(
         "INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], 0, 0)) and None
     try:
-        summary = drain(load_config(), max_seconds=10)
+        summary = drain(platforms.services(Runtime.from_environ()), max_seconds=10)
     finally:
         HANDLERS.pop(("crm", "slow"))
     assert summary.succeeded == 1
@@ -85,7 +85,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
 
     monkeypatch.setitem(HANDLERS, ("crm", "flaky"), flaky)
     [job_id] = add(db, "flaky")
-    summary = drain(load_config(), max_seconds=10)
+    summary = drain(platforms.services(Runtime.from_environ()), max_seconds=10)
     job = jobs.get(db, job_id)
     assert job["status"] == "failed" and job["attempts"] == 3 and job["last_error"] == "CRM answered 503"
     assert summary.failed == 1 and summary.retrying == 2
@@ -96,7 +96,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
 def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "flaky"), lambda ctx: (_ for _ in ()).throw(TransientError("timeout")))
     [job_id] = add(db, "flaky")
-    drain(load_config(), max_seconds=1)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=1)
     job = jobs.get(db, job_id)
     run_after = datetime.strptime(job["run_after"], store.TIME_FORMAT).replace(tzinfo=timezone.utc)
     assert job["status"] == "queued" and job["attempts"] == 1
@@ -107,7 +107,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("no such fund 9")))
     [bad] = add(db, "bad")
     [orphan] = add(db, "unheard_of")
-    drain(load_config(), max_seconds=5)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
     assert jobs.get(db, bad)["status"] == "failed" and jobs.get(db, bad)["attempts"] == 1
     job = jobs.get(db, orphan)
     assert job["status"] == "failed" and "no handler for crm jobs of type 'unheard_of'" in job["last_error"]
@@ -116,7 +116,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
 def test_drain_runs_crm_jobs_only(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("cms", "page"), lambda ctx: None)
     [cms] = add(db, "page", target="cms")
-    drain(load_config(), max_seconds=2)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=2)
     assert jobs.get(db, cms)["status"] == "queued"
 
 
@@ -125,7 +125,7 @@ def test_retry_and_resolve_state_rules(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
     [ok] = add(db, "ok")
     [bad] = add(db, "bad")
-    drain(load_config(), max_seconds=5)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
 
     refused = cli("jobs", "retry", ok)
     assert refused.exit_code == 4 and "only a failed job can be retried" in refused.output
@@ -148,7 +148,7 @@ def test_retry_all_by_source(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
     add(db, "bad", 2, source="pos")
     add(db, "bad", 1, source="donations")
-    drain(load_config(), max_seconds=5)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
     assert "1 failed jobs queued again" in cli("retry-all", "--source", "donations").output
     assert db.execute("SELECT count(*) FROM jobs WHERE status = 'queued'").fetchone()[0] == 1
     assert "2 failed" in cli("retry-all").output

@@ -13,16 +13,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
 FLOORS = [
     {"cli", "demo"},
     {"web", "fakes"},
-    {"ops", "worker"},
-    {"sync", "inbox"},
-    {"platforms", "crm", "clients", "portal_records"},
-    {"pacer", "jobs", "store", "settings", "mappings", "references", "secrets", "money", "timeutil"},
+    {"ops"},
+    {"platforms"},
+    {"queue", "crm"},
+    {"runtime", "http", "store", "settings", "mappings", "secrets", "money", "timeutil"},
     {"config", "validation", "errors"},
 ]
 
 
+#: a platform's CLI commands stand on the CLI's floor, its fake on the fakes' floor: nothing below may import them
+SLICE_ROOMS = {"commands": "cli", "fake": "fakes"}
+
+
 def room(module: str) -> str:
-    """``synctool.sync.gifts`` -> ``sync``; ``synctool.store`` -> ``store``."""
+    """``synctool.crm.gifts`` -> ``crm``; ``synctool.store`` -> ``store``; ``synctool.platforms.square.commands``
+    -> ``cli``."""
+    last = module.rsplit(".", 1)[-1]
+    if last in SLICE_ROOMS and module.count(".") >= 2:
+        return SLICE_ROOMS[last]
     return module.split(".")[1] if module.count(".") >= 1 else module
 
 

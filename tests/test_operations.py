@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 
-
 def out(result):
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

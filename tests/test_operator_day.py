@@ -10,9 +10,10 @@ import sys
 import threading
 import time
 
-from synctool import jobs, store
-from synctool.config import load_config
+from synctool import platforms, store
 from synctool.fakes import samples
+from synctool.queue import jobs
+from synctool.runtime import Runtime
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import give, job, run_drain
 
@@ -54,12 +55,12 @@ def test_summary_is_sent_as_text_and_html(world, db, cli, isolated):
 
 
 def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
-    from synctool.worker import watch
+    from synctool.queue.worker import watch
     from tests.test_fidelity import transaction
 
     stop = threading.Event()
     runs = []
-    worker = threading.Thread(target=lambda: runs.append(watch(load_config(), stop, interval_s=0.1, max_seconds=2)))
+    worker = threading.Thread(target=lambda: runs.append(watch(platforms.services(Runtime.from_environ()), stop, interval_s=0.1, max_seconds=2)))
     worker.start()
     try:
         time.sleep(0.3)
@@ -122,7 +123,7 @@ def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
 
 
 def test_donors_who_consent_go_back_to_the_mailing_list(coded, receiver, db, cli):
-    from synctool.platforms.mailchimp import subscriber_hash
+    from synctool.platforms.mailchimp.client import subscriber_hash
     from tests.flow_helpers import CUSTOMER, add_order, pos_event
     from tests.test_fidelity import transaction
 

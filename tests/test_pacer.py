@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from synctool.pacer import Limits, Pacer
+from synctool.crm.pacer import Limits, Pacer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,12 +7,13 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from synctool import jobs, store
-from synctool.config import load_config
+from synctool import platforms, store
 from synctool.fakes import samples
-from synctool.platforms.stripe import sign
+from synctool.platforms.stripe.webhook import sign
+from synctool.queue import jobs
+from synctool.queue.worker import drain
+from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
-from synctool.worker import drain
 from tests.conftest import TEST_SECRETS
 
 
@@ -27,7 +28,7 @@ def portal(world, cli, monkeypatch):
                  ["levels", "set", "*", "--membership-level-id", "41"], ["levels", "set", "prod-family", "--membership-level-id", "42"]):
         result = cli("portal", "mappings", *args)
         assert result.exit_code == 0, result.output
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         client.world = world
         yield client
 
@@ -54,7 +55,7 @@ def portal_db():
 
 
 def run():
-    return drain(load_config(), max_seconds=20)
+    return drain(platforms.services(Runtime.from_environ()), max_seconds=20)
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
@@ -86,7 +87,7 @@ def test_cart_becomes_one_gift_per_category_group(portal, db):
     assert (gifts["pay1-language_classes"]["fund_id"], gifts["pay1-language_classes"]["received_amount"]) == (2401, 80.0)
     assert (gifts["pay1-donations"]["fund_id"], gifts["pay1-donations"]["received_amount"]) == (2398, 30.0)
     assert {g["payment_type_id"] for g in gifts.values()} == {1509}
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     record = portal_records.get(db, "payment", "pay1")
     assert record["status"] == "succeeded" and record["payment_intent_id"] == "pi_pay1"
@@ -153,7 +154,7 @@ def test_full_scholarship_membership_lands_in_the_group_and_zero_dollar_payment_
 def test_user_whose_crm_email_changed_is_rematched(portal, db, cli):
     seed_user(portal)
     run()
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     first = portal_records.get(db, "user", "u1")["crm_constituent_id"]
     crm = portal.world.crm
@@ -208,7 +209,7 @@ def test_unpaid_checkout_changes_nothing_and_flags_gate_jobs(portal, db, cli):
     r = stripe(portal, "checkout.session.completed", {"id": "cs_6", "payment_status": "unpaid", "status": "complete",
                                                       "metadata": {"portal_payment_id": "pay6", "portal_user_id": "u1"}})
     run()
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     assert portal_records.get(db, "payment", "pay6")["status"] == "pending"
     assert "not paid" in jobs.get(db, r["job_id"])["message"]
@@ -240,7 +241,7 @@ def test_enrollment_is_a_success_marker_only(portal, db):
     before = portal.world.crm.stats()["requests"]
     push(portal, "enrollment", {"id": "enr5", "user_id": "u1", "status": "paid"})
     run()
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     assert portal_records.get(db, "enrollment", "enr5")["crm_synced_at"]
     assert portal.world.crm.stats()["requests"] == before
@@ -304,13 +305,13 @@ def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
     with store.transaction(db):
         a = jobs.enqueue(db, source="portal", target="cms", entity_type="page", entity_id="1")
         b = jobs.enqueue(db, source="portal", target="messaging", entity_type="email", entity_id="2")
-    drain(load_config(), max_seconds=2)
+    drain(platforms.services(Runtime.from_environ()), max_seconds=2)
     listed = json.loads(cli("jobs", "list", "--status", "pending", "--json").stdout)
     assert {r["id"] for r in listed} == {a, b} and {r["target"] for r in listed} == {"cms", "messaging"}
 
 
 def test_delayed_payment_settles_later_or_fails(portal, db):
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     seed_user(portal)
     push(portal, "payment", {"id": "ach1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 5000})
@@ -345,7 +346,7 @@ def test_payment_intent_without_portal_ids_says_where_they_come_from(portal, db)
 
 
 def test_import_takes_the_same_path_as_a_push(portal, db, cli, tmp_path):
-    from synctool import portal_records
+    from synctool.platforms.portal import records as portal_records
 
     seed_user(portal)
     checkout(portal, "imp1", "u1", 1200)  # Stripe settled it before the portal's export was imported

@@ -10,9 +10,9 @@ import pytest
 import stripe
 from starlette.testclient import TestClient
 
-from synctool.config import load_config
 from synctool.fakes import samples
-from synctool.platforms.square import is_valid_signature
+from synctool.platforms.square.webhook import is_valid_signature
+from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
 from tests.conftest import POS_URL, TEST_SECRETS
 
@@ -22,7 +22,7 @@ VECTORS = json.loads((Path(__file__).parent / "data/square-vectors.json").read_t
 
 @pytest.fixture
 def client(secrets_env):
-    with TestClient(create_app(load_config())) as c:
+    with TestClient(create_app(Runtime.from_environ())) as c:
         yield c
 
 
@@ -52,7 +52,7 @@ def test_square_official_vectors(vector):
 def test_square_vectors_through_the_receiver(vector, monkeypatch, db):
     monkeypatch.setenv("POS_WEBHOOK_SIGNATURE_KEY", vector["signature_key"])
     monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", vector["notification_url"])
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         response = client.post("/webhooks/pos", content=vector["request_body"].encode(),
                                headers={"x-square-hmacsha256-signature": vector["signature_header"]})
     if not vector["valid"]:
@@ -96,7 +96,7 @@ def test_square_signature_covers_raw_bytes(client, db):
 
 def test_square_without_key_is_503_not_accepted(monkeypatch, db):
     monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", POS_URL)
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         response = client.post("/webhooks/pos", content=samples.square_order_event("O"))
     assert response.status_code == 503 and "POS_WEBHOOK_SIGNATURE_KEY" in response.json()["detail"]
     assert TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"] not in response.text
@@ -125,7 +125,7 @@ def test_givebutter_bad_signature(client, db, header):
 
 
 def test_givebutter_without_secret_configured_accepts(db):
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         response = client.post("/webhooks/donations",
                                content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION))
     assert response.status_code == 200
@@ -200,7 +200,7 @@ def test_stripe_any_v1_may_match(client):
 
 
 def test_portal_push_signed(client, db):
-    from synctool.platforms.stripe import sign
+    from synctool.platforms.stripe.webhook import sign
 
     body = json.dumps({"id": "push-1", "type": "user.upsert", "data": {"id": "u1", "email": "a@b.org"}}).encode()
     response = client.post("/webhooks/portal", content=body,
@@ -229,7 +229,7 @@ def test_rejections_are_json(client, db):
 
 
 def test_database_that_cannot_commit_answers_503(secrets_env, tmp_path, monkeypatch, db):
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         assert post_pos(client, samples.square_order_event("A")).status_code == 200
         db.execute("ALTER TABLE jobs RENAME TO jobs_moved")
         response = post_pos(client, samples.square_order_event("B"))
@@ -239,5 +239,5 @@ def test_database_that_cannot_commit_answers_503(secrets_env, tmp_path, monkeypa
 
 def test_unopenable_database_answers_503(secrets_env, tmp_path, monkeypatch):
     monkeypatch.setenv("SYNCTOOL_DB", str(tmp_path))  # a directory
-    with TestClient(create_app(load_config())) as client:
+    with TestClient(create_app(Runtime.from_environ())) as client:
         assert post_pos(client, samples.square_order_event("A")).status_code == 503

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from synctool.config import load_config
+from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
 
 PATHS = ["/webhooks/donations", "/webhooks/pos", "/webhooks/mailing", "/webhooks/payments", "/webhooks/portal",
@@ -39,7 +40,7 @@ def client(tmp_path_factory):
     for name, value in {"POS_WEBHOOK_SIGNATURE_KEY": "k", "POS_WEBHOOK_NOTIFICATION_URL": "https://x/y",
                         "PAYMENTS_WEBHOOK_SECRET": "s", "PORTAL_WEBHOOK_SECRET": "p"}.items():
         mp.setenv(name, value)
-    with TestClient(create_app(load_config()), raise_server_exceptions=False) as c:
+    with TestClient(create_app(Runtime.from_environ()), raise_server_exceptions=False) as c:
         yield c
     mp.undo()
 

@@ -23,7 +23,7 @@ def alerts_summary(ctx: typer.Context,
     from synctool.ops.alerts import summary
 
     obj = ctx_obj(ctx)
-    report = summary(obj.db, obj.config, hours=hours, send=not dry_run)
+    report = summary(obj.db, obj.rt, hours=hours, send=not dry_run)
     if as_json:
         emit_json({k: v for k, v in report.items() if k not in ("text", "html")})
     elif dry_run:
@@ -41,5 +41,5 @@ def alerts_test(ctx: typer.Context) -> None:
     from synctool.ops.alerts import test
 
     obj = ctx_obj(ctx)
-    result = test(obj.db, obj.config)
+    result = test(obj.db, obj.rt)
     typer.echo(f"test alert sent to {', '.join(result['recipients'])}")

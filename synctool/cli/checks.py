@@ -17,7 +17,7 @@ def test_connections(ctx: typer.Context, as_json: bool = typer.Option(False, "--
     from synctool.ops.checks import test_connections as op
 
     obj = ctx_obj(ctx)
-    report(op(obj.db, obj.config), as_json, lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
+    report(op(obj.db, obj.rt), as_json, lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
            failed=lambda r: not r["ok"])
 
 
@@ -29,7 +29,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     from synctool.ops.checks import doctor as op
 
     obj = ctx_obj(ctx)
-    report(op(obj.db, obj.config), as_json,
+    report(op(obj.db, obj.rt), as_json,
            lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
            failed=lambda c: c["status"] == "fail")
 

@@ -16,25 +16,38 @@ from synctool.errors import SynctoolError, exit_code, one_of
 
 @dataclass
 class AppContext:
+    """The command's Runtime (built on first use from ``--config`` and the environment, or handed in by
+    the caller, as the tests and the demo do: ``app(obj=AppContext(rt=...))``) and its database."""
+
     config_path: str | None = None
-    _config: Any = None
+    _rt: Any = None
     _db: sqlite3.Connection | None = None
     extra: dict = field(default_factory=dict)
 
+    def __init__(self, config_path: str | None = None, rt: Any = None) -> None:
+        self.config_path = config_path
+        self._rt = rt
+        self._db = None
+        self.extra = {}
+
+    @property
+    def rt(self):
+        if self._rt is None:
+            from synctool.runtime import Runtime
+
+            self._rt = Runtime.from_environ(self.config_path)
+        return self._rt
+
     @property
     def config(self):
-        if self._config is None:
-            from synctool.config import load_config
-
-            self._config = load_config(self.config_path)
-        return self._config
+        return self.rt.config
 
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             from synctool import store
 
-            self._db = store.connect(self.config.db_path)
+            self._db = store.connect(self.rt.db_path)
         return self._db
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import (
+    columns_option,
+    ctx_obj,
+    emit_json,
+    key_values,
+    sub_app,
+    table,
+)
 
 app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and "
               "request budget.")
@@ -47,7 +54,7 @@ def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", he
     from synctool.ops.crm import refresh as refresh_op
 
     obj = ctx_obj(ctx)
-    counts = refresh_op(obj.db, obj.config)
+    counts = refresh_op(obj.db, obj.rt)
     emit_json(counts) if as_json else key_values(counts)
 
 
@@ -60,7 +67,7 @@ def test_connection(ctx: typer.Context, as_json: bool = typer.Option(False, "--j
     from synctool.ops.crm import test_connection as op
 
     obj = ctx_obj(ctx)
-    result = op(obj.db, obj.config)
+    result = op(obj.db, obj.rt)
     emit_json(result) if as_json else key_values(result)
     if not result["ok"]:
         raise typer.Exit(1)
@@ -76,18 +83,18 @@ def config(ctx: typer.Context,
     Example: synctool crm config --base-url https://api.littlegreenlight.com/api/v1 --api-key
     """
     from synctool.ops.crm import CrmConfigBody, configure
-    from synctool.secrets import keyring_notice
     from synctool.validation import parse
 
     key = typer.prompt("CRM API key", hide_input=True) if api_key else None
     obj = ctx_obj(ctx)
-    result = configure(obj.db, obj.config, parse(CrmConfigBody, {"base_url": base_url, "api_key": key}, where="options"))
+    result = configure(obj.db, obj.rt, parse(CrmConfigBody, {"base_url": base_url, "api_key": key}, where="options"))
     if as_json:
         emit_json(result)
         return
     key_values(result)
-    if keyring_notice():
-        typer.echo(f"note: {keyring_notice()}", err=True)
+    notice = obj.rt.secrets.keyring_notice()
+    if notice:
+        typer.echo(f"note: {notice}", err=True)
 
 
 @app.command()
@@ -101,7 +108,7 @@ def environment(ctx: typer.Context, name: str = typer.Argument(None, help="produ
     from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = set_environment(obj.db, obj.config, None if name is None else
+    result = set_environment(obj.db, obj.rt, None if name is None else
                              parse(EnvironmentBody, {"environment": name}, where="arguments"))
     emit_json(result) if as_json else key_values(result)
 
@@ -115,7 +122,7 @@ def budget(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     from synctool.ops.crm import budget as budget_op
 
     obj = ctx_obj(ctx)
-    result = budget_op(obj.db, obj.config)
+    result = budget_op(obj.db, obj.rt)
     emit_json(result) if as_json else key_values(result)
 
 
@@ -134,7 +141,7 @@ def mirror(ctx: typer.Context,
     from synctool.ops.crm import mirror_refresh, mirror_status
 
     obj = ctx_obj(ctx)
-    result = mirror_refresh(obj.db, obj.config, full=full) if (refresh_now or full) else mirror_status(obj.db)
+    result = mirror_refresh(obj.db, obj.rt, full=full) if (refresh_now or full) else mirror_status(obj.db)
     emit_json(result) if as_json else key_values(result)
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import (
+    columns_option,
+    ctx_obj,
+    emit_json,
+    key_values,
+    sub_app,
+    table,
+)
 
 app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
 

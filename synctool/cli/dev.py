@@ -20,7 +20,7 @@ def reset_test_data(ctx: typer.Context, yes: bool = typer.Option(False, "--yes",
     if not yes:
         typer.confirm("Delete all deliveries, jobs and portal records?", abort=True)
     obj = ctx_obj(ctx)
-    emit_json(op(obj.db, obj.config))
+    emit_json(op(obj.db, obj.rt))
 
 
 @app.command("poll-cron")
@@ -32,7 +32,7 @@ def poll_cron(ctx: typer.Context) -> None:
     from synctool.ops.dev import poll_cron as op
 
     obj = ctx_obj(ctx)
-    key_values(op(obj.db, obj.config))
+    key_values(op(obj.db, obj.rt))
 
 
 @app.command("poll-now")
@@ -41,7 +41,7 @@ def poll_now(ctx: typer.Context) -> None:
 
     Example: synctool dev poll-now
     """
-    from synctool.ops.poll import poll
+    from synctool.platforms.givebutter.poll import poll
 
     obj = ctx_obj(ctx)
-    key_values(poll(obj.db, obj.config))
+    key_values(poll(obj.db, obj.rt))

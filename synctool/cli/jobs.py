@@ -53,12 +53,13 @@ def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only th
 
     Example: synctool retry-all --source donations --fresh
     """
-    from synctool.ops.syncs import SourceQuery, retry_all as retry_all_op
+    from synctool.ops.syncs import SourceQuery
+    from synctool.ops.syncs import retry_all as retry_all_op
     from synctool.validation import parse
 
     obj = ctx_obj(ctx)
     result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh,
-                          config=obj.config)
+                          rt=obj.rt)
     emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
 
 
@@ -66,7 +67,7 @@ def drain(
     ctx: typer.Context,
     max_seconds: float = typer.Option(55, help="stop claiming new jobs after this long (cron: under a minute)"),
     max_jobs: int = typer.Option(None, help="stop after this many jobs"),
-    concurrency: int = typer.Option(3, help="jobs run at once (1-3)"),
+    concurrency: int = typer.Option(None, help="jobs run at once (1-3; default: queue.concurrency in config, 3)"),
     watch: bool = typer.Option(False, "--watch", help="keep running as a service: claim jobs as they come, "
                                                       "stop cleanly on SIGTERM or Ctrl-C"),
     interval: float = typer.Option(None, "--interval", help="with --watch: seconds to wait when nothing is due "
@@ -85,29 +86,31 @@ def drain(
     from synctool.ops.drain import drain as drain_op
 
     obj = ctx_obj(ctx)
-    config = obj.config
+    rt = obj.rt
     db = obj.db  # created and migrated before the workers start
+    if concurrency is None:
+        concurrency = rt.config.queue.concurrency
     if watch:
-        _watch(db, config, interval if interval is not None else config.queue.watch_interval_s, concurrency)
+        _watch(db, rt, interval if interval is not None else rt.config.queue.watch_interval_s, concurrency)
         return
     if sys.stderr.isatty():  # a person watching: a spinner with the counts so far
         from rich.progress import Progress, SpinnerColumn, TextColumn
 
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as progress:
             task = progress.add_task("draining", total=None)
-            summary, alert = drain_op(db, config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency,
+            summary, alert = drain_op(db, rt, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency,
                                       on_job=lambda s: progress.update(task, description=(
                                           f"{s.succeeded} succeeded, {s.skipped} skipped, {s.retrying} to retry, "
                                           f"{s.failed} failed")))
     else:
-        summary, alert = drain_op(db, config, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
+        summary, alert = drain_op(db, rt, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
     if summary.claimed or sys.stdout.isatty():
         typer.echo(summary.line())
     if alert and alert.get("sent"):
         typer.echo(f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)")
 
 
-def _watch(db, config, interval: float, concurrency: int) -> None:
+def _watch(db, rt, interval: float, concurrency: int) -> None:
     import signal
     import threading
 
@@ -122,7 +125,7 @@ def _watch(db, config, interval: float, concurrency: int) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, request_stop)
     typer.echo(f"drain --watch: polling the queue every {interval:g} s when idle; SIGTERM or Ctrl-C stops", err=True)
-    totals = watch(db, config, stop, interval_s=interval, concurrency=concurrency,
+    totals = watch(db, rt, stop, interval_s=interval, concurrency=concurrency,
                    on_run=lambda summary: summary.claimed and typer.echo(summary.line()))
     typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed",
                err=True)

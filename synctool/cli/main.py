@@ -10,6 +10,7 @@ import typer
 
 from synctool.cli import checks, jobs, syncs
 from synctool.cli.common import RootGroup, ctx_obj, emit_json, key_values
+from synctool.platforms import command_groups
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
@@ -17,10 +18,9 @@ app = typer.Typer(
 )
 RootGroup.lazy = {
     "deliveries": "synctool.cli.deliveries:app", "syncs": "synctool.cli.syncs:app", "jobs": "synctool.cli.jobs:app",
-    "crm": "synctool.cli.crm:app", "mappings": "synctool.cli.mappings:app", "pos": "synctool.cli.pos:app",
-    "donations": "synctool.cli.donations:app", "mailing": "synctool.cli.mailing:app",
-    "settings": "synctool.cli.settings:app", "portal": "synctool.cli.portal:app", "users": "synctool.cli.users:app",
-    "alerts": "synctool.cli.alerts:app", "dev": "synctool.cli.dev:app",
+    "crm": "synctool.cli.crm:app", "mappings": "synctool.cli.mappings:app", "settings": "synctool.cli.settings:app",
+    "users": "synctool.cli.users:app", "alerts": "synctool.cli.alerts:app", "dev": "synctool.cli.dev:app",
+    **command_groups(),  # each platform's own group (synctool.platforms)
 }
 app.command("test-connections")(checks.test_connections)
 app.command("doctor")(checks.doctor)
@@ -62,7 +62,15 @@ def root(
     log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
 ) -> None:
     obj = ctx_obj(ctx)
-    obj.config_path = config
+    if config is not None or obj._rt is None:
+        obj.config_path = config
+    if log_file is None and ctx.invoked_subcommand not in (None, "init"):
+        from synctool.errors import SynctoolError
+
+        try:  # config's log_file, when the config can be read (a command that needs it says why not)
+            log_file = obj.rt.config.log_file
+        except SynctoolError:
+            pass
     _setup_logging(verbose, log_file)
 
 
@@ -75,7 +83,9 @@ def init(ctx: typer.Context, force: bool = typer.Option(False, help="overwrite a
     from synctool.ops.setup import init as init_op
 
     obj = ctx_obj(ctx)
-    result = init_op(obj.config_path, force=force)
+    import os
+
+    result = init_op(obj.config_path, os.environ, force=force)
     key_values(result)
 
 
@@ -92,7 +102,7 @@ def serve(
     """
     from synctool.web.receiver import serve as serve_op
 
-    serve_op(ctx_obj(ctx).config, host=host, port=port, admin_api=admin_api)
+    serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api)
 
 
 @app.command()
@@ -117,7 +127,7 @@ def inject(
         except OSError as exc:
             raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
     obj = ctx_obj(ctx)
-    result = inject_op(obj.db, obj.config, source, body)
+    result = inject_op(obj.db, obj.rt, source, body)
     emit_json(result) if as_json else key_values(result)
 
 
@@ -134,10 +144,10 @@ def poll(
 
     Example: synctool poll --lookback 7d
     """
-    from synctool.ops.poll import poll as poll_op
+    from synctool.platforms.givebutter.poll import poll as poll_op
 
     obj = ctx_obj(ctx)
-    result = poll_op(obj.db, obj.config, fresh=fresh, lookback=lookback)
+    result = poll_op(obj.db, obj.rt, fresh=fresh, lookback=lookback)
     if as_json:
         emit_json(result)
     elif result["queued"] or sys.stdout.isatty():

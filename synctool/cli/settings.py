@@ -25,7 +25,7 @@ def crm_environment(ctx: typer.Context, name: str = typer.Argument(None, help="p
 
     obj = ctx_obj(ctx)
     body = None if name is None else parse(EnvironmentBody, {"environment": name}, where="arguments")
-    _out({"environment": set_environment(obj.db, obj.config, body)["environment"]}, as_json)
+    _out({"environment": set_environment(obj.db, obj.rt, body)["environment"]}, as_json)
 
 
 @app.command("alert-recipients")
@@ -36,7 +36,8 @@ def alert_recipients(ctx: typer.Context, emails: list[str] = typer.Argument(None
 
     Example: synctool settings alert-recipients ops@example.org treasurer@example.org
     """
-    from synctool.ops.settings import RecipientsBody, alert_recipients as op
+    from synctool.ops.settings import RecipientsBody
+    from synctool.ops.settings import alert_recipients as op
     from synctool.validation import parse
 
     emails = [] if clear else emails
@@ -51,7 +52,8 @@ def mailing_sync_enabled(ctx: typer.Context, value: str = typer.Argument(None, h
 
     Example: synctool settings mailing-sync-enabled off
     """
-    from synctool.ops.settings import EnabledBody, mailing_sync_enabled as op
+    from synctool.ops.settings import EnabledBody
+    from synctool.ops.settings import mailing_sync_enabled as op
     from synctool.validation import parse
 
     body = None if value is None else parse(EnabledBody, {"enabled": value}, where="arguments")
@@ -67,7 +69,8 @@ def pos_default_constituent(ctx: typer.Context, email: str = typer.Option(None, 
 
     Example: synctool settings pos-default-constituent --email walkin@example.org --first-name Walk-in --last-name Customer
     """
-    from synctool.ops.settings import PosDefaultBody, pos_default_constituent as op
+    from synctool.ops.settings import PosDefaultBody
+    from synctool.ops.settings import pos_default_constituent as op
     from synctool.validation import parse
 
     given = {k: v for k, v in {"email": email, "first_name": first_name, "last_name": last_name}.items() if v is not None}

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-
 import typer
 
-from synctool.cli.common import columns_option, ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import (
+    columns_option,
+    ctx_obj,
+    emit_json,
+    key_values,
+    sub_app,
+    table,
+)
 
 app = sub_app("The sync log: every delivery, poll result and operator request, with its outcome.")
 
@@ -86,7 +92,8 @@ def resolve(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the fai
 
     Example: synctool syncs resolve 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10 --notes "entered by hand" --by sam
     """
-    from synctool.ops.syncs import ResolveBody, resolve as resolve_op
+    from synctool.ops.syncs import ResolveBody
+    from synctool.ops.syncs import resolve as resolve_op
     from synctool.validation import parse
 
     record = resolve_op(ctx_obj(ctx).db, sync_id, parse(ResolveBody, {"notes": notes, "resolvedBy": by}, where="options"))
@@ -102,7 +109,8 @@ def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or
 
     Example: synctool stats --window 7d
     """
-    from synctool.ops.syncs import StatsQuery, stats as stats_op
+    from synctool.ops.syncs import StatsQuery
+    from synctool.ops.syncs import stats as stats_op
     from synctool.validation import parse
 
     result = stats_op(ctx_obj(ctx).db, parse(StatsQuery, {"window": window}, where="options"))

@@ -28,7 +28,8 @@ def invite(ctx: typer.Context, email: str = typer.Argument(..., help="their e-ma
 
     Example: synctool users invite treasurer@example.org --role admin
     """
-    from synctool.ops.users import InviteBody, invite as op
+    from synctool.ops.users import InviteBody
+    from synctool.ops.users import invite as op
     from synctool.validation import parse
 
     emit_json(op(ctx_obj(ctx).db, parse(InviteBody, {"email": email, "role": role}, where="arguments")))
@@ -43,7 +44,8 @@ def update(ctx: typer.Context, user_id: int = typer.Argument(..., help="the user
 
     Example: synctool users update 3 --deactivate
     """
-    from synctool.ops.users import UserPatch, update as op
+    from synctool.ops.users import UserPatch
+    from synctool.ops.users import update as op
     from synctool.validation import parse
 
     patch = {"role": role, "deactivate": True if deactivate else None, "active": True if activate else None}
@@ -59,4 +61,5 @@ def token(ctx: typer.Context, email: str = typer.Argument(..., help="the user's 
     """
     from synctool.ops.users import issue_token
 
-    key_values(issue_token(ctx_obj(ctx).db, email, ttl))
+    obj = ctx_obj(ctx)
+    key_values(issue_token(obj.db, obj.rt, email, ttl))

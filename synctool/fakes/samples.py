@@ -108,6 +108,6 @@ def stripe_event(event_type: str, obj: dict, event_id: str | None = None) -> byt
 
 
 def square_signature(key: str, url: str, body: bytes) -> str:
-    from synctool.platforms.square import signature
+    from synctool.platforms.square.webhook import signature
 
     return signature(key, url, body)

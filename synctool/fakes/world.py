@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from synctool.fakes import givebutter, lgl, mailchimp, square
+from synctool.crm import fake as lgl
 from synctool.fakes.server import BackgroundServer
+from synctool.platforms.givebutter import fake as givebutter
+from synctool.platforms.mailchimp import fake as mailchimp
+from synctool.platforms.square import fake as square
 
 KEYS = {"CRM_API_KEY": "demo-crm-key", "DONATIONS_API_KEY": "demo-givebutter-key",
         "POS_ACCESS_TOKEN": "demo-square-token", "MAILING_API_KEY": "demo-mailchimp-key-us14"}

@@ -11,18 +11,16 @@ from email.message import EmailMessage
 from typing import Any
 
 from synctool import settings
-from synctool.config import Config
 from synctool.errors import ConfigError, InvalidInput, SyncError
+from synctool.runtime import Runtime
 
 logger = logging.getLogger("synctool.alerts")
 
 
-def _send(config: Config, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
-    from synctool.secrets import get_secret
-
-    smtp = config.smtp
-    if not smtp.host:
-        raise ConfigError("smtp.host", config.source, "not set; alerts need an SMTP server")
+def _send(rt: Runtime, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
+    smtp = rt.config.smtp
+    if not smtp.host and rt.mailer is None:
+        raise ConfigError("smtp.host", rt.config.source, "not set; alerts need an SMTP server")
     message = EmailMessage()
     message["From"] = smtp.sender
     message["To"] = ", ".join(recipients)
@@ -30,12 +28,15 @@ def _send(config: Config, recipients: list[str], subject: str, body: str, html: 
     message.set_content(body)
     if html is not None:
         message.add_alternative(html, subtype="html")
+    if rt.mailer is not None:  # the demo's and the tests' outbox
+        rt.mailer(message)
+        return
     try:
         with smtplib.SMTP(smtp.host, smtp.port, timeout=20) as server:
             if smtp.starttls and server.has_extn("starttls"):
                 server.starttls()
             if smtp.username:
-                server.login(smtp.username, get_secret("SMTP_PASSWORD") or "")
+                server.login(smtp.username, rt.secrets.get("SMTP_PASSWORD") or "")
             server.send_message(message)
     except (OSError, smtplib.SMTPException) as exc:
         raise SyncError(f"could not send the alert e-mail via {smtp.host}:{smtp.port}: {exc}") from None
@@ -45,7 +46,7 @@ def recipients(conn: sqlite3.Connection) -> list[str]:
     return settings.get(conn, "alert_recipients", []) or []
 
 
-def digest(conn: sqlite3.Connection, config: Config, job_ids: list[str]) -> dict[str, Any]:
+def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[str, Any]:
     """E-mail the jobs that failed for good in one drain; nothing when there are none or no recipients."""
     to = recipients(conn)
     if not job_ids or not to:
@@ -59,24 +60,24 @@ def digest(conn: sqlite3.Connection, config: Config, job_ids: list[str]) -> dict
         lines.append(f"  {r['last_error']}")
         lines.append(f"  synctool syncs show {r['id']}")
     lines += ["", "Fix the cause, then `synctool jobs retry ID` or `synctool retry-all`; or `synctool syncs resolve ID`."]
-    _send(config, to, f"synctool: {len(rows)} sync job(s) failed", "\n".join(lines))
+    _send(rt, to, f"synctool: {len(rows)} sync job(s) failed", "\n".join(lines))
     return {"sent": True, "failed": len(rows), "recipients": len(to)}
 
 
-def test(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+def test(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     to = recipients(conn)
     if not to:
         raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
-    _send(config, to, "synctool: test alert", "This is a test of synctool's failure alerts. Nothing is wrong.")
+    _send(rt, to, "synctool: test alert", "This is a test of synctool's failure alerts. Nothing is wrong.")
     return {"sent": True, "recipients": to}
 
 
-def after_drain(conn: sqlite3.Connection, config: Config, failed_job_ids: list[str]) -> dict[str, Any] | None:
+def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]) -> dict[str, Any] | None:
     """Called by drain: send the digest, but never let an alert problem fail the drain itself."""
     if not failed_job_ids:
         return None
     try:
-        return digest(conn, config, failed_job_ids)
+        return digest(conn, rt, failed_job_ids)
     except (ConfigError, SyncError) as exc:
         logger.warning("failure alert not sent: %s", exc)
         return {"sent": False, "error": str(exc)}
@@ -85,14 +86,15 @@ def after_drain(conn: sqlite3.Connection, config: Config, failed_job_ids: list[s
 SUMMARY_LIMIT = 25
 
 
-def summary(conn: sqlite3.Connection, config: Config, *, hours: int = 24, send: bool = True) -> dict[str, Any]:
+def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: bool = True) -> dict[str, Any]:
     """The daily summary: per source over the last ``hours``, what succeeded, was skipped, failed, or was
     recovered by the backup poll; the failures still needing action, each with its command; the CRM
     requests spent and the budget left; and the freshness checks of ``doctor``. Sent as plain text and
     HTML unless ``send`` is false. Holds counts, ids and error messages, never a secret."""
     from html import escape
 
-    from synctool import crm as crm_target, store
+    from synctool import store
+    from synctool.crm import target as crm_target
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
@@ -107,8 +109,8 @@ def summary(conn: sqlite3.Connection, config: Config, *, hours: int = 24, send: 
     open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
     spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?",
                          (since,)).fetchone()[0]
-    budget = crm_target.budget(config)
-    freshness = [c for c in doctor(conn, config) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
+    budget = crm_target.budget(rt)
+    freshness = [c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
     for failure in open_failures:
         failure["fix"] = f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} " \
                          f"(or synctool syncs resolve {failure['id']})"
@@ -157,6 +159,6 @@ def summary(conn: sqlite3.Connection, config: Config, *, hours: int = 24, send: 
         to = recipients(conn)
         if not to:
             raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
-        _send(config, to, subject, text, html)
+        _send(rt, to, subject, text, html)
         report.update(sent=True, recipients=len(to))
     return report

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import clients, settings, store
-from synctool.config import Config
+from synctool import platforms, settings, store
 from synctool.errors import SynctoolError
+from synctool.runtime import Runtime
 from synctool.timeutil import age_s
 
 
@@ -19,59 +19,54 @@ def _try(name: str, fn) -> dict[str, Any]:
         return {"name": name, "ok": False, "detail": str(exc)}
 
 
-def test_connections(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
+def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """One read on each outside system: CRM, donation platform, POS, mailing."""
     from synctool.ops.crm import test_connection
 
     def crm() -> str:
-        result = test_connection(conn, config)
+        result = test_connection(conn, rt)
         if not result["ok"]:
             raise SynctoolError(result.get("error", "failed"))
         return f"{result['environment']} at {result['base_url']}"
 
-    def with_client(make, call):
+    def probe(client: platforms.Client):
         def run() -> str:
-            with clients.using(make, config) as client:
-                return call(client)
+            with platforms.using(rt, client.role) as made:
+                return platforms.load(client.probe)(made)
         return run
 
-    return [
-        _try("crm", crm),
-        _try("donations", with_client(clients.donations, lambda c: f"{len(c.api.request('GET', '/campaigns', params={'per_page': 1}).get('data') or [])} campaign(s) read")),
-        _try("pos", with_client(clients.pos, lambda c: f"{len(c.locations())} location(s)")),
-        _try("mailing", with_client(clients.mailing, lambda c: c.ping().get("health_status", "ok"))),
-    ]
+    return [_try("crm", crm)] + [_try(c.role, probe(c)) for c in platforms.clients().values() if c.probe]
 
 
-def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
+def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
-    from synctool import crm as crm_target
-    from synctool.secrets import SECRET_NAMES, keyring_name, secret_source
+    from synctool.crm import target as crm_target
+    from synctool.secrets import CORE_SECRETS
 
     checks: list[dict[str, Any]] = []
 
     def add(name: str, status: str, detail: str, fix: str = "") -> None:
         checks.append({"check": name, "status": status, "detail": detail, "fix": fix})
 
-    add("config", "ok" if config.source != "defaults" else "warn", f"read from {config.source}",
-        "" if config.source != "defaults" else "run `synctool init`")
+    add("config", "ok" if rt.config.source != "defaults" else "warn", f"read from {rt.config.source}",
+        "" if rt.config.source != "defaults" else "run `synctool init`")
     migrations = store.applied_migrations(conn)
-    add("database", "ok", f"{config.db_path}, {len(migrations)}/{len(store.MIGRATIONS)} migrations")
-    keyring = keyring_name()
+    add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{len(store.MIGRATIONS)} migrations")
+    keyring = rt.secrets.keyring_name()
     add("keyring", "ok" if keyring != "none" else "warn", keyring,
         "" if keyring != "none" else "secrets come from the environment; set them for cron too (crontab.example)")
-    for name in SECRET_NAMES:
-        source = secret_source(name)
+    for name in [*CORE_SECRETS, *platforms.secret_names()]:
+        source = rt.secrets.source(name)
         needed = name in ("CRM_API_KEY", "POS_WEBHOOK_SIGNATURE_KEY")
         add(f"secret {name}", "ok" if source else ("fail" if needed else "warn"),
             f"set ({source})" if source else "not set", "" if source else f"keyring or the environment variable {name}")
-    where = crm_target.target(conn, config)
+    where = crm_target.target(conn, rt)
     add("crm", "ok" if where.key_source else "fail", f"{where.environment} at {where.base_url}",
         "" if where.key_source else "synctool crm config --api-key")
-    share = crm_target.budget(config)
+    share = crm_target.budget(rt)
     add("crm budget", "ok", f"synctool may use {share['limit']} of the account's {share['account_limit']} requests per "
         f"{share['window_s']:g} s (crm.share_requests); {share['used_in_window']} used in this window")
-    from synctool.sync import mirror
+    from synctool.crm import mirror
 
     state = mirror.status(conn)
     stale = state["age_s"] is None or state["age_s"] > 86_400
@@ -79,7 +74,7 @@ def doctor(conn: sqlite3.Connection, config: Config) -> list[dict[str, Any]]:
         f"{state['constituents']} constituents, watermark {state['watermark'] or 'none'}, "
         + (f"refreshed {int(state['age_s'])} s ago" if state["age_s"] is not None else "never loaded"),
         "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "")
-    if not config.webhooks.pos_notification_url:
+    if not rt.config.webhooks.pos_notification_url:
         add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
     last_drain = settings.get(conn, "last_drain") or {}
     age = age_s(last_drain.get("at"))

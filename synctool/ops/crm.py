@@ -6,15 +6,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal, Optional
 
-from synctool import crm as crm_target
-from synctool import references, settings, store
-from synctool.config import Config
+from synctool import settings, store
+from synctool.crm import references
+from synctool.crm import target as crm_target
 from synctool.errors import InvalidInput, SynctoolError
+from synctool.runtime import Runtime
 from synctool.validation import Body
 
-def refresh(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, int]:
+
+def refresh(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, int]:
     """Fetch every CRM reference list (and the tag keywords and gift custom fields) into the cache."""
-    crm = client or crm_target.open_client(conn, config)
+    crm = client or crm_target.open_client(conn, rt)
     return references.refresh(conn, crm)
 
 
@@ -22,24 +24,24 @@ def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
     return references.listing(conn, kind)
 
 
-def status(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
-    where = crm_target.target(conn, config)
+def status(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+    where = crm_target.target(conn, rt)
     return {"environment": where.environment, "base_url": where.base_url, "base_url_from": where.base_url_source,
             "api_key": "set" if where.key_source else "missing", "api_key_from": where.key_source}
 
 
-def test_connection(conn: sqlite3.Connection, config: Config, *, client=None) -> dict[str, Any]:
+def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
     """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
-    result = {**status(conn, config), "ok": False, "configured": False}
+    result = {**status(conn, rt), "ok": False, "configured": False}
     try:
-        crm = client or crm_target.open_client(conn, config)
+        crm = client or crm_target.open_client(conn, rt)
         result["configured"] = True
         page = crm.request("GET", "/constituents", params={"limit": 1})
         result["ok"] = True
         result["constituents"] = page.get("total_items")
     except SynctoolError as exc:
         result["error"] = str(exc)
-    result["rate_limit"] = crm_target.budget(config)
+    result["rate_limit"] = crm_target.budget(rt)
     return result
 
 
@@ -56,13 +58,12 @@ class EnvironmentBody(Body):
     environment: Literal["production", "sandbox"]
 
 
-def configure(conn: sqlite3.Connection, config: Config, body: CrmConfigBody) -> dict[str, Any]:
+def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dict[str, Any]:
     """Save the active environment's base URL (settings) and API key (keyring only)."""
-    from synctool.platforms.lgl import check_base_url
-    from synctool.secrets import set_secret
+    from synctool.crm.client import check_base_url
 
     base_url, api_key = body.base_url, body.api_key
-    env = crm_target.environment(conn, config)
+    env = crm_target.environment(conn, rt)
     if base_url is not None:
         check_base_url(base_url, "--base-url")
         with store.transaction(conn):
@@ -70,37 +71,37 @@ def configure(conn: sqlite3.Connection, config: Config, body: CrmConfigBody) -> 
     if api_key is not None:
         if not api_key.strip():
             raise InvalidInput("the API key is empty")
-        set_secret(crm_target.key_name(env), api_key.strip())
-    return status(conn, config)
+        rt.secrets.set(crm_target.key_name(env), api_key.strip())
+    return status(conn, rt)
 
 
-def set_environment(conn: sqlite3.Connection, config: Config, body: EnvironmentBody | None = None) -> dict[str, Any]:
+def set_environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> dict[str, Any]:
     if body is not None:
         with store.transaction(conn):
             settings.put(conn, "crm_environment", body.environment)
-    return status(conn, config)
+    return status(conn, rt)
 
 
-def budget(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+def budget(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """synctool's share of the account's request budget, what this window used, and the mirror's age."""
-    from synctool.sync import mirror
+    from synctool.crm import mirror
 
-    return {**crm_target.budget(config), "mirror_age_s": mirror.status(conn)["age_s"]}
+    return {**crm_target.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"]}
 
 
 def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:
-    from synctool.sync import mirror
+    from synctool.crm import mirror
 
     return mirror.status(conn)
 
 
-def mirror_refresh(conn: sqlite3.Connection, config: Config, *, full: bool = False, client=None) -> dict[str, Any]:
+def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False, client=None) -> dict[str, Any]:
     """Refresh the constituent mirror from the CRM (incrementally, or a full rebuild) and say what it cost."""
-    from synctool.sync import mirror
+    from synctool.crm import mirror
 
-    crm = client or crm_target.open_client(conn, config)
+    crm = client or crm_target.open_client(conn, rt)
     try:
-        done = mirror.refresh(crm, conn, full=full, page_size=config.crm.mirror_page_size)
+        done = mirror.refresh(crm, conn, full=full, page_size=rt.config.crm.mirror_page_size)
     finally:
         if client is None:
             crm.close()
@@ -109,7 +110,7 @@ def mirror_refresh(conn: sqlite3.Connection, config: Config, *, full: bool = Fal
 
 def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
     """Search the mirror by name, e-mail or phone: no CRM request."""
-    from synctool.sync import mirror
+    from synctool.crm import mirror
 
     if not text.strip():
         raise InvalidInput("nothing to search for", "give a name, an e-mail or a phone number")

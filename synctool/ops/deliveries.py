@@ -10,10 +10,10 @@ from typing import Any, Union
 from pydantic import Field
 
 from synctool import store
-from synctool.config import Config
 from synctool.errors import InvalidInput, NotFound, one_of
-from synctool.inbox import WebhookSecrets, accept, store_inbound
-from synctool.platforms import SOURCES
+from synctool.ops.inbox import WebhookSecrets, accept, store_inbound
+from synctool.platforms import sources
+from synctool.runtime import Runtime
 from synctool.timeutil import parse_moment
 from synctool.validation import Body
 
@@ -22,7 +22,7 @@ logger = logging.getLogger("synctool")
 
 def list_deliveries(conn: sqlite3.Connection, *, source: str | None = None, since: str | None = None,
                     limit: int = 50) -> list[dict[str, Any]]:
-    one_of(source or None, SOURCES, "source")
+    one_of(source or None, sources(), "source")
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000")
     where = store.Where()
@@ -60,10 +60,10 @@ class InjectBody(Body):
         return self.payload.encode() if isinstance(self.payload, str) else json.dumps(self.payload).encode()
 
 
-def inject(conn: sqlite3.Connection, config: Config, source: str, body: bytes) -> dict[str, Any]:
+def inject(conn: sqlite3.Connection, rt: Runtime, source: str, body: bytes) -> dict[str, Any]:
     """Store a payload through the receiver's path, without a signature check, and log that."""
     inbound = accept(source, body, {}, {}, WebhookSecrets(), verify=False)
-    job_id = store_inbound(conn, inbound, config.queue.max_attempts)
+    job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
     logger.warning("injected a %s %s delivery (event %s) without a signature check", source,
                    inbound.event_type, inbound.event_id)
     if job_id is None:

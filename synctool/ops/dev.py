@@ -5,15 +5,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import crm as crm_target, store
-from synctool.config import Config
+from synctool import platforms, store
+from synctool.crm import target as crm_target
 from synctool.errors import Conflict
+from synctool.runtime import Runtime
 
 
-def reset_test_data(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """Clear deliveries, jobs, ledgers and portal records; refused unless the CRM environment is sandbox.
     Settings, mappings and users are kept."""
-    env = crm_target.environment(conn, config)
+    env = crm_target.environment(conn, rt)
     if env != "sandbox":
         raise Conflict(f"refused: the CRM environment is {env}; reset-test-data runs only in sandbox "
                        "(synctool crm environment sandbox)")
@@ -33,11 +34,11 @@ def reset_test_data(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
     return {"environment": env, "deleted": counts}
 
 
-def poll_cron(conn: sqlite3.Connection, config: Config) -> dict[str, Any]:
+def poll_cron(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """What cron does, once, now: the backup poll, then a drain."""
-    from synctool.ops.poll import poll
-    from synctool.worker import drain
+    from synctool.platforms.givebutter.poll import poll
+    from synctool.queue.worker import drain
 
-    polled = poll(conn, config)
-    summary = drain(config, max_seconds=55)
+    polled = poll(conn, rt)
+    summary = drain(platforms.services(rt), max_seconds=55)
     return {"poll": polled, "drain": summary.line()}

@@ -9,10 +9,10 @@ from typing import Any, Optional
 from pydantic import Field, RootModel
 
 from synctool import mappings
+from synctool.crm.references import listing
+from synctool.crm.references import require as require_reference
 from synctool.errors import InvalidInput, one_of
 from synctool.validation import Body
-from synctool.references import listing
-from synctool.references import require as require_reference
 
 REFERENCE_KIND = {"fund_id": "funds", "campaign_id": "campaigns", "appeal_id": "appeals",
                   "gift_category_id": "gift-categories", "payment_type_id": "payment-types", "gift_type_id": "gift-types"}
@@ -120,7 +120,7 @@ def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[
 
 def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:
     """Copy a Givebutter custom field into a CRM gift custom field (checked against the cached gift fields)."""
-    from synctool.references import gift_field
+    from synctool.crm.references import gift_field
 
     if not field or not crm_field:
         raise InvalidInput("both the Givebutter field (id or title) and the CRM gift field are needed")

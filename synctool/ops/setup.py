@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from synctool import store
-from synctool.config import STARTER_CONFIG, DEFAULT_DB, config_path, load_config
+from synctool.config import DEFAULT_DB, STARTER_CONFIG, config_path
+from synctool.runtime import Runtime
 
 
-def init(explicit_config: str | None, *, force: bool = False) -> dict[str, Any]:
-    path, _ = config_path(explicit_config)
+def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool = False) -> dict[str, Any]:
+    """Write the starter config (unless one exists) and create the database; ``environ`` is read once."""
+    path, _ = config_path(explicit_config, environ)
     wrote = False
     if force or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(STARTER_CONFIG.format(database=DEFAULT_DB), encoding="utf-8")
         wrote = True
-    config = load_config(path)
-    conn = store.connect(config.db_path)
+    rt = Runtime.from_environ(path, environ)
+    conn = store.connect(rt.db_path)
     try:
         migrations = store.applied_migrations(conn)
     finally:
         conn.close()
-    from synctool.secrets import keyring_notice
-
     return {
         "config": str(path),
         "config_written": wrote,
-        "database": str(config.db_path),
+        "database": str(rt.db_path),
         "migrations": len(migrations),
-        "keyring": keyring_notice() or "available",
+        "keyring": rt.secrets.keyring_notice() or "available",
     }

@@ -9,9 +9,10 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field, field_validator
 
-from synctool import jobs, store
+from synctool import store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
-from synctool.platforms import SOURCES
+from synctool.platforms import sources
+from synctool.queue import jobs
 from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
 
@@ -24,6 +25,7 @@ LIST_COLUMNS = ("id, source, target, entity_type, entity_id, external_id, status
                 " resolved_at, resolved_by")
 
 
+SOURCES = sources()
 Source = Literal[SOURCES]  # type: ignore[valid-type]
 
 
@@ -221,12 +223,12 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
 
 
 def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False,
-              config: Any = None) -> dict[str, Any]:
+              rt: Any = None) -> dict[str, Any]:
     """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
-    anyway; mailing events have nothing to re-fetch); it needs ``config`` for the platform's client."""
+    anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
     source = (query or SourceQuery()).source
-    refetched = refetch_transactions(conn, config, source) if fresh else None
+    refetched = refetch_transactions(conn, rt, source) if fresh else None
     now = store.iso()
     clause, params = ("AND source = ?", [source]) if source else ("", [])
     with store.transaction(conn):
@@ -240,9 +242,9 @@ def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fre
     return result
 
 
-def refetch_transactions(conn: sqlite3.Connection, config: Any, source: str | None) -> tuple[int, list[str]]:
+def refetch_transactions(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int, list[str]]:
     """Put each failed donation's current transaction, fetched from the platform, in its job's payload."""
-    from synctool import clients
+    from synctool import platforms
     from synctool.errors import SynctoolError
 
     refreshed, errors = 0, []
@@ -250,7 +252,7 @@ def refetch_transactions(conn: sqlite3.Connection, config: Any, source: str | No
                           " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
                           (source,) if source else ()).fetchall()
     if failed:
-        with clients.using(clients.donations, config) as donations:
+        with platforms.using(rt, "donations") as donations:
             for row in failed:
                 try:
                     txn = donations.transaction(row["entity_id"])

@@ -15,7 +15,14 @@ from typing import Any, Literal, Optional
 from pydantic import model_validator
 
 from synctool import store
-from synctool.errors import ConfigError, Conflict, InvalidInput, InvalidSignature, NotFound
+from synctool.errors import (
+    ConfigError,
+    Conflict,
+    InvalidInput,
+    InvalidSignature,
+    NotFound,
+)
+from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
 ROLES = ("viewer", "admin", "super_admin")
@@ -79,10 +86,9 @@ def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str,
     return _row(conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
 
 
-def _secret() -> str:
-    from synctool.secrets import get_secret
-
-    secret = get_secret("ADMIN_JWT_SECRET")
+def signing_secret(rt: Runtime) -> str:
+    """The admin API's token signing secret; ConfigError when it is missing or too short."""
+    secret = rt.secrets.get("ADMIN_JWT_SECRET")
     if not secret or len(secret) < 32:
         raise ConfigError("ADMIN_JWT_SECRET", "keyring/environment",
                           "not set, or shorter than 32 characters; the admin API's tokens are signed with it "
@@ -90,7 +96,7 @@ def _secret() -> str:
     return secret
 
 
-def issue_token(conn: sqlite3.Connection, email: str, ttl_s: int = 86400) -> dict[str, Any]:
+def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> dict[str, Any]:
     import jwt
 
     if not 60 <= ttl_s <= 366 * 86400:
@@ -102,16 +108,16 @@ def issue_token(conn: sqlite3.Connection, email: str, ttl_s: int = 86400) -> dic
         raise Conflict(f"{row['email']} is deactivated")
     now = int(time.time())
     claims = {"sub": row["email"], "role": row["role"], "iat": now, "exp": now + ttl_s, "ver": row["token_version"]}
-    return {"token": jwt.encode(claims, _secret(), algorithm="HS256"), "email": row["email"], "role": row["role"],
+    return {"token": jwt.encode(claims, signing_secret(rt), algorithm="HS256"), "email": row["email"], "role": row["role"],
             "expires_at": store.iso(datetime.fromtimestamp(now + ttl_s, timezone.utc))}
 
 
-def verify_token(conn: sqlite3.Connection, token: str) -> dict[str, Any]:
+def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> dict[str, Any]:
     """The active user behind a token, with their current role; InvalidSignature otherwise."""
     import jwt
 
     try:
-        claims = jwt.decode(token, _secret(), algorithms=["HS256"], options={"require": ["sub", "exp", "role"]})
+        claims = jwt.decode(token, signing_secret(rt), algorithms=["HS256"], options={"require": ["sub", "exp", "role"]})
     except jwt.ExpiredSignatureError:
         raise InvalidSignature("token expired") from None
     except jwt.PyJWTError:

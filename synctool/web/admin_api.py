@@ -19,8 +19,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from starlette.applications import Starlette
-from starlette.authentication import (AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser,
-                                      has_required_scope)
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+    has_required_scope,
+)
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -30,18 +35,18 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from synctool import store
-from synctool.config import Config
-from synctool.errors import ConfigError, InvalidSignature, NotFound, SynctoolError, http_status
-from synctool.validation import Query, parse
+from synctool.errors import (
+    ConfigError,
+    InvalidSignature,
+    NotFound,
+    SynctoolError,
+    http_status,
+)
+from synctool.runtime import Runtime
+from synctool.validation import parse
 
 VIEWER, ADMIN, SUPER = "viewer", "admin", "super_admin"
 M = TypeVar("M", bound=BaseModel)
-
-
-class ForceQuery(Query):
-    """``?force=true``: ignore the local "already synced" mark (the CRM is still searched first)."""
-
-    force: bool = False
 
 
 @dataclass
@@ -49,7 +54,7 @@ class Call:
     """One API request, as the operation sees it."""
 
     conn: Any
-    config: Config
+    rt: Runtime
     user: dict[str, Any]
     path: dict[str, str]
     query: dict[str, str]
@@ -82,8 +87,8 @@ class TeamMember(BaseUser):
 class TokenBackend(AuthenticationBackend):
     """``Authorization: Bearer <JWT>`` -> the active user, with the scopes of their role and every role below."""
 
-    def __init__(self, config: Config):
-        self.config = config
+    def __init__(self, rt: Runtime):
+        self.rt = rt
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         from synctool.ops.users import ROLES, verify_token
@@ -96,9 +101,9 @@ class TokenBackend(AuthenticationBackend):
             raise AuthenticationError("send Authorization: Bearer <token> (synctool users token EMAIL)")
 
         def verify() -> dict[str, Any]:
-            db = store.connect(self.config.db_path, migrate=False)
+            db = store.connect(self.rt.db_path, migrate=False)
             try:
-                return verify_token(db, token.strip())
+                return verify_token(db, self.rt, token.strip())
             finally:
                 db.close()
 
@@ -115,28 +120,38 @@ class TokenBackend(AuthenticationBackend):
 def _ops():
     """The route table: (method, path, minimum role, operation). Imported lazily: ops pull in clients."""
     from synctool import mappings as mapping_store
-    from synctool.ops import checks, crm, deliveries, dev, donations, mailing, mappings, poll, pos, portal, settings, syncs, users
+    from synctool.ops import (
+        checks,
+        crm,
+        deliveries,
+        dev,
+        mappings,
+        settings,
+        syncs,
+        users,
+    )
     from synctool.ops import crm as crm_ops
+    from synctool.platforms import admin_routes
 
     def inject(c: Call) -> Any:
         body = c.body_as(deliveries.InjectBody)
-        return deliveries.inject(c.conn, c.config, body.source, body.raw())
+        return deliveries.inject(c.conn, c.rt, body.source, body.raw())
 
     def resolve(c: Call) -> Any:
         body = c.body_as(syncs.ResolveBody)
         return syncs.resolve(c.conn, c.path["id"], body.model_copy(update={"resolvedBy": body.resolvedBy or c.user["email"]}))
 
     def crm_environment(c: Call) -> Any:
-        return {"environment": crm_ops.set_environment(c.conn, c.config, c.body_as(crm_ops.EnvironmentBody))["environment"]}
+        return {"environment": crm_ops.set_environment(c.conn, c.rt, c.body_as(crm_ops.EnvironmentBody))["environment"]}
 
     return [
         ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
         ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
         ("PATCH", "/api/syncs/{id}/resolve", ADMIN, resolve),
         ("GET", "/api/stats", VIEWER, lambda c: syncs.stats(c.conn, c.query_as(syncs.StatsQuery))),
-        ("GET", "/api/settings/crm-environment", ADMIN, lambda c: {"environment": crm_ops.status(c.conn, c.config)["environment"]}),
+        ("GET", "/api/settings/crm-environment", ADMIN, lambda c: {"environment": crm_ops.status(c.conn, c.rt)["environment"]}),
         ("PATCH", "/api/settings/crm-environment", ADMIN, crm_environment),
-        ("POST", "/api/settings/crm-reference-refresh", ADMIN, lambda c: crm.refresh(c.conn, c.config)),
+        ("POST", "/api/settings/crm-reference-refresh", ADMIN, lambda c: crm.refresh(c.conn, c.rt)),
         ("GET", "/api/settings/alert-recipients", ADMIN, lambda c: settings.alert_recipients(c.conn)),
         ("PATCH", "/api/settings/alert-recipients", ADMIN, lambda c: settings.alert_recipients(
             c.conn, c.body_as(settings.RecipientsBody))),
@@ -158,43 +173,24 @@ def _ops():
             c.conn, c.body_as(mappings.FundOverrideBody))),
         *[("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
           for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")],
-        ("GET", "/api/pos/locations", ADMIN, lambda c: pos.locations(c.conn, c.config)),
-        ("GET", "/api/pos/orders", ADMIN, lambda c: pos.orders(c.conn, c.config, c.query_as(pos.OrdersQuery))),
-        ("POST", "/api/pos/orders/enrich", ADMIN, lambda c: pos.enrich(c.config, c.body_as(pos.EnrichBody))),
         ("GET", "/api/pos/location-overrides", ADMIN, lambda c: mappings.location_overrides(c.conn)),
         ("PUT", "/api/pos/location-overrides", ADMIN, lambda c: mappings.replace_location_overrides(
             c.conn, c.body_as(mappings.LocationOverrides))),
-        ("POST", "/api/pos/orders/{orderId}/resync", ADMIN, lambda c: pos.resync(
-            c.conn, c.config, c.path["orderId"], force=c.query_as(ForceQuery).force)),
-        ("GET", "/api/donations/campaigns", ADMIN, lambda c: donations.campaigns(c.conn, c.config)),
-        ("POST", "/api/donations/campaigns/refresh", ADMIN, lambda c: donations.campaigns(c.conn, c.config, refresh=True)),
-        ("GET", "/api/mailing/account", ADMIN, lambda c: mailing.account(c.config)),
-        ("GET", "/api/mailing/lists", ADMIN, lambda c: mailing.lists(c.config)),
-        ("GET", "/api/mailing/mappings", ADMIN, lambda c: mailing.list_mappings(c.conn)),
-        ("POST", "/api/mailing/mappings", ADMIN, lambda c: mailing.set_mapping(c.conn, c.body_as(mailing.ListMappingBody))),
-        ("POST", "/api/mailing/test", ADMIN, lambda c: mailing.test(c.config)),
-        ("GET", "/api/mailing/tag-rules", ADMIN, lambda c: mailing.tag_rules(c.conn)),
-        ("POST", "/api/mailing/tag-rules", ADMIN, lambda c: mailing.set_tag_rule(c.conn, c.body_as(mailing.TagRuleBody))),
-        ("GET", "/api/test-connections", ADMIN, lambda c: checks.test_connections(c.conn, c.config)),
-        ("POST", "/api/poll-now", ADMIN, lambda c: poll.poll(c.conn, c.config)),
-        ("POST", "/api/dev/poll-now", ADMIN, lambda c: poll.poll(c.conn, c.config)),
-        ("POST", "/api/poll-fresh", ADMIN, lambda c: poll.poll(c.conn, c.config, fresh=True)),
+        ("GET", "/api/test-connections", ADMIN, lambda c: checks.test_connections(c.conn, c.rt)),
         ("POST", "/api/inject-webhook", ADMIN, inject),
         ("POST", "/api/retry-all", ADMIN, lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))),
         ("POST", "/api/retry-all-fresh", ADMIN, lambda c: syncs.retry_all(
-            c.conn, c.query_as(syncs.SourceQuery), fresh=True, config=c.config)),
-        ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.config)),
-        ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.config)),
+            c.conn, c.query_as(syncs.SourceQuery), fresh=True, rt=c.rt)),
+        ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.rt)),
+        ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.rt)),
         # the portal's admin routes (portal-sync.md)
-        ("GET", "/api/admin/crm/test-connection", ADMIN, lambda c: crm_ops.test_connection(c.conn, c.config)),
-        ("POST", "/api/admin/crm/sync/payment/{paymentId}", ADMIN, lambda c: portal.sync_now(
-            c.conn, c.config, "payment", c.path["paymentId"], force=c.query_as(ForceQuery).force)),
-        ("POST", "/api/admin/crm/sync/queue-payment/{paymentId}", ADMIN, lambda c: {
-            "job_id": portal.queue_sync(c.conn, "payment", c.path["paymentId"])}),
+        ("GET", "/api/admin/crm/test-connection", ADMIN, lambda c: crm_ops.test_connection(c.conn, c.rt)),
         ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(
-            c.conn, c.config, c.body_as(crm_ops.CrmConfigBody))),
+            c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
         ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),
         ("POST", "/api/admin/sync/retry/{jobId}", ADMIN, lambda c: syncs.retry(c.conn, c.path["jobId"])),
+        # each platform's own routes (synctool.platforms)
+        *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}),
     ]
 
 
@@ -210,7 +206,7 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
 
 
 
-def routes(config: Config) -> list[Mount]:
+def routes(rt: Runtime) -> list[Mount]:
     """The admin API as one mount at ``/api``, with Starlette's authentication middleware in front."""
 
     def endpoint(min_role: str, op: Callable[[Call], Any]):
@@ -228,9 +224,9 @@ def routes(config: Config) -> list[Mount]:
                     return error(422, "body is not valid JSON")
 
             def run() -> tuple[int, Any]:
-                conn = store.connect(config.db_path, migrate=False)
+                conn = store.connect(rt.config.db_path, migrate=False)
                 try:
-                    call = Call(conn, config, request.user.record, dict(request.path_params),
+                    call = Call(conn, rt, request.user.record, dict(request.path_params),
                                 dict(request.query_params), body)
                     return 200, op(call)
                 except SynctoolError as exc:
@@ -252,7 +248,7 @@ def routes(config: Config) -> list[Mount]:
 
     api = Starlette(
         routes=[Route(path.removeprefix("/api"), endpoint(role, op), methods=[method]) for method, path, role, op in _ops()],
-        middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(config), on_error=unauthorized)],
+        middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(rt), on_error=unauthorized)],
         exception_handlers={HTTPException: http_error},
     )
     return [Mount("/api", app=api)]

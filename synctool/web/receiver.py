@@ -19,9 +19,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from synctool.config import Config
-from synctool.errors import ConfigError, InvalidInput, PayloadTooLarge, StoreUnavailable, http_status
-from synctool.inbox import Inbound, WebhookSecrets, accept, store_inbound
+from synctool.errors import (
+    ConfigError,
+    InvalidInput,
+    PayloadTooLarge,
+    StoreUnavailable,
+    http_status,
+)
+from synctool.ops.inbox import Inbound, WebhookSecrets, accept, store_inbound
+from synctool.platforms import webhooks
+from synctool.runtime import Runtime
 
 logger = logging.getLogger("synctool.receiver")
 
@@ -46,9 +53,9 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
+def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
     """The receiver app. ``routes`` lets ``serve --admin-api`` mount more routes beside the webhooks."""
-    secrets = secrets or WebhookSecrets.load(config)
+    secrets = secrets or WebhookSecrets.load(rt)
     # One connection for the app's life, used by a pool of one thread: commits are one at a time anyway
     # (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving day's peak. One
     # thread, rather than many taking turns at a lock, keeps the hand-offs cheap (bench/receiver.py).
@@ -61,21 +68,21 @@ def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes:
         from synctool import store
 
         if "conn" not in state:
-            state["conn"] = store.connect(config.db_path)
-        return store_inbound(state["conn"], inbound, config.queue.max_attempts)
+            state["conn"] = store.connect(rt.config.db_path)
+        return store_inbound(state["conn"], inbound, rt.config.queue.max_attempts)
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    async def mailing_validation(request: Request) -> JSONResponse:
+    async def url_check(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    def webhook(source: str):
+    def webhook(source: str, answers_url_check: bool):
         async def endpoint(request: Request) -> JSONResponse:
             try:
-                body = await read_body(request, config.receiver.max_body_bytes)
-                if source == "mailing" and not body.strip():
-                    return JSONResponse({"status": "ok"})  # Mailchimp's URL check may POST an empty body
+                body = await read_body(request, rt.config.receiver.max_body_bytes)
+                if answers_url_check and not body.strip():
+                    return JSONResponse({"status": "ok"})  # a URL check (Mailchimp's) may POST an empty body
                 inbound = accept(source, body, request.headers, request.query_params, secrets)
             except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
                 logger.warning("rejected %s delivery: %s", source, exc)
@@ -115,15 +122,12 @@ def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes:
         if "conn" in state:
             state.pop("conn").close()
 
-    all_routes = [
-        Route("/health", health, methods=["GET"]),
-        Route("/webhooks/donations", webhook("donations"), methods=["POST"]),
-        Route("/webhooks/pos", webhook("pos"), methods=["POST"]),
-        Route("/webhooks/mailing", webhook("mailing"), methods=["POST"]),
-        Route("/webhooks/mailing", mailing_validation, methods=["GET", "HEAD"]),
-        Route("/webhooks/payments", webhook("payments"), methods=["POST"]),
-        Route("/webhooks/portal", webhook("portal"), methods=["POST"]),
-    ] + (routes or [])
+    all_routes = [Route("/health", health, methods=["GET"])]
+    for hook in webhooks().values():  # one route per platform's webhook (synctool.platforms)
+        all_routes.append(Route(f"/webhooks/{hook.role}", webhook(hook.role, hook.url_check), methods=["POST"]))
+        if hook.url_check:
+            all_routes.append(Route(f"/webhooks/{hook.role}", url_check, methods=["GET", "HEAD"]))
+    all_routes += routes or []
     return Starlette(
         routes=all_routes,
         exception_handlers={HTTPException: http_error, Exception: unexpected},
@@ -131,32 +135,30 @@ def create_app(config: Config, secrets: WebhookSecrets | None = None, *, routes:
     )
 
 
-def build(config: Config, *, admin_api: bool | None = None) -> Starlette:
+def build(rt: Runtime, *, admin_api: bool | None = None) -> Starlette:
     """The app `serve` runs: the database created and migrated first, and the admin API mounted when asked
     (refused without its signing secret)."""
     from synctool import store
 
-    store.connect(config.db_path).close()
+    store.connect(rt.config.db_path).close()
     extra = []
-    if config.receiver.admin_api if admin_api is None else admin_api:
-        from synctool.ops.users import _secret
+    if rt.config.receiver.admin_api if admin_api is None else admin_api:
+        from synctool.ops.users import signing_secret
         from synctool.web.admin_api import routes
 
-        _secret()
-        extra = routes(config)
-    return create_app(config, routes=extra)
+        signing_secret(rt)
+        extra = routes(rt)
+    return create_app(rt, routes=extra)
 
 
-def serve(config: Config, *, host: str | None = None, port: int | None = None, admin_api: bool | None = None) -> None:
+def serve(rt: Runtime, *, host: str | None = None, port: int | None = None, admin_api: bool | None = None) -> None:
     """Run the receiver (and the admin API) with uvicorn until stopped."""
     import uvicorn
 
-    uvicorn.run(build(config, admin_api=admin_api), host=host or config.receiver.host,
-                port=port or config.receiver.port, log_level="warning", access_log=False)
+    uvicorn.run(build(rt, admin_api=admin_api), host=host or rt.config.receiver.host,
+                port=port or rt.config.receiver.port, log_level="warning", access_log=False)
 
 
 def app_from_env() -> Starlette:
     """A zero-argument factory (``uvicorn --factory synctool.web.receiver:app_from_env``)."""
-    from synctool.config import load_config
-
-    return build(load_config())
+    return build(Runtime.from_environ())

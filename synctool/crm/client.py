@@ -1,0 +1,234 @@
+"""The CRM client (Little Green Light REST API v1). Every CRM request synctool makes goes through here.
+
+It is the shared HTTP core (``platforms/http.py``) plus what only the CRM needs:
+- Authentication: ``Authorization: Bearer <key>``.
+- Pacing: each attempt first takes a slot from the cross-process ``Pacer`` (and is counted on the job).
+- Retries: only 429, 500, 502, 503, 504 and transport errors (not 408: LGL documents none).
+- Uncertain writes: a POST whose outcome is unknown raises ``UncertainWrite``; the caller looks for what it
+  would have created before trying again (see ``sync/gifts.py`` and ``sync/constituents.py``).
+- Errors: LGL's ``{error, description}``, OAuth's ``{error, error_description}``, HTML 401 pages and
+  undocumented 422 bodies all become one readable message after "CRM answered <status>".
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+from synctool.crm.pacer import Pacer
+from synctool.errors import ConfigError
+from synctool.http import ApiClient
+
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
+EXPAND_CONTACTS = "email_addresses,phone_numbers,street_addresses"
+
+
+def describe(response: httpx.Response) -> str:
+    """One readable message for the CRM's several error shapes (``{error, description}``, OAuth's
+    ``{error, error_description}``, HTML 401 pages, undocumented 422 bodies)."""
+    return error_detail(response.content, response.headers.get("content-type", ""))
+
+
+def error_detail(body: bytes, content_type: str = "") -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    detail = ""
+    if "json" in content_type or text.startswith(("{", "[")):
+        try:
+            import json
+
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            error = data.get("error") or data.get("title") or ""
+            description = data.get("description") or data.get("error_description") or data.get("message") or data.get("detail") or ""
+            if isinstance(data.get("errors"), (dict, list)) and not description:
+                description = str(data["errors"])
+            detail = ": ".join(str(p) for p in (error, description) if p)
+    if not detail and text:
+        if "<" in text and ">" in text:  # an HTML page, e.g. "HTTP Basic: Access denied."
+            text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+        detail = " ".join(text.split())[:300]
+    return detail
+
+
+def search_params(clauses: Mapping[str, Any] | list[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """``q[]=field=value`` clauses (ANDed by LGL). A bare term is an error in LGL, so it is refused here."""
+    items = clauses.items() if isinstance(clauses, Mapping) else clauses
+    params = []
+    for field, value in items:
+        if not field or "=" in field or value is None or str(value) == "":
+            raise ValueError(f"a CRM search clause needs field=value, got {field!r}={value!r}")
+        params.append(("q[]", f"{field}={value}"))
+    if not params:
+        raise ValueError("a CRM search needs at least one q[] clause")
+    return params
+
+
+def check_base_url(url: str | None, where: str) -> str:
+    parsed = urlparse(url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError("CRM_API_BASE_URL", where, f"not a usable URL: {url!r} (expected https://host/api/v1)")
+    return url.rstrip("/")
+
+
+class CrmClient:
+    """LGL's REST API on the shared HTTP core, with the pacer before every send and uncertain POSTs
+    handed back to the caller."""
+
+    def __init__(self, base_url: str, api_key: str, *, pacer: Pacer | None = None, max_retries: int = 3,
+                 retry_base_s: float = 1.0, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None,
+                 on_request: Callable[[], None] | None = None, sleep: Callable[[float], None] = time.sleep):
+        if not api_key:
+            raise ConfigError("CRM_API_KEY", "keyring/environment", "not set (synctool crm config --api-key)")
+        self.base_url = check_base_url(base_url, "settings/environment/config")
+        self.pacer = pacer
+        self.on_request = on_request
+        self.api = ApiClient(self.base_url, name="CRM", describe=describe, headers={"Authorization": f"Bearer {api_key}"},
+                             timeout_s=timeout_s, max_retries=max_retries, retry_base_s=retry_base_s,
+                             retryable=RETRYABLE, uncertain_writes=True, before_send=self._before_send,
+                             sleep=sleep, transport=transport)
+
+    def _before_send(self) -> None:
+        if self.pacer is not None:
+            self.pacer.acquire("crm")
+        if self.on_request:
+            self.on_request()
+
+    @property
+    def requests_sent(self) -> int:
+        return self.api.requests_sent
+
+    def close(self) -> None:
+        self.api.close()
+
+    def request(self, method: str, path: str, *, params: Any = None, json: Any = None) -> Any:
+        return self.api.request(method, path, params=params, json=json)
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def iter_pages(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
+                   max_pages: int | None = None) -> Iterator[list[dict[str, Any]]]:
+        """Walk LGL's list envelope lazily: one request per page, only as far as the caller reads."""
+        offset = 0
+        pages = 0
+        while True:
+            page = self.request("GET", path, params=list(params or []) + [("limit", page_size), ("offset", offset)])
+            items = page.get("items") or []
+            yield items
+            pages += 1
+            next_item = page.get("next_item")
+            total = page.get("total_items")
+            if not items or next_item is None or (total is not None and offset + len(items) >= total):
+                return
+            if max_pages is not None and pages >= max_pages:
+                return
+            offset = int(next_item)
+
+    def iter_items(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
+                   max_pages: int | None = None) -> Iterator[dict[str, Any]]:
+        for items in self.iter_pages(path, params, page_size=page_size, max_pages=max_pages):
+            yield from items
+
+    # -- constituents --------------------------------------------------------------------------
+
+    def search_constituents(self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *,
+                            expand: str | None = EXPAND_CONTACTS, page_size: int = 100) -> Iterator[dict]:
+        params = search_params(clauses)
+        if expand:
+            params.append(("expand", expand))
+        return self.iter_items("/constituents/search", params, page_size=page_size)
+
+    def constituents_updated_since(self, since: str, *, page_size: int = 250) -> Iterator[list[dict]]:
+        """Pages of constituents updated at or after ``since`` (``YYYY-MM-DDTHH:MM:SSZ``), oldest change
+        first, with their e-mails, phones and street addresses."""
+        params = search_params({"updated_from": since}) + [("expand", EXPAND_CONTACTS), ("sort", "date_updated")]
+        return self.iter_pages("/constituents/search", params, page_size=page_size)
+
+    def get_constituent(self, constituent_id: int | str) -> dict:
+        return self.request("GET", f"/constituents/{constituent_id}")
+
+    def create_constituent(self, body: dict) -> dict:
+        return self.request("POST", "/constituents", json=body)
+
+    def update_constituent(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("PATCH", f"/constituents/{constituent_id}", json=body)
+
+    def list_contacts(self, constituent_id: int | str, kind: str) -> list[dict]:
+        """``kind``: email_addresses, phone_numbers or street_addresses."""
+        return list(self.iter_items(f"/constituents/{constituent_id}/{kind}"))
+
+    def add_contact(self, constituent_id: int | str, kind: str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/{kind}", json=body)
+
+    def delete_contact(self, kind: str, row_id: int | str) -> dict:
+        return self.request("DELETE", f"/{kind}/{row_id}")
+
+    def replace_contacts(self, constituent_id: int | str, kind: str, rows: list[dict]) -> None:
+        """Contact sync by delete-then-add (spec): drop the rows that differ, add the missing ones."""
+        key = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street"}[kind]
+        wanted = {str(r.get(key, "")).strip().lower() for r in rows}
+        existing = self.list_contacts(constituent_id, kind)
+        have = set()
+        for row in existing:
+            value = str(row.get(key, "")).strip().lower()
+            if value in wanted and value not in have:
+                have.add(value)
+            else:
+                self.delete_contact(kind, row["id"])
+        for row in rows:
+            if str(row.get(key, "")).strip().lower() not in have:
+                self.add_contact(constituent_id, kind, row)
+
+    # -- gifts ---------------------------------------------------------------------------------
+
+    def create_gift(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/gifts", json=body)
+
+    def find_gifts_by_external_id(self, external_id: str) -> list[dict]:
+        return list(self.iter_items("/gifts/search", search_params({"external_gift_ids": external_id})))
+
+    def get_gift(self, gift_id: int | str) -> dict:
+        return self.request("GET", f"/gifts/{gift_id}")
+
+    # -- memberships, relationships, groups, tags ----------------------------------------------
+
+    def list_memberships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/memberships"))
+
+    def create_membership(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/memberships", json=body)
+
+    def update_membership(self, membership_id: int | str, body: dict) -> dict:
+        return self.request("PATCH", f"/memberships/{membership_id}", json=body)
+
+    def list_relationships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/constituent_relationships"))
+
+    def create_relationship(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/constituent_relationships", json=body)
+
+    def list_group_memberships(self, constituent_id: int | str) -> list[dict]:
+        return list(self.iter_items(f"/constituents/{constituent_id}/group_memberships"))
+
+    def add_to_group(self, constituent_id: int | str, body: dict) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/group_memberships", json=body)
+
+    def add_keyword(self, constituent_id: int | str, keyword_id: int | str) -> dict:
+        return self.request("POST", f"/constituents/{constituent_id}/keywords", json={"id": int(keyword_id)})
+
+    def remove_keyword(self, constituent_id: int | str, keyword_id: int | str) -> dict:
+        return self.request("DELETE", f"/constituents/{constituent_id}/keywords/{keyword_id}")
+
+    # -- reference lists -----------------------------------------------------------------------
+
+    def reference_list(self, path: str, **params: Any) -> list[dict]:
+        return list(self.iter_items(path, list(params.items()), page_size=200))
+

@@ -1,0 +1,184 @@
+"""Finding or creating the CRM constituent for a person (spec: matching).
+
+The spec's rule, a name search followed by an exact, normalised e-mail filter (LGL's e-mail search is not
+used), runs against the local mirror of the CRM's constituents (``sync/mirror.py``), so a donor the CRM
+already has costs no request. A person not in the mirror costs no search either once the mirror has been
+refreshed in this run; only then is a constituent created, with the configured default profile fields
+and the contact rows nested in the same request. A local e-mail -> constituent link answers a returning
+donor first; when the CRM says the linked constituent is gone, or its e-mail changed, the link is dropped
+and the person matched again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from synctool import settings, store
+from synctool.config import ProfileDefaults
+from synctool.crm import mirror
+from synctool.crm.client import CrmClient
+from synctool.crm.mirror import normalize_email
+from synctool.errors import RemoteError, UncertainWrite
+
+LINKS = "email_link"
+
+
+@dataclass
+class Person:
+    first_name: str | None = None
+    last_name: str | None = None
+    email: str | None = None
+    phone: str | None = None
+    address: dict[str, Any] = field(default_factory=dict)  # street, city, state, postal_code, country
+    external_id: str | None = None
+    org_name: str | None = None
+
+    @property
+    def key(self) -> str:
+        return normalize_email(self.email)
+
+
+def linked(conn: sqlite3.Connection, email: str | None) -> str | None:
+    value = settings.cache_get(conn, LINKS, normalize_email(email)) if email else None
+    return str(value["constituent_id"]) if value else None
+
+
+def link(conn: sqlite3.Connection, email: str | None, constituent_id: Any) -> None:
+    if normalize_email(email):
+        settings.cache_put(conn, LINKS, normalize_email(email), {"constituent_id": str(constituent_id)})
+
+
+def unlink(conn: sqlite3.Connection, email: str | None) -> None:
+    settings.cache_delete(conn, LINKS, normalize_email(email))
+
+
+def emails_of(constituent: dict[str, Any]) -> set[str]:
+    return {normalize_email(e.get("address")) for e in constituent.get("email_addresses") or [] if e.get("address")}
+
+
+def lookup(conn: sqlite3.Connection, person: Person) -> dict[str, Any] | None:
+    """The spec's match on the mirror: a constituent with the person's e-mail whose name fields contain
+    the person's last name (else first name, else organisation name); None when nothing matches."""
+    name = person.last_name or person.first_name or person.org_name
+    if not name or not person.key:
+        return None
+    matches = [c for c in mirror.with_email(conn, person.key) if mirror.has_name(c, name)]
+    if not matches:
+        return None
+    first = normalize_email(person.first_name)
+    # two constituents can share an e-mail (spouses): prefer the one whose first name matches, then the oldest
+    matches.sort(key=lambda c: (normalize_email(c.get("first_name")) != first, int(c.get("id") or 0)))
+    return matches[0]
+
+
+def create_body(person: Person, defaults: ProfileDefaults) -> dict[str, Any]:
+    names = {"first_name": person.first_name or "", "last_name": person.last_name or ""}
+    body: dict[str, Any] = {
+        "is_org": defaults.is_org if not person.org_name else True,
+        "first_name": person.first_name or None,
+        "last_name": person.last_name or person.org_name or person.email,
+        "constituent_contact_type_name": defaults.constituent_contact_type_name,
+        "email_addresses": [{"address": person.email.strip(), "email_type_name": "Home", "is_preferred": True}]
+        if person.email else [],
+    }
+    if person.first_name or person.last_name:
+        body["addressee"] = defaults.addressee_format.format(**names).strip()
+        body["salutation"] = defaults.salutation_format.format(**names).strip() or None
+    if person.org_name:
+        body["org_name"] = person.org_name
+    if person.external_id:
+        body["external_constituent_id"] = str(person.external_id)
+    if person.phone:
+        body["phone_numbers"] = [{"number": person.phone, "phone_type_name": "Home", "is_preferred": True}]
+    street = person.address.get("street")
+    if street or person.address.get("city"):
+        body["street_addresses"] = [{
+            "street": street, "city": person.address.get("city"), "state": person.address.get("state"),
+            "postal_code": person.address.get("postal_code"), "country": person.address.get("country"),
+            "street_type_name": "Home", "is_preferred": True}]
+    return body
+
+
+def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, *,
+                    fresh_since: str | None = None, page_size: int = 250, use_link: bool = True) -> tuple[str, bool]:
+    """The constituent id for ``person`` and whether it was created now.
+
+    ``fresh_since`` is when the current run started (an ``store.iso`` time; now when omitted): before
+    creating, the mirror is refreshed unless that already happened since then."""
+    fresh_since = fresh_since or store.iso()
+    if use_link:
+        known = linked(conn, person.email)
+        if known:
+            return known, False
+    # one person at a time: two jobs for a new donor must not both create her
+    with store.named_lock(conn, [f"person:{person.key or person.last_name}"]):
+        if use_link:
+            known = linked(conn, person.email)
+            if known:
+                return known, False
+        found = lookup(conn, person)
+        if found is None:
+            mirror.ensure_fresh(crm, conn, fresh_since, page_size=page_size)
+            found = lookup(conn, person)
+        created = found is None
+        if created:
+            found = _create(crm, conn, person, defaults, page_size)
+        constituent_id = str(found["id"])
+        with store.transaction(conn):
+            link(conn, person.email, constituent_id)
+        return constituent_id, created
+
+
+def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults,
+            page_size: int) -> dict[str, Any]:
+    body = create_body(person, defaults)
+    try:
+        created = crm.create_constituent(body)
+    except UncertainWrite:
+        # the create may have happened: look before creating again
+        mirror.refresh(crm, conn, page_size=page_size)
+        found = lookup(conn, person)
+        if found is not None:
+            return found
+        created = crm.create_constituent(body)
+    with store.transaction(conn):
+        # LGL answers a create with the whole record; the body's contacts stand in for any it leaves out
+        mirror.put(conn, {**{k: v for k, v in body.items() if k in mirror.CONTACT_LISTS}, **created})
+    return created
+
+
+#: words with which a 400/422 body says the constituent it names is not there
+GONE_WORDS = ("not found", "does not exist", "doesn't exist", "no longer", "deleted", "invalid", "unknown",
+              "can't be blank", "is missing")
+
+
+def is_gone(error: Exception) -> bool:
+    """Whether a CRM error says the constituent no longer exists. LGL documents no 404 for it: a 404, or
+    a 400/422 whose body names the constituent as missing, both count."""
+    if not isinstance(error, RemoteError):
+        return False
+    if error.status == 404:
+        return True
+    message = str(error).lower()
+    return error.status in (400, 422) and "constituent" in message and any(w in message for w in GONE_WORDS)
+
+
+def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, email: str | None) -> bool:
+    """Check a linked constituent still exists and still has ``email``; drop the link if not."""
+    try:
+        constituent = crm.get_constituent(constituent_id)
+    except RemoteError as exc:
+        if not is_gone(exc):
+            raise
+        constituent = None
+    with store.transaction(conn):
+        if constituent is None:
+            mirror.forget(conn, constituent_id)
+        else:
+            mirror.put(conn, constituent)
+        if constituent is None or (email and normalize_email(email) not in emails_of(constituent)):
+            unlink(conn, email)
+            return False
+    return True

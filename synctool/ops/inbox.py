@@ -1,0 +1,78 @@
+"""Inbound webhooks: verify, parse, and store each delivery with its job in one committed transaction.
+
+``accept()`` is the pure part (the role's adapter checks the signature on the raw bytes, then parses into
+an ``Inbound``), shared by the receiver and ``synctool inject``. ``store_inbound()`` writes the delivery
+and, through ``jobs.enqueue``, its job in one transaction. Nothing here calls out.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from synctool import store
+from synctool.errors import StoreUnavailable
+from synctool.platforms import adapter
+from synctool.platforms.webhook import JobSpec, WebhookSecrets
+from synctool.queue import jobs
+
+__all__ = ["Inbound", "JobSpec", "WebhookSecrets", "accept", "store_inbound"]
+
+
+@dataclass
+class Inbound:
+    source: str
+    event_id: str
+    event_type: str
+    body: bytes
+    job: JobSpec
+    headers: dict[str, str] = field(default_factory=dict)
+    verified: bool = True
+    note: str | None = None
+
+
+def accept(
+    source: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    query: Mapping[str, str],
+    secrets: WebhookSecrets,
+    *,
+    verify: bool = True,
+    now: float | None = None,
+) -> Inbound:
+    """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput."""
+    platform = adapter(source)
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if verify:
+        platform.verify_webhook(body, lowered, query, secrets, now=now)
+    event_id, event_type, job = platform.parse_webhook(body)
+    kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
+    return Inbound(source, event_id, event_type, body, job, headers=kept, verified=verify,
+                   note=None if verify else "injected by an operator; no signature was checked")
+
+
+_INSERT_DELIVERY = (
+    "INSERT INTO deliveries (source, event_id, event_type, received_at, headers, body, verified, note)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, event_id) DO NOTHING RETURNING id")
+
+
+def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:
+    """Store one delivery and its job in one committed transaction (``synchronous=FULL``: on disk when this
+    returns). Returns the job id, or None for a duplicate delivery."""
+    job = inbound.job
+    try:
+        with store.transaction(conn):
+            row = conn.execute(_INSERT_DELIVERY, (
+                inbound.source, inbound.event_id, inbound.event_type, store.iso(), json.dumps(inbound.headers),
+                inbound.body, int(inbound.verified), inbound.note)).fetchone()
+            if row is None:
+                return None
+            return jobs.enqueue(conn, source=inbound.source, target=job.target, entity_type=job.entity_type,
+                                entity_id=job.entity_id, external_id=job.external_id, status=job.status,
+                                message=job.message, email=job.email, name=job.name, amount=job.amount,
+                                max_attempts=max_attempts, delivery_id=row[0])
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"could not store the delivery: {exc}") from None

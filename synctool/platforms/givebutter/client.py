@@ -1,0 +1,60 @@
+"""Givebutter's REST API client (``DonationsClient``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from synctool.http import ApiClient
+
+
+def _error_text(body: Any) -> str:
+    """Givebutter errors are ``{"message": ...}`` (422s add ``errors``)."""
+    return str(body.get("message") or body)
+
+
+class DonationsClient:
+    """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets."""
+
+    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+        self.api = ApiClient(base_url, name="Givebutter", error_text=_error_text,
+                             headers={"Authorization": f"Bearer {api_key}"}, **kwargs)
+
+    def close(self) -> None:
+        self.api.close()
+
+    def pages(self, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Follow Laravel-style paging (``meta.current_page`` / ``meta.last_page``)."""
+        page = 1
+        while True:
+            body = self.api.request("GET", path, params={**params, "page": page})
+            yield from body.get("data") or []
+            meta = body.get("meta") or {}
+            links = body.get("links") or {}
+            if not links.get("next") or page >= int(meta.get("last_page") or page):
+                return
+            page += 1
+
+    def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        return self.pages("/transactions", {"createdAfter": created_after, "per_page": per_page})
+
+    def transaction(self, transaction_id: str) -> dict[str, Any]:
+        body = self.api.request("GET", f"/transactions/{transaction_id}")
+        return body.get("data", body)
+
+    def campaign(self, campaign_id: str) -> dict[str, Any]:
+        body = self.api.request("GET", f"/campaigns/{campaign_id}")
+        return body.get("data", body)
+
+    def campaigns(self) -> list[dict[str, Any]]:
+        return list(self.pages("/campaigns", {"per_page": 100}))
+
+
+def from_runtime(rt: Any) -> DonationsClient:
+    return DonationsClient(rt.config.donations.base_url, rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
+                           transport=rt.transport("donations"))
+
+
+def probe(client: DonationsClient) -> str:
+    """One cheap read for `test-connections`."""
+    return f"{len(client.api.request('GET', '/campaigns', params={'per_page': 1}).get('data') or [])} campaign(s) read"

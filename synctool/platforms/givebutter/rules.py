@@ -1,0 +1,249 @@
+"""Donations (Givebutter) -> CRM gifts.
+
+- ``transaction.succeeded`` (or a transaction found by the backup poll): one gift, external id
+  ``donations_<transaction id>``, for the constituent matched or created from the supporter.
+- ``ticket.created``: tickets point to their transaction. When that transaction has a job or a gift
+  already, the ticket is skipped (the transaction's gift covers the purchase). A lone ticket (its
+  transaction never announced itself) fetches the transaction and syncs it, under the same external id,
+  so a purchase never becomes two gifts whichever event arrives first or alone.
+- ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
+- ``refund.created``: no CRM change; the job fails as "needs attention" naming the gift to adjust.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from synctool import mappings, settings, store
+from synctool.crm import gifts, references
+from synctool.crm.constituents import Person
+from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
+from synctool.platforms.givebutter.webhook import (
+    Address,
+    Campaign,
+    Dedication,
+    Recipient,
+    Refund,
+    Ticket,
+    Transaction,
+    external_id,
+    refund_details,
+)
+from synctool.platforms.mailchimp import audience
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+from synctool.validation import payload
+
+CAMPAIGNS = "donations:campaigns"
+logger = logging.getLogger("synctool.donations")
+
+
+def supporter(txn: Transaction) -> Person:
+    address = txn.address or Address()
+    street = ", ".join(p for p in (address.address_1, address.address_2) if p)
+    return Person(first_name=txn.first_name, last_name=txn.last_name, email=txn.email, phone=txn.phone,
+                  org_name=txn.company or None,
+                  address={"street": street or None, "city": address.city, "state": address.state,
+                           "postal_code": address.zipcode, "country": address.country})
+
+
+def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
+    """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
+    try:
+        campaign = ctx.client("donations").campaign(campaign_id)
+    except RemoteError as exc:
+        if exc.status != 404:
+            logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
+            return None
+        campaign = {"id": campaign_id, "type": None, "unknown_to_givebutter": True}  # do not ask again
+    except SynctoolError as exc:
+        logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
+        return None
+    with store.transaction(ctx.conn):
+        settings.cache_put(ctx.conn, CAMPAIGNS, campaign_id, campaign)
+    return campaign
+
+
+def fund_mapping(conn, txn: Transaction) -> dict[str, Any] | None:
+    """The fund mapping for the Givebutter fund the donor chose (by fund code, else fund id), if any."""
+    for key in (txn.fund_code, txn.fund_id):
+        if key:
+            found = mappings.get(conn, "fund_override", key)
+            if found:
+                return found
+    return None
+
+
+def tribute(dedication: Dedication | str | None) -> tuple[dict[str, Any], str | None]:
+    """LGL's tribute fields and a readable note for Givebutter's ``dedication``."""
+    if isinstance(dedication, str):  # an older, free-text form
+        return {}, f"dedication: {dedication.strip()}" if dedication.strip() else None
+    if dedication is None or not (dedication.name or "").strip():
+        return {}, None
+    name = dedication.name.strip()
+    memorial = (dedication.type or "").lower() in ("in_memory_of", "memory", "memorial")
+    words = "In memory of" if memorial else "In honor of"
+    fields = {"tribute_name": "Memorial - General" if memorial else "Honorary - General", "tributee_name": name,
+              "tribute_dedication": f"{words} {name}"}
+    recipient = dedication.recipient or Recipient()
+    note = f"{words.lower()} {name}"
+    if recipient.name:
+        fields["tribute_recipient_name"] = recipient.name
+    if recipient.email:
+        fields["tribute_recipient_email"] = recipient.email
+    if recipient.name or recipient.email:
+        note += " (notify " + " ".join(p for p in (recipient.name, recipient.email and f"<{recipient.email}>") if p) + ")"
+    return fields, note
+
+
+def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
+    """Mapped Givebutter custom fields as LGL gift custom fields ``{name, values: [{name}]}``. A value that
+    is not one of the CRM field's values is an error: LGL would drop it without a word."""
+    out = []
+    for field in txn.custom_fields:
+        mapped = (mappings.get(conn, "custom_field", str(field.field_id or field.id))
+                  or mappings.get(conn, "custom_field", field.title or ""))
+        if not mapped or field.value in (None, "", []):
+            continue
+        label = field.title or field.field_id
+        crm_field = references.gift_field(conn, mapped["crm_field"])
+        if crm_field is None:
+            raise PermanentError(f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field {label!r}) "
+                                 "is not in the cached CRM gift fields; run `synctool crm refresh`, or fix "
+                                 "`synctool mappings custom-fields`")
+        allowed = {str(k.get("name")).strip().lower(): k["name"] for k in crm_field.get("keywords") or []}
+        names = []
+        for item in field.value if isinstance(field.value, list) else [field.value]:
+            name = allowed.get(str(item).strip().lower())
+            if name is None:
+                raise PermanentError(
+                    f"Givebutter field {label!r} has the value {str(item)!r}, which the CRM gift field "
+                    f"{crm_field['name']!r} does not offer (it has: {', '.join(allowed.values()) or 'no values'}); "
+                    "add it in the CRM, `synctool crm refresh`, then retry")
+            names.append({"name": name})
+        out.append({"name": crm_field["name"], "values": names})
+    return out
+
+
+def campaign_of(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
+    """The transaction's campaign from the cache (fetched once when the cache has not seen it), or {}."""
+    if not txn.campaign_id:
+        return {}
+    return settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) or fetch_campaign(ctx, txn.campaign_id) or {}
+
+
+def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
+    conn = ctx.conn
+    campaign_id = txn.campaign_id or ""
+    config_default = {"fund_id": ctx.config.donations.default_fund_id,
+                      "campaign_id": ctx.config.donations.default_campaign_id}
+    coding = mappings.coding(
+        fund_mapping(conn, txn),
+        mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
+        mappings.get(conn, "type_default", f"donations:{campaign.get('type')}") if campaign.get("type") else None,
+        mappings.get(conn, "type_default", "donations:default"), config_default)
+    method = (txn.method or txn.payment_method or "").lower()
+    body: dict[str, Any] = {
+        "external_id": external_id(txn.id),
+        "received_amount": float(txn.amount),
+        "received_date": gifts.gift_date(txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"),
+                                         ctx.config.timezone),
+        **coding,
+        **mappings.payment_coding(conn, f"donations:{method}"),
+    }
+    fields = custom_fields(conn, txn)
+    if fields:
+        body["custom_fields"] = fields
+    tribute_fields, tribute_note = tribute(txn.dedication)
+    body.update(tribute_fields)
+    note = [f"Givebutter transaction {txn.id}" + (f" #{txn.number}" if txn.number else ""),
+            method or "unknown method", f"campaign {txn.campaign_code or campaign_id or '-'}"]
+    if txn.fund_code or txn.fund_id:
+        note.append(f"fund {txn.fund_code or txn.fund_id}")
+    if txn.fee_covered:
+        note.append(f"donor covered fee {txn.fee_covered}")
+    if txn.giving_space and txn.giving_space.message:
+        note.append(f"message: {txn.giving_space.message}")
+    if tribute_note:
+        note.append(tribute_note)
+    body["note"] = "; ".join(note)
+    return body
+
+
+def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
+    txn = payload(Transaction, data, "the Givebutter transaction")
+    status = txn.status.lower()
+    if status != "succeeded":
+        raise Skip(f"transaction {txn.id} is {status}, not succeeded")
+    ext = external_id(txn.id)
+    done = gifts.recorded(ctx.conn, ext)
+    if done is not None and done["state"] == "done" and not ctx.job["force"]:
+        return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    campaign = campaign_of(ctx, txn)
+    body = gift_body(ctx, txn, campaign)
+    person = supporter(txn)
+    if not person.email and not person.last_name:
+        raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
+    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    pushed = audience.queue_pushes(ctx.conn, person, source="donations", consent=txn.communication_opt_in,
+                                   tags=["Givebutter donor", campaign.get("title") or txn.campaign_code])
+    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded")
+                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
+                   crm_constituent_id=constituent_id, crm_gift_id=gift_id)
+
+
+def delivered_data(ctx: JobContext) -> Any:
+    """The ``data`` of the Givebutter webhook behind this job."""
+    return (ctx.delivery() or {}).get("data")
+
+
+@handler("crm", "transaction")
+def transaction(ctx: JobContext) -> Outcome:
+    # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
+    data = ctx.payload.get("transaction") or delivered_data(ctx)
+    if not data:
+        data = ctx.client("donations").transaction(ctx.job["entity_id"])
+    return sync_transaction(ctx, data)
+
+
+@handler("crm", "ticket")
+def ticket(ctx: JobContext) -> Outcome:
+    found = payload(Ticket, delivered_data(ctx), "the Givebutter ticket")
+    if not found.transaction_id:
+        raise PermanentError(f"ticket {found.id} names no transaction_id")
+    ext = external_id(found.transaction_id)
+    other = ctx.conn.execute(
+        "SELECT id, status FROM jobs WHERE external_id = ? AND entity_type = 'transaction'"
+        " AND status IN ('queued', 'running', 'succeeded') LIMIT 1", (ext,)).fetchone()
+    if other is not None or gifts.recorded(ctx.conn, ext) is not None:
+        raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
+    outcome = sync_transaction(ctx, ctx.client("donations").transaction(found.transaction_id))
+    outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
+    return outcome
+
+
+@handler("crm", "campaign")
+def campaign(ctx: JobContext) -> Outcome:
+    data = delivered_data(ctx)
+    found = payload(Campaign, data, "the Givebutter campaign")
+    with store.transaction(ctx.conn):
+        settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
+    return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
+
+
+@handler("crm", "refund")
+def refund(ctx: JobContext) -> Outcome:
+    transaction_id, amount = refund_details(payload(Refund, delivered_data(ctx), "the Givebutter refund"))
+    ext = ctx.job["external_id"] or (external_id(transaction_id) if transaction_id else None)
+    entry = gifts.recorded(ctx.conn, ext) if ext else None
+    gift_id = entry["crm_id"] if entry is not None else None
+    if gift_id is None and ext:
+        found = gifts.find(ctx.crm, ext)
+        gift_id = str(found["id"]) if found else None
+    where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
+    with store.transaction(ctx.conn):
+        ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
+    raise PermanentError(f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
+                         f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
+                         "`synctool syncs resolve` this record")

@@ -1,0 +1,200 @@
+"""Givebutter, the donation platform: webhook verification and parsing (API client: ``client.py``).
+
+Givebutter sends ``{event, id, data}``; ``data`` is the full REST resource. Its ``Signature`` header
+carries the webhook's signing secret itself (not a digest of the body), so the check is a
+constant-time comparison with ``DONATIONS_WEBHOOK_SECRET``, applied when that secret is configured.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Annotated, Any, Optional, Union
+
+from pydantic import BeforeValidator
+
+from synctool.errors import InvalidInput, InvalidSignature
+from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.validation import Payload, Text, parse
+
+KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
+decode = parse_json_object
+SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
+KNOWN_EVENTS = SYNCED_EVENTS + (
+    "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",
+    "plan.resumed", "plan.updated",
+)
+
+
+def _dollars(value: Any) -> Decimal:
+    from synctool.money import dollars
+
+    return dollars(value)  # ValueError "not an amount: ..." names the field through pydantic
+
+
+#: Givebutter money: dollars as a number or a string (``10``, ``0.61``), exact to the cent
+Dollars = Annotated[Decimal, BeforeValidator(_dollars)]
+
+
+class Address(Payload):
+    address_1: Optional[str] = None
+    address_2: Optional[str] = None
+    city: Optional[str] = None
+    state: Optional[str] = None
+    zipcode: Optional[Text] = None
+    country: Optional[str] = None
+
+
+class Recipient(Payload):
+    name: Optional[str] = None
+    email: Optional[str] = None
+
+
+class Dedication(Payload):
+    """``{type: in_memory_of|in_honor_of, name, recipient{name, email}}``."""
+
+    type: Optional[str] = None
+    name: Optional[str] = None
+    recipient: Optional[Recipient] = None
+
+
+class GivingSpace(Payload):
+    message: Optional[str] = None
+
+
+class CustomField(Payload):
+    id: Optional[Text] = None
+    field_id: Optional[Text] = None
+    title: Optional[str] = None
+    value: Any = None
+
+
+class Part(Payload):
+    """A sub-transaction (``transactions[]``)."""
+
+    id: Optional[Text] = None
+    amount: Optional[Dollars] = None
+    refunded: bool = False
+    refunded_at: Optional[str] = None
+
+
+class Transaction(Payload):
+    """The ``data`` of ``transaction.succeeded`` and the items of ``GET /v1/transactions`` (money in dollars)."""
+
+    id: Text
+    number: Optional[Text] = None
+    campaign_id: Optional[Text] = None
+    campaign_code: Optional[str] = None
+    fund_id: Optional[Text] = None
+    fund_code: Optional[str] = None
+    first_name: Optional[str] = None
+    last_name: Optional[str] = None
+    company: Optional[str] = None
+    email: Optional[str] = None
+    phone: Optional[str] = None
+    address: Optional[Address] = None
+    status: str = "succeeded"
+    method: Optional[str] = None
+    payment_method: Optional[str] = None
+    amount: Dollars
+    fee_covered: Optional[Dollars] = None
+    transacted_at: Optional[str] = None
+    created_at: Optional[str] = None
+    timezone: Optional[str] = None
+    giving_space: Optional[GivingSpace] = None
+    dedication: Union[Dedication, str, None] = None
+    custom_fields: list[CustomField] = []
+    transactions: list[Part] = []
+    #: the donor agreed to hear from the organisation (e-mail consent)
+    communication_opt_in: bool = False
+
+
+class Ticket(Payload):
+    id: Text
+    transaction_id: Optional[Text] = None
+
+
+class Campaign(Payload):
+    id: Text
+    title: Optional[str] = None
+    type: Optional[str] = None
+    timezone: Optional[str] = None
+
+
+class Refund(Payload):
+    """``refund.created``'s data: a refund object (``transaction_id``, ``amount``) or the refunded
+    transaction itself (``id``, ``amount``, ``refunded``, ``transactions[]``); Givebutter publishes no schema."""
+
+    id: Optional[Text] = None
+    transaction_id: Optional[Text] = None
+    amount: Optional[Dollars] = None
+    refunded: bool = False
+    transactions: list[Part] = []
+
+
+def external_id(transaction_id: Any) -> str:
+    return f"donations_{transaction_id}"
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.get("DONATIONS_WEBHOOK_SECRET"):
+        return
+    given = headers.get("signature") or ""
+    if not given:
+        raise InvalidSignature("missing Signature header", "Givebutter sends the webhook's signing secret in it")
+    if not hmac.compare_digest(given.encode(), (secrets.get("DONATIONS_WEBHOOK_SECRET") or '').encode()):
+        raise InvalidSignature("Signature header does not match DONATIONS_WEBHOOK_SECRET")
+
+
+def supporter_name(data: Mapping[str, Any]) -> str | None:
+    name = " ".join(p for p in (text(data.get("first_name")), text(data.get("last_name"))) if p)
+    return name or text(data.get("company")) or text(data.get("name"))
+
+
+def refund_details(refund: Refund) -> tuple[str | None, Any]:
+    """The refunded transaction's id and the amount refunded (None when the payload does not say)."""
+    if refund.transaction_id:
+        return refund.transaction_id, refund.amount
+    parts = [t for t in refund.transactions if t.refunded]
+    if parts:
+        return refund.id, sum((t.amount or Decimal(0) for t in parts), Decimal(0))
+    return refund.id, refund.amount if refund.refunded else None
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    envelope = parse_json_object(body)
+    event = envelope.get("event")
+    data = envelope.get("data")
+    if not isinstance(event, str) or not event:
+        raise InvalidInput("missing event", "a Givebutter webhook is {event, id, data}")
+    if not isinstance(data, dict):
+        data = {}
+    # the envelope id is the delivery's identity; fall back to the resource id if a sender omits it
+    event_id = text(envelope.get("id")) or (f"{event}:{data['id']}" if data.get("id") else None)
+    if not event_id:
+        raise InvalidInput("missing event id", "neither the envelope id nor data.id is present")
+    resource_id = text(data.get("id"))
+    if event in SYNCED_EVENTS and not resource_id:
+        raise InvalidInput("missing data.id", f"a {event} webhook carries the resource in data")
+
+    if event == "transaction.succeeded":
+        job = JobSpec("transaction", resource_id, external_id=external_id(resource_id),
+                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("amount")))
+    elif event == "ticket.created":
+        transaction_id = text(data.get("transaction_id"))
+        job = JobSpec("ticket", resource_id, external_id=external_id(transaction_id) if transaction_id else None,
+                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("price")))
+    elif event in ("campaign.created", "campaign.updated"):
+        job = JobSpec("campaign", resource_id, name=text(data.get("title")))
+    elif event == "refund.created":
+        transaction_id, refunded = refund_details(parse(Refund, data, where="refund.created data"))
+        job = JobSpec("refund", resource_id or event_id,
+                      external_id=external_id(transaction_id) if transaction_id else None,
+                      email=text(data.get("email")), name=supporter_name(data),
+                      amount=None if refunded is None else str(refunded))
+    else:
+        why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
+        job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")
+    return event_id, event, job

@@ -1,0 +1,37 @@
+"""Mailchimp, the mailing platform: unsubscribes and bounces reach the CRM; donors join mapped lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synctool.platforms import Client, Webhook
+
+WEBHOOK = Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True)
+CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime",
+                probe="synctool.platforms.mailchimp.client:probe")
+SECRETS = {"MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
+           "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp"}
+FAKE = "synctool.platforms.mailchimp.fake:FakeMailchimp"
+
+
+def register_handlers() -> None:
+    from synctool.platforms.mailchimp import audience, rules  # noqa: F401  (their @handler rows)
+
+
+def register_commands() -> dict[str, str]:
+    return {"mailing": "synctool.platforms.mailchimp.commands:app"}
+
+
+def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+    from synctool.platforms.mailchimp import ops
+
+    admin = roles["admin"]
+    return [
+        ("GET", "/api/mailing/account", admin, lambda c: ops.account(c.rt)),
+        ("GET", "/api/mailing/lists", admin, lambda c: ops.lists(c.rt)),
+        ("GET", "/api/mailing/mappings", admin, lambda c: ops.list_mappings(c.conn)),
+        ("POST", "/api/mailing/mappings", admin, lambda c: ops.set_mapping(c.conn, c.body_as(ops.ListMappingBody))),
+        ("POST", "/api/mailing/test", admin, lambda c: ops.test(c.rt)),
+        ("GET", "/api/mailing/tag-rules", admin, lambda c: ops.tag_rules(c.conn)),
+        ("POST", "/api/mailing/tag-rules", admin, lambda c: ops.set_tag_rule(c.conn, c.body_as(ops.TagRuleBody))),
+    ]

@@ -1,0 +1,76 @@
+"""Mailing (Mailchimp) unsubscribes and bounces -> CRM tags, by tag rules for the event's list mapping.
+
+No gift is created. The constituent is found by e-mail (the local link, else the CRM mirror: the merge
+names with an exact e-mail filter, or the e-mail alone when the event carries no names, as ``cleaned``
+events do). No match is logged as skipped, not failed; a duplicate event re-applies the
+same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
+"""
+
+from __future__ import annotations
+
+from synctool import mappings, settings, store
+from synctool.crm import constituents, mirror
+from synctool.errors import Skip
+from synctool.platforms.mailchimp.webhook import AudienceEvent
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+from synctool.validation import payload
+
+ENABLED = "mailing_sync_enabled"
+
+
+def rules_for(conn, list_id: str, event: str) -> dict | None:
+    return mappings.get(conn, "tag_rule", f"{list_id}:{event}") or mappings.get(conn, "tag_rule", f"*:{event}")
+
+
+def find_constituent(ctx: JobContext, email: str, first: str | None, last: str | None) -> str | None:
+    """The link, else the mirror (refreshed once in this run if needed): the name rule when the event
+    has merge names, else the e-mail alone, as LGL's ``eaddr`` search would."""
+    known = constituents.linked(ctx.conn, email)
+    if known:
+        return known
+    person = constituents.Person(first, last, email)
+
+    def look() -> dict | None:
+        if first or last:
+            return constituents.lookup(ctx.conn, person)
+        return next(iter(mirror.with_email(ctx.conn, email)), None)
+
+    found = look()
+    if found is None:
+        mirror.ensure_fresh(ctx.crm, ctx.conn, ctx.run_started, page_size=ctx.config.crm.mirror_page_size)
+        found = look()
+    if found is None:
+        return None
+    with store.transaction(ctx.conn):
+        constituents.link(ctx.conn, email, found["id"])
+    return str(found["id"])
+
+
+def apply_event(ctx: JobContext) -> Outcome:
+    event = ctx.job["entity_type"]
+    if not settings.get(ctx.conn, ENABLED, True):
+        raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
+    event_data = payload(AudienceEvent, ctx.delivery(), "the Mailchimp event").data
+    list_id = event_data.list_id or ""
+    mapping = mappings.get(ctx.conn, "list_mapping", list_id)
+    if not mapping or not mapping.get("enabled", True):
+        raise Skip(f"list {list_id or '(none)'} is not mapped (synctool mailing mappings set {list_id or 'LIST_ID'})")
+    rules = rules_for(ctx.conn, list_id, event)
+    if not rules or not (rules.get("add") or rules.get("remove")):
+        raise Skip(f"no tag rules for {event} on list {list_id}")
+    email = event_data.email or ctx.job["entity_id"]
+    constituent_id = find_constituent(ctx, email, event_data.merges.FNAME or None, event_data.merges.LNAME or None)
+    if constituent_id is None:
+        raise Skip(f"no CRM constituent has the e-mail {email}; nothing to tag")
+    for keyword in rules.get("add") or []:
+        ctx.crm.add_keyword(constituent_id, keyword)
+    for keyword in rules.get("remove") or []:
+        ctx.crm.remove_keyword(constituent_id, keyword)
+    reason = event_data.reason or event_data.action or ""
+    return Outcome("succeeded", f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, "
+                                f"removed {rules.get('remove') or []}", crm_constituent_id=constituent_id)
+
+
+handler("crm", "unsubscribe")(apply_event)
+handler("crm", "cleaned")(apply_event)

@@ -1,0 +1,136 @@
+"""`synctool pos`: the POS platform's locations and orders, overrides, and resync."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from synctool.cli.common import (
+    columns_option,
+    ctx_obj,
+    emit_json,
+    key_values,
+    sub_app,
+    table,
+)
+
+app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
+overrides_app = sub_app("Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json")
+app.add_typer(overrides_app, name="location-overrides")
+
+
+@app.command()
+def locations(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the POS locations (fetched live; also refreshes the local cache).
+
+    Example: synctool pos locations
+    """
+    from synctool.platforms.square.ops import locations as op
+
+    obj = ctx_obj(ctx)
+    rows = op(obj.db, obj.rt)
+    emit_json(rows) if as_json else table(rows, ["id", "name", "status", "currency"])
+
+
+@app.command()
+def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor from the previous page"),
+           limit: int = typer.Option(50, help="orders per page (1-500)"),
+           as_json: bool = typer.Option(False, "--json", help="print JSON"),
+           columns: str = columns_option()) -> None:
+    """List recent POS orders, newest first, with the CRM gift each became.
+
+    Example: synctool pos orders --limit 20
+    """
+    from synctool.platforms.square.ops import OrdersQuery
+    from synctool.platforms.square.ops import orders as op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    result = op(obj.db, obj.rt, parse(OrdersQuery, {"cursor": cursor, "limit": limit}, where="options"))
+    if as_json:
+        emit_json(result)
+        return
+    table(result["orders"], ["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
+          chosen=columns)
+    if result["cursor"]:
+        typer.echo(f"next page: synctool pos orders --cursor {result['cursor']}")
+
+
+@app.command()
+def enrich(ctx: typer.Context, order_ids: list[str] = typer.Argument(..., help="one or more order ids"),
+           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Fetch the customer (e-mail and name) behind each order.
+
+    Example: synctool pos enrich eA3vssLHKJrv9H0IdJCM3gNqfdcZY
+    """
+    from synctool.platforms.square.ops import EnrichBody
+    from synctool.platforms.square.ops import enrich as op
+    from synctool.validation import parse
+
+    rows = op(ctx_obj(ctx).rt, parse(EnrichBody, {"orderIds": order_ids}, where="arguments"))
+    emit_json(rows) if as_json else table(rows, ["order_id", "customer_id", "email", "first_name", "last_name"])
+
+
+@app.command()
+def resync(ctx: typer.Context, order_id: str = typer.Argument(..., help="the Square order id"),
+           force: bool = typer.Option(False, "--force", help="ignore the local 'already synced' mark (the CRM is still searched first)"),
+           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Sync one POS order now. Never creates a second gift for the order's external id.
+
+    Example: synctool pos resync eA3vssLHKJrv9H0IdJCM3gNqfdcZY --force
+    """
+    from synctool.platforms.square.ops import resync as op
+
+    obj = ctx_obj(ctx)
+    result = op(obj.db, obj.rt, order_id, force=force)
+    emit_json(result) if as_json else key_values(result)
+    if result["status"] not in ("succeeded", "skipped"):
+        raise typer.Exit(1)
+
+
+@overrides_app.callback(invoke_without_command=True)
+def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List location overrides.
+
+    Example: synctool pos location-overrides --json
+    """
+    if ctx.invoked_subcommand is None:
+        from synctool.ops.mappings import location_overrides
+
+        rows = location_overrides(ctx_obj(ctx).db)
+        emit_json(rows) if as_json else table(rows, ["location_id", "fund_id", "campaign_id", "updated_at"])
+
+
+@overrides_app.command("set")
+def overrides_set(ctx: typer.Context, location_id: str = typer.Argument(..., help="the Square location id"),
+                  fund_id: int = typer.Option(None, help="CRM fund id"),
+                  campaign_id: int = typer.Option(None, help="CRM campaign id")) -> None:
+    """Create or update one location override.
+
+    Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402
+    """
+    from synctool.ops.mappings import LocationOverride, set_location_override
+    from synctool.validation import parse
+
+    body = parse(LocationOverride, {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id},
+                 where="options")
+    emit_json(set_location_override(ctx_obj(ctx).db, body))
+
+
+@overrides_app.command("replace")
+def overrides_replace(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?}")) -> None:
+    """Replace the whole set of location overrides from a JSON file (spec: PUT /api/pos/location-overrides).
+
+    Example: synctool pos location-overrides replace overrides.json
+    """
+    from synctool.errors import InvalidInput
+    from synctool.ops.mappings import LocationOverrides, replace_location_overrides
+    from synctool.validation import parse
+
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"cannot read {file}: {exc}") from None
+    emit_json(replace_location_overrides(ctx_obj(ctx).db, parse(LocationOverrides, data, where=str(file))))

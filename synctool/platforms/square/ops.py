@@ -1,0 +1,80 @@
+"""POS operations (spec: /api/pos/*): locations, orders, enrichment, and resync."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Optional
+
+from pydantic import Field
+
+from synctool import platforms, settings, store
+from synctool.errors import InvalidInput
+from synctool.platforms.square.rules import LOCATIONS
+from synctool.platforms.square.webhook import external_id
+from synctool.queue import jobs
+from synctool.runtime import Runtime
+from synctool.validation import Body, Query
+
+
+def locations(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> list[dict[str, Any]]:
+    with platforms.using(rt, "pos", client) as pos:
+        found = pos.locations()
+    settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
+    return [{k: loc.get(k) for k in ("id", "name", "status", "currency", "timezone")} for loc in found]
+
+
+class OrdersQuery(Query):
+    """Spec: GET /api/pos/orders."""
+
+    cursor: Optional[str] = None
+    limit: int = Field(50, ge=1, le=500)
+
+
+class EnrichBody(Body):
+    """Spec: POST /api/pos/orders/enrich."""
+
+    orderIds: list[str] = Field(min_length=1)
+
+
+def orders(conn: sqlite3.Connection, rt: Runtime, query: OrdersQuery | None = None, *, client=None) -> dict[str, Any]:
+    query = query or OrdersQuery()
+    cursor, limit = query.cursor, query.limit
+    with platforms.using(rt, "pos", client) as pos:
+        location_ids = [loc["id"] for loc in pos.locations()]
+        result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
+    synced = {r["key"]: r["crm_id"] for r in conn.execute("SELECT key, crm_id FROM crm_writes WHERE state = 'done'")}
+    items = [{"id": o["id"], "state": o.get("state"), "location_id": o.get("location_id"),
+              "created_at": o.get("created_at"), "total_cents": (o.get("total_money") or {}).get("amount"),
+              "customer_id": o.get("customer_id"), "crm_gift_id": synced.get(external_id(o["id"]))}
+             for o in result.get("orders") or []]
+    return {"orders": items, "cursor": result.get("cursor")}
+
+
+def enrich(rt: Runtime, body: EnrichBody, *, client=None) -> list[dict[str, Any]]:
+    """The customer behind each order (e-mail and name), as the sync would find it."""
+    order_ids = body.orderIds
+    out = []
+    with platforms.using(rt, "pos", client) as pos:
+        for order_id in order_ids:
+            order = pos.order(order_id)
+            customer_id = order.get("customer_id") or next(
+                (t.get("customer_id") for t in order.get("tenders") or [] if t.get("customer_id")), None)
+            customer = pos.customer(customer_id) if customer_id else {}
+            out.append({"order_id": order_id, "customer_id": customer_id, "email": customer.get("email_address"),
+                        "first_name": customer.get("given_name"), "last_name": customer.get("family_name")})
+    return out
+
+
+def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool = False) -> dict[str, Any]:
+    """Queue the order again and run it now. ``force`` ignores the local "already synced" mark; the
+    CRM is still searched by external id first, so a second gift is never created."""
+    from synctool.queue.worker import run_now
+
+    if not order_id.strip():
+        raise InvalidInput("order id is empty")
+    with store.transaction(conn):
+        job_id = jobs.enqueue(conn, source="pos", entity_type="order", entity_id=order_id.strip(),
+                              external_id=external_id(order_id.strip()), force=force,
+                              payload={"origin": "operator resync"}, max_attempts=rt.config.queue.max_attempts)
+    row = run_now(platforms.services(rt), conn, job_id)
+    return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}

@@ -1,0 +1,130 @@
+"""POS (Square) orders -> CRM gifts.
+
+A webhook only names the order; the full order is fetched. It syncs when ``COMPLETED``, or ``OPEN`` with
+a payment (a tender); anything else is skipped with the reason. The customer (fetched for e-mail and
+name) selects the constituent, else the POS default constituent setting. The location override picks
+fund and campaign; ``total_money`` cents become dollars; ``created_at``, on the location's calendar (its
+``timezone``, from the cached locations, else the organisation's), is the gift date; the first tender's
+type picks the payment type. External id: ``pos_order_<order id>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from synctool import mappings, settings, store
+from synctool.crm import gifts
+from synctool.crm.constituents import Person
+from synctool.errors import PermanentError, Skip, SynctoolError
+from synctool.money import cents_to_dollars
+from synctool.platforms.mailchimp import audience
+from synctool.platforms.square.webhook import (
+    Customer,
+    CustomerAddress,
+    Order,
+    Tender,
+    external_id,
+)
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+from synctool.validation import payload
+
+DEFAULT_CONSTITUENT = "pos_default_constituent"
+LOCATIONS = "pos:locations"
+logger = logging.getLogger("synctool.pos")
+
+
+def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
+    """The order's location from the cache; a location the cache has not seen refreshes it once."""
+    if not location_id:
+        return None
+    found = settings.cache_get(ctx.conn, LOCATIONS, location_id)
+    if found is None:
+        try:
+            locations = ctx.client("pos").locations()
+        except SynctoolError as exc:
+            logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
+            return None
+        with store.transaction(ctx.conn):
+            for loc in locations:
+                settings.cache_put(ctx.conn, LOCATIONS, loc["id"], loc)
+        found = next((loc for loc in locations if loc["id"] == location_id), None)
+    return found
+
+
+def eligibility(order: Order) -> str | None:
+    """None when the order should become a gift, else why not."""
+    if order.state == "COMPLETED":
+        return None
+    if order.state == "OPEN" and order.tenders:
+        return None
+    if order.state == "OPEN":
+        return "order is OPEN without a payment yet"
+    return f"order is {order.state or 'in an unknown state'}"
+
+
+def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
+    """The person to credit, who that is (for the log), and whether they consented to e-mail (Square has no
+    opt-in: a customer who has explicitly not unsubscribed from marketing e-mail counts)."""
+    customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
+    if customer_id:
+        customer = payload(Customer, ctx.client("pos").customer(customer_id), f"Square customer {customer_id}")
+        address = customer.address or CustomerAddress()
+        street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
+        person = Person(customer.given_name, customer.family_name, customer.email_address,
+                        phone=customer.phone_number, org_name=customer.company_name,
+                        address={"street": street or None, "city": address.locality,
+                                 "state": address.administrative_district_level_1,
+                                 "postal_code": address.postal_code, "country": address.country})
+        if person.email or person.last_name:
+            consent = customer.preferences is not None and customer.preferences.email_unsubscribed is False
+            return person, f"customer {customer_id}", consent
+    default = settings.get(ctx.conn, DEFAULT_CONSTITUENT)
+    if not default or not default.get("email"):
+        raise PermanentError("the order has no customer with an e-mail or name, and no POS default constituent "
+                             "is set (synctool settings pos-default-constituent --email ...)")
+    return (Person(default.get("first_name"), default.get("last_name"), default["email"]),
+            "the POS default constituent", False)
+
+
+def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
+    if order.total_money is None or order.total_money.amount is None:
+        raise PermanentError(f"order {order.id} has no total_money amount")
+    coding = mappings.coding(mappings.get(ctx.conn, "location_override", str(order.location_id)),
+                             mappings.get(ctx.conn, "type_default", "pos:default"),
+                             {"fund_id": ctx.config.donations.default_fund_id})
+    tender = order.tenders[0] if order.tenders else Tender()
+    zone = (location(ctx, order.location_id) or {}).get("timezone")
+    body: dict[str, Any] = {"external_id": external_id(order.id),
+                            "received_amount": float(cents_to_dollars(order.total_money.amount)),
+                            "received_date": gifts.gift_date(order.created_at, zone, ctx.config.timezone), **coding,
+                            **mappings.payment_coding(ctx.conn, f"pos:{tender.type}")}
+    items = ", ".join(f"{i.quantity or '1'} x {i.name or 'item'}" for i in order.line_items)
+    body["note"] = (f"Square order {order.id} at location {order.location_id}; "
+                    f"{tender.type or 'no tender'}" + (f"; {items}" if items else ""))[:1000]
+    return body
+
+
+@handler("crm", "order")
+def order(ctx: JobContext) -> Outcome:
+    order_id = ctx.job["entity_id"]
+    ext = external_id(order_id)
+    done = gifts.recorded(ctx.conn, ext)
+    if done is not None and done["state"] == "done" and not ctx.job["force"]:
+        return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    found = ctx.client("pos").order(order_id)
+    if not found:
+        raise PermanentError(f"Square returned no order {order_id}")
+    full = payload(Order, found, f"Square order {order_id}")
+    reason = eligibility(full)
+    if reason:
+        raise Skip(reason)
+    body = gift_body(ctx, full)
+    person, who, consent = customer_person(ctx, full)
+    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
+    pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", place])
+    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded") + f" for {who}"
+                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
+                   crm_constituent_id=constituent_id, crm_gift_id=gift_id)

@@ -1,0 +1,163 @@
+"""Square, the POS platform: webhook verification and parsing (API client: ``client.py``).
+
+Signature: ``x-square-hmacsha256-signature`` = base64(HMAC-SHA256(key, notification_url + raw body)),
+where the URL is exactly the one registered with Square (``POS_WEBHOOK_NOTIFICATION_URL``). Webhooks are
+summaries; drain fetches the full order. Sales rung up on the POS app announce themselves only with
+``payment.*`` events, whose payment carries the ``order_id``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from synctool.errors import ConfigError, InvalidInput, InvalidSignature
+from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.validation import Payload, Text, parse
+
+SIGNATURE_HEADER = "x-square-hmacsha256-signature"
+KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent", "square-environment",
+                "square-initial-delivery-timestamp", "square-retry-number", "square-retry-reason")
+decode = parse_json_object
+
+
+class Money(Payload):
+    """Square money: an integer in the currency's smallest unit (cents)."""
+
+    amount: Optional[int] = None
+    currency: Optional[str] = None
+
+
+class NotificationData(Payload):
+    id: Optional[Text] = None
+    object: dict[str, Any] = {}
+
+
+class Notification(Payload):
+    """A webhook: ``{merchant_id, type, event_id, created_at, data: {type, id, object}}``."""
+
+    event_id: Text
+    type: str = ""
+    data: NotificationData = NotificationData()
+
+
+class OrderSummary(Payload):
+    order_id: Optional[Text] = None
+
+
+class PaymentSummary(Payload):
+    order_id: Optional[Text] = None
+    total_money: Optional[Money] = None
+    amount_money: Optional[Money] = None
+
+
+class Tender(Payload):
+    type: Optional[str] = None
+    customer_id: Optional[str] = None
+
+
+class LineItem(Payload):
+    name: Optional[str] = None
+    quantity: Optional[Text] = None
+
+
+class Order(Payload):
+    """The full order (``GET /v2/orders/{id}``)."""
+
+    id: Text
+    location_id: Optional[str] = None
+    state: Optional[str] = None
+    created_at: Optional[str] = None
+    customer_id: Optional[str] = None
+    total_money: Optional[Money] = None
+    tenders: list[Tender] = []
+    line_items: list[LineItem] = []
+
+
+class CustomerAddress(Payload):
+    address_line_1: Optional[str] = None
+    address_line_2: Optional[str] = None
+    locality: Optional[str] = None
+    administrative_district_level_1: Optional[str] = None
+    postal_code: Optional[Text] = None
+    country: Optional[str] = None
+
+
+class CustomerPreferences(Payload):
+    email_unsubscribed: Optional[bool] = None
+
+
+class Customer(Payload):
+    preferences: Optional[CustomerPreferences] = None
+    given_name: Optional[str] = None
+    family_name: Optional[str] = None
+    email_address: Optional[str] = None
+    phone_number: Optional[str] = None
+    company_name: Optional[str] = None
+    address: Optional[CustomerAddress] = None
+
+
+def external_id(order_id: str) -> str:
+    return f"pos_order_{order_id}"
+
+
+def signature(key: str, notification_url: str, body: bytes) -> str:
+    digest = hmac.new(key.encode("utf-8"), notification_url.encode("utf-8") + body, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def is_valid_signature(body: bytes, header: str, key: str, notification_url: str) -> bool:
+    if not body or not header:
+        return False
+    return hmac.compare_digest(signature(key, notification_url, body).encode(), header.encode())
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    if not secrets.get("POS_WEBHOOK_SIGNATURE_KEY"):
+        raise ConfigError("POS_WEBHOOK_SIGNATURE_KEY", "keyring/environment", "not set; Square deliveries cannot be verified")
+    if not secrets.pos_url:
+        raise ConfigError("POS_WEBHOOK_NOTIFICATION_URL", "config webhooks.pos_notification_url / environment",
+                          "not set; it must be the exact URL registered with Square")
+    given = headers.get(SIGNATURE_HEADER) or ""
+    if not given:
+        raise InvalidSignature(f"missing {SIGNATURE_HEADER} header")
+    if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY"), secrets.pos_url):
+        raise InvalidSignature("Square signature does not verify",
+                               "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "
+                               "the URL registered with Square")
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    envelope = parse_json_object(body)
+    if not text(envelope.get("event_id")):
+        raise InvalidInput("missing event_id", "a Square notification is {merchant_id, type, event_id, created_at, data}")
+    note = parse(Notification, envelope, where="Square notification")
+    event_id, event_type, data = note.event_id, note.type, note.data
+
+    if event_type in ("order.created", "order.updated"):
+        summary = parse(OrderSummary, data.object.get("order_created") or data.object.get("order_updated"),
+                        where="Square notification's data.object")
+        order_id = data.id or summary.order_id
+        if not order_id:
+            raise InvalidInput("missing order id", "data.id carries the order id")
+        job = JobSpec("order", order_id, external_id=external_id(order_id))
+    elif event_type in ("payment.created", "payment.updated"):
+        payment = parse(PaymentSummary, data.object.get("payment"), where="Square notification's data.object.payment")
+        money = payment.total_money or payment.amount_money
+        if payment.order_id:
+            job = JobSpec("order", payment.order_id, external_id=external_id(payment.order_id))
+        else:
+            job = JobSpec("payment", data.id or event_id, status="skipped",
+                          message=f"{event_type}: the payment has no order_id, so there is no order to sync")
+        if money is not None and money.amount is not None:
+            from synctool.money import cents_to_dollars
+
+            job.amount = str(cents_to_dollars(money.amount))
+    else:
+        job = JobSpec("event", data.id or event_id, status="skipped",
+                      message=f"{event_type or 'untyped event'}: not synced to the CRM")
+    return event_id, event_type, job

@@ -1,0 +1,79 @@
+"""Stripe, the portal's payment processor: webhook verification (``Stripe-Signature``, the ``t=,v1=``
+scheme of ``platforms/signing.py``) and parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from synctool.errors import InvalidInput
+from synctool.platforms.signing import sign, verify_signed_delivery
+from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.validation import Payload, parse
+
+KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
+decode = parse_json_object
+__all__ = ["sign", "verify_webhook", "parse_webhook", "decode", "Event", "PortalObject"]
+#: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
+#: ``async_payment_succeeded`` or ``async_payment_failed``
+SYNCED_EVENTS = ("checkout.session.completed", "checkout.session.async_payment_succeeded",
+                 "checkout.session.async_payment_failed", "payment_intent.succeeded")
+
+
+class EventData(Payload):
+    object: dict[str, Any] = {}
+
+
+class Event(Payload):
+    """``{id: evt_..., type, created, data: {object}}``; ``data.object`` is read as the type's model."""
+
+    id: str
+    type: str = ""
+    data: EventData = EventData()
+
+
+class CustomerDetails(Payload):
+    email: Optional[str] = None
+    name: Optional[str] = None
+
+
+class PortalObject(Payload):
+    """What synctool reads of a Checkout Session or a PaymentIntent: its ids, money, state and the
+    portal's ids in ``metadata``."""
+
+    id: Optional[str] = None
+    metadata: dict[str, str] = {}
+    #: a Checkout Session's
+    payment_status: Optional[str] = None
+    payment_intent: Optional[str] = None
+    amount_total: Optional[int] = None
+    customer_email: Optional[str] = None
+    customer_details: Optional[CustomerDetails] = None
+    #: a PaymentIntent's
+    status: Optional[str] = None
+    amount: Optional[int] = None
+    amount_received: Optional[int] = None
+    receipt_email: Optional[str] = None
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+    verify_signed_delivery(body, headers, "stripe-signature", secrets.get("PAYMENTS_WEBHOOK_SECRET"), "PAYMENTS_WEBHOOK_SECRET",
+                           secrets.tolerance_s, now)
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    envelope = parse_json_object(body)
+    if not text(envelope.get("id")):
+        raise InvalidInput("missing event id", "a Stripe event has id evt_...")
+    event = parse(Event, envelope, where="Stripe event")
+    if event.type in SYNCED_EVENTS:
+        obj = parse(PortalObject, event.data.object, where="Stripe event's data.object")
+        details = obj.customer_details or CustomerDetails()
+        job = JobSpec("stripe_event", event.id, target="portal",
+                      email=text(details.email or obj.customer_email or obj.receipt_email), name=text(details.name))
+    else:
+        job = JobSpec("event", text(event.data.object.get("id")) or event.id, status="skipped",
+                      message=f"{event.type or 'untyped event'}: not used by synctool")
+    return event.id, event.type, job

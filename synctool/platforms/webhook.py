@@ -1,0 +1,80 @@
+"""What every webhook adapter shares: the job a delivery asks for, the secrets signatures are checked
+with, the shape of an adapter, and two small parsing helpers. A leaf: it imports nothing of synctool's
+but the error types, so the adapters and ``inbox`` can all stand on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from synctool.errors import InvalidInput
+
+
+@dataclass
+class JobSpec:
+    """What a delivery asks drain to do. ``status='skipped'`` records it in the sync log only."""
+
+    entity_type: str
+    entity_id: str
+    target: str = "crm"
+    external_id: str | None = None
+    email: str | None = None
+    name: str | None = None
+    amount: str | None = None
+    status: str = "queued"
+    message: str | None = None
+
+
+@dataclass
+class WebhookSecrets:
+    """The secrets and settings the receiver checks signatures with, read once at start-up: by name
+    (``DONATIONS_WEBHOOK_SECRET``, ...; each platform lists its own), plus Square's notification URL."""
+
+    values: dict[str, str | None] = field(default_factory=dict)
+    pos_url: str | None = None
+    tolerance_s: int = 300
+
+    def get(self, name: str) -> str | None:
+        return self.values.get(name) or None
+
+    @classmethod
+    def load(cls, rt: Any) -> "WebhookSecrets":
+        from synctool.platforms import secret_names
+
+        return cls(values={name: rt.secrets.get(name) for name in secret_names()},
+                   pos_url=rt.config.webhooks.pos_notification_url, tolerance_s=rt.config.webhooks.tolerance_s)
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("body is not valid JSON", "the platform must send the JSON payload unmodified") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("body is not a JSON object", f"got a JSON {type(data).__name__}")
+    return data
+
+
+def text(value: Any, limit: int = 500) -> str | None:
+    """A payload value as a short string, or None."""
+    if value is None or value == "":
+        return None
+    return str(value)[:limit]
+
+
+class Adapter(Protocol):
+    """A platform's webhook module (``platforms/givebutter.py``, ...): the headers worth keeping, the
+    signature check on the raw bytes, the parse into (event id, event type, job), and the decode of a stored
+    body for the handlers."""
+
+    KEPT_HEADERS: tuple[str, ...]
+
+    def verify_webhook(self, body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
+                       secrets: WebhookSecrets, *, now: float | None = None) -> None: ...
+
+    def parse_webhook(self, body: bytes) -> tuple[str, str, JobSpec]: ...
+
+    def decode(self, body: bytes) -> dict[str, Any]: ...

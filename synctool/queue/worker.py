@@ -1,0 +1,205 @@
+"""`drain`: claim due jobs, run their handlers, record every attempt.
+
+Handlers are found by ``(target, entity_type)`` in ``HANDLERS`` (the sync rules register theirs with
+``@handler``). A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
+``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
+fix the cause, then retry), anything else is an internal error and is retried like a transient one.
+Drain is time-boxed for cron and safe to overlap with itself: the lease and the claim's conditional
+UPDATE see to that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from synctool import store
+from synctool.errors import (
+    ConfigError,
+    PermanentError,
+    Skip,
+    SynctoolError,
+    TransientError,
+)
+from synctool.queue import jobs
+from synctool.queue.handlers import HANDLERS, JobContext, Services, handler
+
+__all__ = ["HANDLERS", "JobContext", "handler", "drain", "run_job", "DrainSummary"]
+
+logger = logging.getLogger("synctool.drain")
+
+@dataclass
+class DrainSummary:
+    claimed: int = 0
+    succeeded: int = 0
+    skipped: int = 0
+    retrying: int = 0
+    failed: int = 0
+    crm_requests: int = 0
+    elapsed_s: float = 0.0
+    failed_jobs: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"drain: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
+                f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed; "
+                f"{self.crm_requests} CRM requests")
+
+
+def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threading.Lock | None = None) -> str:
+    """Run one claimed job to its next status and record the attempt; returns that status."""
+    job = ctx.job
+    fn = HANDLERS.get((job["target"], job["entity_type"]))
+    error: str | None = None
+    permanent = False
+    retry_after = None
+    outcome = None
+    try:
+        if fn is None:
+            raise PermanentError(f"no handler for {job['target']} jobs of type {job['entity_type']!r}")
+        outcome = fn(ctx) or jobs.Outcome()
+    except Skip as exc:
+        outcome = jobs.Outcome(status="skipped", message=exc.reason)
+    except TransientError as exc:
+        error, retry_after = str(exc), exc.retry_after
+    except (PermanentError, ConfigError) as exc:
+        error, permanent = str(exc), True
+    except SynctoolError as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
+        logger.exception("job %s: internal error", job["id"])
+        error = f"internal error: {type(exc).__name__}: {exc}"
+
+    if outcome is not None:
+        status = outcome.status if jobs.finish(ctx.conn, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
+    else:
+        status = jobs.fail(ctx.conn, job, ctx.owner, error, permanent=permanent,
+                           retry_delay_ms=ctx.config.queue.retry_delay_ms, retry_after_s=retry_after,
+                           crm_requests=ctx.crm_requests)
+        logger.log(logging.WARNING if status == "failed" else logging.INFO, "job %s (%s %s %s): %s; now %s",
+                   job["id"], job["source"], job["entity_type"], job["entity_id"], error, status)
+    if summary is not None:
+        with lock or threading.Lock():
+            summary.crm_requests += ctx.crm_requests
+            if status in ("succeeded", "skipped", "failed"):
+                setattr(summary, status, getattr(summary, status) + 1)
+            elif status == "queued":
+                summary.retrying += 1
+            if status == "failed":
+                summary.failed_jobs.append(job["id"])
+    return status
+
+
+def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+    """Run one queued job immediately, in this process (operator commands that sync "now")."""
+    rt = services.rt
+    owner = f"{socket.gethostname()}:{os.getpid()}:now"
+    job = jobs.claim_one(conn, job_id, owner, lease_seconds=rt.config.queue.lease_seconds)
+    if job is not None:
+        try:
+            run_job(JobContext(job, conn, rt, owner, services))
+        finally:
+            services.close()
+    return jobs.get(conn, job_id)
+
+
+def drain(services: Services, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
+          targets: tuple[str, ...] = ("portal", "crm", "mailing"),
+          on_job: Callable[[DrainSummary], None] | None = None, stop: threading.Event | None = None) -> DrainSummary:
+    """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
+
+    ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
+    then ``crm`` jobs, then ``mailing`` jobs (donors pushed to the mailing list); ``cms`` and ``messaging``
+    jobs are left for their own processors. Once ``stop`` is set, no new job is claimed: the running ones
+    finish and are recorded. ``services`` gives the handlers their clients; it is closed at the end."""
+    rt = services.rt
+    concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
+    started = time.monotonic()
+    run_started = store.iso()  # one run: the CRM mirror is refreshed at most once in it
+    deadline = started + max_seconds
+    summary = DrainSummary()
+    lock = threading.Lock()
+    owner_base = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 10000}"
+
+    def take_slot() -> bool:
+        with lock:
+            if stop is not None and stop.is_set():
+                return False
+            if max_jobs is not None and summary.claimed >= max_jobs:
+                return False
+            summary.claimed += 1
+            return True
+
+    def give_back() -> None:
+        with lock:
+            summary.claimed -= 1
+
+    def worker(n: int) -> None:
+        owner = f"{owner_base}/{n}"
+        conn = store.connect(rt.config.db_path, migrate=False)
+        try:
+            while time.monotonic() < deadline:
+                if not take_slot():
+                    return
+                job = jobs.claim(conn, owner, targets=targets, lease_seconds=rt.config.queue.lease_seconds)
+                if job is None:
+                    give_back()
+                    due = jobs.next_due_in(conn, targets)
+                    remaining = deadline - time.monotonic()
+                    if due is None or due > remaining:
+                        return
+                    pause = min(max(due, 0.05), remaining, 1.0)
+                    if stop is not None:
+                        stop.wait(pause)
+                    else:
+                        time.sleep(pause)
+                    continue
+                run_job(JobContext(job, conn, rt, owner, services, run_started), summary, lock)
+                if on_job:
+                    on_job(summary)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, args=(n,), name=f"drain-{n}") for n in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    services.close()
+    summary.elapsed_s = time.monotonic() - started
+    conn = store.connect(rt.config.db_path, migrate=False)
+    try:
+        jobs.index_search(conn)
+        with store.transaction(conn):
+            from synctool import settings
+
+            settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})
+    finally:
+        conn.close()
+    return summary
+
+
+def watch(services: Services, stop: threading.Event, *, interval_s: float = 30.0, max_seconds: float = 55,
+          concurrency: int = 3, on_run: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+    """``drain --watch``: drain runs back to back for a host that prefers a service to cron. When a run
+    finds nothing due, wait ``interval_s`` (the spec's 30 s queue poll) or until ``stop``. Each run is a
+    run of its own (the CRM mirror is refreshed at most once in it). Once ``stop`` is set, the running jobs
+    finish and nothing new is claimed, so no job is left leased. Returns the totals."""
+    totals = DrainSummary()
+    started = time.monotonic()
+    while not stop.is_set():
+        summary = drain(services, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
+        for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "crm_requests"):
+            setattr(totals, name, getattr(totals, name) + getattr(summary, name))
+        totals.failed_jobs += summary.failed_jobs
+        if on_run is not None:
+            on_run(summary)
+        if not summary.claimed:
+            stop.wait(interval_s)
+    totals.elapsed_s = time.monotonic() - started
+    return totals
