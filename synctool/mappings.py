@@ -32,13 +32,13 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
 
 
 def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
-    with store.transaction(conn):
+    with store.atomic(conn):
         store.database(conn)["mappings"].upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key"))
 
 
 def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
-    with store.transaction(conn):
+    with store.atomic(conn):
         return conn.execute("DELETE FROM mappings WHERE kind = ? AND key = ?", (kind, key)).rowcount == 1
 
 

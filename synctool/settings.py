@@ -20,8 +20,9 @@ def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
 
 
 def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
-    store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()},
-                                            pk="key")
+    with store.atomic(conn):
+        store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()},
+                                                pk="key")
 
 
 def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
@@ -30,18 +31,20 @@ def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
 
 
 def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
-    store.database(conn)["caches"].upsert(
-        {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key"))
+    with store.atomic(conn):
+        store.database(conn)["caches"].upsert(
+            {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key"))
 
 
 def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
-    store.database(conn)["caches"].delete_where("kind = ? AND key = ?", [kind, key])
+    with store.atomic(conn):
+        store.database(conn)["caches"].delete_where("kind = ? AND key = ?", [kind, key])
 
 
 def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
     now = store.iso()
-    with store.transaction(conn):
+    with store.atomic(conn):
         caches = store.database(conn)["caches"]
         caches.delete_where("kind = ?", [kind])
         caches.insert_all(({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now}

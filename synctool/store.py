@@ -43,7 +43,7 @@ def migration(fn: Callable[["Database"], None]) -> Callable[["Database"], None]:
 
 def database(conn: sqlite3.Connection) -> "Database":
     """sqlite-utils' view of a connection, for table upserts, listings and schema changes. Write through
-    it inside ``transaction(conn)``: sqlite-utils then uses savepoints within synctool's transaction."""
+    it inside ``atomic(conn)``: sqlite-utils then uses savepoints within synctool's transaction."""
     from sqlite_utils import Database
 
     return Database(conn, recursive_triggers=False, execute_plugins=False)
@@ -105,9 +105,22 @@ _WRITE_LOCK = threading.RLock()
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    """A transaction that nests: outside one, ``BEGIN IMMEDIATE`` ... ``COMMIT`` (the write lock taken up
+    front, so two processes never deadlock upgrading a read); inside one, a savepoint, so a data function
+    can be called on its own or as part of a caller's larger change. Rolls back on any exception."""
     with _WRITE_LOCK:
+        if conn.in_transaction:
+            name = f"sp_{uuid.uuid4().hex[:12]}"
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+                raise
+            conn.execute(f"RELEASE {name}")
+            return
         conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield conn
@@ -131,7 +144,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations this database has not seen; return their names."""
     if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
         return []
-    with transaction(conn):  # one process at a time; the others then find nothing pending
+    with atomic(conn):  # one process at a time; the others then find nothing pending
         _bridge(conn)
         db = database(conn)
         steps = migrations()
@@ -413,7 +426,7 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300
     deadline = time.monotonic() + wait_s
     while True:
         now = time.time()
-        with transaction(conn):
+        with atomic(conn):
             marks = ",".join("?" * len(names))
             held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?",
                                 (*names, now)).fetchone()[0]
@@ -428,5 +441,5 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300
     try:
         yield
     finally:
-        with transaction(conn):
+        with atomic(conn):
             conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))

@@ -44,7 +44,7 @@ def call(client, method: str, path: str, role: str | None, **kw):
 def seed_failed_job(db) -> str:
     from synctool.queue import jobs
 
-    with store.transaction(db):
+    with store.atomic(db):
         job_id = jobs.enqueue(db, source="pos", entity_type="order", entity_id="X1")
         db.execute("UPDATE jobs SET status = 'failed', last_error = 'boom', attempts = 3 WHERE id = ?", (job_id,))
     return job_id
@@ -84,7 +84,7 @@ def test_every_route_by_role(api, db, monkeypatch):
                                       "created_at": "2026-11-20T10:00:00Z", "total_money": {"amount": 100, "currency": "USD"}}
     from synctool.platforms.portal import records as portal_records
 
-    with store.transaction(db):
+    with store.atomic(db):
         portal_records.upsert(db, "user", {"id": "u-1", "email": "p@example.org", "last_name": "P"})
         portal_records.upsert(db, "payment", {"id": "pay-1", "user_id": "u-1", "type": "donation", "status": "pending",
                                               "amount_cents": 100})
@@ -212,7 +212,7 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
 
     HANDLERS[("crm", "doomed")] = lambda ctx: (_ for _ in ()).throw(PermanentError("fund 77 does not exist"))
     try:
-        with store.transaction(db):
+        with store.atomic(db):
             from synctool.queue import jobs
 
             jobs.enqueue(db, source="pos", entity_type="doomed", entity_id="1")
@@ -257,7 +257,7 @@ def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
     from synctool.queue import jobs
 
-    with store.transaction(db):
+    with store.atomic(db):
         job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=txn["id"],
                               external_id="donations_" + txn["id"], payload={"transaction": {**txn, "email": None, "last_name": None}})
     cli("drain")

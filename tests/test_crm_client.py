@@ -127,7 +127,7 @@ def test_gift_after_a_crash_mid_post_is_looked_up_first(fake_crm, crm_client, db
     c = crm_client.create_constituent({"first_name": "Ada", "last_name": "Lovelace", "email_addresses": []})
     body = {"external_id": "pos_order_9", "received_amount": 5.0, "received_date": "2026-11-20"}
     crm_client.create_gift(c["id"], body)  # the CRM has it ...
-    with store.transaction(db):  # ... but the process died before recording it
+    with store.atomic(db):  # ... but the process died before recording it
         db.execute("INSERT INTO crm_writes (key, kind, state, updated_at) VALUES ('pos_order_9', 'gift', 'pending', 'x')")
     gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body)
     assert created is False and len(fake_crm.gifts) == 1

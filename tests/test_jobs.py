@@ -18,7 +18,7 @@ from synctool.runtime import Runtime
 
 def add(db, entity_type: str, n: int = 1, **kw) -> list[str]:
     source = kw.pop("source", "donations")
-    with store.transaction(db):
+    with store.atomic(db):
         return [jobs.enqueue(db, source=source, entity_type=entity_type, entity_id=str(i), **kw) for i in range(n)]
 
 

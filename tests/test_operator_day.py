@@ -77,7 +77,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
 
 
 def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db):
-    with store.transaction(db):
+    with store.atomic(db):
         jobs.enqueue(db, source="donations", entity_type="campaign", entity_id="C1",
                      payload={"note": "no delivery: fails at once"})
     proc = subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "drain", "--watch", "--interval", "0.2"],
@@ -99,7 +99,7 @@ def test_no_keyring_warning_on_every_command(cli):
 
 
 def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
-    with store.transaction(db):
+    with store.atomic(db):
         for n in range(3):
             job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=f"QiN7blzUhiwXBV{n:02d}",
                                   external_id=f"donations_QiN7blzUhiwXBV{n:02d}", email=f"donor{n}@example.org",

@@ -302,7 +302,7 @@ def test_scenarios_refused_in_production(portal, db, cli):
 
 
 def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
-    with store.transaction(db):
+    with store.atomic(db):
         a = jobs.enqueue(db, source="portal", target="cms", entity_type="page", entity_id="1")
         b = jobs.enqueue(db, source="portal", target="messaging", entity_type="email", entity_id="2")
     drain(platforms.services(Runtime.from_environ()), max_seconds=2)

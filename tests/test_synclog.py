@@ -15,7 +15,7 @@ def seed(db) -> None:
     now = store.utcnow()
     statuses = ["succeeded", "failed", "skipped", "queued"]
     sources = ["donations", "pos", "mailing"]
-    with store.transaction(db):
+    with store.atomic(db):
         for n in range(12):
             created = store.iso(now - timedelta(hours=n, minutes=1))
             db.execute(

@@ -126,7 +126,7 @@ def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, de
         if created:
             found = _create(crm, conn, person, defaults, page_size)
         constituent_id = str(found["id"])
-        with store.transaction(conn):
+        with store.atomic(conn):
             link(conn, person.email, constituent_id)
         return constituent_id, created
 
@@ -143,7 +143,7 @@ def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: 
         if found is not None:
             return found
         created = crm.create_constituent(body)
-    with store.transaction(conn):
+    with store.atomic(conn):
         # LGL answers a create with the whole record; the body's contacts stand in for any it leaves out
         mirror.put(conn, {**{k: v for k, v in body.items() if k in mirror.CONTACT_LISTS}, **created})
     return created
@@ -173,7 +173,7 @@ def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, em
         if not is_gone(exc):
             raise
         constituent = None
-    with store.transaction(conn):
+    with store.atomic(conn):
         if constituent is None:
             mirror.forget(conn, constituent_id)
         else:

@@ -49,7 +49,7 @@ def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:
 
 
 def _mark(conn: sqlite3.Connection, external_id: str, state: str, crm_id: Any = None, job_id: str | None = None) -> None:
-    with store.transaction(conn):
+    with store.atomic(conn):
         conn.execute(
             "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at) VALUES (?, 'gift', ?, ?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
@@ -114,11 +114,11 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
     except RemoteError as exc:
         if not is_gone(exc):
             raise
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             unlink(ctx.conn, person.email)
             mirror.forget(ctx.conn, constituent_id)
         constituent_id, _ = ctx.match_or_create(person, use_link=False)
         gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True)
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=gift_id)
     return constituent_id, gift_id, created

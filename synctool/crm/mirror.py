@@ -100,14 +100,14 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
     requests = rows = 0
     for items in crm.constituents_updated_since(since, page_size=page_size):
         requests += 1
-        with store.transaction(conn):
+        with store.atomic(conn):
             for record in items:
                 put(conn, record)
                 moment = parse_iso(record.get("updated_at"))
                 if moment is not None and (newest is None or moment > newest):
                     newest = moment
         rows += len(items)
-    with store.transaction(conn):
+    with store.atomic(conn):
         if full:  # whatever the full load did not see is no longer an active constituent
             conn.execute("DELETE FROM crm_constituents WHERE mirrored_at < ?", (started_iso,))
         conn.execute(

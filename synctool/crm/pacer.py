@@ -74,7 +74,7 @@ class Pacer:
     def reserve(self, owner: str = "") -> float:
         """Reserve the next slot and return its time (seconds since the epoch)."""
         conn = self._conn()
-        with store.transaction(conn):
+        with store.atomic(conn):
             now = self._clock()
             slot = self._next_slot(conn, now)
             conn.execute("INSERT INTO crm_requests (at, owner) VALUES (?, ?)", (slot, owner))

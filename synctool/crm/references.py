@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import settings
+from synctool import settings, store
 from synctool.errors import InvalidInput, one_of
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
@@ -24,20 +24,16 @@ CATEGORY_KINDS = ("tags", "gift-fields")
 
 
 def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
-    """Fetch every reference list, the tag keywords and the gift custom fields; replace the cache."""
-    counts = {}
-    for kind, path in LISTS.items():
-        items = crm.reference_list(path)
-        settings.cache_replace(conn, f"crm:{kind}", {f"{int(i['id']):012d}": i for i in items})
-        counts[kind] = len(items)
+    """Fetch every reference list, the tag keywords and the gift custom fields; replace the cache in one
+    commit (all fetched first, so a failed request changes nothing and no write waits on the network)."""
+    fetched = {f"crm:{kind}": crm.reference_list(path) for kind, path in LISTS.items()}
     tags = [c for c in crm.reference_list("/categories", item_type="Constituent") if c.get("key") == "tags"]
-    keywords = tags[0].get("keywords", []) if tags else []
-    settings.cache_replace(conn, "crm:tags", {f"{int(k['id']):012d}": k for k in keywords})
-    counts["tags"] = len(keywords)
-    fields = crm.reference_list("/categories", item_type="Gift")
-    settings.cache_replace(conn, "crm:gift-fields", {f"{int(f['id']):012d}": f for f in fields})
-    counts["gift-fields"] = len(fields)
-    return counts
+    fetched["crm:tags"] = tags[0].get("keywords", []) if tags else []
+    fetched["crm:gift-fields"] = crm.reference_list("/categories", item_type="Gift")
+    with store.atomic(conn):
+        for kind, items in fetched.items():
+            settings.cache_replace(conn, kind, {f"{int(i['id']):012d}": i for i in items})
+    return {kind.removeprefix("crm:"): len(items) for kind, items in fetched.items()}
 
 
 def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dic
     env = crm_target.environment(conn, rt)
     if base_url is not None:
         check_base_url(base_url, "--base-url")
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, f"crm_base_url_{env}", base_url.rstrip("/"))
     if api_key is not None:
         if not api_key.strip():
@@ -77,7 +77,7 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dic
 
 def set_environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> dict[str, Any]:
     if body is not None:
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, "crm_environment", body.environment)
     return status(conn, rt)
 

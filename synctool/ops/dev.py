@@ -22,7 +22,7 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     tables = ["job_attempts", "jobs", "deliveries", "crm_writes", "crm_requests", "poll_state", "locks",
               "portal_payment_items", "portal_payments", "portal_memberships", "portal_enrollments",
               "portal_family_links", "portal_users", "portal_products"]
-    with store.transaction(conn):
+    with store.atomic(conn):
         for table in tables:
             counts[table] = conn.execute(f"DELETE FROM {table}").rowcount
         counts["email_links"] = conn.execute("DELETE FROM caches WHERE kind = 'email_link'").rowcount

@@ -64,7 +64,7 @@ def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int 
     returns). Returns the job id, or None for a duplicate delivery."""
     job = inbound.job
     try:
-        with store.transaction(conn):
+        with store.atomic(conn):
             row = conn.execute(_INSERT_DELIVERY, (
                 inbound.source, inbound.event_id, inbound.event_type, store.iso(), json.dumps(inbound.headers),
                 inbound.body, int(inbound.verified), inbound.note)).fetchone()

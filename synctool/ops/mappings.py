@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from pydantic import Field, RootModel
 
-from synctool import mappings
+from synctool import mappings, store
 from synctool.crm.references import listing
 from synctool.crm.references import require as require_reference
 from synctool.errors import InvalidInput, one_of
@@ -86,10 +86,11 @@ def set_location_override(conn: sqlite3.Connection, body: LocationOverride) -> d
 def replace_location_overrides(conn: sqlite3.Connection, overrides: LocationOverrides) -> list[dict[str, Any]]:
     """PUT semantics (spec: PUT /api/pos/location-overrides): the list given becomes the whole set."""
     checked = [(item.location_id, validated(conn, item.model_dump(exclude={"location_id"}))) for item in overrides.root]
-    for row in mappings.all_of(conn, "location_override"):
-        mappings.delete(conn, "location_override", row["key"])
-    for location_id, value in checked:
-        mappings.put(conn, "location_override", location_id, value)
+    with store.atomic(conn):  # one commit: a drain never sees the set half replaced
+        for row in mappings.all_of(conn, "location_override"):
+            mappings.delete(conn, "location_override", row["key"])
+        for location_id, value in checked:
+            mappings.put(conn, "location_override", location_id, value)
     return location_overrides(conn)
 
 

@@ -33,21 +33,21 @@ class PosDefaultBody(Body):
 
 def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> dict[str, Any]:
     if body is not None:
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, "alert_recipients", body.emails)
     return {"emails": settings.get(conn, "alert_recipients", [])}
 
 
 def mailing_sync_enabled(conn: sqlite3.Connection, body: EnabledBody | None = None) -> dict[str, Any]:
     if body is not None:
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, "mailing_sync_enabled", body.enabled)
     return {"enabled": settings.get(conn, "mailing_sync_enabled", True)}
 
 
 def pos_default_constituent(conn: sqlite3.Connection, body: PosDefaultBody | None = None) -> dict[str, Any]:
     if body is not None:
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, "pos_default_constituent", {"email": body.email, "first_name": body.first_name or None,
                                                            "last_name": body.last_name})
     return settings.get(conn, "pos_default_constituent") or {"email": None, "first_name": None, "last_name": None}

@@ -154,7 +154,7 @@ def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = No
     body = body or ResolveBody()
     notes, by = body.notes, body.resolvedBy
     now = store.iso()
-    with store.transaction(conn):
+    with store.atomic(conn):
         row = _job(conn, job_id)
         job_id = row["id"]
         if row["status"] != "failed":
@@ -208,7 +208,7 @@ def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | No
 def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
     now = store.iso()
-    with store.transaction(conn):
+    with store.atomic(conn):
         row = _job(conn, job_id)
         job_id = row["id"]
         if row["status"] != "failed":
@@ -231,7 +231,7 @@ def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fre
     refetched = refetch_transactions(conn, rt, source) if fresh else None
     now = store.iso()
     clause, params = ("AND source = ?", [source]) if source else ("", [])
-    with store.transaction(conn):
+    with store.atomic(conn):
         cur = conn.execute(
             "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
             f" updated_at = ? WHERE status = 'failed' AND resolved_at IS NULL {clause}",
@@ -260,7 +260,7 @@ def refetch_transactions(conn: sqlite3.Connection, rt: Any, source: str | None) 
                     errors.append(f"{row['entity_id']}: {exc}")
                     continue
                 payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
-                with store.transaction(conn):
+                with store.atomic(conn):
                     conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
                 refreshed += 1
     return refreshed, errors

@@ -64,7 +64,7 @@ def list_users(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def invite(conn: sqlite3.Connection, body: InviteBody) -> dict[str, Any]:
     email, role = body.email.lower(), body.role
     now = store.iso()
-    with store.transaction(conn):
+    with store.atomic(conn):
         if conn.execute("SELECT 1 FROM users WHERE email = ?", (email,)).fetchone():
             raise Conflict(f"{email} is already a user (change the role with `synctool users update`)")
         conn.execute("INSERT INTO users (email, role, active, invited_at, updated_at) VALUES (?, ?, 1, ?, ?)",
@@ -76,7 +76,7 @@ def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str,
     role = body.role
     deactivate = body.deactivate is True or body.active is False
     activate = body.active is True
-    with store.transaction(conn):
+    with store.atomic(conn):
         row = conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
         if row is None:
             raise NotFound(f"no user with id {user_id}")

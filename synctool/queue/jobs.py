@@ -67,7 +67,7 @@ def claim(conn: sqlite3.Connection, owner: str, *, targets: tuple[str, ...] = ("
     expires = store.iso(now + timedelta(seconds=lease_seconds))
     marks = ",".join("?" * len(targets))
     order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
-    with store.transaction(conn):
+    with store.atomic(conn):
         row = conn.execute(
             "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
             f" updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
@@ -95,7 +95,7 @@ def claim(conn: sqlite3.Connection, owner: str, *, targets: tuple[str, ...] = ("
 def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_seconds: float = 300) -> sqlite3.Row | None:
     """Claim one specific queued job (an operator's "sync now"); None if it is not queued."""
     now = store.utcnow()
-    with store.transaction(conn):
+    with store.atomic(conn):
         row = conn.execute(
             "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
             " updated_at = ? WHERE id = ? AND status = 'queued' RETURNING *",
@@ -130,7 +130,7 @@ def record_crm_ids(conn: sqlite3.Connection, job_id: str, *, constituent_id: str
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
     """Mark a running job succeeded or skipped. False if the lease was lost to another drain."""
     now = store.iso()
-    with store.transaction(conn):
+    with store.atomic(conn):
         cur = conn.execute(
             "UPDATE jobs SET status = ?, message = ?, last_error = NULL, lease_owner = NULL, lease_expires = NULL,"
             " crm_constituent_id = coalesce(?, crm_constituent_id), crm_gift_id = coalesce(?, crm_gift_id),"
@@ -158,7 +158,7 @@ def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, 
         if retry_after_s:
             delay = max(delay, retry_after_s)
         status, run_after = "queued", store.iso(now_dt + timedelta(seconds=delay))
-    with store.transaction(conn):
+    with store.atomic(conn):
         cur = conn.execute(
             "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, lease_owner = NULL, lease_expires = NULL,"
             " updated_at = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
@@ -182,7 +182,7 @@ def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:
     """Bring the full-text index of the sync log up to date with jobs inserted since; returns rows added."""
     added = 0
     while True:
-        with store.transaction(conn):
+        with store.atomic(conn):
             mark = conn.execute("SELECT indexed_rowid FROM search_state WHERE id = 1").fetchone()[0]
             top = conn.execute("SELECT max(rowid) FROM (SELECT rowid FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?)",
                                (mark, batch)).fetchone()[0]

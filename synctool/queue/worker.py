@@ -175,7 +175,7 @@ def drain(services: Services, *, max_seconds: float = 55, max_jobs: int | None =
     conn = store.connect(rt.config.db_path, migrate=False)
     try:
         jobs.index_search(conn)
-        with store.transaction(conn):
+        with store.atomic(conn):
             from synctool import settings
 
             settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})

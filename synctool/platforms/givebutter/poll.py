@@ -37,7 +37,7 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
             if str(txn.get("status") or "").lower() != "succeeded" or not txn.get("id"):
                 continue
             ext = external_id(txn["id"])
-            with store.transaction(conn):
+            with store.atomic(conn):
                 if conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (ext,)).fetchone():
                     continue
                 jobs.enqueue(conn, source="donations", entity_type="transaction", entity_id=str(txn["id"]),
@@ -48,7 +48,7 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
         requests = donations.api.requests_sent
     result = {"since": since_text, "transactions_seen": seen, "queued": queued, "requests": requests,
               "fresh": bool(fresh or lookback)}
-    with store.transaction(conn):
+    with store.atomic(conn):
         store.database(conn)["poll_state"].upsert(
             {"source": "donations", "watermark": store.iso(started), "last_run_at": store.iso(),
              "last_result": json.dumps(result)}, pk="source")

@@ -60,7 +60,7 @@ def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
     except SynctoolError as exc:
         logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
         return None
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         settings.cache_put(ctx.conn, CAMPAIGNS, campaign_id, campaign)
     return campaign
 
@@ -227,7 +227,7 @@ def ticket(ctx: JobContext) -> Outcome:
 def campaign(ctx: JobContext) -> Outcome:
     data = delivered_data(ctx)
     found = payload(Campaign, data, "the Givebutter campaign")
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
 
@@ -242,7 +242,7 @@ def refund(ctx: JobContext) -> Outcome:
         found = gifts.find(ctx.crm, ext)
         gift_id = str(found["id"]) if found else None
     where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
     raise PermanentError(f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
                          f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "

@@ -34,7 +34,7 @@ def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags:
     if not consent or not person.key:
         return []
     queued = []
-    with store.transaction(conn):
+    with store.atomic(conn):
         for mapping in lists_to_push(conn):
             entity_id = f"{mapping['key']}:{person.key}"
             waiting = conn.execute("SELECT id FROM jobs WHERE target = 'mailing' AND entity_id = ? AND status = 'queued'",

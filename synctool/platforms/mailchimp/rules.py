@@ -42,7 +42,7 @@ def find_constituent(ctx: JobContext, email: str, first: str | None, last: str |
         found = look()
     if found is None:
         return None
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         constituents.link(ctx.conn, email, found["id"])
     return str(found["id"])
 

@@ -43,7 +43,7 @@ def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any
             if not isinstance(row, dict):
                 raise InvalidInput("each line must be a JSON object {type, data}")
             kind = str(row.get("type") or "").split(".", 1)[0]
-            with store.transaction(conn):
+            with store.atomic(conn):
                 _, jobs = apply_record(conn, kind, row.get("data"), "portal import")
             loaded[kind] = loaded.get(kind, 0) + 1
             queued += len(jobs)
@@ -66,7 +66,7 @@ def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: 
         one_of(entity, ENTITY_JOBS, "entity")
     kind, job_type = ENTITY_JOBS[entity]
     portal_records.get(conn, kind, record_id)  # NotFound for an unknown id
-    with store.transaction(conn):
+    with store.atomic(conn):
         return queue(conn, job_type, record_id, force=force, origin="operator")
 
 
@@ -150,7 +150,7 @@ def get_flags(conn: sqlite3.Connection, **changes: bool | None) -> dict[str, boo
     updates = {k: v for k, v in changes.items() if v is not None}
     if updates:
         current.update(updates)
-        with store.transaction(conn):
+        with store.atomic(conn):
             settings.put(conn, FLAGS, current)
     return current
 
@@ -186,7 +186,7 @@ def scenario_create(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[st
     _refuse_production(conn, rt)
     if not name.replace("-", "").isalnum():
         raise InvalidInput("a scenario name is letters, digits and dashes")
-    with store.transaction(conn):
+    with store.atomic(conn):
         for kind, data in _scenario_records(name):
             portal_records.upsert(conn, kind, data)
     return {"scenario": name, "records": [f"{k} {d['id']}" for k, d in _scenario_records(name)]}
@@ -195,7 +195,7 @@ def scenario_create(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[st
 def scenario_delete(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[str, Any]:
     _refuse_production(conn, rt)
     removed = 0
-    with store.transaction(conn):
+    with store.atomic(conn):
         for kind, data in _scenario_records(name):
             removed += conn.execute(f"DELETE FROM {portal_records.TABLES[kind]} WHERE id = ?", (data["id"],)).rowcount
             if kind == "payment":

@@ -32,19 +32,20 @@ def validate(kind: str, data: Any) -> Any:
 
 
 def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
-    """Validate and store one record (inside the caller's transaction). Returns the stored row."""
+    """Validate and store one record (inside or outside a caller's transaction). Returns the stored row."""
     record = validate(kind, data)
     values = record.model_dump(exclude={"items"})
     values["updated_at"] = store.iso()
     if kind == "payment":
         values["scholarship"] = int(values["scholarship"])
-    db = store.database(conn)
-    db[TABLES[kind]].upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
-    if kind == "payment":
-        items = db["portal_payment_items"]
-        items.delete_where("payment_id = ?", [record.id])
-        items.insert_all(({**item.model_dump(), "payment_id": record.id} for item in record.items), pk="id")
-    return get(conn, kind, record.id)
+    with store.atomic(conn):  # the record and its items, whether or not the caller holds a transaction
+        db = store.database(conn)
+        db[TABLES[kind]].upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
+        if kind == "payment":
+            items = db["portal_payment_items"]
+            items.delete_where("payment_id = ?", [record.id])
+            items.insert_all(({**item.model_dump(), "payment_id": record.id} for item in record.items), pk="id")
+        return get(conn, kind, record.id)
 
 
 def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
@@ -73,7 +74,7 @@ def find(conn: sqlite3.Connection, kind: str, record_id: str | None) -> dict[str
 
 
 def set_link(conn: sqlite3.Connection, kind: str, record_id: str, **links: Any) -> None:
-    with store.transaction(conn):
+    with store.atomic(conn):
         for column, value in links.items():
             if column not in LINKS[kind]:
                 raise ValueError(f"{column} is not a linkage field of {kind}")

@@ -91,7 +91,7 @@ def push(ctx: JobContext) -> Outcome:
     body = ctx.delivery() or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
     try:
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             record, queued = apply_record(ctx.conn, kind, body.get("data"), "portal push")
     except InvalidInput as exc:
         raise PermanentError(f"{exc}: {exc.detail}" if exc.detail else str(exc)) from None
@@ -121,7 +121,7 @@ def stripe_event(ctx: JobContext) -> Outcome:
         return payment_failed(ctx, payment_id, obj)
     intent = obj.payment_intent if session else obj.id
     cents = obj.amount_total if session else (obj.amount_received if obj.amount_received is not None else obj.amount)
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
         if before is None:  # the portal's push has not arrived yet: build the payment from the metadata
             record = payment_from_metadata(payment_id, meta, cents)
@@ -159,7 +159,7 @@ def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | No
 
 def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> Outcome:
     """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
         if before is None:
             record = payment_from_metadata(payment_id, session.metadata, session.amount_total)
@@ -201,11 +201,11 @@ def sync_user(ctx: JobContext, user_id: str) -> str:
             contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
         for kind, rows in contacts.items():
             crm.replace_contacts(linked, kind, rows)
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             mirror.put(ctx.conn, {**updated, "id": linked, **contacts})
         constituent_id = linked
     else:
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             constituents.unlink(ctx.conn, user["email"])
         constituent_id, _ = ctx.match_or_create(person, use_link=False)
     portal_records.set_link(ctx.conn, "user", user_id, crm_constituent_id=constituent_id)
@@ -368,10 +368,10 @@ def payment(ctx: JobContext) -> Outcome:
                                   " ORDER BY start_date DESC LIMIT 1", (record["user_id"],)).fetchone()
         membership_id = active[0] if active else None
     if membership_id and flags(ctx.conn)["sync_on_membership"] and any(k == "membership" for k, _ in groups):
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             queue(ctx.conn, "membership", membership_id, origin=f"payment {record['id']}")
         message += f"; membership {membership_id} sync queued"
-    with store.transaction(ctx.conn):
+    with store.atomic(ctx.conn):
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=primary)
     return Outcome("succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids)
 

@@ -72,7 +72,7 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
 
     if not order_id.strip():
         raise InvalidInput("order id is empty")
-    with store.transaction(conn):
+    with store.atomic(conn):
         job_id = jobs.enqueue(conn, source="pos", entity_type="order", entity_id=order_id.strip(),
                               external_id=external_id(order_id.strip()), force=force,
                               payload={"origin": "operator resync"}, max_attempts=rt.config.queue.max_attempts)

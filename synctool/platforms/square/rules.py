@@ -46,7 +46,7 @@ def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
         except SynctoolError as exc:
             logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
             return None
-        with store.transaction(ctx.conn):
+        with store.atomic(ctx.conn):
             for loc in locations:
                 settings.cache_put(ctx.conn, LOCATIONS, loc["id"], loc)
         found = next((loc for loc in locations if loc["id"] == location_id), None)
