@@ -87,3 +87,14 @@ def test_no_circle():
     for module in sorted(graph):
         if module not in seen:
             visit(module, [module])
+
+
+def test_one_module_changes_jobs():
+    """Every statement that changes a job's row lives in queue/jobs.py (the sandbox reset, which empties
+    every table, aside)."""
+    import re
+
+    writes = re.compile(r"UPDATE jobs SET|INSERT INTO jobs \(|DELETE FROM jobs\b")
+    found = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+             if writes.search(path.read_text()) and path.relative_to(PACKAGE).as_posix() != "queue/jobs.py"]
+    assert found == []

@@ -153,16 +153,13 @@ def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = No
     """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve)."""
     body = body or ResolveBody()
     notes, by = body.notes, body.resolvedBy
-    now = store.iso()
-    with store.atomic(conn):
-        row = _job(conn, job_id)
-        job_id = row["id"]
+    row = _job(conn, job_id)
+    job_id = row["id"]
+    if not jobs.resolve(conn, job_id, by=by, notes=notes):
+        row = _job(conn, job_id)  # what it is now
         if row["status"] != "failed":
             raise Conflict(f"sync record {job_id} is {row['status']}; only a failed record can be resolved")
-        if row["resolved_at"]:
-            raise Conflict(f"sync record {job_id} was already resolved at {row['resolved_at']} by {row['resolved_by'] or 'someone'}")
-        conn.execute("UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ? WHERE id = ?",
-                     (now, by, notes, now, job_id))
+        raise Conflict(f"sync record {job_id} was already resolved at {row['resolved_at']} by {row['resolved_by'] or 'someone'}")
     return show_sync(conn, job_id)
 
 
@@ -181,9 +178,6 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
     return {"window": window, "since": since, **{k: v or 0 for k, v in overall.items()},
             "failed_unresolved": unresolved, "oldest_queued_age_s": age, "per_source": per_source}
 
-
-#: an operator retry gives the job this many fresh attempts
-RETRY_ATTEMPTS = 3
 
 JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",)}
 
@@ -207,18 +201,14 @@ def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | No
 
 def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
-    now = store.iso()
-    with store.atomic(conn):
+    row = _job(conn, job_id)
+    job_id = row["id"]
+    if not jobs.requeue_failed(conn, job_id):
         row = _job(conn, job_id)
-        job_id = row["id"]
-        if row["status"] != "failed":
-            hint = {"succeeded": "it already succeeded; retrying would change nothing",
-                    "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
-                    "queued": "it is already queued", "running": "it is running now"}[row["status"]]
-            raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
-        conn.execute("UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
-                     " resolved_at = NULL, resolved_by = NULL, updated_at = ? WHERE id = ?",
-                     (RETRY_ATTEMPTS, now, now, job_id))
+        hint = {"succeeded": "it already succeeded; retrying would change nothing",
+                "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
+                "queued": "it is already queued", "running": "it is running now"}[row["status"]]
+        raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
     return dict(jobs.get(conn, job_id))
 
 
@@ -229,14 +219,7 @@ def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fre
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
     source = (query or SourceQuery()).source
     refetched = refetch_transactions(conn, rt, source) if fresh else None
-    now = store.iso()
-    clause, params = ("AND source = ?", [source]) if source else ("", [])
-    with store.atomic(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
-            f" updated_at = ? WHERE status = 'failed' AND resolved_at IS NULL {clause}",
-            (RETRY_ATTEMPTS, now, now, *params))
-    result = {"requeued": cur.rowcount, "source": source}
+    result = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
     if refetched is not None:
         result.update(refetched=refetched[0], refetch_errors=refetched[1])
     return result
@@ -260,7 +243,6 @@ def refetch_transactions(conn: sqlite3.Connection, rt: Any, source: str | None) 
                     errors.append(f"{row['entity_id']}: {exc}")
                     continue
                 payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
-                with store.atomic(conn):
-                    conn.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload), row["id"]))
+                jobs.set_payload(conn, row["id"], payload)
                 refreshed += 1
     return refreshed, errors

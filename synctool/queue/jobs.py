@@ -54,6 +54,18 @@ def enqueue(conn: sqlite3.Connection, *, source: str, entity_type: str, entity_i
     return job_id
 
 
+def enqueue_unless_waiting(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str,
+                           force: bool = False, **fields: Any) -> str:
+    """The id of an identical job still waiting in the queue, else of a new one (``enqueue``'s fields)."""
+    with store.atomic(conn):
+        waiting = conn.execute("SELECT id FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ?"
+                               " AND status = 'queued' AND force = ? LIMIT 1",
+                               (target, entity_type, entity_id, int(force))).fetchone()
+        if waiting:
+            return waiting[0]
+        return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, force=force, **fields)
+
+
 def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
@@ -122,9 +134,10 @@ def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: s
 def record_crm_ids(conn: sqlite3.Connection, job_id: str, *, constituent_id: str | None = None,
                    gift_id: str | None = None) -> None:
     """Record CRM ids as soon as they exist, so a crash after the write still leaves them on the job."""
-    conn.execute("UPDATE jobs SET crm_constituent_id = coalesce(?, crm_constituent_id),"
-                 " crm_gift_id = coalesce(?, crm_gift_id), updated_at = ? WHERE id = ?",
-                 (constituent_id, gift_id, store.iso(), job_id))
+    with store.atomic(conn):
+        conn.execute("UPDATE jobs SET crm_constituent_id = coalesce(?, crm_constituent_id),"
+                     " crm_gift_id = coalesce(?, crm_gift_id), updated_at = ? WHERE id = ?",
+                     (constituent_id, gift_id, store.iso(), job_id))
 
 
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
@@ -194,3 +207,40 @@ def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:
                 (mark, top))
             added += cur.rowcount
             conn.execute("UPDATE search_state SET indexed_rowid = ? WHERE id = 1", (top,))
+
+
+#: an operator retry gives the job this many fresh attempts
+RETRY_ATTEMPTS = 3
+
+
+def requeue_failed(conn: sqlite3.Connection, job_id: str | None = None, *, source: str | None = None) -> int:
+    """An operator's retry: failed -> queued with ``RETRY_ATTEMPTS`` fresh attempts, due now, no longer
+    resolved. One job (``job_id``), or every unresolved failed job (of ``source``). Returns how many."""
+    now = store.iso()
+    where = store.Where().add("status = 'failed'")
+    if job_id is not None:
+        where.add("id = ?", job_id)
+    else:
+        where.add("resolved_at IS NULL")
+        if source:
+            where.add("source = ?", source)
+    with store.atomic(conn):
+        return conn.execute(
+            "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
+            f" resolved_at = NULL, resolved_by = NULL, updated_at = ? {where}",
+            (RETRY_ATTEMPTS, now, now, *where.params)).rowcount
+
+
+def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None, notes: str | None) -> bool:
+    """Mark a failed, unresolved job resolved without running it; False when it is not one."""
+    now = store.iso()
+    with store.atomic(conn):
+        return conn.execute("UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
+                            " WHERE id = ? AND status = 'failed' AND resolved_at IS NULL",
+                            (now, by, notes, now, job_id)).rowcount == 1
+
+
+def set_payload(conn: sqlite3.Connection, job_id: str, payload: dict[str, Any]) -> None:
+    """Replace what a job will run with (``retry-all --fresh`` puts the platform's current record there)."""
+    with store.atomic(conn):
+        conn.execute("UPDATE jobs SET payload = ?, updated_at = ? WHERE id = ?", (json.dumps(payload), store.iso(), job_id))

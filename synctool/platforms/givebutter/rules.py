@@ -32,6 +32,7 @@ from synctool.platforms.givebutter.webhook import (
 )
 from synctool.platforms.mailchimp import audience
 from synctool.queue.handlers import JobContext, handler
+from synctool.queue import jobs
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
@@ -242,8 +243,8 @@ def refund(ctx: JobContext) -> Outcome:
         found = gifts.find(ctx.crm, ext)
         gift_id = str(found["id"]) if found else None
     where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
-    with store.atomic(ctx.conn):
-        ctx.conn.execute("UPDATE jobs SET crm_gift_id = ? WHERE id = ?", (gift_id, ctx.job["id"]))
+    if gift_id:
+        jobs.record_crm_ids(ctx.conn, ctx.job["id"], gift_id=gift_id)
     raise PermanentError(f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
                          f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
                          "`synctool syncs resolve` this record")

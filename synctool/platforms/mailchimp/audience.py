@@ -36,14 +36,9 @@ def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags:
     queued = []
     with store.atomic(conn):
         for mapping in lists_to_push(conn):
-            entity_id = f"{mapping['key']}:{person.key}"
-            waiting = conn.execute("SELECT id FROM jobs WHERE target = 'mailing' AND entity_id = ? AND status = 'queued'",
-                                   (entity_id,)).fetchone()
-            if waiting:
-                queued.append(waiting[0])
-                continue
-            queued.append(jobs.enqueue(
-                conn, source=source, target="mailing", entity_type="audience_member", entity_id=entity_id,
+            queued.append(jobs.enqueue_unless_waiting(
+                conn, source=source, target="mailing", entity_type="audience_member",
+                entity_id=f"{mapping['key']}:{person.key}",
                 email=person.email, name=" ".join(p for p in (person.first_name, person.last_name) if p) or None,
                 payload={"list_id": mapping["key"], "email": person.email.strip(), "first_name": person.first_name,
                          "last_name": person.last_name, "tags": [t for t in tags if t]}))

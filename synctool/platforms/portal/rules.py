@@ -44,13 +44,10 @@ def flags(conn) -> dict[str, bool]:
 
 def queue(conn, entity_type: str, entity_id: str, *, force: bool = False, origin: str = "portal") -> str:
     """A CRM job for a portal record; an identical job still waiting in the queue is reused."""
-    existing = conn.execute("SELECT id FROM jobs WHERE target = 'crm' AND entity_type = ? AND entity_id = ?"
-                            " AND status = 'queued' AND force = ? LIMIT 1", (entity_type, entity_id, int(force))).fetchone()
-    if existing:
-        return existing[0]
     external = f"{entity_id}" if entity_type == "payment" else None
-    return jobs.enqueue(conn, source="portal", entity_type=entity_type, entity_id=entity_id, external_id=external,
-                        force=force, payload={"origin": origin})
+    return jobs.enqueue_unless_waiting(conn, source="portal", target="crm", entity_type=entity_type,
+                                       entity_id=entity_id, external_id=external, force=force,
+                                       payload={"origin": origin})
 
 
 def jobs_for(conn, kind: str, record: dict[str, Any], before: dict[str, Any] | None, origin: str) -> list[str]:
