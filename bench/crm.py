@@ -51,16 +51,24 @@ def main() -> None:
     (tmp / "config.yaml").write_text("{}\n")
     fake = FakeCrm("bench-key", limit=LIMIT, window_s=WINDOW_S)
     with BackgroundServer(create_app(fake)) as server:
-        env = {"SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
-               "SYNCTOOL_KEYRING": "off", "CRM_API_BASE_URL": server.url + "/api/v1", "CRM_API_KEY": "bench-key",
-               "CRM_RATE_LIMIT_REQUESTS": str(LIMIT), "CRM_SHARE_REQUESTS": str(LIMIT), "CRM_RATE_LIMIT_WINDOW_S": str(WINDOW_S),
-               "CRM_MIN_INTERVAL_MS": str(INTERVAL_MS), "CRM_SEND_MARGIN_MS": str(MARGIN_MS), "PYTHONPATH": str(ROOT)}
+        env = {
+            "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
+            "SYNCTOOL_DB": str(tmp / "bench.db"),
+            "SYNCTOOL_KEYRING": "off",
+            "CRM_API_BASE_URL": server.url + "/api/v1",
+            "CRM_API_KEY": "bench-key",
+            "CRM_RATE_LIMIT_REQUESTS": str(LIMIT),
+            "CRM_SHARE_REQUESTS": str(LIMIT),
+            "CRM_RATE_LIMIT_WINDOW_S": str(WINDOW_S),
+            "CRM_MIN_INTERVAL_MS": str(INTERVAL_MS),
+            "CRM_SEND_MARGIN_MS": str(MARGIN_MS),
+            "PYTHONPATH": str(ROOT),
+        }
         os.environ.update(env)
         store.connect(tmp / "bench.db").close()
 
         started = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-c", HAMMER, str(args.requests // 2)], env={**os.environ})
-                 for _ in range(2)]
+        procs = [subprocess.Popen([sys.executable, "-c", HAMMER, str(args.requests // 2)], env={**os.environ}) for _ in range(2)]
         for p in procs:
             p.wait()
         elapsed = time.perf_counter() - started
@@ -69,26 +77,40 @@ def main() -> None:
         last = fake.requests[-1]["at"]
         allowed = min(LIMIT / WINDOW_S, 1000 / INTERVAL_MS)
         rate = (stats["served"] - 1) / (last - first)
-        print(f"pacing: {stats['served']} requests from 2 processes in {elapsed:.1f} s; allowed {allowed:.1f}/s "
-              f"(300 per 3 s, 11 ms apart; synctool's own send margin {MARGIN_MS} ms)")
-        print(f"  achieved {rate:.1f}/s = {rate / allowed:.3f} of the allowed rate (goal >= 0.95); "
-              f"429s: {stats['rejected_429']} (goal 0); most in any window: {stats['max_in_any_window']}; "
-              f"smallest gap {stats['min_gap_s'] * 1000:.1f} ms")
+        print(
+            f"pacing: {stats['served']} requests from 2 processes in {elapsed:.1f} s; allowed {allowed:.1f}/s "
+            f"(300 per 3 s, 11 ms apart; synctool's own send margin {MARGIN_MS} ms)"
+        )
+        print(
+            f"  achieved {rate:.1f}/s = {rate / allowed:.3f} of the allowed rate (goal >= 0.95); "
+            f"429s: {stats['rejected_429']} (goal 0); most in any window: {stats['max_in_any_window']}; "
+            f"smallest gap {stats['min_gap_s'] * 1000:.1f} ms"
+        )
 
         fake.reset()
         gap_ms = 60
-        os.environ.update({"CRM_RATE_LIMIT_REQUESTS": "100000", "CRM_SHARE_REQUESTS": "100000",
-                           "CRM_MIN_INTERVAL_MS": str(gap_ms), "CRM_SEND_MARGIN_MS": "20"})
-        procs = [subprocess.Popen([sys.executable, "-c", HAMMER, str(args.gap_requests // 3)], env={**os.environ})
-                 for _ in range(3)]
+        os.environ.update(
+            {
+                "CRM_RATE_LIMIT_REQUESTS": "100000",
+                "CRM_SHARE_REQUESTS": "100000",
+                "CRM_MIN_INTERVAL_MS": str(gap_ms),
+                "CRM_SEND_MARGIN_MS": "20",
+            }
+        )
+        procs = [
+            subprocess.Popen([sys.executable, "-c", HAMMER, str(args.gap_requests // 3)], env={**os.environ}) for _ in range(3)
+        ]
         for p in procs:
             p.wait()
         stats = fake.stats()
         times = sorted(r["at"] for r in fake.requests)
-        gaps = sorted(b - a for a, b in zip(times, times[1:]))
-        print(f"gaps at the CRM: {stats['served']} requests from 3 processes at a {gap_ms} ms setting: smallest "
-              f"{gaps[0] * 1000:.1f} ms, 1st percentile {gaps[len(gaps) // 100] * 1000:.1f} ms, median "
-              f"{gaps[len(gaps) // 2] * 1000:.1f} ms; smallest / setting = {gaps[0] * 1000 / gap_ms:.3f} (goal >= 1)")
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        print(
+            f"gaps at the CRM: {stats['served']} requests from 3 processes at a {gap_ms} ms setting: smallest "
+            f"{gaps[0] * 1000:.1f} ms, 1st percentile {gaps[len(gaps) // 100] * 1000:.1f} ms, median "
+            f"{gaps[len(gaps) // 2] * 1000:.1f} ms; smallest / setting = {gaps[0] * 1000 / gap_ms:.3f} (goal >= 1)"
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -56,14 +56,21 @@ def main() -> None:
                 order_id = f"ORD{n:05d}"
                 customer = {"id": f"C{email}", "given_name": "Pat", "family_name": email.split("@")[0], "email_address": email}
                 world.square.customers[customer["id"]] = customer
-                world.square.orders[order_id] = {"id": order_id, "location_id": "FPYCBCHYMXFK1", "state": "COMPLETED",
-                                                 "created_at": "2026-11-20T10:00:00Z", "customer_id": customer["id"],
-                                                 "total_money": {"amount": 1500, "currency": "USD"},
-                                                 "tenders": [{"id": "t", "type": "CARD"}]}
+                world.square.orders[order_id] = {
+                    "id": order_id,
+                    "location_id": "FPYCBCHYMXFK1",
+                    "state": "COMPLETED",
+                    "created_at": "2026-11-20T10:00:00Z",
+                    "customer_id": customer["id"],
+                    "total_money": {"amount": 1500, "currency": "USD"},
+                    "tenders": [{"id": "t", "type": "CARD"}],
+                }
                 bodies.append(("pos", samples.square_order_event(order_id)))
                 kinds["pos"] += 1
             elif roll < 0.92:
-                bodies.append(("mailing", samples.mailchimp_unsubscribe(email=email, fired_at=f"2026-11-20 10:{n % 60:02d}:{n % 59:02d}")))
+                bodies.append(
+                    ("mailing", samples.mailchimp_unsubscribe(email=email, fired_at=f"2026-11-20 10:{n % 60:02d}:{n % 59:02d}"))
+                )
                 kinds["unsubscribe"] += 1
             else:
                 source, body = bodies[rng.randrange(len(bodies))] if bodies else ("donations", b"")
@@ -73,9 +80,13 @@ def main() -> None:
             statuses = Counter()
             for source, body in bodies:
                 if source == "donations":
-                    r = client.post("/webhooks/donations", content=body, headers={"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+                    r = client.post(
+                        "/webhooks/donations", content=body, headers={"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}
+                    )
                 elif source == "pos":
-                    sig = samples.square_signature(WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], os.environ["POS_WEBHOOK_NOTIFICATION_URL"], body)
+                    sig = samples.square_signature(
+                        WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], os.environ["POS_WEBHOOK_NOTIFICATION_URL"], body
+                    )
                     r = client.post("/webhooks/pos", content=body, headers={"x-square-hmacsha256-signature": sig})
                 else:
                     r = client.post(f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}", content=body)
@@ -86,8 +97,15 @@ def main() -> None:
         totals = Counter()
         while True:
             summary = drain(config, max_seconds=55)
-            totals.update({"jobs": summary.claimed, "succeeded": summary.succeeded, "skipped": summary.skipped,
-                           "failed": summary.failed, "crm": summary.crm_requests})
+            totals.update(
+                {
+                    "jobs": summary.claimed,
+                    "succeeded": summary.succeeded,
+                    "skipped": summary.skipped,
+                    "failed": summary.failed,
+                    "crm": summary.crm_requests,
+                }
+            )
             if summary.claimed == 0:
                 break
         elapsed = time.perf_counter() - started
@@ -98,13 +116,19 @@ def main() -> None:
         ceiling = allowed / per_job if per_job else float("inf")
         ext = Counter(g["external_id"] for g in world.crm.gifts.values())
         duplicates = sum(c - 1 for c in ext.values() if c > 1)
-        print(f"drain: {totals['jobs']} jobs ({totals['succeeded']} succeeded, {totals['skipped']} skipped, "
-              f"{totals['failed']} failed) in {elapsed:.1f} s; {totals['crm']} CRM requests, {per_job:.2f} per job")
-        print(f"  {jobs_per_s:.1f} jobs/s vs the CRM-bound ceiling {ceiling:.1f} jobs/s "
-              f"({allowed:.1f} requests/s / {per_job:.2f}): {jobs_per_s / ceiling:.2f}")
-        print(f"  429s: {stats['rejected_429']} (goal 0); most requests in any {WINDOW_S:.0f} s window: "
-              f"{stats['max_in_any_window']} of {LIMIT}; duplicate gifts: {duplicates} (goal 0); "
-              f"gifts {len(world.crm.gifts)}, constituents {len(world.crm.constituents)}")
+        print(
+            f"drain: {totals['jobs']} jobs ({totals['succeeded']} succeeded, {totals['skipped']} skipped, "
+            f"{totals['failed']} failed) in {elapsed:.1f} s; {totals['crm']} CRM requests, {per_job:.2f} per job"
+        )
+        print(
+            f"  {jobs_per_s:.1f} jobs/s vs the CRM-bound ceiling {ceiling:.1f} jobs/s "
+            f"({allowed:.1f} requests/s / {per_job:.2f}): {jobs_per_s / ceiling:.2f}"
+        )
+        print(
+            f"  429s: {stats['rejected_429']} (goal 0); most requests in any {WINDOW_S:.0f} s window: "
+            f"{stats['max_in_any_window']} of {LIMIT}; duplicate gifts: {duplicates} (goal 0); "
+            f"gifts {len(world.crm.gifts)}, constituents {len(world.crm.constituents)}"
+        )
 
 
 if __name__ == "__main__":

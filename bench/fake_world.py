@@ -17,11 +17,19 @@ def fake_world(prefix: str, *, limit: int, window_s: float, interval_ms: float) 
     margin is scaled with the interval (production: 20 ms on 1,100 ms)."""
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     (tmp / "config.yaml").write_text("{}\n")
-    os.environ.update({"SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
-                       "SYNCTOOL_KEYRING": "off", "CRM_RATE_LIMIT_REQUESTS": str(limit), "CRM_SHARE_REQUESTS": str(limit),
-                       "CRM_RATE_LIMIT_WINDOW_S": str(window_s), "CRM_MIN_INTERVAL_MS": str(interval_ms),
-                       "CRM_SEND_MARGIN_MS": str(interval_ms * 20 / 1100),
-                       "POS_WEBHOOK_NOTIFICATION_URL": "https://sync.example.org/webhooks/pos"})
+    os.environ.update(
+        {
+            "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
+            "SYNCTOOL_DB": str(tmp / "bench.db"),
+            "SYNCTOOL_KEYRING": "off",
+            "CRM_RATE_LIMIT_REQUESTS": str(limit),
+            "CRM_SHARE_REQUESTS": str(limit),
+            "CRM_RATE_LIMIT_WINDOW_S": str(window_s),
+            "CRM_MIN_INTERVAL_MS": str(interval_ms),
+            "CRM_SEND_MARGIN_MS": str(interval_ms * 20 / 1100),
+            "POS_WEBHOOK_NOTIFICATION_URL": "https://sync.example.org/webhooks/pos",
+        }
+    )
     from synctool import store
     from synctool.config import load_config
     from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld

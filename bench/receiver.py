@@ -39,8 +39,19 @@ def free_port() -> int:
 
 
 def start(target: list[str], port: int, env: dict) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "uvicorn", *target, "--host", "127.0.0.1", "--port", str(port),
-           "--log-level", "warning", "--no-access-log"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        *target,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
     deadline = time.monotonic() + 20
     import socket
@@ -57,8 +68,10 @@ def start(target: list[str], port: int, env: dict) -> subprocess.Popen:
 
 def request_bytes(port: int, body: bytes) -> bytes:
     sig = samples.square_signature(KEY, URL, body)
-    head = (f"POST /webhooks/pos HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"x-square-hmacsha256-signature: {sig}\r\nContent-Length: {len(body)}\r\n\r\n")
+    head = (
+        f"POST /webhooks/pos HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"x-square-hmacsha256-signature: {sig}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -79,8 +92,10 @@ async def drive(port: int, seconds: float, concurrency: int, tag: str) -> dict:
 
     # signed requests are built before the clock starts, so the client spends its time sending
     per_worker = int(seconds * 6000 / concurrency) + 50
-    payloads = [[request_bytes(port, samples.square_order_event(f"{tag}-{n}-{i}", event_id=f"{tag}-{n}-{i}"))
-                 for i in range(per_worker)] for n in range(concurrency)]
+    payloads = [
+        [request_bytes(port, samples.square_order_event(f"{tag}-{n}-{i}", event_id=f"{tag}-{n}-{i}")) for i in range(per_worker)]
+        for n in range(concurrency)
+    ]
     deadline = time.perf_counter() + seconds
 
     async def worker(n: int) -> None:
@@ -117,11 +132,16 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-bench-"))
     (tmp / "config.yaml").write_text("{}\n")
-    env = {**os.environ, "SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_DB": str(tmp / "bench.db"),
-           "SYNCTOOL_KEYRING": "off", "POS_WEBHOOK_SIGNATURE_KEY": KEY, "POS_WEBHOOK_NOTIFICATION_URL": URL,
-           "PYTHONPATH": str(ROOT)}
-    servers = {"bare starlette": ["bench.bare_app:app"],
-               "synctool receiver": ["--factory", "synctool.web.receiver:app_from_env"]}
+    env = {
+        **os.environ,
+        "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
+        "SYNCTOOL_DB": str(tmp / "bench.db"),
+        "SYNCTOOL_KEYRING": "off",
+        "POS_WEBHOOK_SIGNATURE_KEY": KEY,
+        "POS_WEBHOOK_NOTIFICATION_URL": URL,
+        "PYTHONPATH": str(ROOT),
+    }
+    servers = {"bare starlette": ["bench.bare_app:app"], "synctool receiver": ["--factory", "synctool.web.receiver:app_from_env"]}
     procs, ports = {}, {}
     for name, target in servers.items():
         ports[name] = free_port()
@@ -131,14 +151,17 @@ def main() -> None:
         for name in servers:  # warm-up, not counted
             asyncio.run(drive(ports[name], 1.0, args.concurrency, f"warm-{ports[name]}"))
         for n in range(args.rounds):  # alternate, so drift on a shared machine hits both alike
-            rounds.append({name: asyncio.run(drive(ports[name], args.seconds, args.concurrency, f"r{n}-{ports[name]}"))
-                           for name in servers})
+            rounds.append(
+                {name: asyncio.run(drive(ports[name], args.seconds, args.concurrency, f"r{n}-{ports[name]}")) for name in servers}
+            )
     finally:
         for proc in procs.values():
             proc.terminate()
             proc.wait()
-    print(f"concurrency {args.concurrency}, {args.rounds} alternating rounds of {args.seconds:.0f} s, "
-          "one uvicorn process per server, same settings")
+    print(
+        f"concurrency {args.concurrency}, {args.rounds} alternating rounds of {args.seconds:.0f} s, "
+        "one uvicorn process per server, same settings"
+    )
     print(f"{'round':<7}{'server':<20}{'requests':>10}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}  statuses")
     ratios = []
     for n, results in enumerate(rounds, 1):
@@ -149,12 +172,17 @@ def main() -> None:
 
     stored = sqlite3.connect(tmp / "bench.db").execute("SELECT count(*) FROM deliveries").fetchone()[0]
     print(f"deliveries committed: {stored} (each 200 was sent after its commit with synchronous=FULL)")
-    print("throughput ratio receiver / bare per round: " + ", ".join(f"{r:.2f}" for r in ratios)
-          + f"; median {statistics.median(ratios):.2f}")
+    print(
+        "throughput ratio receiver / bare per round: "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + f"; median {statistics.median(ratios):.2f}"
+    )
     durable = statistics.median(r["synctool receiver"]["rps"] for r in rounds)
     p99 = statistics.median(r["synctool receiver"]["p99_ms"] for r in rounds)
-    print(f"receiver, median of rounds: {durable:.0f} durable deliveries/s (goal >= 1000), p99 {p99:.1f} ms "
-          f"(goal < 50) at {args.concurrency} clients; a giving day's peak is tens a second")
+    print(
+        f"receiver, median of rounds: {durable:.0f} durable deliveries/s (goal >= 1000), p99 {p99:.1f} ms "
+        f"(goal < 50) at {args.concurrency} clients; a giving day's peak is tens a second"
+    )
 
 
 if __name__ == "__main__":

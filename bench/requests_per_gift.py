@@ -29,8 +29,28 @@ sys.path.insert(0, str(ROOT))
 
 LIMIT, WINDOW_S, INTERVAL_MS, CRON_RUN_S = 300, 30.0, 110.0, 5.5
 SURNAMES = ["Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Rodriguez", "Martinez"]
-FIRST_NAMES = ["Mary", "James", "Linda", "John", "Maria", "David", "Susan", "Robert", "Karen", "Michael",
-               "Lisa", "William", "Nancy", "Joseph", "Betty", "Thomas", "Sandra", "Daniel", "Ashley", "Paul"]
+FIRST_NAMES = [
+    "Mary",
+    "James",
+    "Linda",
+    "John",
+    "Maria",
+    "David",
+    "Susan",
+    "Robert",
+    "Karen",
+    "Michael",
+    "Lisa",
+    "William",
+    "Nancy",
+    "Joseph",
+    "Betty",
+    "Thomas",
+    "Sandra",
+    "Daniel",
+    "Ashley",
+    "Paul",
+]
 
 
 def vary_case(email: str, rng: random.Random) -> str:
@@ -59,16 +79,16 @@ def main() -> None:
         for n in range(args.existing):  # in the CRM, last changed weeks before synctool was installed
             first, last = rng.choice(FIRST_NAMES), rng.choice(SURNAMES)
             email = f"{first}.{last}.{n}@example.org".lower()
-            record = world.crm.create_constituent({"first_name": first, "last_name": last,
-                                                   "email_addresses": [{"address": email}]})
+            record = world.crm.create_constituent(
+                {"first_name": first, "last_name": last, "email_addresses": [{"address": email}]}
+            )
             record["updated_at"] = record["created_at"] = f"2026-10-{1 + n % 28:02d}T12:00:00Z"
             existing.append((first, last, email))
         world.crm.requests.clear()
         world.crm.recent.clear()
 
         givers = [(*d, True) for d in rng.sample(existing, args.first)]
-        givers += [(rng.choice(FIRST_NAMES), rng.choice(SURNAMES), f"new.donor.{n}@example.net", False)
-                   for n in range(args.new)]
+        givers += [(rng.choice(FIRST_NAMES), rng.choice(SURNAMES), f"new.donor.{n}@example.net", False) for n in range(args.new)]
         rng.shuffle(givers)
         gifts = list(givers)
         for giver in rng.sample(givers, args.repeats):  # a second gift, some time after the first
@@ -77,10 +97,20 @@ def main() -> None:
         with TestClient(create_app(config)) as client:
             for n, (first, last, email, _) in enumerate(gifts):
                 txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
-                txn.update(id=f"GD{n:05d}", first_name=first, last_name=last, email=vary_case(email, rng),
-                           phone=None, address=None, amount=rng.choice([10, 25, 50, 100]))
-                r = client.post("/webhooks/donations", content=samples.givebutter("transaction.succeeded", txn),
-                                headers={"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+                txn.update(
+                    id=f"GD{n:05d}",
+                    first_name=first,
+                    last_name=last,
+                    email=vary_case(email, rng),
+                    phone=None,
+                    address=None,
+                    amount=rng.choice([10, 25, 50, 100]),
+                )
+                r = client.post(
+                    "/webhooks/donations",
+                    content=samples.givebutter("transaction.succeeded", txn),
+                    headers={"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]},
+                )
                 assert r.status_code == 200, r.text
 
         started = time.perf_counter()
@@ -95,8 +125,9 @@ def main() -> None:
         elapsed = time.perf_counter() - started
 
         stats = world.crm.stats()
-        sent = Counter((r["method"], r["path"].rsplit("/", 1)[-1] if r["method"] == "POST" else r["path"])
-                       for r in world.crm.requests)
+        sent = Counter(
+            (r["method"], r["path"].rsplit("/", 1)[-1] if r["method"] == "POST" else r["path"]) for r in world.crm.requests
+        )
         measured = stats["requests"] / len(gifts)
         floor = (len(gifts) + args.new) / len(gifts)
         search_every_gift = (2 * len(gifts) + args.new) / len(gifts)
@@ -106,17 +137,25 @@ def main() -> None:
         duplicate_donors = sum(c - 1 for c in emails.values() if c > 1)
         external = Counter(g["external_id"] for g in world.crm.gifts.values())
         duplicate_gifts = sum(c - 1 for c in external.values() if c > 1)
-        print(f"giving day: {len(gifts)} gifts ({args.first} first gifts from {args.existing} existing constituents, "
-              f"{args.new} new donors, {args.repeats} repeats); {runs} drain runs of {CRON_RUN_S} s "
-              f"(cron's 55 s at 10x) in {elapsed:.1f} s; jobs {totals['succeeded']} succeeded, {totals['failed']} failed")
-        print(f"  CRM requests: {stats['requests']} = {sent[('POST', 'gifts')]} gift POSTs + "
-              f"{sent[('POST', 'constituents')]} constituent creates + "
-              f"{sent[('GET', '/api/v1/constituents/search')]} mirror pages + "
-              f"{stats['requests'] - sent[('POST', 'gifts')] - sent[('POST', 'constituents')] - sent[('GET', '/api/v1/constituents/search')]} other")
-        print(f"  requests per gift: measured {measured:.3f}; floor {floor:.3f}; floor / measured = {floor / measured:.3f} "
-              f"(goal >= 0.95); a search-every-gift flow: {search_every_gift:.3f} ({floor / search_every_gift:.3f} of the floor)")
-        print(f"  duplicate donors: {duplicate_donors}; duplicate gifts: {duplicate_gifts}; gifts in the CRM: "
-              f"{len(world.crm.gifts)} of {len(gifts)}; 429s: {stats['rejected_429']} (goal 0 each)")
+        print(
+            f"giving day: {len(gifts)} gifts ({args.first} first gifts from {args.existing} existing constituents, "
+            f"{args.new} new donors, {args.repeats} repeats); {runs} drain runs of {CRON_RUN_S} s "
+            f"(cron's 55 s at 10x) in {elapsed:.1f} s; jobs {totals['succeeded']} succeeded, {totals['failed']} failed"
+        )
+        print(
+            f"  CRM requests: {stats['requests']} = {sent[('POST', 'gifts')]} gift POSTs + "
+            f"{sent[('POST', 'constituents')]} constituent creates + "
+            f"{sent[('GET', '/api/v1/constituents/search')]} mirror pages + "
+            f"{stats['requests'] - sent[('POST', 'gifts')] - sent[('POST', 'constituents')] - sent[('GET', '/api/v1/constituents/search')]} other"
+        )
+        print(
+            f"  requests per gift: measured {measured:.3f}; floor {floor:.3f}; floor / measured = {floor / measured:.3f} "
+            f"(goal >= 0.95); a search-every-gift flow: {search_every_gift:.3f} ({floor / search_every_gift:.3f} of the floor)"
+        )
+        print(
+            f"  duplicate donors: {duplicate_donors}; duplicate gifts: {duplicate_gifts}; gifts in the CRM: "
+            f"{len(world.crm.gifts)} of {len(gifts)}; 429s: {stats['rejected_429']} (goal 0 each)"
+        )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-startup-"))
     (tmp / "config.yaml").write_text("{}\n")
-    env = {**os.environ, "SYNCTOOL_DB": str(tmp / "s.db"), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"),
-           "SYNCTOOL_KEYRING": "off"}
+    env = {**os.environ, "SYNCTOOL_DB": str(tmp / "s.db"), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_KEYRING": "off"}
     exe = Path(sys.executable).parent / "synctool"
     synctool = [str(exe)] if exe.exists() else [sys.executable, "-m", "synctool.cli.main"]
     command = [*synctool, "syncs", "list", "--json"]
@@ -66,11 +65,20 @@ def main() -> None:
     print(f"python -c 'import typer'     median {statistics.median(bare):6.0f} ms")
     print(f"synctool syncs list --json   median {statistics.median(full):6.0f} ms")
     print(f"ratio, median of {args.pairs} pairs: {statistics.median(ratios):.2f} (goal <= 2.5)")
-    parts = [list(map(float, subprocess.run([sys.executable, "-c", PROBE], env=env, check=True, capture_output=True,
-                                            text=True).stdout.split())) for _ in range(5)]
+    parts = [
+        list(
+            map(
+                float,
+                subprocess.run([sys.executable, "-c", PROBE], env=env, check=True, capture_output=True, text=True).stdout.split(),
+            )
+        )
+        for _ in range(5)
+    ]
     typer_ms, pydantic_ms, models_ms, sqlite_utils_ms = (statistics.median(p[i] for p in parts) for i in range(4))
-    print(f"in one process: typer+yaml {typer_ms:.0f} ms, pydantic {pydantic_ms:.0f} ms, the config models "
-          f"{models_ms:.0f} ms; sqlite-utils {sqlite_utils_ms:.0f} ms (not imported on an up-to-date database)")
+    print(
+        f"in one process: typer+yaml {typer_ms:.0f} ms, pydantic {pydantic_ms:.0f} ms, the config models "
+        f"{models_ms:.0f} ms; sqlite-utils {sqlite_utils_ms:.0f} ms (not imported on an up-to-date database)"
+    )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from synctool import store
+from synctool import store  # noqa: E402
 from synctool.ops.syncs import SyncQuery, list_syncs  # noqa: E402
-from synctool.queue import jobs
+from synctool.queue import jobs  # noqa: E402
 
 SOURCES = ["donations", "pos", "mailing", "payments", "portal"]
 STATUSES = ["succeeded"] * 14 + ["skipped"] * 3 + ["failed", "queued"]
@@ -34,18 +34,35 @@ def seed(conn, rows: int) -> None:
     for n in range(rows):
         created = store.iso(now - timedelta(seconds=n * 2.6))  # about 30 days
         status = rng.choice(STATUSES)
-        batch.append((f"{n:08d}-0000-4000-8000-000000000000", rng.choice(SOURCES), "transaction", str(n),
-                      f"donations_{n:010d}", status, created, f"donor{n % 50000}@example.org", f"Donor {n % 50000}",
-                      "CRM answered 503 Service Unavailable" if status == "failed" else None, created, created))
+        batch.append(
+            (
+                f"{n:08d}-0000-4000-8000-000000000000",
+                rng.choice(SOURCES),
+                "transaction",
+                str(n),
+                f"donations_{n:010d}",
+                status,
+                created,
+                f"donor{n % 50000}@example.org",
+                f"Donor {n % 50000}",
+                "CRM answered 503 Service Unavailable" if status == "failed" else None,
+                created,
+                created,
+            )
+        )
         if len(batch) == 50_000:
             conn.executemany(
                 "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, email, name,"
-                " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+                " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                batch,
+            )
             batch = []
     if batch:
         conn.executemany(
             "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, email, name,"
-            " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+            " last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            batch,
+        )
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
 
@@ -84,8 +101,9 @@ def main() -> None:
     for name, kwargs in cases.items():
         query = SyncQuery(**kwargs)
         total = list_syncs(conn, query)["total"]
-        print(f"{name:<28}{timed(lambda: list_syncs(conn, query)):>10.1f}{total:>12}")
+        print(f"{name:<28}{timed(lambda q=query: list_syncs(conn, q)):>10.1f}{total:>12}")
     print("start-up: python bench/startup.py")
+
 
 if __name__ == "__main__":
     main()

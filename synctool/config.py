@@ -185,8 +185,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),
 }
 
-def config_path(explicit: str | os.PathLike | None = None,
-                environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:
+
+def config_path(explicit: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:
     """The config path and whether the user named it (so that its absence is an error)."""
     if explicit:
         return Path(explicit).expanduser(), True

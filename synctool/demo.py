@@ -19,8 +19,12 @@ from typing import Any
 
 import httpx
 
-DEMO_ENV = {"CRM_RATE_LIMIT_REQUESTS": "300", "CRM_RATE_LIMIT_WINDOW_S": "30", "CRM_MIN_INTERVAL_MS": "110",
-            "SYNCTOOL_KEYRING": "off"}
+DEMO_ENV = {
+    "CRM_RATE_LIMIT_REQUESTS": "300",
+    "CRM_RATE_LIMIT_WINDOW_S": "30",
+    "CRM_MIN_INTERVAL_MS": "110",
+    "SYNCTOOL_KEYRING": "off",
+}
 
 
 def run(say: Callable[[str], None] = print) -> dict[str, Any]:
@@ -40,9 +44,16 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
     try:
         port = free_port()
         # the demo's own Runtime: the fakes' URLs and keys, nothing taken from (or put in) the environment
-        rt = Runtime.from_environ(tmp / "config.yaml", {
-            **DEMO_ENV, **world.env(), **WEBHOOK_SECRETS, "SYNCTOOL_DB": str(tmp / "demo.db"),
-            "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos"})
+        rt = Runtime.from_environ(
+            tmp / "config.yaml",
+            {
+                **DEMO_ENV,
+                **world.env(),
+                **WEBHOOK_SECRETS,
+                "SYNCTOOL_DB": str(tmp / "demo.db"),
+                "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos",
+            },
+        )
         conn = store.connect(rt.db_path)
         logging.getLogger("synctool.receiver").setLevel(logging.ERROR)  # the forged delivery is expected
         receiver = BackgroundServer(create_app(rt), port=port).start()
@@ -54,8 +65,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         from synctool.platforms.givebutter.poll import poll
 
         polled = poll(conn, rt, lookback="7d")
-        say(f"poll: {polled['transactions_seen']} transactions seen, {polled['queued']} queued "
-            f"({polled['requests']} request)")
+        say(f"poll: {polled['transactions_seen']} transactions seen, {polled['queued']} queued ({polled['requests']} request)")
 
         from synctool.queue.worker import drain
 
@@ -74,15 +84,36 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
             "deliveries": sent,
             "poll": polled,
             "drain": summary.line(),
-            "sync_log": [{"source": r["source"], "what": f"{r['entity_type']} {r['entity_id']}"[:34],
-                          "status": r["status"], "outcome": r["last_error"] or r["message"] or "",
-                          "crm_gift_id": r["crm_gift_id"]} for r in log],
-            "crm_constituents": [{"id": c["id"], "name": f"{c.get('first_name') or ''} {c.get('last_name') or ''}".strip(),
-                                  "tags": ", ".join(tags[k] for k in sorted(crm.keywords.get(c["id"], set())))}
-                                 for c in crm.constituents.values()],
-            "crm_gifts": [{"id": g["id"], "external_id": g["external_id"], "amount": g["received_amount"],
-                           "date": g["received_date"], "fund": g.get("fund_name"), "paid_by": g.get("payment_type_name"),
-                           "donor": g["constituent_id"]} for g in crm.gifts.values()],
+            "sync_log": [
+                {
+                    "source": r["source"],
+                    "what": f"{r['entity_type']} {r['entity_id']}"[:34],
+                    "status": r["status"],
+                    "outcome": r["last_error"] or r["message"] or "",
+                    "crm_gift_id": r["crm_gift_id"],
+                }
+                for r in log
+            ],
+            "crm_constituents": [
+                {
+                    "id": c["id"],
+                    "name": f"{c.get('first_name') or ''} {c.get('last_name') or ''}".strip(),
+                    "tags": ", ".join(tags[k] for k in sorted(crm.keywords.get(c["id"], set()))),
+                }
+                for c in crm.constituents.values()
+            ],
+            "crm_gifts": [
+                {
+                    "id": g["id"],
+                    "external_id": g["external_id"],
+                    "amount": g["received_amount"],
+                    "date": g["received_date"],
+                    "fund": g.get("fund_name"),
+                    "paid_by": g.get("payment_type_name"),
+                    "donor": g["constituent_id"],
+                }
+                for g in crm.gifts.values()
+            ],
             "crm_requests": crm.stats(),
             "summary_mail": mail["text"],
             "seconds": round(time.monotonic() - started, 1),
@@ -103,8 +134,9 @@ def seed(world, conn, rt, say) -> None:
 
     crm_client = crm_target.open_client(conn, rt)
     crm.refresh(conn, rt, client=crm_client)
-    jane = crm_client.create_constituent({"first_name": "Jane", "last_name": "Doe",
-                                          "email_addresses": [{"address": "jane.doe@example.org"}]})
+    jane = crm_client.create_constituent(
+        {"first_name": "Jane", "last_name": "Doe", "email_addresses": [{"address": "jane.doe@example.org"}]}
+    )
     crm_client.add_keyword(jane["id"], 12221)  # Newsletter
     crm_client.close()
     mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
@@ -113,10 +145,10 @@ def seed(world, conn, rt, say) -> None:
     mappings.set_payment_method(conn, "pos:CARD", payment_type_id=1509)
     mappings.set_payment_method(conn, "pos:CASH", payment_type_id=1507)
     mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94", label="Newsletter"))
-    mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="b7e21c0d94", event="unsubscribe", add=[12222],
-                                                      remove=[12221]))
-    settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in",
-                                                                   last_name="Customer"))
+    mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="b7e21c0d94", event="unsubscribe", add=[12222], remove=[12221]))
+    settings.pos_default_constituent(
+        conn, settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in", last_name="Customer")
+    )
     from synctool.platforms.portal import ops as portal
 
     portal.set_mapping(conn, "funds", "membership", fund_id=2400, campaign_name="Membership Drive")
@@ -125,25 +157,53 @@ def seed(world, conn, rt, say) -> None:
 
     missed = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # its webhook was lost: only the poll finds it
     an_hour_ago = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 3600))
-    missed.update(id="PollOnly7Kq2", first_name="Alan", last_name="Turing", email="alan@example.org", amount=50,
-                  created_at=an_hour_ago, transacted_at=an_hour_ago)
+    missed.update(
+        id="PollOnly7Kq2",
+        first_name="Alan",
+        last_name="Turing",
+        email="alan@example.org",
+        amount=50,
+        created_at=an_hour_ago,
+        transacted_at=an_hour_ago,
+    )
     world.givebutter.add_transaction(missed)
-    world.square.customers["CUST1"] = {"id": "CUST1", "given_name": "Grace", "family_name": "Hopper",
-                                       "email_address": "grace@example.org"}
+    world.square.customers["CUST1"] = {
+        "id": "CUST1",
+        "given_name": "Grace",
+        "family_name": "Hopper",
+        "email_address": "grace@example.org",
+    }
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    world.square.orders["ORDER-DONE-1"] = {"id": "ORDER-DONE-1", "location_id": "FPYCBCHYMXFK1", "state": "COMPLETED",
-                                           "created_at": now, "customer_id": "CUST1",
-                                           "total_money": {"amount": 2599, "currency": "USD"},
-                                           "tenders": [{"id": "T1", "type": "CARD"}],
-                                           "line_items": [{"name": "Membership card", "quantity": "1"}]}
-    world.square.orders["ORDER-OPEN-2"] = {"id": "ORDER-OPEN-2", "location_id": "FPYCBCHYMXFK1", "state": "OPEN",
-                                           "created_at": now, "total_money": {"amount": 1200, "currency": "USD"},
-                                           "tenders": []}
-    world.square.orders["POSAPP-3"] = {"id": "POSAPP-3", "location_id": "L2GIFTSHOP001", "state": "COMPLETED",
-                                       "created_at": now, "total_money": {"amount": 750, "currency": "USD"},
-                                       "tenders": [{"id": "T3", "type": "CASH"}]}
-    say("seeded: CRM reference lists and mappings, a CRM constituent with a newsletter tag, POS orders, "
-        "a Givebutter transaction whose webhook was lost")
+    world.square.orders["ORDER-DONE-1"] = {
+        "id": "ORDER-DONE-1",
+        "location_id": "FPYCBCHYMXFK1",
+        "state": "COMPLETED",
+        "created_at": now,
+        "customer_id": "CUST1",
+        "total_money": {"amount": 2599, "currency": "USD"},
+        "tenders": [{"id": "T1", "type": "CARD"}],
+        "line_items": [{"name": "Membership card", "quantity": "1"}],
+    }
+    world.square.orders["ORDER-OPEN-2"] = {
+        "id": "ORDER-OPEN-2",
+        "location_id": "FPYCBCHYMXFK1",
+        "state": "OPEN",
+        "created_at": now,
+        "total_money": {"amount": 1200, "currency": "USD"},
+        "tenders": [],
+    }
+    world.square.orders["POSAPP-3"] = {
+        "id": "POSAPP-3",
+        "location_id": "L2GIFTSHOP001",
+        "state": "COMPLETED",
+        "created_at": now,
+        "total_money": {"amount": 750, "currency": "USD"},
+        "tenders": [{"id": "T3", "type": "CASH"}],
+    }
+    say(
+        "seeded: CRM reference lists and mappings, a CRM constituent with a newsletter tag, POS orders, "
+        "a Givebutter transaction whose webhook was lost"
+    )
 
 
 def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
@@ -162,36 +222,102 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
     say("deliveries:")
     post("Givebutter transaction.succeeded", "/webhooks/donations", txn_body, gb)
     post("Givebutter transaction.succeeded (repeat)", "/webhooks/donations", txn_body, gb)
-    post("Givebutter ticket.created (same purchase)", "/webhooks/donations", samples.givebutter(
-        "ticket.created", {"id": "81347746A0020", "transaction_id": "QiN7blzUhiwXBVBr", "email": "Ada.Lovelace@Example.org",
-                           "title": "General Admission", "price": 10}), gb)
+    post(
+        "Givebutter ticket.created (same purchase)",
+        "/webhooks/donations",
+        samples.givebutter(
+            "ticket.created",
+            {
+                "id": "81347746A0020",
+                "transaction_id": "QiN7blzUhiwXBVBr",
+                "email": "Ada.Lovelace@Example.org",
+                "title": "General Admission",
+                "price": 10,
+            },
+        ),
+        gb,
+    )
 
     def square(label: str, body: bytes, key: str = WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"]) -> None:
-        post(label, "/webhooks/pos", body, {"x-square-hmacsha256-signature": samples.square_signature(key, pos_url, body),
-                                            "content-type": "application/json"})
+        post(
+            label,
+            "/webhooks/pos",
+            body,
+            {"x-square-hmacsha256-signature": samples.square_signature(key, pos_url, body), "content-type": "application/json"},
+        )
 
     square("Square order.updated COMPLETED", samples.square_order_event("ORDER-DONE-1"))
     square("Square order.created OPEN, no payment", samples.square_order_event("ORDER-OPEN-2", "OPEN", "order.created"))
     square("Square payment.created (POS app sale)", samples.square_payment_event("PAY-3", "POSAPP-3", 750))
     square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
-    post("Mailchimp unsubscribe", f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}",
-         samples.mailchimp_unsubscribe(), {"content-type": "application/x-www-form-urlencoded"})
+    post(
+        "Mailchimp unsubscribe",
+        f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}",
+        samples.mailchimp_unsubscribe(),
+        {"content-type": "application/x-www-form-urlencoded"},
+    )
+
     def portal_push(label: str, push: dict) -> None:
         body = json.dumps(push).encode()
         post(label, "/webhooks/portal", body, {"Synctool-Signature": sign(body, WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"])})
 
-    portal_push("Portal user.upsert", {"id": "push-1", "type": "user.upsert", "data": {
-        "id": "u-100", "email": "member@example.org", "first_name": "Mary", "last_name": "Somerville"}})
-    portal_push("Portal membership.upsert (pending)", {"id": "push-2", "type": "membership.upsert", "data": {
-        "id": "m-100", "user_id": "u-100", "level": "Individual", "status": "pending",
-        "start_date": time.strftime("%Y-%m-%d"), "renewal_date": time.strftime("%Y-12-31")}})
-    portal_push("Portal payment.upsert (pending)", {"id": "push-3", "type": "payment.upsert", "data": {
-        "id": "pay-100", "user_id": "u-100", "type": "membership", "status": "pending", "gateway": "stripe",
-        "amount_cents": 6000, "membership_id": "m-100"}})
-    stripe_body = samples.stripe_event("checkout.session.completed", {
-        "id": "cs_test_demo", "object": "checkout.session", "amount_total": 6000, "currency": "usd",
-        "payment_status": "paid", "status": "complete", "payment_intent": "pi_demo", "mode": "payment",
-        "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"}})
-    post("Stripe checkout.session.completed", "/webhooks/payments", stripe_body,
-         {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
+    portal_push(
+        "Portal user.upsert",
+        {
+            "id": "push-1",
+            "type": "user.upsert",
+            "data": {"id": "u-100", "email": "member@example.org", "first_name": "Mary", "last_name": "Somerville"},
+        },
+    )
+    portal_push(
+        "Portal membership.upsert (pending)",
+        {
+            "id": "push-2",
+            "type": "membership.upsert",
+            "data": {
+                "id": "m-100",
+                "user_id": "u-100",
+                "level": "Individual",
+                "status": "pending",
+                "start_date": time.strftime("%Y-%m-%d"),
+                "renewal_date": time.strftime("%Y-12-31"),
+            },
+        },
+    )
+    portal_push(
+        "Portal payment.upsert (pending)",
+        {
+            "id": "push-3",
+            "type": "payment.upsert",
+            "data": {
+                "id": "pay-100",
+                "user_id": "u-100",
+                "type": "membership",
+                "status": "pending",
+                "gateway": "stripe",
+                "amount_cents": 6000,
+                "membership_id": "m-100",
+            },
+        },
+    )
+    stripe_body = samples.stripe_event(
+        "checkout.session.completed",
+        {
+            "id": "cs_test_demo",
+            "object": "checkout.session",
+            "amount_total": 6000,
+            "currency": "usd",
+            "payment_status": "paid",
+            "status": "complete",
+            "payment_intent": "pi_demo",
+            "mode": "payment",
+            "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"},
+        },
+    )
+    post(
+        "Stripe checkout.session.completed",
+        "/webhooks/payments",
+        stripe_body,
+        {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])},
+    )
     return results

@@ -98,10 +98,23 @@ class RemoteError(PermanentError):
 
 
 EXIT_CODES: list[tuple[type[SynctoolError], int]] = [
-    (ConfigError, 2), (InvalidInput, 2), (NotFound, 3), (Conflict, 4), (StoreUnavailable, 5), (SynctoolError, 1)]
+    (ConfigError, 2),
+    (InvalidInput, 2),
+    (NotFound, 3),
+    (Conflict, 4),
+    (StoreUnavailable, 5),
+    (SynctoolError, 1),
+]
 HTTP_STATUSES: list[tuple[type[SynctoolError], int]] = [
-    (PayloadTooLarge, 413), (InvalidSignature, 401), (InvalidInput, 422), (NotFound, 404), (Conflict, 409),
-    (ConfigError, 503), (StoreUnavailable, 503), (SynctoolError, 502)]
+    (PayloadTooLarge, 413),
+    (InvalidSignature, 401),
+    (InvalidInput, 422),
+    (NotFound, 404),
+    (Conflict, 409),
+    (ConfigError, 503),
+    (StoreUnavailable, 503),
+    (SynctoolError, 502),
+]
 
 
 def exit_code(error: SynctoolError) -> int:

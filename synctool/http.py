@@ -41,7 +41,7 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def backoff_s(base_s: float, attempt: int, retry_after: float | None) -> float:
     """The wait before retry number ``attempt + 1``: base doubling, or the server's Retry-After if longer."""
-    delay = base_s * (2 ** attempt)
+    delay = base_s * (2**attempt)
     return max(delay, retry_after) if retry_after is not None else delay
 
 
@@ -53,12 +53,24 @@ class ApiClient:
     """``name`` starts every error message; ``describe`` turns an error response into text (by default the
     JSON body through ``error_text``, else the body's first words)."""
 
-    def __init__(self, base_url: str, *, name: str, error_text: Callable[[Any], str] = json_error_text,
-                 describe: Callable[[httpx.Response], str] | None = None, headers: dict[str, str] | None = None,
-                 auth: Any = None, timeout_s: float = 20.0, max_retries: int = 3, retry_base_s: float = 0.5,
-                 retryable: frozenset[int] = RETRYABLE, uncertain_writes: bool = False,
-                 before_send: Callable[[], None] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        name: str,
+        error_text: Callable[[Any], str] = json_error_text,
+        describe: Callable[[httpx.Response], str] | None = None,
+        headers: dict[str, str] | None = None,
+        auth: Any = None,
+        timeout_s: float = 20.0,
+        max_retries: int = 3,
+        retry_base_s: float = 0.5,
+        retryable: frozenset[int] = RETRYABLE,
+        uncertain_writes: bool = False,
+        before_send: Callable[[], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ):
         self.name = name
         self.error_text = error_text
         self.describe = describe or self.describe_error
@@ -69,9 +81,13 @@ class ApiClient:
         self.before_send = before_send
         self.sleep = sleep
         self.requests_sent = 0
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers={"Accept": "application/json",
-                                  "User-Agent": "synctool/0.1", **(headers or {})}, auth=auth, timeout=timeout_s,
-                                  transport=transport)
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Accept": "application/json", "User-Agent": "synctool/0.1", **(headers or {})},
+            auth=auth,
+            timeout=timeout_s,
+            transport=transport,
+        )
 
     def close(self) -> None:
         self._http.close()

@@ -20,8 +20,16 @@ from typing import Any
 
 from synctool import store
 
-KINDS = ("type_default", "fund_override", "campaign_override", "location_override", "payment_method", "custom_field",
-         "list_mapping", "tag_rule")
+KINDS = (
+    "type_default",
+    "fund_override",
+    "campaign_override",
+    "location_override",
+    "payment_method",
+    "custom_field",
+    "list_mapping",
+    "tag_rule",
+)
 CAMPAIGN_TYPES = ("general", "collect", "fundraise", "event")
 CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id")
 
@@ -34,7 +42,8 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
 def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
     with store.atomic(conn):
         store.database(conn)["mappings"].upsert(
-            {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key"))
+            {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
+        )
 
 
 def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:

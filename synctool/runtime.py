@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ Mailer = Callable[[EmailMessage], None]
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Runtime:
     config: Config
     secrets: Secrets
     #: role (``crm``, ``donations``, ...) -> the transport its client uses; none means the network
-    transports: Mapping[str, "httpx.BaseTransport"] = field(default_factory=dict)
+    transports: Mapping[str, httpx.BaseTransport] = field(default_factory=dict)
     clock: Callable[[], datetime] = utcnow
     #: sends one alert e-mail; None means SMTP as configured (``smtp`` in config)
     mailer: Mailer | None = None
@@ -42,8 +42,9 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_environ(cls, config_path: str | os.PathLike | None = None,
-                     environ: Mapping[str, str] | None = None, **kwargs: Any) -> "Runtime":
+    def from_environ(
+        cls, config_path: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> Runtime:
         """Read the config and the secrets' environment once (``os.environ`` unless given)."""
         env = dict(os.environ if environ is None else environ)
         config = load_config(config_path, env)
@@ -54,5 +55,5 @@ class Runtime:
     def db_path(self) -> Path:
         return self.config.db_path
 
-    def transport(self, role: str) -> "httpx.BaseTransport | None":
+    def transport(self, role: str) -> httpx.BaseTransport | None:
         return self.transports.get(role)

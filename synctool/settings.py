@@ -21,8 +21,7 @@ def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
 
 def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
     with store.atomic(conn):
-        store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()},
-                                                pk="key")
+        store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk="key")
 
 
 def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
@@ -33,7 +32,8 @@ def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
 def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
     with store.atomic(conn):
         store.database(conn)["caches"].upsert(
-            {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key"))
+            {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key")
+        )
 
 
 def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
@@ -47,8 +47,10 @@ def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) ->
     with store.atomic(conn):
         caches = store.database(conn)["caches"]
         caches.delete_where("kind = ?", [kind])
-        caches.insert_all(({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now}
-                           for key, value in items.items()), pk=("kind", "key"))
+        caches.insert_all(
+            ({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now} for key, value in items.items()),
+            pk=("kind", "key"),
+        )
 
 
 def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:

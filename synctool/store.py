@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,15 +33,15 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 MIGRATION_SET = "synctool"
 
 #: the migration functions, in order; ``migrations()`` hands them to sqlite-utils
-MIGRATIONS: list[Callable[["Database"], None]] = []
+MIGRATIONS: list[Callable[[Database], None]] = []
 
 
-def migration(fn: Callable[["Database"], None]) -> Callable[["Database"], None]:
+def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
     MIGRATIONS.append(fn)
     return fn
 
 
-def database(conn: sqlite3.Connection) -> "Database":
+def database(conn: sqlite3.Connection) -> Database:
     """sqlite-utils' view of a connection, for table upserts, listings and schema changes. Write through
     it inside ``atomic(conn)``: sqlite-utils then uses savepoints within synctool's transaction."""
     from sqlite_utils import Database
@@ -50,13 +50,13 @@ def database(conn: sqlite3.Connection) -> "Database":
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(moment: datetime | None = None) -> str:
     """UTC ISO-8601 with microseconds and a ``Z``; sorts as text in time order."""
     moment = moment or utcnow()
-    return moment.astimezone(timezone.utc).strftime(TIME_FORMAT)
+    return moment.astimezone(UTC).strftime(TIME_FORMAT)
 
 
 class Where:
@@ -66,7 +66,7 @@ class Where:
         self.clauses: list[str] = []
         self.params: list[Any] = []
 
-    def add(self, clause: str, *params: Any) -> "Where":
+    def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
         self.params.extend(params)
         return self
@@ -85,8 +85,7 @@ def connect(path: str | Path, *, migrate: bool = True) -> sqlite3.Connection:
     try:
         if str(path) != ":memory:":
             path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
@@ -163,17 +162,22 @@ def _bridge(conn: sqlite3.Connection) -> None:
     db = database(conn)
     Migrations(MIGRATION_SET).ensure_migrations_table(db)
     db[Migrations.migrations_table].insert_all(
-        ({"migration_set": MIGRATION_SET, "name": name, "applied_at": applied_at}
-         for name, applied_at in conn.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid")),
-        ignore=True)
+        (
+            {"migration_set": MIGRATION_SET, "name": name, "applied_at": applied_at}
+            for name, applied_at in conn.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid")
+        ),
+        ignore=True,
+    )
     conn.execute("DROP TABLE _migrations")
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
         return []
-    return [row[0] for row in conn.execute(
-        "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", (MIGRATION_SET,))]
+    return [
+        row[0]
+        for row in conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", (MIGRATION_SET,))
+    ]
 
 
 def _script(conn: sqlite3.Connection, sql: str) -> None:
@@ -189,8 +193,10 @@ def _script(conn: sqlite3.Connection, sql: str) -> None:
 
 
 @migration
-def m001_core(db: "Database") -> None:
-    _script(db.conn, """
+def m001_core(db: Database) -> None:
+    _script(
+        db.conn,
+        """
     CREATE TABLE deliveries (
         id INTEGER PRIMARY KEY,
         source TEXT NOT NULL,
@@ -323,13 +329,16 @@ def m001_core(db: "Database") -> None:
         last_run_at TEXT,
         last_result TEXT
     )
-    """)
+    """,
+    )
 
 
 @migration
-def m002_portal(db: "Database") -> None:
+def m002_portal(db: Database) -> None:
     """The member portal's records, pushed to /webhooks/portal or imported, with their CRM linkage ids."""
-    _script(db.conn, """
+    _script(
+        db.conn,
+        """
     CREATE TABLE portal_users (
         id TEXT PRIMARY KEY, email TEXT, first_name TEXT, last_name TEXT, phone TEXT,
         billing_address_1 TEXT, billing_address_2 TEXT, billing_city TEXT, billing_state TEXT,
@@ -364,19 +373,22 @@ def m002_portal(db: "Database") -> None:
         id TEXT PRIMARY KEY, primary_user_id TEXT NOT NULL, member_user_id TEXT NOT NULL,
         crm_relationship_type_id TEXT, crm_relationship_id TEXT, updated_at TEXT NOT NULL
     )
-    """)
+    """,
+    )
 
 
 @migration
-def m003_locks(db: "Database") -> None:
+def m003_locks(db: Database) -> None:
     """Named locks shared by every process (one person's jobs must not run side by side)."""
     db["locks"].create({"name": str, "owner": str, "expires": float}, pk="name", not_null={"owner", "expires"})
 
 
 @migration
-def m004_crm_mirror(db: "Database") -> None:
+def m004_crm_mirror(db: Database) -> None:
     """The local mirror of the CRM's constituents that matching reads (see sync/mirror.py)."""
-    _script(db.conn, """
+    _script(
+        db.conn,
+        """
     CREATE TABLE crm_constituents (
         id INTEGER PRIMARY KEY,
         is_org INTEGER NOT NULL DEFAULT 0,
@@ -400,14 +412,18 @@ def m004_crm_mirror(db: "Database") -> None:
         last_seconds REAL NOT NULL DEFAULT 0
     );
     INSERT INTO crm_mirror_state (id) VALUES (1)
-    """)
+    """,
+    )
     # each constituent's contact rows, gone with it; looked up by the normalised e-mail or the phone's digits
-    for table, columns, lookup in (("crm_constituent_emails", "address TEXT NOT NULL, normalized TEXT NOT NULL", "normalized"),
-                                   ("crm_constituent_phones", "number TEXT NOT NULL, digits TEXT NOT NULL", "digits"),
-                                   ("crm_constituent_addresses", "street TEXT, city TEXT, state TEXT, postal_code TEXT,"
-                                                                 " country TEXT", None)):
-        db.conn.execute(f"CREATE TABLE {table} (constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id)"
-                        f" ON DELETE CASCADE, {columns})")
+    for table, columns, lookup in (
+        ("crm_constituent_emails", "address TEXT NOT NULL, normalized TEXT NOT NULL", "normalized"),
+        ("crm_constituent_phones", "number TEXT NOT NULL, digits TEXT NOT NULL", "digits"),
+        ("crm_constituent_addresses", "street TEXT, city TEXT, state TEXT, postal_code TEXT, country TEXT", None),
+    ):
+        db.conn.execute(
+            f"CREATE TABLE {table} (constituent_id INTEGER NOT NULL REFERENCES crm_constituents (id)"
+            f" ON DELETE CASCADE, {columns})"
+        )
         for column in ("constituent_id", lookup):
             if column:
                 db.conn.execute(f"CREATE INDEX {table}_{column} ON {table} ({column})")
@@ -428,12 +444,15 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300
         now = time.time()
         with atomic(conn):
             marks = ",".join("?" * len(names))
-            held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?",
-                                (*names, now)).fetchone()[0]
+            held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[
+                0
+            ]
             if not held:
-                conn.executemany("INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
-                                 " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
-                                 [(name, owner, now + ttl_s) for name in names])
+                conn.executemany(
+                    "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
+                    " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+                    [(name, owner, now + ttl_s) for name in names],
+                )
                 break
         if time.monotonic() > deadline:
             raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from synctool.errors import InvalidInput
 
@@ -29,19 +29,19 @@ def parse_iso(value: str | None, *, assume_utc: bool = True) -> datetime | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc) if assume_utc else moment
-    return moment.astimezone(timezone.utc)
+        return moment.replace(tzinfo=UTC) if assume_utc else moment
+    return moment.astimezone(UTC)
 
 
 def age_s(value: str | None, *, now: datetime | None = None) -> float | None:
     """Seconds since an ISO-8601 time, or None."""
     moment = parse_iso(value)
-    return None if moment is None else ((now or datetime.now(timezone.utc)) - moment).total_seconds()
+    return None if moment is None else ((now or datetime.now(UTC)) - moment).total_seconds()
 
 
 def parse_moment(value: str, *, now: datetime | None = None) -> datetime:
     """A duration ago (``24h``), or an ISO date/datetime (naive means UTC)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     if _DURATION.match(value or ""):
         return now - parse_duration(value)
     moment = parse_iso(value)

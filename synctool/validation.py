@@ -62,12 +62,20 @@ class Query(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
-_PROBLEMS = {"int_parsing": "expected an integer", "int_type": "expected an integer", "int_from_float":
-             "expected an integer", "float_parsing": "expected a number", "float_type": "expected a number",
-             "bool_parsing": "expected true or false", "bool_type": "expected true or false",
-             "string_type": "expected a string", "list_type": "expected a list",
-             "model_type": "must be a mapping of keys to values", "dict_type": "must be a mapping of keys to values",
-             "model_attributes_type": "must be a mapping of keys to values"}
+_PROBLEMS = {
+    "int_parsing": "expected an integer",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_parsing": "expected a number",
+    "float_type": "expected a number",
+    "bool_parsing": "expected true or false",
+    "bool_type": "expected true or false",
+    "string_type": "expected a string",
+    "list_type": "expected a list",
+    "model_type": "must be a mapping of keys to values",
+    "dict_type": "must be a mapping of keys to values",
+    "model_attributes_type": "must be a mapping of keys to values",
+}
 
 
 def problem(error: dict[str, Any]) -> str:
@@ -79,8 +87,12 @@ def problem(error: dict[str, Any]) -> str:
         return f"must be one of {allowed}, got {got!r}"
     if kind == "extra_forbidden":
         return "unknown key"
-    bound = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
-             "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}.get(kind)
+    bound = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("more than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }.get(kind)
     if bound:
         return f"must be {bound[0]} {error['ctx'][bound[1]]}, got {got!r}"
     if kind == "missing":

@@ -13,10 +13,19 @@ from synctool.platforms import secret_names
 from synctool.secrets import CORE_SECRETS
 
 PLATFORM_ENV = (
-    "CRM_API_BASE_URL", "CRM_ENVIRONMENT", "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S", "CRM_SHARE_REQUESTS",
+    "CRM_API_BASE_URL",
+    "CRM_ENVIRONMENT",
+    "CRM_RATE_LIMIT_REQUESTS",
+    "CRM_RATE_LIMIT_WINDOW_S",
+    "CRM_SHARE_REQUESTS",
     "CRM_SEND_MARGIN_MS",
-    "CRM_MIN_INTERVAL_MS", "DONATIONS_API_BASE_URL", "POS_API_BASE_URL", "MAILING_API_BASE_URL",
-    "POS_WEBHOOK_NOTIFICATION_URL", "CRM_GROUP_ID_SCHOLARSHIP_FULL", "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
+    "CRM_MIN_INTERVAL_MS",
+    "DONATIONS_API_BASE_URL",
+    "POS_API_BASE_URL",
+    "MAILING_API_BASE_URL",
+    "POS_WEBHOOK_NOTIFICATION_URL",
+    "CRM_GROUP_ID_SCHOLARSHIP_FULL",
+    "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
 )
 
 # the values the secret-leak tests grep for
@@ -79,8 +88,14 @@ CRM_KEY = "crm-test-key-0c1d"
 
 def quick_crm(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
     """CRM pacing scaled right down (``limit`` requests a second, no gap) and quick retries."""
-    for name, value in {"CRM_RATE_LIMIT_REQUESTS": limit, "CRM_SHARE_REQUESTS": limit, "CRM_RATE_LIMIT_WINDOW_S": 1,
-                        "CRM_MIN_INTERVAL_MS": 0, "CRM_RETRY_BASE_MS": 10, "CRM_TIMEOUT_S": 0.5}.items():
+    for name, value in {
+        "CRM_RATE_LIMIT_REQUESTS": limit,
+        "CRM_SHARE_REQUESTS": limit,
+        "CRM_RATE_LIMIT_WINDOW_S": 1,
+        "CRM_MIN_INTERVAL_MS": 0,
+        "CRM_RETRY_BASE_MS": 10,
+        "CRM_TIMEOUT_S": 0.5,
+    }.items():
         monkeypatch.setenv(name, str(value))
 
 

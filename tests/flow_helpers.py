@@ -10,8 +10,11 @@ from tests.conftest import POS_URL, TEST_SECRETS
 
 
 def give(receiver, txn: dict, event: str = "transaction.succeeded", event_id: str | None = None):
-    r = receiver.post("/webhooks/donations", content=samples.givebutter(event, txn, event_id),
-                      headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    r = receiver.post(
+        "/webhooks/donations",
+        content=samples.givebutter(event, txn, event_id),
+        headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]},
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -31,11 +34,18 @@ def job(db, job_id: str):
     return db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
 
-def add_order(world, order_id: str, state: str, *, tenders=None, customer: dict | None = None, cents=2500,
-              location="FPYCBCHYMXFK1"):
-    order = {"id": order_id, "location_id": location, "state": state, "created_at": "2026-11-20T18:30:00Z",
-             "total_money": {"amount": cents, "currency": "USD"}, "tenders": tenders or [],
-             "line_items": [{"name": "Tote bag", "quantity": "1"}]}
+def add_order(
+    world, order_id: str, state: str, *, tenders=None, customer: dict | None = None, cents=2500, location="FPYCBCHYMXFK1"
+):
+    order = {
+        "id": order_id,
+        "location_id": location,
+        "state": state,
+        "created_at": "2026-11-20T18:30:00Z",
+        "total_money": {"amount": cents, "currency": "USD"},
+        "tenders": tenders or [],
+        "line_items": [{"name": "Tote bag", "quantity": "1"}],
+    }
     if customer:
         world.square.customers[customer["id"]] = customer
         order["customer_id"] = customer["id"]
@@ -43,6 +53,16 @@ def add_order(world, order_id: str, state: str, *, tenders=None, customer: dict 
     return order
 
 
-CUSTOMER = {"id": "CUST1", "given_name": "Grace", "family_name": "Hopper", "email_address": "grace@example.org",
-            "address": {"address_line_1": "1 Navy Way", "locality": "Arlington", "administrative_district_level_1": "VA",
-                        "postal_code": "22201", "country": "US"}}
+CUSTOMER = {
+    "id": "CUST1",
+    "given_name": "Grace",
+    "family_name": "Hopper",
+    "email_address": "grace@example.org",
+    "address": {
+        "address_line_1": "1 Navy Way",
+        "locality": "Arlington",
+        "administrative_district_level_1": "VA",
+        "postal_code": "22201",
+        "country": "US",
+    },
+}

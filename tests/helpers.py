@@ -33,8 +33,10 @@ def wait_for(url: str, timeout: float = 15.0) -> None:
 
 
 def start_receiver(port: int, env: dict | None = None) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "serve", "--host", "127.0.0.1",
-                             "--port", str(port)], env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "synctool.cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env={**os.environ, **(env or {})},
+    )
     wait_for(f"http://127.0.0.1:{port}/health")
     return proc
 

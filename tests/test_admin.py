@@ -52,8 +52,12 @@ def seed_failed_job(db) -> str:
 
 def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]:
     """A request to the route that its operation can satisfy against the fakes."""
-    url = (path.replace("{id}", ids["job"] if "/syncs/" in path else ids["user"])
-               .replace("{orderId}", "ORDER-1").replace("{paymentId}", "pay-1").replace("{jobId}", ids["job"]))
+    url = (
+        path.replace("{id}", ids["job"] if "/syncs/" in path else ids["user"])
+        .replace("{orderId}", "ORDER-1")
+        .replace("{paymentId}", "pay-1")
+        .replace("{jobId}", ids["job"])
+    )
     bodies = {
         "/api/syncs/{id}/resolve": {"notes": "handled", "resolvedBy": "sam"},
         "/api/settings/crm-environment": {"environment": "production"},
@@ -80,19 +84,27 @@ SPEC_ROLES = {path: role for _, path, role, _ in _ops()}
 
 def test_every_route_by_role(api, db, monkeypatch):
     world = api.world
-    world.square.orders["ORDER-1"] = {"id": "ORDER-1", "location_id": "FPYCBCHYMXFK1", "state": "OPEN",
-                                      "created_at": "2026-11-20T10:00:00Z", "total_money": {"amount": 100, "currency": "USD"}}
+    world.square.orders["ORDER-1"] = {
+        "id": "ORDER-1",
+        "location_id": "FPYCBCHYMXFK1",
+        "state": "OPEN",
+        "created_at": "2026-11-20T10:00:00Z",
+        "total_money": {"amount": 100, "currency": "USD"},
+    }
     from synctool.platforms.portal import records as portal_records
 
     with store.atomic(db):
         portal_records.upsert(db, "user", {"id": "u-1", "email": "p@example.org", "last_name": "P"})
-        portal_records.upsert(db, "payment", {"id": "pay-1", "user_id": "u-1", "type": "donation", "status": "pending",
-                                              "amount_cents": 100})
+        portal_records.upsert(
+            db, "payment", {"id": "pay-1", "user_id": "u-1", "type": "donation", "status": "pending", "amount_cents": 100}
+        )
     user_id = str(db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0])
     rank = {"viewer": 0, "admin": 1, "super_admin": 2}
+
     def request(method, path):
-        return request_for(method, path, {"job": seed_failed_job(db), "user": user_id,
-                                          "crm_url": world.env()["CRM_API_BASE_URL"]})
+        return request_for(
+            method, path, {"job": seed_failed_job(db), "user": user_id, "crm_url": world.env()["CRM_API_BASE_URL"]}
+        )
 
     for method, path, min_role, _ in _ops():
         url, kw = request(method, path)
@@ -118,8 +130,11 @@ def test_spec_role_column():
     assert SPEC_ROLES["/api/syncs"] == "viewer" and SPEC_ROLES["/api/stats"] == "viewer"
     assert SPEC_ROLES["/api/syncs/{id}/resolve"] == "admin"
     assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
-    assert all(role == "admin" for path, role in SPEC_ROLES.items()
-               if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats") and not path.startswith("/api/users"))
+    assert all(
+        role == "admin"
+        for path, role in SPEC_ROLES.items()
+        if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats") and not path.startswith("/api/users")
+    )
 
 
 def test_errors_are_json_and_bounded(api, db):
@@ -133,8 +148,12 @@ def test_errors_are_json_and_bounded(api, db):
     assert extra.status_code == 422 and extra.json()["error"] == "rolee: unknown key"
     assert call(api, "GET", "/api/syncs?page=x", "viewer").status_code == 422
     assert call(api, "GET", "/api/syncs/does-not-exist", "viewer").status_code == 404
-    r = api.request("PATCH", "/api/settings/mailing-sync-enabled", content=b"{nope",
-                    headers={"Authorization": f"Bearer {api.tokens['admin']}"})
+    r = api.request(
+        "PATCH",
+        "/api/settings/mailing-sync-enabled",
+        content=b"{nope",
+        headers={"Authorization": f"Bearer {api.tokens['admin']}"},
+    )
     assert r.status_code == 422 and r.json()["error"] == "body is not valid JSON"
     assert call(api, "PATCH", "/api/settings/mailing-sync-enabled", "admin", json={"enabled": "yes"}).status_code == 422
     assert call(api, "PATCH", "/api/users/999", "super_admin", json={"role": "admin"}).status_code == 404
@@ -258,8 +277,14 @@ def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
     from synctool.queue import jobs
 
     with store.atomic(db):
-        job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=txn["id"],
-                              external_id="donations_" + txn["id"], payload={"transaction": {**txn, "email": None, "last_name": None}})
+        job_id = jobs.enqueue(
+            db,
+            source="donations",
+            entity_type="transaction",
+            entity_id=txn["id"],
+            external_id="donations_" + txn["id"],
+            payload={"transaction": {**txn, "email": None, "last_name": None}},
+        )
     cli("drain")
     assert jobs.get(db, job_id)["status"] == "failed"  # no supporter to match
     world.givebutter.add_transaction(txn)
@@ -270,12 +295,25 @@ def test_retry_all_fresh_refetches_the_transaction(world, cli, db):
 
 
 def test_no_secret_ever_shows(api, cli, db, caplog, world):
-    secrets = [*TEST_SECRETS.values(), CRM_KEY, JWT_SECRET, world.env()["POS_ACCESS_TOKEN"],
-               world.env()["DONATIONS_API_KEY"], world.env()["MAILING_API_KEY"]]
+    secrets = [
+        *TEST_SECRETS.values(),
+        CRM_KEY,
+        JWT_SECRET,
+        world.env()["POS_ACCESS_TOKEN"],
+        world.env()["DONATIONS_API_KEY"],
+        world.env()["MAILING_API_KEY"],
+    ]
     outputs = []
-    for args in (["doctor", "--json"], ["crm", "test-connection", "--json"], ["test-connections", "--json"],
-                 ["crm", "environment", "--json"], ["deliveries", "list", "--json"], ["syncs", "list", "--json"],
-                 ["crm", "budget", "--json"], ["settings", "crm-environment", "--json"]):
+    for args in (
+        ["doctor", "--json"],
+        ["crm", "test-connection", "--json"],
+        ["test-connections", "--json"],
+        ["crm", "environment", "--json"],
+        ["deliveries", "list", "--json"],
+        ["syncs", "list", "--json"],
+        ["crm", "budget", "--json"],
+        ["settings", "crm-environment", "--json"],
+    ):
         outputs.append(cli(*args).output)
     body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
     api.post("/webhooks/donations", content=body, headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
@@ -285,8 +323,11 @@ def test_no_secret_ever_shows(api, cli, db, caplog, world):
     for method, path in (("GET", "/api/admin/crm/test-connection"), ("GET", "/api/test-connections"), ("GET", "/api/syncs")):
         outputs.append(call(api, method, path, "admin").text)
     outputs.append("\n".join(r.getMessage() for r in caplog.records))
-    dump = "\n".join(str(tuple(row)) for table in ("deliveries", "jobs", "settings", "caches", "mappings", "users")
-                     for row in db.execute(f"SELECT * FROM {table}"))
+    dump = "\n".join(
+        str(tuple(row))
+        for table in ("deliveries", "jobs", "settings", "caches", "mappings", "users")
+        for row in db.execute(f"SELECT * FROM {table}")
+    )
     for secret in secrets:
         for text in outputs + [dump]:
             assert secret not in text, secret

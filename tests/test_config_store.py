@@ -23,13 +23,16 @@ def test_defaults_when_no_file(tmp_path, monkeypatch):
     assert config.crm.rate_limit_requests == 300 and config.source == "defaults"
 
 
-@pytest.mark.parametrize("text,key,problem", [
-    ("crm:\n  rate_limit_requests: lots\n", "crm.rate_limit_requests", "expected an integer"),
-    ("crm:\n  environment: staging\n", "crm.environment", "must be one of production, sandbox"),
-    ("recever: {}\n", "recever", "unknown key"),
-    ("crm: [\n", "line", "not valid YAML"),
-    ("- a\n- b\n", "(top level)", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text,key,problem",
+    [
+        ("crm:\n  rate_limit_requests: lots\n", "crm.rate_limit_requests", "expected an integer"),
+        ("crm:\n  environment: staging\n", "crm.environment", "must be one of production, sandbox"),
+        ("recever: {}\n", "recever", "unknown key"),
+        ("crm: [\n", "line", "not valid YAML"),
+        ("- a\n- b\n", "(top level)", "mapping"),
+    ],
+)
 def test_bad_config_names_key_and_file(tmp_path, cli, text, key, problem):
     path = tmp_path / "config.yaml"
     path.write_text(text)

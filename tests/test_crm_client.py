@@ -63,15 +63,26 @@ def test_post_with_unknown_outcome_is_not_resent():
         client.request("POST", "/constituents", json={})
 
 
-@pytest.mark.parametrize("status,body,ctype,expected", [
-    (400, b'{"api_version":"1.0","error":"Parameter Error","description":"Unknown query parameter: badterm"}',
-     "application/json", "CRM answered 400: Parameter Error: Unknown query parameter: badterm"),
-    (401, b'{"error":"invalid_token","error_description":"The access token provided is expired"}', "application/json",
-     "CRM answered 401: invalid_token: The access token provided is expired"),
-    (401, b"HTTP Basic: Access denied.\n", "text/html", "CRM answered 401: HTTP Basic: Access denied."),
-    (422, b"<html><body><p>Unprocessable &amp; odd</p></body></html>", "text/html", "CRM answered 422: Unprocessable & odd"),
-    (422, b'{"something":"else"}', "application/json", 'CRM answered 422: {"something":"else"}'),
-])
+@pytest.mark.parametrize(
+    "status,body,ctype,expected",
+    [
+        (
+            400,
+            b'{"api_version":"1.0","error":"Parameter Error","description":"Unknown query parameter: badterm"}',
+            "application/json",
+            "CRM answered 400: Parameter Error: Unknown query parameter: badterm",
+        ),
+        (
+            401,
+            b'{"error":"invalid_token","error_description":"The access token provided is expired"}',
+            "application/json",
+            "CRM answered 401: invalid_token: The access token provided is expired",
+        ),
+        (401, b"HTTP Basic: Access denied.\n", "text/html", "CRM answered 401: HTTP Basic: Access denied."),
+        (422, b"<html><body><p>Unprocessable &amp; odd</p></body></html>", "text/html", "CRM answered 422: Unprocessable & odd"),
+        (422, b'{"something":"else"}', "application/json", 'CRM answered 422: {"something":"else"}'),
+    ],
+)
 def test_error_normalisation(status, body, ctype, expected):
     client = mock_client([httpx.Response(status, content=body, headers={"content-type": ctype})], [])
     with pytest.raises(RemoteError) as info:
@@ -95,7 +106,9 @@ def test_bad_key_and_missing_config(fake_crm, monkeypatch, db):
 
 def test_search_clauses():
     assert search_params({"name": "Smith", "external_gift_ids": "donations_1"}) == [
-        ("q[]", "name=Smith"), ("q[]", "external_gift_ids=donations_1")]
+        ("q[]", "name=Smith"),
+        ("q[]", "external_gift_ids=donations_1"),
+    ]
     for bad in ({"": "x"}, {"name": ""}, {}):
         with pytest.raises(ValueError):
             search_params(bad)
@@ -145,8 +158,13 @@ def test_constituent_post_that_times_out_after_commit_leaves_one(fake_crm, crm_c
 
 
 def test_matching_normalises_email_and_creates_once(fake_crm, crm_client, db):
-    person = Person("Ada", "Lovelace", "  Ada.Lovelace@Example.ORG ", phone="+14155551212",
-                    address={"street": "12 Analytical Way", "city": "Oakland", "state": "CA", "postal_code": "94607", "country": "US"})
+    person = Person(
+        "Ada",
+        "Lovelace",
+        "  Ada.Lovelace@Example.ORG ",
+        phone="+14155551212",
+        address={"street": "12 Analytical Way", "city": "Oakland", "state": "CA", "postal_code": "94607", "country": "US"},
+    )
     cid, created = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
     assert created
     record = fake_crm.constituents[int(cid)]
@@ -155,21 +173,33 @@ def test_matching_normalises_email_and_creates_once(fake_crm, crm_client, db):
     assert len(fake_crm.contacts["street_addresses"]) == 1 and len(fake_crm.contacts["phone_numbers"]) == 1
     # a returning donor: the link answers, no request
     before = fake_crm.stats()["requests"]
-    assert constituents.match_or_create(crm_client, db, Person("Ada", "Lovelace", "ada.lovelace@example.org"),
-                                        ProfileDefaults()) == (cid, False)
+    assert constituents.match_or_create(
+        crm_client, db, Person("Ada", "Lovelace", "ada.lovelace@example.org"), ProfileDefaults()
+    ) == (cid, False)
     assert fake_crm.stats()["requests"] == before
     # without the link: the mirror (written at the create) finds her despite case and spaces, no request
     db.execute("DELETE FROM caches")
-    assert constituents.match_or_create(crm_client, db, Person("Ada", "Lovelace", "ADA.LOVELACE@example.org "),
-                                        ProfileDefaults()) == (cid, False)
+    assert constituents.match_or_create(
+        crm_client, db, Person("Ada", "Lovelace", "ADA.LOVELACE@example.org "), ProfileDefaults()
+    ) == (cid, False)
     assert fake_crm.stats()["requests"] == before and len(fake_crm.constituents) == 1
 
 
 def test_two_constituents_with_one_name(fake_crm, crm_client, db):
-    a = crm_client.create_constituent({"first_name": "John", "last_name": "Smith", "email_addresses": [{"address": "js1@example.org"}]})
-    b = crm_client.create_constituent({"first_name": "John", "last_name": "Smith", "email_addresses": [{"address": "js2@example.org"}]})
-    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js2@example.org"), ProfileDefaults()) == (str(b["id"]), False)
-    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js1@example.org"), ProfileDefaults()) == (str(a["id"]), False)
+    a = crm_client.create_constituent(
+        {"first_name": "John", "last_name": "Smith", "email_addresses": [{"address": "js1@example.org"}]}
+    )
+    b = crm_client.create_constituent(
+        {"first_name": "John", "last_name": "Smith", "email_addresses": [{"address": "js2@example.org"}]}
+    )
+    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js2@example.org"), ProfileDefaults()) == (
+        str(b["id"]),
+        False,
+    )
+    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js1@example.org"), ProfileDefaults()) == (
+        str(a["id"]),
+        False,
+    )
     cid, created = constituents.match_or_create(crm_client, db, Person("John", "Smith", "js3@example.org"), ProfileDefaults())
     assert created and len(fake_crm.constituents) == 3
 
@@ -217,15 +247,29 @@ def test_requests_match_the_lgl_openapi(fake_crm, crm_client, db):
     """Everything synctool sent in the CRM tests' flows is a documented path, parameter and body field."""
     person = Person("Ada", "Lovelace", "ada@example.org", phone="+1415", address={"street": "1 A St", "city": "Oakland"})
     cid, _ = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
-    gifts.create_once(crm_client, db, cid, {"external_id": "donations_1", "received_amount": 1.0,
-                                            "received_date": "2026-01-01", "fund_id": 2398, "payment_type_id": 1509,
-                                            "gift_type_name": "Gift", "note": "n"})
+    gifts.create_once(
+        crm_client,
+        db,
+        cid,
+        {
+            "external_id": "donations_1",
+            "received_amount": 1.0,
+            "received_date": "2026-01-01",
+            "fund_id": 2398,
+            "payment_type_id": 1509,
+            "gift_type_name": "Gift",
+            "note": "n",
+        },
+    )
     crm_client.replace_contacts(cid, "email_addresses", [{"address": "ada2@example.org"}])
     crm_client.add_keyword(cid, 12222)
     crm_client.remove_keyword(cid, 12222)
-    crm_client.create_membership(cid, {"membership_level_id": 41, "date_start": "2026-01-01", "finish_date": "2026-12-31", "note": "x"})
+    crm_client.create_membership(
+        cid, {"membership_level_id": 41, "date_start": "2026-01-01", "finish_date": "2026-12-31", "note": "x"}
+    )
     crm_client.add_to_group(cid, {"group_id": 701, "date_start": "2026-01-01", "is_current": True})
     crm_client.create_relationship(cid, {"related_constituent_id": cid, "relationship_type_id": 9})
     from synctool.ops.crm import refresh
+
     refresh(db, Runtime.from_environ(), client=crm_client)
     validate_against_openapi(fake_crm.requests)

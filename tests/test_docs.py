@@ -34,8 +34,11 @@ def test_there_are_many_commands():
 def test_every_command_has_help_with_an_example():
     missing = [path for path, command in ALL if "Example:" not in (command.help or "")]
     assert missing == []
-    wrong = [path for path, command in ALL
-             if not any(line.strip().startswith(f"Example: {path}") for line in (command.help or "").splitlines())]
+    wrong = [
+        path
+        for path, command in ALL
+        if not any(line.strip().startswith(f"Example: {path}") for line in (command.help or "").splitlines())
+    ]
     assert wrong == []
 
 

@@ -68,8 +68,15 @@ def test_poll_honours_429(coded, cli):
 def test_ticket_never_makes_a_second_gift(coded, receiver, db):
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
     give(receiver, txn)
-    ticket = {"id": "81347746A0020", "transaction_id": txn["id"], "first_name": "Ada", "last_name": "Lovelace",
-              "email": txn["email"], "title": "General Admission", "price": 10}
+    ticket = {
+        "id": "81347746A0020",
+        "transaction_id": txn["id"],
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+        "email": txn["email"],
+        "title": "General Admission",
+        "price": 10,
+    }
     t = give(receiver, ticket, event="ticket.created")
     run_drain()
     assert len(coded.crm.gifts) == 1
@@ -80,8 +87,9 @@ def test_lone_ticket_syncs_its_transaction(coded, receiver, db):
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
     txn.update(id="TKTONLY123", email="guest@example.org")
     coded.givebutter.add_transaction(txn)
-    t = give(receiver, {"id": "T-1", "transaction_id": "TKTONLY123", "email": "guest@example.org", "price": 10},
-             event="ticket.created")
+    t = give(
+        receiver, {"id": "T-1", "transaction_id": "TKTONLY123", "email": "guest@example.org", "price": 10}, event="ticket.created"
+    )
     run_drain()
     [gift] = coded.crm.gifts.values()
     assert gift["external_id"] == "donations_TKTONLY123" and "lone ticket" in job(db, t["job_id"])["message"]
@@ -103,7 +111,9 @@ def test_campaign_type_selects_the_default(coded, receiver, db):
     give(receiver, other)
     run_drain()
     assert {(g["external_id"], g["fund_id"], g["campaign_id"]) for g in coded.crm.gifts.values()} == {
-        ("donations_GALA1", 2399, 823), ("donations_RUN1", 2399, 823)}
+        ("donations_GALA1", 2399, 823),
+        ("donations_RUN1", 2399, 823),
+    }
 
 
 def test_campaign_override_wins(coded, receiver, cli):
@@ -137,8 +147,14 @@ def test_pos_open_without_payment_skipped_then_completed_synced(coded, receiver,
     assert job(db, first["job_id"])["message"] == "order is OPEN without a payment yet"
     assert coded.crm.gifts == {}
 
-    add_order(coded, "ORD1", "COMPLETED", customer=CUSTOMER, cents=1999,
-              tenders=[{"id": "t1", "type": "CARD", "amount_money": {"amount": 1999, "currency": "USD"}}])
+    add_order(
+        coded,
+        "ORD1",
+        "COMPLETED",
+        customer=CUSTOMER,
+        cents=1999,
+        tenders=[{"id": "t1", "type": "CARD", "amount_money": {"amount": 1999, "currency": "USD"}}],
+    )
     pos_event(receiver, samples.square_order_event("ORD1", state="COMPLETED"))
     run_drain()
     [gift] = coded.crm.gifts.values()
@@ -156,10 +172,23 @@ def test_pos_open_without_payment_skipped_then_completed_synced(coded, receiver,
 
 
 def test_pos_sale_announced_only_by_payment_created(coded, receiver, db, cli):
-    cli("settings", "pos-default-constituent", "--email", "walkin@example.org", "--first-name", "Walk-in",
-        "--last-name", "Customer")
-    add_order(coded, "POSAPP1", "COMPLETED", cents=500,
-              tenders=[{"id": "t9", "type": "CASH", "amount_money": {"amount": 500, "currency": "USD"}}])
+    cli(
+        "settings",
+        "pos-default-constituent",
+        "--email",
+        "walkin@example.org",
+        "--first-name",
+        "Walk-in",
+        "--last-name",
+        "Customer",
+    )
+    add_order(
+        coded,
+        "POSAPP1",
+        "COMPLETED",
+        cents=500,
+        tenders=[{"id": "t9", "type": "CASH", "amount_money": {"amount": 500, "currency": "USD"}}],
+    )
     r = pos_event(receiver, samples.square_payment_event("PAY9", "POSAPP1", cents=500))
     run_drain()
     [gift] = coded.crm.gifts.values()
@@ -198,8 +227,11 @@ def test_crm_outage_for_the_whole_drain_then_recovery(coded, receiver, db):
 
 
 def post_mailing(receiver, body: bytes):
-    r = receiver.post(f"/webhooks/mailing?secret={TEST_SECRETS['MAILING_WEBHOOK_SECRET']}", content=body,
-                      headers={"content-type": "application/x-www-form-urlencoded"})
+    r = receiver.post(
+        f"/webhooks/mailing?secret={TEST_SECRETS['MAILING_WEBHOOK_SECRET']}",
+        content=body,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -214,11 +246,17 @@ def test_unsubscribe_applies_tag_rules_once(coded, receiver, db, cli):
     # Jane is in the CRM with the newsletter tag; a bounced address belongs to someone else
     base = coded.env()["CRM_API_BASE_URL"]
     h = {"Authorization": "Bearer " + coded.env()["CRM_API_KEY"]}
-    c = httpx.post(base + "/constituents", json={"first_name": "Jane", "last_name": "Doe",
-                                                 "email_addresses": [{"address": "Jane.Doe@example.org"}]}, headers=h).json()
+    c = httpx.post(
+        base + "/constituents",
+        json={"first_name": "Jane", "last_name": "Doe", "email_addresses": [{"address": "Jane.Doe@example.org"}]},
+        headers=h,
+    ).json()
     coded.crm.keywords[c["id"]] = {12221}
-    b = httpx.post(base + "/constituents", json={"last_name": "Bounce", "email_addresses": [{"address": "bounced.user@example.net"}]},
-                   headers=h).json()
+    b = httpx.post(
+        base + "/constituents",
+        json={"last_name": "Bounce", "email_addresses": [{"address": "bounced.user@example.net"}]},
+        headers=h,
+    ).json()
     r = post_mailing(receiver, samples.mailchimp_unsubscribe())
     post_mailing(receiver, samples.MAILCHIMP_CLEANED_WIRE)
     run_drain()

@@ -26,8 +26,15 @@ def client(responses: list, sleeps: list, **kw) -> ApiClient:
 
 def test_retries_5xx_and_429_then_succeeds_with_doubling_or_retry_after():
     sleeps: list[float] = []
-    api = client([httpx.Response(503), httpx.Response(429, headers={"Retry-After": "7"}), httpx.Response(502),
-                  httpx.Response(200, json={"ok": True})], sleeps)
+    api = client(
+        [
+            httpx.Response(503),
+            httpx.Response(429, headers={"Retry-After": "7"}),
+            httpx.Response(502),
+            httpx.Response(200, json={"ok": True}),
+        ],
+        sleeps,
+    )
     assert api.request("GET", "/things") == {"ok": True}
     assert sleeps == [1.0, 7.0, 4.0] and api.requests_sent == 4
 
@@ -56,8 +63,9 @@ def test_uncertain_writes_are_handed_back_not_resent():
             api.request("POST", "/things", json={})
         assert len(api.seen) == 1  # sent once, never blindly again
     # a POST refused before any work (429), or a connection never made, is safe to send again
-    api = client([httpx.Response(429), httpx.ConnectError("refused"), httpx.Response(200, json={"id": 2})], [],
-                 uncertain_writes=True)
+    api = client(
+        [httpx.Response(429), httpx.ConnectError("refused"), httpx.Response(200, json={"id": 2})], [], uncertain_writes=True
+    )
     assert api.request("POST", "/things", json={}) == {"id": 2} and len(api.seen) == 3
     # reads are retried after a timeout
     api = client([timeout, httpx.Response(200, json={})], [], uncertain_writes=True)

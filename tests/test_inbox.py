@@ -12,9 +12,16 @@ from synctool.ops.inbox import WebhookSecrets, accept, store_inbound
 from synctool.platforms import adapter, sources
 from synctool.platforms.stripe.webhook import sign
 
-SECRETS = WebhookSecrets({"DONATIONS_WEBHOOK_SECRET": "gb", "POS_WEBHOOK_SIGNATURE_KEY": "sq",
-                          "MAILING_WEBHOOK_SECRET": "mc", "PAYMENTS_WEBHOOK_SECRET": "whsec_x",
-                          "PORTAL_WEBHOOK_SECRET": "portal-x"}, pos_url="https://sync.example.org/webhooks/pos")
+SECRETS = WebhookSecrets(
+    {
+        "DONATIONS_WEBHOOK_SECRET": "gb",
+        "POS_WEBHOOK_SIGNATURE_KEY": "sq",
+        "MAILING_WEBHOOK_SECRET": "mc",
+        "PAYMENTS_WEBHOOK_SECRET": "whsec_x",
+        "PORTAL_WEBHOOK_SECRET": "portal-x",
+    },
+    pos_url="https://sync.example.org/webhooks/pos",
+)
 
 
 def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:

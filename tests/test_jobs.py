@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from synctool import platforms, store
 from synctool.errors import PermanentError, TransientError
@@ -23,8 +23,12 @@ def add(db, entity_type: str, n: int = 1, **kw) -> list[str]:
 
 
 def harness(mode: str, seconds: float = 20) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.drain_harness", mode, str(seconds)],
-                            stdout=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.drain_harness", mode, str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
 
 
 def effects(db) -> list:
@@ -45,8 +49,9 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
     assert effects(db) == []
 
     time.sleep(2.1)  # the lease expires
-    HANDLERS[("crm", "slow")] = lambda ctx: ctx.conn.execute(
-        "INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], 0, 0)) and None
+    HANDLERS[("crm", "slow")] = lambda ctx: (
+        ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], 0, 0)) and None
+    )
     try:
         summary = drain(platforms.services(Runtime.from_environ()), max_seconds=10)
     finally:
@@ -89,7 +94,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
     job = jobs.get(db, job_id)
     assert job["status"] == "failed" and job["attempts"] == 3 and job["last_error"] == "CRM answered 503"
     assert summary.failed == 1 and summary.retrying == 2
-    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    gaps = [b - a for a, b in zip(calls, calls[1:], strict=False)]
     assert 0.18 <= gaps[0] < gaps[1] and gaps[1] >= 0.38  # 200 ms, then 400 ms
 
 
@@ -98,9 +103,9 @@ def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
     [job_id] = add(db, "flaky")
     drain(platforms.services(Runtime.from_environ()), max_seconds=1)
     job = jobs.get(db, job_id)
-    run_after = datetime.strptime(job["run_after"], store.TIME_FORMAT).replace(tzinfo=timezone.utc)
+    run_after = datetime.strptime(job["run_after"], store.TIME_FORMAT).replace(tzinfo=UTC)
     assert job["status"] == "queued" and job["attempts"] == 1
-    assert 4 <= (run_after - datetime.now(timezone.utc)).total_seconds() <= 5
+    assert 4 <= (run_after - datetime.now(UTC)).total_seconds() <= 5
 
 
 def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):

@@ -49,8 +49,12 @@ def imports() -> dict[str, set[str]]:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("synctool"):
                 for alias in node.names:
                     candidate = f"{node.module}.{alias.name}"
-                    target = candidate if (PACKAGE.parent / candidate.replace(".", "/")).with_suffix(".py").exists() \
-                        or (PACKAGE.parent / candidate.replace(".", "/")).is_dir() else node.module
+                    target = (
+                        candidate
+                        if (PACKAGE.parent / candidate.replace(".", "/")).with_suffix(".py").exists()
+                        or (PACKAGE.parent / candidate.replace(".", "/")).is_dir()
+                        else node.module
+                    )
                     found.add(target)
             elif isinstance(node, ast.Import):
                 found.update(a.name for a in node.names if a.name.startswith("synctool"))
@@ -64,8 +68,9 @@ def test_every_room_is_on_a_floor():
 
 
 def test_no_import_points_up():
-    upward = [(m, t) for m, targets in imports().items() for t in targets
-              if m != "synctool" and t != "synctool" and floor(t) < floor(m)]
+    upward = [
+        (m, t) for m, targets in imports().items() for t in targets if m != "synctool" and t != "synctool" and floor(t) < floor(m)
+    ]
     assert upward == []
 
 
@@ -79,7 +84,7 @@ def test_no_circle():
             if target.startswith(module + ".") or module.startswith(target + "."):
                 continue  # a package and its own modules
             if seen.get(target) == 1:
-                raise AssertionError("import circle: " + " -> ".join(path[path.index(target):] + [target]))
+                raise AssertionError("import circle: " + " -> ".join(path[path.index(target) :] + [target]))
             if target not in seen:
                 visit(target, path + [target])
         seen[module] = 2
@@ -95,6 +100,9 @@ def test_one_module_changes_jobs():
     import re
 
     writes = re.compile(r"UPDATE jobs SET|INSERT INTO jobs \(|DELETE FROM jobs\b")
-    found = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-             if writes.search(path.read_text()) and path.relative_to(PACKAGE).as_posix() != "queue/jobs.py"]
+    found = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if writes.search(path.read_text()) and path.relative_to(PACKAGE).as_posix() != "queue/jobs.py"
+    ]
     assert found == []

@@ -30,8 +30,10 @@ def requests_since(world, start: int) -> list[tuple[str, str]]:
 
 def test_one_refresh_per_run_and_known_donors_cost_only_their_gift(world, receiver, db):
     with crm_api(world) as api:
-        known = api.post("/constituents", json={"first_name": "Rosa", "last_name": "Smith",
-                                                "email_addresses": [{"address": "Rosa.Smith@Example.org"}]}).json()
+        known = api.post(
+            "/constituents",
+            json={"first_name": "Rosa", "last_name": "Smith", "email_addresses": [{"address": "Rosa.Smith@Example.org"}]},
+        ).json()
     start = len(world.crm.requests)
     give_as(receiver, "T-known", "rosa.smith@example.org", "Rosa", "Smith")
     for n in range(3):
@@ -51,10 +53,13 @@ def test_constituent_added_or_changed_in_the_crm_between_drains_is_matched(world
     run_drain()
     assert db.execute("SELECT watermark FROM crm_mirror_state").fetchone()[0] is not None
     with crm_api(world) as api:  # someone adds one donor in the CRM, and gives another a second e-mail
-        added = api.post("/constituents", json={"first_name": "Gil", "last_name": "Added",
-                                                "email_addresses": [{"address": "gil@example.org"}]}).json()
-        changed = api.post("/constituents", json={"first_name": "Hal", "last_name": "Changed",
-                                                  "email_addresses": [{"address": "hal.old@example.org"}]}).json()
+        added = api.post(
+            "/constituents", json={"first_name": "Gil", "last_name": "Added", "email_addresses": [{"address": "gil@example.org"}]}
+        ).json()
+        changed = api.post(
+            "/constituents",
+            json={"first_name": "Hal", "last_name": "Changed", "email_addresses": [{"address": "hal.old@example.org"}]},
+        ).json()
     run_drain()  # a run with nothing to match: no refresh, no request
     start = len(world.crm.requests)
     with crm_api(world) as api:
@@ -108,8 +113,15 @@ def test_the_mirror_holds_what_synctool_created_and_forgets_what_the_crm_deleted
 def test_mirror_and_find_commands_budget_and_doctor(world, cli, db):
     with crm_api(world) as api:
         for n in range(7):
-            api.post("/constituents", json={"first_name": "Kim", "last_name": f"Page{n}", "email_addresses": [
-                {"address": f"kim{n}@example.org"}], "phone_numbers": [{"number": f"(415) 555-010{n}"}]})
+            api.post(
+                "/constituents",
+                json={
+                    "first_name": "Kim",
+                    "last_name": f"Page{n}",
+                    "email_addresses": [{"address": f"kim{n}@example.org"}],
+                    "phone_numbers": [{"number": f"(415) 555-010{n}"}],
+                },
+            )
     status = json.loads(cli("crm", "mirror", "--json").stdout)
     assert status["constituents"] == 0 and status["watermark"] is None
     loaded = json.loads(cli("crm", "mirror", "--full", "--json").stdout)
@@ -145,11 +157,15 @@ def test_fake_crm_filters_sorts_and_pages_by_update_time(fake_crm, crm_client):
     pages = list(crm_client.constituents_updated_since("2026-01-01T00:00:00Z", page_size=1))
     assert [[c["id"] for c in p] for p in pages] == [[ids[1]], [ids[0]]]  # inclusive, oldest change first
     assert "email_addresses" in pages[0][0]
-    newest_first = crm_client.request("GET", "/constituents/search", params=[
-        ("q[]", "updated_to=2026-01-01T00:00:00Z"), ("sort", "date_updated!")])
+    newest_first = crm_client.request(
+        "GET", "/constituents/search", params=[("q[]", "updated_to=2026-01-01T00:00:00Z"), ("sort", "date_updated!")]
+    )
     assert [c["id"] for c in newest_first["items"]] == [ids[1], ids[2]]
-    bad = httpx.get(fake_crm.url + "/api/v1/constituents/search", params={"q[]": "updated_from=yesterday"},
-                    headers={"Authorization": "Bearer " + fake_crm.api_key})
+    bad = httpx.get(
+        fake_crm.url + "/api/v1/constituents/search",
+        params={"q[]": "updated_from=yesterday"},
+        headers={"Authorization": "Bearer " + fake_crm.api_key},
+    )
     assert bad.status_code == 400 and bad.json()["error"] == "Parameter Error"
     before = fake_crm.constituents[ids[2]]["updated_at"]
     crm_client.add_contact(ids[2], "email_addresses", {"address": "late@example.org"})

@@ -15,9 +15,15 @@ def test_pos_locations_orders_enrich(world, cli):
     assert [loc["name"] for loc in locations] == ["Front Desk", "Gift Shop"]
     world.square.customers["C1"] = {"id": "C1", "given_name": "Grace", "family_name": "Hopper", "email_address": "g@example.org"}
     for n in range(3):
-        world.square.orders[f"O{n}"] = {"id": f"O{n}", "location_id": "FPYCBCHYMXFK1", "state": "COMPLETED",
-                                        "created_at": f"2026-11-2{n}T10:00:00Z", "customer_id": "C1",
-                                        "total_money": {"amount": 100 * (n + 1), "currency": "USD"}, "tenders": []}
+        world.square.orders[f"O{n}"] = {
+            "id": f"O{n}",
+            "location_id": "FPYCBCHYMXFK1",
+            "state": "COMPLETED",
+            "created_at": f"2026-11-2{n}T10:00:00Z",
+            "customer_id": "C1",
+            "total_money": {"amount": 100 * (n + 1), "currency": "USD"},
+            "tenders": [],
+        }
     page1 = out(cli("pos", "orders", "--limit", "2", "--json"))
     assert [o["id"] for o in page1["orders"]] == ["O2", "O1"] and page1["cursor"]
     page2 = out(cli("pos", "orders", "--limit", "2", "--cursor", page1["cursor"], "--json"))
@@ -71,6 +77,11 @@ def test_demo_runs_the_whole_path(cli):
     assert answers["Square order.updated, FORGED signature"] == 401
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
     assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
-        "donations_PollOnly7Kq2", "donations_QiN7blzUhiwXBVBr", "pay-100", "pos_order_ORDER-DONE-1", "pos_order_POSAPP-3"]
+        "donations_PollOnly7Kq2",
+        "donations_QiN7blzUhiwXBVBr",
+        "pay-100",
+        "pos_order_ORDER-DONE-1",
+        "pos_order_POSAPP-3",
+    ]
     assert {r["status"] for r in report["sync_log"]} <= {"succeeded", "skipped"}
     assert report["crm_requests"]["rejected_429"] == 0 and report["seconds"] < 60

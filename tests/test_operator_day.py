@@ -45,8 +45,7 @@ def test_summary_is_sent_as_text_and_html(world, db, cli, isolated):
     from tests.test_admin import SmtpSink
 
     with SmtpSink() as sink:
-        (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n"
-                                              "  starttls: false\n")
+        (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
         cli("settings", "alert-recipients", "ops@example.org")
         result = cli("alerts", "summary")
         assert result.exit_code == 0, result.output
@@ -60,7 +59,9 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
 
     stop = threading.Event()
     runs = []
-    worker = threading.Thread(target=lambda: runs.append(watch(platforms.services(Runtime.from_environ()), stop, interval_s=0.1, max_seconds=2)))
+    worker = threading.Thread(
+        target=lambda: runs.append(watch(platforms.services(Runtime.from_environ()), stop, interval_s=0.1, max_seconds=2))
+    )
     worker.start()
     try:
         time.sleep(0.3)
@@ -73,15 +74,25 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
         stop.set()
         worker.join(timeout=30)
     assert not worker.is_alive() and runs[0].succeeded == 1
-    assert db.execute("SELECT count(*) FROM jobs WHERE status = 'running' OR lease_owner IS NOT NULL AND status = 'queued'").fetchone()[0] == 0
+    assert (
+        db.execute(
+            "SELECT count(*) FROM jobs WHERE status = 'running' OR lease_owner IS NOT NULL AND status = 'queued'"
+        ).fetchone()[0]
+        == 0
+    )
 
 
 def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db):
     with store.atomic(db):
-        jobs.enqueue(db, source="donations", entity_type="campaign", entity_id="C1",
-                     payload={"note": "no delivery: fails at once"})
-    proc = subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "drain", "--watch", "--interval", "0.2"],
-                            stderr=subprocess.PIPE, text=True, env={**os.environ})
+        jobs.enqueue(
+            db, source="donations", entity_type="campaign", entity_id="C1", payload={"note": "no delivery: fails at once"}
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "synctool.cli.main", "drain", "--watch", "--interval", "0.2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
     time.sleep(3)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
@@ -101,11 +112,19 @@ def test_no_keyring_warning_on_every_command(cli):
 def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
     with store.atomic(db):
         for n in range(3):
-            job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id=f"QiN7blzUhiwXBV{n:02d}",
-                                  external_id=f"donations_QiN7blzUhiwXBV{n:02d}", email=f"donor{n}@example.org",
-                                  amount="25.00")
-        db.execute("UPDATE jobs SET status = 'failed', last_error = ? WHERE id = ?",
-                   ("CRM answered 422: Validation Failed: received_amount can't be blank " * 2, job_id))
+            job_id = jobs.enqueue(
+                db,
+                source="donations",
+                entity_type="transaction",
+                entity_id=f"QiN7blzUhiwXBV{n:02d}",
+                external_id=f"donations_QiN7blzUhiwXBV{n:02d}",
+                email=f"donor{n}@example.org",
+                amount="25.00",
+            )
+        db.execute(
+            "UPDATE jobs SET status = 'failed', last_error = ? WHERE id = ?",
+            ("CRM answered 422: Validation Failed: received_amount can't be blank " * 2, job_id),
+        )
     monkeypatch.setenv("COLUMNS", "80")
     out = cli("syncs", "list").stdout
     header = next(line for line in out.splitlines() if "source" in line)
@@ -131,14 +150,24 @@ def test_donors_who_consent_go_back_to_the_mailing_list(coded, receiver, db, cli
     assert cli("mailing", "mappings", "set", "c0ffee1234", "--label", "Volunteers").exit_code == 0  # not opted in
     mc = coded.mailchimp
     # an unsubscribed reader stays unsubscribed: the push updates, it never re-subscribes
-    mc.members["b7e21c0d94"] = {subscriber_hash("ada.lovelace@example.org"): {
-        "id": subscriber_hash("ada.lovelace@example.org"), "email_address": "ada.lovelace@example.org",
-        "status": "unsubscribed", "merge_fields": {}, "tags": []}}
+    mc.members["b7e21c0d94"] = {
+        subscriber_hash("ada.lovelace@example.org"): {
+            "id": subscriber_hash("ada.lovelace@example.org"),
+            "email_address": "ada.lovelace@example.org",
+            "status": "unsubscribed",
+            "merge_fields": {},
+            "tags": [],
+        }
+    }
     ada = give(receiver, transaction(id="MC1", communication_opt_in=True))
-    give(receiver, transaction(id="MC2", email="quiet@example.org", first_name="Q", last_name="Uiet",
-                               communication_opt_in=False))
-    order = add_order(coded, "MCPOS", "COMPLETED", customer={**CUSTOMER, "preferences": {"email_unsubscribed": False}},
-                      tenders=[{"id": "t", "type": "CARD"}])
+    give(receiver, transaction(id="MC2", email="quiet@example.org", first_name="Q", last_name="Uiet", communication_opt_in=False))
+    order = add_order(
+        coded,
+        "MCPOS",
+        "COMPLETED",
+        customer={**CUSTOMER, "preferences": {"email_unsubscribed": False}},
+        tenders=[{"id": "t", "type": "CARD"}],
+    )
     assert order["customer_id"] == "CUST1"
     pos_event(receiver, samples.square_order_event("MCPOS"))
     run_drain()

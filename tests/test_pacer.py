@@ -29,13 +29,17 @@ def test_slots_keep_the_interval_plus_margin_and_the_window_cap(tmp_path):
 
     store.connect(tmp_path / "p.db").close()
     clock = Clock()
-    pacer = Pacer(tmp_path / "p.db", Limits(requests=5, window_s=10.0, min_interval_s=1.0, account_limit=6,
-                                            send_margin_s=0.25), clock=clock, sleep=clock.sleep)
+    pacer = Pacer(
+        tmp_path / "p.db",
+        Limits(requests=5, window_s=10.0, min_interval_s=1.0, account_limit=6, send_margin_s=0.25),
+        clock=clock,
+        sleep=clock.sleep,
+    )
     sent = []
     for _ in range(7):
         pacer.acquire()
         sent.append(clock.now)
-    gaps = [b - a for a, b in zip(sent, sent[1:])]
+    gaps = [b - a for a, b in zip(sent, sent[1:], strict=False)]
     assert all(gap >= 1.25 - 1e-9 for gap in gaps)  # the interval plus the send margin
     # the sixth waits until the first has left the 10 s window (plus its small margin)
     assert sent[5] >= sent[0] + 10.0

@@ -22,10 +22,15 @@ def portal(world, cli, monkeypatch):
     monkeypatch.setenv("CRM_GROUP_ID_SCHOLARSHIP_FULL", "701")
     monkeypatch.setenv("CRM_GROUP_ID_SCHOLARSHIP_PARTIAL", "702")
     assert cli("crm", "refresh").exit_code == 0
-    for args in (["funds", "set", "membership", "--fund-id", "2400", "--campaign-name", "Membership Drive"],
-                 ["funds", "set", "language_classes", "--fund-id", "2401"], ["funds", "set", "events", "--fund-id", "2399"],
-                 ["funds", "set", "donations", "--fund-id", "2398"], ["gateways", "set", "stripe", "--payment-type-id", "1509"],
-                 ["levels", "set", "*", "--membership-level-id", "41"], ["levels", "set", "prod-family", "--membership-level-id", "42"]):
+    for args in (
+        ["funds", "set", "membership", "--fund-id", "2400", "--campaign-name", "Membership Drive"],
+        ["funds", "set", "language_classes", "--fund-id", "2401"],
+        ["funds", "set", "events", "--fund-id", "2399"],
+        ["funds", "set", "donations", "--fund-id", "2398"],
+        ["gateways", "set", "stripe", "--payment-type-id", "1509"],
+        ["levels", "set", "*", "--membership-level-id", "41"],
+        ["levels", "set", "prod-family", "--membership-level-id", "42"],
+    ):
         result = cli("portal", "mappings", *args)
         assert result.exit_code == 0, result.output
     with TestClient(create_app(Runtime.from_environ())) as client:
@@ -34,16 +39,25 @@ def portal(world, cli, monkeypatch):
 
 
 def push(client, kind: str, data: dict, push_id: str | None = None):
-    body = json.dumps({"id": push_id or f"{kind}-{data['id']}-{json.dumps(data, sort_keys=True).__hash__()}",
-                       "type": f"{kind}.upsert", "data": data}).encode()
-    r = client.post("/webhooks/portal", content=body, headers={"Synctool-Signature": sign(body, TEST_SECRETS["PORTAL_WEBHOOK_SECRET"])})
+    body = json.dumps(
+        {
+            "id": push_id or f"{kind}-{data['id']}-{json.dumps(data, sort_keys=True).__hash__()}",
+            "type": f"{kind}.upsert",
+            "data": data,
+        }
+    ).encode()
+    r = client.post(
+        "/webhooks/portal", content=body, headers={"Synctool-Signature": sign(body, TEST_SECRETS["PORTAL_WEBHOOK_SECRET"])}
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
 
 def stripe(client, event_type: str, obj: dict, event_id: str | None = None):
     body = samples.stripe_event(event_type, obj, event_id)
-    r = client.post("/webhooks/payments", content=body, headers={"Stripe-Signature": sign(body, TEST_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
+    r = client.post(
+        "/webhooks/payments", content=body, headers={"Stripe-Signature": sign(body, TEST_SECRETS["PAYMENTS_WEBHOOK_SECRET"])}
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -63,21 +77,52 @@ def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str |
 
 
 def seed_user(client, user_id="u1", email="pat@example.org", **extra):
-    push(client, "user", {"id": user_id, "email": email, "first_name": "Pat", "last_name": "Member",
-                          "phone": "+15105550100", "billing_address_1": "1 Main St", "billing_city": "Oakland",
-                          "billing_state": "CA", "billing_postcode": "94607", "billing_country": "US", **extra})
+    push(
+        client,
+        "user",
+        {
+            "id": user_id,
+            "email": email,
+            "first_name": "Pat",
+            "last_name": "Member",
+            "phone": "+15105550100",
+            "billing_address_1": "1 Main St",
+            "billing_city": "Oakland",
+            "billing_state": "CA",
+            "billing_postcode": "94607",
+            "billing_country": "US",
+            **extra,
+        },
+    )
 
 
 def test_cart_becomes_one_gift_per_category_group(portal, db):
     seed_user(portal)
-    for pid, cat in (("prod-family", "membership"), ("prod-addon", "family_addon"), ("prod-class", "class"), ("prod-gift", "donation")):
+    for pid, cat in (
+        ("prod-family", "membership"),
+        ("prod-addon", "family_addon"),
+        ("prod-class", "class"),
+        ("prod-gift", "donation"),
+    ):
         push(portal, "product", {"id": pid, "category": cat, "name": pid})
-    push(portal, "payment", {"id": "pay1", "user_id": "u1", "type": "cart", "status": "pending", "gateway": "stripe",
-                             "amount_cents": 23500, "items": [
-                                 {"id": "i1", "product_id": "prod-family", "amount_cents": 10000},
-                                 {"id": "i2", "product_id": "prod-addon", "amount_cents": 2500},
-                                 {"id": "i3", "product_id": "prod-class", "amount_cents": 8000},
-                                 {"id": "i4", "product_id": "prod-gift", "amount_cents": 3000}]})
+    push(
+        portal,
+        "payment",
+        {
+            "id": "pay1",
+            "user_id": "u1",
+            "type": "cart",
+            "status": "pending",
+            "gateway": "stripe",
+            "amount_cents": 23500,
+            "items": [
+                {"id": "i1", "product_id": "prod-family", "amount_cents": 10000},
+                {"id": "i2", "product_id": "prod-addon", "amount_cents": 2500},
+                {"id": "i3", "product_id": "prod-class", "amount_cents": 8000},
+                {"id": "i4", "product_id": "prod-gift", "amount_cents": 3000},
+            ],
+        },
+    )
     checkout(portal, "pay1", "u1", 23500)
     run()
     gifts = {g["external_id"]: g for g in portal.world.crm.gifts.values()}
@@ -94,9 +139,16 @@ def test_cart_becomes_one_gift_per_category_group(portal, db):
     assert record["crm_gift_id"] == str(gifts["pay1-membership"]["id"]) and len(record["crm_gift_ids"]) == 3
 
 
-@pytest.mark.parametrize("ptype,category,fund", [("membership", None, 2400), ("donation", None, 2398),
-                                                  ("enrollment", "class", 2401), ("enrollment", "event", 2399),
-                                                  ("enrollment", "other", 2400)])
+@pytest.mark.parametrize(
+    "ptype,category,fund",
+    [
+        ("membership", None, 2400),
+        ("donation", None, 2398),
+        ("enrollment", "class", 2401),
+        ("enrollment", "event", 2399),
+        ("enrollment", "other", 2400),
+    ],
+)
 def test_routing_rows(portal, ptype, category, fund):
     seed_user(portal)
     data = {"id": "pay2", "user_id": "u1", "type": ptype, "status": "pending", "gateway": "stripe", "amount_cents": 4000}
@@ -115,10 +167,31 @@ def test_routing_rows(portal, ptype, category, fund):
 
 def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(portal, db):
     seed_user(portal)
-    push(portal, "membership", {"id": "m1", "user_id": "u1", "product_id": "prod-family", "status": "pending",
-                                "start_date": "2026-01-01", "renewal_date": "2026-12-31"})
-    push(portal, "payment", {"id": "pay3", "user_id": "u1", "type": "membership", "status": "pending", "gateway": "stripe",
-                             "amount_cents": 6000, "membership_id": "m1"})
+    push(
+        portal,
+        "membership",
+        {
+            "id": "m1",
+            "user_id": "u1",
+            "product_id": "prod-family",
+            "status": "pending",
+            "start_date": "2026-01-01",
+            "renewal_date": "2026-12-31",
+        },
+    )
+    push(
+        portal,
+        "payment",
+        {
+            "id": "pay3",
+            "user_id": "u1",
+            "type": "membership",
+            "status": "pending",
+            "gateway": "stripe",
+            "amount_cents": 6000,
+            "membership_id": "m1",
+        },
+    )
     before = portal.world.crm.stats()["requests"]
     checkout(portal, "pay3", "u1", 6000, portal_membership_id="m1")
     run()
@@ -128,8 +201,18 @@ def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(port
     assert first["membership_level_id"] == 42 and first["date_start"] == "2026-01-01" and "is_current" not in first
     assert spent == 5  # a new member: search + create constituent, the gift, list + create membership
     # a second membership ends the first the day before it starts
-    push(portal, "membership", {"id": "m2", "user_id": "u1", "level": "Individual", "status": "active",
-                                "start_date": "2026-07-01", "renewal_date": "2027-06-30"})
+    push(
+        portal,
+        "membership",
+        {
+            "id": "m2",
+            "user_id": "u1",
+            "level": "Individual",
+            "status": "active",
+            "start_date": "2026-07-01",
+            "renewal_date": "2027-06-30",
+        },
+    )
     run()
     ms = sorted(crm.memberships.values(), key=lambda m: m["id"])
     assert ms[0]["finish_date"] == "2026-06-30" and ms[1]["date_start"] == "2026-07-01" and ms[1]["membership_level_id"] == 41
@@ -137,12 +220,44 @@ def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(port
 
 def test_full_scholarship_membership_lands_in_the_group_and_zero_dollar_payment_still_syncs(portal, db):
     seed_user(portal)
-    push(portal, "membership", {"id": "m9", "user_id": "u1", "status": "pending", "subsidy_tier": "full",
-                                "start_date": "2026-02-01", "renewal_date": "2027-01-31"})
-    push(portal, "payment", {"id": "pay9", "user_id": "u1", "type": "membership", "status": "succeeded",
-                             "gateway": "scholarship", "amount_cents": 0, "membership_id": "m9", "scholarship": True})
-    push(portal, "membership", {"id": "m9", "user_id": "u1", "status": "active", "subsidy_tier": "full",
-                                "start_date": "2026-02-01", "renewal_date": "2027-01-31"})
+    push(
+        portal,
+        "membership",
+        {
+            "id": "m9",
+            "user_id": "u1",
+            "status": "pending",
+            "subsidy_tier": "full",
+            "start_date": "2026-02-01",
+            "renewal_date": "2027-01-31",
+        },
+    )
+    push(
+        portal,
+        "payment",
+        {
+            "id": "pay9",
+            "user_id": "u1",
+            "type": "membership",
+            "status": "succeeded",
+            "gateway": "scholarship",
+            "amount_cents": 0,
+            "membership_id": "m9",
+            "scholarship": True,
+        },
+    )
+    push(
+        portal,
+        "membership",
+        {
+            "id": "m9",
+            "user_id": "u1",
+            "status": "active",
+            "subsidy_tier": "full",
+            "start_date": "2026-02-01",
+            "renewal_date": "2027-01-31",
+        },
+    )
     run()
     crm = portal.world.crm
     [gift] = crm.gifts.values()
@@ -165,8 +280,11 @@ def test_user_whose_crm_email_changed_is_rematched(portal, db, cli):
     second = portal_records.get(db, "user", "u1")["crm_constituent_id"]
     assert second != first and len(crm.constituents) == 2
     # linked and still matching: profile and contacts are updated in place (delete-then-add)
-    push(portal, "user", {"id": "u1", "email": "pat@example.org", "first_name": "Patricia", "last_name": "Member",
-                          "phone": "+15105550199"})
+    push(
+        portal,
+        "user",
+        {"id": "u1", "email": "pat@example.org", "first_name": "Patricia", "last_name": "Member", "phone": "+15105550199"},
+    )
     run()
     assert crm.constituents[int(second)]["first_name"] == "Patricia"
     assert [p["number"] for p in crm.contacts["phone_numbers"].values() if p["item_id"] == int(second)] == ["+15105550199"]
@@ -174,19 +292,44 @@ def test_user_whose_crm_email_changed_is_rematched(portal, db, cli):
 
 def test_replaying_every_stripe_event_twice_changes_nothing(portal, db):
     seed_user(portal)
-    push(portal, "payment", {"id": "pay5", "user_id": "u1", "type": "donation", "status": "pending", "gateway": "stripe",
-                             "amount_cents": 2500})
+    push(
+        portal,
+        "payment",
+        {"id": "pay5", "user_id": "u1", "type": "donation", "status": "pending", "gateway": "stripe", "amount_cents": 2500},
+    )
     meta = {"portal_payment_id": "pay5", "portal_user_id": "u1"}
-    bodies = [samples.stripe_event("checkout.session.completed", {
-                  "id": "cs_5", "object": "checkout.session", "amount_total": 2500, "payment_status": "paid",
-                  "status": "complete", "payment_intent": "pi_pay5", "metadata": meta}, "evt_a"),
-              samples.stripe_event("payment_intent.succeeded", {
-                  "id": "pi_pay5", "object": "payment_intent", "status": "succeeded", "amount": 2500,
-                  "amount_received": 2500, "metadata": meta}, "evt_b")]
+    bodies = [
+        samples.stripe_event(
+            "checkout.session.completed",
+            {
+                "id": "cs_5",
+                "object": "checkout.session",
+                "amount_total": 2500,
+                "payment_status": "paid",
+                "status": "complete",
+                "payment_intent": "pi_pay5",
+                "metadata": meta,
+            },
+            "evt_a",
+        ),
+        samples.stripe_event(
+            "payment_intent.succeeded",
+            {
+                "id": "pi_pay5",
+                "object": "payment_intent",
+                "status": "succeeded",
+                "amount": 2500,
+                "amount_received": 2500,
+                "metadata": meta,
+            },
+            "evt_b",
+        ),
+    ]
 
     def send(body: bytes) -> dict:
-        r = portal.post("/webhooks/payments", content=body,
-                        headers={"Stripe-Signature": sign(body, TEST_SECRETS["PAYMENTS_WEBHOOK_SECRET"])})
+        r = portal.post(
+            "/webhooks/payments", content=body, headers={"Stripe-Signature": sign(body, TEST_SECRETS["PAYMENTS_WEBHOOK_SECRET"])}
+        )
         assert r.status_code == 200
         return r.json()
 
@@ -206,8 +349,16 @@ def test_replaying_every_stripe_event_twice_changes_nothing(portal, db):
 def test_unpaid_checkout_changes_nothing_and_flags_gate_jobs(portal, db, cli):
     seed_user(portal)
     push(portal, "payment", {"id": "pay6", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 100})
-    r = stripe(portal, "checkout.session.completed", {"id": "cs_6", "payment_status": "unpaid", "status": "complete",
-                                                      "metadata": {"portal_payment_id": "pay6", "portal_user_id": "u1"}})
+    r = stripe(
+        portal,
+        "checkout.session.completed",
+        {
+            "id": "cs_6",
+            "payment_status": "unpaid",
+            "status": "complete",
+            "metadata": {"portal_payment_id": "pay6", "portal_user_id": "u1"},
+        },
+    )
     run()
     from synctool.platforms.portal import records as portal_records
 
@@ -268,14 +419,21 @@ def test_relationships(portal, db, cli):
 
 def test_import_show_links(portal, db, cli, tmp_path):
     path = tmp_path / "records.jsonl"
-    path.write_text("\n".join([
-        json.dumps({"type": "user", "data": {"id": "u7", "email": "seven@example.org", "last_name": "Seven"}}),
-        json.dumps({"type": "user", "data": {"id": "u8", "email": "no-at-sign"}}),
-        "{not json",
-        json.dumps({"type": "payment", "data": {"id": "p7", "user_id": "u7", "type": "cart", "amount_cents": -5}}),
-        json.dumps({"type": "widget", "data": {"id": "w"}}),
-        json.dumps({"type": "payment.upsert", "data": {"id": "p8", "user_id": "u7", "type": "donation", "amount_cents": 500}}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"type": "user", "data": {"id": "u7", "email": "seven@example.org", "last_name": "Seven"}}),
+                json.dumps({"type": "user", "data": {"id": "u8", "email": "no-at-sign"}}),
+                "{not json",
+                json.dumps({"type": "payment", "data": {"id": "p7", "user_id": "u7", "type": "cart", "amount_cents": -5}}),
+                json.dumps({"type": "widget", "data": {"id": "w"}}),
+                json.dumps(
+                    {"type": "payment.upsert", "data": {"id": "p8", "user_id": "u7", "type": "donation", "amount_cents": 500}}
+                ),
+            ]
+        )
+        + "\n"
+    )
     result = cli("portal", "import", str(path), "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
@@ -317,14 +475,21 @@ def test_delayed_payment_settles_later_or_fails(portal, db):
     push(portal, "payment", {"id": "ach1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 5000})
     push(portal, "payment", {"id": "ach2", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 7000})
     for pid, cents in (("ach1", 5000), ("ach2", 7000)):  # ACH: the session completes before the money moves
-        stripe(portal, "checkout.session.completed",
-               samples.stripe_session(pid, "u1", cents, payment_status="unpaid", method="us_bank_account"))
+        stripe(
+            portal,
+            "checkout.session.completed",
+            samples.stripe_session(pid, "u1", cents, payment_status="unpaid", method="us_bank_account"),
+        )
     run()
     assert portal.world.crm.gifts == {}
-    settled = stripe(portal, "checkout.session.async_payment_succeeded",
-                     samples.stripe_session("ach1", "u1", 5000, method="us_bank_account"))
-    failed = stripe(portal, "checkout.session.async_payment_failed",
-                    samples.stripe_session("ach2", "u1", 7000, payment_status="unpaid", method="us_bank_account"))
+    settled = stripe(
+        portal, "checkout.session.async_payment_succeeded", samples.stripe_session("ach1", "u1", 5000, method="us_bank_account")
+    )
+    failed = stripe(
+        portal,
+        "checkout.session.async_payment_failed",
+        samples.stripe_session("ach2", "u1", 7000, payment_status="unpaid", method="us_bank_account"),
+    )
     run()
     [gift] = portal.world.crm.gifts.values()
     assert gift["external_id"] == "ach1" and gift["received_amount"] == 50.0
@@ -338,8 +503,11 @@ def test_delayed_payment_settles_later_or_fails(portal, db):
 
 
 def test_payment_intent_without_portal_ids_says_where_they_come_from(portal, db):
-    r = stripe(portal, "payment_intent.succeeded", {"id": "pi_x", "object": "payment_intent", "amount": 900,
-                                                    "amount_received": 900, "status": "succeeded", "metadata": {}})
+    r = stripe(
+        portal,
+        "payment_intent.succeeded",
+        {"id": "pi_x", "object": "payment_intent", "amount": 900, "amount_received": 900, "status": "succeeded", "metadata": {}},
+    )
     run()
     row = jobs.get(db, r["job_id"])
     assert row["status"] == "skipped" and "payment_intent_data.metadata" in row["message"]
@@ -353,12 +521,24 @@ def test_import_takes_the_same_path_as_a_push(portal, db, cli, tmp_path):
     run()
     assert len(portal.world.crm.gifts) == 1
     path = tmp_path / "export.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"type": "payment", "data": {"id": "imp1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 1200}},
-        {"type": "user", "data": {"id": "u9", "email": "nine@example.org", "first_name": "Nia", "last_name": "Nine"}},
-        {"type": "payment", "data": {"id": "imp2", "user_id": "u9", "type": "donation", "status": "succeeded", "amount_cents": 3000}},
-        {"type": "family_link", "data": {"id": "fl9", "primary_user_id": "u1", "member_user_id": "u9"}},
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "type": "payment",
+                    "data": {"id": "imp1", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 1200},
+                },
+                {"type": "user", "data": {"id": "u9", "email": "nine@example.org", "first_name": "Nia", "last_name": "Nine"}},
+                {
+                    "type": "payment",
+                    "data": {"id": "imp2", "user_id": "u9", "type": "donation", "status": "succeeded", "amount_cents": 3000},
+                },
+                {"type": "family_link", "data": {"id": "fl9", "primary_user_id": "u1", "member_user_id": "u9"}},
+            ]
+        )
+        + "\n"
+    )
     report = json.loads(cli("portal", "import", str(path), "--json").stdout)
     assert report["errors"] == [] and report["queued"] == 3  # user u9, payment imp2, relationship fl9
     assert portal_records.get(db, "payment", "imp1")["status"] == "succeeded"  # pending does not undo settled

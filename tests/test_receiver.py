@@ -31,9 +31,11 @@ def count(db, table: str) -> int:
 
 
 def post_pos(client, body: bytes, key: str = TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], url: str = POS_URL):
-    return client.post("/webhooks/pos", content=body,
-                       headers={"x-square-hmacsha256-signature": samples.square_signature(key, url, body),
-                                "content-type": "application/json"})
+    return client.post(
+        "/webhooks/pos",
+        content=body,
+        headers={"x-square-hmacsha256-signature": samples.square_signature(key, url, body), "content-type": "application/json"},
+    )
 
 
 def test_health_calls_nothing(client):
@@ -44,8 +46,10 @@ def test_health_calls_nothing(client):
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])
 def test_square_official_vectors(vector):
     body = vector["request_body"].encode()
-    assert is_valid_signature(body, vector["signature_header"], vector["signature_key"],
-                              vector["notification_url"]) is vector["valid"]
+    assert (
+        is_valid_signature(body, vector["signature_header"], vector["signature_key"], vector["notification_url"])
+        is vector["valid"]
+    )
 
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])
@@ -53,8 +57,11 @@ def test_square_vectors_through_the_receiver(vector, monkeypatch, db):
     monkeypatch.setenv("POS_WEBHOOK_SIGNATURE_KEY", vector["signature_key"])
     monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", vector["notification_url"])
     with TestClient(create_app(Runtime.from_environ())) as client:
-        response = client.post("/webhooks/pos", content=vector["request_body"].encode(),
-                               headers={"x-square-hmacsha256-signature": vector["signature_header"]})
+        response = client.post(
+            "/webhooks/pos",
+            content=vector["request_body"].encode(),
+            headers={"x-square-hmacsha256-signature": vector["signature_header"]},
+        )
     if not vector["valid"]:
         assert response.status_code == 401
         assert count(db, "deliveries") == 0
@@ -72,7 +79,12 @@ def test_square_order_accepted_then_duplicate(client, db):
     assert first.status_code == 200 and first.json()["status"] == "accepted"
     job = db.execute("SELECT * FROM jobs WHERE id = ?", (first.json()["job_id"],)).fetchone()
     assert (job["source"], job["entity_type"], job["entity_id"], job["external_id"], job["status"]) == (
-        "pos", "order", "ORDER1", "pos_order_ORDER1", "queued")
+        "pos",
+        "order",
+        "ORDER1",
+        "pos_order_ORDER1",
+        "queued",
+    )
     second = post_pos(client, body)
     assert second.status_code == 200 and second.json() == {"status": "duplicate"}
     assert count(db, "jobs") == 1 and count(db, "deliveries") == 1
@@ -87,8 +99,13 @@ def test_square_payment_event_queues_its_order(client, db):
 def test_square_signature_covers_raw_bytes(client, db):
     body = samples.square_order_event("ORDER2")
     pretty = json.dumps(json.loads(body), indent=2).encode()
-    response = client.post("/webhooks/pos", content=pretty, headers={
-        "x-square-hmacsha256-signature": samples.square_signature(TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)})
+    response = client.post(
+        "/webhooks/pos",
+        content=pretty,
+        headers={
+            "x-square-hmacsha256-signature": samples.square_signature(TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)
+        },
+    )
     assert response.status_code == 401
     assert response.json()["error"] == "Square signature does not verify"
     assert count(db, "deliveries") == 0
@@ -104,8 +121,7 @@ def test_square_without_key_is_503_not_accepted(monkeypatch, db):
 
 def test_givebutter_transaction(client, db):
     body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
-    response = client.post("/webhooks/donations", content=body,
-                           headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    response = client.post("/webhooks/donations", content=body, headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
     assert response.status_code == 200
     job = db.execute("SELECT * FROM jobs").fetchone()
     assert job["external_id"] == "donations_QiN7blzUhiwXBVBr" and job["amount"] == "10"
@@ -118,24 +134,31 @@ def test_givebutter_transaction(client, db):
 @pytest.mark.parametrize("header", [None, "wrong-secret"])
 def test_givebutter_bad_signature(client, db, header):
     headers = {"Signature": header} if header else {}
-    response = client.post("/webhooks/donations", headers=headers,
-                           content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION))
+    response = client.post(
+        "/webhooks/donations",
+        headers=headers,
+        content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION),
+    )
     assert response.status_code == 401 and set(response.json()) == {"error", "detail"}
     assert count(db, "jobs") == 0
 
 
 def test_givebutter_without_secret_configured_accepts(db):
     with TestClient(create_app(Runtime.from_environ())) as client:
-        response = client.post("/webhooks/donations",
-                               content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION))
+        response = client.post(
+            "/webhooks/donations", content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
+        )
     assert response.status_code == 200
 
 
 @pytest.mark.parametrize("event", ["refund.created", "plan.canceled", "contact.created", "made.up"])
 def test_givebutter_other_events_stored_and_logged(client, db, event):
     data = {"id": "X1", "transaction_id": "T1", "amount": 5}
-    response = client.post("/webhooks/donations", content=samples.givebutter(event, data),
-                           headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    response = client.post(
+        "/webhooks/donations",
+        content=samples.givebutter(event, data),
+        headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]},
+    )
     assert response.status_code == 200
     job = db.execute("SELECT * FROM jobs").fetchone()
     if event == "refund.created":  # needs attention: drain links it to its gift
@@ -148,8 +171,9 @@ def test_mailchimp_get_validation_and_form_post(client, db):
     assert client.get("/webhooks/mailing").status_code == 200
     secret = TEST_SECRETS["MAILING_WEBHOOK_SECRET"]
     body = samples.mailchimp_unsubscribe()
-    response = client.post(f"/webhooks/mailing?secret={secret}", content=body,
-                           headers={"content-type": "application/x-www-form-urlencoded"})
+    response = client.post(
+        f"/webhooks/mailing?secret={secret}", content=body, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert response.status_code == 200 and response.json()["status"] == "accepted"
     job = db.execute("SELECT * FROM jobs").fetchone()
     assert (job["entity_type"], job["entity_id"], job["name"]) == ("unsubscribe", "jane.doe@example.org", "Jane Doe")
@@ -177,18 +201,19 @@ def stripe_header(body: bytes, secret: str = TEST_SECRETS["PAYMENTS_WEBHOOK_SECR
 
 
 def test_stripe_official_header_accepted_and_tampered_refused(client, db):
-    body = samples.stripe_event("payment_intent.succeeded", {"id": "pi_1", "object": "payment_intent",
-                                                              "status": "succeeded", "metadata": {}})
+    body = samples.stripe_event(
+        "payment_intent.succeeded", {"id": "pi_1", "object": "payment_intent", "status": "succeeded", "metadata": {}}
+    )
     ok = client.post("/webhooks/payments", content=body, headers={"Stripe-Signature": stripe_header(body)})
     assert ok.status_code == 200 and ok.json()["status"] == "accepted"
     tampered = body.replace(b'"pi_1"', b'"pi_2"')
     bad = client.post("/webhooks/payments", content=tampered, headers={"Stripe-Signature": stripe_header(body)})
     assert bad.status_code == 401
-    old = client.post("/webhooks/payments", content=body,
-                      headers={"Stripe-Signature": stripe_header(body, timestamp=int(time.time()) - 301)})
+    old = client.post(
+        "/webhooks/payments", content=body, headers={"Stripe-Signature": stripe_header(body, timestamp=int(time.time()) - 301)}
+    )
     assert old.status_code == 401 and "tolerance" in old.json()["error"]
-    assert client.post("/webhooks/payments", content=body,
-                       headers={"Stripe-Signature": "garbage"}).status_code == 401
+    assert client.post("/webhooks/payments", content=body, headers={"Stripe-Signature": "garbage"}).status_code == 401
 
 
 def test_stripe_any_v1_may_match(client):
@@ -203,22 +228,24 @@ def test_portal_push_signed(client, db):
     from synctool.platforms.stripe.webhook import sign
 
     body = json.dumps({"id": "push-1", "type": "user.upsert", "data": {"id": "u1", "email": "a@b.org"}}).encode()
-    response = client.post("/webhooks/portal", content=body,
-                           headers={"Synctool-Signature": sign(body, TEST_SECRETS["PORTAL_WEBHOOK_SECRET"])})
+    response = client.post(
+        "/webhooks/portal", content=body, headers={"Synctool-Signature": sign(body, TEST_SECRETS["PORTAL_WEBHOOK_SECRET"])}
+    )
     assert response.status_code == 200 and response.json()["status"] == "accepted"
-    assert client.post("/webhooks/portal", content=body,
-                       headers={"Synctool-Signature": sign(body, "wrong")}).status_code == 401
+    assert client.post("/webhooks/portal", content=body, headers={"Synctool-Signature": sign(body, "wrong")}).status_code == 401
 
 
 def test_rejections_are_json(client, db):
     big = b"{" + b" " * (1024 * 1024 + 1) + b"}"
     r = client.post("/webhooks/donations", content=big)
     assert r.status_code == 413 and r.json()["error"] == "payload too large"
-    r = client.post("/webhooks/donations", content=b"not json",
-                    headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    r = client.post("/webhooks/donations", content=b"not json", headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
     assert r.status_code == 400 and r.json()["error"] == "body is not valid JSON"
-    r = client.post("/webhooks/donations", content=b'{"event": "transaction.succeeded", "data": {}}',
-                    headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    r = client.post(
+        "/webhooks/donations",
+        content=b'{"event": "transaction.succeeded", "data": {}}',
+        headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]},
+    )
     assert r.status_code == 400
     r = client.get("/webhooks/pos")
     assert r.status_code == 405 and r.json()["error"] == "method not allowed"

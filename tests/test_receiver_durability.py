@@ -28,8 +28,9 @@ def test_sigkill_loses_nothing_acknowledged(secrets_env):
                 body = samples.square_order_event(f"O-{n}-{i}")
                 sig = samples.square_signature(TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)
                 try:
-                    r = client.post(f"http://127.0.0.1:{port}/webhooks/pos", content=body,
-                                    headers={"x-square-hmacsha256-signature": sig})
+                    r = client.post(
+                        f"http://127.0.0.1:{port}/webhooks/pos", content=body, headers={"x-square-hmacsha256-signature": sig}
+                    )
                 except httpx.HTTPError:
                     return
                 if r.status_code == 200:
@@ -58,8 +59,7 @@ def test_sigkill_loses_nothing_acknowledged(secrets_env):
     try:
         body = samples.square_order_event("after-restart")
         sig = samples.square_signature(TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)
-        r = httpx.post(f"http://127.0.0.1:{port}/webhooks/pos", content=body,
-                       headers={"x-square-hmacsha256-signature": sig})
+        r = httpx.post(f"http://127.0.0.1:{port}/webhooks/pos", content=body, headers={"x-square-hmacsha256-signature": sig})
         assert r.json()["status"] == "accepted"
     finally:
         proc.terminate()

@@ -21,9 +21,22 @@ def seed(db) -> None:
             db.execute(
                 "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, email, name,"
                 " amount, last_error, attempts, created_at, updated_at) VALUES (?, ?, 'x', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (f"job-{n:02d}", sources[n % 3], str(n), f"ext_{n:02d}", statuses[n % 4], created,
-                 f"donor{n}@example.org", f"Donor {n}", f"{n}.50", "CRM said: fund 77 unknown" if n == 5 else None,
-                 n % 3, created, created))
+                (
+                    f"job-{n:02d}",
+                    sources[n % 3],
+                    str(n),
+                    f"ext_{n:02d}",
+                    statuses[n % 4],
+                    created,
+                    f"donor{n}@example.org",
+                    f"Donor {n}",
+                    f"{n}.50",
+                    "CRM said: fund 77 unknown" if n == 5 else None,
+                    n % 3,
+                    created,
+                    created,
+                ),
+            )
 
 
 def listing(cli, *args) -> dict:
@@ -57,10 +70,18 @@ def test_date_to_bare_date_is_inclusive(db, cli):
     assert listing(cli, "--to", "2000-01-01")["total"] == 0
 
 
-@pytest.mark.parametrize("q,expected", [
-    ("donor7@example", ["job-07"]), ("ext_1", ["job-10", "job-11"]), ("fund 77", ["job-05"]),
-    ("Donor 3", ["job-03"]), ("_0", [f"job-0{n}" for n in range(10)]), ("zz", []), ('"; DROP', []),
-])
+@pytest.mark.parametrize(
+    "q,expected",
+    [
+        ("donor7@example", ["job-07"]),
+        ("ext_1", ["job-10", "job-11"]),
+        ("fund 77", ["job-05"]),
+        ("Donor 3", ["job-03"]),
+        ("_0", [f"job-0{n}" for n in range(10)]),
+        ("zz", []),
+        ('"; DROP', []),
+    ],
+)
 def test_free_text(db, cli, q, expected):
     seed(db)
     assert [r["id"] for r in listing(cli, "--q", q)["items"]] == expected
@@ -73,12 +94,18 @@ def test_free_text_sees_later_error_text(db, cli):
     assert [r["id"] for r in listing(cli, "--q", "timeout")["items"]] == ["job-02"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--sort", "id; DROP TABLE jobs"], "sort: must be one of created_at"), (["--status", "done"], "status: must be one of"),
-    (["--order", "sideways"], "order: must be one of asc, desc"), (["--limit", "100000"], "limit: must be at most 500"),
-    (["--source", "fax"], "source: must be one of donations"), (["--from", "last tuesday"], "date_from: not a date"),
-    (["--page", "0"], "page: must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--sort", "id; DROP TABLE jobs"], "sort: must be one of created_at"),
+        (["--status", "done"], "status: must be one of"),
+        (["--order", "sideways"], "order: must be one of asc, desc"),
+        (["--limit", "100000"], "limit: must be at most 500"),
+        (["--source", "fax"], "source: must be one of donations"),
+        (["--from", "last tuesday"], "date_from: not a date"),
+        (["--page", "0"], "page: must be at least 1"),
+    ],
+)
 def test_bad_options_are_usage_errors(db, cli, args, message):
     result = cli("syncs", "list", *args)
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output

@@ -10,10 +10,12 @@ app = sub_app("Alert e-mails: a digest after a drain in which jobs failed for go
 
 
 @app.command("summary")
-def alerts_summary(ctx: typer.Context,
-                   hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),
-                   dry_run: bool = typer.Option(False, "--dry-run", help="print the e-mail instead of sending it"),
-                   as_json: bool = typer.Option(False, "--json", help="print the report as JSON")) -> None:
+def alerts_summary(
+    ctx: typer.Context,
+    hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the e-mail instead of sending it"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+) -> None:
     """The daily summary e-mail: per source, what succeeded, was skipped, failed or was recovered by the
     poll; the failures needing action with the command for each; CRM requests spent and budget left; cron
     and mirror freshness. Plain text and HTML, to the alert recipients (cron: once a day).

@@ -17,8 +17,12 @@ def test_connections(ctx: typer.Context, as_json: bool = typer.Option(False, "--
     from synctool.ops.checks import test_connections as op
 
     obj = ctx_obj(ctx)
-    report(op(obj.db, obj.rt), as_json, lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
-           failed=lambda r: not r["ok"])
+    report(
+        op(obj.db, obj.rt),
+        as_json,
+        lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
+        failed=lambda r: not r["ok"],
+    )
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
@@ -29,9 +33,12 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     from synctool.ops.checks import doctor as op
 
     obj = ctx_obj(ctx)
-    report(op(obj.db, obj.rt), as_json,
-           lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
-           failed=lambda c: c["status"] == "fail")
+    report(
+        op(obj.db, obj.rt),
+        as_json,
+        lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
+        failed=lambda c: c["status"] == "fail",
+    )
 
 
 def report(rows: list[dict], as_json: bool, line: Callable[[dict], str], *, failed: Callable[[dict], bool]) -> None:

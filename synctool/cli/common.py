@@ -93,8 +93,9 @@ class RootGroup(SynctoolGroup):
 
 
 def sub_app(help_text: str) -> typer.Typer:
-    return typer.Typer(help=help_text, cls=SynctoolGroup, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_enable=False)
+    return typer.Typer(
+        help=help_text, cls=SynctoolGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+    )
 
 
 def emit_json(data: Any) -> None:
@@ -102,19 +103,33 @@ def emit_json(data: Any) -> None:
 
 
 #: columns whose text may be cut short to fit; the others keep their width or are left out
-TEXT_COLUMNS = {"message", "error", "last_error", "outcome", "title", "name", "label", "emails", "tags", "note",
-                "values", "description", "what", "entity"}
+TEXT_COLUMNS = {
+    "message",
+    "error",
+    "last_error",
+    "outcome",
+    "title",
+    "name",
+    "label",
+    "emails",
+    "tags",
+    "note",
+    "values",
+    "description",
+    "what",
+    "entity",
+}
 MIN_TEXT_WIDTH = 10
 GAP = 3  # between two columns: a space of padding either side of Rich's (invisible) separator
 
 
 def columns_option() -> Any:
-    return typer.Option(None, "--columns", help="comma-separated columns to show (any key of --json); "
-                                                "default: those that fit the terminal")
+    return typer.Option(
+        None, "--columns", help="comma-separated columns to show (any key of --json); default: those that fit the terminal"
+    )
 
 
-def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int,
-                 chosen: str | None = None) -> dict[str, int | None]:
+def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int, chosen: str | None = None) -> dict[str, int | None]:
     """The columns to show and their widths: ``chosen`` (checked against what the rows hold; Rich sizes
     them), else as many of ``columns`` (in their order of importance) as fit ``width`` at their natural
     width, text columns cut to what is left but never below ``MIN_TEXT_WIDTH``."""
@@ -124,8 +139,7 @@ def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int,
         for col in wanted:
             one_of(col, known, "column")
         return dict.fromkeys(wanted)
-    natural = {c: max([len(c)] + [len(str(r.get(c) if r.get(c) is not None else "")) for r in rows[:200]])
-               for c in columns}
+    natural = {c: max([len(c)] + [len(str(r.get(c) if r.get(c) is not None else "")) for r in rows[:200]]) for c in columns}
     widths: dict[str, int] = {}
     used = -GAP  # no gap before the first column
     for col in columns:

@@ -13,8 +13,7 @@ from synctool.cli.common import (
     table,
 )
 
-app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and "
-              "request budget.")
+app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and request budget.")
 
 
 def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
@@ -24,22 +23,45 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
     if as_json:
         emit_json(data["items"])
         return
-    rows = [{"id": i.get("id"), "name": i.get("name") or i.get("display_name"),
-             "extra": i.get("key") or i.get("code") or i.get("gift_type_name"),
-             "values": ", ".join(k["name"] for k in i.get("keywords") or [])} for i in data["items"]]
-    table(rows, ["id", "name", "extra"] + (["values"] if kind == "gift-fields" else []), title=f"CRM {kind} (cached {data['refreshed_at'] or 'never: run synctool crm refresh'})")
+    rows = [
+        {
+            "id": i.get("id"),
+            "name": i.get("name") or i.get("display_name"),
+            "extra": i.get("key") or i.get("code") or i.get("gift_type_name"),
+            "values": ", ".join(k["name"] for k in i.get("keywords") or []),
+        }
+        for i in data["items"]
+    ]
+    table(
+        rows,
+        ["id", "name", "extra"] + (["values"] if kind == "gift-fields" else []),
+        title=f"CRM {kind} (cached {data['refreshed_at'] or 'never: run synctool crm refresh'})",
+    )
 
 
 def _list_command(kind: str):
     def command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
         _show_list(ctx, kind, as_json)
 
-    command.__doc__ = f"List the cached CRM {kind} (refresh with `synctool crm refresh`).\n\n    Example: synctool crm {kind} --json\n    "
+    command.__doc__ = (
+        f"List the cached CRM {kind} (refresh with `synctool crm refresh`).\n\n    Example: synctool crm {kind} --json\n    "
+    )
     return command
 
 
-for _kind in ("funds", "campaigns", "appeals", "gift-types", "gift-categories", "payment-types", "membership-levels",
-              "relationship-types", "groups", "tags", "gift-fields"):
+for _kind in (
+    "funds",
+    "campaigns",
+    "appeals",
+    "gift-types",
+    "gift-categories",
+    "payment-types",
+    "membership-levels",
+    "relationship-types",
+    "groups",
+    "tags",
+    "gift-fields",
+):
     app.command(_kind)(_list_command(_kind))
 
 
@@ -74,10 +96,12 @@ def test_connection(ctx: typer.Context, as_json: bool = typer.Option(False, "--j
 
 
 @app.command()
-def config(ctx: typer.Context,
-           base_url: str = typer.Option(None, "--base-url", help="the CRM API base URL for the active environment"),
-           api_key: bool = typer.Option(False, "--api-key", help="prompt for the API key and save it in keyring"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def config(
+    ctx: typer.Context,
+    base_url: str = typer.Option(None, "--base-url", help="the CRM API base URL for the active environment"),
+    api_key: bool = typer.Option(False, "--api-key", help="prompt for the API key and save it in keyring"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Save the active environment's base URL and API key (the key goes to keyring, never to a file).
 
     Example: synctool crm config --base-url https://api.littlegreenlight.com/api/v1 --api-key
@@ -98,8 +122,11 @@ def config(ctx: typer.Context,
 
 
 @app.command()
-def environment(ctx: typer.Context, name: str = typer.Argument(None, help="production or sandbox; omit to show"),
-                as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def environment(
+    ctx: typer.Context,
+    name: str = typer.Argument(None, help="production or sandbox; omit to show"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or switch the CRM environment (each has its own key and base URL).
 
     Example: synctool crm environment sandbox
@@ -108,8 +135,9 @@ def environment(ctx: typer.Context, name: str = typer.Argument(None, help="produ
     from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = set_environment(obj.db, obj.rt, None if name is None else
-                             parse(EnvironmentBody, {"environment": name}, where="arguments"))
+    result = set_environment(
+        obj.db, obj.rt, None if name is None else parse(EnvironmentBody, {"environment": name}, where="arguments")
+    )
     emit_json(result) if as_json else key_values(result)
 
 
@@ -127,10 +155,12 @@ def budget(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
 
 @app.command()
-def mirror(ctx: typer.Context,
-           refresh_now: bool = typer.Option(False, "--refresh", help="load what changed in the CRM since the watermark"),
-           full: bool = typer.Option(False, "--full", help="rebuild from scratch (one request per page of constituents)"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def mirror(
+    ctx: typer.Context,
+    refresh_now: bool = typer.Option(False, "--refresh", help="load what changed in the CRM since the watermark"),
+    full: bool = typer.Option(False, "--full", help="rebuild from scratch (one request per page of constituents)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """The local mirror of the CRM's constituents that matching reads: rows, watermark, age, and the last
     refresh with its cost in CRM requests. Without options it spends no request.
 
@@ -146,10 +176,13 @@ def mirror(ctx: typer.Context,
 
 
 @app.command()
-def find(ctx: typer.Context, text: str = typer.Argument(..., help="part of a name, an e-mail or a phone number"),
-         limit: int = typer.Option(50, "--limit", min=1, help="most constituents to show"),
-         as_json: bool = typer.Option(False, "--json", help="print JSON"),
-         columns: str = columns_option()) -> None:
+def find(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="part of a name, an e-mail or a phone number"),
+    limit: int = typer.Option(50, "--limit", min=1, help="most constituents to show"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    columns: str = columns_option(),
+) -> None:
     """Find constituents in the local CRM mirror by name, e-mail or phone (no CRM request).
 
     Example: synctool crm find "jane.doe@example.org"
@@ -160,9 +193,19 @@ def find(ctx: typer.Context, text: str = typer.Argument(..., help="part of a nam
     if as_json:
         emit_json(found)
         return
-    rows = [{"id": c["id"], "name": " ".join(p for p in (c["first_name"], c["last_name"]) if p) or c["org_name"],
-             "emails": ", ".join(e["address"] for e in c["email_addresses"]),
-             "phones": ", ".join(p["number"] for p in c["phone_numbers"]), "updated_at": c["updated_at"]}
-            for c in found]
-    table(rows, ["id", "name", "emails", "phones", "updated_at"], title=f"CRM constituents matching {text!r} (mirror)",
-          chosen=columns)
+    rows = [
+        {
+            "id": c["id"],
+            "name": " ".join(p for p in (c["first_name"], c["last_name"]) if p) or c["org_name"],
+            "emails": ", ".join(e["address"] for e in c["email_addresses"]),
+            "phones": ", ".join(p["number"] for p in c["phone_numbers"]),
+            "updated_at": c["updated_at"],
+        }
+        for c in found
+    ]
+    table(
+        rows,
+        ["id", "name", "emails", "phones", "updated_at"],
+        title=f"CRM constituents matching {text!r} (mirror)",
+        chosen=columns,
+    )

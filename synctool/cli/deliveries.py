@@ -35,14 +35,19 @@ def list_(
     if as_json:
         emit_json(rows)
     else:
-        people = [{**r, "when": (r.get("received_at") or "")[5:16].replace("T", " "),
-                   "job_id": (r.get("job_id") or "")[:8] or None} for r in rows]
+        people = [
+            {**r, "when": (r.get("received_at") or "")[5:16].replace("T", " "), "job_id": (r.get("job_id") or "")[:8] or None}
+            for r in rows
+        ]
         table(people, ["id", "when", "source", "event_type", "job_status", "job_id", "event_id", "verified"], chosen=columns)
 
 
 @app.command("show")
-def show(ctx: typer.Context, delivery_id: int = typer.Argument(..., help="the delivery id"),
-         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def show(
+    ctx: typer.Context,
+    delivery_id: int = typer.Argument(..., help="the delivery id"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show one delivery: the headers kept, the raw body and its job.
 
     Example: synctool deliveries show 42

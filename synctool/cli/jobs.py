@@ -15,11 +15,14 @@ JOB_COLUMNS = ["id", "target", "entity", "status", "attempts", "run_after", "las
 
 
 @app.command("list")
-def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
-              target: str = typer.Option(None, help="crm, portal, cms or messaging"),
-              limit: int = typer.Option(100, help="at most this many (1-500)"),
-              as_json: bool = typer.Option(False, "--json", help="print JSON"),
-              columns: str = columns_option()) -> None:
+def jobs_list(
+    ctx: typer.Context,
+    status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
+    target: str = typer.Option(None, help="crm, portal, cms or messaging"),
+    limit: int = typer.Option(100, help="at most this many (1-500)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    columns: str = columns_option(),
+) -> None:
     """List jobs, newest first.
 
     Example: synctool jobs list --status failed --target crm
@@ -34,8 +37,11 @@ def jobs_list(ctx: typer.Context, status: str = typer.Option("all", help="all, p
 
 
 @app.command("retry")
-def jobs_retry(ctx: typer.Context, job_id: str = typer.Argument(..., help="the failed job's id"),
-               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def jobs_retry(
+    ctx: typer.Context,
+    job_id: str = typer.Argument(..., help="the failed job's id"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Put a failed job back in the queue (failed -> queued) with fresh attempts.
 
     Example: synctool jobs retry 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10
@@ -46,9 +52,12 @@ def jobs_retry(ctx: typer.Context, job_id: str = typer.Argument(..., help="the f
     emit_json(row) if as_json else typer.echo(f"job {job_id} queued; the next drain runs it")
 
 
-def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only this source's failed jobs"),
-              fresh: bool = typer.Option(False, "--fresh", help="re-fetch the source data (donation transactions) first"),
-              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def retry_all(
+    ctx: typer.Context,
+    source: str = typer.Option(None, help="only this source's failed jobs"),
+    fresh: bool = typer.Option(False, "--fresh", help="re-fetch the source data (donation transactions) first"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Put every unresolved failed job back in the queue.
 
     Example: synctool retry-all --source donations --fresh
@@ -58,8 +67,7 @@ def retry_all(ctx: typer.Context, source: str = typer.Option(None, help="only th
     from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh,
-                          rt=obj.rt)
+    result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh, rt=obj.rt)
     emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
 
 
@@ -68,10 +76,12 @@ def drain(
     max_seconds: float = typer.Option(55, help="stop claiming new jobs after this long (cron: under a minute)"),
     max_jobs: int = typer.Option(None, help="stop after this many jobs"),
     concurrency: int = typer.Option(None, help="jobs run at once (1-3; default: queue.concurrency in config, 3)"),
-    watch: bool = typer.Option(False, "--watch", help="keep running as a service: claim jobs as they come, "
-                                                      "stop cleanly on SIGTERM or Ctrl-C"),
-    interval: float = typer.Option(None, "--interval", help="with --watch: seconds to wait when nothing is due "
-                                                             "(default queue.watch_interval_s, 30)"),
+    watch: bool = typer.Option(
+        False, "--watch", help="keep running as a service: claim jobs as they come, stop cleanly on SIGTERM or Ctrl-C"
+    ),
+    interval: float = typer.Option(
+        None, "--interval", help="with --watch: seconds to wait when nothing is due (default queue.watch_interval_s, 30)"
+    ),
 ) -> None:
     """Run the queued CRM jobs that are due. Safe to overlap with itself; cron runs it every minute.
 
@@ -98,10 +108,16 @@ def drain(
 
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as progress:
             task = progress.add_task("draining", total=None)
-            summary, alert = drain_op(db, rt, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency,
-                                      on_job=lambda s: progress.update(task, description=(
-                                          f"{s.succeeded} succeeded, {s.skipped} skipped, {s.retrying} to retry, "
-                                          f"{s.failed} failed")))
+            summary, alert = drain_op(
+                db,
+                rt,
+                max_seconds=max_seconds,
+                max_jobs=max_jobs,
+                concurrency=concurrency,
+                on_job=lambda s: progress.update(
+                    task, description=(f"{s.succeeded} succeeded, {s.skipped} skipped, {s.retrying} to retry, {s.failed} failed")
+                ),
+            )
     else:
         summary, alert = drain_op(db, rt, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
     if summary.claimed or sys.stdout.isatty():
@@ -125,7 +141,12 @@ def _watch(db, rt, interval: float, concurrency: int) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, request_stop)
     typer.echo(f"drain --watch: polling the queue every {interval:g} s when idle; SIGTERM or Ctrl-C stops", err=True)
-    totals = watch(db, rt, stop, interval_s=interval, concurrency=concurrency,
-                   on_run=lambda summary: summary.claimed and typer.echo(summary.line()))
-    typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed",
-               err=True)
+    totals = watch(
+        db,
+        rt,
+        stop,
+        interval_s=interval,
+        concurrency=concurrency,
+        on_run=lambda summary: summary.claimed and typer.echo(summary.line()),
+    )
+    typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed", err=True)

@@ -14,12 +14,21 @@ from synctool.platforms import command_groups
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with donations, POS sales, mailing events and the member portal.",
-    cls=RootGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    cls=RootGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
 )
 RootGroup.lazy = {
-    "deliveries": "synctool.cli.deliveries:app", "syncs": "synctool.cli.syncs:app", "jobs": "synctool.cli.jobs:app",
-    "crm": "synctool.cli.crm:app", "mappings": "synctool.cli.mappings:app", "settings": "synctool.cli.settings:app",
-    "users": "synctool.cli.users:app", "alerts": "synctool.cli.alerts:app", "dev": "synctool.cli.dev:app",
+    "deliveries": "synctool.cli.deliveries:app",
+    "syncs": "synctool.cli.syncs:app",
+    "jobs": "synctool.cli.jobs:app",
+    "crm": "synctool.cli.crm:app",
+    "mappings": "synctool.cli.mappings:app",
+    "settings": "synctool.cli.settings:app",
+    "users": "synctool.cli.users:app",
+    "alerts": "synctool.cli.alerts:app",
+    "dev": "synctool.cli.dev:app",
     **command_groups(),  # each platform's own group (synctool.platforms)
 }
 app.command("test-connections")(checks.test_connections)
@@ -50,14 +59,17 @@ def _setup_logging(verbose: bool, log_file: str | None) -> None:
         file_handler = logging.FileHandler(Path(log_file).expanduser())
         file_handler.setLevel(logging.INFO)
         handlers.append(file_handler)
-    logging.basicConfig(level=logging.INFO, handlers=handlers,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+    logging.basicConfig(
+        level=logging.INFO, handlers=handlers, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
 
 
 @app.callback()
 def root(
     ctx: typer.Context,
-    config: str = typer.Option(None, "--config", "-c", help="config file (default: $SYNCTOOL_CONFIG or ~/.config/synctool/config.yaml)"),
+    config: str = typer.Option(
+        None, "--config", "-c", help="config file (default: $SYNCTOOL_CONFIG or ~/.config/synctool/config.yaml)"
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log progress to stderr"),
     log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
 ) -> None:
@@ -94,7 +106,9 @@ def serve(
     ctx: typer.Context,
     host: str = typer.Option(None, help="address to listen on (default: receiver.host in config)"),
     port: int = typer.Option(None, help="port to listen on (default: receiver.port in config)"),
-    admin_api: bool = typer.Option(None, "--admin-api/--no-admin-api", help="also mount the /api/* admin routes (JWT roles); default: receiver.admin_api"),
+    admin_api: bool = typer.Option(
+        None, "--admin-api/--no-admin-api", help="also mount the /api/* admin routes (JWT roles); default: receiver.admin_api"
+    ),
 ) -> None:
     """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn, and optionally the admin API.
 
@@ -151,8 +165,10 @@ def poll(
     if as_json:
         emit_json(result)
     elif result["queued"] or sys.stdout.isatty():
-        typer.echo(f"poll: {result['transactions_seen']} transactions since {result['since']}, "
-                   f"{result['queued']} queued ({result['requests']} requests)")
+        typer.echo(
+            f"poll: {result['transactions_seen']} transactions since {result['since']}, "
+            f"{result['queued']} queued ({result['requests']} requests)"
+        )
 
 
 @app.command()
@@ -173,8 +189,7 @@ def demo(as_json: bool = typer.Option(False, "--json", help="print the report as
 
     table(report["sync_log"], ["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
     table(report["crm_constituents"], ["id", "name", "tags"], title="CRM constituents (fake)")
-    table(report["crm_gifts"], ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"],
-          title="CRM gifts (fake)")
+    table(report["crm_gifts"], ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"], title="CRM gifts (fake)")
     stats = report["crm_requests"]
     typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
     typer.echo(report["summary_mail"])

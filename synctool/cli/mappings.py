@@ -7,11 +7,21 @@ import typer
 from synctool.cli.common import ctx_obj, emit_json, sub_app, table
 
 app = sub_app("CRM coding for incoming money: type defaults, campaign and fund overrides, payment methods, custom fields.")
-types_app = sub_app("Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json")
-overrides_app = sub_app("Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides")
-funds_app = sub_app("Fund overrides: the CRM fund for gifts designated to one Givebutter fund (wins over campaign mappings).\n\nExample: synctool mappings funds")
-payments_app = sub_app("Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.\n\nExample: synctool mappings payments")
-fields_app = sub_app("Custom fields: Givebutter custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields")
+types_app = sub_app(
+    "Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json"
+)
+overrides_app = sub_app(
+    "Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides"
+)
+funds_app = sub_app(
+    "Fund overrides: the CRM fund for gifts designated to one Givebutter fund (wins over campaign mappings).\n\nExample: synctool mappings funds"
+)
+payments_app = sub_app(
+    "Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.\n\nExample: synctool mappings payments"
+)
+fields_app = sub_app(
+    "Custom fields: Givebutter custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields"
+)
 app.add_typer(types_app, name="types")
 app.add_typer(overrides_app, name="overrides")
 app.add_typer(funds_app, name="funds")
@@ -43,17 +53,25 @@ def types_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json",
 
 
 @types_app.command("set")
-def types_set(ctx: typer.Context, key: str = typer.Argument(..., help="donations:general|collect|fundraise|event, donations:default or pos:default"),
-              fund_id: int = _opt("CRM fund id"), campaign_id: int = _opt("CRM campaign id"),
-              appeal_id: int = _opt("CRM appeal id"), gift_category_id: int = _opt("CRM gift category id")) -> None:
+def types_set(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="donations:general|collect|fundraise|event, donations:default or pos:default"),
+    fund_id: int = _opt("CRM fund id"),
+    campaign_id: int = _opt("CRM campaign id"),
+    appeal_id: int = _opt("CRM appeal id"),
+    gift_category_id: int = _opt("CRM gift category id"),
+) -> None:
     """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache).
 
     Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823
     """
     from synctool.ops.mappings import set_type_default
 
-    emit_json(set_type_default(ctx_obj(ctx).db, key, fund_id=fund_id, campaign_id=campaign_id,
-                               appeal_id=appeal_id, gift_category_id=gift_category_id))
+    emit_json(
+        set_type_default(
+            ctx_obj(ctx).db, key, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id
+        )
+    )
 
 
 @overrides_app.callback(invoke_without_command=True)
@@ -67,9 +85,14 @@ def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--js
 
 
 @overrides_app.command("set")
-def overrides_set(ctx: typer.Context, campaign: str = typer.Argument(..., help="the Givebutter campaign id"),
-                  fund_id: int = _opt("CRM fund id"), campaign_id: int = _opt("CRM campaign id"),
-                  appeal_id: int = _opt("CRM appeal id"), gift_category_id: int = _opt("CRM gift category id")) -> None:
+def overrides_set(
+    ctx: typer.Context,
+    campaign: str = typer.Argument(..., help="the Givebutter campaign id"),
+    fund_id: int = _opt("CRM fund id"),
+    campaign_id: int = _opt("CRM campaign id"),
+    appeal_id: int = _opt("CRM appeal id"),
+    gift_category_id: int = _opt("CRM gift category id"),
+) -> None:
     """Create or update the override for one donation campaign.
 
     Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822
@@ -77,8 +100,11 @@ def overrides_set(ctx: typer.Context, campaign: str = typer.Argument(..., help="
     from synctool.ops.mappings import OverrideBody, set_campaign_override
     from synctool.validation import parse
 
-    body = parse(OverrideBody, dict(campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id,
-                                    gift_category_id=gift_category_id), where="options")
+    body = parse(
+        OverrideBody,
+        dict(campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id),
+        where="options",
+    )
     emit_json(set_campaign_override(ctx_obj(ctx).db, body))
 
 
@@ -93,8 +119,11 @@ def funds_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json",
 
 
 @funds_app.command("set")
-def funds_set(ctx: typer.Context, fund: str = typer.Argument(..., help="the Givebutter fund code (fund_code), or its fund_id"),
-              fund_id: int = typer.Option(..., help="CRM fund id")) -> None:
+def funds_set(
+    ctx: typer.Context,
+    fund: str = typer.Argument(..., help="the Givebutter fund code (fund_code), or its fund_id"),
+    fund_id: int = typer.Option(..., help="CRM fund id"),
+) -> None:
     """Send gifts designated to one Givebutter fund to a CRM fund, whatever their campaign's mapping says.
 
     Example: synctool mappings funds set BUILDING --fund-id 2401
@@ -116,8 +145,14 @@ def payments_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--jso
 
 
 @payments_app.command("set")
-def payments_set(ctx: typer.Context, key: str = typer.Argument(..., help="donations:<method> (card, paypal, venmo, check, cash, ach) or pos:<tender type> (CARD, CASH, ...)"),
-                 payment_type_id: int = _opt("CRM payment type id"), gift_type_id: int = _opt("CRM gift type id")) -> None:
+def payments_set(
+    ctx: typer.Context,
+    key: str = typer.Argument(
+        ..., help="donations:<method> (card, paypal, venmo, check, cash, ach) or pos:<tender type> (CARD, CASH, ...)"
+    ),
+    payment_type_id: int = _opt("CRM payment type id"),
+    gift_type_id: int = _opt("CRM gift type id"),
+) -> None:
     """Map a payment method to a CRM payment type (and gift type).
 
     Example: synctool mappings payments set donations:card --payment-type-id 1509 --gift-type-id 1
@@ -138,8 +173,11 @@ def fields_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
 
 
 @fields_app.command("set")
-def fields_set(ctx: typer.Context, field: str = typer.Argument(..., help="Givebutter custom field id or title"),
-               crm_field: str = typer.Option(..., help="the CRM gift custom field: its key or name (synctool crm gift-fields)")) -> None:
+def fields_set(
+    ctx: typer.Context,
+    field: str = typer.Argument(..., help="Givebutter custom field id or title"),
+    crm_field: str = typer.Option(..., help="the CRM gift custom field: its key or name (synctool crm gift-fields)"),
+) -> None:
     """Copy a Givebutter custom field into a CRM gift custom field. The field is checked against the cached
     CRM gift fields; each gift's value must be one of that field's values, or the job fails saying so.
 
@@ -151,8 +189,14 @@ def fields_set(ctx: typer.Context, field: str = typer.Argument(..., help="Givebu
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, kind: str = typer.Argument(..., help="type_default, fund_override, campaign_override, location_override, payment_method, custom_field, list_mapping or tag_rule"),
-           key: str = typer.Argument(..., help="the mapping's key")) -> None:
+def remove(
+    ctx: typer.Context,
+    kind: str = typer.Argument(
+        ...,
+        help="type_default, fund_override, campaign_override, location_override, payment_method, custom_field, list_mapping or tag_rule",
+    ),
+    key: str = typer.Argument(..., help="the mapping's key"),
+) -> None:
     """Remove one mapping.
 
     Example: synctool mappings remove campaign_override 118722

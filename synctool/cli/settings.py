@@ -14,8 +14,11 @@ def _out(data: dict, as_json: bool) -> None:
 
 
 @app.command("crm-environment")
-def crm_environment(ctx: typer.Context, name: str = typer.Argument(None, help="production or sandbox; omit to show"),
-                    as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def crm_environment(
+    ctx: typer.Context,
+    name: str = typer.Argument(None, help="production or sandbox; omit to show"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or switch the CRM environment.
 
     Example: synctool settings crm-environment sandbox
@@ -29,9 +32,12 @@ def crm_environment(ctx: typer.Context, name: str = typer.Argument(None, help="p
 
 
 @app.command("alert-recipients")
-def alert_recipients(ctx: typer.Context, emails: list[str] = typer.Argument(None, help="e-mail addresses; omit to show"),
-                     clear: bool = typer.Option(False, "--clear", help="remove every recipient"),
-                     as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def alert_recipients(
+    ctx: typer.Context,
+    emails: list[str] = typer.Argument(None, help="e-mail addresses; omit to show"),
+    clear: bool = typer.Option(False, "--clear", help="remove every recipient"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or set who gets the failure digest e-mail.
 
     Example: synctool settings alert-recipients ops@example.org treasurer@example.org
@@ -46,8 +52,11 @@ def alert_recipients(ctx: typer.Context, emails: list[str] = typer.Argument(None
 
 
 @app.command("mailing-sync-enabled")
-def mailing_sync_enabled(ctx: typer.Context, value: str = typer.Argument(None, help="on or off; omit to show"),
-                         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def mailing_sync_enabled(
+    ctx: typer.Context,
+    value: str = typer.Argument(None, help="on or off; omit to show"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or switch whether mailing events change CRM tags.
 
     Example: synctool settings mailing-sync-enabled off
@@ -61,10 +70,13 @@ def mailing_sync_enabled(ctx: typer.Context, value: str = typer.Argument(None, h
 
 
 @app.command("pos-default-constituent")
-def pos_default_constituent(ctx: typer.Context, email: str = typer.Option(None, help="the constituent's e-mail"),
-                            first_name: str = typer.Option(None, help="first name"),
-                            last_name: str = typer.Option(None, help="last name"),
-                            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def pos_default_constituent(
+    ctx: typer.Context,
+    email: str = typer.Option(None, help="the constituent's e-mail"),
+    first_name: str = typer.Option(None, help="first name"),
+    last_name: str = typer.Option(None, help="last name"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or set the constituent that POS orders without a customer are credited to.
 
     Example: synctool settings pos-default-constituent --email walkin@example.org --first-name Walk-in --last-name Customer

@@ -22,9 +22,13 @@ SYNC_COLUMNS = ["id", "when", "source", "entity", "status", "amount", "message",
 def for_people(row: dict) -> dict:
     """A sync log row with the short forms a table shows: an 8-character id (`syncs show` takes it), the
     minute it arrived, "type id" for the entity, and the message or the error."""
-    return {**row, "id": row["id"][:8], "when": (row.get("created_at") or "")[5:16].replace("T", " "),
-            "entity": f"{row['entity_type']} {row['entity_id']}",
-            "message": row.get("last_error") if row.get("status") == "failed" else row.get("message")}
+    return {
+        **row,
+        "id": row["id"][:8],
+        "when": (row.get("created_at") or "")[5:16].replace("T", " "),
+        "entity": f"{row['entity_type']} {row['entity_id']}",
+        "message": row.get("last_error") if row.get("status") == "failed" else row.get("message"),
+    }
 
 
 @app.command("list")
@@ -37,7 +41,9 @@ def list_(
     q: str = typer.Option(None, "--q", help="text in the external id, e-mail, name or error"),
     page: int = typer.Option(1, help="page number, from 1"),
     limit: int = typer.Option(50, help="rows per page (1-500)"),
-    sort: str = typer.Option("created_at", help="created_at, updated_at, finished_at, status, source, attempts, external_id, amount"),
+    sort: str = typer.Option(
+        "created_at", help="created_at, updated_at, finished_at, status, source, attempts, external_id, amount"
+    ),
     order: str = typer.Option("desc", help="asc or desc"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: {items, total, page, limit, pages}"),
     columns: str = columns_option(),
@@ -49,8 +55,21 @@ def list_(
     from synctool.ops.syncs import SyncQuery, list_syncs
     from synctool.validation import parse
 
-    query = parse(SyncQuery, dict(status=status, source=source, date_from=date_from, date_to=date_to, q=q, page=page,
-                                  limit=limit, sort=sort, order=order), where="options")
+    query = parse(
+        SyncQuery,
+        dict(
+            status=status,
+            source=source,
+            date_from=date_from,
+            date_to=date_to,
+            q=q,
+            page=page,
+            limit=limit,
+            sort=sort,
+            order=order,
+        ),
+        where="options",
+    )
     result = list_syncs(ctx_obj(ctx).db, query)
     if as_json:
         emit_json(result)
@@ -60,8 +79,11 @@ def list_(
 
 
 @app.command("show")
-def show(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the record's UUID"),
-         as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def show(
+    ctx: typer.Context,
+    sync_id: str = typer.Argument(..., help="the record's UUID"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show one sync record with its attempts and the delivery it came from.
 
     Example: synctool syncs show 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10
@@ -78,16 +100,20 @@ def show(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the record
     typer.echo("\nattempts:")
     table(attempts, ["number", "started_at", "finished_at", "outcome", "crm_requests", "error"])
     if delivery:
-        typer.echo(f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, "
-                   f"received {delivery['received_at']}):")
+        typer.echo(
+            f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, received {delivery['received_at']}):"
+        )
         typer.echo(delivery["body"])
 
 
 @app.command("resolve")
-def resolve(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the failed record's UUID"),
-            notes: str = typer.Option(None, help="what was done about it"),
-            by: str = typer.Option(None, help="who resolved it"),
-            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def resolve(
+    ctx: typer.Context,
+    sync_id: str = typer.Argument(..., help="the failed record's UUID"),
+    notes: str = typer.Option(None, help="what was done about it"),
+    by: str = typer.Option(None, help="who resolved it"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Mark a failed record resolved without running it again.
 
     Example: synctool syncs resolve 0b7e3c1e-6a1f-4c55-9d43-2f0f6c1b9a10 --notes "entered by hand" --by sam
@@ -103,8 +129,11 @@ def resolve(ctx: typer.Context, sync_id: str = typer.Argument(..., help="the fai
         typer.echo(f"resolved {sync_id} at {record['resolved_at']}")
 
 
-def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or 30d"),
-          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def stats(
+    ctx: typer.Context,
+    window: str = typer.Option("24h", help="24h, 7d or 30d"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source.
 
     Example: synctool stats --window 7d
@@ -119,5 +148,7 @@ def stats(ctx: typer.Context, window: str = typer.Option("24h", help="24h, 7d or
         return
     per_source = result.pop("per_source")
     key_values(result)
-    table([{"source": s, **v} for s, v in per_source.items()],
-          ["source", "total", "succeeded", "failed", "skipped", "queued", "running"])
+    table(
+        [{"source": s, **v} for s, v in per_source.items()],
+        ["source", "total", "succeeded", "failed", "skipped", "queued", "running"],
+    )

@@ -22,8 +22,11 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help
 
 
 @app.command()
-def invite(ctx: typer.Context, email: str = typer.Argument(..., help="their e-mail"),
-           role: str = typer.Option("viewer", help="viewer, admin or super_admin")) -> None:
+def invite(
+    ctx: typer.Context,
+    email: str = typer.Argument(..., help="their e-mail"),
+    role: str = typer.Option("viewer", help="viewer, admin or super_admin"),
+) -> None:
     """Add a user.
 
     Example: synctool users invite treasurer@example.org --role admin
@@ -36,10 +39,13 @@ def invite(ctx: typer.Context, email: str = typer.Argument(..., help="their e-ma
 
 
 @app.command()
-def update(ctx: typer.Context, user_id: int = typer.Argument(..., help="the user's id (synctool users list)"),
-           role: str = typer.Option(None, help="viewer, admin or super_admin"),
-           deactivate: bool = typer.Option(False, "--deactivate", help="stop the user and their tokens"),
-           activate: bool = typer.Option(False, "--activate", help="re-activate (old tokens stay invalid)")) -> None:
+def update(
+    ctx: typer.Context,
+    user_id: int = typer.Argument(..., help="the user's id (synctool users list)"),
+    role: str = typer.Option(None, help="viewer, admin or super_admin"),
+    deactivate: bool = typer.Option(False, "--deactivate", help="stop the user and their tokens"),
+    activate: bool = typer.Option(False, "--activate", help="re-activate (old tokens stay invalid)"),
+) -> None:
     """Change a user's role, or deactivate them.
 
     Example: synctool users update 3 --deactivate
@@ -53,8 +59,11 @@ def update(ctx: typer.Context, user_id: int = typer.Argument(..., help="the user
 
 
 @app.command()
-def token(ctx: typer.Context, email: str = typer.Argument(..., help="the user's e-mail"),
-          ttl: int = typer.Option(86400, help="lifetime in seconds")) -> None:
+def token(
+    ctx: typer.Context,
+    email: str = typer.Argument(..., help="the user's e-mail"),
+    ttl: int = typer.Option(86400, help="lifetime in seconds"),
+) -> None:
     """Issue a signed admin API token (JWT) for a user; it carries their role and an expiry.
 
     Example: synctool users token treasurer@example.org --ttl 3600

@@ -47,7 +47,9 @@ def error_detail(body: bytes, content_type: str = "") -> str:
             data = None
         if isinstance(data, dict):
             error = data.get("error") or data.get("title") or ""
-            description = data.get("description") or data.get("error_description") or data.get("message") or data.get("detail") or ""
+            description = (
+                data.get("description") or data.get("error_description") or data.get("message") or data.get("detail") or ""
+            )
             if isinstance(data.get("errors"), (dict, list)) and not description:
                 description = str(data["errors"])
             detail = ": ".join(str(p) for p in (error, description) if p)
@@ -82,18 +84,38 @@ class CrmClient:
     """LGL's REST API on the shared HTTP core, with the pacer before every send and uncertain POSTs
     handed back to the caller."""
 
-    def __init__(self, base_url: str, api_key: str, *, pacer: Pacer | None = None, max_retries: int = 3,
-                 retry_base_s: float = 1.0, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None,
-                 on_request: Callable[[], None] | None = None, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        pacer: Pacer | None = None,
+        max_retries: int = 3,
+        retry_base_s: float = 1.0,
+        timeout_s: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+        on_request: Callable[[], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         if not api_key:
             raise ConfigError("CRM_API_KEY", "keyring/environment", "not set (synctool crm config --api-key)")
         self.base_url = check_base_url(base_url, "settings/environment/config")
         self.pacer = pacer
         self.on_request = on_request
-        self.api = ApiClient(self.base_url, name="CRM", describe=describe, headers={"Authorization": f"Bearer {api_key}"},
-                             timeout_s=timeout_s, max_retries=max_retries, retry_base_s=retry_base_s,
-                             retryable=RETRYABLE, uncertain_writes=True, before_send=self._before_send,
-                             sleep=sleep, transport=transport)
+        self.api = ApiClient(
+            self.base_url,
+            name="CRM",
+            describe=describe,
+            headers={"Authorization": f"Bearer {api_key}"},
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            retry_base_s=retry_base_s,
+            retryable=RETRYABLE,
+            uncertain_writes=True,
+            before_send=self._before_send,
+            sleep=sleep,
+            transport=transport,
+        )
 
     def _before_send(self) -> None:
         if self.pacer is not None:
@@ -114,8 +136,9 @@ class CrmClient:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
 
-    def iter_pages(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
-                   max_pages: int | None = None) -> Iterator[list[dict[str, Any]]]:
+    def iter_pages(
+        self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100, max_pages: int | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
         """Walk LGL's list envelope lazily: one request per page, only as far as the caller reads."""
         offset = 0
         pages = 0
@@ -132,15 +155,17 @@ class CrmClient:
                 return
             offset = int(next_item)
 
-    def iter_items(self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100,
-                   max_pages: int | None = None) -> Iterator[dict[str, Any]]:
+    def iter_items(
+        self, path: str, params: list[tuple[str, Any]] | None = None, *, page_size: int = 100, max_pages: int | None = None
+    ) -> Iterator[dict[str, Any]]:
         for items in self.iter_pages(path, params, page_size=page_size, max_pages=max_pages):
             yield from items
 
     # -- constituents --------------------------------------------------------------------------
 
-    def search_constituents(self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *,
-                            expand: str | None = EXPAND_CONTACTS, page_size: int = 100) -> Iterator[dict]:
+    def search_constituents(
+        self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *, expand: str | None = EXPAND_CONTACTS, page_size: int = 100
+    ) -> Iterator[dict]:
         params = search_params(clauses)
         if expand:
             params.append(("expand", expand))
@@ -231,4 +256,3 @@ class CrmClient:
 
     def reference_list(self, path: str, **params: Any) -> list[dict]:
         return list(self.iter_items(path, list(params.items()), page_size=200))
-

@@ -81,7 +81,8 @@ def create_body(person: Person, defaults: ProfileDefaults) -> dict[str, Any]:
         "last_name": person.last_name or person.org_name or person.email,
         "constituent_contact_type_name": defaults.constituent_contact_type_name,
         "email_addresses": [{"address": person.email.strip(), "email_type_name": "Home", "is_preferred": True}]
-        if person.email else [],
+        if person.email
+        else [],
     }
     if person.first_name or person.last_name:
         body["addressee"] = defaults.addressee_format.format(**names).strip()
@@ -94,15 +95,30 @@ def create_body(person: Person, defaults: ProfileDefaults) -> dict[str, Any]:
         body["phone_numbers"] = [{"number": person.phone, "phone_type_name": "Home", "is_preferred": True}]
     street = person.address.get("street")
     if street or person.address.get("city"):
-        body["street_addresses"] = [{
-            "street": street, "city": person.address.get("city"), "state": person.address.get("state"),
-            "postal_code": person.address.get("postal_code"), "country": person.address.get("country"),
-            "street_type_name": "Home", "is_preferred": True}]
+        body["street_addresses"] = [
+            {
+                "street": street,
+                "city": person.address.get("city"),
+                "state": person.address.get("state"),
+                "postal_code": person.address.get("postal_code"),
+                "country": person.address.get("country"),
+                "street_type_name": "Home",
+                "is_preferred": True,
+            }
+        ]
     return body
 
 
-def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, *,
-                    fresh_since: str | None = None, page_size: int = 250, use_link: bool = True) -> tuple[str, bool]:
+def match_or_create(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    person: Person,
+    defaults: ProfileDefaults,
+    *,
+    fresh_since: str | None = None,
+    page_size: int = 250,
+    use_link: bool = True,
+) -> tuple[str, bool]:
     """The constituent id for ``person`` and whether it was created now.
 
     ``fresh_since`` is when the current run started (an ``store.iso`` time; now when omitted): before
@@ -131,8 +147,9 @@ def match_or_create(crm: CrmClient, conn: sqlite3.Connection, person: Person, de
         return constituent_id, created
 
 
-def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults,
-            page_size: int) -> dict[str, Any]:
+def _create(
+    crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, page_size: int
+) -> dict[str, Any]:
     body = create_body(person, defaults)
     try:
         created = crm.create_constituent(body)
@@ -150,8 +167,17 @@ def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: 
 
 
 #: words with which a 400/422 body says the constituent it names is not there
-GONE_WORDS = ("not found", "does not exist", "doesn't exist", "no longer", "deleted", "invalid", "unknown",
-              "can't be blank", "is missing")
+GONE_WORDS = (
+    "not found",
+    "does not exist",
+    "doesn't exist",
+    "no longer",
+    "deleted",
+    "invalid",
+    "unknown",
+    "can't be blank",
+    "is missing",
+)
 
 
 def is_gone(error: Exception) -> bool:

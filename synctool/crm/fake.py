@@ -30,58 +30,146 @@ from starlette.routing import Route
 API = {"api_version": "1.0"}
 
 REFERENCE = {
-    "funds": [{"id": 2398, "name": "General", "code": "GEN"}, {"id": 2399, "name": "Events", "code": "EVT"},
-              {"id": 2400, "name": "Memberships", "code": "MEM"}, {"id": 2401, "name": "Language Classes", "code": "LANG"},
-              {"id": 2402, "name": "Retail", "code": "RET"}],
-    "campaigns": [{"id": 822, "name": "Annual Giving"}, {"id": 823, "name": "Spring Gala"}, {"id": 824, "name": "Membership Drive"}],
+    "funds": [
+        {"id": 2398, "name": "General", "code": "GEN"},
+        {"id": 2399, "name": "Events", "code": "EVT"},
+        {"id": 2400, "name": "Memberships", "code": "MEM"},
+        {"id": 2401, "name": "Language Classes", "code": "LANG"},
+        {"id": 2402, "name": "Retail", "code": "RET"},
+    ],
+    "campaigns": [
+        {"id": 822, "name": "Annual Giving"},
+        {"id": 823, "name": "Spring Gala"},
+        {"id": 824, "name": "Membership Drive"},
+    ],
     "appeals": [{"id": 2663, "name": "Annual Appeal 2026"}],
     "events": [{"id": 31, "name": "Spring Gala 2026"}],
-    "gift_types": [{"id": 1, "name": "Gift", "ordinal": 1}, {"id": 5, "name": "Other Income", "ordinal": 2},
-                   {"id": 7, "name": "Pledge", "ordinal": 3}, {"id": 8, "name": "In Kind", "ordinal": 4}],
-    "gift_categories": [{"id": 5937, "display_name": "Donation", "gift_type_id": 1, "gift_type_name": "Gift"},
-                        {"id": 5938, "display_name": "Ticket", "gift_type_id": 5, "gift_type_name": "Other Income"},
-                        {"id": 5939, "display_name": "Membership Dues", "gift_type_id": 5, "gift_type_name": "Other Income"}],
-    "payment_types": [{"id": 1507, "name": "Cash", "key": "cash"}, {"id": 1508, "name": "Check", "key": "check"},
-                      {"id": 1509, "name": "Credit Card", "key": "credit"}, {"id": 1510, "name": "Other", "key": "other"}],
-    "membership_levels": [{"id": 41, "name": "Individual", "ordinal": 1}, {"id": 42, "name": "Family", "ordinal": 2},
-                          {"id": 43, "name": "Student", "ordinal": 3}],
-    "relationship_types": [{"id": 3, "name": "Spouse", "short_code": "spouse", "type_code": "family", "reciprocal_id": 3},
-                           {"id": 4, "name": "Parent", "short_code": "parent", "type_code": "family", "reciprocal_id": 5},
-                           {"id": 5, "name": "Child", "short_code": "child", "type_code": "family", "reciprocal_id": 4},
-                           {"id": 9, "name": "Family", "short_code": "family", "type_code": "family", "reciprocal_id": 9}],
-    "groups": [{"id": 701, "name": "Full Scholarship", "key": "scholarship_full"},
-               {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial"},
-               {"id": 703, "name": "Board Member", "key": "board"}],
+    "gift_types": [
+        {"id": 1, "name": "Gift", "ordinal": 1},
+        {"id": 5, "name": "Other Income", "ordinal": 2},
+        {"id": 7, "name": "Pledge", "ordinal": 3},
+        {"id": 8, "name": "In Kind", "ordinal": 4},
+    ],
+    "gift_categories": [
+        {"id": 5937, "display_name": "Donation", "gift_type_id": 1, "gift_type_name": "Gift"},
+        {"id": 5938, "display_name": "Ticket", "gift_type_id": 5, "gift_type_name": "Other Income"},
+        {"id": 5939, "display_name": "Membership Dues", "gift_type_id": 5, "gift_type_name": "Other Income"},
+    ],
+    "payment_types": [
+        {"id": 1507, "name": "Cash", "key": "cash"},
+        {"id": 1508, "name": "Check", "key": "check"},
+        {"id": 1509, "name": "Credit Card", "key": "credit"},
+        {"id": 1510, "name": "Other", "key": "other"},
+    ],
+    "membership_levels": [
+        {"id": 41, "name": "Individual", "ordinal": 1},
+        {"id": 42, "name": "Family", "ordinal": 2},
+        {"id": 43, "name": "Student", "ordinal": 3},
+    ],
+    "relationship_types": [
+        {"id": 3, "name": "Spouse", "short_code": "spouse", "type_code": "family", "reciprocal_id": 3},
+        {"id": 4, "name": "Parent", "short_code": "parent", "type_code": "family", "reciprocal_id": 5},
+        {"id": 5, "name": "Child", "short_code": "child", "type_code": "family", "reciprocal_id": 4},
+        {"id": 9, "name": "Family", "short_code": "family", "type_code": "family", "reciprocal_id": 9},
+    ],
+    "groups": [
+        {"id": 701, "name": "Full Scholarship", "key": "scholarship_full"},
+        {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial"},
+        {"id": 703, "name": "Board Member", "key": "board"},
+    ],
 }
-TAG_CATEGORY = {"id": 1201, "item_type": "Constituent", "name": "Communication Tags", "key": "tags",
-                "facet_type": "list", "removable": True, "editable": True,
-                "keywords": [{"id": 12221, "category_id": 1201, "name": "Newsletter", "short_code": "newsletter"},
-                             {"id": 12222, "category_id": 1201, "name": "Unsubscribed", "short_code": "unsubscribed"},
-                             {"id": 12223, "category_id": 1201, "name": "Email Bounced", "short_code": "email_bounced"},
-                             {"id": 12224, "category_id": 1201, "name": "Do not call", "short_code": "do_not_call"}]}
+TAG_CATEGORY = {
+    "id": 1201,
+    "item_type": "Constituent",
+    "name": "Communication Tags",
+    "key": "tags",
+    "facet_type": "list",
+    "removable": True,
+    "editable": True,
+    "keywords": [
+        {"id": 12221, "category_id": 1201, "name": "Newsletter", "short_code": "newsletter"},
+        {"id": 12222, "category_id": 1201, "name": "Unsubscribed", "short_code": "unsubscribed"},
+        {"id": 12223, "category_id": 1201, "name": "Email Bounced", "short_code": "email_bounced"},
+        {"id": 12224, "category_id": 1201, "name": "Do not call", "short_code": "do_not_call"},
+    ],
+}
 
 #: gift custom fields are categories with ``item_type: "Gift"``; their keywords are the allowed values
-GIFT_FIELDS = [{"id": 1056, "item_type": "Gift", "name": "Referral Source", "key": "referral_source",
-                "facet_type": "list", "ordinal": 100, "removable": True, "editable": True,
-                "keywords": [{"id": 12252, "category_id": 1056, "name": "A friend", "short_code": None},
-                             {"id": 12253, "category_id": 1056, "name": "Social media", "short_code": None},
-                             {"id": 12254, "category_id": 1056, "name": "Newsletter", "short_code": None}]}]
+GIFT_FIELDS = [
+    {
+        "id": 1056,
+        "item_type": "Gift",
+        "name": "Referral Source",
+        "key": "referral_source",
+        "facet_type": "list",
+        "ordinal": 100,
+        "removable": True,
+        "editable": True,
+        "keywords": [
+            {"id": 12252, "category_id": 1056, "name": "A friend", "short_code": None},
+            {"id": 12253, "category_id": 1056, "name": "Social media", "short_code": None},
+            {"id": 12254, "category_id": 1056, "name": "Newsletter", "short_code": None},
+        ],
+    }
+]
 
-CONSTITUENT_TERMS = {"name", "eaddr", "external_id", "keyword", "groups", "phone_number", "street", "city", "state",
-                     "postal_code", "country", "constituent_type", "updated_from", "updated_to", "membership_status",
-                     "membership_level", "membership_end_date_from", "membership_end_date_to", "lists", "class",
-                     "custom_attr", "custom_attr_int", "custom_attr_from", "custom_attr_to"}
-GIFT_TERMS = {"date_from", "date_to", "created_from", "created_to", "updated_from", "updated_to", "gift_types",
-              "gift_amount", "payment_types", "campaigns", "funds", "appeals", "events", "categories",
-              "appeal_types", "event_types", "gift_ids", "external_gift_ids"}
+CONSTITUENT_TERMS = {
+    "name",
+    "eaddr",
+    "external_id",
+    "keyword",
+    "groups",
+    "phone_number",
+    "street",
+    "city",
+    "state",
+    "postal_code",
+    "country",
+    "constituent_type",
+    "updated_from",
+    "updated_to",
+    "membership_status",
+    "membership_level",
+    "membership_end_date_from",
+    "membership_end_date_to",
+    "lists",
+    "class",
+    "custom_attr",
+    "custom_attr_int",
+    "custom_attr_from",
+    "custom_attr_to",
+}
+GIFT_TERMS = {
+    "date_from",
+    "date_to",
+    "created_from",
+    "created_to",
+    "updated_from",
+    "updated_to",
+    "gift_types",
+    "gift_amount",
+    "payment_types",
+    "campaigns",
+    "funds",
+    "appeals",
+    "events",
+    "categories",
+    "appeal_types",
+    "event_types",
+    "gift_ids",
+    "external_gift_ids",
+}
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-SORTS = {"name": lambda c: (str(c.get("sort_name") or "").lower(),),
-         "external_id": lambda c: (str(c.get("external_constituent_id") or ""),),
-         "lgl_id": lambda c: (c["id"],), "date_created": lambda c: (c["created_at"],),
-         "date_updated": lambda c: (c["updated_at"],), "membership_level": lambda c: ("",),
-         "membership_end_date_from": lambda c: ("",)}
-CONTACT_KINDS = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street",
-                 "web_addresses": "url"}
+SORTS = {
+    "name": lambda c: (str(c.get("sort_name") or "").lower(),),
+    "external_id": lambda c: (str(c.get("external_constituent_id") or ""),),
+    "lgl_id": lambda c: (c["id"],),
+    "date_created": lambda c: (c["created_at"],),
+    "date_updated": lambda c: (c["updated_at"],),
+    "membership_level": lambda c: ("",),
+    "membership_end_date_from": lambda c: ("",),
+}
+CONTACT_KINDS = {"email_addresses": "address", "phone_numbers": "number", "street_addresses": "street", "web_addresses": "url"}
 
 
 def now_stamp() -> str:
@@ -91,8 +179,7 @@ def now_stamp() -> str:
 class FakeCrm:
     """State, counters and fault switches behind the app; tests may read it directly in-process."""
 
-    def __init__(self, api_key: str = "test-crm-key", *, limit: int = 300, window_s: float = 300.0,
-                 timeout_sleep_s: float = 3.0):
+    def __init__(self, api_key: str = "test-crm-key", *, limit: int = 300, window_s: float = 300.0, timeout_sleep_s: float = 3.0):
         self.api_key = api_key
         self.limit = limit
         self.window_s = window_s
@@ -123,16 +210,22 @@ class FakeCrm:
 
     def stats(self) -> dict:
         times = [r["at"] for r in self.requests if r["status"] != 429]
-        gaps = [b - a for a, b in zip(times, times[1:])]
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         worst = 0
         start = 0
         for end in range(len(times)):  # the most requests seen in any window
             while times[end] - times[start] >= self.window_s:
                 start += 1
             worst = max(worst, end - start + 1)
-        return {"requests": len(self.requests), "served": len(times), "rejected_429": self.rejected_429,
-                "max_in_any_window": worst, "min_gap_s": min(gaps) if gaps else None,
-                "constituents": len(self.constituents), "gifts": len(self.gifts)}
+        return {
+            "requests": len(self.requests),
+            "served": len(times),
+            "rejected_429": self.rejected_429,
+            "max_in_any_window": worst,
+            "min_gap_s": min(gaps) if gaps else None,
+            "constituents": len(self.constituents),
+            "gifts": len(self.gifts),
+        }
 
     def create_constituent(self, body: dict) -> dict:
         """What ``POST /constituents`` stores (tests and benches seed the CRM with it too)."""
@@ -154,9 +247,14 @@ class FakeCrm:
     def add_contact_row(self, cid: int, kind: str, row: dict, preferred: bool | None = None) -> dict:
         rid = self.new_id()
         existing_pref = any(r["is_preferred"] for r in self.contacts[kind].values() if r["item_id"] == cid)
-        record = {"id": rid, "item_id": cid, "item_type": "Constituent", **row,
-                  "is_preferred": bool(row.get("is_preferred", preferred)) and not existing_pref,
-                  "not_current": bool(row.get("not_current", False))}
+        record = {
+            "id": rid,
+            "item_id": cid,
+            "item_type": "Constituent",
+            **row,
+            "is_preferred": bool(row.get("is_preferred", preferred)) and not existing_pref,
+            "not_current": bool(row.get("not_current", False)),
+        }
         if kind == "phone_numbers":
             record["normalized_number"] = "".join(ch for ch in str(row.get("number", "")) if ch.isdigit())
         self.contacts[kind][rid] = record
@@ -190,12 +288,22 @@ def resolve_custom_fields(fields: list) -> list[dict]:
     dropped without an error."""
     resolved = []
     for field in fields:
-        category = next((c for c in GIFT_FIELDS if field.get("id") == c["id"] or field.get("key") == c["key"]
-                         or field.get("name") == c["name"]), None)
+        category = next(
+            (
+                c
+                for c in GIFT_FIELDS
+                if field.get("id") == c["id"] or field.get("key") == c["key"] or field.get("name") == c["name"]
+            ),
+            None,
+        )
         if category is None:
             continue
-        values = [k for v in field.get("values") or [] for k in category["keywords"]
-                  if v.get("id") == k["id"] or v.get("name") == k["name"]]
+        values = [
+            k
+            for v in field.get("values") or []
+            for k in category["keywords"]
+            if v.get("id") == k["id"] or v.get("name") == k["name"]
+        ]
         if values:
             resolved.append({**{k: v for k, v in category.items() if k != "keywords"}, "values": values})
     return resolved
@@ -207,9 +315,16 @@ def _envelope(items: list, request: Request, item_type: str) -> JSONResponse:
         offset = int(request.query_params.get("offset", 0))
     except ValueError:
         return _param_error("limit/offset must be integers")
-    page = items[offset:offset + limit]
-    body = {**API, "items_count": len(page), "total_items": len(items), "limit": limit, "offset": offset,
-            "item_type": item_type, "items": page}
+    page = items[offset : offset + limit]
+    body = {
+        **API,
+        "items_count": len(page),
+        "total_items": len(items),
+        "limit": limit,
+        "offset": offset,
+        "item_type": item_type,
+        "items": page,
+    }
     if offset + len(page) < len(items):
         body["next_item"] = offset + len(page)
         body["next_link"] = f"{request.url.path}?limit={limit}&offset={offset + len(page)}"
@@ -261,8 +376,9 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         """LGL documents no 404 for a deleted constituent: the fake answers as ``crm.gone_status`` says."""
         if crm.gone_status == 404:
             return not_found()
-        return JSONResponse({**API, "error": "Validation Failed", "description": "Constituent not found"},
-                            status_code=crm.gone_status)
+        return JSONResponse(
+            {**API, "error": "Validation Failed", "description": "Constituent not found"}, status_code=crm.gone_status
+        )
 
     # -- constituents ----------------------------------------------------------------------------
 
@@ -279,7 +395,9 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 if field == "name":
                     ok = any(v in str(c.get(k) or "").lower() for k in ("first_name", "last_name", "org_name", "nick_name"))
                 elif field == "eaddr":
-                    ok = any(r["address"].lower() == v for r in crm.contacts["email_addresses"].values() if r["item_id"] == c["id"])
+                    ok = any(
+                        r["address"].lower() == v for r in crm.contacts["email_addresses"].values() if r["item_id"] == c["id"]
+                    )
                 elif field == "external_id":
                     ok = str(c.get("external_constituent_id") or "") == value
                 elif field == "keyword":
@@ -340,7 +458,9 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             return _envelope([r for r in crm.contacts[kind].values() if r["item_id"] == c["id"]], request, kind[:-1])
         body = await body_of(request)
         if not body.get(CONTACT_KINDS[kind]):
-            return JSONResponse({**API, "error": "Validation Failed", "description": f"{CONTACT_KINDS[kind]} can't be blank"}, status_code=422)
+            return JSONResponse(
+                {**API, "error": "Validation Failed", "description": f"{CONTACT_KINDS[kind]} can't be blank"}, status_code=422
+            )
         return JSONResponse({**API, **crm.add_contact_row(c["id"], kind, body)})
 
     async def contact_item(request: Request):
@@ -364,27 +484,63 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         if c is None:
             return constituent_gone()
         if request.method == "GET":
-            short = [{k: g[k] for k in ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at", "updated_at")}
-                     | {"amount": g["received_amount"], "date": g["received_date"]}
-                     for g in crm.gifts.values() if g["constituent_id"] == c["id"]]
+            short = [
+                {k: g[k] for k in ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at", "updated_at")}
+                | {"amount": g["received_amount"], "date": g["received_date"]}
+                for g in crm.gifts.values()
+                if g["constituent_id"] == c["id"]
+            ]
             return _envelope(short, request, "gift")
         body = await body_of(request)
         ext = body.get("external_id")
         if ext is not None and any(str(g.get("external_id")) == str(ext) for g in crm.gifts.values()):
-            return JSONResponse({**API, "error": "Validation Failed", "description": "External Gift ID already exists"}, status_code=422)
+            return JSONResponse(
+                {**API, "error": "Validation Failed", "description": "External Gift ID already exists"}, status_code=422
+            )
         if body.get("received_amount") is None:
-            return JSONResponse({**API, "error": "Validation Failed", "description": "received_amount can't be blank"}, status_code=422)
+            return JSONResponse(
+                {**API, "error": "Validation Failed", "description": "received_amount can't be blank"}, status_code=422
+            )
         gid = crm.new_id()
         now = now_stamp()
-        gift = {"id": gid, "constituent_id": c["id"], "external_id": ext, "is_anon": False, "gift_type_id": 1,
-                "gift_type_name": "Gift", "fund_id": 0, "fund_name": None, "campaign_id": 0, "campaign_name": None,
-                "appeal_id": 0, "event_id": 0, "payment_type_id": None, "payment_type_name": None, "note": None,
-                "created_at": now, "updated_at": now, **body}
+        gift = {
+            "id": gid,
+            "constituent_id": c["id"],
+            "external_id": ext,
+            "is_anon": False,
+            "gift_type_id": 1,
+            "gift_type_name": "Gift",
+            "fund_id": 0,
+            "fund_name": None,
+            "campaign_id": 0,
+            "campaign_name": None,
+            "appeal_id": 0,
+            "event_id": 0,
+            "payment_type_id": None,
+            "payment_type_name": None,
+            "note": None,
+            "created_at": now,
+            "updated_at": now,
+            **body,
+        }
         gift["received_amount"] = float(body["received_amount"])
-        for kind, key in (("funds", "fund"), ("campaigns", "campaign"), ("payment_types", "payment_type"),
-                          ("gift_types", "gift_type"), ("gift_categories", "gift_category"), ("appeals", "appeal")):
-            ref = next((r for r in REFERENCE[kind] if str(r["id"]) == str(body.get(f"{key}_id"))
-                        or (body.get(f"{key}_name") and r.get("name", r.get("display_name")) == body.get(f"{key}_name"))), None)
+        for kind, key in (
+            ("funds", "fund"),
+            ("campaigns", "campaign"),
+            ("payment_types", "payment_type"),
+            ("gift_types", "gift_type"),
+            ("gift_categories", "gift_category"),
+            ("appeals", "appeal"),
+        ):
+            ref = next(
+                (
+                    r
+                    for r in REFERENCE[kind]
+                    if str(r["id"]) == str(body.get(f"{key}_id"))
+                    or (body.get(f"{key}_name") and r.get("name", r.get("display_name")) == body.get(f"{key}_name"))
+                ),
+                None,
+            )
             if ref:
                 gift[f"{key}_id"] = ref["id"]
                 gift[f"{key}_name"] = ref.get("name", ref.get("display_name"))
@@ -429,12 +585,15 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 return _envelope([r for r in store_.values() if r["constituent_id"] == c["id"]], request, item_type)
             body = await body_of(request)
             if required and not (body.get(required) or body.get(required.replace("_id", "_name"))):
-                return JSONResponse({**API, "error": "Validation Failed", "description": f"{required} can't be blank"}, status_code=422)
+                return JSONResponse(
+                    {**API, "error": "Validation Failed", "description": f"{required} can't be blank"}, status_code=422
+                )
             rid = crm.new_id()
             record = {"id": rid, "constituent_id": c["id"], **(defaults or {}), **body}
             store_[rid] = record
             crm.touch(c["id"])
             return JSONResponse({**API, **record})
+
         return endpoint
 
     def item(store_: dict):
@@ -450,6 +609,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             if request.method == "PATCH":
                 record.update(await body_of(request))
             return JSONResponse({**API, **record})
+
         return endpoint
 
     async def keywords_add(request: Request):
@@ -475,28 +635,40 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
     def reference(kind: str):
         async def endpoint(request: Request):
             return _envelope(REFERENCE[kind], request, kind[:-1])
+
         return endpoint
 
     async def categories(request: Request):
         kind = request.query_params.get("item_type", "Constituent")
-        return _envelope([TAG_CATEGORY] if kind == "Constituent" else GIFT_FIELDS if kind == "Gift" else [],
-                         request, "category")
+        return _envelope([TAG_CATEGORY] if kind == "Constituent" else GIFT_FIELDS if kind == "Gift" else [], request, "category")
 
     # -- the fake's own controls (not part of LGL) -------------------------------------------------
 
     async def control_faults(request: Request):
         body = await body_of(request)
-        crm.faults.append({"mode": body.get("mode", "500"), "count": int(body.get("count", 1)),
-                           "method": body.get("method"), "path": body.get("path")})
+        crm.faults.append(
+            {
+                "mode": body.get("mode", "500"),
+                "count": int(body.get("count", 1)),
+                "method": body.get("method"),
+                "path": body.get("path"),
+            }
+        )
         return JSONResponse({"faults": crm.faults})
 
     async def control_state(request: Request):
-        return JSONResponse({"stats": crm.stats(), "constituents": list(crm.constituents.values()),
-                             "gifts": list(crm.gifts.values()), "keywords": {str(k): sorted(v) for k, v in crm.keywords.items()},
-                             "memberships": list(crm.memberships.values()),
-                             "relationships": list(crm.relationships.values()),
-                             "group_memberships": list(crm.group_memberships.values()),
-                             "requests": crm.requests[-2000:]})
+        return JSONResponse(
+            {
+                "stats": crm.stats(),
+                "constituents": list(crm.constituents.values()),
+                "gifts": list(crm.gifts.values()),
+                "keywords": {str(k): sorted(v) for k, v in crm.keywords.items()},
+                "memberships": list(crm.memberships.values()),
+                "relationships": list(crm.relationships.values()),
+                "group_memberships": list(crm.group_memberships.values()),
+                "requests": crm.requests[-2000:],
+            }
+        )
 
     async def control_reset(request: Request):
         crm.reset()
@@ -508,12 +680,17 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         Route(v + "/constituents", constituents_collection, methods=["GET", "POST"]),
         Route(v + "/constituents/{id:int}", constituent_item, methods=["GET", "PATCH", "DELETE"]),
         Route(v + "/constituents/{cid:int}/gifts", gifts_collection, methods=["GET", "POST"]),
-        Route(v + "/constituents/{cid:int}/memberships",
-              sub_collection(crm.memberships, "membership"), methods=["GET", "POST"]),
-        Route(v + "/constituents/{cid:int}/constituent_relationships",
-              sub_collection(crm.relationships, "constituent_relationship"), methods=["GET", "POST"]),
-        Route(v + "/constituents/{cid:int}/group_memberships",
-              sub_collection(crm.group_memberships, "group_membership", "group_id", {"is_current": True}), methods=["GET", "POST"]),
+        Route(v + "/constituents/{cid:int}/memberships", sub_collection(crm.memberships, "membership"), methods=["GET", "POST"]),
+        Route(
+            v + "/constituents/{cid:int}/constituent_relationships",
+            sub_collection(crm.relationships, "constituent_relationship"),
+            methods=["GET", "POST"],
+        ),
+        Route(
+            v + "/constituents/{cid:int}/group_memberships",
+            sub_collection(crm.group_memberships, "group_membership", "group_id", {"is_current": True}),
+            methods=["GET", "POST"],
+        ),
         Route(v + "/constituents/{cid:int}/keywords", keywords_add, methods=["POST"]),
         Route(v + "/constituents/{cid:int}/keywords/{id:int}", keywords_remove, methods=["DELETE"]),
         Route(v + "/gifts/search", gifts_search, methods=["GET"]),
@@ -539,8 +716,14 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             scope = dict(scope, path=scope["path"][:-5])
         request = Request(scope, receive)
         now = time.time()
-        entry = {"at": now, "method": request.method, "path": scope["path"],
-                 "query": list(request.query_params.multi_items()), "status": None, "body": None}
+        entry = {
+            "at": now,
+            "method": request.method,
+            "path": scope["path"],
+            "query": list(request.query_params.multi_items()),
+            "status": None,
+            "body": None,
+        }
         body = await request.body()
         if body:
             try:
@@ -562,25 +745,40 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 crm.recent.append(now)
             fault = None
             for f in crm.faults:
-                if f["count"] > 0 and (not f["method"] or f["method"] == request.method) and (
-                        not f["path"] or f["path"] in scope["path"]):
+                if (
+                    f["count"] > 0
+                    and (not f["method"] or f["method"] == request.method)
+                    and (not f["path"] or f["path"] in scope["path"])
+                ):
                     f["count"] -= 1
                     fault = f["mode"]
                     break
         auth = request.headers.get("authorization", "")
         if over:
-            response: Response = JSONResponse({"error": "Too Many Requests", "description": "rate limit exceeded"},
-                                              status_code=429, headers={"Retry-After": "1"})
+            response: Response = JSONResponse(
+                {"error": "Too Many Requests", "description": "rate limit exceeded"},
+                status_code=429,
+                headers={"Retry-After": "1"},
+            )
         elif not auth:
-            response = PlainTextResponse("HTTP Basic: Access denied.\n", status_code=401,
-                                         headers={"WWW-Authenticate": 'Basic realm="API"'})
+            response = PlainTextResponse(
+                "HTTP Basic: Access denied.\n", status_code=401, headers={"WWW-Authenticate": 'Basic realm="API"'}
+            )
         elif auth != f"Bearer {crm.api_key}":
-            response = JSONResponse({"error": "invalid_token", "error_description": "The access token provided is "
-                                     "expired, revoked, malformed or invalid for other reasons."}, status_code=401,
-                                    headers={"WWW-Authenticate": 'Bearer realm="Rack::OAuth2 Protected Resources", error="invalid_token"'})
+            response = JSONResponse(
+                {
+                    "error": "invalid_token",
+                    "error_description": "The access token provided is expired, revoked, malformed or invalid for other reasons.",
+                },
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="Rack::OAuth2 Protected Resources", error="invalid_token"'},
+            )
         elif fault == "500":
-            response = PlainTextResponse("<html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
-                                         status_code=500, media_type="text/html")
+            response = PlainTextResponse(
+                "<html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
+                status_code=500,
+                media_type="text/html",
+            )
         elif fault == "timeout":
             await asyncio.sleep(crm.timeout_sleep_s)
             response = JSONResponse({"error": "late"}, status_code=504)
@@ -597,9 +795,10 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             try:
                 await inner(scope, replay, capture)
             except (ValueError, KeyError) as exc:
-                captured = {"start": {"type": "http.response.start", "status": 400,
-                                      "headers": [(b"content-type", b"application/json")]},
-                            "body": json.dumps({**API, "error": "Bad Request", "description": str(exc)}).encode()}
+                captured = {
+                    "start": {"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]},
+                    "body": json.dumps({**API, "error": "Bad Request", "description": str(exc)}).encode(),
+                }
             if fault == "commit_timeout":  # the write happened; the answer never arrives in time
                 await asyncio.sleep(crm.timeout_sleep_s)
             entry["status"] = captured["start"]["status"]

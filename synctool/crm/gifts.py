@@ -9,7 +9,7 @@ created. LGL's 422 "External Gift ID already exists" is handled the same way.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -33,7 +33,7 @@ def gift_date(moment: str | None, *zones: str | None) -> str:
     """The calendar day of ``moment`` (ISO 8601 with an offset) where the money was given: the first known
     time zone of ``zones`` (the platform's, then the organisation's), else UTC. An evening gift in
     California on 31 December belongs to that year, not the next."""
-    where = next((z for z in map(zone, zones) if z is not None), timezone.utc)
+    where = next((z for z in map(zone, zones) if z is not None), UTC)
     if not moment:
         return datetime.now(where).strftime("%Y-%m-%d")
     parsed = parse_iso(moment, assume_utc=False)
@@ -54,7 +54,8 @@ def _mark(conn: sqlite3.Connection, external_id: str, state: str, crm_id: Any = 
             "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at) VALUES (?, 'gift', ?, ?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
             " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at",
-            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso()))
+            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso()),
+        )
 
 
 def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
@@ -64,8 +65,15 @@ def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
     return None
 
 
-def create_once(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, body: dict[str, Any], *,
-                job_id: str | None = None, force_lookup: bool = False) -> tuple[str, bool]:
+def create_once(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    constituent_id: str,
+    body: dict[str, Any],
+    *,
+    job_id: str | None = None,
+    force_lookup: bool = False,
+) -> tuple[str, bool]:
     """The CRM gift id for ``body['external_id']`` and whether this call created it."""
     external_id = body["external_id"]
     entry = recorded(conn, external_id)

@@ -47,34 +47,50 @@ def digits(number: str | None) -> str:
 
 # -- writing ---------------------------------------------------------------------------------------
 
+
 def put(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
     """Upsert one constituent as the CRM returned it. Contact lists missing from ``record`` are kept as
     they were; a list that is present replaces the mirrored one. Call inside a transaction."""
     cid = int(record["id"])
     columns = {name: record.get(name) for name in NAME_FIELDS}
-    columns.update(is_org=int(bool(record.get("is_org"))), created_at=record.get("created_at"),
-                   updated_at=record.get("updated_at"), mirrored_at=store.iso(),
-                   external_constituent_id=None if record.get("external_constituent_id") in (None, "")
-                   else str(record["external_constituent_id"]))
+    columns.update(
+        is_org=int(bool(record.get("is_org"))),
+        created_at=record.get("created_at"),
+        updated_at=record.get("updated_at"),
+        mirrored_at=store.iso(),
+        external_constituent_id=None
+        if record.get("external_constituent_id") in (None, "")
+        else str(record["external_constituent_id"]),
+    )
     names = ", ".join(columns)
     updates = ", ".join(f"{name} = excluded.{name}" for name in columns)
-    conn.execute(f"INSERT INTO crm_constituents (id, {names}) VALUES (?, {', '.join('?' * len(columns))})"
-                 f" ON CONFLICT (id) DO UPDATE SET {updates}", (cid, *columns.values()))
+    conn.execute(
+        f"INSERT INTO crm_constituents (id, {names}) VALUES (?, {', '.join('?' * len(columns))})"
+        f" ON CONFLICT (id) DO UPDATE SET {updates}",
+        (cid, *columns.values()),
+    )
     if "email_addresses" in record:
         conn.execute("DELETE FROM crm_constituent_emails WHERE constituent_id = ?", (cid,))
-        conn.executemany("INSERT INTO crm_constituent_emails (constituent_id, address, normalized) VALUES (?, ?, ?)",
-                         [(cid, r["address"], normalize_email(r["address"]))
-                          for r in record["email_addresses"] or [] if r.get("address")])
+        conn.executemany(
+            "INSERT INTO crm_constituent_emails (constituent_id, address, normalized) VALUES (?, ?, ?)",
+            [(cid, r["address"], normalize_email(r["address"])) for r in record["email_addresses"] or [] if r.get("address")],
+        )
     if "phone_numbers" in record:
         conn.execute("DELETE FROM crm_constituent_phones WHERE constituent_id = ?", (cid,))
-        conn.executemany("INSERT INTO crm_constituent_phones (constituent_id, number, digits) VALUES (?, ?, ?)",
-                         [(cid, r["number"], digits(r["number"])) for r in record["phone_numbers"] or [] if r.get("number")])
+        conn.executemany(
+            "INSERT INTO crm_constituent_phones (constituent_id, number, digits) VALUES (?, ?, ?)",
+            [(cid, r["number"], digits(r["number"])) for r in record["phone_numbers"] or [] if r.get("number")],
+        )
     if "street_addresses" in record:
         conn.execute("DELETE FROM crm_constituent_addresses WHERE constituent_id = ?", (cid,))
-        conn.executemany("INSERT INTO crm_constituent_addresses (constituent_id, street, city, state, postal_code,"
-                         " country) VALUES (?, ?, ?, ?, ?, ?)",
-                         [(cid, r.get("street"), r.get("city"), r.get("state"), r.get("postal_code"), r.get("country"))
-                          for r in record["street_addresses"] or []])
+        conn.executemany(
+            "INSERT INTO crm_constituent_addresses (constituent_id, street, city, state, postal_code,"
+            " country) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (cid, r.get("street"), r.get("city"), r.get("state"), r.get("postal_code"), r.get("country"))
+                for r in record["street_addresses"] or []
+            ],
+        )
 
 
 def forget(conn: sqlite3.Connection, constituent_id: Any) -> None:
@@ -114,8 +130,17 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
             "UPDATE crm_mirror_state SET watermark = ?, refreshed_at = ?, last_kind = ?, last_requests = ?,"
             " last_rows = ?, last_seconds = ?, full_loaded_at = CASE WHEN ? THEN ? ELSE full_loaded_at END"
             " WHERE id = 1",
-            (newest.strftime(WATERMARK_FORMAT) if newest else EPOCH, started_iso, "full" if full else "incremental",
-             requests, rows, round(time.monotonic() - started, 3), full, started_iso))
+            (
+                newest.strftime(WATERMARK_FORMAT) if newest else EPOCH,
+                started_iso,
+                "full" if full else "incremental",
+                requests,
+                rows,
+                round(time.monotonic() - started, 3),
+                full,
+                started_iso,
+            ),
+        )
     return {"kind": "full" if full else "incremental", "since": since, "requests": requests, "rows": rows}
 
 
@@ -132,6 +157,7 @@ def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_s
 
 # -- reading ---------------------------------------------------------------------------------------
 
+
 def _state(conn: sqlite3.Connection, column: str) -> Any:
     return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
 
@@ -139,29 +165,42 @@ def _state(conn: sqlite3.Connection, column: str) -> Any:
 def status(conn: sqlite3.Connection) -> dict[str, Any]:
     """What the operator sees (`crm mirror`, `crm budget`, `doctor`): rows, watermark, age, last refresh."""
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
-    counts = {"constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
-              "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0]}
+    counts = {
+        "constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
+        "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0],
+    }
     age = age_s(row["refreshed_at"])
-    return {**counts, "watermark": row["watermark"], "refreshed_at": row["refreshed_at"],
-            "age_s": None if age is None else round(age, 1),
-            "full_loaded_at": row["full_loaded_at"], "last_refresh": {
-                "kind": row["last_kind"], "requests": row["last_requests"], "rows": row["last_rows"],
-                "seconds": row["last_seconds"]}}
+    return {
+        **counts,
+        "watermark": row["watermark"],
+        "refreshed_at": row["refreshed_at"],
+        "age_s": None if age is None else round(age, 1),
+        "full_loaded_at": row["full_loaded_at"],
+        "last_refresh": {
+            "kind": row["last_kind"],
+            "requests": row["last_requests"],
+            "rows": row["last_rows"],
+            "seconds": row["last_seconds"],
+        },
+    }
 
 
 def _records(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    records = {r["id"]: {**dict(r), "email_addresses": [], "phone_numbers": [], "street_addresses": []}
-               for r in conn.execute(f"SELECT * FROM crm_constituents WHERE id IN ({marks}) ORDER BY id", ids)}
+    records = {
+        r["id"]: {**dict(r), "email_addresses": [], "phone_numbers": [], "street_addresses": []}
+        for r in conn.execute(f"SELECT * FROM crm_constituents WHERE id IN ({marks}) ORDER BY id", ids)
+    }
     for r in conn.execute(f"SELECT constituent_id, address FROM crm_constituent_emails WHERE constituent_id IN ({marks})", ids):
         records[r[0]]["email_addresses"].append({"address": r[1]})
     for r in conn.execute(f"SELECT constituent_id, number FROM crm_constituent_phones WHERE constituent_id IN ({marks})", ids):
         records[r[0]]["phone_numbers"].append({"number": r[1]})
     for r in conn.execute(f"SELECT * FROM crm_constituent_addresses WHERE constituent_id IN ({marks})", ids):
         records[r["constituent_id"]]["street_addresses"].append(
-            {k: r[k] for k in ("street", "city", "state", "postal_code", "country")})
+            {k: r[k] for k in ("street", "city", "state", "postal_code", "country")}
+        )
     return list(records.values())
 
 
@@ -186,9 +225,13 @@ def find(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[dict[s
     if not needle:
         return []
     like = f"%{needle}%"
-    queries = [("SELECT constituent_id FROM crm_constituent_emails WHERE normalized LIKE ?", like),
-               ("SELECT id FROM crm_constituents WHERE " + " OR ".join(f"lower({f}) LIKE ?" for f in NAME_FIELDS),
-                (like,) * len(NAME_FIELDS))]
+    queries = [
+        ("SELECT constituent_id FROM crm_constituent_emails WHERE normalized LIKE ?", like),
+        (
+            "SELECT id FROM crm_constituents WHERE " + " OR ".join(f"lower({f}) LIKE ?" for f in NAME_FIELDS),
+            (like,) * len(NAME_FIELDS),
+        ),
+    ]
     if len(digits(needle)) >= 4:
         queries.append(("SELECT constituent_id FROM crm_constituent_phones WHERE digits LIKE ?", f"%{digits(needle)}%"))
     ids: set[int] = set()

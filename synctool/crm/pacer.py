@@ -64,8 +64,12 @@ class Pacer:
         last = conn.execute("SELECT max(at) FROM crm_requests").fetchone()[0]
         slot = now if last is None else max(now, last + lim.spacing_s)
         while True:
-            recent = [r[0] for r in conn.execute(
-                "SELECT at FROM crm_requests WHERE at > ? ORDER BY at", (slot - lim.window_s - lim.margin_s,))]
+            recent = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT at FROM crm_requests WHERE at > ? ORDER BY at", (slot - lim.window_s - lim.margin_s,)
+                )
+            ]
             if len(recent) < lim.requests:
                 return slot
             # wait until the oldest reservation that would break the cap has left the window
@@ -95,13 +99,18 @@ class Pacer:
         lim = self.limits
         conn = self._conn()
         now = self._clock()
-        used = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ? AND at <= ?",
-                            (now - lim.window_s, now)).fetchone()[0]
+        used = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ? AND at <= ?", (now - lim.window_s, now)).fetchone()[0]
         ahead = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ?", (now,)).fetchone()[0]
-        return {"account_limit": lim.account_limit or lim.requests, "limit": lim.requests, "window_s": lim.window_s,
-                "min_interval_ms": lim.min_interval_s * 1000, "used_in_window": used, "reserved_ahead": ahead,
-                "remaining": max(lim.requests - used - ahead, 0),
-                "next_slot_in_s": round(max(self._next_slot(conn, now) - now, 0.0), 3)}
+        return {
+            "account_limit": lim.account_limit or lim.requests,
+            "limit": lim.requests,
+            "window_s": lim.window_s,
+            "min_interval_ms": lim.min_interval_s * 1000,
+            "used_in_window": used,
+            "reserved_ahead": ahead,
+            "remaining": max(lim.requests - used - ahead, 0),
+            "next_slot_in_s": round(max(self._next_slot(conn, now) - now, 0.0), 3),
+        }
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

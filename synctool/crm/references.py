@@ -15,9 +15,15 @@ from synctool.errors import InvalidInput, one_of
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
 LISTS = {
-    "funds": "/funds", "campaigns": "/campaigns", "appeals": "/appeals", "gift-types": "/gift_types",
-    "gift-categories": "/gift_categories", "payment-types": "/payment_types",
-    "membership-levels": "/membership_levels", "relationship-types": "/relationship_types", "groups": "/groups",
+    "funds": "/funds",
+    "campaigns": "/campaigns",
+    "appeals": "/appeals",
+    "gift-types": "/gift_types",
+    "gift-categories": "/gift_categories",
+    "payment-types": "/payment_types",
+    "membership-levels": "/membership_levels",
+    "relationship-types": "/relationship_types",
+    "groups": "/groups",
 }
 #: cached from ``/categories``: the constituent category with key ``tags``, and every gift category
 CATEGORY_KINDS = ("tags", "gift-fields")
@@ -38,8 +44,11 @@ def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
 
 def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
     one_of(kind, [*LISTS, *CATEGORY_KINDS], "CRM list")
-    return {"kind": kind, "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
-            "items": settings.cache_list(conn, f"crm:{kind}")}
+    return {
+        "kind": kind,
+        "refreshed_at": settings.cache_refreshed_at(conn, f"crm:{kind}"),
+        "items": settings.cache_list(conn, f"crm:{kind}"),
+    }
 
 
 def find(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any] | None:

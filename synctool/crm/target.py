@@ -45,7 +45,11 @@ def target(conn: sqlite3.Connection, rt: Runtime) -> CrmTarget:
             url, source = rt.config.crm.sandbox_base_url, f"config crm.sandbox_base_url ({rt.config.source})"
         else:
             url = rt.config.crm.base_url
-            source = "environment CRM_API_BASE_URL" if rt.environ.get("CRM_API_BASE_URL") else f"config crm.base_url ({rt.config.source})"
+            source = (
+                "environment CRM_API_BASE_URL"
+                if rt.environ.get("CRM_API_BASE_URL")
+                else f"config crm.base_url ({rt.config.source})"
+            )
     name = key_name(env)
     key_source = rt.secrets.source(name)
     if key_source is None and rt.secrets.source("CRM_API_KEY") == "environment":
@@ -56,9 +60,16 @@ def target(conn: sqlite3.Connection, rt: Runtime) -> CrmTarget:
 def pacer(rt: Runtime) -> Pacer:
     """The pacer for synctool's share of the account's CRM budget (never more than the whole limit)."""
     share = min(rt.config.crm.share_requests, rt.config.crm.rate_limit_requests)
-    return Pacer(rt.config.db_path, Limits(share, rt.config.crm.rate_limit_window_s, rt.config.crm.min_interval_ms / 1000,
-                                        account_limit=rt.config.crm.rate_limit_requests,
-                                        send_margin_s=rt.config.crm.send_margin_ms / 1000))
+    return Pacer(
+        rt.config.db_path,
+        Limits(
+            share,
+            rt.config.crm.rate_limit_window_s,
+            rt.config.crm.min_interval_ms / 1000,
+            account_limit=rt.config.crm.rate_limit_requests,
+            send_margin_s=rt.config.crm.send_margin_ms / 1000,
+        ),
+    )
 
 
 def budget(rt: Runtime) -> dict:
@@ -70,17 +81,26 @@ def budget(rt: Runtime) -> dict:
         pacer_.close()
 
 
-def open_client(conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None,
-                transport=None):
+def open_client(conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None, transport=None):
     """A CrmClient for the active environment; ConfigError naming what is missing, before any request."""
     from synctool.crm.client import CrmClient, check_base_url
+
     where = target(conn, rt)
     check_base_url(where.base_url, where.base_url_source)
     key = rt.secrets.get(where.key_name)
     if not key:
-        raise ConfigError(key_name(where.environment), "keyring/environment",
-                          f"no CRM API key for the {where.environment} environment; run "
-                          "`synctool crm config --api-key` or set CRM_API_KEY")
-    return CrmClient(where.base_url, key, pacer=pacer(rt), max_retries=rt.config.crm.max_retries,
-                     retry_base_s=rt.config.crm.retry_base_ms / 1000, timeout_s=rt.config.crm.timeout_s,
-                     on_request=on_request, transport=transport or rt.transport("crm"))
+        raise ConfigError(
+            key_name(where.environment),
+            "keyring/environment",
+            f"no CRM API key for the {where.environment} environment; run `synctool crm config --api-key` or set CRM_API_KEY",
+        )
+    return CrmClient(
+        where.base_url,
+        key,
+        pacer=pacer(rt),
+        max_retries=rt.config.crm.max_retries,
+        retry_base_s=rt.config.crm.retry_base_ms / 1000,
+        timeout_s=rt.config.crm.timeout_s,
+        on_request=on_request,
+        transport=transport or rt.transport("crm"),
+    )

@@ -21,12 +21,11 @@ class BackgroundServer:
     def __init__(self, app, port: int | None = None):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error", access_log=False,
-                                lifespan="on")
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error", access_log=False, lifespan="on")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True, name=f"server-{self.port}")
 
-    def start(self) -> "BackgroundServer":
+    def start(self) -> BackgroundServer:
         self._thread.start()
         deadline = time.monotonic() + 15
         while not self._server.started:
@@ -39,7 +38,7 @@ class BackgroundServer:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -52,8 +52,9 @@ def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[st
     if not job_ids or not to:
         return {"sent": False, "failed": len(job_ids), "recipients": len(to)}
     marks = ",".join("?" * len(job_ids))
-    rows = conn.execute(f"SELECT id, source, entity_type, entity_id, external_id, last_error FROM jobs WHERE id IN ({marks})",
-                        job_ids).fetchall()
+    rows = conn.execute(
+        f"SELECT id, source, entity_type, entity_id, external_id, last_error FROM jobs WHERE id IN ({marks})", job_ids
+    ).fetchall()
     lines = [f"{len(rows)} sync job(s) failed for good and need attention:", ""]
     for r in rows:
         lines.append(f"- {r['source']} {r['entity_type']} {r['entity_id']} ({r['external_id'] or 'no external id'})")
@@ -98,62 +99,101 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
-    per_source = {r["source"]: dict(r) for r in conn.execute(
-        "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
-        " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
-        " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
-        " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,))}
-    open_failures = [dict(r) for r in conn.execute(
-        "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
-        " WHERE status = 'failed' AND resolved_at IS NULL ORDER BY finished_at DESC LIMIT ?", (SUMMARY_LIMIT,))]
+    per_source = {
+        r["source"]: dict(r)
+        for r in conn.execute(
+            "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
+            " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
+            " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
+            " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source",
+            (since,),
+        )
+    }
+    open_failures = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
+            " WHERE status = 'failed' AND resolved_at IS NULL ORDER BY finished_at DESC LIMIT ?",
+            (SUMMARY_LIMIT,),
+        )
+    ]
     open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
-    spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?",
-                         (since,)).fetchone()[0]
+    spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?", (since,)).fetchone()[0]
     budget = crm_target.budget(rt)
     freshness = [c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
     for failure in open_failures:
-        failure["fix"] = f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} " \
-                         f"(or synctool syncs resolve {failure['id']})"
-    report = {"hours": hours, "since": since, "per_source": per_source, "open_failures": open_count,
-              "failures": open_failures, "crm_requests_spent": spent,
-              "crm_budget": {k: budget[k] for k in ("account_limit", "limit", "window_s", "used_in_window", "remaining")},
-              "freshness": freshness}
+        failure["fix"] = (
+            f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} "
+            f"(or synctool syncs resolve {failure['id']})"
+        )
+    report = {
+        "hours": hours,
+        "since": since,
+        "per_source": per_source,
+        "open_failures": open_count,
+        "failures": open_failures,
+        "crm_requests_spent": spent,
+        "crm_budget": {k: budget[k] for k in ("account_limit", "limit", "window_s", "used_in_window", "remaining")},
+        "freshness": freshness,
+    }
 
-    totals = {k: sum(v[k] or 0 for v in per_source.values())
-              for k in ("succeeded", "skipped", "failed", "recovered_by_poll", "pending")}
-    subject = (f"synctool daily summary: {totals['succeeded']} synced, {totals['failed']} failed"
-               + (f", {open_count} need attention" if open_count else ""))
+    totals = {
+        k: sum(v[k] or 0 for v in per_source.values()) for k in ("succeeded", "skipped", "failed", "recovered_by_poll", "pending")
+    }
+    subject = f"synctool daily summary: {totals['succeeded']} synced, {totals['failed']} failed" + (
+        f", {open_count} need attention" if open_count else ""
+    )
     lines = [subject, "", f"Last {hours} h (since {since}):"]
     for source, row in per_source.items():
-        lines.append(f"  {source:<10} {row['succeeded'] or 0} succeeded, {row['skipped'] or 0} skipped, "
-                     f"{row['failed'] or 0} failed, {row['recovered_by_poll'] or 0} recovered by poll, "
-                     f"{row['pending'] or 0} waiting")
+        lines.append(
+            f"  {source:<10} {row['succeeded'] or 0} succeeded, {row['skipped'] or 0} skipped, "
+            f"{row['failed'] or 0} failed, {row['recovered_by_poll'] or 0} recovered by poll, "
+            f"{row['pending'] or 0} waiting"
+        )
     if not per_source:
         lines.append("  nothing arrived")
-    lines += ["", f"CRM requests spent by sync jobs: {spent}; this window: {budget['used_in_window']} of synctool's "
-                  f"{budget['limit']} (the account allows {budget['account_limit']} per {budget['window_s']:g} s), "
-                  f"{budget['remaining']} left", "", "Health:"]
-    lines += [f"  {c['status'].upper():<5} {c['check']}: {c['detail']}" + (f" -> {c['fix']}" if c["fix"] else "")
-              for c in freshness]
-    lines += ["", f"Failures needing action: {open_count}" + (f" (the newest {len(open_failures)})"
-                                                              if open_count > len(open_failures) else "")]
+    lines += [
+        "",
+        f"CRM requests spent by sync jobs: {spent}; this window: {budget['used_in_window']} of synctool's "
+        f"{budget['limit']} (the account allows {budget['account_limit']} per {budget['window_s']:g} s), "
+        f"{budget['remaining']} left",
+        "",
+        "Health:",
+    ]
+    lines += [
+        f"  {c['status'].upper():<5} {c['check']}: {c['detail']}" + (f" -> {c['fix']}" if c["fix"] else "") for c in freshness
+    ]
+    lines += [
+        "",
+        f"Failures needing action: {open_count}"
+        + (f" (the newest {len(open_failures)})" if open_count > len(open_failures) else ""),
+    ]
     for f in open_failures:
-        lines += [f"  - {f['source']} {f['entity_type']} {f['entity_id']} ({f['external_id'] or 'no external id'}): "
-                  f"{f['last_error']}", f"    {f['fix']}"]
+        lines += [
+            f"  - {f['source']} {f['entity_type']} {f['entity_id']} ({f['external_id'] or 'no external id'}): {f['last_error']}",
+            f"    {f['fix']}",
+        ]
     text = "\n".join(lines) + "\n"
 
-    rows = "".join(f"<tr><td>{escape(s)}</td><td>{r['succeeded'] or 0}</td><td>{r['skipped'] or 0}</td>"
-                   f"<td>{r['failed'] or 0}</td><td>{r['recovered_by_poll'] or 0}</td><td>{r['pending'] or 0}</td></tr>"
-                   for s, r in per_source.items())
-    failures = "".join(f"<li><b>{escape(f['source'])} {escape(f['entity_type'])} {escape(f['entity_id'])}</b>: "
-                       f"{escape(f['last_error'] or '')}<br><code>{escape(f['fix'])}</code></li>" for f in open_failures)
+    rows = "".join(
+        f"<tr><td>{escape(s)}</td><td>{r['succeeded'] or 0}</td><td>{r['skipped'] or 0}</td>"
+        f"<td>{r['failed'] or 0}</td><td>{r['recovered_by_poll'] or 0}</td><td>{r['pending'] or 0}</td></tr>"
+        for s, r in per_source.items()
+    )
+    failures = "".join(
+        f"<li><b>{escape(f['source'])} {escape(f['entity_type'])} {escape(f['entity_id'])}</b>: "
+        f"{escape(f['last_error'] or '')}<br><code>{escape(f['fix'])}</code></li>"
+        for f in open_failures
+    )
     health = "".join(f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in freshness)
-    html = (f"<html><body><h2>{escape(subject)}</h2><p>Last {hours} h (since {escape(since)})</p>"
-            "<table border=1 cellpadding=4><tr><th>source</th><th>succeeded</th><th>skipped</th><th>failed</th>"
-            f"<th>recovered by poll</th><th>waiting</th></tr>{rows}</table>"
-            f"<p>CRM requests spent by sync jobs: {spent}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
-            f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {open_count}</h3><ul>{failures}</ul>"
-            "</body></html>")
+    html = (
+        f"<html><body><h2>{escape(subject)}</h2><p>Last {hours} h (since {escape(since)})</p>"
+        "<table border=1 cellpadding=4><tr><th>source</th><th>succeeded</th><th>skipped</th><th>failed</th>"
+        f"<th>recovered by poll</th><th>waiting</th></tr>{rows}</table>"
+        f"<p>CRM requests spent by sync jobs: {spent}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
+        f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {open_count}</h3><ul>{failures}</ul>"
+        "</body></html>"
+    )
     report.update(subject=subject, text=text, html=html, sent=False)
     if send:
         to = recipients(conn)

@@ -33,6 +33,7 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
         def run() -> str:
             with platforms.using(rt, client.role) as made:
                 return platforms.load(client.probe)(made)
+
         return run
 
     return [_try("crm", crm)] + [_try(c.role, probe(c)) for c in platforms.clients().values() if c.probe]
@@ -48,51 +49,87 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     def add(name: str, status: str, detail: str, fix: str = "") -> None:
         checks.append({"check": name, "status": status, "detail": detail, "fix": fix})
 
-    add("config", "ok" if rt.config.source != "defaults" else "warn", f"read from {rt.config.source}",
-        "" if rt.config.source != "defaults" else "run `synctool init`")
+    add(
+        "config",
+        "ok" if rt.config.source != "defaults" else "warn",
+        f"read from {rt.config.source}",
+        "" if rt.config.source != "defaults" else "run `synctool init`",
+    )
     migrations = store.applied_migrations(conn)
     add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{len(store.MIGRATIONS)} migrations")
     keyring = rt.secrets.keyring_name()
-    add("keyring", "ok" if keyring != "none" else "warn", keyring,
-        "" if keyring != "none" else "secrets come from the environment; set them for cron too (crontab.example)")
+    add(
+        "keyring",
+        "ok" if keyring != "none" else "warn",
+        keyring,
+        "" if keyring != "none" else "secrets come from the environment; set them for cron too (crontab.example)",
+    )
     for name in [*CORE_SECRETS, *platforms.secret_names()]:
         source = rt.secrets.source(name)
         needed = name in ("CRM_API_KEY", "POS_WEBHOOK_SIGNATURE_KEY")
-        add(f"secret {name}", "ok" if source else ("fail" if needed else "warn"),
-            f"set ({source})" if source else "not set", "" if source else f"keyring or the environment variable {name}")
+        add(
+            f"secret {name}",
+            "ok" if source else ("fail" if needed else "warn"),
+            f"set ({source})" if source else "not set",
+            "" if source else f"keyring or the environment variable {name}",
+        )
     where = crm_target.target(conn, rt)
-    add("crm", "ok" if where.key_source else "fail", f"{where.environment} at {where.base_url}",
-        "" if where.key_source else "synctool crm config --api-key")
+    add(
+        "crm",
+        "ok" if where.key_source else "fail",
+        f"{where.environment} at {where.base_url}",
+        "" if where.key_source else "synctool crm config --api-key",
+    )
     share = crm_target.budget(rt)
-    add("crm budget", "ok", f"synctool may use {share['limit']} of the account's {share['account_limit']} requests per "
-        f"{share['window_s']:g} s (crm.share_requests); {share['used_in_window']} used in this window")
+    add(
+        "crm budget",
+        "ok",
+        f"synctool may use {share['limit']} of the account's {share['account_limit']} requests per "
+        f"{share['window_s']:g} s (crm.share_requests); {share['used_in_window']} used in this window",
+    )
     from synctool.crm import mirror
 
     state = mirror.status(conn)
     stale = state["age_s"] is None or state["age_s"] > 86_400
-    add("crm mirror", "warn" if stale else "ok",
+    add(
+        "crm mirror",
+        "warn" if stale else "ok",
         f"{state['constituents']} constituents, watermark {state['watermark'] or 'none'}, "
         + (f"refreshed {int(state['age_s'])} s ago" if state["age_s"] is not None else "never loaded"),
-        "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "")
+        "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "",
+    )
     if not rt.config.webhooks.pos_notification_url:
         add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
     last_drain = settings.get(conn, "last_drain") or {}
     age = age_s(last_drain.get("at"))
-    add("cron drain", "ok" if age is not None and age < 180 else "fail",
-        f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 180 else
-        "install crontab.example (drain every minute)")
+    add(
+        "cron drain",
+        "ok" if age is not None and age < 180 else "fail",
+        f"last run {int(age)} s ago" if age is not None else "never ran",
+        "" if age is not None and age < 180 else "install crontab.example (drain every minute)",
+    )
     poll = conn.execute("SELECT last_run_at FROM poll_state WHERE source = 'donations'").fetchone()
     age = age_s(poll[0] if poll else None)
-    add("cron poll", "ok" if age is not None and age < 1800 else "warn",
-        f"last run {int(age)} s ago" if age is not None else "never ran", "" if age is not None and age < 1800 else
-        "install crontab.example (poll every 15 minutes)")
+    add(
+        "cron poll",
+        "ok" if age is not None and age < 1800 else "warn",
+        f"last run {int(age)} s ago" if age is not None else "never ran",
+        "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
+    )
     oldest = conn.execute("SELECT min(run_after) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
     age = age_s(oldest)
     backlog = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
-    add("queue backlog", "ok" if age is None or age < 600 else "warn",
+    add(
+        "queue backlog",
+        "ok" if age is None or age < 600 else "warn",
         f"{backlog} queued" + (f", oldest due {int(age)} s ago" if age is not None and age > 0 else ""),
-        "" if age is None or age < 600 else "is drain running? `synctool drain -v`; `synctool crm budget`")
+        "" if age is None or age < 600 else "is drain running? `synctool drain -v`; `synctool crm budget`",
+    )
     failed = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
-    add("failed jobs", "ok" if not failed else "warn", f"{failed} unresolved",
-        "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all")
+    add(
+        "failed jobs",
+        "ok" if not failed else "warn",
+        f"{failed} unresolved",
+        "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all",
+    )
     return checks

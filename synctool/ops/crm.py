@@ -26,8 +26,13 @@ def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
 
 def status(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     where = crm_target.target(conn, rt)
-    return {"environment": where.environment, "base_url": where.base_url, "base_url_from": where.base_url_source,
-            "api_key": "set" if where.key_source else "missing", "api_key_from": where.key_source}
+    return {
+        "environment": where.environment,
+        "base_url": where.base_url,
+        "base_url_from": where.base_url_source,
+        "api_key": "set" if where.key_source else "missing",
+        "api_key_from": where.key_source,
+    }
 
 
 def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:

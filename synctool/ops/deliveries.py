@@ -20,8 +20,9 @@ from synctool.validation import Body
 logger = logging.getLogger("synctool")
 
 
-def list_deliveries(conn: sqlite3.Connection, *, source: str | None = None, since: str | None = None,
-                    limit: int = 50) -> list[dict[str, Any]]:
+def list_deliveries(
+    conn: sqlite3.Connection, *, source: str | None = None, since: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
     one_of(source or None, sources(), "source")
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000")
@@ -33,7 +34,9 @@ def list_deliveries(conn: sqlite3.Connection, *, source: str | None = None, sinc
     rows = conn.execute(
         f"SELECT d.id, d.source, d.event_id, d.event_type, d.received_at, d.verified, length(d.body) AS size,"
         f" j.id AS job_id, j.status AS job_status FROM deliveries d LEFT JOIN jobs j ON j.delivery_id = d.id"
-        f" {where} ORDER BY d.id DESC LIMIT ?", (*where.params, limit)).fetchall()
+        f" {where} ORDER BY d.id DESC LIMIT ?",
+        (*where.params, limit),
+    ).fetchall()
     return [dict(row) | {"verified": bool(row["verified"])} for row in rows]
 
 
@@ -45,8 +48,9 @@ def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
     result["headers"] = json.loads(row["headers"])
     result["verified"] = bool(row["verified"])
     result["body"] = bytes(row["body"]).decode("utf-8", errors="replace")
-    result["jobs"] = [dict(j) for j in conn.execute(
-        "SELECT id, entity_type, entity_id, status FROM jobs WHERE delivery_id = ?", (delivery_id,))]
+    result["jobs"] = [
+        dict(j) for j in conn.execute("SELECT id, entity_type, entity_id, status FROM jobs WHERE delivery_id = ?", (delivery_id,))
+    ]
     return result
 
 
@@ -64,8 +68,7 @@ def inject(conn: sqlite3.Connection, rt: Runtime, source: str, body: bytes) -> d
     """Store a payload through the receiver's path, without a signature check, and log that."""
     inbound = accept(source, body, {}, {}, WebhookSecrets(), verify=False)
     job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
-    logger.warning("injected a %s %s delivery (event %s) without a signature check", source,
-                   inbound.event_type, inbound.event_id)
+    logger.warning("injected a %s %s delivery (event %s) without a signature check", source, inbound.event_type, inbound.event_id)
     if job_id is None:
         return {"status": "duplicate", "event_id": inbound.event_id}
     return {"status": "accepted", "job_id": job_id, "event_id": inbound.event_id, "event_type": inbound.event_type}

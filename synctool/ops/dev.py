@@ -16,12 +16,26 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     Settings, mappings and users are kept."""
     env = crm_target.environment(conn, rt)
     if env != "sandbox":
-        raise Conflict(f"refused: the CRM environment is {env}; reset-test-data runs only in sandbox "
-                       "(synctool crm environment sandbox)")
+        raise Conflict(
+            f"refused: the CRM environment is {env}; reset-test-data runs only in sandbox (synctool crm environment sandbox)"
+        )
     counts = {}
-    tables = ["job_attempts", "jobs", "deliveries", "crm_writes", "crm_requests", "poll_state", "locks",
-              "portal_payment_items", "portal_payments", "portal_memberships", "portal_enrollments",
-              "portal_family_links", "portal_users", "portal_products"]
+    tables = [
+        "job_attempts",
+        "jobs",
+        "deliveries",
+        "crm_writes",
+        "crm_requests",
+        "poll_state",
+        "locks",
+        "portal_payment_items",
+        "portal_payments",
+        "portal_memberships",
+        "portal_enrollments",
+        "portal_family_links",
+        "portal_users",
+        "portal_products",
+    ]
     with store.atomic(conn):
         for table in tables:
             counts[table] = conn.execute(f"DELETE FROM {table}").rowcount

@@ -16,17 +16,33 @@ from synctool.queue.worker import watch as watch_queue
 from synctool.runtime import Runtime
 
 
-def drain(conn: sqlite3.Connection, rt: Runtime, *, max_seconds: float = 55, max_jobs: int | None = None,
-          concurrency: int = 3, on_job: Callable[[DrainSummary], None] | None = None
-          ) -> tuple[DrainSummary, dict[str, Any] | None]:
+def drain(
+    conn: sqlite3.Connection,
+    rt: Runtime,
+    *,
+    max_seconds: float = 55,
+    max_jobs: int | None = None,
+    concurrency: int = 3,
+    on_job: Callable[[DrainSummary], None] | None = None,
+) -> tuple[DrainSummary, dict[str, Any] | None]:
     """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
-    summary = drain_queue(platforms.services(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job)
+    summary = drain_queue(
+        platforms.services(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job
+    )
     return summary, after_drain(conn, rt, summary.failed_jobs)
 
 
-def watch(conn: sqlite3.Connection, rt: Runtime, stop: threading.Event, *, interval_s: float, concurrency: int = 3,
-          on_run: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+def watch(
+    conn: sqlite3.Connection,
+    rt: Runtime,
+    stop: threading.Event,
+    *,
+    interval_s: float,
+    concurrency: int = 3,
+    on_run: Callable[[DrainSummary], None] | None = None,
+) -> DrainSummary:
     """Runs back to back until ``stop``, each followed by its digest; returns the totals."""
+
     def after_run(summary: DrainSummary) -> None:
         after_drain(conn, rt, summary.failed_jobs)
         if on_run is not None:

@@ -50,13 +50,22 @@ def accept(
         platform.verify_webhook(body, lowered, query, secrets, now=now)
     event_id, event_type, job = platform.parse_webhook(body)
     kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
-    return Inbound(source, event_id, event_type, body, job, headers=kept, verified=verify,
-                   note=None if verify else "injected by an operator; no signature was checked")
+    return Inbound(
+        source,
+        event_id,
+        event_type,
+        body,
+        job,
+        headers=kept,
+        verified=verify,
+        note=None if verify else "injected by an operator; no signature was checked",
+    )
 
 
 _INSERT_DELIVERY = (
     "INSERT INTO deliveries (source, event_id, event_type, received_at, headers, body, verified, note)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, event_id) DO NOTHING RETURNING id")
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, event_id) DO NOTHING RETURNING id"
+)
 
 
 def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:
@@ -65,14 +74,35 @@ def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int 
     job = inbound.job
     try:
         with store.atomic(conn):
-            row = conn.execute(_INSERT_DELIVERY, (
-                inbound.source, inbound.event_id, inbound.event_type, store.iso(), json.dumps(inbound.headers),
-                inbound.body, int(inbound.verified), inbound.note)).fetchone()
+            row = conn.execute(
+                _INSERT_DELIVERY,
+                (
+                    inbound.source,
+                    inbound.event_id,
+                    inbound.event_type,
+                    store.iso(),
+                    json.dumps(inbound.headers),
+                    inbound.body,
+                    int(inbound.verified),
+                    inbound.note,
+                ),
+            ).fetchone()
             if row is None:
                 return None
-            return jobs.enqueue(conn, source=inbound.source, target=job.target, entity_type=job.entity_type,
-                                entity_id=job.entity_id, external_id=job.external_id, status=job.status,
-                                message=job.message, email=job.email, name=job.name, amount=job.amount,
-                                max_attempts=max_attempts, delivery_id=row[0])
+            return jobs.enqueue(
+                conn,
+                source=inbound.source,
+                target=job.target,
+                entity_type=job.entity_type,
+                entity_id=job.entity_id,
+                external_id=job.external_id,
+                status=job.status,
+                message=job.message,
+                email=job.email,
+                name=job.name,
+                amount=job.amount,
+                max_attempts=max_attempts,
+                delivery_id=row[0],
+            )
     except sqlite3.Error as exc:
         raise StoreUnavailable(f"could not store the delivery: {exc}") from None

@@ -14,8 +14,14 @@ from synctool.crm.references import require as require_reference
 from synctool.errors import InvalidInput, one_of
 from synctool.validation import Body
 
-REFERENCE_KIND = {"fund_id": "funds", "campaign_id": "campaigns", "appeal_id": "appeals",
-                  "gift_category_id": "gift-categories", "payment_type_id": "payment-types", "gift_type_id": "gift-types"}
+REFERENCE_KIND = {
+    "fund_id": "funds",
+    "campaign_id": "campaigns",
+    "appeal_id": "appeals",
+    "gift_category_id": "gift-categories",
+    "payment_type_id": "payment-types",
+    "gift_type_id": "gift-types",
+}
 
 
 def validated(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
@@ -101,8 +107,10 @@ def location_overrides(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
     platform, sep, method = key.partition(":")
     if platform not in ("donations", "pos") or not sep or not method:
-        raise InvalidInput(f"bad payment method key {key!r}", "donations:<method> (card, paypal, check, cash...) "
-                           "or pos:<tender type> (CARD, CASH, ...)")
+        raise InvalidInput(
+            f"bad payment method key {key!r}",
+            "donations:<method> (card, paypal, check, cash...) or pos:<tender type> (CARD, CASH, ...)",
+        )
     value = validated(conn, values)
     if not value:
         raise InvalidInput("nothing to set", "give --payment-type-id and/or --gift-type-id")
@@ -130,11 +138,17 @@ def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> di
         known = listing(conn, "gift-fields")["items"]
         if not known:
             raise InvalidInput("no cached CRM gift fields", "run `synctool crm refresh` first")
-        raise InvalidInput(f"unknown CRM gift field {crm_field!r}",
-                           "valid: " + ", ".join(f"{f.get('key')} ({f.get('name')})" for f in known[:30]))
+        raise InvalidInput(
+            f"unknown CRM gift field {crm_field!r}",
+            "valid: " + ", ".join(f"{f.get('key')} ({f.get('name')})" for f in known[:30]),
+        )
     mappings.put(conn, "custom_field", field, {"crm_field": found["key"] or str(found["id"]), "crm_field_name": found["name"]})
-    return {"key": field, "crm_field": found["key"] or str(found["id"]), "crm_field_name": found["name"],
-            "values": [k.get("name") for k in found.get("keywords") or []]}
+    return {
+        "key": field,
+        "crm_field": found["key"] or str(found["id"]),
+        "crm_field_name": found["name"],
+        "values": [k.get("name") for k in found.get("keywords") or []],
+    }
 
 
 def remove(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any]:

@@ -48,6 +48,9 @@ def mailing_sync_enabled(conn: sqlite3.Connection, body: EnabledBody | None = No
 def pos_default_constituent(conn: sqlite3.Connection, body: PosDefaultBody | None = None) -> dict[str, Any]:
     if body is not None:
         with store.atomic(conn):
-            settings.put(conn, "pos_default_constituent", {"email": body.email, "first_name": body.first_name or None,
-                                                           "last_name": body.last_name})
+            settings.put(
+                conn,
+                "pos_default_constituent",
+                {"email": body.email, "first_name": body.first_name or None, "last_name": body.last_name},
+            )
     return settings.get(conn, "pos_default_constituent") or {"email": None, "first_name": None, "last_name": None}

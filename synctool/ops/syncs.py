@@ -20,9 +20,11 @@ SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "a
 MAX_LIMIT = 500
 STATS_WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
-LIST_COLUMNS = ("id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
-                " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
-                " resolved_at, resolved_by")
+LIST_COLUMNS = (
+    "id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
+    " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
+    " resolved_at, resolved_by"
+)
 
 
 SOURCES = sources()
@@ -106,14 +108,17 @@ def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict
             where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", _fts_phrase(q))
         else:
             like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where.add("(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
-                      " OR last_error LIKE ? ESCAPE '\\')", *[like] * 4)
+            where.add(
+                "(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
+                " OR last_error LIKE ? ESCAPE '\\')",
+                *[like] * 4,
+            )
     total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
     rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()}"
-        f" LIMIT ? OFFSET ?", (*where.params, limit, (page - 1) * limit)).fetchall()
-    return {"items": [dict(r) for r in rows], "total": total, "page": page, "limit": limit,
-            "pages": (total + limit - 1) // limit}
+        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()} LIMIT ? OFFSET ?",
+        (*where.params, limit, (page - 1) * limit),
+    ).fetchall()
+    return {"items": [dict(r) for r in rows], "total": total, "page": page, "limit": limit, "pages": (total + limit - 1) // limit}
 
 
 def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
@@ -137,9 +142,14 @@ def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     record["payload"] = json.loads(row["payload"]) if row["payload"] else None
     record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
     record["force"] = bool(row["force"])
-    record["attempts_log"] = [dict(a) for a in conn.execute(
-        "SELECT number, worker, started_at, finished_at, outcome, error, crm_requests FROM job_attempts"
-        " WHERE job_id = ? ORDER BY id", (job_id,))]
+    record["attempts_log"] = [
+        dict(a)
+        for a in conn.execute(
+            "SELECT number, worker, started_at, finished_at, outcome, error, crm_requests FROM job_attempts"
+            " WHERE job_id = ? ORDER BY id",
+            (job_id,),
+        )
+    ]
     record["delivery"] = None
     if row["delivery_id"] is not None:
         from synctool.ops.deliveries import show_delivery
@@ -169,21 +179,32 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
     since = store.iso(store.utcnow() - STATS_WINDOWS[window])
     counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
     overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
-    per_source = {r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"} for r in conn.execute(
-        f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,))}
+    per_source = {
+        r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"}
+        for r in conn.execute(
+            f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,)
+        )
+    }
     oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
     age = age_s(oldest)
     age = None if age is None else round(age, 1)
     unresolved = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
-    return {"window": window, "since": since, **{k: v or 0 for k, v in overall.items()},
-            "failed_unresolved": unresolved, "oldest_queued_age_s": age, "per_source": per_source}
+    return {
+        "window": window,
+        "since": since,
+        **{k: v or 0 for k, v in overall.items()},
+        "failed_unresolved": unresolved,
+        "oldest_queued_age_s": age,
+        "per_source": per_source,
+    }
 
 
 JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",)}
 
 
-def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | None = None,
-              limit: int = 100) -> list[dict[str, Any]]:
+def list_jobs(
+    conn: sqlite3.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
     """The queue view of the portal's admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
     one_of(target, jobs.TARGETS, "target")
@@ -194,9 +215,14 @@ def list_jobs(conn: sqlite3.Connection, *, status: str = "all", target: str | No
         where.add(f"status IN ({','.join('?' * len(JOB_VIEWS[status]))})", *JOB_VIEWS[status])
     if target:
         where.add("target = ?", target)
-    return [dict(r) for r in conn.execute(
-        f"SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
-        f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?", (*where.params, limit))]
+    return [
+        dict(r)
+        for r in conn.execute(
+            f"SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
+            f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?",
+            (*where.params, limit),
+        )
+    ]
 
 
 def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
@@ -205,15 +231,19 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     job_id = row["id"]
     if not jobs.requeue_failed(conn, job_id):
         row = _job(conn, job_id)
-        hint = {"succeeded": "it already succeeded; retrying would change nothing",
-                "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
-                "queued": "it is already queued", "running": "it is running now"}[row["status"]]
+        hint = {
+            "succeeded": "it already succeeded; retrying would change nothing",
+            "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
+            "queued": "it is already queued",
+            "running": "it is running now",
+        }[row["status"]]
         raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
     return dict(jobs.get(conn, job_id))
 
 
-def retry_all(conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False,
-              rt: Any = None) -> dict[str, Any]:
+def retry_all(
+    conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Any = None
+) -> dict[str, Any]:
     """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
@@ -231,9 +261,11 @@ def refetch_transactions(conn: sqlite3.Connection, rt: Any, source: str | None) 
     from synctool.errors import SynctoolError
 
     refreshed, errors = 0, []
-    failed = conn.execute("SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
-                          " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
-                          (source,) if source else ()).fetchall()
+    failed = conn.execute(
+        "SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
+        " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
+        (source,) if source else (),
+    ).fetchall()
     if failed:
         with platforms.using(rt, "donations") as donations:
             for row in failed:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, Optional
 
 from pydantic import model_validator
@@ -46,15 +46,21 @@ class UserPatch(Body):
     active: Optional[bool] = None
 
     @model_validator(mode="after")
-    def something(self) -> "UserPatch":
+    def something(self) -> UserPatch:
         if self.role is None and self.deactivate is None and self.active is None:
             raise ValueError("nothing to change: give a role, deactivate or active")
         return self
 
 
 def _row(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "email": row["email"], "role": row["role"], "active": bool(row["active"]),
-            "invited_at": row["invited_at"], "updated_at": row["updated_at"]}
+    return {
+        "id": row["id"],
+        "email": row["email"],
+        "role": row["role"],
+        "active": bool(row["active"]),
+        "invited_at": row["invited_at"],
+        "updated_at": row["updated_at"],
+    }
 
 
 def list_users(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -67,8 +73,9 @@ def invite(conn: sqlite3.Connection, body: InviteBody) -> dict[str, Any]:
     with store.atomic(conn):
         if conn.execute("SELECT 1 FROM users WHERE email = ?", (email,)).fetchone():
             raise Conflict(f"{email} is already a user (change the role with `synctool users update`)")
-        conn.execute("INSERT INTO users (email, role, active, invited_at, updated_at) VALUES (?, ?, 1, ?, ?)",
-                     (email, role, now, now))
+        conn.execute(
+            "INSERT INTO users (email, role, active, invited_at, updated_at) VALUES (?, ?, 1, ?, ?)", (email, role, now, now)
+        )
     return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
 
 
@@ -80,9 +87,11 @@ def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str,
         row = conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
         if row is None:
             raise NotFound(f"no user with id {user_id}")
-        conn.execute("UPDATE users SET role = coalesce(?, role), active = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE active END,"
-                     " token_version = token_version + ?, updated_at = ? WHERE id = ?",
-                     (role, int(deactivate), int(activate), int(deactivate), store.iso(), user_id))
+        conn.execute(
+            "UPDATE users SET role = coalesce(?, role), active = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE active END,"
+            " token_version = token_version + ?, updated_at = ? WHERE id = ?",
+            (role, int(deactivate), int(activate), int(deactivate), store.iso(), user_id),
+        )
     return _row(conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
 
 
@@ -90,9 +99,12 @@ def signing_secret(rt: Runtime) -> str:
     """The admin API's token signing secret; ConfigError when it is missing or too short."""
     secret = rt.secrets.get("ADMIN_JWT_SECRET")
     if not secret or len(secret) < 32:
-        raise ConfigError("ADMIN_JWT_SECRET", "keyring/environment",
-                          "not set, or shorter than 32 characters; the admin API's tokens are signed with it "
-                          "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(48))')")
+        raise ConfigError(
+            "ADMIN_JWT_SECRET",
+            "keyring/environment",
+            "not set, or shorter than 32 characters; the admin API's tokens are signed with it "
+            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(48))')",
+        )
     return secret
 
 
@@ -108,8 +120,12 @@ def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 
         raise Conflict(f"{row['email']} is deactivated")
     now = int(time.time())
     claims = {"sub": row["email"], "role": row["role"], "iat": now, "exp": now + ttl_s, "ver": row["token_version"]}
-    return {"token": jwt.encode(claims, signing_secret(rt), algorithm="HS256"), "email": row["email"], "role": row["role"],
-            "expires_at": store.iso(datetime.fromtimestamp(now + ttl_s, timezone.utc))}
+    return {
+        "token": jwt.encode(claims, signing_secret(rt), algorithm="HS256"),
+        "email": row["email"],
+        "role": row["role"],
+        "expires_at": store.iso(datetime.fromtimestamp(now + ttl_s, UTC)),
+    }
 
 
 def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def sources() -> tuple[str, ...]:
     return tuple(webhooks())
 
 
-def adapter(source: str) -> "Adapter":
+def adapter(source: str) -> Adapter:
     """The webhook adapter module for a role; InvalidInput for an unknown one."""
     found = webhooks()
     one_of(source, tuple(found), "source")
@@ -148,11 +148,10 @@ def using(rt: Any, role: str, client: Any = None) -> Iterator[Any]:
         made.close()
 
 
-def services(rt: Any) -> "Services":
+def services(rt: Any) -> Services:
     """What drain's handlers run with: every platform's handlers registered, their clients built from the
     Runtime on first use, stored deliveries decoded by their adapter."""
     from synctool.queue.handlers import Services
 
     register_handlers()
-    return Services(rt, open_client=lambda role: open_client(rt, role),
-                    decode=lambda source, body: adapter(source).decode(body))
+    return Services(rt, open_client=lambda role: open_client(rt, role), decode=lambda source, body: adapter(source).decode(body))

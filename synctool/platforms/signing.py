@@ -53,8 +53,15 @@ def sign(body: bytes, secret: str, timestamp: int | None = None) -> str:
     return f"t={timestamp},v1={mac}"
 
 
-def verify_signed_delivery(body: bytes, headers: Mapping[str, str], header_name: str, secret: str | None,
-                           secret_name: str, tolerance_s: int, now: float | None) -> None:
+def verify_signed_delivery(
+    body: bytes,
+    headers: Mapping[str, str],
+    header_name: str,
+    secret: str | None,
+    secret_name: str,
+    tolerance_s: int,
+    now: float | None,
+) -> None:
     """A delivery signed with the ``t=...,v1=...`` scheme in ``header_name`` (lower case), keyed by ``secret``."""
     if not secret:
         raise ConfigError(secret_name, "keyring/environment", "not set; these deliveries cannot be verified")

@@ -41,11 +41,14 @@ class WebhookSecrets:
         return self.values.get(name) or None
 
     @classmethod
-    def load(cls, rt: Any) -> "WebhookSecrets":
+    def load(cls, rt: Any) -> WebhookSecrets:
         from synctool.platforms import secret_names
 
-        return cls(values={name: rt.secrets.get(name) for name in secret_names()},
-                   pos_url=rt.config.webhooks.pos_notification_url, tolerance_s=rt.config.webhooks.tolerance_s)
+        return cls(
+            values={name: rt.secrets.get(name) for name in secret_names()},
+            pos_url=rt.config.webhooks.pos_notification_url,
+            tolerance_s=rt.config.webhooks.tolerance_s,
+        )
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:
@@ -72,8 +75,15 @@ class Adapter(Protocol):
 
     KEPT_HEADERS: tuple[str, ...]
 
-    def verify_webhook(self, body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                       secrets: WebhookSecrets, *, now: float | None = None) -> None: ...
+    def verify_webhook(
+        self,
+        body: bytes,
+        headers: Mapping[str, str],
+        query: Mapping[str, str],
+        secrets: WebhookSecrets,
+        *,
+        now: float | None = None,
+    ) -> None: ...
 
     def parse_webhook(self, body: bytes) -> tuple[str, str, JobSpec]: ...
 

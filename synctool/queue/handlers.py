@@ -38,7 +38,7 @@ class JobContext:
     conn: sqlite3.Connection
     rt: Runtime
     owner: str
-    services: "Services"
+    services: Services
     #: when this job's run (a drain, or one operator command) started: the CRM mirror is refreshed at
     #: most once per run, and must have been refreshed since then before a constituent is created
     run_started: str = field(default_factory=store.iso)
@@ -70,7 +70,6 @@ class JobContext:
         self.crm_requests += 1
         self.heartbeat()
 
-
     def client(self, role: str) -> Any:
         """The API client for an outside system (``crm``, ``donations``, ``pos``, ``mailing``)."""
         return self.services.get(role, self)
@@ -84,9 +83,15 @@ class JobContext:
         """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
         from synctool.crm.constituents import match_or_create
 
-        return match_or_create(self.crm, self.conn, person, self.rt.config.crm.profile_defaults,
-                               fresh_since=self.run_started, page_size=self.rt.config.crm.mirror_page_size,
-                               use_link=use_link)
+        return match_or_create(
+            self.crm,
+            self.conn,
+            person,
+            self.rt.config.crm.profile_defaults,
+            fresh_since=self.run_started,
+            page_size=self.rt.config.crm.mirror_page_size,
+            use_link=use_link,
+        )
 
 
 class Services:
@@ -94,8 +99,7 @@ class Services:
     more than most jobs, and httpx clients are thread-safe. CRM requests are counted on the job that the
     calling thread is running."""
 
-    def __init__(self, rt: Runtime, *, open_client: Callable[[str], Any],
-                 decode: Callable[[str, bytes], dict[str, Any]]):
+    def __init__(self, rt: Runtime, *, open_client: Callable[[str], Any], decode: Callable[[str, bytes], dict[str, Any]]):
         self.rt = rt
         self.open_client = open_client
         self.decode = decode

@@ -35,11 +35,24 @@ class Outcome:
     crm_ids: dict[str, Any] | None = None
 
 
-def enqueue(conn: sqlite3.Connection, *, source: str, entity_type: str, entity_id: str, target: str = "crm",
-            external_id: str | None = None, payload: dict | None = None, force: bool = False,
-            email: str | None = None, name: str | None = None, amount: str | None = None,
-            status: str = "queued", message: str | None = None, max_attempts: int = 3,
-            delivery_id: int | None = None) -> str:
+def enqueue(
+    conn: sqlite3.Connection,
+    *,
+    source: str,
+    entity_type: str,
+    entity_id: str,
+    target: str = "crm",
+    external_id: str | None = None,
+    payload: dict | None = None,
+    force: bool = False,
+    email: str | None = None,
+    name: str | None = None,
+    amount: str | None = None,
+    status: str = "queued",
+    message: str | None = None,
+    max_attempts: int = 3,
+    delivery_id: int | None = None,
+) -> str:
     """Create a job (inside the caller's transaction, if any) and return its id."""
     now = store.iso()
     job_id = store.new_id()
@@ -47,20 +60,41 @@ def enqueue(conn: sqlite3.Connection, *, source: str, entity_type: str, entity_i
         "INSERT INTO jobs (id, source, target, entity_type, entity_id, external_id, delivery_id, payload, force,"
         " status, max_attempts, run_after, message, email, name, amount, created_at, updated_at, finished_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (job_id, source, target, entity_type, str(entity_id), external_id, delivery_id,
-         json.dumps(payload) if payload is not None else None, int(force), status, max_attempts, now,
-         message, email, name, amount, now, now, None if status == "queued" else now),
+        (
+            job_id,
+            source,
+            target,
+            entity_type,
+            str(entity_id),
+            external_id,
+            delivery_id,
+            json.dumps(payload) if payload is not None else None,
+            int(force),
+            status,
+            max_attempts,
+            now,
+            message,
+            email,
+            name,
+            amount,
+            now,
+            now,
+            None if status == "queued" else now,
+        ),
     )
     return job_id
 
 
-def enqueue_unless_waiting(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str,
-                           force: bool = False, **fields: Any) -> str:
+def enqueue_unless_waiting(
+    conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str, force: bool = False, **fields: Any
+) -> str:
     """The id of an identical job still waiting in the queue, else of a new one (``enqueue``'s fields)."""
     with store.atomic(conn):
-        waiting = conn.execute("SELECT id FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ?"
-                               " AND status = 'queued' AND force = ? LIMIT 1",
-                               (target, entity_type, entity_id, int(force))).fetchone()
+        waiting = conn.execute(
+            "SELECT id FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ?"
+            " AND status = 'queued' AND force = ? LIMIT 1",
+            (target, entity_type, entity_id, int(force)),
+        ).fetchone()
         if waiting:
             return waiting[0]
         return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, force=force, **fields)
@@ -70,8 +104,14 @@ def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
 
-def claim(conn: sqlite3.Connection, owner: str, *, targets: tuple[str, ...] = ("crm",), lease_seconds: float = 300,
-          max_running: int = MAX_RUNNING) -> sqlite3.Row | None:
+def claim(
+    conn: sqlite3.Connection,
+    owner: str,
+    *,
+    targets: tuple[str, ...] = ("crm",),
+    lease_seconds: float = 300,
+    max_running: int = MAX_RUNNING,
+) -> sqlite3.Row | None:
     """Take the next due job of ``targets`` (earlier targets first), or one whose lease expired, for
     ``owner``; None when none is due or ``max_running`` jobs are already running. Records the attempt."""
     now = store.utcnow()
@@ -98,9 +138,13 @@ def claim(conn: sqlite3.Connection, owner: str, *, targets: tuple[str, ...] = ("
         conn.execute(
             "UPDATE job_attempts SET finished_at = ?, outcome = 'abandoned',"
             " error = 'the drain running it stopped before it finished (lease expired)'"
-            " WHERE job_id = ? AND finished_at IS NULL", (now_s, row["id"]))
-        conn.execute("INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
-                     (row["id"], row["attempts"], owner, now_s))
+            " WHERE job_id = ? AND finished_at IS NULL",
+            (now_s, row["id"]),
+        )
+        conn.execute(
+            "INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
+            (row["id"], row["attempts"], owner, now_s),
+        )
     return row
 
 
@@ -111,33 +155,42 @@ def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_second
         row = conn.execute(
             "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
             " updated_at = ? WHERE id = ? AND status = 'queued' RETURNING *",
-            (owner, store.iso(now + timedelta(seconds=lease_seconds)), store.iso(now), job_id)).fetchone()
+            (owner, store.iso(now + timedelta(seconds=lease_seconds)), store.iso(now), job_id),
+        ).fetchone()
         if row is not None:
-            conn.execute("INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
-                         (job_id, row["attempts"], owner, store.iso(now)))
+            conn.execute(
+                "INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
+                (job_id, row["attempts"], owner, store.iso(now)),
+            )
     return row
 
 
 def renew_lease(conn: sqlite3.Connection, job_id: str, owner: str, lease_seconds: float) -> bool:
     expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
-    cur = conn.execute("UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
-                       (expires, job_id, owner))
+    cur = conn.execute(
+        "UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'", (expires, job_id, owner)
+    )
     return cur.rowcount == 1
 
 
-def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int,
-                   now: str) -> None:
-    conn.execute("UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
-                 " WHERE job_id = ? AND finished_at IS NULL", (now, outcome, error, crm_requests, job_id))
+def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int, now: str) -> None:
+    conn.execute(
+        "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
+        " WHERE job_id = ? AND finished_at IS NULL",
+        (now, outcome, error, crm_requests, job_id),
+    )
 
 
-def record_crm_ids(conn: sqlite3.Connection, job_id: str, *, constituent_id: str | None = None,
-                   gift_id: str | None = None) -> None:
+def record_crm_ids(
+    conn: sqlite3.Connection, job_id: str, *, constituent_id: str | None = None, gift_id: str | None = None
+) -> None:
     """Record CRM ids as soon as they exist, so a crash after the write still leaves them on the job."""
     with store.atomic(conn):
-        conn.execute("UPDATE jobs SET crm_constituent_id = coalesce(?, crm_constituent_id),"
-                     " crm_gift_id = coalesce(?, crm_gift_id), updated_at = ? WHERE id = ?",
-                     (constituent_id, gift_id, store.iso(), job_id))
+        conn.execute(
+            "UPDATE jobs SET crm_constituent_id = coalesce(?, crm_constituent_id),"
+            " crm_gift_id = coalesce(?, crm_gift_id), updated_at = ? WHERE id = ?",
+            (constituent_id, gift_id, store.iso(), job_id),
+        )
 
 
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
@@ -149,16 +202,35 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
             " crm_constituent_id = coalesce(?, crm_constituent_id), crm_gift_id = coalesce(?, crm_gift_id),"
             " crm_ids = coalesce(?, crm_ids), updated_at = ?, finished_at = ?"
             " WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (outcome.status, outcome.message, outcome.crm_constituent_id, outcome.crm_gift_id,
-             json.dumps(outcome.crm_ids) if outcome.crm_ids else None, now, now, job["id"], owner))
+            (
+                outcome.status,
+                outcome.message,
+                outcome.crm_constituent_id,
+                outcome.crm_gift_id,
+                json.dumps(outcome.crm_ids) if outcome.crm_ids else None,
+                now,
+                now,
+                job["id"],
+                owner,
+            ),
+        )
         if cur.rowcount != 1:
             return False
         _close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
     return True
 
 
-def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, permanent: bool,
-         retry_delay_ms: float, retry_after_s: float | None = None, crm_requests: int = 0) -> str:
+def fail(
+    conn: sqlite3.Connection,
+    job: sqlite3.Row,
+    owner: str,
+    error: str,
+    *,
+    permanent: bool,
+    retry_delay_ms: float,
+    retry_after_s: float | None = None,
+    crm_requests: int = 0,
+) -> str:
     """Record a failed attempt. Returns the new status: ``queued`` (retry later) or ``failed``."""
     now_dt = store.utcnow()
     now = store.iso(now_dt)
@@ -176,7 +248,8 @@ def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, 
             "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, lease_owner = NULL, lease_expires = NULL,"
             " updated_at = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
             " WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (status, error[:2000], run_after, now, status, now, job["id"], owner))
+            (status, error[:2000], run_after, now, status, now, job["id"], owner),
+        )
         if cur.rowcount == 1:
             _close_attempt(conn, job["id"], "failed", error[:2000], crm_requests, now)
     return status
@@ -184,8 +257,9 @@ def fail(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, error: str, *, 
 
 def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
     """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
-    row = conn.execute(f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))})"
-                       " AND status = 'queued'", targets).fetchone()
+    row = conn.execute(
+        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
+    ).fetchone()
     if row[0] is None:
         return None
     return max(0.0, -age_s(row[0]))
@@ -197,14 +271,16 @@ def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:
     while True:
         with store.atomic(conn):
             mark = conn.execute("SELECT indexed_rowid FROM search_state WHERE id = 1").fetchone()[0]
-            top = conn.execute("SELECT max(rowid) FROM (SELECT rowid FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?)",
-                               (mark, batch)).fetchone()[0]
+            top = conn.execute(
+                "SELECT max(rowid) FROM (SELECT rowid FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?)", (mark, batch)
+            ).fetchone()[0]
             if top is None:
                 return added
             cur = conn.execute(
                 "INSERT INTO jobs_search (rowid, external_id, email, name, last_error)"
                 " SELECT rowid, external_id, email, name, last_error FROM jobs WHERE rowid > ? AND rowid <= ?",
-                (mark, top))
+                (mark, top),
+            )
             added += cur.rowcount
             conn.execute("UPDATE search_state SET indexed_rowid = ? WHERE id = 1", (top,))
 
@@ -228,16 +304,22 @@ def requeue_failed(conn: sqlite3.Connection, job_id: str | None = None, *, sourc
         return conn.execute(
             "UPDATE jobs SET status = 'queued', max_attempts = attempts + ?, run_after = ?, finished_at = NULL,"
             f" resolved_at = NULL, resolved_by = NULL, updated_at = ? {where}",
-            (RETRY_ATTEMPTS, now, now, *where.params)).rowcount
+            (RETRY_ATTEMPTS, now, now, *where.params),
+        ).rowcount
 
 
 def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None, notes: str | None) -> bool:
     """Mark a failed, unresolved job resolved without running it; False when it is not one."""
     now = store.iso()
     with store.atomic(conn):
-        return conn.execute("UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
-                            " WHERE id = ? AND status = 'failed' AND resolved_at IS NULL",
-                            (now, by, notes, now, job_id)).rowcount == 1
+        return (
+            conn.execute(
+                "UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
+                " WHERE id = ? AND status = 'failed' AND resolved_at IS NULL",
+                (now, by, notes, now, job_id),
+            ).rowcount
+            == 1
+        )
 
 
 def set_payload(conn: sqlite3.Connection, job_id: str, payload: dict[str, Any]) -> None:

@@ -34,6 +34,7 @@ __all__ = ["HANDLERS", "JobContext", "handler", "drain", "run_job", "DrainSummar
 
 logger = logging.getLogger("synctool.drain")
 
+
 @dataclass
 class DrainSummary:
     claimed: int = 0
@@ -46,9 +47,11 @@ class DrainSummary:
     failed_jobs: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        return (f"drain: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
-                f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed; "
-                f"{self.crm_requests} CRM requests")
+        return (
+            f"drain: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
+            f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed; "
+            f"{self.crm_requests} CRM requests"
+        )
 
 
 def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threading.Lock | None = None) -> str:
@@ -78,11 +81,26 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     if outcome is not None:
         status = outcome.status if jobs.finish(ctx.conn, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
     else:
-        status = jobs.fail(ctx.conn, job, ctx.owner, error, permanent=permanent,
-                           retry_delay_ms=ctx.config.queue.retry_delay_ms, retry_after_s=retry_after,
-                           crm_requests=ctx.crm_requests)
-        logger.log(logging.WARNING if status == "failed" else logging.INFO, "job %s (%s %s %s): %s; now %s",
-                   job["id"], job["source"], job["entity_type"], job["entity_id"], error, status)
+        status = jobs.fail(
+            ctx.conn,
+            job,
+            ctx.owner,
+            error,
+            permanent=permanent,
+            retry_delay_ms=ctx.config.queue.retry_delay_ms,
+            retry_after_s=retry_after,
+            crm_requests=ctx.crm_requests,
+        )
+        logger.log(
+            logging.WARNING if status == "failed" else logging.INFO,
+            "job %s (%s %s %s): %s; now %s",
+            job["id"],
+            job["source"],
+            job["entity_type"],
+            job["entity_id"],
+            error,
+            status,
+        )
     if summary is not None:
         with lock or threading.Lock():
             summary.crm_requests += ctx.crm_requests
@@ -108,9 +126,16 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
     return jobs.get(conn, job_id)
 
 
-def drain(services: Services, *, max_seconds: float = 55, max_jobs: int | None = None, concurrency: int = 3,
-          targets: tuple[str, ...] = ("portal", "crm", "mailing"),
-          on_job: Callable[[DrainSummary], None] | None = None, stop: threading.Event | None = None) -> DrainSummary:
+def drain(
+    services: Services,
+    *,
+    max_seconds: float = 55,
+    max_jobs: int | None = None,
+    concurrency: int = 3,
+    targets: tuple[str, ...] = ("portal", "crm", "mailing"),
+    on_job: Callable[[DrainSummary], None] | None = None,
+    stop: threading.Event | None = None,
+) -> DrainSummary:
     """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
 
     ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
@@ -184,8 +209,15 @@ def drain(services: Services, *, max_seconds: float = 55, max_jobs: int | None =
     return summary
 
 
-def watch(services: Services, stop: threading.Event, *, interval_s: float = 30.0, max_seconds: float = 55,
-          concurrency: int = 3, on_run: Callable[[DrainSummary], None] | None = None) -> DrainSummary:
+def watch(
+    services: Services,
+    stop: threading.Event,
+    *,
+    interval_s: float = 30.0,
+    max_seconds: float = 55,
+    concurrency: int = 3,
+    on_run: Callable[[DrainSummary], None] | None = None,
+) -> DrainSummary:
     """``drain --watch``: drain runs back to back for a host that prefers a service to cron. When a run
     finds nothing due, wait ``interval_s`` (the spec's 30 s queue poll) or until ``stop``. Each run is a
     run of its own (the CRM mirror is refreshed at most once in it). Once ``stop`` is set, the running jobs

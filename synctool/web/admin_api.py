@@ -113,7 +113,7 @@ class TokenBackend(AuthenticationBackend):
             raise AuthenticationError(str(exc)) from None
         except ConfigError as exc:
             raise AuthenticationError(str(exc)) from None
-        scopes = ["authenticated", *ROLES[:ROLES.index(record["role"]) + 1]]
+        scopes = ["authenticated", *ROLES[: ROLES.index(record["role"]) + 1]]
         return AuthCredentials(scopes), TeamMember(record)
 
 
@@ -153,40 +153,69 @@ def _ops():
         ("PATCH", "/api/settings/crm-environment", ADMIN, crm_environment),
         ("POST", "/api/settings/crm-reference-refresh", ADMIN, lambda c: crm.refresh(c.conn, c.rt)),
         ("GET", "/api/settings/alert-recipients", ADMIN, lambda c: settings.alert_recipients(c.conn)),
-        ("PATCH", "/api/settings/alert-recipients", ADMIN, lambda c: settings.alert_recipients(
-            c.conn, c.body_as(settings.RecipientsBody))),
+        (
+            "PATCH",
+            "/api/settings/alert-recipients",
+            ADMIN,
+            lambda c: settings.alert_recipients(c.conn, c.body_as(settings.RecipientsBody)),
+        ),
         ("GET", "/api/settings/mailing-sync-enabled", ADMIN, lambda c: settings.mailing_sync_enabled(c.conn)),
-        ("PATCH", "/api/settings/mailing-sync-enabled", ADMIN, lambda c: settings.mailing_sync_enabled(
-            c.conn, c.body_as(settings.EnabledBody))),
+        (
+            "PATCH",
+            "/api/settings/mailing-sync-enabled",
+            ADMIN,
+            lambda c: settings.mailing_sync_enabled(c.conn, c.body_as(settings.EnabledBody)),
+        ),
         ("GET", "/api/settings/pos-default-constituent", ADMIN, lambda c: settings.pos_default_constituent(c.conn)),
-        ("PATCH", "/api/settings/pos-default-constituent", ADMIN, lambda c: settings.pos_default_constituent(
-            c.conn, c.body_as(settings.PosDefaultBody))),
+        (
+            "PATCH",
+            "/api/settings/pos-default-constituent",
+            ADMIN,
+            lambda c: settings.pos_default_constituent(c.conn, c.body_as(settings.PosDefaultBody)),
+        ),
         ("GET", "/api/users", SUPER, lambda c: users.list_users(c.conn)),
         ("POST", "/api/users/invite", SUPER, lambda c: users.invite(c.conn, c.body_as(users.InviteBody))),
         ("PATCH", "/api/users/{id}", SUPER, lambda c: users.update(c.conn, int_id(c.path["id"]), c.body_as(users.UserPatch))),
         ("GET", "/api/mappings/types", ADMIN, lambda c: mapping_store.all_of(c.conn, "type_default")),
         ("GET", "/api/mappings/overrides", ADMIN, lambda c: mapping_store.all_of(c.conn, "campaign_override")),
-        ("POST", "/api/mappings/overrides", ADMIN, lambda c: mappings.set_campaign_override(
-            c.conn, c.body_as(mappings.OverrideBody))),
+        (
+            "POST",
+            "/api/mappings/overrides",
+            ADMIN,
+            lambda c: mappings.set_campaign_override(c.conn, c.body_as(mappings.OverrideBody)),
+        ),
         ("GET", "/api/mappings/funds", ADMIN, lambda c: mapping_store.all_of(c.conn, "fund_override")),
-        ("POST", "/api/mappings/funds", ADMIN, lambda c: mappings.set_fund_override(
-            c.conn, c.body_as(mappings.FundOverrideBody))),
-        *[("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
-          for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")],
+        (
+            "POST",
+            "/api/mappings/funds",
+            ADMIN,
+            lambda c: mappings.set_fund_override(c.conn, c.body_as(mappings.FundOverrideBody)),
+        ),
+        *[
+            ("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
+            for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")
+        ],
         ("GET", "/api/pos/location-overrides", ADMIN, lambda c: mappings.location_overrides(c.conn)),
-        ("PUT", "/api/pos/location-overrides", ADMIN, lambda c: mappings.replace_location_overrides(
-            c.conn, c.body_as(mappings.LocationOverrides))),
+        (
+            "PUT",
+            "/api/pos/location-overrides",
+            ADMIN,
+            lambda c: mappings.replace_location_overrides(c.conn, c.body_as(mappings.LocationOverrides)),
+        ),
         ("GET", "/api/test-connections", ADMIN, lambda c: checks.test_connections(c.conn, c.rt)),
         ("POST", "/api/inject-webhook", ADMIN, inject),
         ("POST", "/api/retry-all", ADMIN, lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))),
-        ("POST", "/api/retry-all-fresh", ADMIN, lambda c: syncs.retry_all(
-            c.conn, c.query_as(syncs.SourceQuery), fresh=True, rt=c.rt)),
+        (
+            "POST",
+            "/api/retry-all-fresh",
+            ADMIN,
+            lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery), fresh=True, rt=c.rt),
+        ),
         ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.rt)),
         ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.rt)),
         # the portal's admin routes (portal-sync.md)
         ("GET", "/api/admin/crm/test-connection", ADMIN, lambda c: crm_ops.test_connection(c.conn, c.rt)),
-        ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(
-            c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
+        ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
         ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),
         ("POST", "/api/admin/sync/retry/{jobId}", ADMIN, lambda c: syncs.retry(c.conn, c.path["jobId"])),
         # each platform's own routes (synctool.platforms)
@@ -203,7 +232,6 @@ def int_id(value: str) -> int:
 
 def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
-
 
 
 def routes(rt: Runtime) -> list[Mount]:
@@ -226,8 +254,7 @@ def routes(rt: Runtime) -> list[Mount]:
             def run() -> tuple[int, Any]:
                 conn = store.connect(rt.config.db_path, migrate=False)
                 try:
-                    call = Call(conn, rt, request.user.record, dict(request.path_params),
-                                dict(request.query_params), body)
+                    call = Call(conn, rt, request.user.record, dict(request.path_params), dict(request.query_params), body)
                     return 200, op(call)
                 except SynctoolError as exc:
                     return http_status(exc), {"error": str(exc), "detail": getattr(exc, "detail", "")}

@@ -105,8 +105,9 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
 
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         messages = {404: "not found", 405: "method not allowed"}
-        response = error(exc.status_code, messages.get(exc.status_code, exc.detail or "error"),
-                         f"{request.method} {request.url.path}")
+        response = error(
+            exc.status_code, messages.get(exc.status_code, exc.detail or "error"), f"{request.method} {request.url.path}"
+        )
         if exc.headers:
             response.headers.update(exc.headers)
         return response
@@ -155,8 +156,13 @@ def serve(rt: Runtime, *, host: str | None = None, port: int | None = None, admi
     """Run the receiver (and the admin API) with uvicorn until stopped."""
     import uvicorn
 
-    uvicorn.run(build(rt, admin_api=admin_api), host=host or rt.config.receiver.host,
-                port=port or rt.config.receiver.port, log_level="warning", access_log=False)
+    uvicorn.run(
+        build(rt, admin_api=admin_api),
+        host=host or rt.config.receiver.host,
+        port=port or rt.config.receiver.port,
+        log_level="warning",
+        access_log=False,
+    )
 
 
 def app_from_env() -> Starlette:

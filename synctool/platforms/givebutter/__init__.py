@@ -7,10 +7,13 @@ from typing import Any
 from synctool.platforms import Client, Webhook
 
 WEBHOOK = Webhook("donations", "synctool.platforms.givebutter.webhook")
-CLIENT = Client("donations", "synctool.platforms.givebutter.client:from_runtime",
-                probe="synctool.platforms.givebutter.client:probe")
-SECRETS = {"DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
-           "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret"}
+CLIENT = Client(
+    "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
+)
+SECRETS = {
+    "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
+    "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
+}
 FAKE = "synctool.platforms.givebutter.fake:FakeGivebutter"
 
 

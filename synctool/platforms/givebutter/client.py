@@ -17,8 +17,9 @@ class DonationsClient:
     """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets."""
 
     def __init__(self, base_url: str, api_key: str, **kwargs: Any):
-        self.api = ApiClient(base_url, name="Givebutter", error_text=_error_text,
-                             headers={"Authorization": f"Bearer {api_key}"}, **kwargs)
+        self.api = ApiClient(
+            base_url, name="Givebutter", error_text=_error_text, headers={"Authorization": f"Bearer {api_key}"}, **kwargs
+        )
 
     def close(self) -> None:
         self.api.close()
@@ -51,8 +52,11 @@ class DonationsClient:
 
 
 def from_runtime(rt: Any) -> DonationsClient:
-    return DonationsClient(rt.config.donations.base_url, rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
-                           transport=rt.transport("donations"))
+    return DonationsClient(
+        rt.config.donations.base_url,
+        rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
+        transport=rt.transport("donations"),
+    )
 
 
 def probe(client: DonationsClient) -> str:

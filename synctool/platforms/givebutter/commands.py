@@ -10,8 +10,11 @@ app = sub_app("The donation platform (Givebutter): cached campaigns.")
 
 
 @app.command()
-def campaigns(ctx: typer.Context, refresh: bool = typer.Option(False, "--refresh", help="fetch them from Givebutter first"),
-              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def campaigns(
+    ctx: typer.Context,
+    refresh: bool = typer.Option(False, "--refresh", help="fetch them from Givebutter first"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """List the cached donation campaigns (their type selects the type default).
 
     Example: synctool donations campaigns --refresh

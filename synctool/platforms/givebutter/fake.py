@@ -34,25 +34,45 @@ def _page(items: list, request: Request) -> JSONResponse:
     except ValueError:
         return JSONResponse({"message": "The per page must be an integer."}, status_code=422)
     if per_page > 100 or per_page < 1:
-        return JSONResponse({"message": "The per page field must not be greater than 100.",
-                             "errors": {"per_page": ["The per page field must not be greater than 100."]}}, status_code=422)
+        return JSONResponse(
+            {
+                "message": "The per page field must not be greater than 100.",
+                "errors": {"per_page": ["The per page field must not be greater than 100."]},
+            },
+            status_code=422,
+        )
     last = max(1, (len(items) + per_page - 1) // per_page)
-    chunk = items[(page - 1) * per_page: page * per_page]
+    chunk = items[(page - 1) * per_page : page * per_page]
     base = str(request.url).split("?")[0]
-    return JSONResponse({"data": chunk, "links": {"first": f"{base}?page=1", "last": f"{base}?page={last}",
-                                                  "prev": f"{base}?page={page - 1}" if page > 1 else None,
-                                                  "next": f"{base}?page={page + 1}" if page < last else None},
-                         "meta": {"current_page": page, "from": (page - 1) * per_page + 1 if chunk else None,
-                                  "last_page": last, "path": base, "per_page": per_page,
-                                  "to": (page - 1) * per_page + len(chunk) if chunk else None, "total": len(items)}})
+    return JSONResponse(
+        {
+            "data": chunk,
+            "links": {
+                "first": f"{base}?page=1",
+                "last": f"{base}?page={last}",
+                "prev": f"{base}?page={page - 1}" if page > 1 else None,
+                "next": f"{base}?page={page + 1}" if page < last else None,
+            },
+            "meta": {
+                "current_page": page,
+                "from": (page - 1) * per_page + 1 if chunk else None,
+                "last_page": last,
+                "path": base,
+                "per_page": per_page,
+                "to": (page - 1) * per_page + len(chunk) if chunk else None,
+                "total": len(items),
+            },
+        }
+    )
 
 
 def create_app(gb: FakeGivebutter | None = None) -> Starlette:
     gb = gb or FakeGivebutter()
 
     def guard(request: Request) -> JSONResponse | None:
-        gb.requests.append({"at": time.time(), "method": request.method, "path": request.url.path,
-                            "query": dict(request.query_params)})
+        gb.requests.append(
+            {"at": time.time(), "method": request.method, "path": request.url.path, "query": dict(request.query_params)}
+        )
         if gb.throttle_next > 0:
             gb.throttle_next -= 1
             return JSONResponse({"message": "Too Many Attempts."}, status_code=429, headers={"Retry-After": "1"})
@@ -69,8 +89,10 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             try:
                 cutoff = datetime.fromisoformat(after.replace("Z", "+00:00"))
             except ValueError:
-                return JSONResponse({"message": "The created after is not a valid date.",
-                                     "errors": {"createdAfter": ["invalid"]}}, status_code=422)
+                return JSONResponse(
+                    {"message": "The created after is not a valid date.", "errors": {"createdAfter": ["invalid"]}},
+                    status_code=422,
+                )
             items = [t for t in items if datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) > cutoff]
         return _page(items, request)
 
@@ -99,7 +121,14 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             return denied
         return _page(list(gb.tickets.values()), request)
 
-    app = Starlette(routes=[Route("/v1/transactions", transactions), Route("/v1/transactions/{id}", transaction),
-                            Route("/v1/campaigns", campaigns), Route("/v1/campaigns/{id}", campaign), Route("/v1/tickets", tickets)])
+    app = Starlette(
+        routes=[
+            Route("/v1/transactions", transactions),
+            Route("/v1/transactions/{id}", transaction),
+            Route("/v1/campaigns", campaigns),
+            Route("/v1/campaigns/{id}", campaign),
+            Route("/v1/tickets", tickets),
+        ]
+    )
     app.state.fake = gb
     return app

@@ -15,5 +15,7 @@ def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, c
         with platforms.using(rt, "donations", client) as gb:
             found = gb.campaigns()
         settings.cache_replace(conn, CAMPAIGNS, {str(c["id"]): c for c in found})
-    return [{k: c.get(k) for k in ("id", "code", "title", "type", "status", "goal", "raised")}
-            for c in settings.cache_list(conn, CAMPAIGNS)]
+    return [
+        {k: c.get(k) for k in ("id", "code", "title", "type", "status", "goal", "raised")}
+        for c in settings.cache_list(conn, CAMPAIGNS)
+    ]

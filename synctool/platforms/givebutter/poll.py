@@ -19,8 +19,9 @@ from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration, parse_iso
 
 
-def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None,
-         client=None) -> dict[str, Any]:
+def poll(
+    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
+) -> dict[str, Any]:
     started = store.utcnow()
     state = conn.execute("SELECT * FROM poll_state WHERE source = 'donations'").fetchone()
     overlap = timedelta(minutes=rt.config.donations.poll_overlap_minutes)
@@ -40,16 +41,35 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
             with store.atomic(conn):
                 if conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (ext,)).fetchone():
                     continue
-                jobs.enqueue(conn, source="donations", entity_type="transaction", entity_id=str(txn["id"]),
-                             external_id=ext, payload={"transaction": txn, "origin": "poll"},
-                             email=txn.get("email"), name=supporter_name(txn), amount=str(txn.get("amount")),
-                             max_attempts=rt.config.queue.max_attempts)
+                jobs.enqueue(
+                    conn,
+                    source="donations",
+                    entity_type="transaction",
+                    entity_id=str(txn["id"]),
+                    external_id=ext,
+                    payload={"transaction": txn, "origin": "poll"},
+                    email=txn.get("email"),
+                    name=supporter_name(txn),
+                    amount=str(txn.get("amount")),
+                    max_attempts=rt.config.queue.max_attempts,
+                )
             queued += 1
         requests = donations.api.requests_sent
-    result = {"since": since_text, "transactions_seen": seen, "queued": queued, "requests": requests,
-              "fresh": bool(fresh or lookback)}
+    result = {
+        "since": since_text,
+        "transactions_seen": seen,
+        "queued": queued,
+        "requests": requests,
+        "fresh": bool(fresh or lookback),
+    }
     with store.atomic(conn):
         store.database(conn)["poll_state"].upsert(
-            {"source": "donations", "watermark": store.iso(started), "last_run_at": store.iso(),
-             "last_result": json.dumps(result)}, pk="source")
+            {
+                "source": "donations",
+                "watermark": store.iso(started),
+                "last_run_at": store.iso(),
+                "last_result": json.dumps(result),
+            },
+            pk="source",
+        )
     return result

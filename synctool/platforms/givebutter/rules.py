@@ -31,8 +31,8 @@ from synctool.platforms.givebutter.webhook import (
     refund_details,
 )
 from synctool.platforms.mailchimp import audience
-from synctool.queue.handlers import JobContext, handler
 from synctool.queue import jobs
+from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
@@ -43,10 +43,20 @@ logger = logging.getLogger("synctool.donations")
 def supporter(txn: Transaction) -> Person:
     address = txn.address or Address()
     street = ", ".join(p for p in (address.address_1, address.address_2) if p)
-    return Person(first_name=txn.first_name, last_name=txn.last_name, email=txn.email, phone=txn.phone,
-                  org_name=txn.company or None,
-                  address={"street": street or None, "city": address.city, "state": address.state,
-                           "postal_code": address.zipcode, "country": address.country})
+    return Person(
+        first_name=txn.first_name,
+        last_name=txn.last_name,
+        email=txn.email,
+        phone=txn.phone,
+        org_name=txn.company or None,
+        address={
+            "street": street or None,
+            "city": address.city,
+            "state": address.state,
+            "postal_code": address.zipcode,
+            "country": address.country,
+        },
+    )
 
 
 def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
@@ -85,8 +95,11 @@ def tribute(dedication: Dedication | str | None) -> tuple[dict[str, Any], str | 
     name = dedication.name.strip()
     memorial = (dedication.type or "").lower() in ("in_memory_of", "memory", "memorial")
     words = "In memory of" if memorial else "In honor of"
-    fields = {"tribute_name": "Memorial - General" if memorial else "Honorary - General", "tributee_name": name,
-              "tribute_dedication": f"{words} {name}"}
+    fields = {
+        "tribute_name": "Memorial - General" if memorial else "Honorary - General",
+        "tributee_name": name,
+        "tribute_dedication": f"{words} {name}",
+    }
     recipient = dedication.recipient or Recipient()
     note = f"{words.lower()} {name}"
     if recipient.name:
@@ -103,16 +116,19 @@ def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
     is not one of the CRM field's values is an error: LGL would drop it without a word."""
     out = []
     for field in txn.custom_fields:
-        mapped = (mappings.get(conn, "custom_field", str(field.field_id or field.id))
-                  or mappings.get(conn, "custom_field", field.title or ""))
+        mapped = mappings.get(conn, "custom_field", str(field.field_id or field.id)) or mappings.get(
+            conn, "custom_field", field.title or ""
+        )
         if not mapped or field.value in (None, "", []):
             continue
         label = field.title or field.field_id
         crm_field = references.gift_field(conn, mapped["crm_field"])
         if crm_field is None:
-            raise PermanentError(f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field {label!r}) "
-                                 "is not in the cached CRM gift fields; run `synctool crm refresh`, or fix "
-                                 "`synctool mappings custom-fields`")
+            raise PermanentError(
+                f"the CRM gift field {mapped['crm_field']!r} (mapped from Givebutter field {label!r}) "
+                "is not in the cached CRM gift fields; run `synctool crm refresh`, or fix "
+                "`synctool mappings custom-fields`"
+            )
         allowed = {str(k.get("name")).strip().lower(): k["name"] for k in crm_field.get("keywords") or []}
         names = []
         for item in field.value if isinstance(field.value, list) else [field.value]:
@@ -121,7 +137,8 @@ def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
                 raise PermanentError(
                     f"Givebutter field {label!r} has the value {str(item)!r}, which the CRM gift field "
                     f"{crm_field['name']!r} does not offer (it has: {', '.join(allowed.values()) or 'no values'}); "
-                    "add it in the CRM, `synctool crm refresh`, then retry")
+                    "add it in the CRM, `synctool crm refresh`, then retry"
+                )
             names.append({"name": name})
         out.append({"name": crm_field["name"], "values": names})
     return out
@@ -137,19 +154,21 @@ def campaign_of(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
 def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = txn.campaign_id or ""
-    config_default = {"fund_id": ctx.config.donations.default_fund_id,
-                      "campaign_id": ctx.config.donations.default_campaign_id}
+    config_default = {"fund_id": ctx.config.donations.default_fund_id, "campaign_id": ctx.config.donations.default_campaign_id}
     coding = mappings.coding(
         fund_mapping(conn, txn),
         mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
         mappings.get(conn, "type_default", f"donations:{campaign.get('type')}") if campaign.get("type") else None,
-        mappings.get(conn, "type_default", "donations:default"), config_default)
+        mappings.get(conn, "type_default", "donations:default"),
+        config_default,
+    )
     method = (txn.method or txn.payment_method or "").lower()
     body: dict[str, Any] = {
         "external_id": external_id(txn.id),
         "received_amount": float(txn.amount),
-        "received_date": gifts.gift_date(txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"),
-                                         ctx.config.timezone),
+        "received_date": gifts.gift_date(
+            txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"), ctx.config.timezone
+        ),
         **coding,
         **mappings.payment_coding(conn, f"donations:{method}"),
     }
@@ -158,8 +177,11 @@ def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> di
         body["custom_fields"] = fields
     tribute_fields, tribute_note = tribute(txn.dedication)
     body.update(tribute_fields)
-    note = [f"Givebutter transaction {txn.id}" + (f" #{txn.number}" if txn.number else ""),
-            method or "unknown method", f"campaign {txn.campaign_code or campaign_id or '-'}"]
+    note = [
+        f"Givebutter transaction {txn.id}" + (f" #{txn.number}" if txn.number else ""),
+        method or "unknown method",
+        f"campaign {txn.campaign_code or campaign_id or '-'}",
+    ]
     if txn.fund_code or txn.fund_id:
         note.append(f"fund {txn.fund_code or txn.fund_id}")
     if txn.fee_covered:
@@ -187,11 +209,20 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
-    pushed = audience.queue_pushes(ctx.conn, person, source="donations", consent=txn.communication_opt_in,
-                                   tags=["Givebutter donor", campaign.get("title") or txn.campaign_code])
-    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded")
-                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
-                   crm_constituent_id=constituent_id, crm_gift_id=gift_id)
+    pushed = audience.queue_pushes(
+        ctx.conn,
+        person,
+        source="donations",
+        consent=txn.communication_opt_in,
+        tags=["Givebutter donor", campaign.get("title") or txn.campaign_code],
+    )
+    return Outcome(
+        "succeeded",
+        ("gift created" if created else "gift already in the CRM; recorded")
+        + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
+        crm_constituent_id=constituent_id,
+        crm_gift_id=gift_id,
+    )
 
 
 def delivered_data(ctx: JobContext) -> Any:
@@ -216,7 +247,9 @@ def ticket(ctx: JobContext) -> Outcome:
     ext = external_id(found.transaction_id)
     other = ctx.conn.execute(
         "SELECT id, status FROM jobs WHERE external_id = ? AND entity_type = 'transaction'"
-        " AND status IN ('queued', 'running', 'succeeded') LIMIT 1", (ext,)).fetchone()
+        " AND status IN ('queued', 'running', 'succeeded') LIMIT 1",
+        (ext,),
+    ).fetchone()
     if other is not None or gifts.recorded(ctx.conn, ext) is not None:
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
     outcome = sync_transaction(ctx, ctx.client("donations").transaction(found.transaction_id))
@@ -245,6 +278,8 @@ def refund(ctx: JobContext) -> Outcome:
     where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
     if gift_id:
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], gift_id=gift_id)
-    raise PermanentError(f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
-                         f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
-                         "`synctool syncs resolve` this record")
+    raise PermanentError(
+        f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
+        f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
+        "`synctool syncs resolve` this record"
+    )

@@ -22,8 +22,14 @@ KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itsel
 decode = parse_json_object
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
 KNOWN_EVENTS = SYNCED_EVENTS + (
-    "refund.created", "contact.created", "plan.canceled", "plan.created", "plan.failed", "plan.paused",
-    "plan.resumed", "plan.updated",
+    "refund.created",
+    "contact.created",
+    "plan.canceled",
+    "plan.created",
+    "plan.failed",
+    "plan.paused",
+    "plan.resumed",
+    "plan.updated",
 )
 
 
@@ -137,14 +143,15 @@ def external_id(transaction_id: Any) -> str:
     return f"donations_{transaction_id}"
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
     if not secrets.get("DONATIONS_WEBHOOK_SECRET"):
         return
     given = headers.get("signature") or ""
     if not given:
         raise InvalidSignature("missing Signature header", "Givebutter sends the webhook's signing secret in it")
-    if not hmac.compare_digest(given.encode(), (secrets.get("DONATIONS_WEBHOOK_SECRET") or '').encode()):
+    if not hmac.compare_digest(given.encode(), (secrets.get("DONATIONS_WEBHOOK_SECRET") or "").encode()):
         raise InvalidSignature("Signature header does not match DONATIONS_WEBHOOK_SECRET")
 
 
@@ -180,20 +187,36 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         raise InvalidInput("missing data.id", f"a {event} webhook carries the resource in data")
 
     if event == "transaction.succeeded":
-        job = JobSpec("transaction", resource_id, external_id=external_id(resource_id),
-                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("amount")))
+        job = JobSpec(
+            "transaction",
+            resource_id,
+            external_id=external_id(resource_id),
+            email=text(data.get("email")),
+            name=supporter_name(data),
+            amount=text(data.get("amount")),
+        )
     elif event == "ticket.created":
         transaction_id = text(data.get("transaction_id"))
-        job = JobSpec("ticket", resource_id, external_id=external_id(transaction_id) if transaction_id else None,
-                      email=text(data.get("email")), name=supporter_name(data), amount=text(data.get("price")))
+        job = JobSpec(
+            "ticket",
+            resource_id,
+            external_id=external_id(transaction_id) if transaction_id else None,
+            email=text(data.get("email")),
+            name=supporter_name(data),
+            amount=text(data.get("price")),
+        )
     elif event in ("campaign.created", "campaign.updated"):
         job = JobSpec("campaign", resource_id, name=text(data.get("title")))
     elif event == "refund.created":
         transaction_id, refunded = refund_details(parse(Refund, data, where="refund.created data"))
-        job = JobSpec("refund", resource_id or event_id,
-                      external_id=external_id(transaction_id) if transaction_id else None,
-                      email=text(data.get("email")), name=supporter_name(data),
-                      amount=None if refunded is None else str(refunded))
+        job = JobSpec(
+            "refund",
+            resource_id or event_id,
+            external_id=external_id(transaction_id) if transaction_id else None,
+            email=text(data.get("email")),
+            name=supporter_name(data),
+            amount=None if refunded is None else str(refunded),
+        )
     else:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
         job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")

@@ -7,10 +7,11 @@ from typing import Any
 from synctool.platforms import Client, Webhook
 
 WEBHOOK = Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True)
-CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime",
-                probe="synctool.platforms.mailchimp.client:probe")
-SECRETS = {"MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
-           "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp"}
+CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe")
+SECRETS = {
+    "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
+    "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
+}
 FAKE = "synctool.platforms.mailchimp.fake:FakeMailchimp"
 
 

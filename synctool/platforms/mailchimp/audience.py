@@ -28,20 +28,31 @@ def lists_to_push(conn: sqlite3.Connection) -> list[dict]:
     return [m for m in mappings.all_of(conn, "list_mapping") if m.get("enabled", True) and m.get("push_donors")]
 
 
-def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags: list[str],
-                 consent: bool) -> list[str]:
+def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags: list[str], consent: bool) -> list[str]:
     """The mailing jobs for a donor who just gave; none without consent, an e-mail or an opted-in list."""
     if not consent or not person.key:
         return []
     queued = []
     with store.atomic(conn):
         for mapping in lists_to_push(conn):
-            queued.append(jobs.enqueue_unless_waiting(
-                conn, source=source, target="mailing", entity_type="audience_member",
-                entity_id=f"{mapping['key']}:{person.key}",
-                email=person.email, name=" ".join(p for p in (person.first_name, person.last_name) if p) or None,
-                payload={"list_id": mapping["key"], "email": person.email.strip(), "first_name": person.first_name,
-                         "last_name": person.last_name, "tags": [t for t in tags if t]}))
+            queued.append(
+                jobs.enqueue_unless_waiting(
+                    conn,
+                    source=source,
+                    target="mailing",
+                    entity_type="audience_member",
+                    entity_id=f"{mapping['key']}:{person.key}",
+                    email=person.email,
+                    name=" ".join(p for p in (person.first_name, person.last_name) if p) or None,
+                    payload={
+                        "list_id": mapping["key"],
+                        "email": person.email.strip(),
+                        "first_name": person.first_name,
+                        "last_name": person.last_name,
+                        "tags": [t for t in tags if t],
+                    },
+                )
+            )
     return queued
 
 
@@ -50,11 +61,15 @@ def push(ctx: JobContext) -> Outcome:
     data = ctx.payload
     mapping = mappings.get(ctx.conn, "list_mapping", data["list_id"])
     if not mapping or not mapping.get("enabled", True) or not mapping.get("push_donors"):
-        raise Skip(f"list {data['list_id']} no longer takes donors (synctool mailing mappings set "
-                   f"{data['list_id']} --push-donors)")
+        raise Skip(
+            f"list {data['list_id']} no longer takes donors (synctool mailing mappings set {data['list_id']} --push-donors)"
+        )
     merge = {k: v for k, v in (("FNAME", data.get("first_name")), ("LNAME", data.get("last_name"))) if v}
     member = ctx.client("mailing").upsert_member(data["list_id"], data["email"], merge)
     if data.get("tags"):
         ctx.client("mailing").tag_member(data["list_id"], data["email"], data["tags"])
-    return Outcome("succeeded", f"{data['email']} on list {mapping.get('label') or data['list_id']} "
-                                f"({member.get('status', 'subscribed')}), tags {', '.join(data.get('tags') or []) or 'none'}")
+    return Outcome(
+        "succeeded",
+        f"{data['email']} on list {mapping.get('label') or data['list_id']} "
+        f"({member.get('status', 'subscribed')}), tags {', '.join(data.get('tags') or []) or 'none'}",
+    )

@@ -47,13 +47,18 @@ class MailingClient:
     def upsert_member(self, list_id: str, email: str, merge_fields: dict[str, str]) -> dict[str, Any]:
         """Add the address to the audience, or update it (``PUT`` is Mailchimp's upsert). A new member is
         ``subscribed``; an existing one keeps their status, so an unsubscribe is never undone."""
-        return self.api.request("PUT", f"/lists/{list_id}/members/{subscriber_hash(email)}",
-                                json={"email_address": email.strip(), "status_if_new": "subscribed",
-                                      "merge_fields": merge_fields})
+        return self.api.request(
+            "PUT",
+            f"/lists/{list_id}/members/{subscriber_hash(email)}",
+            json={"email_address": email.strip(), "status_if_new": "subscribed", "merge_fields": merge_fields},
+        )
 
     def tag_member(self, list_id: str, email: str, tags: list[str]) -> None:
-        self.api.request("POST", f"/lists/{list_id}/members/{subscriber_hash(email)}/tags",
-                         json={"tags": [{"name": t, "status": "active"} for t in tags]})
+        self.api.request(
+            "POST",
+            f"/lists/{list_id}/members/{subscriber_hash(email)}/tags",
+            json={"tags": [{"name": t, "status": "active"} for t in tags]},
+        )
 
     def lists(self) -> list[dict[str, Any]]:
         lists, offset = [], 0

@@ -7,8 +7,12 @@ import typer
 from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
 
 app = sub_app("The mailing platform (Mailchimp): account, lists, list mappings, tag rules, connection test.")
-mappings_app = sub_app("List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings")
-rules_app = sub_app("Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules")
+mappings_app = sub_app(
+    "List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings"
+)
+rules_app = sub_app(
+    "Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules"
+)
 app.add_typer(mappings_app, name="mappings")
 app.add_typer(rules_app, name="tag-rules")
 
@@ -65,11 +69,15 @@ def mappings_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--jso
 
 
 @mappings_app.command("set")
-def mappings_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="the Mailchimp list id"),
-                 disabled: bool = typer.Option(False, "--disabled", help="keep the mapping but ignore the list"),
-                 label: str = typer.Option(None, help="a name for people"),
-                 push_donors: bool = typer.Option(False, "--push-donors/--no-push-donors",
-                                                  help="add donors who gave e-mail consent to this list, tagged")) -> None:
+def mappings_set(
+    ctx: typer.Context,
+    list_id: str = typer.Argument(..., help="the Mailchimp list id"),
+    disabled: bool = typer.Option(False, "--disabled", help="keep the mapping but ignore the list"),
+    label: str = typer.Option(None, help="a name for people"),
+    push_donors: bool = typer.Option(
+        False, "--push-donors/--no-push-donors", help="add donors who gave e-mail consent to this list, tagged"
+    ),
+) -> None:
     """Create or update a list mapping. With --push-donors, every donor from donations or POS who gave
     e-mail consent is added to (or updated on) this list, tagged with the source and campaign or location.
 
@@ -78,8 +86,11 @@ def mappings_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="th
     from synctool.platforms.mailchimp.ops import ListMappingBody, set_mapping
     from synctool.validation import parse
 
-    body = parse(ListMappingBody, {"list_id": list_id, "enabled": not disabled, "label": label,
-                                   "push_donors": push_donors}, where="arguments")
+    body = parse(
+        ListMappingBody,
+        {"list_id": list_id, "enabled": not disabled, "label": label, "push_donors": push_donors},
+        where="arguments",
+    )
     emit_json(set_mapping(ctx_obj(ctx).db, body))
 
 
@@ -97,10 +108,13 @@ def rules_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json",
 
 
 @rules_app.command("set")
-def rules_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="a Mailchimp list id, or * for every mapped list"),
-              event: str = typer.Argument(..., help="unsubscribe or cleaned"),
-              add: list[int] = typer.Option([], "--add", help="CRM tag keyword id to add (repeatable)"),
-              remove: list[int] = typer.Option([], "--remove", help="CRM tag keyword id to remove (repeatable)")) -> None:
+def rules_set(
+    ctx: typer.Context,
+    list_id: str = typer.Argument(..., help="a Mailchimp list id, or * for every mapped list"),
+    event: str = typer.Argument(..., help="unsubscribe or cleaned"),
+    add: list[int] = typer.Option([], "--add", help="CRM tag keyword id to add (repeatable)"),
+    remove: list[int] = typer.Option([], "--remove", help="CRM tag keyword id to remove (repeatable)"),
+) -> None:
     """Set the tags to add and remove for an event on a list (keyword ids from `synctool crm tags`).
 
     Example: synctool mailing tag-rules set b7e21c0d94 unsubscribe --add 12222 --remove 12221
@@ -108,6 +122,5 @@ def rules_set(ctx: typer.Context, list_id: str = typer.Argument(..., help="a Mai
     from synctool.platforms.mailchimp.ops import TagRuleBody, set_tag_rule
     from synctool.validation import parse
 
-    body = parse(TagRuleBody, {"list_id": list_id, "event": event, "add": add or [], "remove": remove or []},
-                 where="arguments")
+    body = parse(TagRuleBody, {"list_id": list_id, "event": event, "add": add or [], "remove": remove or []}, where="arguments")
     emit_json(set_tag_rule(ctx_obj(ctx).db, body))

@@ -17,16 +17,26 @@ from starlette.routing import Route
 class FakeMailchimp:
     def __init__(self, api_key: str = "mc-api-key-us14"):
         self.api_key = api_key
-        self.lists = [{"id": "b7e21c0d94", "web_id": 412937, "name": "Newsletter", "stats": {"member_count": 1840}},
-                      {"id": "c0ffee1234", "web_id": 412938, "name": "Volunteers", "stats": {"member_count": 212}}]
+        self.lists = [
+            {"id": "b7e21c0d94", "web_id": 412937, "name": "Newsletter", "stats": {"member_count": 1840}},
+            {"id": "c0ffee1234", "web_id": 412938, "name": "Volunteers", "stats": {"member_count": 212}},
+        ]
         self.members: dict[str, dict[str, dict]] = {}
         self.requests: list[tuple[str, str]] = []
 
 
 def _problem(status: int, title: str, detail: str) -> JSONResponse:
-    return JSONResponse({"type": "https://mailchimp.com/developer/marketing/docs/errors/", "title": title,
-                         "status": status, "detail": detail, "instance": "00000000-0000-0000-0000-000000000000"},
-                        status_code=status, media_type="application/problem+json")
+    return JSONResponse(
+        {
+            "type": "https://mailchimp.com/developer/marketing/docs/errors/",
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "instance": "00000000-0000-0000-0000-000000000000",
+        },
+        status_code=status,
+        media_type="application/problem+json",
+    )
 
 
 def create_app(mc: FakeMailchimp | None = None) -> Starlette:
@@ -45,14 +55,24 @@ def create_app(mc: FakeMailchimp | None = None) -> Starlette:
     def guarded(fn):
         async def endpoint(request: Request):
             if not authorized(request):
-                return _problem(401, "API Key Invalid", "Your API key may be invalid, or you've attempted to access the wrong datacenter.")
+                return _problem(
+                    401, "API Key Invalid", "Your API key may be invalid, or you've attempted to access the wrong datacenter."
+                )
             return await fn(request)
+
         return endpoint
 
     async def root(request: Request):
-        return JSONResponse({"account_id": "8d3a3db4d97663a9074efcc16", "account_name": "Friends of the Library",
-                             "email": "office@example.org", "role": "owner", "pricing_plan_type": "monthly",
-                             "total_subscribers": 2052})
+        return JSONResponse(
+            {
+                "account_id": "8d3a3db4d97663a9074efcc16",
+                "account_name": "Friends of the Library",
+                "email": "office@example.org",
+                "role": "owner",
+                "pricing_plan_type": "monthly",
+                "total_subscribers": 2052,
+            }
+        )
 
     async def ping(request: Request):
         return JSONResponse({"health_status": "Everything's Chimpy!"})
@@ -79,9 +99,14 @@ def create_app(mc: FakeMailchimp | None = None) -> Starlette:
         status = existing["status"] if existing else body.get("status_if_new") or body.get("status")
         if status not in ("subscribed", "unsubscribed", "cleaned", "pending", "transactional"):
             return _problem(400, "Invalid Resource", "status_if_new is required for a new member.")
-        audience[key] = {"id": key, "email_address": email, "status": status, "list_id": list_id,
-                         "merge_fields": {**(existing or {}).get("merge_fields", {}), **(body.get("merge_fields") or {})},
-                         "tags": (existing or {}).get("tags", [])}
+        audience[key] = {
+            "id": key,
+            "email_address": email,
+            "status": status,
+            "list_id": list_id,
+            "merge_fields": {**(existing or {}).get("merge_fields", {}), **(body.get("merge_fields") or {})},
+            "tags": (existing or {}).get("tags", []),
+        }
         return JSONResponse(audience[key])
 
     async def member_tags(request: Request):
@@ -98,9 +123,14 @@ def create_app(mc: FakeMailchimp | None = None) -> Starlette:
                 found["tags"] = [t for t in found["tags"] if t["name"] != tag["name"]]
         return Response(status_code=204)
 
-    app = Starlette(routes=[Route("/3.0/", guarded(root)), Route("/3.0/ping", guarded(ping)),
-                            Route("/3.0/lists", guarded(lists)),
-                            Route("/3.0/lists/{list_id}/members/{hash}", guarded(member), methods=["GET", "PUT"]),
-                            Route("/3.0/lists/{list_id}/members/{hash}/tags", guarded(member_tags), methods=["POST"])])
+    app = Starlette(
+        routes=[
+            Route("/3.0/", guarded(root)),
+            Route("/3.0/ping", guarded(ping)),
+            Route("/3.0/lists", guarded(lists)),
+            Route("/3.0/lists/{list_id}/members/{hash}", guarded(member), methods=["GET", "PUT"]),
+            Route("/3.0/lists/{list_id}/members/{hash}/tags", guarded(member_tags), methods=["POST"]),
+        ]
+    )
     app.state.fake = mc
     return app

@@ -24,8 +24,10 @@ def account(rt: Runtime, *, client=None) -> dict[str, Any]:
 
 
 def lists(rt: Runtime, *, client=None) -> list[dict[str, Any]]:
-    return [{"id": item["id"], "name": item.get("name"), "members": (item.get("stats") or {}).get("member_count")}
-            for item in _with_client(rt, lambda mc: mc.lists(), client)]
+    return [
+        {"id": item["id"], "name": item.get("name"), "members": (item.get("stats") or {}).get("member_count")}
+        for item in _with_client(rt, lambda mc: mc.lists(), client)
+    ]
 
 
 def test(rt: Runtime, *, client=None) -> dict[str, Any]:

@@ -68,8 +68,11 @@ def apply_event(ctx: JobContext) -> Outcome:
     for keyword in rules.get("remove") or []:
         ctx.crm.remove_keyword(constituent_id, keyword)
     reason = event_data.reason or event_data.action or ""
-    return Outcome("succeeded", f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, "
-                                f"removed {rules.get('remove') or []}", crm_constituent_id=constituent_id)
+    return Outcome(
+        "succeeded",
+        f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, removed {rules.get('remove') or []}",
+        crm_constituent_id=constituent_id,
+    )
 
 
 handler("crm", "unsubscribe")(apply_event)

@@ -49,14 +49,15 @@ class AudienceEvent(Payload):
         return " ".join(p for p in (self.data.merges.FNAME, self.data.merges.LNAME) if p) or None
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
     if not secrets.get("MAILING_WEBHOOK_SECRET"):
         return
     given = query.get("secret", "")
     if not given:
         raise InvalidSignature("missing secret query parameter", "register the webhook URL with ?secret=<MAILING_WEBHOOK_SECRET>")
-    if not hmac.compare_digest(given.encode(), (secrets.get("MAILING_WEBHOOK_SECRET") or '').encode()):
+    if not hmac.compare_digest(given.encode(), (secrets.get("MAILING_WEBHOOK_SECRET") or "").encode()):
         raise InvalidSignature("secret query parameter does not match MAILING_WEBHOOK_SECRET")
 
 
@@ -101,6 +102,5 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         job = JobSpec(event_type, email.strip().lower(), email=email, name=name)
     else:
         why = "not synced to the CRM" if event_type in KNOWN_TYPES else "unknown Mailchimp event"
-        job = JobSpec("event", email or event_type, email=email, name=name, status="skipped",
-                      message=f"{event_type}: {why}")
+        job = JobSpec("event", email or event_type, email=email, name=name, status="skipped", message=f"{event_type}: {why}")
     return dedup_key(event), event_type, job

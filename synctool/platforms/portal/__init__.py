@@ -24,8 +24,16 @@ def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, st
 
     admin = roles["admin"]
     return [
-        ("POST", "/api/admin/crm/sync/payment/{paymentId}", admin, lambda c: ops.sync_now(
-            c.conn, c.rt, "payment", c.path["paymentId"], force=c.query_as(ForceQuery).force)),
-        ("POST", "/api/admin/crm/sync/queue-payment/{paymentId}", admin, lambda c: {
-            "job_id": ops.queue_sync(c.conn, "payment", c.path["paymentId"])}),
+        (
+            "POST",
+            "/api/admin/crm/sync/payment/{paymentId}",
+            admin,
+            lambda c: ops.sync_now(c.conn, c.rt, "payment", c.path["paymentId"], force=c.query_as(ForceQuery).force),
+        ),
+        (
+            "POST",
+            "/api/admin/crm/sync/queue-payment/{paymentId}",
+            admin,
+            lambda c: {"job_id": ops.queue_sync(c.conn, "payment", c.path["paymentId"])},
+        ),
     ]

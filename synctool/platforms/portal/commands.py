@@ -19,8 +19,11 @@ app.add_typer(scenarios_app, name="scenarios")
 
 
 @app.command("import")
-def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON lines: {\"type\": \"user\", \"data\": {...}} ('-' for stdin)"),
-            as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def import_(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help='JSON lines: {"type": "user", "data": {...}} (\'-\' for stdin)'),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Load portal records from a JSON-lines file, each as if the portal had pushed it: stored, and the CRM
     jobs its state calls for queued (drain runs them). A pending record never undoes a settled one. Bad
     lines are reported by number; the rest still load.
@@ -38,8 +41,11 @@ def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON line
     if as_json:
         emit_json(result)
     else:
-        typer.echo("loaded: " + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing")
-                   + f"; queued {result['queued']} CRM job(s)")
+        typer.echo(
+            "loaded: "
+            + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing")
+            + f"; queued {result['queued']} CRM job(s)"
+        )
         for error in result["errors"]:
             typer.echo(f"line {error['line']}: {error['error']}", err=True)
     if result["errors"]:
@@ -47,8 +53,11 @@ def import_(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON line
 
 
 @app.command()
-def show(ctx: typer.Context, entity: str = typer.Argument(..., help="user, product, membership, payment, enrollment or family_link"),
-         record_id: str = typer.Argument(..., help="the portal's id")) -> None:
+def show(
+    ctx: typer.Context,
+    entity: str = typer.Argument(..., help="user, product, membership, payment, enrollment or family_link"),
+    record_id: str = typer.Argument(..., help="the portal's id"),
+) -> None:
     """Show one portal record with its CRM linkage ids.
 
     Example: synctool portal show payment pay_123
@@ -59,8 +68,11 @@ def show(ctx: typer.Context, entity: str = typer.Argument(..., help="user, produ
 
 
 @app.command()
-def links(ctx: typer.Context, entity: str = typer.Option(None, help="only this record type"),
-          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def links(
+    ctx: typer.Context,
+    entity: str = typer.Option(None, help="only this record type"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Every portal record's CRM ids (for the portal to read back).
 
     Example: synctool portal links --entity user --json
@@ -72,9 +84,12 @@ def links(ctx: typer.Context, entity: str = typer.Option(None, help="only this r
 
 
 def _sync(entity: str):
-    def command(ctx: typer.Context, record_id: str = typer.Argument(..., help=f"the portal {entity} id"),
-                force: bool = typer.Option(False, "--force", help="sync even if already linked (never a second gift)"),
-                as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    def command(
+        ctx: typer.Context,
+        record_id: str = typer.Argument(..., help=f"the portal {entity} id"),
+        force: bool = typer.Option(False, "--force", help="sync even if already linked (never a second gift)"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
         from synctool.platforms.portal.ops import sync_now
 
         obj = ctx_obj(ctx)
@@ -92,9 +107,12 @@ for _entity in ("payment", "user", "membership", "relationship"):
 
 
 @app.command("queue")
-def queue_(ctx: typer.Context, entity: str = typer.Argument(..., help="payment, user, membership, relationship or enrollment"),
-           record_id: str = typer.Argument(..., help="the portal's id"),
-           force: bool = typer.Option(False, "--force", help="sync even if already linked")) -> None:
+def queue_(
+    ctx: typer.Context,
+    entity: str = typer.Argument(..., help="payment, user, membership, relationship or enrollment"),
+    record_id: str = typer.Argument(..., help="the portal's id"),
+    force: bool = typer.Option(False, "--force", help="sync even if already linked"),
+) -> None:
     """Queue a sync for the next drain.
 
     Example: synctool portal queue payment pay_123
@@ -111,6 +129,7 @@ def _mapping_list(kind: str, columns: list[str]):
 
             rows = list_mappings(ctx_obj(ctx).db, kind)
             emit_json(rows) if as_json else table(rows, columns)
+
     return command
 
 
@@ -127,20 +146,33 @@ def _set(ctx: typer.Context, kind: str, key: str, **values) -> None:
     emit_json(set_mapping(ctx_obj(ctx).db, kind, key, **values))
 
 
-funds_group = _mapping_group("funds", "Fund (and campaign name) per sync category: membership, language_classes, "
-                             "events, donations.", ["key", "fund_id", "campaign_name"])
-gateways_group = _mapping_group("gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.",
-                                ["key", "payment_type_id"])
-levels_group = _mapping_group("levels", "Membership product id or level name -> CRM membership level; key * is the "
-                              "global default.", ["key", "membership_level_id"])
-types_group = _mapping_group("relationship-types", "The default relationship type (key default, --id) and the "
-                             "enabled set (key enabled, --ids).", ["key", "id", "ids"])
+funds_group = _mapping_group(
+    "funds",
+    "Fund (and campaign name) per sync category: membership, language_classes, events, donations.",
+    ["key", "fund_id", "campaign_name"],
+)
+gateways_group = _mapping_group(
+    "gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.", ["key", "payment_type_id"]
+)
+levels_group = _mapping_group(
+    "levels",
+    "Membership product id or level name -> CRM membership level; key * is the global default.",
+    ["key", "membership_level_id"],
+)
+types_group = _mapping_group(
+    "relationship-types",
+    "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
+    ["key", "id", "ids"],
+)
 
 
 @funds_group.command("set")
-def funds_set(ctx: typer.Context, category: str = typer.Argument(..., help="membership, language_classes, events or donations"),
-              fund_id: int = typer.Option(..., help="CRM fund id"),
-              campaign_name: str = typer.Option(None, help="CRM campaign name")) -> None:
+def funds_set(
+    ctx: typer.Context,
+    category: str = typer.Argument(..., help="membership, language_classes, events or donations"),
+    fund_id: int = typer.Option(..., help="CRM fund id"),
+    campaign_name: str = typer.Option(None, help="CRM campaign name"),
+) -> None:
     """The CRM fund (and campaign) for one sync category's gifts.
 
     Example: synctool portal mappings funds set membership --fund-id 2400 --campaign-name 'Membership Drive'
@@ -149,8 +181,11 @@ def funds_set(ctx: typer.Context, category: str = typer.Argument(..., help="memb
 
 
 @gateways_group.command("set")
-def gateways_set(ctx: typer.Context, gateway: str = typer.Argument(..., help="the portal's gateway: stripe, cash, ..."),
-                 payment_type_id: int = typer.Option(..., help="CRM payment type id")) -> None:
+def gateways_set(
+    ctx: typer.Context,
+    gateway: str = typer.Argument(..., help="the portal's gateway: stripe, cash, ..."),
+    payment_type_id: int = typer.Option(..., help="CRM payment type id"),
+) -> None:
     """The CRM payment type for one payment gateway.
 
     Example: synctool portal mappings gateways set stripe --payment-type-id 1509
@@ -159,8 +194,11 @@ def gateways_set(ctx: typer.Context, gateway: str = typer.Argument(..., help="th
 
 
 @levels_group.command("set")
-def levels_set(ctx: typer.Context, product: str = typer.Argument(..., help="a membership product id or level name; * for every other"),
-               membership_level_id: int = typer.Option(..., help="CRM membership level id")) -> None:
+def levels_set(
+    ctx: typer.Context,
+    product: str = typer.Argument(..., help="a membership product id or level name; * for every other"),
+    membership_level_id: int = typer.Option(..., help="CRM membership level id"),
+) -> None:
     """The CRM membership level for a membership product or level name.
 
     Example: synctool portal mappings levels set '*' --membership-level-id 41
@@ -169,9 +207,12 @@ def levels_set(ctx: typer.Context, product: str = typer.Argument(..., help="a me
 
 
 @types_group.command("set")
-def relationship_types_set(ctx: typer.Context, key: str = typer.Argument(..., help="default or enabled"),
-                           id: int = typer.Option(None, "--id", help="the default CRM relationship type id (key default)"),
-                           ids: list[int] = typer.Option(None, "--ids", help="the enabled type ids (key enabled; repeatable)")) -> None:
+def relationship_types_set(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="default or enabled"),
+    id: int = typer.Option(None, "--id", help="the default CRM relationship type id (key default)"),
+    ids: list[int] = typer.Option(None, "--ids", help="the enabled type ids (key enabled; repeatable)"),
+) -> None:
     """The default relationship type for family links (key default), or the enabled set (key enabled).
 
     Example: synctool portal mappings relationship-types set default --id 9
@@ -180,19 +221,22 @@ def relationship_types_set(ctx: typer.Context, key: str = typer.Argument(..., he
 
 
 @app.command()
-def flags(ctx: typer.Context,
-          auto_sync: bool = typer.Option(None, "--auto-sync/--no-auto-sync", help="queue CRM jobs automatically"),
-          sync_on_payment: bool = typer.Option(None, "--sync-on-payment/--no-sync-on-payment", help="payments become gifts"),
-          sync_on_membership: bool = typer.Option(None, "--sync-on-membership/--no-sync-on-membership", help="memberships sync"),
-          as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def flags(
+    ctx: typer.Context,
+    auto_sync: bool = typer.Option(None, "--auto-sync/--no-auto-sync", help="queue CRM jobs automatically"),
+    sync_on_payment: bool = typer.Option(None, "--sync-on-payment/--no-sync-on-payment", help="payments become gifts"),
+    sync_on_membership: bool = typer.Option(None, "--sync-on-membership/--no-sync-on-membership", help="memberships sync"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Show or change the sync flags.
 
     Example: synctool portal flags --no-sync-on-membership
     """
     from synctool.platforms.portal.ops import get_flags
 
-    result = get_flags(ctx_obj(ctx).db, auto_sync=auto_sync, sync_on_payment=sync_on_payment,
-                       sync_on_membership=sync_on_membership)
+    result = get_flags(
+        ctx_obj(ctx).db, auto_sync=auto_sync, sync_on_payment=sync_on_payment, sync_on_membership=sync_on_membership
+    )
     emit_json(result) if as_json else key_values(result)
 
 

@@ -21,8 +21,13 @@ from synctool.platforms.portal.rules import (
 from synctool.runtime import Runtime
 from synctool.validation import Body, parse
 
-ENTITY_JOBS = {"user": ("user", "user"), "membership": ("membership", "membership"), "payment": ("payment", "payment"),
-               "relationship": ("family_link", "relationship"), "enrollment": ("enrollment", "enrollment")}
+ENTITY_JOBS = {
+    "user": ("user", "user"),
+    "membership": ("membership", "membership"),
+    "payment": ("payment", "payment"),
+    "relationship": ("family_link", "relationship"),
+    "enrollment": ("enrollment", "enrollment"),
+}
 
 
 def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
@@ -79,8 +84,12 @@ def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str,
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_constituent_id", "crm_gift_id")}
 
 
-MAPPING_KINDS = {"funds": "portal_fund", "gateways": "portal_gateway", "levels": "portal_level",
-                 "relationship-types": "portal_relationship_type"}
+MAPPING_KINDS = {
+    "funds": "portal_fund",
+    "gateways": "portal_gateway",
+    "levels": "portal_level",
+    "relationship-types": "portal_relationship_type",
+}
 
 
 def list_mappings(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
@@ -110,8 +119,12 @@ class RelationshipTypeMapping(Body):
 
 
 #: what each portal mapping kind takes
-MAPPING_BODIES: dict[str, type[Body]] = {"funds": FundMapping, "gateways": GatewayMapping, "levels": LevelMapping,
-                                         "relationship-types": RelationshipTypeMapping}
+MAPPING_BODIES: dict[str, type[Body]] = {
+    "funds": FundMapping,
+    "gateways": GatewayMapping,
+    "levels": LevelMapping,
+    "relationship-types": RelationshipTypeMapping,
+}
 
 
 def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) -> dict[str, Any]:
@@ -122,8 +135,9 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
 
     if kind not in MAPPING_BODIES:
         one_of(kind, MAPPING_KINDS, "portal mapping")
-    values = parse(MAPPING_BODIES[kind], {k: v for k, v in values.items() if v is not None},
-                   where=f"portal {kind} mapping").model_dump(exclude_none=True)
+    values = parse(
+        MAPPING_BODIES[kind], {k: v for k, v in values.items() if v is not None}, where=f"portal {kind} mapping"
+    ).model_dump(exclude_none=True)
     if kind == "funds":
         one_of(key, FUND_KEYS, "sync category")
         require_reference(conn, "funds", values["fund_id"])
@@ -163,14 +177,37 @@ def _scenario_records(name: str) -> list[tuple[str, dict[str, Any]]]:
         ("product", {"id": p + "class", "name": "Spanish A1", "category": "class"}),
         ("user", {"id": p + "parent", "email": f"{name}.parent@example.org", "first_name": "Pat", "last_name": f"Test-{name}"}),
         ("user", {"id": p + "child", "email": f"{name}.child@example.org", "first_name": "Sam", "last_name": f"Test-{name}"}),
-        ("membership", {"id": p + "m1", "user_id": p + "parent", "product_id": p + "membership", "status": "pending",
-                        "start_date": "2026-01-01", "renewal_date": "2026-12-31", "subsidy_tier": "none"}),
+        (
+            "membership",
+            {
+                "id": p + "m1",
+                "user_id": p + "parent",
+                "product_id": p + "membership",
+                "status": "pending",
+                "start_date": "2026-01-01",
+                "renewal_date": "2026-12-31",
+                "subsidy_tier": "none",
+            },
+        ),
         ("enrollment", {"id": p + "e1", "user_id": p + "child", "product_id": p + "class", "status": "pending"}),
-        ("payment", {"id": p + "pay1", "user_id": p + "parent", "type": "cart", "status": "pending", "gateway": "stripe",
-                     "amount_cents": 15000, "membership_id": p + "m1", "enrollment_id": p + "e1",
-                     "items": [{"id": p + "i1", "category": "membership", "amount_cents": 8000},
-                               {"id": p + "i2", "category": "class", "amount_cents": 5000},
-                               {"id": p + "i3", "category": "donation", "amount_cents": 2000}]}),
+        (
+            "payment",
+            {
+                "id": p + "pay1",
+                "user_id": p + "parent",
+                "type": "cart",
+                "status": "pending",
+                "gateway": "stripe",
+                "amount_cents": 15000,
+                "membership_id": p + "m1",
+                "enrollment_id": p + "e1",
+                "items": [
+                    {"id": p + "i1", "category": "membership", "amount_cents": 8000},
+                    {"id": p + "i2", "category": "class", "amount_cents": 5000},
+                    {"id": p + "i3", "category": "donation", "amount_cents": 2000},
+                ],
+            },
+        ),
         ("family_link", {"id": p + "fam1", "primary_user_id": p + "parent", "member_user_id": p + "child"}),
     ]
 
@@ -178,8 +215,9 @@ def _scenario_records(name: str) -> list[tuple[str, dict[str, Any]]]:
 def _refuse_production(conn: sqlite3.Connection, rt: Runtime) -> None:
     env = crm_target.environment(conn, rt)
     if env == "production":
-        raise Conflict("test scenarios are refused in the production CRM environment "
-                       "(switch with `synctool crm environment sandbox`)")
+        raise Conflict(
+            "test scenarios are refused in the production CRM environment (switch with `synctool crm environment sandbox`)"
+        )
 
 
 def scenario_create(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[str, Any]:

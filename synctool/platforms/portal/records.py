@@ -18,10 +18,22 @@ from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.platforms.portal.webhook import RECORD_TYPES, record_models
 from synctool.validation import parse
 
-TABLES = {"user": "portal_users", "product": "portal_products", "membership": "portal_memberships",
-          "payment": "portal_payments", "enrollment": "portal_enrollments", "family_link": "portal_family_links"}
-LINKS = {"user": ["crm_constituent_id"], "membership": ["crm_membership_id"], "payment": ["crm_gift_id", "crm_gift_ids"],
-         "family_link": ["crm_relationship_id"], "enrollment": ["crm_synced_at"], "product": []}
+TABLES = {
+    "user": "portal_users",
+    "product": "portal_products",
+    "membership": "portal_memberships",
+    "payment": "portal_payments",
+    "enrollment": "portal_enrollments",
+    "family_link": "portal_family_links",
+}
+LINKS = {
+    "user": ["crm_constituent_id"],
+    "membership": ["crm_membership_id"],
+    "payment": ["crm_gift_id", "crm_gift_ids"],
+    "family_link": ["crm_relationship_id"],
+    "enrollment": ["crm_synced_at"],
+    "product": [],
+}
 
 
 def validate(kind: str, data: Any) -> Any:
@@ -56,9 +68,14 @@ def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
         raise NotFound(f"no portal {kind} with id {record_id}")
     record = dict(row)
     if kind == "payment":
-        record["items"] = [dict(r) for r in conn.execute(
-            "SELECT id, product_id, category, description, quantity, amount_cents FROM portal_payment_items"
-            " WHERE payment_id = ? ORDER BY rowid", (record_id,))]
+        record["items"] = [
+            dict(r)
+            for r in conn.execute(
+                "SELECT id, product_id, category, description, quantity, amount_cents FROM portal_payment_items"
+                " WHERE payment_id = ? ORDER BY rowid",
+                (record_id,),
+            )
+        ]
         record["crm_gift_ids"] = json.loads(record["crm_gift_ids"]) if record["crm_gift_ids"] else {}
         record["scholarship"] = bool(record["scholarship"])
     return record

@@ -30,8 +30,13 @@ from synctool.validation import payload
 FLAGS = "portal_flags"
 DEFAULT_FLAGS = {"auto_sync": True, "sync_on_payment": True, "sync_on_membership": True}
 FUND_KEYS = ("membership", "language_classes", "events", "donations")
-CART_GROUPS = {"membership": "membership", "family_addon": "membership", "class": "language_classes",
-               "event": "events", "donation": "donations"}
+CART_GROUPS = {
+    "membership": "membership",
+    "family_addon": "membership",
+    "class": "language_classes",
+    "event": "events",
+    "donation": "donations",
+}
 #: states a Stripe event sets, which a later push of a "pending" record does not take back
 SETTLED = ("succeeded", "active", "paid", "failed")
 #: sharing flags sent on every family relationship (the spec leaves their values open)
@@ -45,9 +50,16 @@ def flags(conn) -> dict[str, bool]:
 def queue(conn, entity_type: str, entity_id: str, *, force: bool = False, origin: str = "portal") -> str:
     """A CRM job for a portal record; an identical job still waiting in the queue is reused."""
     external = f"{entity_id}" if entity_type == "payment" else None
-    return jobs.enqueue_unless_waiting(conn, source="portal", target="crm", entity_type=entity_type,
-                                       entity_id=entity_id, external_id=external, force=force,
-                                       payload={"origin": origin})
+    return jobs.enqueue_unless_waiting(
+        conn,
+        source="portal",
+        target="crm",
+        entity_type=entity_type,
+        entity_id=entity_id,
+        external_id=external,
+        force=force,
+        payload={"origin": origin},
+    )
 
 
 def jobs_for(conn, kind: str, record: dict[str, Any], before: dict[str, Any] | None, origin: str) -> list[str]:
@@ -63,8 +75,10 @@ def jobs_for(conn, kind: str, record: dict[str, Any], before: dict[str, Any] | N
         queued.append(queue(conn, "membership", record["id"], origin=origin))
     elif kind == "enrollment" and record["status"] in ("paid", "active") and changed:
         queued.append(queue(conn, "enrollment", record["id"], origin=origin))
-    elif kind == "user" and (before is None or any(before.get(k) != record.get(k) for k in
-                                                   ("email", "first_name", "last_name", "phone", "billing_address_1"))):
+    elif kind == "user" and (
+        before is None
+        or any(before.get(k) != record.get(k) for k in ("email", "first_name", "last_name", "phone", "billing_address_1"))
+    ):
         queued.append(queue(conn, "user", record["id"], origin=origin))
     elif kind == "family_link" and not record.get("crm_relationship_id"):
         queued.append(queue(conn, "relationship", record["id"], origin=origin))
@@ -75,8 +89,12 @@ def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any
     """Store one portal record, however it arrived (a push or ``portal import``), and queue the CRM jobs
     its new state calls for; within the caller's transaction. Returns the stored record and the job ids."""
     before = portal_records.find(conn, kind, data.get("id") if isinstance(data, dict) else None)
-    if before is not None and isinstance(data, dict) and data.get("status", "pending") == "pending" \
-            and before.get("status") in SETTLED:
+    if (
+        before is not None
+        and isinstance(data, dict)
+        and data.get("status", "pending") == "pending"
+        and before.get("status") in SETTLED
+    ):
         # the processor's event already settled it; a record carrying the older state does not undo that
         data = {**data, "status": before["status"]}
     record = portal_records.upsert(conn, kind, data)
@@ -103,16 +121,20 @@ def stripe_event(ctx: JobContext) -> Outcome:
     meta = obj.metadata
     session = kind.startswith("checkout.session.")
     if session and kind != "checkout.session.async_payment_failed" and obj.payment_status != "paid":
-        raise Skip(f"checkout session {obj.id} is {obj.payment_status}, not paid; nothing changes yet"
-                   " (a delayed payment settles with checkout.session.async_payment_succeeded)")
+        raise Skip(
+            f"checkout session {obj.id} is {obj.payment_status}, not paid; nothing changes yet"
+            " (a delayed payment settles with checkout.session.async_payment_succeeded)"
+        )
     if kind == "payment_intent.succeeded" and obj.status not in (None, "succeeded"):
         raise Skip(f"payment intent {obj.id} is {obj.status}")
     payment_id = meta.get("portal_payment_id")
     if not payment_id:
         if kind == "payment_intent.succeeded":
-            raise Skip(f"payment intent {obj.id} carries no metadata.portal_payment_id: a payment intent has "
-                       "the portal's ids only when the portal's Checkout Session sets payment_intent_data.metadata "
-                       "(the session's own events carry them); otherwise it is not a portal payment")
+            raise Skip(
+                f"payment intent {obj.id} carries no metadata.portal_payment_id: a payment intent has "
+                "the portal's ids only when the portal's Checkout Session sets payment_intent_data.metadata "
+                "(the session's own events carry them); otherwise it is not a portal payment"
+            )
         raise Skip(f"{kind} {obj.id} carries no metadata.portal_payment_id: not a portal payment")
     if kind == "checkout.session.async_payment_failed":
         return payment_failed(ctx, payment_id, obj)
@@ -141,17 +163,25 @@ def stripe_event(ctx: JobContext) -> Outcome:
             updated = portal_records.upsert(ctx.conn, "enrollment", {**enrollment, "status": "paid"})
             outcomes.append(f"enrollment {enrollment_id} paid")
             queued += jobs_for(ctx.conn, "enrollment", updated, enrollment, kind)
-    return Outcome("succeeded", f"payment {payment_id} succeeded" + "".join(f"; {o}" for o in outcomes)
-                   + f"; queued {len(queued)} CRM job(s)")
+    return Outcome(
+        "succeeded",
+        f"payment {payment_id} succeeded" + "".join(f"; {o}" for o in outcomes) + f"; queued {len(queued)} CRM job(s)",
+    )
 
 
 def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | None) -> dict[str, Any]:
     """A payment whose own push has not arrived, built from the processor's metadata."""
     if not meta.get("portal_user_id"):
         raise PermanentError(f"payment {payment_id} is unknown and the event has no metadata.portal_user_id")
-    return {"id": payment_id, "user_id": meta["portal_user_id"], "type": meta.get("portal_payment_type", "donation"),
-            "amount_cents": int(cents or 0), "gateway": "stripe", "membership_id": meta.get("portal_membership_id"),
-            "enrollment_id": meta.get("portal_enrollment_id")}
+    return {
+        "id": payment_id,
+        "user_id": meta["portal_user_id"],
+        "type": meta.get("portal_payment_type", "donation"),
+        "amount_cents": int(cents or 0),
+        "gateway": "stripe",
+        "membership_id": meta.get("portal_membership_id"),
+        "enrollment_id": meta.get("portal_enrollment_id"),
+    }
 
 
 def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> Outcome:
@@ -161,8 +191,10 @@ def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> O
         if before is None:
             record = payment_from_metadata(payment_id, session.metadata, session.amount_total)
         elif before["status"] == "succeeded":
-            raise PermanentError(f"payment {payment_id} already succeeded, but Stripe reports its delayed payment "
-                                 f"failed (session {session.id}): check the CRM gift and the payment in Stripe")
+            raise PermanentError(
+                f"payment {payment_id} already succeeded, but Stripe reports its delayed payment "
+                f"failed (session {session.id}): check the CRM gift and the payment in Stripe"
+            )
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
         record.update(status="failed", payment_intent_id=session.payment_intent or record.get("payment_intent_id"))
@@ -172,13 +204,23 @@ def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> O
 
 # -- the CRM handlers ----------------------------------------------------------------------------------
 
+
 def user_person(user: dict[str, Any]) -> constituents.Person:
     street = ", ".join(p for p in (user.get("billing_address_1"), user.get("billing_address_2")) if p)
-    return constituents.Person(user.get("first_name"), user.get("last_name"), user["email"], phone=user.get("phone"),
-                               external_id=user["id"],
-                               address={"street": street or None, "city": user.get("billing_city"),
-                                        "state": user.get("billing_state"), "postal_code": user.get("billing_postcode"),
-                                        "country": user.get("billing_country")})
+    return constituents.Person(
+        user.get("first_name"),
+        user.get("last_name"),
+        user["email"],
+        phone=user.get("phone"),
+        external_id=user["id"],
+        address={
+            "street": street or None,
+            "city": user.get("billing_city"),
+            "state": user.get("billing_state"),
+            "postal_code": user.get("billing_postcode"),
+            "country": user.get("billing_country"),
+        },
+    )
 
 
 def sync_user(ctx: JobContext, user_id: str) -> str:
@@ -188,8 +230,11 @@ def sync_user(ctx: JobContext, user_id: str) -> str:
     crm = ctx.crm
     linked = user.get("crm_constituent_id")
     if linked and constituents.revalidate(crm, ctx.conn, linked, user["email"]):
-        body = {"first_name": person.first_name, "last_name": person.last_name or person.email,
-                "external_constituent_id": user["id"]}
+        body = {
+            "first_name": person.first_name,
+            "last_name": person.last_name or person.email,
+            "external_constituent_id": user["id"],
+        }
         updated = crm.update_constituent(linked, body)
         contacts = {"email_addresses": [{"address": user["email"], "email_type_name": "Home"}]}
         if person.phone:
@@ -220,14 +265,17 @@ def constituent_for(ctx: JobContext, user_id: str) -> str:
 def user_locked(*user_ids_of):
     """Run a CRM handler while holding the lock of every portal user it touches, so two jobs for one
     member (a user sync and a payment, two memberships) never run side by side."""
+
     def wrap(fn):
         def handler_(ctx: JobContext) -> Outcome:
             users = [u for get in user_ids_of for u in get(ctx) if u]
             with store.named_lock(ctx.conn, [f"portal_user:{u}" for u in users]):
                 return fn(ctx)
+
         handler_.__name__ = fn.__name__
         handler_.__doc__ = fn.__doc__
         return handler_
+
     return wrap
 
 
@@ -235,6 +283,7 @@ def _user_of(kind: str, *fields: str):
     def get(ctx: JobContext) -> list[str]:
         record = portal_records.find(ctx.conn, kind, ctx.job["entity_id"]) or {}
         return [record.get(f) for f in fields]
+
     return get
 
 
@@ -251,8 +300,10 @@ def level_for(ctx: JobContext, membership: dict[str, Any]) -> int:
             mapped = mappings.get(ctx.conn, "portal_level", str(key))
             if mapped:
                 return int(mapped["membership_level_id"])
-    raise PermanentError(f"no membership level mapping for product {membership.get('product_id')!r} or level "
-                         f"{membership.get('level')!r}, and no global default (synctool portal mappings levels set)")
+    raise PermanentError(
+        f"no membership level mapping for product {membership.get('product_id')!r} or level "
+        f"{membership.get('level')!r}, and no global default (synctool portal mappings levels set)"
+    )
 
 
 def finish_before(start: str | None, existing_start: str | None) -> str:
@@ -271,10 +322,13 @@ def membership(ctx: JobContext) -> Outcome:
     constituent_id = constituent_for(ctx, record["user_id"])
     crm = ctx.crm
     level_id = level_for(ctx, record)
-    body = {"membership_level_id": level_id, "date_start": record.get("start_date") or date.today().isoformat(),
-            "finish_date": record.get("renewal_date"),
-            "note": f"portal membership {record['id']} ({record.get('level') or record.get('product_id') or 'level'}), "
-                    f"status {record.get('status')}, synced by synctool"}
+    body = {
+        "membership_level_id": level_id,
+        "date_start": record.get("start_date") or date.today().isoformat(),
+        "finish_date": record.get("renewal_date"),
+        "note": f"portal membership {record['id']} ({record.get('level') or record.get('product_id') or 'level'}), "
+        f"status {record.get('status')}, synced by synctool",
+    }
     ended = 0
     if record.get("crm_membership_id"):
         crm.update_membership(record["crm_membership_id"], body)
@@ -288,18 +342,32 @@ def membership(ctx: JobContext) -> Outcome:
             ended += 1
         membership_id = str(crm.create_membership(constituent_id, body)["id"])
         portal_records.set_link(ctx.conn, "membership", record["id"], crm_membership_id=membership_id)
-    group = {"full": ctx.config.crm.scholarship_group_full,
-             "partial": ctx.config.crm.scholarship_group_partial}.get(record.get("subsidy_tier") or "")
+    group = {"full": ctx.config.crm.scholarship_group_full, "partial": ctx.config.crm.scholarship_group_partial}.get(
+        record.get("subsidy_tier") or ""
+    )
     if record.get("subsidy_tier") in ("full", "partial"):
         if not group:
-            raise PermanentError(f"{record['subsidy_tier']} scholarship membership, but "
-                                 f"CRM_GROUP_ID_SCHOLARSHIP_{record['subsidy_tier'].upper()} is not set")
+            raise PermanentError(
+                f"{record['subsidy_tier']} scholarship membership, but "
+                f"CRM_GROUP_ID_SCHOLARSHIP_{record['subsidy_tier'].upper()} is not set"
+            )
         in_group = any(str(g.get("group_id")) == str(group) for g in crm.list_group_memberships(constituent_id))
         if not in_group:
-            crm.add_to_group(constituent_id, {"group_id": int(group), "date_start": body["date_start"],
-                                              "date_end": record.get("renewal_date"), "is_current": True})
-    return Outcome("succeeded", f"CRM membership {membership_id}" + (f"; ended {ended} current" if ended else ""),
-                   crm_constituent_id=constituent_id, crm_ids={"membership_id": membership_id})
+            crm.add_to_group(
+                constituent_id,
+                {
+                    "group_id": int(group),
+                    "date_start": body["date_start"],
+                    "date_end": record.get("renewal_date"),
+                    "is_current": True,
+                },
+            )
+    return Outcome(
+        "succeeded",
+        f"CRM membership {membership_id}" + (f"; ended {ended} current" if ended else ""),
+        crm_constituent_id=constituent_id,
+        crm_ids={"membership_id": membership_id},
+    )
 
 
 def gift_groups(ctx: JobContext, payment: dict[str, Any]) -> list[tuple[str, int]]:
@@ -345,11 +413,15 @@ def payment(ctx: JobContext) -> Outcome:
         if not fund:
             raise PermanentError(f"no fund mapping for {key} (synctool portal mappings funds set {key} --fund-id ...)")
         external_id = record["id"] if len(groups) == 1 else f"{record['id']}-{key}"
-        body = {"external_id": external_id, "received_amount": float(cents_to_dollars(cents)),
-                "received_date": (record.get("created_at") or store.iso())[:10], "fund_id": fund["fund_id"],
-                "gift_type_name": "Gift",
-                "note": f"portal payment {record['id']} ({record['type']}, {key}); intent "
-                        f"{record.get('payment_intent_id') or '-'}; status {record['status']}; {record.get('created_at') or ''}"}
+        body = {
+            "external_id": external_id,
+            "received_amount": float(cents_to_dollars(cents)),
+            "received_date": (record.get("created_at") or store.iso())[:10],
+            "fund_id": fund["fund_id"],
+            "gift_type_name": "Gift",
+            "note": f"portal payment {record['id']} ({record['type']}, {key}); intent "
+            f"{record.get('payment_intent_id') or '-'}; status {record['status']}; {record.get('created_at') or ''}",
+        }
         if fund.get("campaign_name"):
             body["campaign_name"] = fund["campaign_name"]
         if gateway.get("payment_type_id"):
@@ -361,8 +433,10 @@ def payment(ctx: JobContext) -> Outcome:
     message = f"{len(gift_ids)} gift(s): " + ", ".join(f"{k} {v}" for k, v in gift_ids.items())
     membership_id = record.get("membership_id")
     if membership_id is None and any(k == "membership" for k, _ in groups):
-        active = ctx.conn.execute("SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active'"
-                                  " ORDER BY start_date DESC LIMIT 1", (record["user_id"],)).fetchone()
+        active = ctx.conn.execute(
+            "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC LIMIT 1",
+            (record["user_id"],),
+        ).fetchone()
         membership_id = active[0] if active else None
     if membership_id and flags(ctx.conn)["sync_on_membership"] and any(k == "membership" for k, _ in groups):
         with store.atomic(ctx.conn):
@@ -397,6 +471,9 @@ def relationship(ctx: JobContext) -> Outcome:
         body["name"] = "Family"  # the deprecated name-based path: LGL resolves the type by name
     created = ctx.crm.create_relationship(primary, body)
     portal_records.set_link(ctx.conn, "family_link", link["id"], crm_relationship_id=str(created["id"]))
-    return Outcome("succeeded", f"CRM relationship {created['id']} ({'type ' + str(type_id) if type_id else 'by name'})",
-                   crm_constituent_id=primary, crm_ids={"relationship_id": str(created["id"])})
-
+    return Outcome(
+        "succeeded",
+        f"CRM relationship {created['id']} ({'type ' + str(type_id) if type_id else 'by name'})",
+        crm_constituent_id=primary,
+        crm_ids={"relationship_id": str(created["id"])},
+    )

@@ -17,10 +17,12 @@ KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")
 decode = parse_json_object
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
-    verify_signed_delivery(body, headers, SIGNATURE_HEADER, secrets.get("PORTAL_WEBHOOK_SECRET"), "PORTAL_WEBHOOK_SECRET",
-                           secrets.tolerance_s, now)
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
+    verify_signed_delivery(
+        body, headers, SIGNATURE_HEADER, secrets.get("PORTAL_WEBHOOK_SECRET"), "PORTAL_WEBHOOK_SECRET", secrets.tolerance_s, now
+    )
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
@@ -34,8 +36,13 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     data = push.get("data") if isinstance(push.get("data"), dict) else {}
     kind = record_type(event_type)
     if kind is None:
-        job = JobSpec("event", event_id, target="portal", status="skipped",
-                      message=f"{event_type}: unknown portal record type (one of {', '.join(RECORD_TYPES)})")
+        job = JobSpec(
+            "event",
+            event_id,
+            target="portal",
+            status="skipped",
+            message=f"{event_type}: unknown portal record type (one of {', '.join(RECORD_TYPES)})",
+        )
     else:
         job = JobSpec("push", f"{kind}:{data.get('id') or '?'}", target="portal", email=text(data.get("email")))
     return event_id, event_type, job
@@ -130,8 +137,14 @@ def _build_models():
         member_user_id: str
         crm_relationship_type_id: Optional[str] = None
 
-    return {"user": User, "product": Product, "membership": Membership, "payment": Payment,
-            "enrollment": Enrollment, "family_link": FamilyLink}
+    return {
+        "user": User,
+        "product": Product,
+        "membership": Membership,
+        "payment": Payment,
+        "enrollment": Enrollment,
+        "family_link": FamilyLink,
+    }
 
 
 def record_type(push_type: str) -> str | None:

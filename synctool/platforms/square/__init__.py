@@ -8,8 +8,10 @@ from synctool.platforms import Client, Webhook
 
 WEBHOOK = Webhook("pos", "synctool.platforms.square.webhook")
 CLIENT = Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe")
-SECRETS = {"POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
-           "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key"}
+SECRETS = {
+    "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
+    "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
+}
 FAKE = "synctool.platforms.square.fake:FakeSquare"
 
 
@@ -30,6 +32,10 @@ def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, st
         ("GET", "/api/pos/locations", admin, lambda c: ops.locations(c.conn, c.rt)),
         ("GET", "/api/pos/orders", admin, lambda c: ops.orders(c.conn, c.rt, c.query_as(ops.OrdersQuery))),
         ("POST", "/api/pos/orders/enrich", admin, lambda c: ops.enrich(c.rt, c.body_as(ops.EnrichBody))),
-        ("POST", "/api/pos/orders/{orderId}/resync", admin, lambda c: ops.resync(
-            c.conn, c.rt, c.path["orderId"], force=c.query_as(ForceQuery).force)),
+        (
+            "POST",
+            "/api/pos/orders/{orderId}/resync",
+            admin,
+            lambda c: ops.resync(c.conn, c.rt, c.path["orderId"], force=c.query_as(ForceQuery).force),
+        ),
     ]

@@ -16,9 +16,13 @@ class PosClient:
     """Square's REST API: orders, customers, locations."""
 
     def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Any):
-        self.api = ApiClient(base_url, name="Square", error_text=_error_text,
-                             headers={"Authorization": f"Bearer {access_token}", "Square-Version": square_version},
-                             **kwargs)
+        self.api = ApiClient(
+            base_url,
+            name="Square",
+            error_text=_error_text,
+            headers={"Authorization": f"Bearer {access_token}", "Square-Version": square_version},
+            **kwargs,
+        )
 
     def close(self) -> None:
         self.api.close()
@@ -33,16 +37,23 @@ class PosClient:
         return self.api.request("GET", "/v2/locations").get("locations") or []
 
     def search_orders(self, location_ids: list[str], *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
-        body: dict[str, Any] = {"location_ids": location_ids[:10], "limit": limit,
-                                "query": {"sort": {"sort_field": "CREATED_AT", "sort_order": "DESC"}}}
+        body: dict[str, Any] = {
+            "location_ids": location_ids[:10],
+            "limit": limit,
+            "query": {"sort": {"sort_field": "CREATED_AT", "sort_order": "DESC"}},
+        }
         if cursor:
             body["cursor"] = cursor
         return self.api.request("POST", "/v2/orders/search", json=body)
 
 
 def from_runtime(rt: Any) -> PosClient:
-    return PosClient(rt.config.pos.base_url, rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
-                     rt.config.pos.square_version, transport=rt.transport("pos"))
+    return PosClient(
+        rt.config.pos.base_url,
+        rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
+        rt.config.pos.square_version,
+        transport=rt.transport("pos"),
+    )
 
 
 def probe(client: PosClient) -> str:

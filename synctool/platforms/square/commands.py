@@ -17,7 +17,9 @@ from synctool.cli.common import (
 )
 
 app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
-overrides_app = sub_app("Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json")
+overrides_app = sub_app(
+    "Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json"
+)
 app.add_typer(overrides_app, name="location-overrides")
 
 
@@ -35,10 +37,13 @@ def locations(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
 
 
 @app.command()
-def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor from the previous page"),
-           limit: int = typer.Option(50, help="orders per page (1-500)"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON"),
-           columns: str = columns_option()) -> None:
+def orders(
+    ctx: typer.Context,
+    cursor: str = typer.Option(None, help="the cursor from the previous page"),
+    limit: int = typer.Option(50, help="orders per page (1-500)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    columns: str = columns_option(),
+) -> None:
     """List recent POS orders, newest first, with the CRM gift each became.
 
     Example: synctool pos orders --limit 20
@@ -52,15 +57,21 @@ def orders(ctx: typer.Context, cursor: str = typer.Option(None, help="the cursor
     if as_json:
         emit_json(result)
         return
-    table(result["orders"], ["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
-          chosen=columns)
+    table(
+        result["orders"],
+        ["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
+        chosen=columns,
+    )
     if result["cursor"]:
         typer.echo(f"next page: synctool pos orders --cursor {result['cursor']}")
 
 
 @app.command()
-def enrich(ctx: typer.Context, order_ids: list[str] = typer.Argument(..., help="one or more order ids"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def enrich(
+    ctx: typer.Context,
+    order_ids: list[str] = typer.Argument(..., help="one or more order ids"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Fetch the customer (e-mail and name) behind each order.
 
     Example: synctool pos enrich eA3vssLHKJrv9H0IdJCM3gNqfdcZY
@@ -74,9 +85,12 @@ def enrich(ctx: typer.Context, order_ids: list[str] = typer.Argument(..., help="
 
 
 @app.command()
-def resync(ctx: typer.Context, order_id: str = typer.Argument(..., help="the Square order id"),
-           force: bool = typer.Option(False, "--force", help="ignore the local 'already synced' mark (the CRM is still searched first)"),
-           as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def resync(
+    ctx: typer.Context,
+    order_id: str = typer.Argument(..., help="the Square order id"),
+    force: bool = typer.Option(False, "--force", help="ignore the local 'already synced' mark (the CRM is still searched first)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Sync one POS order now. Never creates a second gift for the order's external id.
 
     Example: synctool pos resync eA3vssLHKJrv9H0IdJCM3gNqfdcZY --force
@@ -104,9 +118,12 @@ def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--js
 
 
 @overrides_app.command("set")
-def overrides_set(ctx: typer.Context, location_id: str = typer.Argument(..., help="the Square location id"),
-                  fund_id: int = typer.Option(None, help="CRM fund id"),
-                  campaign_id: int = typer.Option(None, help="CRM campaign id")) -> None:
+def overrides_set(
+    ctx: typer.Context,
+    location_id: str = typer.Argument(..., help="the Square location id"),
+    fund_id: int = typer.Option(None, help="CRM fund id"),
+    campaign_id: int = typer.Option(None, help="CRM campaign id"),
+) -> None:
     """Create or update one location override.
 
     Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402
@@ -114,13 +131,14 @@ def overrides_set(ctx: typer.Context, location_id: str = typer.Argument(..., hel
     from synctool.ops.mappings import LocationOverride, set_location_override
     from synctool.validation import parse
 
-    body = parse(LocationOverride, {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id},
-                 where="options")
+    body = parse(LocationOverride, {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id}, where="options")
     emit_json(set_location_override(ctx_obj(ctx).db, body))
 
 
 @overrides_app.command("replace")
-def overrides_replace(ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?}")) -> None:
+def overrides_replace(
+    ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?}")
+) -> None:
     """Replace the whole set of location overrides from a JSON file (spec: PUT /api/pos/location-overrides).
 
     Example: synctool pos location-overrides replace overrides.json

@@ -18,10 +18,20 @@ class FakeSquare:
         self.orders: dict[str, dict] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
-            "FPYCBCHYMXFK1": {"id": "FPYCBCHYMXFK1", "name": "Front Desk", "status": "ACTIVE", "currency": "USD",
-                              "timezone": "America/Los_Angeles"},
-            "L2GIFTSHOP001": {"id": "L2GIFTSHOP001", "name": "Gift Shop", "status": "ACTIVE", "currency": "USD",
-                              "timezone": "America/New_York"},
+            "FPYCBCHYMXFK1": {
+                "id": "FPYCBCHYMXFK1",
+                "name": "Front Desk",
+                "status": "ACTIVE",
+                "currency": "USD",
+                "timezone": "America/Los_Angeles",
+            },
+            "L2GIFTSHOP001": {
+                "id": "L2GIFTSHOP001",
+                "name": "Gift Shop",
+                "status": "ACTIVE",
+                "currency": "USD",
+                "timezone": "America/New_York",
+            },
         }
         self.requests: list[dict] = []
 
@@ -53,11 +63,14 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         body = json.loads(await request.body() or b"{}")
         if not body.get("location_ids"):
             return _error(400, "INVALID_REQUEST_ERROR", "BAD_REQUEST", "location_ids is required.")
-        orders = sorted((o for o in sq.orders.values() if o.get("location_id") in body["location_ids"]),
-                        key=lambda o: o["created_at"], reverse=True)
+        orders = sorted(
+            (o for o in sq.orders.values() if o.get("location_id") in body["location_ids"]),
+            key=lambda o: o["created_at"],
+            reverse=True,
+        )
         start = int(body.get("cursor") or 0)
         limit = int(body.get("limit") or 500)
-        chunk = orders[start:start + limit]
+        chunk = orders[start : start + limit]
         result = {"orders": chunk}
         if start + limit < len(orders):
             result["cursor"] = str(start + limit)
@@ -76,7 +89,13 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             return denied
         return JSONResponse({"locations": sorted(sq.locations.values(), key=lambda loc: loc["name"])})
 
-    app = Starlette(routes=[Route("/v2/orders/search", search, methods=["POST"]), Route("/v2/orders/{id}", order),
-                            Route("/v2/customers/{id}", customer), Route("/v2/locations", locations)])
+    app = Starlette(
+        routes=[
+            Route("/v2/orders/search", search, methods=["POST"]),
+            Route("/v2/orders/{id}", order),
+            Route("/v2/customers/{id}", customer),
+            Route("/v2/locations", locations),
+        ]
+    )
     app.state.fake = sq
     return app

@@ -43,10 +43,18 @@ def orders(conn: sqlite3.Connection, rt: Runtime, query: OrdersQuery | None = No
         location_ids = [loc["id"] for loc in pos.locations()]
         result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
     synced = {r["key"]: r["crm_id"] for r in conn.execute("SELECT key, crm_id FROM crm_writes WHERE state = 'done'")}
-    items = [{"id": o["id"], "state": o.get("state"), "location_id": o.get("location_id"),
-              "created_at": o.get("created_at"), "total_cents": (o.get("total_money") or {}).get("amount"),
-              "customer_id": o.get("customer_id"), "crm_gift_id": synced.get(external_id(o["id"]))}
-             for o in result.get("orders") or []]
+    items = [
+        {
+            "id": o["id"],
+            "state": o.get("state"),
+            "location_id": o.get("location_id"),
+            "created_at": o.get("created_at"),
+            "total_cents": (o.get("total_money") or {}).get("amount"),
+            "customer_id": o.get("customer_id"),
+            "crm_gift_id": synced.get(external_id(o["id"])),
+        }
+        for o in result.get("orders") or []
+    ]
     return {"orders": items, "cursor": result.get("cursor")}
 
 
@@ -58,10 +66,18 @@ def enrich(rt: Runtime, body: EnrichBody, *, client=None) -> list[dict[str, Any]
         for order_id in order_ids:
             order = pos.order(order_id)
             customer_id = order.get("customer_id") or next(
-                (t.get("customer_id") for t in order.get("tenders") or [] if t.get("customer_id")), None)
+                (t.get("customer_id") for t in order.get("tenders") or [] if t.get("customer_id")), None
+            )
             customer = pos.customer(customer_id) if customer_id else {}
-            out.append({"order_id": order_id, "customer_id": customer_id, "email": customer.get("email_address"),
-                        "first_name": customer.get("given_name"), "last_name": customer.get("family_name")})
+            out.append(
+                {
+                    "order_id": order_id,
+                    "customer_id": customer_id,
+                    "email": customer.get("email_address"),
+                    "first_name": customer.get("given_name"),
+                    "last_name": customer.get("family_name"),
+                }
+            )
     return out
 
 
@@ -73,8 +89,15 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
     if not order_id.strip():
         raise InvalidInput("order id is empty")
     with store.atomic(conn):
-        job_id = jobs.enqueue(conn, source="pos", entity_type="order", entity_id=order_id.strip(),
-                              external_id=external_id(order_id.strip()), force=force,
-                              payload={"origin": "operator resync"}, max_attempts=rt.config.queue.max_attempts)
+        job_id = jobs.enqueue(
+            conn,
+            source="pos",
+            entity_type="order",
+            entity_id=order_id.strip(),
+            external_id=external_id(order_id.strip()),
+            force=force,
+            payload={"origin": "operator resync"},
+            max_attempts=rt.config.queue.max_attempts,
+        )
     row = run_now(platforms.services(rt), conn, job_id)
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}

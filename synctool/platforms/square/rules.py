@@ -72,37 +72,53 @@ def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
         customer = payload(Customer, ctx.client("pos").customer(customer_id), f"Square customer {customer_id}")
         address = customer.address or CustomerAddress()
         street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
-        person = Person(customer.given_name, customer.family_name, customer.email_address,
-                        phone=customer.phone_number, org_name=customer.company_name,
-                        address={"street": street or None, "city": address.locality,
-                                 "state": address.administrative_district_level_1,
-                                 "postal_code": address.postal_code, "country": address.country})
+        person = Person(
+            customer.given_name,
+            customer.family_name,
+            customer.email_address,
+            phone=customer.phone_number,
+            org_name=customer.company_name,
+            address={
+                "street": street or None,
+                "city": address.locality,
+                "state": address.administrative_district_level_1,
+                "postal_code": address.postal_code,
+                "country": address.country,
+            },
+        )
         if person.email or person.last_name:
             consent = customer.preferences is not None and customer.preferences.email_unsubscribed is False
             return person, f"customer {customer_id}", consent
     default = settings.get(ctx.conn, DEFAULT_CONSTITUENT)
     if not default or not default.get("email"):
-        raise PermanentError("the order has no customer with an e-mail or name, and no POS default constituent "
-                             "is set (synctool settings pos-default-constituent --email ...)")
-    return (Person(default.get("first_name"), default.get("last_name"), default["email"]),
-            "the POS default constituent", False)
+        raise PermanentError(
+            "the order has no customer with an e-mail or name, and no POS default constituent "
+            "is set (synctool settings pos-default-constituent --email ...)"
+        )
+    return (Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent", False)
 
 
 def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
     if order.total_money is None or order.total_money.amount is None:
         raise PermanentError(f"order {order.id} has no total_money amount")
-    coding = mappings.coding(mappings.get(ctx.conn, "location_override", str(order.location_id)),
-                             mappings.get(ctx.conn, "type_default", "pos:default"),
-                             {"fund_id": ctx.config.donations.default_fund_id})
+    coding = mappings.coding(
+        mappings.get(ctx.conn, "location_override", str(order.location_id)),
+        mappings.get(ctx.conn, "type_default", "pos:default"),
+        {"fund_id": ctx.config.donations.default_fund_id},
+    )
     tender = order.tenders[0] if order.tenders else Tender()
     zone = (location(ctx, order.location_id) or {}).get("timezone")
-    body: dict[str, Any] = {"external_id": external_id(order.id),
-                            "received_amount": float(cents_to_dollars(order.total_money.amount)),
-                            "received_date": gifts.gift_date(order.created_at, zone, ctx.config.timezone), **coding,
-                            **mappings.payment_coding(ctx.conn, f"pos:{tender.type}")}
+    body: dict[str, Any] = {
+        "external_id": external_id(order.id),
+        "received_amount": float(cents_to_dollars(order.total_money.amount)),
+        "received_date": gifts.gift_date(order.created_at, zone, ctx.config.timezone),
+        **coding,
+        **mappings.payment_coding(ctx.conn, f"pos:{tender.type}"),
+    }
     items = ", ".join(f"{i.quantity or '1'} x {i.name or 'item'}" for i in order.line_items)
-    body["note"] = (f"Square order {order.id} at location {order.location_id}; "
-                    f"{tender.type or 'no tender'}" + (f"; {items}" if items else ""))[:1000]
+    body["note"] = (
+        f"Square order {order.id} at location {order.location_id}; {tender.type or 'no tender'}" + (f"; {items}" if items else "")
+    )[:1000]
     return body
 
 
@@ -125,6 +141,11 @@ def order(ctx: JobContext) -> Outcome:
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
     place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
     pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", place])
-    return Outcome("succeeded", ("gift created" if created else "gift already in the CRM; recorded") + f" for {who}"
-                   + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
-                   crm_constituent_id=constituent_id, crm_gift_id=gift_id)
+    return Outcome(
+        "succeeded",
+        ("gift created" if created else "gift already in the CRM; recorded")
+        + f" for {who}"
+        + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
+        crm_constituent_id=constituent_id,
+        crm_gift_id=gift_id,
+    )

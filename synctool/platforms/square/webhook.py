@@ -19,8 +19,15 @@ from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_objec
 from synctool.validation import Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
-KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent", "square-environment",
-                "square-initial-delivery-timestamp", "square-retry-number", "square-retry-reason")
+KEPT_HEADERS = (
+    SIGNATURE_HEADER,
+    "content-type",
+    "user-agent",
+    "square-environment",
+    "square-initial-delivery-timestamp",
+    "square-retry-number",
+    "square-retry-reason",
+)
 decode = parse_json_object
 
 
@@ -115,20 +122,26 @@ def is_valid_signature(body: bytes, header: str, key: str, notification_url: str
     return hmac.compare_digest(signature(key, notification_url, body).encode(), header.encode())
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
     if not secrets.get("POS_WEBHOOK_SIGNATURE_KEY"):
         raise ConfigError("POS_WEBHOOK_SIGNATURE_KEY", "keyring/environment", "not set; Square deliveries cannot be verified")
     if not secrets.pos_url:
-        raise ConfigError("POS_WEBHOOK_NOTIFICATION_URL", "config webhooks.pos_notification_url / environment",
-                          "not set; it must be the exact URL registered with Square")
+        raise ConfigError(
+            "POS_WEBHOOK_NOTIFICATION_URL",
+            "config webhooks.pos_notification_url / environment",
+            "not set; it must be the exact URL registered with Square",
+        )
     given = headers.get(SIGNATURE_HEADER) or ""
     if not given:
         raise InvalidSignature(f"missing {SIGNATURE_HEADER} header")
     if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY"), secrets.pos_url):
-        raise InvalidSignature("Square signature does not verify",
-                               "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "
-                               "the URL registered with Square")
+        raise InvalidSignature(
+            "Square signature does not verify",
+            "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "
+            "the URL registered with Square",
+        )
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
@@ -139,8 +152,11 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     event_id, event_type, data = note.event_id, note.type, note.data
 
     if event_type in ("order.created", "order.updated"):
-        summary = parse(OrderSummary, data.object.get("order_created") or data.object.get("order_updated"),
-                        where="Square notification's data.object")
+        summary = parse(
+            OrderSummary,
+            data.object.get("order_created") or data.object.get("order_updated"),
+            where="Square notification's data.object",
+        )
         order_id = data.id or summary.order_id
         if not order_id:
             raise InvalidInput("missing order id", "data.id carries the order id")
@@ -151,13 +167,18 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         if payment.order_id:
             job = JobSpec("order", payment.order_id, external_id=external_id(payment.order_id))
         else:
-            job = JobSpec("payment", data.id or event_id, status="skipped",
-                          message=f"{event_type}: the payment has no order_id, so there is no order to sync")
+            job = JobSpec(
+                "payment",
+                data.id or event_id,
+                status="skipped",
+                message=f"{event_type}: the payment has no order_id, so there is no order to sync",
+            )
         if money is not None and money.amount is not None:
             from synctool.money import cents_to_dollars
 
             job.amount = str(cents_to_dollars(money.amount))
     else:
-        job = JobSpec("event", data.id or event_id, status="skipped",
-                      message=f"{event_type or 'untyped event'}: not synced to the CRM")
+        job = JobSpec(
+            "event", data.id or event_id, status="skipped", message=f"{event_type or 'untyped event'}: not synced to the CRM"
+        )
     return event_id, event_type, job

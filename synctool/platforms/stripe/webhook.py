@@ -17,8 +17,12 @@ decode = parse_json_object
 __all__ = ["sign", "verify_webhook", "parse_webhook", "decode", "Event", "PortalObject"]
 #: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
 #: ``async_payment_succeeded`` or ``async_payment_failed``
-SYNCED_EVENTS = ("checkout.session.completed", "checkout.session.async_payment_succeeded",
-                 "checkout.session.async_payment_failed", "payment_intent.succeeded")
+SYNCED_EVENTS = (
+    "checkout.session.completed",
+    "checkout.session.async_payment_succeeded",
+    "checkout.session.async_payment_failed",
+    "payment_intent.succeeded",
+)
 
 
 class EventData(Payload):
@@ -57,10 +61,18 @@ class PortalObject(Payload):
     receipt_email: Optional[str] = None
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], query: Mapping[str, str],
-                   secrets: WebhookSecrets, *, now: float | None = None) -> None:
-    verify_signed_delivery(body, headers, "stripe-signature", secrets.get("PAYMENTS_WEBHOOK_SECRET"), "PAYMENTS_WEBHOOK_SECRET",
-                           secrets.tolerance_s, now)
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
+    verify_signed_delivery(
+        body,
+        headers,
+        "stripe-signature",
+        secrets.get("PAYMENTS_WEBHOOK_SECRET"),
+        "PAYMENTS_WEBHOOK_SECRET",
+        secrets.tolerance_s,
+        now,
+    )
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
@@ -71,9 +83,18 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     if event.type in SYNCED_EVENTS:
         obj = parse(PortalObject, event.data.object, where="Stripe event's data.object")
         details = obj.customer_details or CustomerDetails()
-        job = JobSpec("stripe_event", event.id, target="portal",
-                      email=text(details.email or obj.customer_email or obj.receipt_email), name=text(details.name))
+        job = JobSpec(
+            "stripe_event",
+            event.id,
+            target="portal",
+            email=text(details.email or obj.customer_email or obj.receipt_email),
+            name=text(details.name),
+        )
     else:
-        job = JobSpec("event", text(event.data.object.get("id")) or event.id, status="skipped",
-                      message=f"{event.type or 'untyped event'}: not used by synctool")
+        job = JobSpec(
+            "event",
+            text(event.data.object.get("id")) or event.id,
+            status="skipped",
+            message=f"{event.type or 'untyped event'}: not used by synctool",
+        )
     return event.id, event.type, job
