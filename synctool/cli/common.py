@@ -17,26 +17,20 @@ from synctool.errors import SynctoolError, exit_code, one_of
 @dataclass
 class AppContext:
     """The command's Runtime (built on first use from ``--config`` and the environment, or handed in by
-    the caller, as the tests and the demo do: ``app(obj=AppContext(rt=...))``) and its database."""
+    the caller: ``app(obj=AppContext(runtime=...))``) and its database."""
 
     config_path: str | None = None
-    _rt: Any = None
+    runtime: Any = None
     _db: sqlite3.Connection | None = None
     extra: dict = field(default_factory=dict)
 
-    def __init__(self, config_path: str | None = None, rt: Any = None) -> None:
-        self.config_path = config_path
-        self._rt = rt
-        self._db = None
-        self.extra = {}
-
     @property
     def rt(self):
-        if self._rt is None:
+        if self.runtime is None:
             from synctool.runtime import Runtime
 
-            self._rt = Runtime.from_environ(self.config_path)
-        return self._rt
+            self.runtime = Runtime.from_environ(self.config_path)
+        return self.runtime
 
     @property
     def config(self):

@@ -74,7 +74,7 @@ def root(
     log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
 ) -> None:
     obj = ctx_obj(ctx)
-    if config is not None or obj._rt is None:
+    if config is not None or obj.runtime is None:
         obj.config_path = config
     if log_file is None and ctx.invoked_subcommand not in (None, "init"):
         from synctool.errors import SynctoolError

@@ -25,6 +25,7 @@ import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,10 @@ def packages() -> Iterator[ModuleType]:
         yield importlib.import_module(f"synctool.platforms.{name}")
 
 
+@lru_cache(maxsize=1)
 def webhooks() -> dict[str, Webhook]:
-    """Webhook role -> its registration, in the order of ``DEFAULT_PLATFORMS``."""
+    """Webhook role -> its registration, in the order of ``DEFAULT_PLATFORMS`` (read once: the receiver
+    asks for every delivery)."""
     return {p.WEBHOOK.role: p.WEBHOOK for p in packages() if getattr(p, "WEBHOOK", None)}
 
 
