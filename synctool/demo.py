@@ -30,7 +30,7 @@ DEMO_ENV = {
 def run(say: Callable[[str], None] = print) -> dict[str, Any]:
     from synctool import platforms, store
     from synctool.fakes import samples
-    from synctool.fakes.server import BackgroundServer, free_port
+    from synctool.fakes.server import BackgroundServer
     from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
     from synctool.platforms.stripe.webhook import sign
     from synctool.runtime import Runtime
@@ -39,11 +39,10 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
     (tmp / "config.yaml").write_text("# written by synctool demo\n")
-    world = FakeWorld().start()
-    receiver = None
+    world = FakeWorld()
+    receiver = BackgroundServer()
     try:
-        port = free_port()
-        # the demo's own Runtime: the fakes' URLs and keys, nothing taken from (or put in) the environment
+        # the demo's own Runtime: the fakes in process, their keys, nothing taken from (or put in) the environment
         rt = Runtime.from_environ(
             tmp / "config.yaml",
             {
@@ -51,13 +50,14 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
                 **world.env(),
                 **WEBHOOK_SECRETS,
                 "SYNCTOOL_DB": str(tmp / "demo.db"),
-                "POS_WEBHOOK_NOTIFICATION_URL": f"http://127.0.0.1:{port}/webhooks/pos",
+                "POS_WEBHOOK_NOTIFICATION_URL": f"{receiver.url}/webhooks/pos",
             },
+            transports=world.transports(),
         )
         conn = store.connect(rt.db_path)
         logging.getLogger("synctool.receiver").setLevel(logging.ERROR)  # the forged delivery is expected
-        receiver = BackgroundServer(create_app(rt), port=port).start()
-        say(f"fakes and receiver on loopback; database {rt.db_path}")
+        receiver.start(create_app(rt))
+        say(f"receiver on loopback at {receiver.url}, fakes in process; database {rt.db_path}")
 
         seed(world, conn, rt, say)
         sent = send(world, receiver.url, say, samples, sign)

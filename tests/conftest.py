@@ -1,32 +1,15 @@
-"""Every test gets a fresh config and database under tmp_path, no keyring, and no platform settings
-from the machine it runs on."""
+"""Every test gets a fresh config and database under tmp_path, no keyring, and an environment of its own
+(a dict: nothing is read from or written to the machine's)."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from synctool.platforms import secret_names
-from synctool.secrets import CORE_SECRETS
-
-PLATFORM_ENV = (
-    "CRM_API_BASE_URL",
-    "CRM_ENVIRONMENT",
-    "CRM_RATE_LIMIT_REQUESTS",
-    "CRM_RATE_LIMIT_WINDOW_S",
-    "CRM_SHARE_REQUESTS",
-    "CRM_SEND_MARGIN_MS",
-    "CRM_MIN_INTERVAL_MS",
-    "DONATIONS_API_BASE_URL",
-    "POS_API_BASE_URL",
-    "MAILING_API_BASE_URL",
-    "POS_WEBHOOK_NOTIFICATION_URL",
-    "CRM_GROUP_ID_SCHOLARSHIP_FULL",
-    "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL",
-)
+from tests import helpers
 
 # the values the secret-leak tests grep for
 TEST_SECRETS = {
@@ -40,21 +23,36 @@ POS_URL = "https://sync.example.org/webhooks/pos"
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in (*CORE_SECRETS, *secret_names(), *PLATFORM_ENV):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SYNCTOOL_KEYRING", "off")
-    monkeypatch.setenv("SYNCTOOL_CONFIG", str(tmp_path / "config.yaml"))
-    monkeypatch.setenv("SYNCTOOL_DB", str(tmp_path / "synctool.db"))
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment the test's synctool runs with: a dict, never ``os.environ`` (which no test changes).
+    ``runtime()`` (tests.helpers), the ``cli`` fixture and the subprocess helpers all read it."""
     (tmp_path / "config.yaml").write_text("{}\n")
+    values = {
+        "SYNCTOOL_KEYRING": "off",
+        "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"),
+        "SYNCTOOL_DB": str(tmp_path / "synctool.db"),
+    }
+    helpers.CURRENT.update(env=values, transports={})
+    yield values
+    helpers.CURRENT.clear()
+
+
+@pytest.fixture
+def isolated(tmp_path: Path) -> Path:
+    """The test's folder, holding its config.yaml and database."""
     return tmp_path
 
 
 @pytest.fixture
-def secrets_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    for name, value in TEST_SECRETS.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", POS_URL)
+def transports() -> dict:
+    """Role -> the in-process transport to that role's fake (filled by ``fake_crm`` and ``world``)."""
+    return helpers.CURRENT["transports"]
+
+
+@pytest.fixture
+def secrets_env(env: dict[str, str]) -> dict[str, str]:
+    env.update(TEST_SECRETS)
+    env["POS_WEBHOOK_NOTIFICATION_URL"] = POS_URL
     return TEST_SECRETS
 
 
@@ -66,19 +64,23 @@ def runner() -> CliRunner:
 @pytest.fixture
 def cli(runner: CliRunner):
     """Run a synctool command; returns the click Result."""
+    from synctool.cli.common import AppContext
     from synctool.cli.main import app
 
     def run(*args: str, input: str | None = None):
-        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+        obj = AppContext(environ=helpers.CURRENT["env"], transports=helpers.CURRENT["transports"])
+        # Rich sizes tables by $COLUMNS: click sets it for the command's duration only
+        columns = {"COLUMNS": obj.environ["COLUMNS"]} if "COLUMNS" in obj.environ else None
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False, obj=obj, env=columns)
 
     return run
 
 
 @pytest.fixture
-def db(isolated: Path):
+def db(env: dict[str, str]):
     from synctool import store
 
-    conn = store.connect(os.environ["SYNCTOOL_DB"])
+    conn = store.connect(env["SYNCTOOL_DB"])
     yield conn
     conn.close()
 
@@ -86,60 +88,68 @@ def db(isolated: Path):
 CRM_KEY = "crm-test-key-0c1d"
 
 
-def quick_crm(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+def quick_crm(env: dict[str, str], limit: int) -> None:
     """CRM pacing scaled right down (``limit`` requests a second, no gap) and quick retries."""
-    for name, value in {
-        "CRM_RATE_LIMIT_REQUESTS": limit,
-        "CRM_SHARE_REQUESTS": limit,
-        "CRM_RATE_LIMIT_WINDOW_S": 1,
-        "CRM_MIN_INTERVAL_MS": 0,
-        "CRM_RETRY_BASE_MS": 10,
-        "CRM_TIMEOUT_S": 0.5,
-    }.items():
-        monkeypatch.setenv(name, str(value))
+    env.update(
+        CRM_RATE_LIMIT_REQUESTS=str(limit),
+        CRM_SHARE_REQUESTS=str(limit),
+        CRM_RATE_LIMIT_WINDOW_S="1",
+        CRM_MIN_INTERVAL_MS="0",
+        CRM_RETRY_BASE_MS="10",
+        CRM_TIMEOUT_S="0.5",
+    )
 
 
 @pytest.fixture
-def fake_crm(monkeypatch):
-    """The LGL fake on a loopback port, with synctool pointed at it and pacing scaled right down."""
+def fake_crm(env, transports):
+    """The LGL fake in process (behind an AppTransport), synctool pointed at it, pacing scaled right down."""
+    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.transport import AppTransport
+
+    crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)
+    crm.url = "http://crm.fake.invalid"
+    transports["crm"] = AppTransport(create_app(crm))
+    env.update(CRM_API_BASE_URL=crm.url + "/api/v1", CRM_API_KEY=CRM_KEY)
+    quick_crm(env, 1000)
+    return crm
+
+
+@pytest.fixture
+def served_crm(env):
+    """The LGL fake on a loopback port, for the tests whose other processes call it."""
     from synctool.crm.fake import FakeCrm, create_app
     from synctool.fakes.server import BackgroundServer
 
     crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)
-    server = BackgroundServer(create_app(crm)).start()
-    monkeypatch.setenv("CRM_API_BASE_URL", server.url + "/api/v1")
-    monkeypatch.setenv("CRM_API_KEY", CRM_KEY)
-    quick_crm(monkeypatch, 1000)
-    crm.url = server.url
-    yield crm
-    server.stop()
+    with BackgroundServer(create_app(crm)) as server:
+        crm.url = server.url
+        env.update(CRM_API_BASE_URL=server.url + "/api/v1", CRM_API_KEY=CRM_KEY)
+        quick_crm(env, 1000)
+        yield crm
 
 
 @pytest.fixture
 def crm_client(fake_crm, db):
     from synctool.crm import target as crm
-    from synctool.runtime import Runtime
 
-    client = crm.open_client(db, Runtime.from_environ())
+    client = crm.open_client(db, helpers.runtime())
     yield client
     client.close()
 
 
 @pytest.fixture
-def world(monkeypatch, secrets_env):
-    """Every fake running, synctool pointed at them, pacing scaled right down, quick retries."""
+def world(env, transports, secrets_env):
+    """Every fake in process, synctool pointed at them, pacing scaled right down, quick retries."""
     from synctool.fakes.world import FakeWorld
 
-    with FakeWorld(crm_limit=10_000, crm_window_s=1.0) as w:
-        for name, value in w.env().items():
-            monkeypatch.setenv(name, value)
-        quick_crm(monkeypatch, 10_000)
-        monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "50")
-        yield w
-        # whatever a test did, synctool asked the CRM only what LGL documents
-        from tests.helpers import validate_against_openapi
-
-        validate_against_openapi(w.crm.requests)
+    w = FakeWorld(crm_limit=10_000, crm_window_s=1.0)
+    env.update(w.env())
+    transports.update(w.transports())
+    quick_crm(env, 10_000)
+    env["QUEUE_RETRY_DELAY_MS"] = "50"
+    yield w
+    # whatever a test did, synctool asked the CRM only what LGL documents
+    helpers.validate_against_openapi(w.crm.requests)
 
 
 @pytest.fixture
@@ -147,10 +157,9 @@ def receiver(world):
     """The webhook receiver, in-process, pointed at the same database and fakes as the world."""
     from starlette.testclient import TestClient
 
-    from synctool.runtime import Runtime
     from synctool.web.receiver import create_app
 
-    with TestClient(create_app(Runtime.from_environ())) as client:
+    with TestClient(create_app(helpers.runtime())) as client:
         yield client
 
 

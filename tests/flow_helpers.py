@@ -5,8 +5,8 @@ from __future__ import annotations
 from synctool import platforms
 from synctool.fakes import samples
 from synctool.queue.worker import drain
-from synctool.runtime import Runtime
 from tests.conftest import POS_URL, TEST_SECRETS
+from tests.helpers import runtime
 
 
 def give(receiver, txn: dict, event: str = "transaction.succeeded", event_id: str | None = None):
@@ -27,7 +27,7 @@ def pos_event(receiver, body: bytes):
 
 
 def run_drain():
-    return drain(platforms.services(Runtime.from_environ()), max_seconds=20)
+    return drain(platforms.services(runtime()), max_seconds=20)
 
 
 def job(db, job_id: str):

@@ -11,8 +11,19 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+from synctool.runtime import Runtime
+
+#: the running test's environment (a dict) and transports, set by conftest's ``env`` fixture
+CURRENT: dict[str, Any] = {}
+
+
+def runtime(**kwargs: Any) -> Runtime:
+    """A Runtime for the running test: its environment and the transports to its fakes."""
+    return Runtime.from_environ(None, CURRENT["env"], transports=CURRENT["transports"], **kwargs)
 
 
 def free_port() -> int:
@@ -35,7 +46,7 @@ def wait_for(url: str, timeout: float = 15.0) -> None:
 def start_receiver(port: int, env: dict | None = None) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "synctool.cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **CURRENT["env"], **(env or {})},
     )
     wait_for(f"http://127.0.0.1:{port}/health")
     return proc

@@ -12,24 +12,24 @@ from starlette.testclient import TestClient
 
 from synctool import store
 from synctool.fakes import samples
-from synctool.runtime import Runtime
 from synctool.web.admin_api import _ops, routes
 from synctool.web.receiver import create_app
 from tests.conftest import CRM_KEY, TEST_SECRETS
+from tests.helpers import runtime
 
 JWT_SECRET = "jwt-test-secret-5f4e3d2c1b-0a9b8c7d6e5f"
 
 
 @pytest.fixture
-def api(world, cli, monkeypatch, db):
-    monkeypatch.setenv("ADMIN_JWT_SECRET", JWT_SECRET)
+def api(world, cli, env, db):
+    env["ADMIN_JWT_SECRET"] = JWT_SECRET
     assert cli("crm", "refresh").exit_code == 0
     tokens = {}
     for role in ("viewer", "admin", "super_admin"):
         assert cli("users", "invite", f"{role}@example.org", "--role", role).exit_code == 0
         out = cli("users", "token", f"{role}@example.org").stdout
         tokens[role] = next(line.split()[1] for line in out.splitlines() if line.startswith("token"))
-    config = Runtime.from_environ()
+    config = runtime()
     with TestClient(create_app(config, routes=routes(config))) as client:
         client.tokens = tokens
         client.world = world
@@ -246,10 +246,10 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
     sink.shutdown()
 
 
-def test_test_connections_and_doctor(world, cli, monkeypatch):
+def test_test_connections_and_doctor(world, cli, env):
     result = cli("test-connections")
     assert result.exit_code == 0 and result.output.count("ok") == 4
-    monkeypatch.setenv("POS_ACCESS_TOKEN", "wrong")
+    env["POS_ACCESS_TOKEN"] = "wrong"
     failed = cli("test-connections")
     assert failed.exit_code == 1 and "pos        FAIL" in failed.output
     doctor = cli("doctor", "--json")

@@ -10,16 +10,16 @@ import pytest
 
 from synctool import mappings, settings, store
 from synctool.errors import ConfigError
-from synctool.runtime import Runtime
+from tests.helpers import runtime
 
 
-def test_defaults_when_no_file(tmp_path, monkeypatch):
-    monkeypatch.delenv("SYNCTOOL_CONFIG")
-    monkeypatch.setenv("HOME", str(tmp_path))
+def test_defaults_when_no_file(tmp_path, monkeypatch, env):
+    env.pop("SYNCTOOL_CONFIG", None)
+    env["HOME"] = str(tmp_path)
     import synctool.config as cfg
 
     monkeypatch.setattr(cfg, "DEFAULT_CONFIG", tmp_path / "missing.yaml")
-    config = Runtime.from_environ().config
+    config = runtime().config
     assert config.crm.rate_limit_requests == 300 and config.source == "defaults"
 
 
@@ -37,7 +37,7 @@ def test_bad_config_names_key_and_file(tmp_path, cli, text, key, problem):
     path = tmp_path / "config.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError) as info:
-        Runtime.from_environ()
+        runtime()
     assert info.value.key.startswith(key) and problem in str(info.value) and str(path) in str(info.value)
     result = cli("deliveries", "list")
     assert result.exit_code == 2
@@ -49,18 +49,18 @@ def test_missing_named_config(cli, tmp_path):
     assert result.exit_code == 2 and "file not found" in result.output
 
 
-def test_bad_environment_override(monkeypatch, cli):
-    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "many")
+def test_bad_environment_override(env, cli):
+    env["CRM_RATE_LIMIT_REQUESTS"] = "many"
     result = cli("deliveries", "list")
     assert result.exit_code == 2 and "CRM_RATE_LIMIT_REQUESTS (environment)" in result.output
-    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "0")
+    env["CRM_RATE_LIMIT_REQUESTS"] = "0"
     assert "CRM_RATE_LIMIT_REQUESTS" in cli("deliveries", "list").output
 
 
-def test_env_overrides_base_urls(monkeypatch):
-    monkeypatch.setenv("CRM_API_BASE_URL", "http://127.0.0.1:9/api/v1")
-    monkeypatch.setenv("POS_API_BASE_URL", "http://127.0.0.1:9")
-    config = Runtime.from_environ().config
+def test_env_overrides_base_urls(env):
+    env["CRM_API_BASE_URL"] = "http://127.0.0.1:9/api/v1"
+    env["POS_API_BASE_URL"] = "http://127.0.0.1:9"
+    config = runtime().config
     assert config.crm.base_url == "http://127.0.0.1:9/api/v1" and config.pos.base_url == "http://127.0.0.1:9"
 
 
@@ -74,7 +74,7 @@ def test_store_settings_and_migrations(db):
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS)
 
 
-def test_a_database_from_the_previous_release_upgrades_in_place(tmp_path, cli, monkeypatch):
+def test_a_database_from_the_previous_release_upgrades_in_place(tmp_path, cli, env):
     """tests/data/release-0.1.0.db.gz was written by the release before sqlite-utils (its _migrations
     table, three migrations applied, a delivery, a job, settings, a link, a mapping, a portal user)."""
     import gzip
@@ -96,7 +96,7 @@ def test_a_database_from_the_previous_release_upgrades_in_place(tmp_path, cli, m
     assert conn.execute("SELECT email FROM portal_users WHERE id = 'u1'").fetchone()[0] == "u1@example.org"
     conn.close()
     # and the upgraded file is an ordinary synctool database for every command
-    monkeypatch.setenv("SYNCTOOL_DB", str(path))
+    env["SYNCTOOL_DB"] = str(path)
     listed = json.loads(cli("syncs", "list", "--json").stdout)
     assert [r["external_id"] for r in listed["items"]] == ["donations_T1"]
 
@@ -113,7 +113,7 @@ def test_two_processes_migrating_at_once_take_turns(tmp_path):
     assert store.applied_migrations(conn) == [fn.__name__ for fn in store.MIGRATIONS]
 
 
-def test_init_is_repeatable(cli, tmp_path):
+def test_init_is_repeatable(cli, tmp_path, env):
     (tmp_path / "config.yaml").unlink()
     first = cli("init")
     assert first.exit_code == 0 and "config_written  True" in first.output
@@ -121,7 +121,7 @@ def test_init_is_repeatable(cli, tmp_path):
     second = cli("init")
     assert second.exit_code == 0 and "config_written  False" in second.output
     assert "# my edit" in (tmp_path / "config.yaml").read_text()
-    assert os.path.exists(os.environ["SYNCTOOL_DB"])
+    assert os.path.exists(env["SYNCTOOL_DB"])
 
 
 def test_money_is_exact():

@@ -14,9 +14,8 @@ from synctool.crm import target as crm
 from synctool.crm.client import CrmClient, search_params
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite
-from synctool.runtime import Runtime
 from tests.conftest import CRM_KEY
-from tests.helpers import mock_transport, validate_against_openapi
+from tests.helpers import mock_transport, runtime, validate_against_openapi
 
 
 def mock_client(responses: list, sleeps: list, **kw) -> CrmClient:
@@ -90,18 +89,18 @@ def test_error_normalisation(status, body, ctype, expected):
     assert str(info.value) == expected and info.value.status == status
 
 
-def test_bad_key_and_missing_config(fake_crm, monkeypatch, db):
-    monkeypatch.setenv("CRM_API_KEY", "wrong")
-    client = crm.open_client(db, Runtime.from_environ())
+def test_bad_key_and_missing_config(fake_crm, env, db):
+    env["CRM_API_KEY"] = "wrong"
+    client = crm.open_client(db, runtime())
     with pytest.raises(RemoteError, match="401: invalid_token"):
         client.request("GET", "/funds")
-    monkeypatch.delenv("CRM_API_KEY")
+    env.pop("CRM_API_KEY", None)
     with pytest.raises(ConfigError, match="CRM_API_KEY"):
-        crm.open_client(db, Runtime.from_environ())
-    monkeypatch.setenv("CRM_API_KEY", "x")
-    monkeypatch.setenv("CRM_API_BASE_URL", "not a url")
+        crm.open_client(db, runtime())
+    env["CRM_API_KEY"] = "x"
+    env["CRM_API_BASE_URL"] = "not a url"
     with pytest.raises(ConfigError, match="not a usable URL"):
-        crm.open_client(db, Runtime.from_environ())
+        crm.open_client(db, runtime())
 
 
 def test_search_clauses():
@@ -230,7 +229,7 @@ def test_reference_refresh_and_lists(fake_crm, cli, db):
     assert status["ok"] is True and status["api_key"] == "set" and CRM_KEY not in json.dumps(status)
 
 
-def test_environment_and_config_commands(fake_crm, cli, monkeypatch):
+def test_environment_and_config_commands(fake_crm, cli):
     assert json.loads(cli("crm", "environment", "--json").stdout)["environment"] == "production"
     result = cli("crm", "environment", "staging")
     assert result.exit_code == 2
@@ -271,5 +270,5 @@ def test_requests_match_the_lgl_openapi(fake_crm, crm_client, db):
     crm_client.create_relationship(cid, {"related_constituent_id": cid, "relationship_type_id": 9})
     from synctool.ops.crm import refresh
 
-    refresh(db, Runtime.from_environ(), client=crm_client)
+    refresh(db, runtime(), client=crm_client)
     validate_against_openapi(fake_crm.requests)

@@ -9,9 +9,9 @@ import json
 from synctool import platforms
 from synctool.fakes import samples
 from synctool.queue.worker import drain
-from synctool.runtime import Runtime
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import CUSTOMER, add_order, give, job, pos_event, run_drain
+from tests.helpers import runtime
 
 
 def test_donation_becomes_one_gift_by_webhook_repeat_and_poll(coded, receiver, db, cli):
@@ -213,7 +213,7 @@ def test_crm_outage_for_the_whole_drain_then_recovery(coded, receiver, db):
         txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
         txn.update(id=f"OUT{n}", email=f"out{n}@example.org")
         ids.append(give(receiver, txn)["job_id"])
-    summary = drain(platforms.services(Runtime.from_environ()), max_seconds=0.5)
+    summary = drain(platforms.services(runtime()), max_seconds=0.5)
     assert summary.succeeded == 0 and coded.crm.gifts == {}
     assert {job(db, i)["status"] for i in ids} <= {"queued", "failed"}
     coded.crm.faults.clear()
@@ -241,21 +241,15 @@ def test_unsubscribe_applies_tag_rules_once(coded, receiver, db, cli):
     assert cli("mailing", "tag-rules", "set", "b7e21c0d94", "unsubscribe", "--add", "12222", "--remove", "12221").exit_code == 0
     assert cli("mailing", "tag-rules", "set", "*", "cleaned", "--add", "12223").exit_code == 0
     assert cli("mailing", "tag-rules", "set", "*", "cleaned", "--add", "55555").exit_code == 2
-    import httpx
-
     # Jane is in the CRM with the newsletter tag; a bounced address belongs to someone else
-    base = coded.env()["CRM_API_BASE_URL"]
-    h = {"Authorization": "Bearer " + coded.env()["CRM_API_KEY"]}
-    c = httpx.post(
-        base + "/constituents",
+    lgl = coded.client("crm", headers={"Authorization": "Bearer " + coded.env()["CRM_API_KEY"]})
+    c = lgl.post(
+        "/constituents",
         json={"first_name": "Jane", "last_name": "Doe", "email_addresses": [{"address": "Jane.Doe@example.org"}]},
-        headers=h,
     ).json()
     coded.crm.keywords[c["id"]] = {12221}
-    b = httpx.post(
-        base + "/constituents",
-        json={"last_name": "Bounce", "email_addresses": [{"address": "bounced.user@example.net"}]},
-        headers=h,
+    b = lgl.post(
+        "/constituents", json={"last_name": "Bounce", "email_addresses": [{"address": "bounced.user@example.net"}]}
     ).json()
     r = post_mailing(receiver, samples.mailchimp_unsubscribe())
     post_mailing(receiver, samples.MAILCHIMP_CLEANED_WIRE)

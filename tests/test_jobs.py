@@ -13,7 +13,8 @@ from synctool import platforms, store
 from synctool.errors import PermanentError, TransientError
 from synctool.queue import jobs
 from synctool.queue.worker import HANDLERS, drain
-from synctool.runtime import Runtime
+from tests import helpers
+from tests.helpers import runtime
 
 
 def add(db, entity_type: str, n: int = 1, **kw) -> list[str]:
@@ -28,6 +29,7 @@ def harness(mode: str, seconds: float = 20) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         text=True,
         cwd=os.path.dirname(os.path.dirname(__file__)),
+        env={**os.environ, **helpers.CURRENT["env"]},
     )
 
 
@@ -53,7 +55,7 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
         ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], 0, 0)) and None
     )
     try:
-        summary = drain(platforms.services(Runtime.from_environ()), max_seconds=10)
+        summary = drain(platforms.services(runtime()), max_seconds=10)
     finally:
         HANDLERS.pop(("crm", "slow"))
     assert summary.succeeded == 1
@@ -80,8 +82,8 @@ def test_two_drains_never_run_a_job_twice_and_at_most_three_run_at_once(db):
     assert peak <= 3
 
 
-def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
-    monkeypatch.setenv("QUEUE_RETRY_DELAY_MS", "200")
+def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch, env):
+    env["QUEUE_RETRY_DELAY_MS"] = "200"
     calls = []
 
     def flaky(ctx):
@@ -90,7 +92,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
 
     monkeypatch.setitem(HANDLERS, ("crm", "flaky"), flaky)
     [job_id] = add(db, "flaky")
-    summary = drain(platforms.services(Runtime.from_environ()), max_seconds=10)
+    summary = drain(platforms.services(runtime()), max_seconds=10)
     job = jobs.get(db, job_id)
     assert job["status"] == "failed" and job["attempts"] == 3 and job["last_error"] == "CRM answered 503"
     assert summary.failed == 1 and summary.retrying == 2
@@ -101,7 +103,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch):
 def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "flaky"), lambda ctx: (_ for _ in ()).throw(TransientError("timeout")))
     [job_id] = add(db, "flaky")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=1)
+    drain(platforms.services(runtime()), max_seconds=1)
     job = jobs.get(db, job_id)
     run_after = datetime.strptime(job["run_after"], store.TIME_FORMAT).replace(tzinfo=UTC)
     assert job["status"] == "queued" and job["attempts"] == 1
@@ -112,7 +114,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("no such fund 9")))
     [bad] = add(db, "bad")
     [orphan] = add(db, "unheard_of")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
+    drain(platforms.services(runtime()), max_seconds=5)
     assert jobs.get(db, bad)["status"] == "failed" and jobs.get(db, bad)["attempts"] == 1
     job = jobs.get(db, orphan)
     assert job["status"] == "failed" and "no handler for crm jobs of type 'unheard_of'" in job["last_error"]
@@ -121,7 +123,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
 def test_drain_runs_crm_jobs_only(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("cms", "page"), lambda ctx: None)
     [cms] = add(db, "page", target="cms")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=2)
+    drain(platforms.services(runtime()), max_seconds=2)
     assert jobs.get(db, cms)["status"] == "queued"
 
 
@@ -130,7 +132,7 @@ def test_retry_and_resolve_state_rules(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
     [ok] = add(db, "ok")
     [bad] = add(db, "bad")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
+    drain(platforms.services(runtime()), max_seconds=5)
 
     refused = cli("jobs", "retry", ok)
     assert refused.exit_code == 4 and "only a failed job can be retried" in refused.output
@@ -153,7 +155,7 @@ def test_retry_all_by_source(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
     add(db, "bad", 2, source="pos")
     add(db, "bad", 1, source="donations")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=5)
+    drain(platforms.services(runtime()), max_seconds=5)
     assert "1 failed jobs queued again" in cli("retry-all", "--source", "donations").output
     assert db.execute("SELECT count(*) FROM jobs WHERE status = 'queued'").fetchone()[0] == 1
     assert "2 failed" in cli("retry-all").output

@@ -106,3 +106,24 @@ def test_one_module_changes_jobs():
         if writes.search(path.read_text()) and path.relative_to(PACKAGE).as_posix() != "queue/jobs.py"
     ]
     assert found == []
+
+
+def test_no_test_changes_the_environment():
+    """Tests hand synctool an environment of their own (conftest's ``env``); none writes ``os.environ``."""
+    import re
+
+    writes = re.compile(r"setenv\(|delenv\(|os\.environ(\[[^\]]+\]\s*=|\.update|\.pop|\.setdefault|\.clear)")
+    here = Path(__file__).resolve().parent
+    found = [p.name for p in here.glob("*.py") if p.name != "test_layers.py" and writes.search(p.read_text())]
+    assert found == []
+
+
+def test_nothing_reads_the_environment_after_the_runtime_is_built():
+    """Only runtime.py and config.py read ``os.environ`` (and `init`, which is handed it, writes the config)."""
+    allowed = {"runtime.py", "config.py", "cli/main.py"}
+    found = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "os.environ" in path.read_text() and path.relative_to(PACKAGE).as_posix() not in allowed
+    ]
+    assert found == []

@@ -9,6 +9,7 @@ import json
 import httpx
 
 from synctool.fakes import samples
+from tests import helpers
 from tests.flow_helpers import give, run_drain
 
 
@@ -20,8 +21,7 @@ def give_as(receiver, txn_id: str, email: str, first: str = "Pat", last: str = "
 
 def crm_api(world):
     """A person working in the CRM directly, beside synctool."""
-    env = world.env()
-    return httpx.Client(base_url=env["CRM_API_BASE_URL"], headers={"Authorization": "Bearer " + env["CRM_API_KEY"]})
+    return world.client("crm", headers={"Authorization": "Bearer " + world.env()["CRM_API_KEY"]})
 
 
 def requests_since(world, start: int) -> list[tuple[str, str]]:
@@ -161,7 +161,7 @@ def test_fake_crm_filters_sorts_and_pages_by_update_time(fake_crm, crm_client):
         "GET", "/constituents/search", params=[("q[]", "updated_to=2026-01-01T00:00:00Z"), ("sort", "date_updated!")]
     )
     assert [c["id"] for c in newest_first["items"]] == [ids[1], ids[2]]
-    bad = httpx.get(
+    bad = httpx.Client(transport=helpers.CURRENT["transports"]["crm"]).get(
         fake_crm.url + "/api/v1/constituents/search",
         params={"q[]": "updated_from=yesterday"},
         headers={"Authorization": "Bearer " + fake_crm.api_key},

@@ -50,11 +50,11 @@ def test_donation_campaigns_refresh(world, cli):
     assert rows[0]["title"] == "Annual" and out(cli("donations", "campaigns", "--json")) == rows
 
 
-def test_mailing_account_lists_test(world, cli, monkeypatch):
+def test_mailing_account_lists_test(world, cli, env):
     assert out(cli("mailing", "account", "--json"))["account_name"] == "Friends of the Library"
     assert [m["id"] for m in out(cli("mailing", "lists", "--json"))] == ["b7e21c0d94", "c0ffee1234"]
     assert out(cli("mailing", "test", "--json"))["ok"] is True
-    monkeypatch.setenv("MAILING_API_KEY", "wrong-us14")
+    env["MAILING_API_KEY"] = "wrong-us14"
     result = cli("mailing", "test", "--json")
     assert result.exit_code == 1 and "401" in json.loads(result.stdout)["error"]
 

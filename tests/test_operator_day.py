@@ -13,9 +13,9 @@ import time
 from synctool import platforms, store
 from synctool.fakes import samples
 from synctool.queue import jobs
-from synctool.runtime import Runtime
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import give, job, run_drain
+from tests.helpers import runtime
 
 
 def test_summary_counts_failures_fixes_and_health(coded, receiver, db, cli):
@@ -60,7 +60,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
     stop = threading.Event()
     runs = []
     worker = threading.Thread(
-        target=lambda: runs.append(watch(platforms.services(Runtime.from_environ()), stop, interval_s=0.1, max_seconds=2))
+        target=lambda: runs.append(watch(platforms.services(runtime()), stop, interval_s=0.1, max_seconds=2))
     )
     worker.start()
     try:
@@ -82,7 +82,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
     )
 
 
-def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db):
+def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db, env):
     with store.atomic(db):
         jobs.enqueue(
             db, source="donations", entity_type="campaign", entity_id="C1", payload={"note": "no delivery: fails at once"}
@@ -91,7 +91,7 @@ def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db):
         [sys.executable, "-m", "synctool.cli.main", "drain", "--watch", "--interval", "0.2"],
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ},
+        env={**os.environ, **env},
     )
     time.sleep(3)
     proc.send_signal(signal.SIGTERM)
@@ -109,7 +109,7 @@ def test_no_keyring_warning_on_every_command(cli):
     assert doctor["keyring"]["status"] == "warn"
 
 
-def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
+def test_tables_fit_an_80_column_terminal(db, cli, env):
     with store.atomic(db):
         for n in range(3):
             job_id = jobs.enqueue(
@@ -125,7 +125,7 @@ def test_tables_fit_an_80_column_terminal(db, cli, monkeypatch):
             "UPDATE jobs SET status = 'failed', last_error = ? WHERE id = ?",
             ("CRM answered 422: Validation Failed: received_amount can't be blank " * 2, job_id),
         )
-    monkeypatch.setenv("COLUMNS", "80")
+    env["COLUMNS"] = "80"
     out = cli("syncs", "list").stdout
     header = next(line for line in out.splitlines() if "source" in line)
     for name in ("id", "when", "source", "entity", "status", "amount", "message"):

@@ -4,6 +4,7 @@ share of the account's requests in any window, held across processes; measured a
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,14 +49,16 @@ def test_slots_keep_the_interval_plus_margin_and_the_window_cap(tmp_path):
     pacer.close()
 
 
-def test_two_processes_never_exceed_the_limit(fake_crm, monkeypatch, db):
-    fake_crm.limit, fake_crm.window_s = 10, 1.0
-    monkeypatch.setenv("CRM_RATE_LIMIT_REQUESTS", "10")
-    monkeypatch.setenv("CRM_MIN_INTERVAL_MS", "50")
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.crm_hammer", "18"], cwd=ROOT) for _ in range(2)]
+def test_two_processes_never_exceed_the_limit(served_crm, env, db):
+    served_crm.limit, served_crm.window_s = 10, 1.0
+    env["CRM_RATE_LIMIT_REQUESTS"] = "10"
+    env["CRM_MIN_INTERVAL_MS"] = "50"
+    env["CRM_SEND_MARGIN_MS"] = "100"  # a loaded 2-core CI machine wakes a sleeper tens of milliseconds late
+    hammer = [sys.executable, "-m", "tests.crm_hammer", "18"]
+    procs = [subprocess.Popen(hammer, cwd=ROOT, env={**os.environ, **env}) for _ in range(2)]
     for p in procs:
         assert p.wait(timeout=60) == 0
-    stats = fake_crm.stats()
+    stats = served_crm.stats()
     assert stats["served"] == 36 and stats["rejected_429"] == 0
     assert stats["max_in_any_window"] <= 10
     assert stats["min_gap_s"] >= 0.05  # as the CRM receives them: the pacer keeps a margin for send jitter

@@ -12,15 +12,16 @@ from synctool.fakes import samples
 from synctool.platforms.stripe.webhook import sign
 from synctool.queue import jobs
 from synctool.queue.worker import drain
-from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
+from tests import helpers
 from tests.conftest import TEST_SECRETS
+from tests.helpers import runtime
 
 
 @pytest.fixture
-def portal(world, cli, monkeypatch):
-    monkeypatch.setenv("CRM_GROUP_ID_SCHOLARSHIP_FULL", "701")
-    monkeypatch.setenv("CRM_GROUP_ID_SCHOLARSHIP_PARTIAL", "702")
+def portal(world, cli, env):
+    env["CRM_GROUP_ID_SCHOLARSHIP_FULL"] = "701"
+    env["CRM_GROUP_ID_SCHOLARSHIP_PARTIAL"] = "702"
     assert cli("crm", "refresh").exit_code == 0
     for args in (
         ["funds", "set", "membership", "--fund-id", "2400", "--campaign-name", "Membership Drive"],
@@ -33,7 +34,7 @@ def portal(world, cli, monkeypatch):
     ):
         result = cli("portal", "mappings", *args)
         assert result.exit_code == 0, result.output
-    with TestClient(create_app(Runtime.from_environ())) as client:
+    with TestClient(create_app(runtime())) as client:
         client.world = world
         yield client
 
@@ -63,13 +64,12 @@ def stripe(client, event_type: str, obj: dict, event_id: str | None = None):
 
 
 def portal_db():
-    import os
 
-    return store.connect(os.environ["SYNCTOOL_DB"])
+    return store.connect(helpers.CURRENT["env"]["SYNCTOOL_DB"])
 
 
 def run():
-    return drain(platforms.services(Runtime.from_environ()), max_seconds=20)
+    return drain(platforms.services(runtime()), max_seconds=20)
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
@@ -463,7 +463,7 @@ def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
     with store.atomic(db):
         a = jobs.enqueue(db, source="portal", target="cms", entity_type="page", entity_id="1")
         b = jobs.enqueue(db, source="portal", target="messaging", entity_type="email", entity_id="2")
-    drain(platforms.services(Runtime.from_environ()), max_seconds=2)
+    drain(platforms.services(runtime()), max_seconds=2)
     listed = json.loads(cli("jobs", "list", "--status", "pending", "--json").stdout)
     assert {r["id"] for r in listed} == {a, b} and {r["target"] for r in listed} == {"cms", "messaging"}
 

@@ -12,9 +12,9 @@ from starlette.testclient import TestClient
 
 from synctool.fakes import samples
 from synctool.platforms.square.webhook import is_valid_signature
-from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
 from tests.conftest import POS_URL, TEST_SECRETS
+from tests.helpers import runtime
 
 # Square's official test vectors (shared/reference/square-vectors.json, copied as data)
 VECTORS = json.loads((Path(__file__).parent / "data/square-vectors.json").read_text())
@@ -22,7 +22,7 @@ VECTORS = json.loads((Path(__file__).parent / "data/square-vectors.json").read_t
 
 @pytest.fixture
 def client(secrets_env):
-    with TestClient(create_app(Runtime.from_environ())) as c:
+    with TestClient(create_app(runtime())) as c:
         yield c
 
 
@@ -53,10 +53,10 @@ def test_square_official_vectors(vector):
 
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])
-def test_square_vectors_through_the_receiver(vector, monkeypatch, db):
-    monkeypatch.setenv("POS_WEBHOOK_SIGNATURE_KEY", vector["signature_key"])
-    monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", vector["notification_url"])
-    with TestClient(create_app(Runtime.from_environ())) as client:
+def test_square_vectors_through_the_receiver(vector, env, db):
+    env["POS_WEBHOOK_SIGNATURE_KEY"] = vector["signature_key"]
+    env["POS_WEBHOOK_NOTIFICATION_URL"] = vector["notification_url"]
+    with TestClient(create_app(runtime())) as client:
         response = client.post(
             "/webhooks/pos",
             content=vector["request_body"].encode(),
@@ -111,9 +111,9 @@ def test_square_signature_covers_raw_bytes(client, db):
     assert count(db, "deliveries") == 0
 
 
-def test_square_without_key_is_503_not_accepted(monkeypatch, db):
-    monkeypatch.setenv("POS_WEBHOOK_NOTIFICATION_URL", POS_URL)
-    with TestClient(create_app(Runtime.from_environ())) as client:
+def test_square_without_key_is_503_not_accepted(env, db):
+    env["POS_WEBHOOK_NOTIFICATION_URL"] = POS_URL
+    with TestClient(create_app(runtime())) as client:
         response = client.post("/webhooks/pos", content=samples.square_order_event("O"))
     assert response.status_code == 503 and "POS_WEBHOOK_SIGNATURE_KEY" in response.json()["detail"]
     assert TEST_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"] not in response.text
@@ -144,7 +144,7 @@ def test_givebutter_bad_signature(client, db, header):
 
 
 def test_givebutter_without_secret_configured_accepts(db):
-    with TestClient(create_app(Runtime.from_environ())) as client:
+    with TestClient(create_app(runtime())) as client:
         response = client.post(
             "/webhooks/donations", content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
         )
@@ -255,8 +255,8 @@ def test_rejections_are_json(client, db):
     assert count(db, "deliveries") == 0
 
 
-def test_database_that_cannot_commit_answers_503(secrets_env, tmp_path, monkeypatch, db):
-    with TestClient(create_app(Runtime.from_environ())) as client:
+def test_database_that_cannot_commit_answers_503(secrets_env, db):
+    with TestClient(create_app(runtime())) as client:
         assert post_pos(client, samples.square_order_event("A")).status_code == 200
         db.execute("ALTER TABLE jobs RENAME TO jobs_moved")
         response = post_pos(client, samples.square_order_event("B"))
@@ -264,7 +264,7 @@ def test_database_that_cannot_commit_answers_503(secrets_env, tmp_path, monkeypa
     assert count(db, "deliveries") == 1  # B's delivery was rolled back with its job
 
 
-def test_unopenable_database_answers_503(secrets_env, tmp_path, monkeypatch):
-    monkeypatch.setenv("SYNCTOOL_DB", str(tmp_path))  # a directory
-    with TestClient(create_app(Runtime.from_environ())) as client:
+def test_unopenable_database_answers_503(secrets_env, tmp_path, env):
+    env["SYNCTOOL_DB"] = str(tmp_path)  # a directory
+    with TestClient(create_app(runtime())) as client:
         assert post_pos(client, samples.square_order_event("A")).status_code == 503

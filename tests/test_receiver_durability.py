@@ -14,7 +14,7 @@ from tests.conftest import POS_URL, TEST_SECRETS
 from tests.helpers import free_port, start_receiver
 
 
-def test_sigkill_loses_nothing_acknowledged(secrets_env):
+def test_sigkill_loses_nothing_acknowledged(secrets_env, env):
     port = free_port()
     proc = start_receiver(port)
     acknowledged: list[str] = []
@@ -49,7 +49,7 @@ def test_sigkill_loses_nothing_acknowledged(secrets_env):
     for t in threads:
         t.join()
 
-    conn = sqlite3.connect(os.environ["SYNCTOOL_DB"])
+    conn = sqlite3.connect(env["SYNCTOOL_DB"])
     stored = {row[0] for row in conn.execute("SELECT id FROM jobs")}
     assert set(acknowledged) <= stored
     assert conn.execute("SELECT count(*) FROM deliveries").fetchone()[0] == len(stored)

@@ -49,22 +49,19 @@ bodies = st.one_of(
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
     tmp = tmp_path_factory.mktemp("fuzz")
-    mp.setenv("SYNCTOOL_DB", str(tmp / "fuzz.db"))
-    mp.setenv("SYNCTOOL_CONFIG", str(tmp / "none.yaml"))
-    mp.setenv("SYNCTOOL_KEYRING", "off")
     (tmp / "none.yaml").write_text("{}")
-    for name, value in {
+    environ = {
+        "SYNCTOOL_DB": str(tmp / "fuzz.db"),
+        "SYNCTOOL_CONFIG": str(tmp / "none.yaml"),
+        "SYNCTOOL_KEYRING": "off",
         "POS_WEBHOOK_SIGNATURE_KEY": "k",
         "POS_WEBHOOK_NOTIFICATION_URL": "https://x/y",
         "PAYMENTS_WEBHOOK_SECRET": "s",
         "PORTAL_WEBHOOK_SECRET": "p",
-    }.items():
-        mp.setenv(name, value)
-    with TestClient(create_app(Runtime.from_environ()), raise_server_exceptions=False) as c:
+    }
+    with TestClient(create_app(Runtime.from_environ(None, environ)), raise_server_exceptions=False) as c:
         yield c
-    mp.undo()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,11 +17,14 @@ from synctool.errors import SynctoolError, exit_code, one_of
 
 @dataclass
 class AppContext:
-    """The command's Runtime (built on first use from ``--config`` and the environment, or handed in by
-    the caller: ``app(obj=AppContext(runtime=...))``) and its database."""
+    """The command's Runtime (built on first use from ``--config`` and ``environ``, the process environment unless
+    the caller hands one in with its transports: ``app(obj=AppContext(environ=..., transports=...))``)
+    and its database."""
 
     config_path: str | None = None
     runtime: Any = None
+    environ: Mapping[str, str] | None = None
+    transports: Mapping[str, Any] = field(default_factory=dict)
     _db: sqlite3.Connection | None = None
     extra: dict = field(default_factory=dict)
 
@@ -29,7 +33,7 @@ class AppContext:
         if self.runtime is None:
             from synctool.runtime import Runtime
 
-            self.runtime = Runtime.from_environ(self.config_path)
+            self.runtime = Runtime.from_environ(self.config_path, self.environ, transports=self.transports)
         return self.runtime
 
     @property

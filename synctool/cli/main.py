@@ -97,7 +97,7 @@ def init(ctx: typer.Context, force: bool = typer.Option(False, help="overwrite a
     obj = ctx_obj(ctx)
     import os
 
-    result = init_op(obj.config_path, os.environ, force=force)
+    result = init_op(obj.config_path, os.environ if obj.environ is None else obj.environ, force=force)
     key_values(result)
 
 

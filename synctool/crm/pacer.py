@@ -35,7 +35,9 @@ class Limits:
 
     @property
     def margin_s(self) -> float:
-        return min(self.window_s * 0.01, 1.0)
+        """Kept past the window's end: the first request of the window may have reached the CRM late by
+        up to the send margin, and the CRM's clock counts from its arrival."""
+        return min(self.window_s * 0.01, 1.0) + self.send_margin_s
 
     @property
     def spacing_s(self) -> float:

@@ -1,4 +1,5 @@
-"""Running a fake (or the receiver) on loopback in a background thread, for the demo and the tests."""
+"""Running a fake (or the receiver) on loopback in a background thread, for the demo and the tests that
+need a real socket (other processes, SIGKILL, the receiver's durability)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,27 @@ import time
 import uvicorn
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class BackgroundServer:
-    """``with BackgroundServer(app) as server: server.url``; stops when the block ends."""
+    """``with BackgroundServer(app) as server: server.url``; stops when the block ends.
 
-    def __init__(self, app, port: int | None = None):
-        self.port = port or free_port()
+    The socket is bound here, before the server starts, so the port is known at once and no other
+    process can take it in between (asking the OS for a free port and binding it later races)."""
+
+    def __init__(self, app=None, port: int = 0):
+        self._socket = socket.socket()
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", port))
+        self.port = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error", access_log=False, lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True, name=f"server-{self.port}")
+        self._app = app
 
-    def start(self) -> BackgroundServer:
+    def start(self, app=None) -> BackgroundServer:
+        """Serve ``app`` (or the one given at construction: the port can be known before the app is)."""
+        config = uvicorn.Config(app or self._app, log_level="error", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True, name=f"server-{self.port}"
+        )
         self._thread.start()
         deadline = time.monotonic() + 15
         while not self._server.started:
@@ -35,8 +40,10 @@ class BackgroundServer:
         return self
 
     def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        if hasattr(self, "_server"):
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        self._socket.close()
 
     def __enter__(self) -> BackgroundServer:
         return self.start()

@@ -1,24 +1,25 @@
-"""All four fakes on loopback at once, and the environment that points synctool at them.
+"""The CRM's fake and every platform's (from the registry's ``FAKE`` hooks), and the environment and
+transports that point synctool at them.
 
-Used by `synctool demo`, the end-to-end tests and the benchmarks.
+In process (the default) each fake is an ASGI app behind an ``AppTransport``: no sockets, nothing to
+start. ``serve=True`` puts each on a loopback port instead, for the demo and the tests and benchmarks
+whose other processes must reach them. Used by `synctool demo`, the tests and the benchmarks.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
+from typing import Any
 
+import httpx
+
+from synctool import platforms
 from synctool.crm import fake as lgl
 from synctool.fakes.server import BackgroundServer
-from synctool.platforms.givebutter import fake as givebutter
-from synctool.platforms.mailchimp import fake as mailchimp
-from synctool.platforms.square import fake as square
+from synctool.fakes.transport import AppTransport
 
-KEYS = {
-    "CRM_API_KEY": "demo-crm-key",
-    "DONATIONS_API_KEY": "demo-givebutter-key",
-    "POS_ACCESS_TOKEN": "demo-square-token",
-    "MAILING_API_KEY": "demo-mailchimp-key-us14",
-}
+CRM_KEY = "demo-crm-key"
 WEBHOOK_SECRETS = {
     "DONATIONS_WEBHOOK_SECRET": "demo-gb-signing-secret",
     "POS_WEBHOOK_SIGNATURE_KEY": "demo-square-sig-key",
@@ -32,41 +33,59 @@ WEBHOOK_SECRETS = {
 class FakeWorld:
     crm_limit: int = 300
     crm_window_s: float = 300.0
+    #: on loopback ports (True) or in this process only (False)
+    serve: bool = False
     crm: lgl.FakeCrm = field(init=False)
-    givebutter: givebutter.FakeGivebutter = field(init=False)
-    square: square.FakeSquare = field(init=False)
-    mailchimp: mailchimp.FakeMailchimp = field(init=False)
+    #: role -> the platform's fake (also an attribute by its name: ``world.givebutter``)
+    fakes: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.crm = lgl.FakeCrm(KEYS["CRM_API_KEY"], limit=self.crm_limit, window_s=self.crm_window_s, timeout_sleep_s=1.5)
-        self.givebutter = givebutter.FakeGivebutter(KEYS["DONATIONS_API_KEY"])
-        self.square = square.FakeSquare(KEYS["POS_ACCESS_TOKEN"])
-        self.mailchimp = mailchimp.FakeMailchimp(KEYS["MAILING_API_KEY"])
-        self._servers = [
-            BackgroundServer(lgl.create_app(self.crm)),
-            BackgroundServer(givebutter.create_app(self.givebutter)),
-            BackgroundServer(square.create_app(self.square)),
-            BackgroundServer(mailchimp.create_app(self.mailchimp)),
-        ]
+        self.crm = lgl.FakeCrm(CRM_KEY, limit=self.crm_limit, window_s=self.crm_window_s, timeout_sleep_s=1.5)
+        self.fakes, self._apps = {}, {"crm": lgl.create_app(self.crm)}
+        self._paths, self._keys = {"crm": ("CRM_API_BASE_URL", "/api/v1")}, {"CRM_API_KEY": CRM_KEY}
+        for role, hook in platforms.fakes().items():
+            module = importlib.import_module(hook.module)
+            self.fakes[role] = getattr(module, hook.cls)(hook.key)
+            self._apps[role] = module.create_app(self.fakes[role])
+            self._paths[role] = (hook.base_url_env, hook.path)
+            self._keys[hook.key_secret] = hook.key
+        self._servers: dict[str, BackgroundServer] = {}
+        self._transports = {role: AppTransport(app) for role, app in self._apps.items()}
+
+    def __getattr__(self, name: str) -> Any:
+        fakes = self.__dict__.get("fakes", {})
+        for role, hook in platforms.fakes().items():
+            if hook.name == name and role in fakes:
+                return fakes[role]
+        raise AttributeError(name)
 
     def start(self) -> FakeWorld:
-        for server in self._servers:
-            server.start()
+        if self.serve and not self._servers:
+            self._servers = {role: BackgroundServer(app).start() for role, app in self._apps.items()}
         return self
 
     def stop(self) -> None:
-        for server in self._servers:
+        for server in self._servers.values():
             server.stop()
+        self._servers = {}
+
+    def url(self, role: str) -> str:
+        """Where the role's fake answers: its loopback address, or a made-up host its transport serves."""
+        return self._servers[role].url if self._servers else f"http://{role}.fake.invalid"
 
     def env(self) -> dict[str, str]:
-        crm, gb, sq, mc = (s.url for s in self._servers)
-        return {
-            **KEYS,
-            "CRM_API_BASE_URL": crm + "/api/v1",
-            "DONATIONS_API_BASE_URL": gb + "/v1",
-            "POS_API_BASE_URL": sq,
-            "MAILING_API_BASE_URL": mc + "/3.0",
-        }
+        """The API keys and base URLs that point synctool's clients at the fakes."""
+        return {**self._keys, **{name: self.url(role) + path for role, (name, path) in self._paths.items()}}
+
+    def transports(self) -> dict[str, httpx.BaseTransport]:
+        """Role -> an in-process transport to its fake (none when served: the clients use the sockets)."""
+        return {} if self._servers else dict(self._transports)
+
+    def client(self, role: str, **kwargs: Any) -> httpx.Client:
+        """An httpx client for poking a fake directly (a test seeding the CRM as a person would)."""
+        name, path = self._paths[role]
+        transport = None if self._servers else self._transports[role]
+        return httpx.Client(base_url=self.url(role) + path, transport=transport, **kwargs)
 
     def __enter__(self) -> FakeWorld:
         return self.start()

@@ -16,7 +16,7 @@ The hooks, each optional:
 - ``register_handlers()``: import the rules, whose ``@handler`` decorators register the job handlers.
 - ``register_commands()``: ``{group name: "module:typer app"}`` and top-level ``{name: "module:function"}``.
 - ``register_routes(Call, roles)``: the admin API's ``(method, path, minimum role, operation)`` rows.
-- ``FAKE``: ``"module:factory"`` building the platform's fake for the demo and the tests.
+- ``FAKE``: a ``Fake``: the platform's stand-in API for the demo and the tests (``fakes/world.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +57,21 @@ class Client:
     factory: str
     #: how `test-connections` proves the client works: ``module:function`` taking the client
     probe: str | None = None
+
+
+@dataclass(frozen=True)
+class Fake:
+    """A platform's fake API: ``module`` has ``create_app(fake)`` and the ``cls`` it serves, built with
+    ``key`` (the value of the ``key_secret`` the client sends); the client's base URL is the fake's
+    address plus ``path`` and goes in ``base_url_env``."""
+
+    name: str
+    module: str
+    cls: str
+    key_secret: str
+    key: str
+    base_url_env: str
+    path: str = ""
 
 
 def load(name: str) -> Any:
@@ -126,8 +141,8 @@ def admin_routes(call_type: Any, roles: dict[str, str]) -> list[tuple[str, str, 
     return rows
 
 
-def fakes() -> dict[str, str]:
-    """Role -> ``module:factory`` of each platform's fake API."""
+def fakes() -> dict[str, Fake]:
+    """Role -> the ``Fake`` of each platform that has one."""
     return {p.CLIENT.role: p.FAKE for p in packages() if getattr(p, "FAKE", None) and getattr(p, "CLIENT", None)}
 
 

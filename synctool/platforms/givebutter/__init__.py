@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Webhook
+from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("donations", "synctool.platforms.givebutter.webhook")
 CLIENT = Client(
@@ -14,7 +14,15 @@ SECRETS = {
     "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
     "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
 }
-FAKE = "synctool.platforms.givebutter.fake:FakeGivebutter"
+FAKE = Fake(
+    "givebutter",
+    "synctool.platforms.givebutter.fake",
+    "FakeGivebutter",
+    "DONATIONS_API_KEY",
+    "demo-givebutter-key",
+    "DONATIONS_API_BASE_URL",
+    "/v1",
+)
 
 
 def register_handlers() -> None:

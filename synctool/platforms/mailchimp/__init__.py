@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Webhook
+from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True)
 CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe")
@@ -12,7 +12,15 @@ SECRETS = {
     "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
     "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
 }
-FAKE = "synctool.platforms.mailchimp.fake:FakeMailchimp"
+FAKE = Fake(
+    "mailchimp",
+    "synctool.platforms.mailchimp.fake",
+    "FakeMailchimp",
+    "MAILING_API_KEY",
+    "demo-mailchimp-key-us14",
+    "MAILING_API_BASE_URL",
+    "/3.0",
+)
 
 
 def register_handlers() -> None:

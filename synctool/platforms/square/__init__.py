@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Webhook
+from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("pos", "synctool.platforms.square.webhook")
 CLIENT = Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe")
@@ -12,7 +12,9 @@ SECRETS = {
     "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
     "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
 }
-FAKE = "synctool.platforms.square.fake:FakeSquare"
+FAKE = Fake(
+    "square", "synctool.platforms.square.fake", "FakeSquare", "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", ""
+)
 
 
 def register_handlers() -> None:
