@@ -34,9 +34,9 @@ HAMMER = """
 import sys
 from synctool import store
 from synctool.crm import target as crm
-from synctool.config import load_config
-config = load_config()
-client = crm.open_client(store.connect(config.db_path), config)
+from synctool.runtime import Runtime
+rt = Runtime.from_environ()
+client = crm.open_client(store.connect(rt.db_path), rt)
 for _ in range(int(sys.argv[1])):
     client.request("GET", "/funds", params={"limit": 1})
 """

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import random
 import sys
 import time
@@ -26,9 +25,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deliveries", type=int, default=500)
     args = parser.parse_args()
-    from fake_world import fake_world
+    from fake_world import POS_URL, fake_world
     from starlette.testclient import TestClient
 
+    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops import settings
@@ -37,7 +37,7 @@ def main() -> None:
     from synctool.web.receiver import create_app
 
     rng = random.Random(11)
-    with fake_world("synctool-drain-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):
+    with fake_world("synctool-drain-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, rt, conn):
         mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94"))
         mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="*", event="unsubscribe", add=[12222], remove=[12221]))
         settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", last_name="Customer"))
@@ -76,7 +76,7 @@ def main() -> None:
                 source, body = bodies[rng.randrange(len(bodies))] if bodies else ("donations", b"")
                 bodies.append((source, body))
                 kinds["repeat"] += 1
-        with TestClient(create_app(config)) as client:
+        with TestClient(create_app(rt)) as client:
             statuses = Counter()
             for source, body in bodies:
                 if source == "donations":
@@ -84,9 +84,7 @@ def main() -> None:
                         "/webhooks/donations", content=body, headers={"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}
                     )
                 elif source == "pos":
-                    sig = samples.square_signature(
-                        WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], os.environ["POS_WEBHOOK_NOTIFICATION_URL"], body
-                    )
+                    sig = samples.square_signature(WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"], POS_URL, body)
                     r = client.post("/webhooks/pos", content=body, headers={"x-square-hmacsha256-signature": sig})
                 else:
                     r = client.post(f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}", content=body)
@@ -96,7 +94,7 @@ def main() -> None:
         started = time.perf_counter()
         totals = Counter()
         while True:
-            summary = drain(config, max_seconds=55)
+            summary = drain(platforms.services(rt), max_seconds=55)
             totals.update(
                 {
                     "jobs": summary.claimed,

@@ -68,13 +68,14 @@ def main() -> None:
     from fake_world import fake_world
     from starlette.testclient import TestClient
 
+    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
     rng = random.Random(7)
-    with fake_world("synctool-gifts-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, config, conn):
+    with fake_world("synctool-gifts-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, rt, conn):
         existing = []
         for n in range(args.existing):  # in the CRM, last changed weeks before synctool was installed
             first, last = rng.choice(FIRST_NAMES), rng.choice(SURNAMES)
@@ -94,7 +95,7 @@ def main() -> None:
         for giver in rng.sample(givers, args.repeats):  # a second gift, some time after the first
             gifts.insert(rng.randrange(gifts.index(giver) + 1, len(gifts) + 1), giver)
 
-        with TestClient(create_app(config)) as client:
+        with TestClient(create_app(rt)) as client:
             for n, (first, last, email, _) in enumerate(gifts):
                 txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
                 txn.update(
@@ -117,7 +118,7 @@ def main() -> None:
         runs = 0
         totals = Counter()
         while True:
-            summary = drain(config, max_seconds=CRON_RUN_S)
+            summary = drain(platforms.services(rt), max_seconds=CRON_RUN_S)
             runs += 1
             totals.update({"jobs": summary.claimed, "succeeded": summary.succeeded, "failed": summary.failed})
             if summary.claimed == 0 and not conn.execute("SELECT 1 FROM jobs WHERE status IN ('queued', 'running')").fetchone():

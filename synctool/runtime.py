@@ -12,7 +12,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.message import EmailMessage
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +19,11 @@ from synctool.config import Config, load_config
 from synctool.secrets import Secrets
 
 if TYPE_CHECKING:
+    from email.message import EmailMessage
+
     import httpx
 
-Mailer = Callable[[EmailMessage], None]
+Mailer = Callable[["EmailMessage"], None]
 
 
 def utcnow() -> datetime:

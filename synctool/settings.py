@@ -20,8 +20,14 @@ def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
 
 
 def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
+    # plain SQL, not sqlite-utils' upsert: cron's idle drain writes its heartbeat here every minute, and
+    # importing sqlite-utils for it was a tenth of that tick's CPU (bench/startup.py)
     with store.atomic(conn):
-        store.database(conn)["settings"].upsert({"key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk="key")
+        conn.execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (key, json.dumps(value), store.iso()),
+        )
 
 
 def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:

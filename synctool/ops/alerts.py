@@ -4,10 +4,8 @@ jobs failed for good, and the daily summary."""
 from __future__ import annotations
 
 import logging
-import smtplib
 import sqlite3
 from datetime import timedelta
-from email.message import EmailMessage
 from typing import Any
 
 from synctool import settings
@@ -21,6 +19,9 @@ def _send(rt: Runtime, recipients: list[str], subject: str, body: str, html: str
     smtp = rt.config.smtp
     if not smtp.host and rt.mailer is None:
         raise ConfigError("smtp.host", rt.config.source, "not set; alerts need an SMTP server")
+    import smtplib  # here, not at the top: cron's idle drain imports this module and sends nothing
+    from email.message import EmailMessage
+
     message = EmailMessage()
     message["From"] = smtp.sender
     message["To"] = ", ".join(recipients)

@@ -167,9 +167,13 @@ def using(rt: Any, role: str, client: Any = None) -> Iterator[Any]:
 
 
 def services(rt: Any) -> Services:
-    """What drain's handlers run with: every platform's handlers registered, their clients built from the
-    Runtime on first use, stored deliveries decoded by their adapter."""
+    """What drain's handlers run with: every platform's handlers (registered when the first job is claimed),
+    their clients built from the Runtime on first use, stored deliveries decoded by their adapter."""
     from synctool.queue.handlers import Services
 
-    register_handlers()
-    return Services(rt, open_client=lambda role: open_client(rt, role), decode=lambda source, body: adapter(source).decode(body))
+    return Services(
+        rt,
+        open_client=lambda role: open_client(rt, role),
+        decode=lambda source, body: adapter(source).decode(body),
+        register=register_handlers,
+    )

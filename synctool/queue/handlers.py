@@ -99,10 +99,18 @@ class Services:
     more than most jobs, and httpx clients are thread-safe. CRM requests are counted on the job that the
     calling thread is running."""
 
-    def __init__(self, rt: Runtime, *, open_client: Callable[[str], Any], decode: Callable[[str, bytes], dict[str, Any]]):
+    def __init__(
+        self,
+        rt: Runtime,
+        *,
+        open_client: Callable[[str], Any],
+        decode: Callable[[str, bytes], dict[str, Any]],
+        register: Callable[[], None] | None = None,
+    ):
         self.rt = rt
         self.open_client = open_client
         self.decode = decode
+        self._register = register
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._current = threading.local()
@@ -123,6 +131,14 @@ class Services:
                 else:
                     self._clients[name] = self.open_client(name)
             return self._clients[name]
+
+    def ready(self) -> None:
+        """Register the handlers, once, when the first job is claimed: an idle drain (cron's tick on an
+        empty queue) never imports the platforms' rules."""
+        with self._lock:
+            if self._register is not None:
+                self._register()
+                self._register = None
 
     def close(self) -> None:
         with self._lock:

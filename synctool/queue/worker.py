@@ -119,6 +119,7 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
     owner = f"{socket.gethostname()}:{os.getpid()}:now"
     job = jobs.claim_one(conn, job_id, owner, lease_seconds=rt.config.queue.lease_seconds)
     if job is not None:
+        services.ready()
         try:
             run_job(JobContext(job, conn, rt, owner, services))
         finally:
@@ -184,6 +185,7 @@ def drain(
                     else:
                         time.sleep(pause)
                     continue
+                services.ready()
                 run_job(JobContext(job, conn, rt, owner, services, run_started), summary, lock)
                 if on_job:
                     on_job(summary)
