@@ -162,6 +162,9 @@ def test_pos_open_without_payment_skipped_then_completed_synced(coded, receiver,
     assert gift["fund_id"] == 2402 and gift["payment_type_id"] == 1509 and gift["received_date"] == "2026-11-20"
     [person] = coded.crm.constituents.values()
     assert person["last_name"] == "Hopper"
+    # the sync log shows what the order came to (learnt from the order itself, not the webhook)
+    listed = json.loads(cli("syncs", "list", "--source", "pos", "--status", "succeeded", "--json").stdout)["items"]
+    assert [r["amount"] for r in listed] == ["19.99"]
 
     # resync --force: the local mark is ignored, the CRM is searched, no second gift
     result = json.loads(cli("pos", "resync", "ORD1", "--force", "--json").stdout)

@@ -137,6 +137,8 @@ def test_cart_becomes_one_gift_per_category_group(portal, db):
     record = portal_records.get(db, "payment", "pay1")
     assert record["status"] == "succeeded" and record["payment_intent_id"] == "pi_pay1"
     assert record["crm_gift_id"] == str(gifts["pay1-membership"]["id"]) and len(record["crm_gift_ids"]) == 3
+    [logged] = db.execute("SELECT amount FROM jobs WHERE entity_type = 'payment' AND status = 'succeeded'").fetchall()
+    assert logged["amount"] == "235.00"  # the sync log's amount column: the whole payment
 
 
 @pytest.mark.parametrize(

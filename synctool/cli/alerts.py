@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, sub_app
+from synctool.cli.common import AsJson, ctx_obj, render, sub_app
 
 app = sub_app("Alert e-mails: a digest after a drain in which jobs failed for good, and the daily summary.")
 
@@ -14,7 +14,7 @@ def alerts_summary(
     ctx: typer.Context,
     hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the e-mail instead of sending it"),
-    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """The daily summary e-mail: per source, what succeeded, was skipped, failed or was recovered by the
     poll; the failures needing action with the command for each; CRM requests spent and budget left; cron
@@ -26,12 +26,14 @@ def alerts_summary(
 
     obj = ctx_obj(ctx)
     report = summary(obj.db, obj.rt, hours=hours, send=not dry_run)
-    if as_json:
-        emit_json({k: v for k, v in report.items() if k not in ("text", "html")})
-    elif dry_run:
-        typer.echo(report["text"], nl=False)
-    else:
-        typer.echo(f"summary sent to {report['recipients']} recipient(s): {report['subject']}")
+
+    def for_people(_: dict) -> None:
+        if dry_run:
+            typer.echo(report["text"], nl=False)
+        else:
+            typer.echo(f"summary sent to {report['recipients']} recipient(s): {report['subject']}")
+
+    render({k: v for k, v in report.items() if k not in ("text", "html")}, as_json, people=for_people)
 
 
 @app.command("test")

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json
+from synctool.cli.common import AsJson, ctx_obj, render
 
 
-def test_connections(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Check the CRM, donation, POS and mailing connections: one line each; exit 1 when any fails.
 
     Example: synctool test-connections
@@ -25,7 +25,7 @@ def test_connections(ctx: typer.Context, as_json: bool = typer.Option(False, "--
     )
 
 
-def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Check configuration, secrets (present or not; never their values), keyring, database, cron and backlog.
 
     Example: synctool doctor
@@ -43,10 +43,6 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
 def report(rows: list[dict], as_json: bool, line: Callable[[dict], str], *, failed: Callable[[dict], bool]) -> None:
     """One line a check (or JSON); exit 1 when any failed."""
-    if as_json:
-        emit_json(rows)
-    else:
-        for row in rows:
-            typer.echo(line(row))
+    render(rows, as_json, people=lambda rows: typer.echo("\n".join(line(row) for row in rows)))
     if any(failed(row) for row in rows):
         raise typer.Exit(1)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -96,8 +96,43 @@ def sub_app(help_text: str) -> typer.Typer:
     )
 
 
+#: the output options every command that prints data shares (sqlite-utils' ``output_options`` is the model)
+AsJson = Annotated[bool, typer.Option("--json", help="print JSON (what the admin API returns) instead of text")]
+Columns = Annotated[
+    Optional[str],  # noqa: UP045  (typer reads the annotation at run time)
+    typer.Option("--columns", help="comma-separated columns to show (any key of --json); default: those that fit the terminal"),
+]
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def render(
+    data: Any,
+    as_json: bool = False,
+    *,
+    columns: list[str] | None = None,
+    rows: list[dict[str, Any]] | None = None,
+    chosen: str | None = None,
+    title: str | None = None,
+    people: Callable[[Any], None] | None = None,
+) -> None:
+    """The one renderer: ``data`` as JSON with ``--json``; else ``people(data)`` when a command words its
+    own text, a table of ``rows`` (default: ``data``) when it names ``columns`` (``chosen`` is
+    ``--columns``), one ``key  value`` line per field for an object, a table for a list of objects."""
+    if as_json:
+        emit_json(data)
+    elif people is not None:
+        people(data)
+    elif columns is not None:
+        table(data if rows is None else rows, columns, title, chosen=chosen)
+    elif isinstance(data, dict):
+        key_values(data)
+    elif isinstance(data, list) and all(isinstance(r, dict) for r in data):
+        table(data, list(dict.fromkeys(k for r in data for k in r)), title, chosen=chosen)
+    else:
+        typer.echo(data)
 
 
 #: columns whose text may be cut short to fit; the others keep their width or are left out
@@ -119,12 +154,6 @@ TEXT_COLUMNS = {
 }
 MIN_TEXT_WIDTH = 10
 GAP = 3  # between two columns: a space of padding either side of Rich's (invisible) separator
-
-
-def columns_option() -> Any:
-    return typer.Option(
-        None, "--columns", help="comma-separated columns to show (any key of --json); default: those that fit the terminal"
-    )
 
 
 def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int, chosen: str | None = None) -> dict[str, int | None]:

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import (
-    columns_option,
-    ctx_obj,
-    emit_json,
-    key_values,
-    sub_app,
-    table,
-)
+from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
 
 app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and request budget.")
 
@@ -20,9 +13,6 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
     from synctool.ops.crm import reference
 
     data = reference(ctx_obj(ctx).db, kind)
-    if as_json:
-        emit_json(data["items"])
-        return
     rows = [
         {
             "id": i.get("id"),
@@ -32,15 +22,17 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
         }
         for i in data["items"]
     ]
-    table(
-        rows,
-        ["id", "name", "extra"] + (["values"] if kind == "gift-fields" else []),
+    render(
+        data["items"],
+        as_json,
+        rows=rows,
+        columns=["id", "name", "extra"] + (["values"] if kind == "gift-fields" else []),
         title=f"CRM {kind} (cached {data['refreshed_at'] or 'never: run synctool crm refresh'})",
     )
 
 
 def _list_command(kind: str):
-    def command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    def command(ctx: typer.Context, as_json: AsJson = False) -> None:
         _show_list(ctx, kind, as_json)
 
     command.__doc__ = (
@@ -66,7 +58,7 @@ for _kind in (
 
 
 @app.command()
-def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def refresh(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Fetch the CRM's reference lists (funds, campaigns, appeals, gift types and categories, payment types,
     membership levels, relationship types, groups, tag keywords, gift custom fields and their values) into
     the local cache.
@@ -77,11 +69,11 @@ def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", he
 
     obj = ctx_obj(ctx)
     counts = refresh_op(obj.db, obj.rt)
-    emit_json(counts) if as_json else key_values(counts)
+    render(counts, as_json)
 
 
 @app.command("test-connection")
-def test_connection(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def test_connection(ctx: typer.Context, as_json: AsJson = False) -> None:
     """One read on constituents: shows the configured state and success or the CRM's error.
 
     Example: synctool crm test-connection
@@ -90,7 +82,7 @@ def test_connection(ctx: typer.Context, as_json: bool = typer.Option(False, "--j
 
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
     if not result["ok"]:
         raise typer.Exit(1)
 
@@ -100,7 +92,7 @@ def config(
     ctx: typer.Context,
     base_url: str = typer.Option(None, "--base-url", help="the CRM API base URL for the active environment"),
     api_key: bool = typer.Option(False, "--api-key", help="prompt for the API key and save it in keyring"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Save the active environment's base URL and API key (the key goes to keyring, never to a file).
 
@@ -112,12 +104,9 @@ def config(
     key = typer.prompt("CRM API key", hide_input=True) if api_key else None
     obj = ctx_obj(ctx)
     result = configure(obj.db, obj.rt, parse(CrmConfigBody, {"base_url": base_url, "api_key": key}, where="options"))
-    if as_json:
-        emit_json(result)
-        return
-    key_values(result)
+    render(result, as_json)
     notice = obj.rt.secrets.keyring_notice()
-    if notice:
+    if notice and not as_json:
         typer.echo(f"note: {notice}", err=True)
 
 
@@ -125,7 +114,7 @@ def config(
 def environment(
     ctx: typer.Context,
     name: str = typer.Argument(None, help="production or sandbox; omit to show"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or switch the CRM environment (each has its own key and base URL).
 
@@ -138,11 +127,11 @@ def environment(
     result = set_environment(
         obj.db, obj.rt, None if name is None else parse(EnvironmentBody, {"environment": name}, where="arguments")
     )
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
 
 
 @app.command()
-def budget(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def budget(ctx: typer.Context, as_json: AsJson = False) -> None:
     """CRM requests used in the current window (shared by every synctool process) and the next free slot.
 
     Example: synctool crm budget
@@ -151,7 +140,7 @@ def budget(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
     obj = ctx_obj(ctx)
     result = budget_op(obj.db, obj.rt)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
 
 
 @app.command()
@@ -159,7 +148,7 @@ def mirror(
     ctx: typer.Context,
     refresh_now: bool = typer.Option(False, "--refresh", help="load what changed in the CRM since the watermark"),
     full: bool = typer.Option(False, "--full", help="rebuild from scratch (one request per page of constituents)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """The local mirror of the CRM's constituents that matching reads: rows, watermark, age, and the last
     refresh with its cost in CRM requests. Without options it spends no request.
@@ -172,7 +161,7 @@ def mirror(
 
     obj = ctx_obj(ctx)
     result = mirror_refresh(obj.db, obj.rt, full=full) if (refresh_now or full) else mirror_status(obj.db)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
 
 
 @app.command()
@@ -180,8 +169,8 @@ def find(
     ctx: typer.Context,
     text: str = typer.Argument(..., help="part of a name, an e-mail or a phone number"),
     limit: int = typer.Option(50, "--limit", min=1, help="most constituents to show"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    columns: str = columns_option(),
+    as_json: AsJson = False,
+    columns: Columns = None,
 ) -> None:
     """Find constituents in the local CRM mirror by name, e-mail or phone (no CRM request).
 
@@ -190,9 +179,6 @@ def find(
     from synctool.ops.crm import find_constituents
 
     found = find_constituents(ctx_obj(ctx).db, text, limit=limit)
-    if as_json:
-        emit_json(found)
-        return
     rows = [
         {
             "id": c["id"],
@@ -203,9 +189,11 @@ def find(
         }
         for c in found
     ]
-    table(
-        rows,
-        ["id", "name", "emails", "phones", "updated_at"],
+    render(
+        found,
+        as_json,
+        rows=rows,
+        columns=["id", "name", "emails", "phones", "updated_at"],
         title=f"CRM constituents matching {text!r} (mirror)",
         chosen=columns,
     )

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import (
-    columns_option,
-    ctx_obj,
-    emit_json,
-    key_values,
-    sub_app,
-    table,
-)
+from synctool.cli.common import AsJson, Columns, ctx_obj, key_values, render, sub_app
 
 app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
 
@@ -22,8 +15,8 @@ def list_(
     source: str = typer.Option(None, help="donations, pos, mailing, payments or portal"),
     since: str = typer.Option(None, help="a duration ago (24h, 7d) or an ISO date"),
     limit: int = typer.Option(50, help="at most this many (1-1000)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    columns: str = columns_option(),
+    as_json: AsJson = False,
+    columns: Columns = None,
 ) -> None:
     """List deliveries with their job and its status.
 
@@ -32,21 +25,19 @@ def list_(
     from synctool.ops.deliveries import list_deliveries
 
     rows = list_deliveries(ctx_obj(ctx).db, source=source, since=since, limit=limit)
-    if as_json:
-        emit_json(rows)
-    else:
-        people = [
-            {**r, "when": (r.get("received_at") or "")[5:16].replace("T", " "), "job_id": (r.get("job_id") or "")[:8] or None}
-            for r in rows
-        ]
-        table(people, ["id", "when", "source", "event_type", "job_status", "job_id", "event_id", "verified"], chosen=columns)
+    people = [
+        {**r, "when": (r.get("received_at") or "")[5:16].replace("T", " "), "job_id": (r.get("job_id") or "")[:8] or None}
+        for r in rows
+    ]
+    columns_shown = ["id", "when", "source", "event_type", "job_status", "job_id", "event_id", "verified"]
+    render(rows, as_json, rows=people, columns=columns_shown, chosen=columns)
 
 
 @app.command("show")
 def show(
     ctx: typer.Context,
     delivery_id: int = typer.Argument(..., help="the delivery id"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show one delivery: the headers kept, the raw body and its job.
 
@@ -55,10 +46,10 @@ def show(
     from synctool.ops.deliveries import show_delivery
 
     data = show_delivery(ctx_obj(ctx).db, delivery_id)
-    if as_json:
-        emit_json(data)
-        return
-    body = data.pop("body")
-    key_values(data)
-    typer.echo("body:")
-    typer.echo(body)
+
+    def for_people(data: dict) -> None:
+        key_values({k: v for k, v in data.items() if k != "body"})
+        typer.echo("body:")
+        typer.echo(data["body"])
+
+    render(data, as_json, people=for_people)

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from synctool.cli.common import columns_option, ctx_obj, emit_json, sub_app, table
+from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
 from synctool.cli.syncs import for_people
 
 app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
@@ -20,8 +20,8 @@ def jobs_list(
     status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
     target: str = typer.Option(None, help="crm, portal, cms or messaging"),
     limit: int = typer.Option(100, help="at most this many (1-500)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    columns: str = columns_option(),
+    as_json: AsJson = False,
+    columns: Columns = None,
 ) -> None:
     """List jobs, newest first.
 
@@ -30,17 +30,14 @@ def jobs_list(
     from synctool.ops.syncs import list_jobs
 
     rows = list_jobs(ctx_obj(ctx).db, status=status, target=target, limit=limit)
-    if as_json:
-        emit_json(rows)
-    else:
-        table([for_people(r) for r in rows], JOB_COLUMNS, chosen=columns)
+    render(rows, as_json, rows=[for_people(r) for r in rows], columns=JOB_COLUMNS, chosen=columns)
 
 
 @app.command("retry")
 def jobs_retry(
     ctx: typer.Context,
     job_id: str = typer.Argument(..., help="the failed job's id"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Put a failed job back in the queue (failed -> queued) with fresh attempts.
 
@@ -49,14 +46,14 @@ def jobs_retry(
     from synctool.ops.syncs import retry
 
     row = retry(ctx_obj(ctx).db, job_id)
-    emit_json(row) if as_json else typer.echo(f"job {job_id} queued; the next drain runs it")
+    render(row, as_json, people=lambda _: typer.echo(f"job {job_id} queued; the next drain runs it"))
 
 
 def retry_all(
     ctx: typer.Context,
     source: str = typer.Option(None, help="only this source's failed jobs"),
     fresh: bool = typer.Option(False, "--fresh", help="re-fetch the source data (donation transactions) first"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Put every unresolved failed job back in the queue.
 
@@ -68,7 +65,7 @@ def retry_all(
 
     obj = ctx_obj(ctx)
     result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh, rt=obj.rt)
-    emit_json(result) if as_json else typer.echo(f"{result['requeued']} failed jobs queued again")
+    render(result, as_json, people=lambda r: typer.echo(f"{r['requeued']} failed jobs queued again"))
 
 
 def drain(

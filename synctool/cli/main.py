@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli import checks, jobs, syncs
-from synctool.cli.common import RootGroup, ctx_obj, emit_json, key_values
+from synctool.cli.common import AsJson, RootGroup, ctx_obj, key_values, render
 from synctool.platforms import command_groups
 
 app = typer.Typer(
@@ -124,7 +124,7 @@ def inject(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="the payload file, as the platform would send it ('-' for stdin)"),
     source: str = typer.Option(..., "--source", help="donations, pos, mailing, payments or portal"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Store a webhook payload through the receiver's path WITHOUT a signature check (logged as injected).
 
@@ -142,7 +142,7 @@ def inject(
             raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
     obj = ctx_obj(ctx)
     result = inject_op(obj.db, obj.rt, source, body)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
 
 
 @app.command()
@@ -150,7 +150,7 @@ def poll(
     ctx: typer.Context,
     fresh: bool = typer.Option(False, "--fresh", help="ignore the saved watermark and look back --lookback (default 24h)"),
     lookback: str = typer.Option(None, help="how far back to look, e.g. 24h or 7d (implies --fresh)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Backup poll of the donation platform: queue succeeded transactions that have no job yet.
 
@@ -162,17 +162,19 @@ def poll(
 
     obj = ctx_obj(ctx)
     result = poll_op(obj.db, obj.rt, fresh=fresh, lookback=lookback)
-    if as_json:
-        emit_json(result)
-    elif result["queued"] or sys.stdout.isatty():
-        typer.echo(
-            f"poll: {result['transactions_seen']} transactions since {result['since']}, "
-            f"{result['queued']} queued ({result['requests']} requests)"
-        )
+
+    def for_people(result: dict) -> None:
+        if result["queued"] or sys.stdout.isatty():  # cron's mail stays empty when nothing was queued
+            typer.echo(
+                f"poll: {result['transactions_seen']} transactions since {result['since']}, "
+                f"{result['queued']} queued ({result['requests']} requests)"
+            )
+
+    render(result, as_json, people=for_people)
 
 
 @app.command()
-def demo(as_json: bool = typer.Option(False, "--json", help="print the report as JSON")) -> None:
+def demo(as_json: AsJson = False) -> None:
     """Run the whole path against local fakes: receiver, signed deliveries, poll, drain, and what the CRM holds.
 
     Needs no configuration and touches nothing outside this machine (loopback only, a temporary database).
@@ -181,19 +183,17 @@ def demo(as_json: bool = typer.Option(False, "--json", help="print the report as
     """
     from synctool.demo import run
 
-    report = run(say=(lambda line: None) if as_json else typer.echo)
-    if as_json:
-        emit_json(report)
-        return
-    from synctool.cli.common import table
+    def for_people(report: dict) -> None:
+        render(report["sync_log"], columns=["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
+        render(report["crm_constituents"], columns=["id", "name", "tags"], title="CRM constituents (fake)")
+        gift_columns = ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"]
+        render(report["crm_gifts"], columns=gift_columns, title="CRM gifts (fake)")
+        stats = report["crm_requests"]
+        typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
+        typer.echo(report["summary_mail"])
+        typer.echo(f"CRM requests: {stats['requests']}, 429s: {stats['rejected_429']}; demo took {report['seconds']} s")
 
-    table(report["sync_log"], ["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
-    table(report["crm_constituents"], ["id", "name", "tags"], title="CRM constituents (fake)")
-    table(report["crm_gifts"], ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"], title="CRM gifts (fake)")
-    stats = report["crm_requests"]
-    typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
-    typer.echo(report["summary_mail"])
-    typer.echo(f"CRM requests: {stats['requests']}, 429s: {stats['rejected_429']}; demo took {report['seconds']} s")
+    render(run(say=(lambda line: None) if as_json else typer.echo), as_json, people=for_people)
 
 
 def main() -> None:

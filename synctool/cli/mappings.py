@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, sub_app, table
+from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("CRM coding for incoming money: type defaults, campaign and fund overrides, payment methods, custom fields.")
 types_app = sub_app(
@@ -35,7 +35,7 @@ def _show(ctx: typer.Context, kind: str, columns: list[str], as_json: bool) -> N
     from synctool import mappings
 
     rows = mappings.all_of(ctx_obj(ctx).db, kind)
-    emit_json(rows) if as_json else table(rows, columns)
+    render(rows, as_json, columns=columns)
 
 
 def _opt(help_text: str):
@@ -43,7 +43,7 @@ def _opt(help_text: str):
 
 
 @types_app.callback(invoke_without_command=True)
-def types_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def types_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List type defaults.
 
     Example: synctool mappings types --json
@@ -75,7 +75,7 @@ def types_set(
 
 
 @overrides_app.callback(invoke_without_command=True)
-def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List campaign overrides.
 
     Example: synctool mappings overrides
@@ -109,7 +109,7 @@ def overrides_set(
 
 
 @funds_app.callback(invoke_without_command=True)
-def funds_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def funds_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List fund overrides.
 
     Example: synctool mappings funds --json
@@ -135,7 +135,7 @@ def funds_set(
 
 
 @payments_app.callback(invoke_without_command=True)
-def payments_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def payments_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List payment method mappings.
 
     Example: synctool mappings payments
@@ -163,7 +163,7 @@ def payments_set(
 
 
 @fields_app.callback(invoke_without_command=True)
-def fields_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def fields_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List custom field mappings.
 
     Example: synctool mappings custom-fields

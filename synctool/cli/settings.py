@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app
+from synctool.cli.common import AsJson, ctx_obj, render, sub_app
 
 app = sub_app("Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent.")
 
 
 def _out(data: dict, as_json: bool) -> None:
-    emit_json(data) if as_json else key_values(data)
+    render(data, as_json)
 
 
 @app.command("crm-environment")
 def crm_environment(
     ctx: typer.Context,
     name: str = typer.Argument(None, help="production or sandbox; omit to show"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or switch the CRM environment.
 
@@ -36,7 +36,7 @@ def alert_recipients(
     ctx: typer.Context,
     emails: list[str] = typer.Argument(None, help="e-mail addresses; omit to show"),
     clear: bool = typer.Option(False, "--clear", help="remove every recipient"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or set who gets the failure digest e-mail.
 
@@ -55,7 +55,7 @@ def alert_recipients(
 def mailing_sync_enabled(
     ctx: typer.Context,
     value: str = typer.Argument(None, help="on or off; omit to show"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or switch whether mailing events change CRM tags.
 
@@ -75,7 +75,7 @@ def pos_default_constituent(
     email: str = typer.Option(None, help="the constituent's e-mail"),
     first_name: str = typer.Option(None, help="first name"),
     last_name: str = typer.Option(None, help="last name"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or set the constituent that POS orders without a customer are credited to.
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import (
-    columns_option,
-    ctx_obj,
-    emit_json,
-    key_values,
-    sub_app,
-    table,
-)
+from synctool.cli.common import AsJson, Columns, ctx_obj, key_values, render, sub_app
 
 app = sub_app("The sync log: every delivery, poll result and operator request, with its outcome.")
 
@@ -45,8 +38,8 @@ def list_(
         "created_at", help="created_at, updated_at, finished_at, status, source, attempts, external_id, amount"
     ),
     order: str = typer.Option("desc", help="asc or desc"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON: {items, total, page, limit, pages}"),
-    columns: str = columns_option(),
+    as_json: AsJson = False,
+    columns: Columns = None,
 ) -> None:
     """List sync records, newest first, with filters and paging.
 
@@ -71,18 +64,16 @@ def list_(
         where="options",
     )
     result = list_syncs(ctx_obj(ctx).db, query)
-    if as_json:
-        emit_json(result)
-        return
-    table([for_people(r) for r in result["items"]], SYNC_COLUMNS, chosen=columns)
-    typer.echo(f"page {result['page']} of {max(result['pages'], 1)}, {result['total']} records")
+    render(result, as_json, rows=[for_people(r) for r in result["items"]], columns=SYNC_COLUMNS, chosen=columns)
+    if not as_json:
+        typer.echo(f"page {result['page']} of {max(result['pages'], 1)}, {result['total']} records")
 
 
 @app.command("show")
 def show(
     ctx: typer.Context,
     sync_id: str = typer.Argument(..., help="the record's UUID"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show one sync record with its attempts and the delivery it came from.
 
@@ -91,19 +82,19 @@ def show(
     from synctool.ops.syncs import show_sync
 
     record = show_sync(ctx_obj(ctx).db, sync_id)
-    if as_json:
-        emit_json(record)
-        return
-    attempts = record.pop("attempts_log")
-    delivery = record.pop("delivery")
-    key_values(record)
-    typer.echo("\nattempts:")
-    table(attempts, ["number", "started_at", "finished_at", "outcome", "crm_requests", "error"])
-    if delivery:
-        typer.echo(
-            f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, received {delivery['received_at']}):"
-        )
-        typer.echo(delivery["body"])
+
+    def for_people(record: dict) -> None:
+        key_values({k: v for k, v in record.items() if k not in ("attempts_log", "delivery")})
+        typer.echo("\nattempts:")
+        render(record["attempts_log"], columns=["number", "started_at", "finished_at", "outcome", "crm_requests", "error"])
+        delivery = record["delivery"]
+        if delivery:
+            typer.echo(
+                f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, received {delivery['received_at']}):"
+            )
+            typer.echo(delivery["body"])
+
+    render(record, as_json, people=for_people)
 
 
 @app.command("resolve")
@@ -112,7 +103,7 @@ def resolve(
     sync_id: str = typer.Argument(..., help="the failed record's UUID"),
     notes: str = typer.Option(None, help="what was done about it"),
     by: str = typer.Option(None, help="who resolved it"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Mark a failed record resolved without running it again.
 
@@ -123,16 +114,13 @@ def resolve(
     from synctool.validation import parse
 
     record = resolve_op(ctx_obj(ctx).db, sync_id, parse(ResolveBody, {"notes": notes, "resolvedBy": by}, where="options"))
-    if as_json:
-        emit_json(record)
-    else:
-        typer.echo(f"resolved {sync_id} at {record['resolved_at']}")
+    render(record, as_json, people=lambda r: typer.echo(f"resolved {sync_id} at {r['resolved_at']}"))
 
 
 def stats(
     ctx: typer.Context,
     window: str = typer.Option("24h", help="24h, 7d or 30d"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source.
 
@@ -143,12 +131,12 @@ def stats(
     from synctool.validation import parse
 
     result = stats_op(ctx_obj(ctx).db, parse(StatsQuery, {"window": window}, where="options"))
-    if as_json:
-        emit_json(result)
-        return
-    per_source = result.pop("per_source")
-    key_values(result)
-    table(
-        [{"source": s, **v} for s, v in per_source.items()],
-        ["source", "total", "succeeded", "failed", "skipped", "queued", "running"],
-    )
+
+    def for_people(result: dict) -> None:
+        key_values({k: v for k, v in result.items() if k != "per_source"})
+        render(
+            [{"source": s, **v} for s, v in result["per_source"].items()],
+            columns=["source", "total", "succeeded", "failed", "skipped", "queued", "running"],
+        )
+
+    render(result, as_json, people=for_people)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import AsJson, ctx_obj, emit_json, key_values, render, sub_app
 
 app = sub_app("The team: users with roles (viewer, admin, super_admin) and their admin API tokens.")
 
 
 @app.command("list")
-def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def list_(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List users.
 
     Example: synctool users list
@@ -18,7 +18,7 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help
     from synctool.ops.users import list_users
 
     rows = list_users(ctx_obj(ctx).db)
-    emit_json(rows) if as_json else table(rows, ["id", "email", "role", "active", "invited_at"])
+    render(rows, as_json, columns=["id", "email", "role", "active", "invited_at"])
 
 
 @app.command()

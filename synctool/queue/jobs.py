@@ -33,6 +33,8 @@ class Outcome:
     crm_constituent_id: str | None = None
     crm_gift_id: str | None = None
     crm_ids: dict[str, Any] | None = None
+    #: the gift's amount in dollars ("25.00"), when the handler learnt it (POS orders, portal payments)
+    amount: str | None = None
 
 
 def enqueue(
@@ -200,7 +202,7 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
         cur = conn.execute(
             "UPDATE jobs SET status = ?, message = ?, last_error = NULL, lease_owner = NULL, lease_expires = NULL,"
             " crm_constituent_id = coalesce(?, crm_constituent_id), crm_gift_id = coalesce(?, crm_gift_id),"
-            " crm_ids = coalesce(?, crm_ids), updated_at = ?, finished_at = ?"
+            " crm_ids = coalesce(?, crm_ids), amount = coalesce(?, amount), updated_at = ?, finished_at = ?"
             " WHERE id = ? AND lease_owner = ? AND status = 'running'",
             (
                 outcome.status,
@@ -208,6 +210,7 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
                 outcome.crm_constituent_id,
                 outcome.crm_gift_id,
                 json.dumps(outcome.crm_ids) if outcome.crm_ids else None,
+                outcome.amount,
                 now,
                 now,
                 job["id"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, sub_app, table
+from synctool.cli.common import AsJson, ctx_obj, render, sub_app
 
 app = sub_app("The donation platform (Givebutter): cached campaigns.")
 
@@ -13,7 +13,7 @@ app = sub_app("The donation platform (Givebutter): cached campaigns.")
 def campaigns(
     ctx: typer.Context,
     refresh: bool = typer.Option(False, "--refresh", help="fetch them from Givebutter first"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """List the cached donation campaigns (their type selects the type default).
 
@@ -23,4 +23,4 @@ def campaigns(
 
     obj = ctx_obj(ctx)
     rows = op(obj.db, obj.rt, refresh=refresh)
-    emit_json(rows) if as_json else table(rows, ["id", "code", "title", "type", "status"])
+    render(rows, as_json, columns=["id", "code", "title", "type", "status"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The mailing platform (Mailchimp): account, lists, list mappings, tag rules, connection test.")
 mappings_app = sub_app(
@@ -18,7 +18,7 @@ app.add_typer(rules_app, name="tag-rules")
 
 
 @app.command()
-def account(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def account(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Show the Mailchimp account (a connection test with details).
 
     Example: synctool mailing account
@@ -26,11 +26,11 @@ def account(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", he
     from synctool.platforms.mailchimp.ops import account as op
 
     data = op(ctx_obj(ctx).rt)
-    emit_json(data) if as_json else key_values(data)
+    render(data, as_json)
 
 
 @app.command()
-def lists(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def lists(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List the Mailchimp lists (audiences).
 
     Example: synctool mailing lists
@@ -38,11 +38,11 @@ def lists(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help
     from synctool.platforms.mailchimp.ops import lists as op
 
     rows = op(ctx_obj(ctx).rt)
-    emit_json(rows) if as_json else table(rows, ["id", "name", "members"])
+    render(rows, as_json, columns=["id", "name", "members"])
 
 
 @app.command()
-def test(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def test(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Test the Mailchimp connection (GET /ping).
 
     Example: synctool mailing test
@@ -50,13 +50,13 @@ def test(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
     from synctool.platforms.mailchimp.ops import test as op
 
     result = op(ctx_obj(ctx).rt)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
     if not result["ok"]:
         raise typer.Exit(1)
 
 
 @mappings_app.callback(invoke_without_command=True)
-def mappings_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def mappings_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List the mapped lists.
 
     Example: synctool mailing mappings
@@ -65,7 +65,7 @@ def mappings_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--jso
         from synctool.platforms.mailchimp.ops import list_mappings
 
         rows = list_mappings(ctx_obj(ctx).db)
-        emit_json(rows) if as_json else table(rows, ["list_id", "enabled", "label", "push_donors", "updated_at"])
+        render(rows, as_json, columns=["list_id", "enabled", "label", "push_donors", "updated_at"])
 
 
 @mappings_app.command("set")
@@ -95,7 +95,7 @@ def mappings_set(
 
 
 @rules_app.callback(invoke_without_command=True)
-def rules_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def rules_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List tag rules.
 
     Example: synctool mailing tag-rules
@@ -104,7 +104,7 @@ def rules_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json",
         from synctool.platforms.mailchimp.ops import tag_rules
 
         rows = tag_rules(ctx_obj(ctx).db)
-        emit_json(rows) if as_json else table(rows, ["list_id", "event", "add", "remove", "updated_at"])
+        render(rows, as_json, columns=["list_id", "event", "add", "remove", "updated_at"])
 
 
 @rules_app.command("set")

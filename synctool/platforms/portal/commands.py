@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app, table
+from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The member portal: records and their CRM ids, syncs, mappings, sync flags, test scenarios.")
 sync_app = sub_app("Sync one portal record to the CRM now.")
@@ -22,7 +22,7 @@ app.add_typer(scenarios_app, name="scenarios")
 def import_(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help='JSON lines: {"type": "user", "data": {...}} (\'-\' for stdin)'),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Load portal records from a JSON-lines file, each as if the portal had pushed it: stored, and the CRM
     jobs its state calls for queued (drain runs them). A pending record never undoes a settled one. Bad
@@ -38,16 +38,14 @@ def import_(
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
     result = import_file(ctx_obj(ctx).db, lines)
-    if as_json:
-        emit_json(result)
-    else:
-        typer.echo(
-            "loaded: "
-            + (", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing")
-            + f"; queued {result['queued']} CRM job(s)"
-        )
+
+    def for_people(result: dict) -> None:
+        loaded = ", ".join(f"{n} {k}" for k, n in result["loaded"].items()) or "nothing"
+        typer.echo(f"loaded: {loaded}; queued {result['queued']} CRM job(s)")
         for error in result["errors"]:
             typer.echo(f"line {error['line']}: {error['error']}", err=True)
+
+    render(result, as_json, people=for_people)
     if result["errors"]:
         raise typer.Exit(1)
 
@@ -71,7 +69,7 @@ def show(
 def links(
     ctx: typer.Context,
     entity: str = typer.Option(None, help="only this record type"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Every portal record's CRM ids (for the portal to read back).
 
@@ -80,7 +78,7 @@ def links(
     from synctool.platforms.portal.ops import links as op
 
     rows = op(ctx_obj(ctx).db, entity)
-    emit_json(rows) if as_json else table(rows, sorted({k for r in rows for k in r}, key=lambda k: (k != "entity", k != "id", k)))
+    render(rows, as_json, columns=sorted({k for r in rows for k in r}, key=lambda k: (k != "entity", k != "id", k)))
 
 
 def _sync(entity: str):
@@ -88,13 +86,13 @@ def _sync(entity: str):
         ctx: typer.Context,
         record_id: str = typer.Argument(..., help=f"the portal {entity} id"),
         force: bool = typer.Option(False, "--force", help="sync even if already linked (never a second gift)"),
-        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+        as_json: AsJson = False,
     ) -> None:
         from synctool.platforms.portal.ops import sync_now
 
         obj = ctx_obj(ctx)
         result = sync_now(obj.db, obj.rt, entity, record_id, force=force)
-        emit_json(result) if as_json else key_values(result)
+        render(result, as_json)
         if result["status"] not in ("succeeded", "skipped"):
             raise typer.Exit(1)
 
@@ -123,12 +121,12 @@ def queue_(
 
 
 def _mapping_list(kind: str, columns: list[str]):
-    def command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    def command(ctx: typer.Context, as_json: AsJson = False) -> None:
         if ctx.invoked_subcommand is None:
             from synctool.platforms.portal.ops import list_mappings
 
             rows = list_mappings(ctx_obj(ctx).db, kind)
-            emit_json(rows) if as_json else table(rows, columns)
+            render(rows, as_json, columns=columns)
 
     return command
 
@@ -226,7 +224,7 @@ def flags(
     auto_sync: bool = typer.Option(None, "--auto-sync/--no-auto-sync", help="queue CRM jobs automatically"),
     sync_on_payment: bool = typer.Option(None, "--sync-on-payment/--no-sync-on-payment", help="payments become gifts"),
     sync_on_membership: bool = typer.Option(None, "--sync-on-membership/--no-sync-on-membership", help="memberships sync"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Show or change the sync flags.
 
@@ -237,7 +235,7 @@ def flags(
     result = get_flags(
         ctx_obj(ctx).db, auto_sync=auto_sync, sync_on_payment=sync_on_payment, sync_on_membership=sync_on_membership
     )
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
 
 
 @scenarios_app.command("create")

@@ -444,7 +444,10 @@ def payment(ctx: JobContext) -> Outcome:
         message += f"; membership {membership_id} sync queued"
     with store.atomic(ctx.conn):
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=primary)
-    return Outcome("succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids)
+    total = cents_to_dollars(sum(cents for _, cents in groups))
+    return Outcome(
+        "succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids, amount=f"{total:.2f}"
+    )
 
 
 @handler("crm", "enrollment")

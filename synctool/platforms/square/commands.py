@@ -7,14 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import (
-    columns_option,
-    ctx_obj,
-    emit_json,
-    key_values,
-    sub_app,
-    table,
-)
+from synctool.cli.common import AsJson, Columns, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
 overrides_app = sub_app(
@@ -24,7 +17,7 @@ app.add_typer(overrides_app, name="location-overrides")
 
 
 @app.command()
-def locations(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def locations(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List the POS locations (fetched live; also refreshes the local cache).
 
     Example: synctool pos locations
@@ -33,7 +26,7 @@ def locations(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
 
     obj = ctx_obj(ctx)
     rows = op(obj.db, obj.rt)
-    emit_json(rows) if as_json else table(rows, ["id", "name", "status", "currency"])
+    render(rows, as_json, columns=["id", "name", "status", "currency"])
 
 
 @app.command()
@@ -41,8 +34,8 @@ def orders(
     ctx: typer.Context,
     cursor: str = typer.Option(None, help="the cursor from the previous page"),
     limit: int = typer.Option(50, help="orders per page (1-500)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    columns: str = columns_option(),
+    as_json: AsJson = False,
+    columns: Columns = None,
 ) -> None:
     """List recent POS orders, newest first, with the CRM gift each became.
 
@@ -54,15 +47,14 @@ def orders(
 
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt, parse(OrdersQuery, {"cursor": cursor, "limit": limit}, where="options"))
-    if as_json:
-        emit_json(result)
-        return
-    table(
-        result["orders"],
-        ["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
+    render(
+        result,
+        as_json,
+        rows=result["orders"],
+        columns=["id", "state", "created_at", "total_cents", "crm_gift_id", "location_id", "customer_id"],
         chosen=columns,
     )
-    if result["cursor"]:
+    if result["cursor"] and not as_json:
         typer.echo(f"next page: synctool pos orders --cursor {result['cursor']}")
 
 
@@ -70,7 +62,7 @@ def orders(
 def enrich(
     ctx: typer.Context,
     order_ids: list[str] = typer.Argument(..., help="one or more order ids"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Fetch the customer (e-mail and name) behind each order.
 
@@ -81,7 +73,7 @@ def enrich(
     from synctool.validation import parse
 
     rows = op(ctx_obj(ctx).rt, parse(EnrichBody, {"orderIds": order_ids}, where="arguments"))
-    emit_json(rows) if as_json else table(rows, ["order_id", "customer_id", "email", "first_name", "last_name"])
+    render(rows, as_json, columns=["order_id", "customer_id", "email", "first_name", "last_name"])
 
 
 @app.command()
@@ -89,7 +81,7 @@ def resync(
     ctx: typer.Context,
     order_id: str = typer.Argument(..., help="the Square order id"),
     force: bool = typer.Option(False, "--force", help="ignore the local 'already synced' mark (the CRM is still searched first)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: AsJson = False,
 ) -> None:
     """Sync one POS order now. Never creates a second gift for the order's external id.
 
@@ -99,13 +91,13 @@ def resync(
 
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt, order_id, force=force)
-    emit_json(result) if as_json else key_values(result)
+    render(result, as_json)
     if result["status"] not in ("succeeded", "skipped"):
         raise typer.Exit(1)
 
 
 @overrides_app.callback(invoke_without_command=True)
-def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List location overrides.
 
     Example: synctool pos location-overrides --json
@@ -114,7 +106,7 @@ def overrides_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--js
         from synctool.ops.mappings import location_overrides
 
         rows = location_overrides(ctx_obj(ctx).db)
-        emit_json(rows) if as_json else table(rows, ["location_id", "fund_id", "campaign_id", "updated_at"])
+        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "updated_at"])
 
 
 @overrides_app.command("set")

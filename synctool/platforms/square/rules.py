@@ -148,4 +148,5 @@ def order(ctx: JobContext) -> Outcome:
         + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,
+        amount=f"{body['received_amount']:.2f}",
     )
