@@ -1,4 +1,5 @@
-"""Every command has help text with an example, and the README names it."""
+"""Every command has help text with an example; the command reference in docs/ is written from the
+commands and current; the README links every document in docs/; the output options are one set."""
 
 from __future__ import annotations
 
@@ -7,21 +8,10 @@ from pathlib import Path
 import typer
 
 from synctool.cli.main import app
+from synctool.cli.reference import commands, markdown
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-
-
-def commands(group, prefix: str = "synctool"):
-    ctx = typer.Context(group)
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        path = f"{prefix} {name}"
-        if hasattr(command, "list_commands"):  # a group (typer 0.21+ ships its own click)
-            if command.invoke_without_command:  # a group that also lists: its help is a command's
-                yield path, command
-            yield from commands(command, path)
-        else:
-            yield path, command
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 
 ALL = list(commands(typer.main.get_command(app)))
@@ -42,9 +32,28 @@ def test_every_command_has_help_with_an_example():
     assert wrong == []
 
 
-def test_every_command_is_in_the_readme():
-    missing = [path for path, _ in ALL if path not in README and path.replace("synctool ", "", 1) not in README]
+def test_the_command_reference_is_current_and_names_every_command():
+    written = (ROOT / "docs" / "commands.md").read_text()
+    assert written == markdown(), "docs/commands.md is out of date: python -m synctool.cli.reference > docs/commands.md"
+    missing = [path for path, _ in ALL if f"## `{path}`" not in written]
     assert missing == []
+
+
+def test_the_readme_links_every_document_and_stays_a_guide():
+    for doc in (ROOT / "docs").glob("*.md"):
+        assert f"docs/{doc.name}" in README, doc.name
+    assert len(README.splitlines()) < 300
+
+
+def test_json_and_columns_are_one_option_set():
+    """Every --json and --columns is the shared option (cli.common.AsJson / Columns): one help text each."""
+    helps: dict[str, set[str]] = {"--json": set(), "--columns": set()}
+    for _, command in ALL:
+        for param in command.params:
+            for name in helps:
+                if name in getattr(param, "opts", []):
+                    helps[name].add(param.help)
+    assert len(helps["--json"]) == 1 and len(helps["--columns"]) == 1, helps
 
 
 def test_readme_opens_with_the_two_commands():

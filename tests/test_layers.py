@@ -1,4 +1,4 @@
-"""The house's floors (README, "For the developers"): every import in synctool points down this list or
+"""The house's floors (docs/developers.md): every import in synctool points down this list or
 stays on its floor, and no two modules import each other, directly or round a circle. Imports inside
 functions count too."""
 
