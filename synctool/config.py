@@ -78,6 +78,9 @@ class CrmConfig(Section):
     mirror_page_size: int = Field(250, ge=1, le=1000)
     timeout_s: float = Field(30.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
+    #: after a gift POST whose answer was lost, wait this long before searching the CRM for it (a slow CRM
+    #: may store it after the client gave up, and its search may lag its writes) and only then POST again
+    confirm_after_s: float = Field(120.0, ge=0)
     retry_base_ms: float = Field(1000.0, ge=0)
     profile_defaults: ProfileDefaults = ProfileDefaults()
     #: CRM group ids for members on a full or partial scholarship (portal memberships)
@@ -107,7 +110,9 @@ class QueueConfig(Section):
     concurrency: int = Field(3, ge=1, le=3)
     max_attempts: int = Field(3, ge=1)
     retry_delay_ms: float = Field(5000.0, ge=0)
-    lease_seconds: float = Field(300.0, ge=1)
+    #: a running job's lease; a live drain renews it every third of it (heartbeat), so a drain that dies
+    #: (kill -9, OOM) gives up its jobs and locks within one lease
+    lease_seconds: float = Field(60.0, ge=1)
     #: how long `drain --watch` waits when nothing is due (the spec's queue poll)
     watch_interval_s: float = Field(30.0, gt=0)
 
@@ -176,11 +181,13 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CRM_SEND_MARGIN_MS": ("crm", "send_margin_ms"),
     "CRM_RETRY_BASE_MS": ("crm", "retry_base_ms"),
     "CRM_TIMEOUT_S": ("crm", "timeout_s"),
+    "CRM_CONFIRM_AFTER_S": ("crm", "confirm_after_s"),
     "DONATIONS_API_BASE_URL": ("donations", "base_url"),
     "POS_API_BASE_URL": ("pos", "base_url"),
     "MAILING_API_BASE_URL": ("mailing", "base_url"),
     "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
+    "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
     "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),
 }

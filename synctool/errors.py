@@ -85,6 +85,12 @@ class UncertainWrite(TransientError):
     look for what it would have created before writing again."""
 
 
+class Wait(TransientError):
+    """Not a failure: the job cannot go on yet (another job is writing the same gift; a write whose answer
+    was lost is not yet due to be confirmed). It is queued again ``retry_after`` seconds later, and the
+    attempt does not count against its retries."""
+
+
 class PermanentError(SyncError):
     pass
 

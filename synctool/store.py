@@ -429,15 +429,48 @@ def m004_crm_mirror(db: Database) -> None:
                 db.conn.execute(f"CREATE INDEX {table}_{column} ON {table} ({column})")
 
 
-@contextmanager
-def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 300, wait_s: float = 120) -> Iterator[None]:
-    """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
+@migration
+def m005_unconfirmed_writes(db: Database) -> None:
+    """A gift POST whose answer was lost is ``unconfirmed`` in the ledger until a later search settles it."""
+    # statement by statement: executescript would commit the migration's transaction half-way
+    for statement in (
+        "CREATE TABLE crm_writes_new (key TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+        " state TEXT NOT NULL CHECK (state IN ('pending', 'unconfirmed', 'done')), crm_id TEXT, job_id TEXT,"
+        " updated_at TEXT NOT NULL)",
+        "INSERT INTO crm_writes_new SELECT key, kind, state, crm_id, job_id, updated_at FROM crm_writes",
+        "DROP TABLE crm_writes",
+        "ALTER TABLE crm_writes_new RENAME TO crm_writes",
+    ):
+        db.conn.execute(statement)
 
-    A lock left by a process that died expires after ``ttl_s``. Waiting longer than ``wait_s`` raises
-    StoreUnavailable."""
+
+#: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat
+#: keeps the job's locks alive with its lease, and they lapse with it when the drain dies
+LOCK_HOLDER = threading.local()
+
+
+def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
+    """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
+    if not owners:
+        return 0
     import time
 
-    owner = f"{uuid.uuid4()}"
+    expires = time.time() + ttl_s
+    with atomic(conn):
+        return sum(conn.execute("UPDATE locks SET expires = ? WHERE owner LIKE ?", (expires, f"{o}#%")).rowcount for o in owners)
+
+
+@contextmanager
+def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 60, wait_s: float = 120) -> Iterator[None]:
+    """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
+
+    Inside a drain the lock belongs to the running job's lease owner and is renewed with its lease; a lock
+    left by a process that died lapses after ``ttl_s`` without renewal. Waiting longer than ``wait_s``
+    raises StoreUnavailable."""
+    import time
+
+    holder = getattr(LOCK_HOLDER, "owner", None)
+    owner = f"{holder}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
     names = sorted(set(names))
     deadline = time.monotonic() + wait_s
     while True:

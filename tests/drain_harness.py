@@ -1,6 +1,6 @@
 """Run `drain` in a separate process with handlers registered by the tests.
 
-    python -m tests.drain_harness {slow|record} MAX_SECONDS
+    python -m tests.drain_harness {slow|record|locker} MAX_SECONDS
 
 ``slow`` sleeps 30 s before doing its work (to be killed mid-job); ``record`` writes one row per run
 into the ``effects`` table, noting when it started and ended, so tests can count runs and overlap.
@@ -26,6 +26,12 @@ def slow(ctx):
     started = time.time()
     time.sleep(30)
     effect(ctx, started)
+
+
+@handler("crm", "locker")
+def locker(ctx):
+    with store.named_lock(ctx.conn, ["person:ada"]):  # a donor being matched when the drain is killed
+        time.sleep(30)
 
 
 @handler("crm", "record")

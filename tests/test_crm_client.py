@@ -13,7 +13,7 @@ from synctool.crm import constituents, gifts
 from synctool.crm import target as crm
 from synctool.crm.client import CrmClient, search_params
 from synctool.crm.constituents import Person
-from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite
+from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite, Wait
 from tests.conftest import CRM_KEY
 from tests.helpers import mock_transport, runtime, validate_against_openapi
 
@@ -127,8 +127,13 @@ def test_gift_post_that_times_out_after_commit_leaves_one_gift(fake_crm, crm_cli
     c = crm_client.create_constituent({"first_name": "Ada", "last_name": "Lovelace", "email_addresses": []})
     fake_crm.faults.append({"mode": "commit_timeout", "count": 1, "method": "POST", "path": "/gifts"})
     body = {"external_id": "donations_T1", "received_amount": 10.0, "received_date": "2026-11-20"}
-    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body)
-    assert len(fake_crm.gifts) == 1 and str(next(iter(fake_crm.gifts))) == gift_id
+    with pytest.raises(Wait, match="sent, waiting to confirm"):  # the answer was lost: no second POST now
+        gifts.create_once(crm_client, db, str(c["id"]), body)
+    with pytest.raises(Wait):  # nor on a retry before the grace period is over
+        gifts.create_once(crm_client, db, str(c["id"]), body)
+    assert len(fake_crm.gifts) == 1 and gifts.recorded(db, "donations_T1")["state"] == "unconfirmed"
+    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body, confirm_after_s=0)
+    assert created is False and len(fake_crm.gifts) == 1 and str(next(iter(fake_crm.gifts))) == gift_id
     # and again, from a later job: recorded, so no request at all
     before = fake_crm.stats()["requests"]
     assert gifts.create_once(crm_client, db, str(c["id"]), body)[0] == gift_id
@@ -141,7 +146,7 @@ def test_gift_after_a_crash_mid_post_is_looked_up_first(fake_crm, crm_client, db
     crm_client.create_gift(c["id"], body)  # the CRM has it ...
     with store.atomic(db):  # ... but the process died before recording it
         db.execute("INSERT INTO crm_writes (key, kind, state, updated_at) VALUES ('pos_order_9', 'gift', 'pending', 'x')")
-    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body)
+    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body, confirm_after_s=0)
     assert created is False and len(fake_crm.gifts) == 1
     # the CRM's own duplicate guard (422) is also treated as "already there"
     db.execute("DELETE FROM crm_writes")

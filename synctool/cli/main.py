@@ -102,6 +102,31 @@ def init(ctx: typer.Context, force: bool = typer.Option(False, help="overwrite a
 
 
 @app.command()
+def backup(
+    ctx: typer.Context,
+    path: str = typer.Argument(..., help="the backup file to write"),
+    overwrite: bool = typer.Option(False, help="replace an existing file"),
+    as_json: AsJson = False,
+) -> None:
+    """Copy the database, consistently, while the receiver and drain keep writing (SQLite's online backup).
+
+    Prints the file's size and the rows per table. Restore: stop cron and the receiver, copy the file back
+    to the database's path, run `synctool doctor`.
+
+    Example: synctool backup /var/backups/synctool-$(date +%F).db
+    """
+    from synctool.ops.backup import backup as backup_op
+
+    result = backup_op(ctx_obj(ctx).rt, path, overwrite=overwrite)
+
+    def for_people(result: dict) -> None:
+        key_values({k: v for k, v in result.items() if k != "rows"})
+        render([{"table": t, "rows": n} for t, n in result["rows"].items()], columns=["table", "rows"])
+
+    render(result, as_json, people=for_people)
+
+
+@app.command()
 def serve(
     ctx: typer.Context,
     host: str = typer.Option(None, help="address to listen on (default: receiver.host in config)"),

@@ -7,8 +7,8 @@ filter on ``updated_at``, which every change to a constituent or its nested rows
 trailing ``!`` to reverse; ``expand`` for the nested arrays), Bearer authentication with LGL's two
 401 bodies, 422 "External Gift ID already exists", and ``{api_version, result}`` on delete. It enforces
 the rate limit (a 429 past N requests in the window, so a breach is visible), records every request,
-and can be told to fail the next requests (``POST /_fake/faults``) with a 500, a timeout, or a commit
-followed by a timeout.
+and can be told to fail the next requests (``POST /_fake/faults``) with a 500, a timeout, a commit
+followed by a timeout, or a commit that lands well after the client gave up (``late_commit``).
 """
 
 from __future__ import annotations
@@ -792,6 +792,8 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                     captured.setdefault("body", b"")
                     captured["body"] += message.get("body", b"")
 
+            if fault == "late_commit":  # a slow CRM: the client gives up, the write lands later
+                await asyncio.sleep(crm.timeout_sleep_s * 2)
             try:
                 await inner(scope, replay, capture)
             except (ValueError, KeyError) as exc:

@@ -1,9 +1,15 @@
 """Creating a gift exactly once for an external id (invariant 4).
 
+One writer per external id: ``create_once`` holds the lock ``gift:<external id>`` (across threads and
+processes, renewed with the job's lease) while it reads the ledger and writes, so a second job for the
+same gift waits, then finds the first one's result in the ledger and spends no request.
+
 The ``crm_writes`` ledger records the intent (``pending``) before the POST and the CRM's gift id
-(``done``) after it. A ``done`` entry costs no request; a ``pending`` one means an earlier attempt's
-outcome is unknown (a timeout, a crash), so the CRM is searched by external id before anything is
-created. LGL's 422 "External Gift ID already exists" is handled the same way.
+(``done``) after it. A ``done`` entry costs no request. A POST whose answer was lost (a timeout, a dropped
+connection, a 5xx after sending) is ``unconfirmed``: the job waits ``crm.confirm_after_s`` (a slow CRM may
+store the gift after the client gave up, and its search may lag its writes), then searches by external id
+and POSTs again only if the CRM still has no such gift. A ``pending`` entry (a crash mid-POST) is treated
+the same way. LGL's 422 "External Gift ID already exists" means: look it up.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
 from synctool.crm.client import CrmClient
-from synctool.errors import RemoteError, UncertainWrite
-from synctool.timeutil import parse_iso
+from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
+from synctool.timeutil import age_s, parse_iso
 
 
 def zone(name: str | None) -> ZoneInfo | None:
@@ -73,36 +79,60 @@ def create_once(
     *,
     job_id: str | None = None,
     force_lookup: bool = False,
+    confirm_after_s: float = 120.0,
 ) -> tuple[str, bool]:
-    """The CRM gift id for ``body['external_id']`` and whether this call created it."""
+    """The CRM gift id for ``body['external_id']`` and whether this call created it. Raises ``Wait`` while
+    another job writes the same gift, or while a lost answer is not yet due to be confirmed."""
+    external_id = body["external_id"]
+    try:
+        with store.named_lock(conn, [f"gift:{external_id}"], wait_s=5):
+            return _create_once(crm, conn, constituent_id, body, job_id, force_lookup, confirm_after_s)
+    except StoreUnavailable:
+        raise Wait(f"another job is writing gift {external_id}; waiting for it", retry_after=5) from None
+
+
+def _create_once(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    constituent_id: str,
+    body: dict[str, Any],
+    job_id: str | None,
+    force_lookup: bool,
+    confirm_after_s: float,
+) -> tuple[str, bool]:
     external_id = body["external_id"]
     entry = recorded(conn, external_id)
     if entry is not None and entry["state"] == "done" and not force_lookup:
         return entry["crm_id"], False
+    if entry is not None and entry["state"] in ("pending", "unconfirmed"):
+        due = confirm_after_s - max(age_s(entry["updated_at"]) or 0.0, 0.0)
+        if due > 0:
+            raise Wait(f"gift {external_id} sent, waiting to confirm (searching the CRM for it in {due:.0f} s)", retry_after=due)
     if entry is not None or force_lookup:
         existing = find(crm, external_id)
         if existing is not None:
             _mark(conn, external_id, "done", existing["id"], job_id)
             return str(existing["id"]), False
     _mark(conn, external_id, "pending", job_id=job_id)
-    for attempt in range(2):
-        try:
-            gift = crm.create_gift(constituent_id, body)
-            break
-        except UncertainWrite:
+    try:
+        gift = crm.create_gift(constituent_id, body)
+    except UncertainWrite as exc:
+        _mark(conn, external_id, "unconfirmed", job_id=job_id)
+        raise Wait(
+            f"gift {external_id} sent, waiting to confirm (the CRM's answer was lost: {exc}); "
+            f"searching the CRM for it in {confirm_after_s:.0f} s",
+            retry_after=confirm_after_s,
+        ) from None
+    except RemoteError as exc:
+        if exc.status == 422 and "already exists" in str(exc).lower():
             existing = find(crm, external_id)
             if existing is not None:
                 _mark(conn, external_id, "done", existing["id"], job_id)
                 return str(existing["id"]), False
-            if attempt == 1:
-                raise  # still unknown: the job retries later and looks again first
-        except RemoteError as exc:
-            if exc.status == 422 and "already exists" in str(exc).lower():
-                existing = find(crm, external_id)
-                if existing is not None:
-                    _mark(conn, external_id, "done", existing["id"], job_id)
-                    return str(existing["id"]), False
-            raise
+        # the CRM answered and refused: nothing was created, so no open intent is left to confirm
+        with store.atomic(conn):
+            conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'pending'", (external_id,))
+        raise
     _mark(conn, external_id, "done", gift["id"], job_id)
     return str(gift["id"]), True
 
@@ -116,9 +146,12 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
     from synctool.queue import jobs
 
     force = bool(ctx.job["force"])
+    confirm_after = ctx.config.crm.confirm_after_s
     constituent_id, _ = ctx.match_or_create(person)
     try:
-        gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force)
+        gift_id, created = create_once(
+            ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force, confirm_after_s=confirm_after
+        )
     except RemoteError as exc:
         if not is_gone(exc):
             raise
@@ -126,7 +159,9 @@ def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
             unlink(ctx.conn, person.email)
             mirror.forget(ctx.conn, constituent_id)
         constituent_id, _ = ctx.match_or_create(person, use_link=False)
-        gift_id, created = create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True)
+        gift_id, created = create_once(
+            ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True, confirm_after_s=confirm_after
+        )
     with store.atomic(ctx.conn):
         jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=gift_id)
     return constituent_id, gift_id, created

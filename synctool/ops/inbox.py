@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from synctool import store
-from synctool.errors import StoreUnavailable
+from synctool.errors import InvalidInput, StoreUnavailable
 from synctool.platforms import adapter
 from synctool.platforms.webhook import JobSpec, WebhookSecrets
 from synctool.queue import jobs
@@ -48,7 +48,10 @@ def accept(
     lowered = {k.lower(): v for k, v in headers.items()}
     if verify:
         platform.verify_webhook(body, lowered, query, secrets, now=now)
-    event_id, event_type, job = platform.parse_webhook(body)
+    try:
+        event_id, event_type, job = platform.parse_webhook(body)
+    except RecursionError:  # JSON nested thousands deep: the parser's (or a model's) recursion limit
+        raise InvalidInput("body is nested too deeply", "a platform's payload is a few levels deep") from None
     kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
     return Inbound(
         source,

@@ -54,6 +54,8 @@ class WebhookSecrets:
 def parse_json_object(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise InvalidInput("body is nested too deeply", "a platform's payload is a few levels deep") from None
     except (ValueError, UnicodeDecodeError):
         raise InvalidInput("body is not valid JSON", "the platform must send the JSON payload unmodified") from None
     if not isinstance(data, dict):

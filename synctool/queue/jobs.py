@@ -129,10 +129,13 @@ def claim(
             # portal jobs change local records, so they run one at a time, in arrival order
             "   AND (target != 'portal' OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.target = 'portal'"
             "        AND r.status = 'running' AND r.lease_expires >= ?))"
+            # one writer per external id: a job waits while another for the same gift runs
+            "   AND (external_id IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS w WHERE w.external_id = jobs.external_id"
+            "        AND w.status = 'running' AND w.lease_expires >= ?))"
             f"   ORDER BY {order}, run_after, rowid LIMIT 1)"
             f" AND (SELECT count(*) FROM jobs WHERE target IN ({marks}) AND status = 'running' AND lease_expires >= ?) < ?"
             " RETURNING *",
-            (owner, expires, now_s, *targets, now_s, now_s, now_s, *targets, *targets, now_s, max_running),
+            (owner, expires, now_s, *targets, now_s, now_s, now_s, now_s, *targets, *targets, now_s, max_running),
         ).fetchone()
         if row is None:
             return None
@@ -256,6 +259,34 @@ def fail(
         if cur.rowcount == 1:
             _close_attempt(conn, job["id"], "failed", error[:2000], crm_requests, now)
     return status
+
+
+def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, after_s: float, crm_requests: int = 0) -> str:
+    """The job cannot go on yet (``errors.Wait``): queued again ``after_s`` from now with ``message`` in
+    words, and the attempt given back (it does not count against the job's retries). Returns ``queued``."""
+    now_dt = store.utcnow()
+    now = store.iso(now_dt)
+    with store.atomic(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = 'queued', message = ?, run_after = ?, attempts = max(attempts - 1, 0),"
+            " lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (message[:2000], store.iso(now_dt + timedelta(seconds=max(after_s, 0))), now, job["id"], owner),
+        )
+        if cur.rowcount == 1:
+            _close_attempt(conn, job["id"], "waiting", message[:2000], crm_requests, now)
+    return "queued" if cur.rowcount == 1 else "lost"
+
+
+def renew_leases(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:
+    """A live drain's heartbeat: extend the leases of every job its workers (``owners``) are running."""
+    if not owners:
+        return 0
+    expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
+    with store.atomic(conn):
+        marks = ",".join("?" * len(owners))
+        return conn.execute(
+            f"UPDATE jobs SET lease_expires = ? WHERE status = 'running' AND lease_owner IN ({marks})", (expires, *owners)
+        ).rowcount
 
 
 def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:

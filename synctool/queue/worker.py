@@ -26,6 +26,7 @@ from synctool.errors import (
     Skip,
     SynctoolError,
     TransientError,
+    Wait,
 )
 from synctool.queue import jobs
 from synctool.queue.handlers import HANDLERS, JobContext, Services, handler
@@ -62,12 +63,16 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     permanent = False
     retry_after = None
     outcome = None
+    waiting: Wait | None = None
+    store.LOCK_HOLDER.owner = ctx.owner  # locks the handler takes live and lapse with this job's lease
     try:
         if fn is None:
             raise PermanentError(f"no handler for {job['target']} jobs of type {job['entity_type']!r}")
         outcome = fn(ctx) or jobs.Outcome()
     except Skip as exc:
         outcome = jobs.Outcome(status="skipped", message=exc.reason)
+    except Wait as exc:
+        waiting = exc
     except TransientError as exc:
         error, retry_after = str(exc), exc.retry_after
     except (PermanentError, ConfigError) as exc:
@@ -77,9 +82,14 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
         logger.exception("job %s: internal error", job["id"])
         error = f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        store.LOCK_HOLDER.owner = None
 
     if outcome is not None:
         status = outcome.status if jobs.finish(ctx.conn, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
+    elif waiting is not None:
+        status = jobs.wait(ctx.conn, job, ctx.owner, str(waiting), waiting.retry_after or 0, ctx.crm_requests)
+        logger.info("job %s waits %.0f s: %s", job["id"], waiting.retry_after or 0, waiting)
     else:
         status = jobs.fail(
             ctx.conn,
@@ -125,6 +135,23 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
         finally:
             services.close()
     return jobs.get(conn, job_id)
+
+
+def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
+    """While a drain runs, renew its jobs' leases and its locks every third of a lease: a live drain keeps
+    what it holds however long a job takes (the pacer's wait, a slow CRM), a dead one loses it within one
+    lease (``queue.lease_seconds``)."""
+    lease = rt.config.queue.lease_seconds
+    conn = store.connect(rt.config.db_path, migrate=False)
+    try:
+        while not done.wait(lease / 3):
+            try:
+                jobs.renew_leases(conn, owners, lease)
+                store.renew_locks(conn, owners, lease)
+            except sqlite3.Error as exc:  # a busy database: the next beat tries again, well inside the lease
+                logger.warning("drain heartbeat: %s", exc)
+    finally:
+        conn.close()
 
 
 def drain(
@@ -193,10 +220,16 @@ def drain(
             conn.close()
 
     threads = [threading.Thread(target=worker, args=(n,), name=f"drain-{n}") for n in range(concurrency)]
+    owners = [f"{owner_base}/{n}" for n in range(concurrency)]
+    done = threading.Event()
+    beat = threading.Thread(target=heartbeat, args=(rt, owners, done), name="drain-heartbeat", daemon=True)
     for t in threads:
         t.start()
+    beat.start()
     for t in threads:
         t.join()
+    done.set()
+    beat.join()
     services.close()
     summary.elapsed_s = time.monotonic() - started
     conn = store.connect(rt.config.db_path, migrate=False)

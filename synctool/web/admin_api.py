@@ -248,7 +248,7 @@ def routes(rt: Runtime) -> list[Mount]:
             if raw.strip():
                 try:
                     body = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return error(422, "body is not valid JSON")
 
             def run() -> tuple[int, Any]:

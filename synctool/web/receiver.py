@@ -37,9 +37,24 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
+#: how much of a refused body is read (and dropped) so its sender gets the 413 instead of a reset
+DISCARD_BYTES = 16 * 1024 * 1024
+
+
+async def _discard(request: Request, budget: int) -> None:
+    """Read what is left of a refused body. Answering while the client still sends, then closing, makes
+    the kernel reset the connection (unread data), and the client sees no answer at all."""
+    async for chunk in request.stream():
+        budget -= len(chunk)
+        if budget < 0:
+            return
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
+        if int(declared) <= DISCARD_BYTES:
+            await _discard(request, DISCARD_BYTES)
         raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
     if declared and declared.isdigit():  # the server enforces the declared length; read it at once
         return await request.body()
@@ -48,6 +63,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
+            await _discard(request, DISCARD_BYTES)
             raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
@@ -86,7 +102,10 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
                 inbound = accept(source, body, request.headers, request.query_params, secrets)
             except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
                 logger.warning("rejected %s delivery: %s", source, exc)
-                return error(http_status(exc, webhook=True), str(exc), exc.detail)
+                response = error(http_status(exc, webhook=True), str(exc), exc.detail)
+                if isinstance(exc, PayloadTooLarge):
+                    response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
+                return response
             except ConfigError as exc:
                 logger.error("cannot verify %s delivery: %s", source, exc)
                 return error(http_status(exc), "receiver not configured for this source", str(exc))

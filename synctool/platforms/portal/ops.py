@@ -43,7 +43,7 @@ def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any
         try:
             try:
                 row = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise InvalidInput("not valid JSON") from None
             if not isinstance(row, dict):
                 raise InvalidInput("each line must be a JSON object {type, data}")

@@ -88,13 +88,9 @@ def jobs_for(conn, kind: str, record: dict[str, Any], before: dict[str, Any] | N
 def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any], list[str]]:
     """Store one portal record, however it arrived (a push or ``portal import``), and queue the CRM jobs
     its new state calls for; within the caller's transaction. Returns the stored record and the job ids."""
-    before = portal_records.find(conn, kind, data.get("id") if isinstance(data, dict) else None)
-    if (
-        before is not None
-        and isinstance(data, dict)
-        and data.get("status", "pending") == "pending"
-        and before.get("status") in SETTLED
-    ):
+    checked = portal_records.validate(kind, data)  # every field's type, before any of it reaches SQL
+    before = portal_records.find(conn, kind, checked.id)
+    if before is not None and data.get("status", "pending") == "pending" and before.get("status") in SETTLED:
         # the processor's event already settled it; a record carrying the older state does not undo that
         data = {**data, "status": before["status"]}
     record = portal_records.upsert(conn, kind, data)
@@ -426,7 +422,15 @@ def payment(ctx: JobContext) -> Outcome:
             body["campaign_name"] = fund["campaign_name"]
         if gateway.get("payment_type_id"):
             body["payment_type_id"] = gateway["payment_type_id"]
-        gift_id, _ = gifts.create_once(ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force)
+        gift_id, _ = gifts.create_once(
+            ctx.crm,
+            ctx.conn,
+            constituent_id,
+            body,
+            job_id=ctx.job["id"],
+            force_lookup=force,
+            confirm_after_s=ctx.config.crm.confirm_after_s,
+        )
         gift_ids[key] = gift_id
     primary = gift_ids[groups[0][0]]
     portal_records.set_link(ctx.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
