@@ -461,7 +461,7 @@ def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> in
 
 
 @contextmanager
-def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 60, wait_s: float = 120) -> Iterator[None]:
+def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
     """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
 
     Inside a drain the lock belongs to the running job's lease owner and is renewed with its lease; a lock
@@ -470,6 +470,8 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float = 60,
     import time
 
     holder = getattr(LOCK_HOLDER, "owner", None)
+    # inside a drain a lock lasts one lease past its last heartbeat; elsewhere a minute
+    ttl_s = ttl_s or (getattr(LOCK_HOLDER, "ttl_s", None) if holder else None) or 60.0
     owner = f"{holder}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
     names = sorted(set(names))
     deadline = time.monotonic() + wait_s

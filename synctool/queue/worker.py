@@ -65,6 +65,7 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     outcome = None
     waiting: Wait | None = None
     store.LOCK_HOLDER.owner = ctx.owner  # locks the handler takes live and lapse with this job's lease
+    store.LOCK_HOLDER.ttl_s = ctx.config.queue.lease_seconds
     try:
         if fn is None:
             raise PermanentError(f"no handler for {job['target']} jobs of type {job['entity_type']!r}")
