@@ -53,25 +53,33 @@ def world_runtime(tmp: Path, **extra: str):
     return world, Runtime.from_environ(tmp / "config.yaml", environ, transports=world.transports())
 
 
-def races() -> str:
-    from synctool import platforms, store
+def deliver(rt, conn, txn: dict) -> str | None:
+    """A signed Givebutter delivery, taken as the receiver takes it; returns its job id."""
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops import inbox
     from synctool.platforms.webhook import WebhookSecrets
+
+    body = samples.givebutter("transaction.succeeded", txn)
+    found = inbox.accept(
+        "donations", body, {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}, {}, WebhookSecrets.load(rt)
+    )
+    return inbox.store_inbound(conn, found)
+
+
+def races() -> str:
+    from synctool import platforms, store
+    from synctool.fakes import samples
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 
     world, rt = world_runtime(Path(tempfile.mkdtemp(prefix="synctool-rel-")))
     conn = store.connect(rt.db_path)
-    secrets = WebhookSecrets.load(rt)
     for n in range(40):
         txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
         txn.update(id=f"TX{n:03d}", email=f"donor{n % 7}@example.org")
         for _ in range(2):
-            body = samples.givebutter("transaction.succeeded", txn)
-            found = inbox.accept("donations", body, {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}, {}, secrets)
-            job_id = inbox.store_inbound(conn, found)
+            job_id = deliver(rt, conn, txn)
         with store.atomic(conn):
             poll_job = jobs.enqueue(
                 conn, source="donations", entity_type="transaction", entity_id=f"poll-{n}", external_id=f"donations_TX{n:03d}"
@@ -92,20 +100,13 @@ def races() -> str:
 def late_commit() -> str:
     from synctool import platforms, store
     from synctool.fakes import samples
-    from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.ops import inbox
-    from synctool.platforms.webhook import WebhookSecrets
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 
     world, rt = world_runtime(Path(tempfile.mkdtemp(prefix="synctool-rel-")), CRM_CONFIRM_AFTER_S="4", CRM_TIMEOUT_S="1.5")
     conn = store.connect(rt.db_path)
     world.crm.faults.append({"mode": "late_commit", "count": 1, "method": "POST", "path": "/gifts"})
-    body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
-    found = inbox.accept(
-        "donations", body, {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}, {}, WebhookSecrets.load(rt)
-    )
-    job_id = inbox.store_inbound(conn, found)
+    job_id = deliver(rt, conn, samples.GIVEBUTTER_TRANSACTION)
     started = time.monotonic()
     drain(platforms.services(rt), max_seconds=15)
     status = jobs.get(conn, job_id)["status"]

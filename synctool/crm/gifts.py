@@ -71,6 +71,15 @@ def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
     return None
 
 
+def _adopt(crm: CrmClient, conn: sqlite3.Connection, external_id: str, job_id: str | None) -> str | None:
+    """The id of the CRM's gift with ``external_id``, recorded as done in the ledger; None if it has none."""
+    existing = find(crm, external_id)
+    if existing is None:
+        return None
+    _mark(conn, external_id, "done", existing["id"], job_id)
+    return str(existing["id"])
+
+
 def create_once(
     crm: CrmClient,
     conn: sqlite3.Connection,
@@ -109,10 +118,9 @@ def _create_once(
         if due > 0:
             raise Wait(f"gift {external_id} sent, waiting to confirm (searching the CRM for it in {due:.0f} s)", retry_after=due)
     if entry is not None or force_lookup:
-        existing = find(crm, external_id)
-        if existing is not None:
-            _mark(conn, external_id, "done", existing["id"], job_id)
-            return str(existing["id"]), False
+        found = _adopt(crm, conn, external_id, job_id)
+        if found is not None:
+            return found, False
     _mark(conn, external_id, "pending", job_id=job_id)
     try:
         gift = crm.create_gift(constituent_id, body)
@@ -125,10 +133,9 @@ def _create_once(
         ) from None
     except RemoteError as exc:
         if exc.status == 422 and "already exists" in str(exc).lower():
-            existing = find(crm, external_id)
-            if existing is not None:
-                _mark(conn, external_id, "done", existing["id"], job_id)
-                return str(existing["id"]), False
+            found = _adopt(crm, conn, external_id, job_id)
+            if found is not None:
+                return found, False
         # the CRM answered and refused: nothing was created, so no open intent is left to confirm
         with store.atomic(conn):
             conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'pending'", (external_id,))

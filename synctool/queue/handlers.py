@@ -63,8 +63,9 @@ class JobContext:
         return self.services.decode(row["source"], bytes(row["body"]))
 
     def heartbeat(self) -> None:
-        """Extend the lease; called before each outside request so a slow job is not reclaimed."""
-        jobs.renew_lease(self.conn, self.job["id"], self.owner, self.rt.config.queue.lease_seconds)
+        """Extend the lease and the job's locks; called before each CRM request, so a job run outside a
+        drain's heartbeat (an operator's "sync now") is not reclaimed while it works."""
+        jobs.renew(self.conn, [self.owner], self.rt.config.queue.lease_seconds)
 
     def count_crm_request(self) -> None:
         self.crm_requests += 1

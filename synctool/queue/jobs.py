@@ -170,14 +170,6 @@ def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_second
     return row
 
 
-def renew_lease(conn: sqlite3.Connection, job_id: str, owner: str, lease_seconds: float) -> bool:
-    expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
-    cur = conn.execute(
-        "UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'", (expires, job_id, owner)
-    )
-    return cur.rowcount == 1
-
-
 def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int, now: str) -> None:
     conn.execute(
         "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
@@ -277,16 +269,19 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
     return "queued" if cur.rowcount == 1 else "lost"
 
 
-def renew_leases(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:
-    """A live drain's heartbeat: extend the leases of every job its workers (``owners``) are running."""
+def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:
+    """The heartbeat: extend the leases of the jobs ``owners`` are running and the locks those jobs hold, by
+    one lease from now. Returns how many leases were extended."""
     if not owners:
         return 0
     expires = store.iso(store.utcnow() + timedelta(seconds=lease_seconds))
     with store.atomic(conn):
         marks = ",".join("?" * len(owners))
-        return conn.execute(
+        renewed = conn.execute(
             f"UPDATE jobs SET lease_expires = ? WHERE status = 'running' AND lease_owner IN ({marks})", (expires, *owners)
         ).rowcount
+        store.renew_locks(conn, owners, lease_seconds)
+    return renewed
 
 
 def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:

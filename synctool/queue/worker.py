@@ -147,8 +147,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
     try:
         while not done.wait(lease / 3):
             try:
-                jobs.renew_leases(conn, owners, lease)
-                store.renew_locks(conn, owners, lease)
+                jobs.renew(conn, owners, lease)
             except sqlite3.Error as exc:  # a busy database: the next beat tries again, well inside the lease
                 logger.warning("drain heartbeat: %s", exc)
     finally:
@@ -193,8 +192,10 @@ def drain(
         with lock:
             summary.claimed -= 1
 
+    owners = [f"{owner_base}/{n}" for n in range(concurrency)]
+
     def worker(n: int) -> None:
-        owner = f"{owner_base}/{n}"
+        owner = owners[n]
         conn = store.connect(rt.config.db_path, migrate=False)
         try:
             while time.monotonic() < deadline:
@@ -221,7 +222,6 @@ def drain(
             conn.close()
 
     threads = [threading.Thread(target=worker, args=(n,), name=f"drain-{n}") for n in range(concurrency)]
-    owners = [f"{owner_base}/{n}" for n in range(concurrency)]
     done = threading.Event()
     beat = threading.Thread(target=heartbeat, args=(rt, owners, done), name="drain-heartbeat", daemon=True)
     for t in threads:
