@@ -117,6 +117,18 @@ class QueueConfig(Section):
     watch_interval_s: float = Field(30.0, gt=0)
 
 
+class RefundsConfig(Section):
+    #: what a platform's refund does to its CRM gift (``synctool settings refund-policy`` overrides it):
+    #: ``adjust`` lowers its amounts and notes why, ``delete`` removes a wholly refunded gift, ``flag``
+    #: leaves it for a person
+    policy: Literal["adjust", "delete", "flag"] = "adjust"
+    #: how long a refund whose gift synctool has never seen waits for it (its webhook may be late, or the
+    #: backup poll may still find it) before it is skipped as a gift made before synctool
+    wait_for_gift_s: float = Field(3600.0, ge=0)
+    #: how soon a waiting refund looks again (a gift's job finishing wakes it sooner)
+    recheck_s: float = Field(300.0, ge=0)
+
+
 class SmtpConfig(Section):
     host: Optional[str] = None
     port: int = Field(587, ge=1, le=65535)
@@ -138,6 +150,7 @@ class Config(Section):
     pos: PosConfig = PosConfig()
     mailing: MailingConfig = MailingConfig()
     queue: QueueConfig = QueueConfig()
+    refunds: RefundsConfig = RefundsConfig()
     smtp: SmtpConfig = SmtpConfig()
 
     _source: str = PrivateAttr("defaults")
@@ -188,6 +201,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
+    "REFUNDS_POLICY": ("refunds", "policy"),
+    "REFUNDS_WAIT_FOR_GIFT_S": ("refunds", "wait_for_gift_s"),
     "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),
 }

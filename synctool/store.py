@@ -444,6 +444,45 @@ def m005_unconfirmed_writes(db: Database) -> None:
         db.conn.execute(statement)
 
 
+@migration
+def m006_refunds(db: Database) -> None:
+    """The gift ledger remembers the amounts synctool wrote (so a refund never writes over a person's edit)
+    and that a refunded gift was ``deleted``; the ``refunds`` ledger holds each refund, keyed by its own id."""
+    for statement in (
+        "CREATE TABLE crm_writes_new (key TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+        " state TEXT NOT NULL CHECK (state IN ('pending', 'unconfirmed', 'done', 'deleted')), crm_id TEXT, job_id TEXT,"
+        " updated_at TEXT NOT NULL, amount TEXT, deductible TEXT)",
+        "INSERT INTO crm_writes_new (key, kind, state, crm_id, job_id, updated_at)"
+        " SELECT key, kind, state, crm_id, job_id, updated_at FROM crm_writes",
+        "DROP TABLE crm_writes",
+        "ALTER TABLE crm_writes_new RENAME TO crm_writes",
+    ):
+        db.conn.execute(statement)
+    db["refunds"].create(
+        {
+            "key": str,
+            "source": str,
+            "refund_id": str,
+            "gift_external_id": str,
+            "crm_gift_id": str,
+            "amount": str,
+            "amount_before": str,
+            "amount_after": str,
+            "policy": str,
+            "state": str,
+            "reason": str,
+            "job_id": str,
+            "refunded_on": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="key",
+        not_null={"source", "refund_id", "gift_external_id", "amount", "state", "created_at", "updated_at"},
+    )
+    db["refunds"].create_index(["gift_external_id"])
+    db["refunds"].create_index(["created_at"])
+
+
 #: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat
 #: keeps the job's locks alive with its lease, and they lapse with it when the drain dies
 LOCK_HOLDER = threading.local()

@@ -27,6 +27,7 @@ RootGroup.lazy = {
     "mappings": "synctool.cli.mappings:app",
     "settings": "synctool.cli.settings:app",
     "users": "synctool.cli.users:app",
+    "refunds": "synctool.cli.refunds:app",
     "alerts": "synctool.cli.alerts:app",
     "dev": "synctool.cli.dev:app",
     **command_groups(),  # each platform's own group (synctool.platforms)

@@ -6,7 +6,9 @@ import typer
 
 from synctool.cli.common import AsJson, ctx_obj, render, sub_app
 
-app = sub_app("Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent.")
+app = sub_app(
+    "Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent, refund policy."
+)
 
 
 def _out(data: dict, as_json: bool) -> None:
@@ -87,3 +89,25 @@ def pos_default_constituent(
 
     given = {k: v for k, v in {"email": email, "first_name": first_name, "last_name": last_name}.items() if v is not None}
     _out(op(ctx_obj(ctx).db, parse(PosDefaultBody, given, where="options") if given else None), as_json)
+
+
+@app.command("refund-policy")
+def refund_policy(
+    ctx: typer.Context,
+    policy: str = typer.Argument(None, help="adjust, delete or flag; omit to show"),
+    as_json: AsJson = False,
+) -> None:
+    """Show or set what a platform's refund does to its CRM gift. adjust (the default): lower the gift's
+    received and deductible amounts by the refund (to 0 for a full refund) and note it; delete: delete a
+    wholly refunded gift (a partial refund is adjusted); flag: change nothing, the record fails as "needs
+    attention" naming the gift and the amount. Overrides the config's refunds.policy.
+
+    Example: synctool settings refund-policy delete
+    """
+    from synctool.ops.refunds import PolicyBody
+    from synctool.ops.refunds import refund_policy as op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    body = None if policy is None else parse(PolicyBody, {"policy": policy}, where="arguments")
+    _out(op(obj.db, obj.rt, body), as_json)

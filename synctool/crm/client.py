@@ -223,6 +223,12 @@ class CrmClient:
     def get_gift(self, gift_id: int | str) -> dict:
         return self.request("GET", f"/gifts/{gift_id}")
 
+    def update_gift(self, gift_id: int | str, body: dict) -> dict:
+        return self.request("PATCH", f"/gifts/{gift_id}", json=body)
+
+    def delete_gift(self, gift_id: int | str) -> dict:
+        return self.request("DELETE", f"/gifts/{gift_id}")
+
     # -- memberships, relationships, groups, tags ----------------------------------------------
 
     def list_memberships(self, constituent_id: int | str) -> list[dict]:

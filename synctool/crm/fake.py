@@ -283,6 +283,39 @@ class FakeCrm:
         return view
 
 
+#: ``Gifts_Patch_Id_UpdateBody`` of LGL's OpenAPI document: what ``PATCH /gifts/{id}`` takes
+GIFT_UPDATE_FIELDS = {
+    "external_id", "is_anon", "gift_type_id", "gift_type_name", "gift_category_id", "gift_category_name",
+    "campaign_id", "campaign_name", "fund_id", "fund_name", "appeal_id", "appeal_name", "event_id", "event_name",
+    "received_amount", "received_date", "payment_type_id", "payment_type_name", "check_number",
+    "deductible_amount", "note", "ack_template_name", "deposit_date", "deposited_amount", "parent_gift_id",
+    "parent_external_id", "auto_sync_to_qbo", "tribute_name", "tributee_name", "tribute_dedication",
+    "tribute_recipient_name", "tribute_recipient_salutation", "tribute_recipient_email",
+    "tribute_recipient_address", "tribute_recipient_notification_template", "team_member", "custom_fields",
+}  # fmt: skip
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def gift_update_problem(body: Any) -> str | None:
+    """Why LGL would refuse ``body`` as a gift update (its fields and their types), or None."""
+    if not isinstance(body, dict):
+        return "the body must be a JSON object"
+    unknown = sorted(set(body) - GIFT_UPDATE_FIELDS)
+    if unknown:
+        return f"unknown gift field(s): {', '.join(unknown)}"
+    for key in ("received_amount", "deductible_amount", "deposited_amount"):
+        if key in body and (isinstance(body[key], bool) or not isinstance(body[key], (int, float))):
+            return f"{key} must be a number"
+        if key in body and body[key] < 0:
+            return f"{key} must not be negative"
+    for key in ("received_date", "deposit_date"):
+        if key in body and not (isinstance(body[key], str) and DATE.match(body[key])):
+            return f"{key} must be a date (YYYY-MM-DD)"
+    if "note" in body and not isinstance(body["note"], str):
+        return "note must be a string"
+    return None
+
+
 def resolve_custom_fields(fields: list) -> list[dict]:
     """As LGL does: a field is found by id, key or name, a value by id or name; what does not resolve is
     dropped without an error."""
@@ -571,7 +604,16 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             del crm.gifts[gift["id"]]
             return JSONResponse({**API, "result": "success"})
         if request.method == "PATCH":
-            gift.update(await body_of(request))
+            body = await body_of(request)
+            problem = gift_update_problem(body)
+            if problem:
+                return JSONResponse({**API, "error": "Validation Failed", "description": problem}, status_code=422)
+            if "custom_fields" in body:
+                body["custom_fields"] = resolve_custom_fields(body["custom_fields"] or [])
+            gift.update(body, updated_at=now_stamp())
+            for key in ("received_amount", "deductible_amount", "deposited_amount"):
+                if key in body:
+                    gift[key] = float(body[key])
         return JSONResponse({**API, **gift})
 
     # -- memberships, relationships, groups, keywords ------------------------------------------

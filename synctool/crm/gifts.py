@@ -21,7 +21,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
 from synctool.crm.client import CrmClient
-from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
+from synctool.errors import RemoteError, Skip, StoreUnavailable, UncertainWrite, Wait
+from synctool.money import dollars
 from synctool.timeutil import age_s, parse_iso
 
 
@@ -54,14 +55,51 @@ def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM crm_writes WHERE key = ? AND kind = 'gift'", (external_id,)).fetchone()
 
 
-def _mark(conn: sqlite3.Connection, external_id: str, state: str, crm_id: Any = None, job_id: str | None = None) -> None:
+def _mark(
+    conn: sqlite3.Connection,
+    external_id: str,
+    state: str,
+    crm_id: Any = None,
+    job_id: str | None = None,
+    amounts: tuple[Any, Any] | None = None,
+) -> None:
+    """Record the ledger's state for ``external_id``; ``amounts`` are the received and deductible amounts the
+    CRM's gift now holds (what a later refund checks a person has not changed)."""
+    amount, deductible = (None, None) if amounts is None else (money(amounts[0]), money(amounts[1]))
     with store.atomic(conn):
         conn.execute(
-            "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at) VALUES (?, 'gift', ?, ?, ?, ?)"
+            "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible)"
+            " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
-            " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at",
-            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso()),
+            " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at,"
+            " amount = coalesce(excluded.amount, amount), deductible = coalesce(excluded.deductible, deductible)",
+            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso(), amount, deductible),
         )
+
+
+def money(value: Any) -> str | None:
+    """A CRM amount as the ledger keeps it ("80.00"), or None."""
+    if value is None or value == "":
+        return None
+    return str(dollars(value))
+
+
+def amounts_of(gift: dict[str, Any]) -> tuple[Any, Any]:
+    """A CRM gift's (received, deductible) amounts; LGL defaults the deductible amount to the received one."""
+    received = gift.get("received_amount")
+    deductible = gift.get("deductible_amount")
+    return received, received if deductible is None else deductible
+
+
+def record_amounts(conn: sqlite3.Connection, external_id: str, received: Any, deductible: Any) -> None:
+    """The amounts synctool just wrote to the gift of ``external_id`` (a refund's PATCH)."""
+    _mark(conn, external_id, "done", amounts=(received, deductible))
+
+
+def record_deleted(conn: sqlite3.Connection, external_id: str) -> None:
+    """The gift of ``external_id`` was deleted from the CRM (a refund, by policy): it is never created again
+    unless an operator forces it."""
+    _mark(conn, external_id, "deleted", amounts=(0, 0))
 
 
 def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
@@ -76,8 +114,13 @@ def _adopt(crm: CrmClient, conn: sqlite3.Connection, external_id: str, job_id: s
     existing = find(crm, external_id)
     if existing is None:
         return None
-    _mark(conn, external_id, "done", existing["id"], job_id)
-    return str(existing["id"])
+    return adopt(conn, external_id, existing, job_id)
+
+
+def adopt(conn: sqlite3.Connection, external_id: str, gift: dict[str, Any], job_id: str | None = None) -> str:
+    """Record the CRM's ``gift`` (found by its external id) as the ledger's, with its amounts; its id."""
+    _mark(conn, external_id, "done", gift["id"], job_id, amounts_of(gift))
+    return str(gift["id"])
 
 
 def create_once(
@@ -113,6 +156,8 @@ def _create_once(
     entry = recorded(conn, external_id)
     if entry is not None and entry["state"] == "done" and not force_lookup:
         return entry["crm_id"], False
+    if entry is not None and entry["state"] == "deleted" and not force_lookup:
+        raise Skip(f"gift {external_id} (CRM gift {entry['crm_id']}) was deleted after its refund; not created again")
     if entry is not None and entry["state"] in ("pending", "unconfirmed"):
         due = confirm_after_s - max(age_s(entry["updated_at"]) or 0.0, 0.0)
         if due > 0:
@@ -140,7 +185,8 @@ def _create_once(
         with store.atomic(conn):
             conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'pending'", (external_id,))
         raise
-    _mark(conn, external_id, "done", gift["id"], job_id)
+    received = body["received_amount"]
+    _mark(conn, external_id, "done", gift["id"], job_id, (received, body.get("deductible_amount", received)))
     return str(gift["id"]), True
 
 

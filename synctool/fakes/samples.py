@@ -182,6 +182,67 @@ def square_payment_event(
     ).encode()
 
 
+def square_refund_event(
+    refund_id: str,
+    payment_id: str,
+    cents: int,
+    *,
+    status: str = "COMPLETED",
+    order_id: str | None = None,
+    event_type: str = "refund.created",
+    event_id: str | None = None,
+) -> bytes:
+    """A ``refund.created`` / ``refund.updated`` notification: ``data.object.refund`` is a PaymentRefund."""
+    refund = {
+        "id": refund_id,
+        "status": status,
+        "amount_money": {"amount": cents, "currency": "USD"},
+        "payment_id": payment_id,
+        "location_id": "FPYCBCHYMXFK1",
+        "reason": "Returned goods",
+        "created_at": "2026-11-21T17:00:00.000Z",
+        "updated_at": "2026-11-21T17:00:05.000Z",
+    }
+    if order_id:
+        refund["order_id"] = order_id
+    return json.dumps(
+        {
+            "merchant_id": "5S9MXCS9Y99KK",
+            "type": event_type,
+            "event_id": event_id or str(uuid.uuid4()),
+            "created_at": "2026-11-21T17:00:06.000Z",
+            "data": {"type": "refund", "id": refund_id, "object": {"refund": refund}},
+        }
+    ).encode()
+
+
+def stripe_charge(
+    charge_id: str, amount: int, refunded: int, *, payment_intent: str | None = None, refund_id: str | None = None, **meta: str
+) -> dict:
+    """A Charge as ``charge.refunded`` carries it: ``amount_refunded`` is the running total in cents."""
+    charge = {
+        "id": charge_id,
+        "object": "charge",
+        "amount": amount,
+        "amount_captured": amount,
+        "amount_refunded": refunded,
+        "refunded": refunded >= amount,
+        "currency": "usd",
+        "paid": True,
+        "status": "succeeded",
+        "payment_intent": payment_intent,
+        "metadata": meta,
+        "created": 1763740000,
+    }
+    if refund_id:  # older API versions list the refunds on the charge
+        charge["refunds"] = {
+            "object": "list",
+            "data": [{"id": refund_id, "object": "refund", "amount": refunded, "status": "succeeded", "created": 1763750000}],
+            "has_more": False,
+        }
+    return charge
+
+
 def mailchimp_unsubscribe(
     email: str = "jane.doe@example.org", list_id: str = "b7e21c0d94", fired_at: str = "2024-05-02 14:03:11"
 ) -> bytes:

@@ -215,6 +215,12 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
         if cur.rowcount != 1:
             return False
         _close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
+        if job["external_id"]:
+            # a job waiting for this one (a refund for the gift it just made) need not sleep out its wait
+            conn.execute(
+                "UPDATE jobs SET run_after = ? WHERE external_id = ? AND status = 'queued' AND run_after > ?",
+                (now, job["external_id"], now),
+            )
     return True
 
 

@@ -7,7 +7,7 @@
   transaction never announced itself) fetches the transaction and syncs it, under the same external id,
   so a purchase never becomes two gifts whichever event arrives first or alone.
 - ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
-- ``refund.created``: no CRM change; the job fails as "needs attention" naming the gift to adjust.
+- ``refund.created``: see ``refunds.py``.
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ from synctool.platforms.givebutter.webhook import (
     Campaign,
     Dedication,
     Recipient,
-    Refund,
     Ticket,
     Transaction,
     external_id,
-    refund_details,
 )
 from synctool.platforms.mailchimp import audience
-from synctool.queue import jobs
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
@@ -264,22 +261,3 @@ def campaign(ctx: JobContext) -> Outcome:
     with store.atomic(ctx.conn):
         settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
-
-
-@handler("crm", "refund")
-def refund(ctx: JobContext) -> Outcome:
-    transaction_id, amount = refund_details(payload(Refund, delivered_data(ctx), "the Givebutter refund"))
-    ext = ctx.job["external_id"] or (external_id(transaction_id) if transaction_id else None)
-    entry = gifts.recorded(ctx.conn, ext) if ext else None
-    gift_id = entry["crm_id"] if entry is not None else None
-    if gift_id is None and ext:
-        found = gifts.find(ctx.crm, ext)
-        gift_id = str(found["id"]) if found else None
-    where = f"CRM gift {gift_id} ({ext})" if gift_id else f"no CRM gift found for {ext or 'an unknown transaction'}"
-    if gift_id:
-        jobs.record_crm_ids(ctx.conn, ctx.job["id"], gift_id=gift_id)
-    raise PermanentError(
-        f"needs attention: refund of {amount if amount is not None else 'an unstated amount'} "
-        f"on {ext or 'a transaction'}: {where}; adjust it in the CRM, then "
-        "`synctool syncs resolve` this record"
-    )

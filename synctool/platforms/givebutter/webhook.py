@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Optional, Union
 
@@ -129,13 +130,17 @@ class Campaign(Payload):
 
 
 class Refund(Payload):
-    """``refund.created``'s data: a refund object (``transaction_id``, ``amount``) or the refunded
-    transaction itself (``id``, ``amount``, ``refunded``, ``transactions[]``); Givebutter publishes no schema."""
+    """``refund.created``'s data: a refund object (``id``, ``transaction_id``, ``amount``, ``created_at``) or
+    the refunded transaction itself (``id``, ``amount``, ``refunded``, ``refunded_at``, ``transactions[]``);
+    Givebutter publishes no schema."""
 
     id: Optional[Text] = None
     transaction_id: Optional[Text] = None
     amount: Optional[Dollars] = None
     refunded: bool = False
+    refunded_at: Optional[str] = None
+    created_at: Optional[str] = None
+    timezone: Optional[str] = None
     transactions: list[Part] = []
 
 
@@ -160,14 +165,27 @@ def supporter_name(data: Mapping[str, Any]) -> str | None:
     return name or text(data.get("company")) or text(data.get("name"))
 
 
-def refund_details(refund: Refund) -> tuple[str | None, Any]:
-    """The refunded transaction's id and the amount refunded (None when the payload does not say)."""
-    if refund.transaction_id:
-        return refund.transaction_id, refund.amount
+@dataclass
+class RefundDetails:
+    """What a ``refund.created`` says: the refunded transaction, the amount, and whether that amount is the
+    transaction's whole refunded total so far (the transaction shape) rather than one refund's."""
+
+    transaction_id: Optional[str]
+    amount: Optional[Decimal]
+    cumulative: bool
+    refund_id: Optional[str]
+    moment: Optional[str]
+
+
+def refund_details(refund: Refund) -> RefundDetails:
+    if refund.transaction_id:  # a refund object
+        return RefundDetails(refund.transaction_id, refund.amount, False, refund.id, refund.created_at)
     parts = [t for t in refund.transactions if t.refunded]
+    moment = refund.refunded_at or next((t.refunded_at for t in parts if t.refunded_at), None) or refund.created_at
     if parts:
-        return refund.id, sum((t.amount or Decimal(0) for t in parts), Decimal(0))
-    return refund.id, refund.amount if refund.refunded else None
+        total = sum((t.amount or Decimal(0) for t in parts), Decimal(0))
+        return RefundDetails(refund.id, total, True, None, moment)
+    return RefundDetails(refund.id, refund.amount if refund.refunded else None, True, None, moment)
 
 
 def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
@@ -208,14 +226,14 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     elif event in ("campaign.created", "campaign.updated"):
         job = JobSpec("campaign", resource_id, name=text(data.get("title")))
     elif event == "refund.created":
-        transaction_id, refunded = refund_details(parse(Refund, data, where="refund.created data"))
+        details = refund_details(parse(Refund, data, where="refund.created data"))
         job = JobSpec(
             "refund",
             resource_id or event_id,
-            external_id=external_id(transaction_id) if transaction_id else None,
+            external_id=external_id(details.transaction_id) if details.transaction_id else None,
             email=text(data.get("email")),
             name=supporter_name(data),
-            amount=None if refunded is None else str(refunded),
+            amount=None if details.amount is None else f"-{details.amount}",
         )
     else:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"

@@ -11,7 +11,7 @@ SECRETS = {"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/port
 
 
 def register_handlers() -> None:
-    from synctool.platforms.portal import rules  # noqa: F401  (its @handler rows)
+    from synctool.platforms.portal import refunds, rules  # noqa: F401  (their @handler rows)
 
 
 def register_commands() -> dict[str, str]:

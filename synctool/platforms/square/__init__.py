@@ -18,7 +18,7 @@ FAKE = Fake(
 
 
 def register_handlers() -> None:
-    from synctool.platforms.square import rules  # noqa: F401  (its @handler rows)
+    from synctool.platforms.square import refunds, rules  # noqa: F401  (their @handler rows)
 
 
 def register_commands() -> dict[str, str]:

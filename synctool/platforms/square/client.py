@@ -13,7 +13,7 @@ def _error_text(body: Any) -> str:
 
 
 class PosClient:
-    """Square's REST API: orders, customers, locations."""
+    """Square's REST API: orders, payments, customers, locations."""
 
     def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Any):
         self.api = ApiClient(
@@ -29,6 +29,9 @@ class PosClient:
 
     def order(self, order_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/orders/{order_id}").get("order") or {}
+
+    def payment(self, payment_id: str) -> dict[str, Any]:
+        return self.api.request("GET", f"/v2/payments/{payment_id}").get("payment") or {}
 
     def customer(self, customer_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/customers/{customer_id}").get("customer") or {}

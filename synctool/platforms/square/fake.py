@@ -1,5 +1,5 @@
-"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), RetrieveCustomer and
-ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
+"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), GetPayment,
+RetrieveCustomer and ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ class FakeSquare:
     def __init__(self, access_token: str = "sq-access-token"):
         self.access_token = access_token
         self.orders: dict[str, dict] = {}
+        self.payments: dict[str, dict] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
             "FPYCBCHYMXFK1": {
@@ -76,6 +77,14 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             result["cursor"] = str(start + limit)
         return JSONResponse(result)
 
+    async def payment(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        found = sq.payments.get(request.path_params["id"])
+        if not found:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payment {request.path_params['id']} not found.")
+        return JSONResponse({"payment": found})
+
     async def customer(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -93,6 +102,7 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         routes=[
             Route("/v2/orders/search", search, methods=["POST"]),
             Route("/v2/orders/{id}", order),
+            Route("/v2/payments/{id}", payment),
             Route("/v2/customers/{id}", customer),
             Route("/v2/locations", locations),
         ]

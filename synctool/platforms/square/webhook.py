@@ -3,7 +3,8 @@
 Signature: ``x-square-hmacsha256-signature`` = base64(HMAC-SHA256(key, notification_url + raw body)),
 where the URL is exactly the one registered with Square (``POS_WEBHOOK_NOTIFICATION_URL``). Webhooks are
 summaries; drain fetches the full order. Sales rung up on the POS app announce themselves only with
-``payment.*`` events, whose payment carries the ``order_id``.
+``payment.*`` events, whose payment carries the ``order_id``. ``refund.created`` / ``refund.updated``
+carry a payment's refund; it is applied to the order's gift once its ``status`` is ``COMPLETED``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
+from synctool.money import cents_to_dollars
 from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, Text, parse
 
@@ -59,6 +61,20 @@ class PaymentSummary(Payload):
     order_id: Optional[Text] = None
     total_money: Optional[Money] = None
     amount_money: Optional[Money] = None
+
+
+class PaymentRefund(Payload):
+    """``refund.created`` / ``refund.updated``'s ``data.object.refund``: a refund of one payment."""
+
+    id: Text
+    status: Optional[str] = None
+    amount_money: Optional[Money] = None
+    payment_id: Optional[Text] = None
+    order_id: Optional[Text] = None
+    location_id: Optional[str] = None
+    created_at: Optional[str] = None
+    updated_at: Optional[str] = None
+    reason: Optional[str] = None
 
 
 class Tender(Payload):
@@ -174,9 +190,26 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
                 message=f"{event_type}: the payment has no order_id, so there is no order to sync",
             )
         if money is not None and money.amount is not None:
-            from synctool.money import cents_to_dollars
-
             job.amount = str(cents_to_dollars(money.amount))
+    elif event_type in ("refund.created", "refund.updated"):
+        refund = parse(PaymentRefund, data.object.get("refund"), where="Square notification's data.object.refund")
+        money = refund.amount_money or Money()
+        amount = None if money.amount is None else f"-{cents_to_dollars(money.amount)}"
+        if refund.status != "COMPLETED":
+            job = JobSpec(
+                "order_refund",
+                refund.id,
+                amount=amount,
+                status="skipped",
+                message=f"{event_type}: refund {refund.id} is {refund.status or 'in no state'}; it is applied once COMPLETED",
+            )
+        else:
+            job = JobSpec(
+                "order_refund",
+                refund.id,
+                external_id=external_id(refund.order_id) if refund.order_id else None,
+                amount=amount,
+            )
     else:
         job = JobSpec(
             "event", data.id or event_id, status="skipped", message=f"{event_type or 'untyped event'}: not synced to the CRM"

@@ -1,5 +1,6 @@
 """Stripe, the portal's payment processor: webhook verification (``Stripe-Signature``, the ``t=,v1=``
-scheme of ``platforms/signing.py``) and parsing.
+scheme of ``platforms/signing.py``) and parsing. Checkout and payment intent events settle portal
+payments; ``charge.refunded`` refunds them (``platforms/portal/refunds.py``).
 """
 
 from __future__ import annotations
@@ -8,13 +9,14 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from synctool.errors import InvalidInput
+from synctool.money import cents_to_dollars
 from synctool.platforms.signing import sign, verify_signed_delivery
 from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
 decode = parse_json_object
-__all__ = ["sign", "verify_webhook", "parse_webhook", "decode", "Event", "PortalObject"]
+__all__ = ["sign", "verify_webhook", "parse_webhook", "decode", "Event", "PortalObject", "Charge"]
 #: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
 #: ``async_payment_succeeded`` or ``async_payment_failed``
 SYNCED_EVENTS = (
@@ -61,6 +63,35 @@ class PortalObject(Payload):
     receipt_email: Optional[str] = None
 
 
+class ChargeRefund(Payload):
+    id: Optional[str] = None
+    amount: Optional[int] = None
+    status: Optional[str] = None
+    created: Optional[int] = None
+
+
+class ChargeRefunds(Payload):
+    data: list[ChargeRefund] = []
+
+
+class Charge(Payload):
+    """``charge.refunded``'s ``data.object``: a Charge. ``amount_refunded`` is the running total in cents;
+    ``refunds`` is listed only on older API versions (it is not expanded by default since 2022-11-15)."""
+
+    id: str
+    amount: int = 0
+    amount_refunded: int = 0
+    refunded: bool = False
+    payment_intent: Optional[str] = None
+    metadata: dict[str, str] = {}
+    created: Optional[int] = None
+    refunds: Optional[ChargeRefunds] = None
+
+    def latest_refund(self) -> ChargeRefund | None:
+        listed = [r for r in (self.refunds.data if self.refunds else []) if r.status in (None, "succeeded")]
+        return max(listed, key=lambda r: r.created or 0) if listed else None
+
+
 def verify_webhook(
     body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
 ) -> None:
@@ -89,6 +120,14 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
             target="portal",
             email=text(details.email or obj.customer_email or obj.receipt_email),
             name=text(details.name),
+        )
+    elif event.type == "charge.refunded":
+        charge = parse(Charge, event.data.object, where="Stripe event's data.object")
+        job = JobSpec(
+            "charge_refund",
+            charge.id,
+            external_id=charge.metadata.get("portal_payment_id"),
+            amount=f"-{cents_to_dollars(charge.amount_refunded)}",
         )
     else:
         job = JobSpec(

@@ -1,0 +1,306 @@
+"""Refunds written back to the CRM gift they reduce (invariant 4), by the refund policy.
+
+Each platform reads its own refund events (``platforms/<p>/refunds.py``) into ``Refund``s; this module
+applies one to its gift:
+
+- **Exactly once.** The refund's own id is its key in the ``refunds`` ledger. An applied refund is never
+  applied again (a replayed webhook changes nothing); two partial refunds of one gift are two keys, and
+  each lowers what the other left.
+- **Never over a person's edit.** The gift ledger (``crm_writes``) holds the amount synctool last wrote.
+  Before writing, the gift is read (``GET /gifts/{id}``): when its amount is no longer that one, nothing is
+  written and the refund is flagged for a person. A refund costs 2 requests (read + write).
+- **A gift not made yet** (its job is queued, failed, or its POST unconfirmed) makes the refund wait,
+  without using up an attempt; the gift's job finishing wakes it. A gift synctool has no record of is
+  looked up by external id (a gift made before synctool, or by an earlier install); when the CRM has none
+  either, the refund waits ``refunds.wait_for_gift_s`` for a late webhook or the backup poll, then is
+  skipped, saying so.
+- **Policies** (``refunds.policy``; ``synctool settings refund-policy``), after LGL's guidance for a
+  refunded gift: ``adjust`` lowers ``received_amount`` and ``deductible_amount`` by the refund (to 0 for a
+  full refund) and appends a note; ``delete`` deletes a wholly refunded gift (the ledger keeps what it was;
+  a partial refund is adjusted, since deleting would lose the money kept); ``flag`` writes nothing and
+  fails the record as "needs attention", naming the gift and the amount.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from synctool import settings, store
+from synctool.crm import gifts
+from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
+from synctool.money import dollars
+from synctool.queue.jobs import Outcome
+from synctool.timeutil import age_s
+
+POLICIES = ("adjust", "delete", "flag")
+POLICY_SETTING = "refund_policy"
+ZERO = Decimal("0.00")
+
+
+@dataclass
+class Refund:
+    """One refund of one CRM gift, as a platform reported it."""
+
+    #: the role it came from (``donations``, ``pos``, ``payments``) and the platform's name, for notes
+    source: str
+    platform: str
+    #: the platform's id for the refund (the note and ``refunds list`` show it)
+    refund_id: str
+    #: the gift it reduces
+    gift_external_id: str
+    amount: Decimal
+    #: the day it was refunded (YYYY-MM-DD)
+    refunded_on: str
+    #: the ledger key; by default ``<source>:<refund id>`` (a cart refund's share adds its gift)
+    key: str = ""
+    #: the external id of the job that makes the gift, when it is not the gift's own (a cart's gifts)
+    gift_job_external_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.key = self.key or f"{self.source}:{self.refund_id}"
+
+    @property
+    def words(self) -> str:
+        return f"{self.platform} refund {self.refund_id}"
+
+
+def policy(conn: sqlite3.Connection, config: Any) -> str:
+    """The refund policy in force: the operator's setting, else the config's ``refunds.policy``."""
+    chosen = settings.get(conn, POLICY_SETTING)
+    return chosen if chosen in POLICIES else config.refunds.policy
+
+
+def set_policy(conn: sqlite3.Connection, value: str) -> None:
+    with store.atomic(conn):
+        settings.put(conn, POLICY_SETTING, value)
+
+
+def recorded(conn: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM refunds WHERE key = ?", (key,)).fetchone()
+
+
+def refunded_so_far(conn: sqlite3.Connection, gift_external_id: str) -> Decimal:
+    """What the applied (or sent) refunds of a gift add up to."""
+    rows = conn.execute(
+        "SELECT amount FROM refunds WHERE gift_external_id = ? AND state IN ('applied', 'pending')", (gift_external_id,)
+    ).fetchall()
+    return sum((Decimal(r["amount"]) for r in rows), ZERO)
+
+
+def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | None, **fields: Any) -> None:
+    now = store.iso()
+    with store.atomic(conn):
+        existing = recorded(conn, refund.key)
+        store.database(conn).table("refunds").upsert(
+            {
+                "key": refund.key,
+                "source": refund.source,
+                "refund_id": refund.refund_id,
+                "gift_external_id": refund.gift_external_id,
+                "amount": str(refund.amount),
+                "refunded_on": refund.refunded_on,
+                "state": state,
+                "job_id": job_id,
+                "created_at": existing["created_at"] if existing else now,
+                "updated_at": now,
+                **fields,
+            },
+            pk="key",
+        )
+
+
+def _dollars(value: Any) -> str:
+    return f"${dollars(value):,.2f}"
+
+
+def run(ctx: Any, refund: Refund) -> Outcome:
+    """A refund job's outcome: ``apply`` it, linking the record to its gift."""
+    message = apply(ctx, refund)
+    entry = gifts.recorded(ctx.conn, refund.gift_external_id)
+    return Outcome("succeeded", message, crm_gift_id=entry["crm_id"] if entry else None, amount=f"-{refund.amount}")
+
+
+def apply(ctx: Any, refund: Refund) -> str:
+    """Apply ``refund`` to its gift by the policy in force and return what happened, in words. Raises
+    ``Wait`` (the gift is not made yet, or another job is writing it), ``Skip`` (nothing to do) or
+    ``PermanentError`` (needs a person: the policy is ``flag``, or the gift is not as synctool left it)."""
+    done = recorded(ctx.conn, refund.key)
+    if done is not None and done["state"] == "applied":
+        raise Skip(
+            f"{refund.words} was already applied: CRM gift {done['crm_gift_id']} "
+            f"{_dollars(done['amount_before'])} -> {_dollars(done['amount_after'])} ({done['policy']})"
+        )
+    if refund.amount <= 0:
+        raise Skip(f"{refund.words} refunds nothing ({_dollars(refund.amount)})")
+    try:
+        with store.named_lock(ctx.conn, [f"gift:{refund.gift_external_id}"], wait_s=5):
+            return _apply(ctx, refund, done)
+    except StoreUnavailable:
+        raise Wait(f"another job is writing gift {refund.gift_external_id}; the refund waits for it", retry_after=5) from None
+
+
+def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3.Row | None:
+    """The unfinished job that will make the refund's gift, if any."""
+    return conn.execute(
+        "SELECT id, status FROM jobs WHERE external_id = ? AND id != ? AND entity_type NOT LIKE '%refund'"
+        " AND (status IN ('queued', 'running') OR (status = 'failed' AND resolved_at IS NULL)) LIMIT 1",
+        (refund.gift_job_external_id or refund.gift_external_id, own_job),
+    ).fetchone()
+
+
+def _wait(ctx: Any, refund: Refund, why: str, after_s: float | None = None) -> Wait:
+    _save(ctx.conn, refund, "waiting", ctx.job["id"], reason=why)
+    return Wait(
+        f"{refund.words} of {_dollars(refund.amount)} waits: {why}",
+        retry_after=ctx.config.refunds.recheck_s if after_s is None else after_s,
+    )
+
+
+def _flag(ctx: Any, refund: Refund, why: str, **fields: Any) -> PermanentError:
+    from synctool.queue import jobs
+
+    with store.atomic(ctx.conn):
+        _save(ctx.conn, refund, "flagged", ctx.job["id"], reason=why, **fields)
+        if fields.get("crm_gift_id"):  # the sync log links the record to the gift a person should look at
+            jobs.record_crm_ids(ctx.conn, ctx.job["id"], gift_id=fields["crm_gift_id"])
+    return PermanentError(
+        f"needs attention: {refund.words} of {_dollars(refund.amount)} on {refund.gift_external_id}: {why}; "
+        "change the gift in the CRM by hand if it should, then `synctool syncs resolve` this record"
+    )
+
+
+def _skip(ctx: Any, refund: Refund, why: str) -> Skip:
+    _save(ctx.conn, refund, "skipped", ctx.job["id"], reason=why)
+    return Skip(f"{refund.words} of {_dollars(refund.amount)}: {why}")
+
+
+def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
+    conn, crm, ext = ctx.conn, ctx.crm, refund.gift_external_id
+    entry = gifts.recorded(conn, ext)
+    gift: dict[str, Any] | None = None  # the CRM's gift, once read
+    if entry is not None and entry["state"] == "deleted":
+        raise _skip(ctx, refund, f"CRM gift {entry['crm_id']} ({ext}) was already deleted after an earlier refund")
+    if entry is None or entry["state"] != "done":
+        job = _gift_job(conn, refund, ctx.job["id"])
+        if job is not None:
+            raise _wait(ctx, refund, f"its gift {ext} is not in the CRM yet (its job {job['id'][:8]} is {job['status']})")
+        if entry is not None:  # sent, answer lost: the gift's job confirms it
+            raise _wait(ctx, refund, f"its gift {ext} was sent and is waiting to be confirmed")
+        gift = gifts.find(crm, ext)  # a gift synctool made before this ledger, or that another install made
+        if gift is None:
+            waited = max(age_s(ctx.job["created_at"]) or 0.0, 0.0)
+            patience = ctx.config.refunds.wait_for_gift_s
+            if waited < patience:
+                raise _wait(
+                    ctx, refund, f"no CRM gift {ext} yet (its webhook may be late; waiting up to {patience:.0f} s for it)"
+                )
+            raise _skip(
+                ctx,
+                refund,
+                f"no CRM gift {ext}: it was made before synctool was installed, or never synced; nothing to refund",
+            )
+        gifts.adopt(conn, ext, gift, ctx.job["id"])
+        entry = gifts.recorded(conn, ext)
+    assert entry is not None
+    gift_id = entry["crm_id"]
+    chosen = policy(conn, ctx.config)
+    if chosen == "flag":
+        raise _flag(
+            ctx,
+            refund,
+            f"CRM gift {gift_id} ({_dollars(entry['amount']) if entry['amount'] else 'amount unknown'}) left"
+            " unchanged, as the refund policy is flag",
+            crm_gift_id=gift_id,
+            policy="flag",
+        )
+    if gift is None:
+        try:
+            gift = crm.get_gift(gift_id)
+        except RemoteError as exc:
+            if exc.status != 404:
+                raise
+            raise _flag(ctx, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
+    assert gift is not None
+    current, current_deductible = (dollars(v) for v in gifts.amounts_of(gift))
+    written = dollars(entry["amount"]) if entry["amount"] is not None else current
+    if done is not None and done["state"] == "pending" and done["amount_after"] is not None:
+        # an earlier attempt sent this refund and lost the answer: did it land?
+        if current == dollars(done["amount_after"]) and current != written:
+            return _finish(ctx, refund, gift_id, done["amount_before"], current, current_deductible, done["policy"])
+    if current != written:
+        raise _flag(
+            ctx,
+            refund,
+            f"CRM gift {gift_id} is {_dollars(current)}, not the {_dollars(written)} synctool wrote (a person changed it);"
+            " synctool does not write over that",
+            crm_gift_id=gift_id,
+            amount_before=str(current),
+            policy=chosen,
+        )
+    if refund.amount > current:
+        raise _flag(
+            ctx,
+            refund,
+            f"it is more than the {_dollars(current)} CRM gift {gift_id} holds",
+            crm_gift_id=gift_id,
+            amount_before=str(current),
+            policy=chosen,
+        )
+    after = current - refund.amount
+    deductible = min(after, max(current_deductible - refund.amount, ZERO))
+    if chosen == "delete" and after == 0:
+        _save(
+            conn,
+            refund,
+            "pending",
+            ctx.job["id"],
+            crm_gift_id=gift_id,
+            amount_before=str(current),
+            amount_after="0.00",
+            policy="delete",
+        )
+        try:
+            crm.delete_gift(gift_id)
+        except RemoteError as exc:
+            if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
+                raise
+        with store.atomic(conn):
+            gifts.record_deleted(conn, ext)
+        return _finish(ctx, refund, gift_id, current, ZERO, ZERO, "delete")
+    applied = "adjust" if chosen == "adjust" else "adjust (partial refund: the gift keeps what was not refunded)"
+    line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
+    note = "\n".join(p for p in ((gift.get("note") or "").rstrip(), line) if p)
+    _save(
+        conn,
+        refund,
+        "pending",
+        ctx.job["id"],
+        crm_gift_id=gift_id,
+        amount_before=str(current),
+        amount_after=str(after),
+        policy=applied,
+    )
+    crm.update_gift(gift_id, {"received_amount": float(after), "deductible_amount": float(deductible), "note": note})
+    return _finish(ctx, refund, gift_id, current, after, deductible, applied)
+
+
+def _finish(ctx: Any, refund: Refund, gift_id: str, before: Any, after: Decimal, deductible: Decimal, applied: str) -> str:
+    with store.atomic(ctx.conn):
+        if applied != "delete":
+            gifts.record_amounts(ctx.conn, refund.gift_external_id, after, deductible)
+        _save(
+            ctx.conn,
+            refund,
+            "applied",
+            ctx.job["id"],
+            crm_gift_id=gift_id,
+            amount_before=str(dollars(before)),
+            amount_after=str(after),
+            policy=applied,
+            reason=None,
+        )
+    verb = "deleted" if applied == "delete" else f"{_dollars(before)} -> {_dollars(after)}"
+    return f"{refund.words} of {_dollars(refund.amount)}: CRM gift {gift_id} {verb} ({applied.split(' ')[0]})"

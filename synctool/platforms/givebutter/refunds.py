@@ -1,0 +1,47 @@
+"""Givebutter refunds -> the CRM gift they reduce (the policy and the ledger: ``crm/refunds.py``).
+
+``refund.created`` comes in two shapes (Givebutter publishes no schema): a refund object
+(``{id, transaction_id, amount, created_at}``), one refund keyed by its own id; or the refunded
+transaction itself (``refunded: true`` and its refunded ``transactions[]``), whose refunded amount is the
+running total, so the refund applied is what that total adds to the refunds already applied.
+"""
+
+from __future__ import annotations
+
+from synctool.crm import gifts, refunds
+from synctool.errors import PermanentError, Skip
+from synctool.platforms.givebutter.rules import delivered_data
+from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+from synctool.validation import payload
+
+
+def read(ctx: JobContext) -> refunds.Refund:
+    """The refund this job's ``refund.created`` delivery reports."""
+    data = payload(Refund, delivered_data(ctx), "the Givebutter refund")
+    details = refund_details(data)
+    if not details.transaction_id:
+        raise PermanentError("the Givebutter refund names no transaction (neither transaction_id nor id)")
+    if details.amount is None:
+        raise PermanentError(
+            f"needs attention: the Givebutter refund of transaction {details.transaction_id} states no amount; "
+            "adjust its CRM gift by hand, then `synctool syncs resolve` this record"
+        )
+    ext = external_id(details.transaction_id)
+    on = gifts.gift_date(details.moment, data.timezone, ctx.config.timezone)
+    if not details.cumulative:
+        refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or ctx.job['id']}"
+        return refunds.Refund("donations", "Givebutter", refund_id, ext, details.amount, on)
+    new = details.amount - refunds.refunded_so_far(ctx.conn, ext)
+    refund_id = f"{details.transaction_id} (refunded total {details.amount})"
+    if new <= 0:
+        raise Skip(f"Givebutter transaction {details.transaction_id}: its refunded total {details.amount} is already applied")
+    return refunds.Refund(
+        "donations", "Givebutter", refund_id, ext, new, on, key=f"donations:{details.transaction_id}:{details.amount}"
+    )
+
+
+@handler("crm", "refund")
+def refund(ctx: JobContext) -> Outcome:
+    return refunds.run(ctx, read(ctx))

@@ -1,0 +1,43 @@
+"""Square refunds -> the CRM gift of the order they refund (the policy and the ledger: ``crm/refunds.py``).
+
+A ``refund.created`` / ``refund.updated`` whose refund is ``COMPLETED`` is applied once, keyed by the
+refund's id (a refund first seen ``PENDING`` is recorded as skipped, and applied by its ``COMPLETED``
+update). The refund names its payment; the payment names the order, whose gift is ``pos_order_<order id>``.
+"""
+
+from __future__ import annotations
+
+from synctool.crm import gifts, refunds
+from synctool.errors import PermanentError
+from synctool.money import cents_to_dollars
+from synctool.platforms.square.rules import location
+from synctool.platforms.square.webhook import Money, Notification, PaymentRefund, external_id
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+from synctool.validation import payload
+
+
+def read(ctx: JobContext) -> refunds.Refund:
+    """The completed refund this job's delivery reports, with the gift it reduces."""
+    note = payload(Notification, ctx.delivery(), "the Square notification")
+    found = payload(PaymentRefund, note.data.object.get("refund"), "the Square refund")
+    cents = (found.amount_money or Money()).amount
+    if cents is None:
+        raise PermanentError(f"Square refund {found.id} has no amount_money")
+    order_id = found.order_id
+    if not order_id:
+        if not found.payment_id:
+            raise PermanentError(f"Square refund {found.id} names neither its order nor its payment")
+        order_id = ctx.client("pos").payment(found.payment_id).get("order_id")
+        if not order_id:
+            raise PermanentError(
+                f"Square payment {found.payment_id} (refunded by {found.id}) belongs to no order: no gift to change"
+            )
+    zone = (location(ctx, found.location_id) or {}).get("timezone")
+    on = gifts.gift_date(found.updated_at or found.created_at, zone, ctx.config.timezone)
+    return refunds.Refund("pos", "Square", found.id, external_id(order_id), cents_to_dollars(cents), on)
+
+
+@handler("crm", "order_refund")
+def order_refund(ctx: JobContext) -> Outcome:
+    return refunds.run(ctx, read(ctx))
