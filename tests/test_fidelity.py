@@ -101,24 +101,64 @@ def test_custom_field_value_the_crm_does_not_offer_fails_the_job_clearly(coded, 
     assert [v["name"] for v in only_gift(coded)["custom_fields"][0]["values"]] == ["Social media"]
 
 
-@pytest.mark.parametrize("as_transaction", [False, True])
-def test_refund_in_either_shape_names_the_gift_and_the_amount(coded, receiver, db, as_transaction):
-    txn = transaction(id="RF1", amount=25, transactions=[{**samples.GIVEBUTTER_TRANSACTION["transactions"][0], "amount": 25}])
-    give(receiver, txn)
+def test_ticket_gift_carries_its_deductible_amount(coded, receiver):
+    give(receiver, transaction(id="TIX1", amount=150, fair_market_value_amount=60))
+    give(receiver, transaction(id="TIX2", amount=80, tax_deductible_amount="35.50"))
+    give(receiver, transaction(id="PLAIN", amount=25, tax_deductible_amount=25))
     run_drain()
-    gift = only_gift(coded)
-    r = give(receiver, samples.givebutter_refund(txn, as_transaction=as_transaction), event="refund.created")
-    run_drain()
-    row = job(db, r["job_id"])
-    assert row["status"] == "failed" and row["crm_gift_id"] == str(gift["id"])
-    assert f"refund of 25.00 on donations_RF1: CRM gift {gift['id']}" in row["last_error"]
-    assert len(coded.crm.gifts) == 1
+    by_ext = {g["external_id"]: g for g in coded.crm.gifts.values()}
+    assert (by_ext["donations_TIX1"]["received_amount"], by_ext["donations_TIX1"]["deductible_amount"]) == (150.0, 90.0)
+    assert (
+        by_ext["donations_TIX2"]["deductible_amount"] == 35.5 and "deductible 35.50 of 80.00" in by_ext["donations_TIX2"]["note"]
+    )
+    assert by_ext["donations_PLAIN"]["deductible_amount"] == 25.0 and "deductible" not in by_ext["donations_PLAIN"]["note"]
 
 
-def test_partial_refund_object_and_refund_of_an_unknown_transaction(coded, receiver, db):
-    r = give(receiver, samples.givebutter_refund(transaction(id="GHOST"), amount=4.5), event="refund.created")
+def test_recurring_charge_is_coded_as_recurring_and_plan_alerts_reach_the_summary(coded, receiver, cli, db):
+    assert (
+        cli("mappings", "types", "set", "donations:recurring", "--fund-id", "2398", "--gift-category-id", "5940").exit_code == 0
+    )
+    parts = [{**samples.GIVEBUTTER_TRANSACTION["transactions"][0], "plan_id": "pln_77"}]
+    give(receiver, transaction(id="MONTH3", transactions=parts))
+    give(receiver, transaction(id="ONCE"))
     run_drain()
-    assert "refund of 4.50 on donations_GHOST: no CRM gift found" in job(db, r["job_id"])["last_error"]
+    by_ext = {g["external_id"]: g for g in coded.crm.gifts.values()}
+    monthly = by_ext["donations_MONTH3"]
+    assert monthly["gift_category_name"] == "Recurring" and "recurring plan pln_77, charge MONTH3" in monthly["note"]
+    assert monthly["campaign_id"] == 822  # the campaign's default fills what the recurring default leaves
+    assert by_ext["donations_ONCE"].get("gift_category_id") in (None, 0) and "recurring" not in by_ext["donations_ONCE"]["note"]
+    plan = {
+        "id": "pln_77",
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+        "email": "ada@example.org",
+        "amount": 10,
+        "frequency": "monthly",
+    }
+    r = give(receiver, plan, event="plan.canceled")
+    give(receiver, {**plan, "id": "pln_78"}, event="plan.failed")
+    requests = len(coded.crm.requests)
+    run_drain()
+    assert job(db, r["job_id"])["status"] == "succeeded" and len(coded.crm.requests) == requests  # no CRM write
+    mail = cli("alerts", "summary", "--dry-run").stdout
+    assert "recurring plan pln_77 canceled: Ada Lovelace <ada@example.org> (10.00 monthly)" in mail
+    assert "recurring plan pln_78 failed to charge" in mail
+
+
+def test_fees_go_to_the_note_and_a_mapped_gift_field(coded, receiver, cli):
+    assert cli("crm", "refresh").exit_code == 0
+    assert cli("mappings", "custom-fields", "set", "fee_covered", "--crm-field", "fee_covered").exit_code == 0
+    give(receiver, transaction(id="FEE1", amount=10, fee=0.61, fee_covered=0.61))
+    give(receiver, transaction(id="FEE2", amount=10, fee=0.61, fee_covered=0.61))
+    run_drain()
+    by_ext = {g["external_id"]: g for g in coded.crm.gifts.values()}
+    gift = by_ext["donations_FEE1"]
+    assert gift["received_amount"] == 10.0 and "donor covered fee 0.61; platform fee 0.61" in gift["note"]
+    [field] = [f for f in gift["custom_fields"] if f["key"] == "fee_covered"]
+    assert [v["name"] for v in field["values"]] == ["0.61"]
+    # the value was added to the CRM's field once, then reused from the cache
+    added = [r for r in coded.crm.requests if r["method"] == "POST" and r["path"].endswith("/keywords")]
+    assert len(added) == 1 and [v["name"] for v in by_ext["donations_FEE2"]["custom_fields"][-1]["values"]] == ["0.61"]
 
 
 @pytest.mark.parametrize("gone_status", [404, 422])

@@ -126,16 +126,17 @@ def test_campaign_override_wins(coded, receiver, cli):
     assert (gift["fund_id"], gift["campaign_id"]) == (2401, 822)  # campaign filled in from the default
 
 
-def test_refund_needs_attention_with_a_link_to_its_gift(coded, receiver, db, cli):
+def test_refund_lowers_its_gift_and_shows_in_the_sync_log(coded, receiver, db, cli):
     give(receiver, copy.deepcopy(samples.GIVEBUTTER_TRANSACTION))
     run_drain()
     [gift] = coded.crm.gifts.values()
-    r = give(receiver, {"id": "rf_1", "transaction_id": "QiN7blzUhiwXBVBr", "amount": 10}, event="refund.created")
+    r = give(receiver, {"id": "rf_1", "transaction_id": "QiN7blzUhiwXBVBr", "amount": 4}, event="refund.created")
     run_drain()
     row = job(db, r["job_id"])
-    assert row["status"] == "failed" and row["crm_gift_id"] == str(gift["id"])
-    assert "needs attention" in row["last_error"] and str(gift["id"]) in row["last_error"]
-    assert len(coded.crm.gifts) == 1
+    assert row["status"] == "succeeded" and row["crm_gift_id"] == str(gift["id"])
+    assert gift["received_amount"] == 6.0 and len(coded.crm.gifts) == 1
+    shown = json.loads(cli("syncs", "show", r["job_id"], "--json").stdout)
+    assert shown["entity_type"] == "refund" and "$10.00 -> $6.00" in shown["message"]
 
 
 def test_pos_open_without_payment_skipped_then_completed_synced(coded, receiver, db, cli):

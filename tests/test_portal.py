@@ -548,3 +548,77 @@ def test_import_takes_the_same_path_as_a_push(portal, db, cli, tmp_path):
     gifts = {g["external_id"]: g for g in portal.world.crm.gifts.values()}
     assert set(gifts) == {"imp1", "imp2"} and gifts["imp2"]["received_amount"] == 30.0
     assert len(portal.world.crm.relationships) >= 1
+
+
+def cart(client, payment_id: str = "cart1") -> None:
+    seed_user(client)
+    push(client, "product", {"id": "prod-family", "category": "membership", "name": "Family"})
+    push(client, "product", {"id": "prod-gift", "category": "donation", "name": "Gift"})
+    push(
+        client,
+        "payment",
+        {
+            "id": payment_id,
+            "user_id": "u1",
+            "type": "cart",
+            "status": "pending",
+            "gateway": "stripe",
+            "amount_cents": 15000,
+            "items": [
+                {"id": "i1", "product_id": "prod-family", "amount_cents": 10000},
+                {"id": "i2", "product_id": "prod-gift", "amount_cents": 5000},
+            ],
+        },
+    )
+    checkout(client, payment_id, "u1", 15000)
+    run()
+
+
+def test_stripe_refund_of_a_single_payment_by_its_payment_intent(portal, db):
+    seed_user(portal)
+    checkout(portal, "pay9", "u1", 6000, portal_payment_type="donation")
+    run()
+    [gift] = portal.world.crm.gifts.values()
+    assert gift["received_amount"] == 60.0
+    # no portal ids in the charge's metadata: its payment intent leads to the payment
+    r = stripe(portal, "charge.refunded", samples.stripe_charge("ch_9", 6000, 1500, payment_intent="pi_pay9", refund_id="re_9"))
+    run()
+    row = db.execute("SELECT * FROM jobs WHERE id = ?", (r["job_id"],)).fetchone()
+    assert row["status"] == "succeeded", row["last_error"]
+    assert gift["received_amount"] == 45.0 and "via Stripe, refund re_9" in gift["note"]
+    # the running total grows to the whole charge: the rest is refunded; the same event again adds nothing
+    full = samples.stripe_charge("ch_9", 6000, 6000, payment_intent="pi_pay9")
+    stripe(portal, "charge.refunded", full)
+    run()
+    assert gift["received_amount"] == 0.0
+    again = stripe(portal, "charge.refunded", full)
+    run()
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (again["job_id"],)).fetchone()[0] == "skipped"
+
+
+def test_stripe_refund_of_a_cart_spreads_in_proportion_or_is_flagged(portal, db):
+    cart(portal)
+    gifts = {g["external_id"]: g for g in portal.world.crm.gifts.values()}
+    assert (gifts["cart1-membership"]["received_amount"], gifts["cart1-donations"]["received_amount"]) == (100.0, 50.0)
+    # 30 of 150: 20 from the 100 gift, 10 from the 50 gift, exactly
+    stripe(portal, "charge.refunded", samples.stripe_charge("ch_c", 15000, 3000, portal_payment_id="cart1"))
+    run()
+    assert (gifts["cart1-membership"]["received_amount"], gifts["cart1-donations"]["received_amount"]) == (80.0, 40.0)
+    # 10 more (40 in all) does not split to the cent (26.666... / 13.333...): a person decides
+    r = stripe(portal, "charge.refunded", samples.stripe_charge("ch_c", 15000, 4000, portal_payment_id="cart1"))
+    run()
+    row = db.execute("SELECT status, last_error FROM jobs WHERE id = ?", (r["job_id"],)).fetchone()
+    assert row["status"] == "failed" and "cannot be split" in row["last_error"] and "membership 100.00" in row["last_error"]
+    assert (gifts["cart1-membership"]["received_amount"], gifts["cart1-donations"]["received_amount"]) == (80.0, 40.0)
+
+
+def test_stripe_refund_before_the_payment_synced_waits_for_it(portal, db):
+    seed_user(portal)
+    push(portal, "payment", {"id": "pay5", "user_id": "u1", "type": "donation", "status": "pending", "amount_cents": 2000})
+    r = stripe(portal, "charge.refunded", samples.stripe_charge("ch_5", 2000, 2000, portal_payment_id="pay5"))
+    checkout(portal, "pay5", "u1", 2000)
+    run()
+    row = db.execute("SELECT status, message FROM jobs WHERE id = ?", (r["job_id"],)).fetchone()
+    [gift] = portal.world.crm.gifts.values()
+    assert row["status"] == "succeeded", row["message"]
+    assert gift["received_amount"] == 0.0

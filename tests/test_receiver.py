@@ -161,8 +161,10 @@ def test_givebutter_other_events_stored_and_logged(client, db, event):
     )
     assert response.status_code == 200
     job = db.execute("SELECT * FROM jobs").fetchone()
-    if event == "refund.created":  # needs attention: drain links it to its gift
-        assert job["status"] == "queued" and job["external_id"] == "donations_T1"
+    if event == "refund.created":  # drain applies it to its gift
+        assert job["status"] == "queued" and job["external_id"] == "donations_T1" and job["amount"] == "-5.00"
+    elif event == "plan.canceled":  # drain logs it for the daily summary
+        assert job["status"] == "queued" and (job["entity_type"], job["entity_id"]) == ("plan", "X1")
     else:
         assert job["status"] == "skipped" and event in job["message"]
 

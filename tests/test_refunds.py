@@ -6,8 +6,6 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
-
 from synctool.fakes import samples
 from tests.flow_helpers import CUSTOMER, add_order, give, job, pos_event, run_drain
 
@@ -104,7 +102,13 @@ def test_refund_for_a_gift_synctool_never_made(coded, receiver, db, env):
     assert "before synctool was installed" in row["message"]
     # a gift made before install (another tool, same external id) is found by its external id and adjusted
     old = coded.crm.create_constituent({"first_name": "Old", "last_name": "Donor"})
-    coded.crm.gifts[424242] = {"id": 424242, "constituent_id": old["id"], "external_id": "donations_OLD1", "received_amount": 60.0, "note": None}
+    coded.crm.gifts[424242] = {
+        "id": 424242,
+        "constituent_id": old["id"],
+        "external_id": "donations_OLD1",
+        "received_amount": 60.0,
+        "note": None,
+    }
     mark = len(coded.crm.requests)
     r = give(receiver, samples.givebutter_refund(transaction("OLD1"), amount=10), event="refund.created")
     run_drain()
@@ -124,7 +128,10 @@ def test_a_gift_a_person_edited_is_flagged_not_overwritten(coded, receiver, db, 
     assert row["status"] == "failed" and row["last_error"].startswith("needs attention")
     assert "$90.00, not the $100.00 synctool wrote" in row["last_error"] and row["crm_gift_id"] == str(gift["id"])
     assert gift["received_amount"] == 90.0 and not any(q["method"] == "PATCH" for q in coded.crm.requests)
-    assert json.loads(cli("refunds", "list", "--state", "flagged", "--json").stdout)["items"][0]["gift_external_id"] == "donations_RF1"
+    assert (
+        json.loads(cli("refunds", "list", "--state", "flagged", "--json").stdout)["items"][0]["gift_external_id"]
+        == "donations_RF1"
+    )
 
 
 def test_flag_policy_changes_nothing_and_names_the_gift(coded, receiver, db, cli):
@@ -167,3 +174,38 @@ def test_delete_policy_deletes_a_wholly_refunded_gift_and_adjusts_a_partial_one(
     assert job(db, r["job_id"])["status"] == "skipped" and gift_of(coded, "donations_FULL") is None
     policies = {i["gift_external_id"]: i["policy"] for i in json.loads(cli("refunds", "list", "--json").stdout)["items"]}
     assert policies["donations_FULL"] == "delete" and policies["donations_PART"].startswith("adjust")
+
+
+def test_square_refund_waits_for_completed_then_reduces_the_orders_gift(coded, receiver, db, cli):
+    add_order(coded, "SQR1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}], cents=4000)
+    coded.square.payments["PAY1"] = {"id": "PAY1", "order_id": "SQR1", "status": "COMPLETED"}
+    pos_event(receiver, samples.square_order_event("SQR1"))
+    run_drain()
+    gift = gift_of(coded, "pos_order_SQR1")
+    pending = pos_event(receiver, samples.square_refund_event("REF1", "PAY1", 1500, status="PENDING"))
+    run_drain()
+    row = job(db, pending["job_id"])
+    assert row["status"] == "skipped" and "PENDING" in row["message"] and gift["received_amount"] == 40.0
+    # the update carries no order_id: the payment names the order
+    done = pos_event(receiver, samples.square_refund_event("REF1", "PAY1", 1500, event_type="refund.updated"))
+    run_drain()
+    row = job(db, done["job_id"])
+    assert row["status"] == "succeeded", row["last_error"]
+    assert gift["received_amount"] == 25.0 and "Refunded $15.00 on 2026-11-21 via Square, refund REF1" in gift["note"]
+    assert any(r["path"] == "/v2/payments/PAY1" for r in coded.square.requests)
+    # a second COMPLETED notification of the same refund changes nothing
+    again = pos_event(receiver, samples.square_refund_event("REF1", "PAY1", 1500, order_id="SQR1", event_type="refund.updated"))
+    run_drain()
+    assert job(db, again["job_id"])["status"] == "skipped" and gift["received_amount"] == 25.0
+    assert "-15.00" in cli("syncs", "list", "--source", "pos").stdout
+
+
+def test_shop_sale_coded_not_deductible(coded, receiver, cli):
+    assert cli("pos", "location-overrides", "set", "L2GIFTSHOP001", "--fund-id", "2402", "--deductible", "none").exit_code == 0
+    add_order(coded, "SHOP1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}], location="L2GIFTSHOP001")
+    add_order(coded, "DESK1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}])
+    pos_event(receiver, samples.square_order_event("SHOP1", location_id="L2GIFTSHOP001"))
+    pos_event(receiver, samples.square_order_event("DESK1"))
+    run_drain()
+    assert gift_of(coded, "pos_order_SHOP1")["deductible_amount"] == 0.0
+    assert gift_of(coded, "pos_order_DESK1")["deductible_amount"] == 25.0

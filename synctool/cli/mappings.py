@@ -55,7 +55,9 @@ def types_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 @types_app.command("set")
 def types_set(
     ctx: typer.Context,
-    key: str = typer.Argument(..., help="donations:general|collect|fundraise|event, donations:default or pos:default"),
+    key: str = typer.Argument(
+        ..., help="donations:general|collect|fundraise|event, donations:recurring, donations:default or pos:default"
+    ),
     fund_id: int = _opt("CRM fund id"),
     campaign_id: int = _opt("CRM campaign id"),
     appeal_id: int = _opt("CRM appeal id"),

@@ -122,7 +122,8 @@ def stats(
     window: str = typer.Option("24h", help="24h, 7d or 30d"),
     as_json: AsJson = False,
 ) -> None:
-    """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source.
+    """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source; and the
+    refunds (applied, with their dollars, waiting, flagged, skipped).
 
     Example: synctool stats --window 7d
     """
@@ -133,7 +134,12 @@ def stats(
     result = stats_op(ctx_obj(ctx).db, parse(StatsQuery, {"window": window}, where="options"))
 
     def for_people(result: dict) -> None:
-        key_values({k: v for k, v in result.items() if k != "per_source"})
+        key_values({k: v for k, v in result.items() if k not in ("per_source", "refunds")})
+        r = result["refunds"]
+        typer.echo(
+            f"refunds  {r['applied']} applied (${r['amount_applied']}), {r['waiting']} waiting, "
+            f"{r['flagged']} flagged, {r['skipped']} skipped"
+        )
         render(
             [{"source": s, **v} for s, v in result["per_source"].items()],
             columns=["source", "total", "succeeded", "failed", "skipped", "queued", "running"],

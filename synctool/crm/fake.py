@@ -14,6 +14,7 @@ followed by a timeout, or a commit that lands well after the client gave up (``l
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import re
@@ -54,6 +55,7 @@ REFERENCE = {
         {"id": 5937, "display_name": "Donation", "gift_type_id": 1, "gift_type_name": "Gift"},
         {"id": 5938, "display_name": "Ticket", "gift_type_id": 5, "gift_type_name": "Other Income"},
         {"id": 5939, "display_name": "Membership Dues", "gift_type_id": 5, "gift_type_name": "Other Income"},
+        {"id": 5940, "display_name": "Recurring", "gift_type_id": 1, "gift_type_name": "Gift"},
     ],
     "payment_types": [
         {"id": 1507, "name": "Cash", "key": "cash"},
@@ -110,7 +112,18 @@ GIFT_FIELDS = [
             {"id": 12253, "category_id": 1056, "name": "Social media", "short_code": None},
             {"id": 12254, "category_id": 1056, "name": "Newsletter", "short_code": None},
         ],
-    }
+    },
+    {
+        "id": 1057,
+        "item_type": "Gift",
+        "name": "Fee Covered",
+        "key": "fee_covered",
+        "facet_type": "single",
+        "ordinal": 101,
+        "removable": True,
+        "editable": True,
+        "keywords": [],
+    },
 ]
 
 CONSTITUENT_TERMS = {
@@ -196,6 +209,7 @@ class FakeCrm:
         self.relationships: dict[int, dict] = {}
         self.group_memberships: dict[int, dict] = {}
         self.keywords: dict[int, set[int]] = {}
+        self.gift_fields = copy.deepcopy(GIFT_FIELDS)
         self.requests: list[dict] = []
         self.recent: deque[float] = deque()
         self.rejected_429 = 0
@@ -316,7 +330,7 @@ def gift_update_problem(body: Any) -> str | None:
     return None
 
 
-def resolve_custom_fields(fields: list) -> list[dict]:
+def resolve_custom_fields(fields: list, categories: list[dict]) -> list[dict]:
     """As LGL does: a field is found by id, key or name, a value by id or name; what does not resolve is
     dropped without an error."""
     resolved = []
@@ -324,7 +338,7 @@ def resolve_custom_fields(fields: list) -> list[dict]:
         category = next(
             (
                 c
-                for c in GIFT_FIELDS
+                for c in categories
                 if field.get("id") == c["id"] or field.get("key") == c["key"] or field.get("name") == c["name"]
             ),
             None,
@@ -578,7 +592,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
                 gift[f"{key}_id"] = ref["id"]
                 gift[f"{key}_name"] = ref.get("name", ref.get("display_name"))
         gift.setdefault("deductible_amount", gift["received_amount"])
-        gift["custom_fields"] = resolve_custom_fields(body.get("custom_fields") or [])
+        gift["custom_fields"] = resolve_custom_fields(body.get("custom_fields") or [], crm.gift_fields)
         crm.gifts[gid] = gift
         return JSONResponse({**API, **gift})
 
@@ -609,7 +623,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             if problem:
                 return JSONResponse({**API, "error": "Validation Failed", "description": problem}, status_code=422)
             if "custom_fields" in body:
-                body["custom_fields"] = resolve_custom_fields(body["custom_fields"] or [])
+                body["custom_fields"] = resolve_custom_fields(body["custom_fields"] or [], crm.gift_fields)
             gift.update(body, updated_at=now_stamp())
             for key in ("received_amount", "deductible_amount", "deposited_amount"):
                 if key in body:
@@ -682,7 +696,27 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
 
     async def categories(request: Request):
         kind = request.query_params.get("item_type", "Constituent")
-        return _envelope([TAG_CATEGORY] if kind == "Constituent" else GIFT_FIELDS if kind == "Gift" else [], request, "category")
+        return _envelope(
+            [TAG_CATEGORY] if kind == "Constituent" else crm.gift_fields if kind == "Gift" else [], request, "category"
+        )
+
+    async def category_keywords(request: Request):
+        category = next((c for c in crm.gift_fields if c["id"] == request.path_params["id"]), None)
+        if category is None:
+            return not_found()
+        if request.method == "GET":
+            return _envelope(category["keywords"], request, "keyword")
+        body = await body_of(request)
+        name = str(body.get("name") or "").strip()
+        if not name:
+            return JSONResponse({**API, "error": "Validation Failed", "description": "name can't be blank"}, status_code=422)
+        if any(k["name"] == name for k in category["keywords"]):
+            return JSONResponse(
+                {**API, "error": "Validation Failed", "description": "Name has already been taken"}, status_code=422
+            )
+        keyword = {"id": crm.new_id(), "category_id": category["id"], "name": name, "short_code": None}
+        category["keywords"].append(keyword)
+        return JSONResponse({**API, **keyword})
 
     # -- the fake's own controls (not part of LGL) -------------------------------------------------
 
@@ -743,6 +777,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
         *[Route(v + f"/constituents/{{cid:int}}/{kind}", contacts_collection, methods=["GET", "POST"]) for kind in CONTACT_KINDS],
         *[Route(v + f"/{kind}/{{id:int}}", contact_item, methods=["GET", "PATCH", "DELETE"]) for kind in CONTACT_KINDS],
         Route(v + "/categories", categories, methods=["GET"]),
+        Route(v + "/categories/{id:int}/keywords", category_keywords, methods=["GET", "POST"]),
         *[Route(v + f"/{kind}", reference(kind), methods=["GET"]) for kind in REFERENCE],
         Route("/_fake/faults", control_faults, methods=["POST"]),
         Route("/_fake/state", control_state, methods=["GET"]),

@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from synctool import settings, store
-from synctool.errors import InvalidInput, one_of
+from synctool.errors import InvalidInput, RemoteError, one_of
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
 LISTS = {
@@ -77,3 +77,31 @@ def gift_field(conn: sqlite3.Connection, key_or_name: str) -> dict[str, Any] | N
         if wanted in (str(field.get("key") or "").lower(), str(field.get("name") or "").lower(), str(field.get("id"))):
             return field
     return None
+
+
+def ensure_gift_field_value(conn: sqlite3.Connection, crm: Any, field: dict[str, Any], value: str) -> None:
+    """Make ``value`` one of the gift custom field's values: LGL keeps only a field's own values and drops
+    any other without a word. A value the cached field lacks is added to the CRM's field
+    (``POST /categories/{id}/keywords``, one request, by one job at a time) and to the cache."""
+
+    def offered(field: dict[str, Any]) -> bool:
+        return any(str(k.get("name")) == value for k in field.get("keywords") or [])
+
+    if offered(field):
+        return
+    key = f"{int(field['id']):012d}"
+    with store.named_lock(conn, [f"gift-field:{field['id']}"], wait_s=30):
+        field = settings.cache_get(conn, "crm:gift-fields", key) or field
+        if offered(field):  # another job added it while this one waited
+            return
+        try:
+            keyword = crm.request("POST", f"/categories/{field['id']}/keywords", json={"name": value})
+            keywords = [*(field.get("keywords") or []), keyword]
+        except RemoteError as exc:
+            if exc.status != 422:
+                raise
+            # someone added it in the CRM since the cache was filled: read the field's values again
+            keywords = crm.reference_list(f"/categories/{field['id']}/keywords")
+        field = {**field, "keywords": keywords}
+        with store.atomic(conn):
+            settings.cache_put(conn, "crm:gift-fields", key, field)

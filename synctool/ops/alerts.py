@@ -97,6 +97,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
 
     from synctool import store
     from synctool.crm import target as crm_target
+    from synctool.ops import refunds as refund_ops
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
@@ -127,7 +128,18 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
             f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} "
             f"(or synctool syncs resolve {failure['id']})"
         )
+    refunds = refund_ops.since(conn, since)
+    plans = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, source, entity_id, message, created_at FROM jobs WHERE entity_type = 'plan'"
+            " AND status = 'succeeded' AND created_at >= ? ORDER BY created_at DESC LIMIT ?",
+            (since, SUMMARY_LIMIT),
+        )
+    ]
     report = {
+        "refunds": refunds,
+        "plans": plans,
         "hours": hours,
         "since": since,
         "per_source": per_source,
@@ -174,6 +186,18 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
             f"  - {f['source']} {f['entity_type']} {f['entity_id']} ({f['external_id'] or 'no external id'}): {f['last_error']}",
             f"    {f['fix']}",
         ]
+    lines += [
+        "",
+        f"Refunds: {refunds['applied']} applied (${refunds['amount_applied']}), {refunds['waiting']} waiting for "
+        f"their gift, {refunds['flagged']} flagged, {refunds['skipped']} skipped",
+    ]
+    lines += [
+        f"  - {r['state']}: {r['source']} refund {r['refund_id']} of ${r['amount']} on {r['gift_external_id']}: {r['reason'] or ''}"
+        for r in refunds["attention"]
+    ]
+    if plans:
+        lines += ["", "Recurring plans to follow up (a call to the donor may save them):"]
+        lines += [f"  - {p['message']}" for p in plans]
     text = "\n".join(lines) + "\n"
 
     rows = "".join(
@@ -186,6 +210,12 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         f"{escape(f['last_error'] or '')}<br><code>{escape(f['fix'])}</code></li>"
         for f in open_failures
     )
+    refund_items = "".join(
+        f"<li>{escape(r['state'])}: {escape(r['source'])} refund {escape(r['refund_id'])} of ${escape(r['amount'])} on "
+        f"{escape(r['gift_external_id'])}: {escape(r['reason'] or '')}</li>"
+        for r in refunds["attention"]
+    )
+    plan_items = "".join(f"<li>{escape(p['message'] or '')}</li>" for p in plans)
     health = "".join(f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in freshness)
     html = (
         f"<html><body><h2>{escape(subject)}</h2><p>Last {hours} h (since {escape(since)})</p>"
@@ -193,7 +223,10 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         f"<th>recovered by poll</th><th>waiting</th></tr>{rows}</table>"
         f"<p>CRM requests spent by sync jobs: {spent}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
         f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {open_count}</h3><ul>{failures}</ul>"
-        "</body></html>"
+        f"<h3>Refunds</h3><p>{refunds['applied']} applied (${escape(refunds['amount_applied'])}), {refunds['waiting']} "
+        f"waiting, {refunds['flagged']} flagged, {refunds['skipped']} skipped</p><ul>{refund_items}</ul>"
+        + (f"<h3>Recurring plans to follow up</h3><ul>{plan_items}</ul>" if plans else "")
+        + "</body></html>"
     )
     report.update(subject=subject, text=text, html=html, sent=False)
     if send:

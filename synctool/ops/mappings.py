@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, RootModel
 
@@ -36,7 +36,7 @@ def validated(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any
 
 def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
     platform, _, kind = key.partition(":")
-    allowed = [f"donations:{t}" for t in mappings.CAMPAIGN_TYPES] + ["donations:default", "pos:default"]
+    allowed = [f"donations:{t}" for t in mappings.CAMPAIGN_TYPES] + ["donations:recurring", "donations:default", "pos:default"]
     one_of(key, allowed, "type")
     value = validated(conn, values)
     if not value:
@@ -69,6 +69,8 @@ class LocationOverride(Body):
     location_id: str = Field(min_length=1)
     fund_id: Optional[int] = None
     campaign_id: Optional[int] = None
+    #: ``none``: a sale here is not a gift of its full price (a shop), so its deductible amount is 0
+    deductible: Optional[Literal["none", "full"]] = None
 
 
 #: spec: PUT /api/pos/location-overrides: the whole set

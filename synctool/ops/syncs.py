@@ -189,6 +189,10 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
     age = age_s(oldest)
     age = None if age is None else round(age, 1)
     unresolved = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    from synctool.ops.refunds import since as refunds_since
+
+    refunds = refunds_since(conn, since)
+    refunds.pop("attention")
     return {
         "window": window,
         "since": since,
@@ -196,6 +200,7 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
         "failed_unresolved": unresolved,
         "oldest_queued_age_s": age,
         "per_source": per_source,
+        "refunds": refunds,
     }
 
 

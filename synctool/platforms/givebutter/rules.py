@@ -6,13 +6,20 @@
   already, the ticket is skipped (the transaction's gift covers the purchase). A lone ticket (its
   transaction never announced itself) fetches the transaction and syncs it, under the same external id,
   so a purchase never becomes two gifts whichever event arrives first or alone.
+- A transaction with a ``plan_id`` is a charge of a recurring plan: the type default ``donations:recurring``
+  codes it before the campaign's type default, and its note names the plan and the charge.
+- The gift's amount is what the donor paid; a ticket's deductible amount (``tax_deductible_amount``, or the
+  amount less its fair market value) is the gift's ``deductible_amount``; fees go to the note and, when
+  mapped, to gift custom fields.
 - ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
+- ``plan.canceled`` / ``plan.failed``: logged for the daily summary (someone may call the donor); no CRM write.
 - ``refund.created``: see ``refunds.py``.
 """
 
 from __future__ import annotations
 
 import logging
+from decimal import Decimal
 from typing import Any
 
 from synctool import mappings, settings, store
@@ -23,6 +30,7 @@ from synctool.platforms.givebutter.webhook import (
     Address,
     Campaign,
     Dedication,
+    Plan,
     Recipient,
     Ticket,
     Transaction,
@@ -141,6 +149,49 @@ def custom_fields(conn, txn: Transaction) -> list[dict[str, Any]]:
     return out
 
 
+def recurring_plan(txn: Transaction) -> str | None:
+    """The recurring plan a transaction is a charge of (on the transaction or one of its parts), or None."""
+    return txn.plan_id or next((p.plan_id for p in txn.transactions if p.plan_id), None)
+
+
+def deductible_amount(txn: Transaction) -> Decimal | None:
+    """What the donor may deduct when it is not the whole amount (a ticket or an auction item gives back a
+    fair market value): Givebutter's ``tax_deductible_amount``, else ``amount - fair_market_value_amount``."""
+    if txn.tax_deductible_amount is not None:
+        deductible = txn.tax_deductible_amount
+    elif txn.fair_market_value_amount:
+        deductible = txn.amount - txn.fair_market_value_amount
+    else:
+        return None
+    deductible = min(max(deductible, Decimal("0.00")), txn.amount)
+    return None if deductible == txn.amount else deductible
+
+
+#: the fees a mapping can copy into a gift custom field (``synctool mappings custom-fields set fee_covered ...``)
+FEE_FIELDS = ("fee_covered", "fee")
+
+
+def fee_fields(ctx: JobContext, txn: Transaction) -> list[dict[str, Any]]:
+    """The mapped fee amounts as gift custom field values. LGL gift fields hold only their own values, so an
+    amount the field does not offer yet is added to it first (one request, the first time it appears)."""
+    out = []
+    for name in FEE_FIELDS:
+        amount = getattr(txn, name)
+        mapped = mappings.get(ctx.conn, "custom_field", name)
+        if not mapped or amount is None:
+            continue
+        field = references.gift_field(ctx.conn, mapped["crm_field"])
+        if field is None:
+            raise PermanentError(
+                f"the CRM gift field {mapped['crm_field']!r} (mapped from {name}) is not in the cached CRM gift "
+                "fields; run `synctool crm refresh`, or fix `synctool mappings custom-fields`"
+            )
+        value = f"{amount:.2f}"
+        references.ensure_gift_field_value(ctx.conn, ctx.crm, field, value)
+        out.append({"name": field["name"], "values": [{"name": value}]})
+    return out
+
+
 def campaign_of(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
     """The transaction's campaign from the cache (fetched once when the cache has not seen it), or {}."""
     if not txn.campaign_id:
@@ -152,9 +203,11 @@ def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> di
     conn = ctx.conn
     campaign_id = txn.campaign_id or ""
     config_default = {"fund_id": ctx.config.donations.default_fund_id, "campaign_id": ctx.config.donations.default_campaign_id}
+    plan_id = recurring_plan(txn)
     coding = mappings.coding(
         fund_mapping(conn, txn),
         mappings.get(conn, "campaign_override", campaign_id) if campaign_id else None,
+        mappings.get(conn, "type_default", "donations:recurring") if plan_id else None,
         mappings.get(conn, "type_default", f"donations:{campaign.get('type')}") if campaign.get("type") else None,
         mappings.get(conn, "type_default", "donations:default"),
         config_default,
@@ -169,7 +222,10 @@ def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> di
         **coding,
         **mappings.payment_coding(conn, f"donations:{method}"),
     }
-    fields = custom_fields(conn, txn)
+    deductible = deductible_amount(txn)
+    if deductible is not None:
+        body["deductible_amount"] = float(deductible)
+    fields = custom_fields(conn, txn) + fee_fields(ctx, txn)
     if fields:
         body["custom_fields"] = fields
     tribute_fields, tribute_note = tribute(txn.dedication)
@@ -181,8 +237,14 @@ def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> di
     ]
     if txn.fund_code or txn.fund_id:
         note.append(f"fund {txn.fund_code or txn.fund_id}")
+    if plan_id:
+        note.append(f"recurring plan {plan_id}, charge {txn.id}")
     if txn.fee_covered:
         note.append(f"donor covered fee {txn.fee_covered}")
+    if txn.fee:
+        note.append(f"platform fee {txn.fee}")
+    if deductible is not None:
+        note.append(f"deductible {deductible} of {txn.amount}")
     if txn.giving_space and txn.giving_space.message:
         note.append(f"message: {txn.giving_space.message}")
     if tribute_note:
@@ -261,3 +323,15 @@ def campaign(ctx: JobContext) -> Outcome:
     with store.atomic(ctx.conn):
         settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
+
+
+@handler("crm", "plan")
+def plan(ctx: JobContext) -> Outcome:
+    """``plan.canceled`` / ``plan.failed``: recorded (the daily summary lists them), nothing written."""
+    delivery = ctx.delivery() or {}
+    found = payload(Plan, delivery.get("data"), "the Givebutter plan")
+    what = "canceled" if delivery.get("event") == "plan.canceled" else "failed to charge"
+    donor = " ".join(p for p in (found.first_name, found.last_name) if p) or "a donor"
+    gives = f" ({found.amount} {found.frequency or ''}".rstrip() + ")" if found.amount is not None else ""
+    reach = f" <{found.email}>" if found.email else ""
+    return Outcome("succeeded", f"recurring plan {found.id} {what}: {donor}{reach}{gives}; no CRM change")

@@ -81,6 +81,7 @@ class Part(Payload):
     """A sub-transaction (``transactions[]``)."""
 
     id: Optional[Text] = None
+    plan_id: Optional[Text] = None
     amount: Optional[Dollars] = None
     refunded: bool = False
     refunded_at: Optional[str] = None
@@ -105,7 +106,14 @@ class Transaction(Payload):
     method: Optional[str] = None
     payment_method: Optional[str] = None
     amount: Dollars
+    #: the platform's processing fee, and the part of it the donor chose to cover (both in ``amount``)
+    fee: Optional[Dollars] = None
     fee_covered: Optional[Dollars] = None
+    #: what the donor may deduct: tickets and auction items give back a fair market value
+    tax_deductible_amount: Optional[Dollars] = None
+    fair_market_value_amount: Optional[Dollars] = None
+    #: set on each charge of a recurring plan
+    plan_id: Optional[Text] = None
     transacted_at: Optional[str] = None
     created_at: Optional[str] = None
     timezone: Optional[str] = None
@@ -127,6 +135,24 @@ class Campaign(Payload):
     title: Optional[str] = None
     type: Optional[str] = None
     timezone: Optional[str] = None
+
+
+class Plan(Payload):
+    """A recurring plan (``plan.*`` data; ``GET /v1/plans``): who gives, how much, how often."""
+
+    id: Text
+    first_name: Optional[str] = None
+    last_name: Optional[str] = None
+    email: Optional[str] = None
+    phone: Optional[str] = None
+    amount: Optional[Dollars] = None
+    frequency: Optional[str] = None
+    status: Optional[str] = None
+    next_bill_date: Optional[str] = None
+
+
+#: plan events a person should hear about (someone may call the donor); logged, no CRM write
+PLAN_ALERTS = ("plan.canceled", "plan.failed")
 
 
 class Refund(Payload):
@@ -234,6 +260,14 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
             email=text(data.get("email")),
             name=supporter_name(data),
             amount=None if details.amount is None else f"-{details.amount}",
+        )
+    elif event in PLAN_ALERTS and resource_id:
+        job = JobSpec(
+            "plan",
+            resource_id,
+            email=text(data.get("email")),
+            name=supporter_name(data),
+            amount=text(data.get("amount")),
         )
     else:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"

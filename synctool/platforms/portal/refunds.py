@@ -14,13 +14,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError, Skip
+from synctool.errors import PermanentError, Skip, Wait
 from synctool.money import cents_to_dollars
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.rules import gift_groups
 from synctool.platforms.stripe.webhook import Charge, Event
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
+from synctool.timeutil import age_s
 from synctool.validation import payload
 
 
@@ -31,6 +32,15 @@ def portal_payment(ctx: JobContext, charge: Charge) -> dict:
         row = ctx.conn.execute("SELECT id FROM portal_payments WHERE payment_intent_id = ?", (charge.payment_intent,)).fetchone()
         payment_id = row["id"] if row else None
     found = portal_records.find(ctx.conn, "payment", payment_id)
+    if found is None and charge.metadata.get("portal_payment_id"):
+        # a portal payment by its metadata, whose own record has not arrived yet
+        waited, patience = max(age_s(ctx.job["created_at"]) or 0.0, 0.0), ctx.config.refunds.wait_for_gift_s
+        if waited < patience:
+            raise Wait(
+                f"charge {charge.id} refunds portal payment {payment_id}, which synctool has not received yet; "
+                f"waiting up to {patience:.0f} s for it",
+                retry_after=ctx.config.refunds.recheck_s,
+            )
     if found is None:
         raise Skip(
             f"charge {charge.id} is not a known portal payment (metadata.portal_payment_id "

@@ -106,7 +106,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
         from synctool.ops.mappings import location_overrides
 
         rows = location_overrides(ctx_obj(ctx).db)
-        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "updated_at"])
+        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "deductible", "updated_at"])
 
 
 @overrides_app.command("set")
@@ -115,21 +115,26 @@ def overrides_set(
     location_id: str = typer.Argument(..., help="the Square location id"),
     fund_id: int = typer.Option(None, help="CRM fund id"),
     campaign_id: int = typer.Option(None, help="CRM campaign id"),
+    deductible: str = typer.Option(
+        None, help="full (default): a sale is deductible in full; none: not a gift (a shop sale), deductible amount 0"
+    ),
 ) -> None:
-    """Create or update one location override.
+    """Create or update one location override: the fund and campaign of its sales, and whether they are
+    deductible.
 
-    Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402
+    Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402 --deductible none
     """
     from synctool.ops.mappings import LocationOverride, set_location_override
     from synctool.validation import parse
 
-    body = parse(LocationOverride, {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id}, where="options")
+    given = {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id, "deductible": deductible}
+    body = parse(LocationOverride, given, where="options")
     emit_json(set_location_override(ctx_obj(ctx).db, body))
 
 
 @overrides_app.command("replace")
 def overrides_replace(
-    ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?}")
+    ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?, deductible?}")
 ) -> None:
     """Replace the whole set of location overrides from a JSON file (spec: PUT /api/pos/location-overrides).
 

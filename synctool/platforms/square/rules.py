@@ -3,7 +3,7 @@
 A webhook only names the order; the full order is fetched. It syncs when ``COMPLETED``, or ``OPEN`` with
 a payment (a tender); anything else is skipped with the reason. The customer (fetched for e-mail and
 name) selects the constituent, else the POS default constituent setting. The location override picks
-fund and campaign; ``total_money`` cents become dollars; ``created_at``, on the location's calendar (its
+fund and campaign, and whether its sales are deductible (``deductible: none`` for a shop); ``total_money`` cents become dollars; ``created_at``, on the location's calendar (its
 ``timezone``, from the cached locations, else the organisation's), is the gift date; the first tender's
 type picks the payment type. External id: ``pos_order_<order id>``.
 """
@@ -101,8 +101,9 @@ def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
 def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
     if order.total_money is None or order.total_money.amount is None:
         raise PermanentError(f"order {order.id} has no total_money amount")
+    override = mappings.get(ctx.conn, "location_override", str(order.location_id)) or {}
     coding = mappings.coding(
-        mappings.get(ctx.conn, "location_override", str(order.location_id)),
+        override,
         mappings.get(ctx.conn, "type_default", "pos:default"),
         {"fund_id": ctx.config.donations.default_fund_id},
     )
@@ -115,6 +116,8 @@ def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
         **coding,
         **mappings.payment_coding(ctx.conn, f"pos:{tender.type}"),
     }
+    if override.get("deductible") == "none":  # a shop sale is not a gift of its full price
+        body["deductible_amount"] = 0.0
     items = ", ".join(f"{i.quantity or '1'} x {i.name or 'item'}" for i in order.line_items)
     body["note"] = (
         f"Square order {order.id} at location {order.location_id}; {tender.type or 'no tender'}" + (f"; {items}" if items else "")
