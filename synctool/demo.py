@@ -1,8 +1,8 @@
 """`synctool demo`: the whole path against the local fakes, on loopback, with a temporary database.
 
 Fakes of the CRM, Givebutter, Square and Mailchimp start in this process; so does the receiver. Signed
-deliveries from every source go to the receiver (with a repeat, an ineligible POS order and a forged
-signature), the backup poll runs, a drain runs, and the report holds the sync log and what the CRM
+deliveries from every source go to the receiver (with a repeat, an ineligible POS order, a forged
+signature, a recurring charge, a cancelled plan, and a refund from each of Givebutter, Square and Stripe), the backup poll runs, a drain runs, and the report holds the sync log and what the CRM
 fake now holds. CRM pacing is scaled down (the real 1.1 s gap would make the demo slow, not different).
 """
 
@@ -76,6 +76,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
 
         log = list_syncs(conn, SyncQuery(limit=50, sort="created_at", order="asc"))["items"]
         from synctool.ops.alerts import summary as daily_summary
+        from synctool.ops.refunds import list_refunds
 
         mail = daily_summary(conn, rt, send=False)
         crm = world.crm
@@ -107,12 +108,29 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
                     "id": g["id"],
                     "external_id": g["external_id"],
                     "amount": g["received_amount"],
+                    "deductible": g.get("deductible_amount"),
                     "date": g["received_date"],
                     "fund": g.get("fund_name"),
                     "paid_by": g.get("payment_type_name"),
                     "donor": g["constituent_id"],
                 }
                 for g in crm.gifts.values()
+            ],
+            "refunds": [
+                {
+                    k: r[k]
+                    for k in (
+                        "source",
+                        "refund_id",
+                        "gift_external_id",
+                        "amount",
+                        "amount_before",
+                        "amount_after",
+                        "state",
+                        "policy",
+                    )
+                }
+                for r in list_refunds(conn)["items"]
             ],
             "crm_requests": crm.stats(),
             "summary_mail": mail["text"],
@@ -167,6 +185,8 @@ def seed(world, conn, rt, say) -> None:
         transacted_at=an_hour_ago,
     )
     world.givebutter.add_transaction(missed)
+    mappings.set_type_default(conn, "donations:recurring", fund_id=2398, gift_category_id=5940)  # "Recurring"
+    world.square.payments["PAY-3"] = {"id": "PAY-3", "order_id": "POSAPP-3", "status": "COMPLETED"}
     world.square.customers["CUST1"] = {
         "id": "CUST1",
         "given_name": "Grace",
@@ -238,6 +258,37 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         gb,
     )
 
+    monthly = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    monthly.update(id="Monthly4Rt9x", number="4213", plan_id="pln_ada_monthly", amount=25, fee=1.03, fee_covered=0)
+    post(
+        "Givebutter transaction.succeeded (recurring)",
+        "/webhooks/donations",
+        samples.givebutter("transaction.succeeded", monthly),
+        gb,
+    )
+    post(
+        "Givebutter refund.created ($4 of Ada's $10)",
+        "/webhooks/donations",
+        samples.givebutter("refund.created", samples.givebutter_refund(samples.GIVEBUTTER_TRANSACTION, amount=4)),
+        gb,
+    )
+    post(
+        "Givebutter plan.canceled",
+        "/webhooks/donations",
+        samples.givebutter(
+            "plan.canceled",
+            {
+                "id": "pln_old_weekly",
+                "first_name": "Alan",
+                "last_name": "Turing",
+                "email": "alan@example.org",
+                "amount": 5,
+                "frequency": "weekly",
+            },
+        ),
+        gb,
+    )
+
     def square(label: str, body: bytes, key: str = WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"]) -> None:
         post(
             label,
@@ -249,6 +300,11 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
     square("Square order.updated COMPLETED", samples.square_order_event("ORDER-DONE-1"))
     square("Square order.created OPEN, no payment", samples.square_order_event("ORDER-OPEN-2", "OPEN", "order.created"))
     square("Square payment.created (POS app sale)", samples.square_payment_event("PAY-3", "POSAPP-3", 750))
+    square("Square refund.created PENDING ($2.50)", samples.square_refund_event("REF-3", "PAY-3", 250, status="PENDING"))
+    square(
+        "Square refund.updated COMPLETED ($2.50)",
+        samples.square_refund_event("REF-3", "PAY-3", 250, event_type="refund.updated"),
+    )
     square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
     post(
         "Mailchimp unsubscribe",
@@ -319,5 +375,14 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         "/webhooks/payments",
         stripe_body,
         {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])},
+    )
+    refund_body = samples.stripe_event(
+        "charge.refunded", samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
+    )
+    post(
+        "Stripe charge.refunded (the whole $60)",
+        "/webhooks/payments",
+        refund_body,
+        {"Stripe-Signature": sign(refund_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])},
     )
     return results

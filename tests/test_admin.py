@@ -63,6 +63,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/settings/crm-environment": {"environment": "production"},
         "/api/settings/alert-recipients": {"emails": ["ops@example.org"]},
         "/api/settings/mailing-sync-enabled": {"enabled": True},
+        "/api/settings/refund-policy": {"policy": "delete"},
         "/api/settings/pos-default-constituent": {"email": "walkin@example.org", "first_name": "Walk", "last_name": "In"},
         "/api/users/invite": {"email": f"new-{ids['job'][:8]}@example.org", "role": "viewer"},
         "/api/users/{id}": {"role": "viewer"},
@@ -128,12 +129,13 @@ def test_every_route_by_role(api, db, monkeypatch):
 
 def test_spec_role_column():
     assert SPEC_ROLES["/api/syncs"] == "viewer" and SPEC_ROLES["/api/stats"] == "viewer"
+    assert SPEC_ROLES["/api/refunds"] == "viewer"  # read-only, like the sync log it sits beside
     assert SPEC_ROLES["/api/syncs/{id}/resolve"] == "admin"
     assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
     assert all(
         role == "admin"
         for path, role in SPEC_ROLES.items()
-        if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats") and not path.startswith("/api/users")
+        if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds") and not path.startswith("/api/users")
     )
 
 

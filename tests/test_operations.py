@@ -77,6 +77,7 @@ def test_demo_runs_the_whole_path(cli):
     assert answers["Square order.updated, FORGED signature"] == 401
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
     assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
+        "donations_Monthly4Rt9x",
         "donations_PollOnly7Kq2",
         "donations_QiN7blzUhiwXBVBr",
         "pay-100",
@@ -84,4 +85,13 @@ def test_demo_runs_the_whole_path(cli):
         "pos_order_POSAPP-3",
     ]
     assert {r["status"] for r in report["sync_log"]} <= {"succeeded", "skipped"}
+    # a refund from each platform, each applied to its gift
+    assert {(r["source"], r["state"]) for r in report["refunds"]} == {
+        ("donations", "applied"),
+        ("pos", "applied"),
+        ("payments", "applied"),
+    }
+    amounts = {g["external_id"]: g["amount"] for g in report["crm_gifts"]}
+    assert (amounts["donations_QiN7blzUhiwXBVBr"], amounts["pos_order_POSAPP-3"], amounts["pay-100"]) == (6.0, 5.0, 0.0)
+    assert "recurring plan pln_old_weekly canceled" in report["summary_mail"]
     assert report["crm_requests"]["rejected_429"] == 0 and report["seconds"] < 60

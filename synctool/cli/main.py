@@ -212,8 +212,10 @@ def demo(as_json: AsJson = False) -> None:
     def for_people(report: dict) -> None:
         render(report["sync_log"], columns=["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
         render(report["crm_constituents"], columns=["id", "name", "tags"], title="CRM constituents (fake)")
-        gift_columns = ["id", "external_id", "amount", "date", "fund", "paid_by", "donor"]
+        gift_columns = ["id", "external_id", "amount", "deductible", "date", "fund", "paid_by", "donor"]
         render(report["crm_gifts"], columns=gift_columns, title="CRM gifts (fake)")
+        refund_columns = ["source", "refund_id", "gift_external_id", "amount", "amount_before", "amount_after", "state", "policy"]
+        render(report["refunds"], columns=refund_columns, title="refunds (`synctool refunds list`)")
         stats = report["crm_requests"]
         typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
         typer.echo(report["summary_mail"])

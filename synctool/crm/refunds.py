@@ -32,7 +32,7 @@ from synctool import settings, store
 from synctool.crm import gifts
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
-from synctool.queue.jobs import Outcome
+from synctool.queue import jobs
 from synctool.timeutil import age_s
 
 POLICIES = ("adjust", "delete", "flag")
@@ -116,11 +116,11 @@ def _dollars(value: Any) -> str:
     return f"${dollars(value):,.2f}"
 
 
-def run(ctx: Any, refund: Refund) -> Outcome:
+def run(ctx: Any, refund: Refund) -> jobs.Outcome:
     """A refund job's outcome: ``apply`` it, linking the record to its gift."""
     message = apply(ctx, refund)
     entry = gifts.recorded(ctx.conn, refund.gift_external_id)
-    return Outcome("succeeded", message, crm_gift_id=entry["crm_id"] if entry else None, amount=f"-{refund.amount}")
+    return jobs.Outcome("succeeded", message, crm_gift_id=entry["crm_id"] if entry else None, amount=f"-{refund.amount}")
 
 
 def apply(ctx: Any, refund: Refund) -> str:
@@ -152,7 +152,10 @@ def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3
 
 
 def _wait(ctx: Any, refund: Refund, why: str, after_s: float | None = None) -> Wait:
-    _save(ctx.conn, refund, "waiting", ctx.job["id"], reason=why)
+    with store.atomic(ctx.conn):
+        _save(ctx.conn, refund, "waiting", ctx.job["id"], reason=why)
+        # the gift's job finishing wakes jobs that share its external id
+        jobs.learn_external_id(ctx.conn, ctx.job["id"], refund.gift_job_external_id or refund.gift_external_id)
     return Wait(
         f"{refund.words} of {_dollars(refund.amount)} waits: {why}",
         retry_after=ctx.config.refunds.recheck_s if after_s is None else after_s,
@@ -160,8 +163,6 @@ def _wait(ctx: Any, refund: Refund, why: str, after_s: float | None = None) -> W
 
 
 def _flag(ctx: Any, refund: Refund, why: str, **fields: Any) -> PermanentError:
-    from synctool.queue import jobs
-
     with store.atomic(ctx.conn):
         _save(ctx.conn, refund, "flagged", ctx.job["id"], reason=why, **fields)
         if fields.get("crm_gift_id"):  # the sync log links the record to the gift a person should look at

@@ -190,6 +190,13 @@ def record_crm_ids(
         )
 
 
+def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -> None:
+    """A job that learnt its CRM idempotency key while it ran (a Square refund names its payment, whose
+    order names the gift): recorded, so the job is serialised with, and woken by, that gift's jobs."""
+    with store.atomic(conn):
+        conn.execute("UPDATE jobs SET external_id = ? WHERE id = ? AND external_id IS NULL", (external_id, job_id))
+
+
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
     """Mark a running job succeeded or skipped. False if the lease was lost to another drain."""
     now = store.iso()
