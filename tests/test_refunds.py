@@ -209,3 +209,21 @@ def test_shop_sale_coded_not_deductible(coded, receiver, cli):
     run_drain()
     assert gift_of(coded, "pos_order_SHOP1")["deductible_amount"] == 0.0
     assert gift_of(coded, "pos_order_DESK1")["deductible_amount"] == 25.0
+
+
+def test_a_refund_whose_answers_were_lost_is_confirmed_not_applied_twice(coded, receiver, db):
+    give(receiver, transaction())
+    run_drain()
+    gift = gift_of(coded, "donations_RF1")
+    # every PATCH lands but its answer never arrives: the attempt gives up, the refund is 'pending'
+    coded.crm.faults.append({"mode": "commit_timeout", "count": 4, "method": "PATCH", "path": "/gifts/"})
+    r = give(receiver, samples.givebutter_refund(transaction(), amount=20), event="refund.created")
+    run_drain()
+    row = job(db, r["job_id"])
+    assert row["status"] == "succeeded", row["last_error"]
+    assert gift["received_amount"] == 80.0 and gift["note"].count("Refunded $20.00") == 1
+    assert refund_row(db, "donations:rf_RF1")["state"] == "applied"
+    # the next attempt read the gift, saw its own write, and wrote nothing more
+    attempts = db.execute("SELECT outcome FROM job_attempts WHERE job_id = ? ORDER BY id", (r["job_id"],)).fetchall()
+    assert [a["outcome"] for a in attempts][-1] == "succeeded" and len(attempts) >= 2
+    assert db.execute("SELECT amount FROM crm_writes WHERE key = 'donations_RF1'").fetchone()[0] == "80.00"
