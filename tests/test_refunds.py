@@ -227,3 +227,16 @@ def test_a_refund_whose_answers_were_lost_is_confirmed_not_applied_twice(coded, 
     attempts = db.execute("SELECT outcome FROM job_attempts WHERE job_id = ? ORDER BY id", (r["job_id"],)).fetchall()
     assert [a["outcome"] for a in attempts][-1] == "succeeded" and len(attempts) >= 2
     assert db.execute("SELECT amount FROM crm_writes WHERE key = 'donations_RF1'").fetchone()[0] == "80.00"
+
+
+def test_a_delete_whose_answers_were_lost_is_recognised(coded, receiver, db, env):
+    env["REFUNDS_POLICY"] = "delete"
+    give(receiver, transaction())
+    run_drain()
+    gift = gift_of(coded, "donations_RF1")
+    coded.crm.faults.append({"mode": "commit_timeout", "count": 4, "method": "DELETE", "path": "/gifts/"})
+    r = give(receiver, samples.givebutter_refund(transaction()), event="refund.created")
+    run_drain()
+    assert job(db, r["job_id"])["status"] == "succeeded", job(db, r["job_id"])["last_error"]
+    assert gift["id"] not in coded.crm.gifts
+    assert db.execute("SELECT state FROM crm_writes WHERE key = 'donations_RF1'").fetchone()[0] == "deleted"

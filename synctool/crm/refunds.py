@@ -223,6 +223,10 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         except RemoteError as exc:
             if exc.status != 404:
                 raise
+            if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
+                with store.atomic(conn):
+                    gifts.record_deleted(conn, ext)
+                return _finish(ctx, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
             raise _flag(ctx, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
     assert gift is not None
     current, current_deductible = (dollars(v) for v in gifts.amounts_of(gift))
@@ -252,28 +256,9 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         )
     after = current - refund.amount
     deductible = min(after, max(current_deductible - refund.amount, ZERO))
-    if chosen == "delete" and after == 0:
-        _save(
-            conn,
-            refund,
-            "pending",
-            ctx.job["id"],
-            crm_gift_id=gift_id,
-            amount_before=str(current),
-            amount_after="0.00",
-            policy="delete",
-        )
-        try:
-            crm.delete_gift(gift_id)
-        except RemoteError as exc:
-            if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
-                raise
-        with store.atomic(conn):
-            gifts.record_deleted(conn, ext)
-        return _finish(ctx, refund, gift_id, current, ZERO, ZERO, "delete")
-    applied = "adjust" if chosen == "adjust" else "adjust (partial refund: the gift keeps what was not refunded)"
-    line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
-    note = "\n".join(p for p in ((gift.get("note") or "").rstrip(), line) if p)
+    deleting = chosen == "delete" and after == 0
+    applied = "delete" if deleting else "adjust" if chosen == "adjust" else "adjust (partial refund: the gift keeps the rest)"
+    # the intent first: an attempt whose answer is lost is recognised by the next one (above)
     _save(
         conn,
         refund,
@@ -284,7 +269,18 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         amount_after=str(after),
         policy=applied,
     )
-    crm.update_gift(gift_id, {"received_amount": float(after), "deductible_amount": float(deductible), "note": note})
+    if deleting:
+        try:
+            crm.delete_gift(gift_id)
+        except RemoteError as exc:
+            if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
+                raise
+        with store.atomic(conn):
+            gifts.record_deleted(conn, ext)
+    else:
+        line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
+        note = "\n".join(p for p in ((gift.get("note") or "").rstrip(), line) if p)
+        crm.update_gift(gift_id, {"received_amount": float(after), "deductible_amount": float(deductible), "note": note})
     return _finish(ctx, refund, gift_id, current, after, deductible, applied)
 
 
