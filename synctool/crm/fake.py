@@ -608,6 +608,13 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             elif field == "gift_ids":
                 wanted = set(value.split(","))
                 hits = [g for g in hits if str(g["id"]) in wanted]
+            elif field in ("date_from", "date_to"):
+                if not DATE.match(value):
+                    return _param_error(f"{field} must be a date (YYYY-MM-DD)")
+                if field == "date_from":
+                    hits = [g for g in hits if str(g.get("received_date") or "") >= value]
+                else:
+                    hits = [g for g in hits if str(g.get("received_date") or "") <= value]
         return _envelope(hits, request, "gift")
 
     async def gift_item(request: Request):

@@ -17,6 +17,8 @@ The hooks, each optional:
 - ``register_commands()``: ``{group name: "module:typer app"}`` and top-level ``{name: "module:function"}``.
 - ``register_routes(Call, roles)``: the admin API's ``(method, path, minimum role, operation)`` rows.
 - ``FAKE``: a ``Fake``: the platform's stand-in API for the demo and the tests (``fakes/world.py``).
+- ``RECONCILE``: ``"module:function"`` listing the money the platform took in a period
+  (``platforms/reconcile.py``), which ``synctool reconcile`` compares with the CRM's gifts.
 """
 
 from __future__ import annotations
@@ -113,6 +115,11 @@ def secret_names() -> dict[str, str]:
 
 def clients() -> dict[str, Client]:
     return {p.CLIENT.role: p.CLIENT for p in packages() if getattr(p, "CLIENT", None)}
+
+
+def reconcilers() -> dict[str, str]:
+    """Source (the webhook role) -> its ``RECONCILE`` function, for the platforms that take in money."""
+    return {p.WEBHOOK.role: p.RECONCILE for p in packages() if getattr(p, "RECONCILE", None)}
 
 
 def register_handlers() -> None:

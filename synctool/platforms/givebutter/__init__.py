@@ -24,6 +24,9 @@ FAKE = Fake(
     "/v1",
 )
 
+#: lists the platform's money in a period (``synctool reconcile``)
+RECONCILE = "synctool.platforms.givebutter.reconcile:expected"
+
 
 def register_handlers() -> None:
     from synctool.platforms.givebutter import refunds, rules  # noqa: F401  (their @handler rows)

@@ -1,4 +1,5 @@
-"""A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter`` filter),
+"""A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
+``transactedAfter`` and ``transactedBefore`` filters),
 campaigns and tickets, Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
 auth, and an optional rate limit answered with 429 and ``Retry-After``."""
 
@@ -94,6 +95,20 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
                     status_code=422,
                 )
             items = [t for t in items if datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) > cutoff]
+        for name, keep in (("transactedAfter", lambda t, c: t >= c), ("transactedBefore", lambda t, c: t <= c)):
+            value = request.query_params.get(name)
+            if value:
+                try:
+                    cutoff = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                except ValueError:
+                    return JSONResponse(
+                        {"message": f"The {name} is not a valid date.", "errors": {name: ["invalid"]}}, status_code=422
+                    )
+                items = [
+                    t
+                    for t in items
+                    if keep(datetime.fromisoformat((t.get("transacted_at") or t["created_at"]).replace("Z", "+00:00")), cutoff)
+                ]
         return _page(items, request)
 
     async def transaction(request: Request):

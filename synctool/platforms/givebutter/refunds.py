@@ -19,7 +19,8 @@ from synctool.validation import payload
 
 def read(ctx: JobContext) -> refunds.Refund:
     """The refund this job's ``refund.created`` delivery reports."""
-    data = payload(Refund, delivered_data(ctx), "the Givebutter refund")
+    # reconcile --fix queues the refunded transaction itself; a webhook's job reads its delivery
+    data = payload(Refund, ctx.payload.get("refund") or delivered_data(ctx), "the Givebutter refund")
     details = refund_details(data)
     if not details.transaction_id:
         raise PermanentError("the Givebutter refund names no transaction (neither transaction_id nor id)")

@@ -9,6 +9,9 @@ from synctool.platforms import Webhook
 WEBHOOK = Webhook("portal", "synctool.platforms.portal.webhook")
 SECRETS = {"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"}
 
+#: lists the platform's money in a period (``synctool reconcile``)
+RECONCILE = "synctool.platforms.portal.reconcile:expected"
+
 
 def register_handlers() -> None:
     from synctool.platforms.portal import refunds, rules  # noqa: F401  (their @handler rows)

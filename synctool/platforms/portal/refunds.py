@@ -52,7 +52,7 @@ def portal_payment(ctx: JobContext, charge: Charge) -> dict:
 def shares(ctx: JobContext, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]:
     """(gift external id, dollars refunded so far) per gift of the payment: the charge's refunded total
     spread over the gifts in proportion, exactly, or a PermanentError."""
-    groups = gift_groups(ctx, payment)
+    groups = gift_groups(ctx.conn, payment)
     if len(groups) == 1:
         return [(payment["id"], cents_to_dollars(charge.amount_refunded))]
     total = sum(cents for _, cents in groups)

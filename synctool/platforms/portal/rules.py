@@ -366,7 +366,7 @@ def membership(ctx: JobContext) -> Outcome:
     )
 
 
-def gift_groups(ctx: JobContext, payment: dict[str, Any]) -> list[tuple[str, int]]:
+def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
     """Rule 5: (fund key, cents) per gift; a cart gives one gift per product category group."""
     kind = payment["type"]
     if kind == "membership":
@@ -374,8 +374,8 @@ def gift_groups(ctx: JobContext, payment: dict[str, Any]) -> list[tuple[str, int
     if kind == "donation":
         return [("donations", payment["amount_cents"])]
     if kind == "enrollment":
-        enrollment = portal_records.find(ctx.conn, "enrollment", payment.get("enrollment_id"))
-        product = portal_records.find(ctx.conn, "product", (enrollment or {}).get("product_id"))
+        enrollment = portal_records.find(conn, "enrollment", payment.get("enrollment_id"))
+        product = portal_records.find(conn, "product", (enrollment or {}).get("product_id"))
         category = (product or {}).get("category")
         key = {"class": "language_classes", "event": "events"}.get(category, "membership")
         return [(key, payment["amount_cents"])]
@@ -383,7 +383,7 @@ def gift_groups(ctx: JobContext, payment: dict[str, Any]) -> list[tuple[str, int
     for item in payment["items"]:
         category = item.get("category")
         if not category and item.get("product_id"):
-            category = (portal_records.find(ctx.conn, "product", item["product_id"]) or {}).get("category")
+            category = (portal_records.find(conn, "product", item["product_id"]) or {}).get("category")
         key = CART_GROUPS.get(category or "", "donations")
         groups[key] = groups.get(key, 0) + item["amount_cents"] * item["quantity"]
     if not groups:
@@ -402,7 +402,7 @@ def payment(ctx: JobContext) -> Outcome:
         raise Skip(f"payment {record['id']} is already CRM gift {record['crm_gift_id']}")
     constituent_id = constituent_for(ctx, record["user_id"])
     gateway = mappings.get(ctx.conn, "portal_gateway", str(record.get("gateway") or "")) or {}
-    groups = gift_groups(ctx, record)
+    groups = gift_groups(ctx.conn, record)
     gift_ids: dict[str, str] = {}
     for key, cents in groups:
         fund = mappings.get(ctx.conn, "portal_fund", key)

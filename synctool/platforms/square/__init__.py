@@ -16,6 +16,9 @@ FAKE = Fake(
     "square", "synctool.platforms.square.fake", "FakeSquare", "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", ""
 )
 
+#: lists the platform's money in a period (``synctool reconcile``)
+RECONCILE = "synctool.platforms.square.reconcile:expected"
+
 
 def register_handlers() -> None:
     from synctool.platforms.square import refunds, rules  # noqa: F401  (their @handler rows)

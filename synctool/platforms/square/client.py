@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from synctool.http import ApiClient
@@ -32,6 +33,20 @@ class PosClient:
 
     def payment(self, payment_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/payments/{payment_id}").get("payment") or {}
+
+    def payments(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
+        """ListPayments of one location created in [begin, end) (RFC 3339), following the cursor."""
+        cursor = None
+        while True:
+            params = {"begin_time": begin, "end_time": end, "location_id": location_id, "limit": 100, "sort_order": "ASC"}
+            body = self.api.request("GET", "/v2/payments", params={**params, **({"cursor": cursor} if cursor else {})})
+            yield from body.get("payments") or []
+            cursor = body.get("cursor")
+            if not cursor:
+                return
+
+    def refund(self, refund_id: str) -> dict[str, Any]:
+        return self.api.request("GET", f"/v2/refunds/{refund_id}").get("refund") or {}
 
     def customer(self, customer_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/customers/{customer_id}").get("customer") or {}

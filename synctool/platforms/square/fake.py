@@ -1,4 +1,4 @@
-"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), GetPayment,
+"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund,
 RetrieveCustomer and ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ class FakeSquare:
         self.access_token = access_token
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}
+        self.refunds: dict[str, dict] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
             "FPYCBCHYMXFK1": {
@@ -77,6 +78,26 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             result["cursor"] = str(start + limit)
         return JSONResponse(result)
 
+    async def payments(request: Request):
+        """ListPayments: ``begin_time`` / ``end_time`` (RFC 3339, on ``created_at``), ``location_id``,
+        ``cursor``, ``limit`` (at most 100), oldest first."""
+        if (denied := guard(request)) is not None:
+            return denied
+        q = request.query_params
+        found = sorted(sq.payments.values(), key=lambda p: p.get("created_at") or "")
+        if q.get("location_id"):
+            found = [p for p in found if p.get("location_id") == q["location_id"]]
+        if q.get("begin_time"):
+            found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
+        if q.get("end_time"):
+            found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
+        limit = min(int(q.get("limit") or 100), 100)
+        start = int(q.get("cursor") or 0)
+        result: dict = {"payments": found[start : start + limit]}
+        if start + limit < len(found):
+            result["cursor"] = str(start + limit)
+        return JSONResponse(result)
+
     async def payment(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -84,6 +105,14 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         if not found:
             return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payment {request.path_params['id']} not found.")
         return JSONResponse({"payment": found})
+
+    async def refund(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        found = sq.refunds.get(request.path_params["id"])
+        if not found:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Refund {request.path_params['id']} not found.")
+        return JSONResponse({"refund": found})
 
     async def customer(request: Request):
         if (denied := guard(request)) is not None:
@@ -102,7 +131,9 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         routes=[
             Route("/v2/orders/search", search, methods=["POST"]),
             Route("/v2/orders/{id}", order),
+            Route("/v2/payments", payments),
             Route("/v2/payments/{id}", payment),
+            Route("/v2/refunds/{id}", refund),
             Route("/v2/customers/{id}", customer),
             Route("/v2/locations", locations),
         ]

@@ -8,7 +8,7 @@ update). The refund names its payment; the payment names the order, whose gift i
 from __future__ import annotations
 
 from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError
+from synctool.errors import PermanentError, Skip
 from synctool.money import cents_to_dollars
 from synctool.platforms.square.rules import location
 from synctool.platforms.square.webhook import Money, Notification, PaymentRefund, external_id
@@ -19,8 +19,13 @@ from synctool.validation import payload
 
 def read(ctx: JobContext) -> refunds.Refund:
     """The completed refund this job's delivery reports, with the gift it reduces."""
-    note = payload(Notification, ctx.delivery(), "the Square notification")
-    found = payload(PaymentRefund, note.data.object.get("refund"), "the Square refund")
+    if ctx.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
+        data = ctx.client("pos").refund(ctx.payload["refund_id"])
+    else:
+        data = payload(Notification, ctx.delivery(), "the Square notification").data.object.get("refund")
+    found = payload(PaymentRefund, data, "the Square refund")
+    if found.status != "COMPLETED":
+        raise Skip(f"Square refund {found.id} is {found.status or 'in no state'}; it is applied once COMPLETED")
     cents = (found.amount_money or Money()).amount
     if cents is None:
         raise PermanentError(f"Square refund {found.id} has no amount_money")

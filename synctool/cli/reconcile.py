@@ -1,0 +1,77 @@
+"""`synctool reconcile`: the platforms' money of a period against the CRM's gifts."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.cli.common import AsJson, Columns, ctx_obj, render
+
+
+def reconcile(
+    ctx: typer.Context,
+    start: str = typer.Option(
+        None, "--from", help="first day, YYYY-MM-DD or a duration back (30d); default: the last full month"
+    ),
+    end: str = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a duration back; default: today"),
+    source: str = typer.Option(None, help="donations, pos or portal; default: all"),
+    fix: bool = typer.Option(
+        False, "--fix", help="queue a job for each missing item that should sync and each refund not applied"
+    ),
+    csv_file: str = typer.Option(None, "--csv", help="also write every item to this CSV file"),
+    quiet: bool = typer.Option(False, "--quiet", help="one line when something differs, nothing when all matches (cron)"),
+    as_json: AsJson = False,
+    columns: Columns = None,
+) -> None:
+    """Prove that every platform dollar of a period is in the CRM: each platform transaction is matched to
+    its gift by external id, amount (after refunds) and date. Statuses: matched, missing (with the sync
+    log's reason), extra, amount_differs, date_differs, refund_not_applied. Differences are listed first,
+    then totals per source and per fund. Exit 0 when everything matches, 1 when something differs. --fix
+    only queues jobs (drain then does the work); it never changes a CRM gift itself.
+
+    Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix
+    """
+    from synctool.ops.reconcile import reconcile as op
+    from synctool.ops.reconcile import write_csv
+
+    obj = ctx_obj(ctx)
+    result = op(obj.db, obj.rt, start=start, end=end, source=source, fix=fix)
+    if csv_file:
+        write_csv(result, csv_file)
+    counts = result["totals"]["by_status"]
+    line = (
+        f"reconcile {result['from']}..{result['to']}: {result['differences']} difference(s) "
+        + ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "matched")
+        + f" ({counts['matched']} matched; {result['crm_requests']} CRM requests)"
+        + (f"; --fix queued {len(result['fixed'])} job(s), run `synctool drain`" if result["fixed"] else "")
+    )
+
+    def for_people(data: dict) -> None:
+        if quiet:
+            if data["differences"]:
+                typer.echo(line)
+            return
+        rows = [
+            {**r, "when": r["platform_date"] or r["crm_date"], "why": r["reason"] or ""}
+            for r in data["items"]
+            if r["status"] != "matched" or not data["differences"]
+        ]
+        shown = ["status", "source", "external_id", "platform_amount", "crm_amount", "crm_gift_id", "when", "why"]
+        render(data, rows=rows, columns=shown, chosen=columns, title=f"reconcile {data['from']} .. {data['to']}")
+        totals = data["totals"]
+        render(
+            [{"source": s, **v} for s, v in totals["per_source"].items()],
+            columns=["source", "platform_count", "platform_dollars", "crm_count", "crm_dollars"],
+            title="per source",
+        )
+        render(
+            [{"fund": f, **v} for f, v in totals["per_fund"].items()],
+            columns=["fund", "crm_count", "crm_dollars"],
+            title="per CRM fund",
+        )
+        others = totals["other_tools"]
+        typer.echo(f"gifts made by other tools in the period (not compared): {others['count']}, ${others['dollars']}")
+        typer.echo(line)
+
+    render(result, as_json, people=for_people)
+    if result["differences"]:
+        raise typer.Exit(1)

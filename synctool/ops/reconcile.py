@@ -1,0 +1,314 @@
+"""`synctool reconcile`: prove that every platform dollar of a period is in the CRM, exactly once, at the
+right amount (invariant 9: it reads; ``--fix`` only queues jobs that take the normal path).
+
+The platforms list their money (``platforms/<p>/reconcile.py``); the CRM's gifts of the period come from
+``GET /gifts/search`` with ``date_from`` / ``date_to``, at the largest page synctool asks for (250), so a
+month of 2,000 gifts costs 8 requests. Both sides meet on the external id. Each platform item gets one
+status: ``matched``, ``missing`` (with the sync log's reason), ``amount_differs``, ``date_differs`` or
+``refund_not_applied``; a CRM gift with synctool's external id that no platform item explains is
+``extra``. Gifts made by other tools (no synctool external id) are counted apart.
+"""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from collections import defaultdict
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Optional
+
+from synctool import platforms, store
+from synctool.crm import target as crm_target
+from synctool.crm.client import search_params
+from synctool.errors import InvalidInput, one_of
+from synctool.money import dollars
+from synctool.platforms.reconcile import Expected
+from synctool.queue import jobs
+from synctool.timeutil import parse_duration
+from synctool.validation import Body
+
+STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "matched")
+PAGE = 250
+LAST_RUN = "reconcile:last"
+
+
+class ReconcileQuery(Body):
+    start: Optional[str] = None
+    end: Optional[str] = None
+    source: Optional[str] = None
+
+
+def period(start: str | None, end: str | None, today: date | None = None) -> tuple[date, date]:
+    """The inclusive period: dates (``2026-10-01``) or a duration back from today (``30d``); by default the
+    last full calendar month."""
+    today = today or store.utcnow().date()
+
+    def day(value: str) -> date:
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return today - parse_duration(value)  # InvalidInput names the value when it is neither
+
+    if start is None and end is None:
+        last = today.replace(day=1) - timedelta(days=1)
+        return last.replace(day=1), last
+    first = day(start) if start else today.replace(day=1)
+    final = day(end) if end else today
+    if final < first:
+        raise InvalidInput(f"--to {final} is before --from {first}")
+    return first, final
+
+
+def _is_ours(conn: sqlite3.Connection, gift: dict[str, Any]) -> bool:
+    ext = str(gift.get("external_id") or "")
+    if not ext:
+        return False
+    if ext.startswith(("donations_", "pos_order_")):
+        return True
+    return conn.execute("SELECT 1 FROM crm_writes WHERE key = ?", (ext,)).fetchone() is not None
+
+
+def _source_of(gift: dict[str, Any]) -> str:
+    ext = str(gift.get("external_id") or "")
+    return "donations" if ext.startswith("donations_") else "pos" if ext.startswith("pos_order_") else "portal"
+
+
+def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3.Row | None]:
+    """The sync log's account of an item with no CRM gift, and its newest job."""
+    job = conn.execute(
+        "SELECT id, status, message, last_error, resolved_at FROM jobs WHERE external_id = ? AND entity_type NOT LIKE '%refund'"
+        " ORDER BY created_at DESC LIMIT 1",
+        (item.sync_job.get("external_id") or item.external_id,),
+    ).fetchone()
+    if job is None:
+        return "never arrived (no webhook, not found by the poll)", None
+    if job["status"] == "failed":
+        resolved = " (marked resolved)" if job["resolved_at"] else ""
+        return f"failed{resolved}: {job['last_error']}", job
+    if job["status"] == "skipped":
+        return f"skipped: {job['message']}", job
+    if job["status"] in ("queued", "running"):
+        return f"still {job['status']}" + (f": {job['message']}" if job["message"] else ""), job
+    return f"its job {job['id'][:8]} succeeded, but the CRM has no gift {item.external_id} in the period", job
+
+
+def reconcile(
+    conn: sqlite3.Connection,
+    rt: Any,
+    *,
+    start: str | None = None,
+    end: str | None = None,
+    source: str | None = None,
+    fix: bool = False,
+    client: Any = None,
+) -> dict[str, Any]:
+    """Compare a period's platform money with the CRM's gifts; with ``fix``, queue a job for each item that
+    should sync and each refund not applied (the CRM itself is never written here)."""
+    first, last = period(start, end)
+    found = platforms.reconcilers()
+    if source:
+        one_of(source, tuple(found), "source")
+    chosen = {s: f for s, f in found.items() if not source or s == source}
+    expected: list[Expected] = []
+    platform_requests: dict[str, int] = {}
+    for name, factory in chosen.items():
+        listed, spent = platforms.load(factory)(conn, rt, first, last)
+        expected += listed
+        platform_requests[name] = spent
+    owned = crm_target.open_client(conn, rt) if client is None else None
+    crm: Any = client or owned
+    try:
+        sent_before = crm.requests_sent
+        clauses = search_params({"date_from": str(first), "date_to": str(last)})
+        in_period = [g for page in crm.iter_pages("/gifts/search", clauses, page_size=PAGE) for g in page]
+        by_ext = {str(g.get("external_id")): g for g in in_period if _is_ours(conn, g)}
+        others = [g for g in in_period if not _is_ours(conn, g)]
+        # gifts synctool made for this period's money but dated outside it: one search for all of them
+        wanted = {item.external_id for item in expected} - set(by_ext)
+        ledger = (
+            {
+                r["key"]: r
+                for r in conn.execute(
+                    f"SELECT key, state, crm_id FROM crm_writes WHERE key IN ({','.join('?' * len(wanted))})", tuple(wanted)
+                )
+            }
+            if wanted
+            else {}
+        )
+        elsewhere_ids = [r["crm_id"] for r in ledger.values() if r["state"] == "done" and r["crm_id"]]
+        elsewhere: dict[str, dict[str, Any]] = {}
+        for chunk in (elsewhere_ids[i : i + 100] for i in range(0, len(elsewhere_ids), 100)):
+            for g in crm.iter_items("/gifts/search", search_params({"gift_ids": ",".join(chunk)}), page_size=PAGE):
+                elsewhere[str(g.get("external_id"))] = g
+        crm_requests = crm.requests_sent - sent_before
+    finally:
+        if owned is not None:
+            owned.close()
+
+    items: list[dict[str, Any]] = []
+    for item in expected:
+        gift = by_ext.pop(item.external_id, None) or elsewhere.get(item.external_id)
+        row: dict[str, Any] = {
+            "source": item.source,
+            "external_id": item.external_id,
+            "platform_id": item.platform_id,
+            "platform_amount": str(item.amount),
+            "platform_date": item.date,
+            "crm_amount": None,
+            "crm_gift_id": None,
+            "crm_date": None,
+            "fund": None,
+            "reason": None,
+        }
+        if gift is None:
+            entry = ledger.get(item.external_id)
+            if item.amount == 0 and (entry is None or entry["state"] == "deleted"):
+                row.update(status="matched", reason="refunded in full; no gift" + (" (deleted by policy)" if entry else ""))
+            else:
+                reason, job = _why_missing(conn, item)
+                if entry is not None and entry["state"] == "done":
+                    reason = f"CRM gift {entry['crm_id']} that synctool made is no longer in the CRM"
+                row.update(status="missing", reason=reason, _job=job)
+        else:
+            crm_amount = dollars(gift.get("received_amount") or 0)
+            row.update(
+                crm_amount=str(crm_amount),
+                crm_gift_id=str(gift.get("id")),
+                crm_date=gift.get("received_date"),
+                fund=gift.get("fund_name"),
+            )
+            if crm_amount == item.amount:
+                if gift.get("received_date") == item.date:
+                    row.update(status="matched")
+                else:
+                    row.update(
+                        status="date_differs", reason=f"the CRM dates it {gift.get('received_date')}, the platform {item.date}"
+                    )
+            elif crm_amount == item.gross and item.amount < item.gross:
+                row.update(status="refund_not_applied", reason=f"{item.gross - item.amount} refunded on the platform")
+            else:
+                row.update(status="amount_differs", reason=f"expected {item.amount}, the CRM holds {crm_amount}")
+        row["_item"] = item
+        items.append(row)
+    for ext, gift in by_ext.items():
+        if source and _source_of(gift) != source:
+            continue
+        items.append(
+            {
+                "source": _source_of(gift),
+                "external_id": ext,
+                "platform_id": None,
+                "status": "extra",
+                "platform_amount": None,
+                "platform_date": None,
+                "crm_amount": str(dollars(gift.get("received_amount") or 0)),
+                "crm_gift_id": str(gift.get("id")),
+                "crm_date": gift.get("received_date"),
+                "fund": gift.get("fund_name"),
+                "reason": "no platform transaction in the period explains it",
+            }
+        )
+    items.sort(key=lambda r: (STATUSES.index(r["status"]), r["source"], r["external_id"]))
+    fixed = _fix(conn, rt, items) if fix else []
+    result = {
+        "from": str(first),
+        "to": str(last),
+        "items": [{k: v for k, v in r.items() if not k.startswith("_")} for r in items],
+        "totals": _totals(items, others),
+        "crm_requests": crm_requests,
+        "platform_requests": platform_requests,
+        "fixed": fixed,
+    }
+    differences = sum(1 for r in items if r["status"] != "matched")
+    result["differences"] = differences
+    from synctool import settings
+
+    with store.atomic(conn):
+        settings.put(
+            conn,
+            LAST_RUN,
+            {"at": store.iso(), "from": str(first), "to": str(last), "source": source, "differences": differences,
+             "by_status": result["totals"]["by_status"]},
+        )  # fmt: skip
+    return result
+
+
+def _totals(items: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[str, Any]:
+    by_status: dict[str, int] = {s: 0 for s in STATUSES}
+    per_source: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"platform_count": 0, "platform_dollars": Decimal(0), "crm_count": 0, "crm_dollars": Decimal(0)}
+    )
+    per_fund: dict[str, dict[str, Any]] = defaultdict(lambda: {"crm_count": 0, "crm_dollars": Decimal(0)})
+    for r in items:
+        by_status[r["status"]] += 1
+        side = per_source[r["source"]]
+        if r["platform_amount"] is not None:
+            side["platform_count"] += 1
+            side["platform_dollars"] += Decimal(r["platform_amount"])
+        if r["crm_amount"] is not None:
+            side["crm_count"] += 1
+            side["crm_dollars"] += Decimal(r["crm_amount"])
+            fund = per_fund[r["fund"] or "(no fund)"]
+            fund["crm_count"] += 1
+            fund["crm_dollars"] += Decimal(r["crm_amount"])
+
+    def text(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: f"{v:.2f}" if isinstance(v, Decimal) else v for k, v in d.items()}
+
+    return {
+        "by_status": by_status,
+        "per_source": {k: text(v) for k, v in sorted(per_source.items())},
+        "per_fund": {k: text(v) for k, v in sorted(per_fund.items())},
+        "other_tools": {
+            "count": len(others),
+            "dollars": f"{sum((dollars(g.get('received_amount') or 0) for g in others), Decimal(0)):.2f}",
+        },
+    }
+
+
+def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Queue, through the normal path, what should sync: a failed job is retried, money that never arrived
+    is queued as the backup poll would, a refund not applied gets its refund job. Nothing else changes."""
+    done = []
+    for r in items:
+        item: Expected | None = r.get("_item")
+        if item is None:
+            continue
+        if r["status"] == "missing":
+            job = r.get("_job")
+            with store.atomic(conn):
+                if job is None:
+                    job_id = jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **item.sync_job)
+                    done.append({"external_id": item.external_id, "action": "queued", "job_id": job_id})
+                elif job["status"] == "failed":
+                    jobs.requeue_failed(conn, job["id"])
+                    done.append({"external_id": item.external_id, "action": "retried", "job_id": job["id"]})
+        elif r["status"] == "refund_not_applied":
+            for spec in item.refund_jobs:
+                with store.atomic(conn):
+                    if "retry" in spec:
+                        row = conn.execute("SELECT status FROM jobs WHERE id = ?", (spec["retry"],)).fetchone()
+                        if row is not None and row["status"] == "failed":
+                            jobs.requeue_failed(conn, spec["retry"])
+                            done.append({"external_id": item.external_id, "action": "refund retried", "job_id": spec["retry"]})
+                        continue
+                    job_id = jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **spec)
+                    done.append({"external_id": item.external_id, "action": "refund queued", "job_id": job_id})
+    return done
+
+
+def write_csv(result: dict[str, Any], path: str | Path) -> None:
+    fields = ["source", "external_id", "platform_id", "status", "platform_amount", "crm_amount", "crm_gift_id",
+              "platform_date", "crm_date", "fund", "reason"]  # fmt: skip
+    with open(path, "w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(result["items"])
+
+
+def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    from synctool import settings
+
+    return settings.get(conn, LAST_RUN)

@@ -1,0 +1,28 @@
+"""What a platform says it took in, for reconciliation (``ops/reconcile.py`` compares it with the CRM).
+
+Each platform with money lists a period's items as ``Expected``: the gift it should be in the CRM, at
+which amount (after refunds) and on which day (as the sync dates it), and how ``reconcile --fix`` queues
+what is missing or a refund not applied, through the normal path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+
+@dataclass
+class Expected:
+    source: str
+    external_id: str
+    platform_id: str
+    #: what the CRM gift should hold now (after refunds), and before refunds
+    amount: Decimal
+    gross: Decimal
+    #: the gift date, as the sync would write it (YYYY-MM-DD)
+    date: str
+    #: ``jobs.enqueue`` keywords that sync it, as the backup poll would
+    sync_job: dict[str, Any] = field(default_factory=dict)
+    #: ``jobs.enqueue`` keywords of the jobs that apply its refunds
+    refund_jobs: list[dict[str, Any]] = field(default_factory=list)

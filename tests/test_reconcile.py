@@ -1,0 +1,132 @@
+"""Reconciliation (invariant 9: it reads; --fix only queues jobs that take the normal path), against the
+fakes: each status, a month bigger than one CRM page, other tools' gifts, a refund not applied, --fix."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from synctool.fakes import samples
+from tests.flow_helpers import give, run_drain
+
+
+def txn(txn_id: str, amount: float = 50, day: str = "2026-10-15", **changes) -> dict:
+    t = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    part = {**t["transactions"][0], "amount": amount}
+    t.update({"id": txn_id, "amount": amount, "transacted_at": f"{day}T15:00:00+00:00", "created_at": f"{day}T15:00:00+00:00",
+              "transactions": [part], "email": f"{txn_id.lower()}@example.org", **changes})  # fmt: skip
+    return t
+
+
+def reconcile(cli, *args):
+    result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "donations", "--json", *args)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def by_ext(report) -> dict:
+    return {i["external_id"]: i for i in report["items"]}
+
+
+def test_each_status_and_fix_then_clean(coded, receiver, cli, db):
+    gb = coded.givebutter
+    for t in (txn("OK1"), txn("LATE1", 30), txn("REF1", 80), txn("EDIT1", 40), txn("DATE1", 20)):
+        gb.add_transaction(t)
+        give(receiver, t)
+    run_drain()
+    gb.add_transaction(txn("LOST1", 25))  # its webhook never came
+    # refunded on Givebutter; the refund webhook was lost
+    gb.transactions["REF1"]["transactions"][0].update(refunded=True, amount=80)
+    gifts = {g["external_id"]: g for g in coded.crm.gifts.values()}
+    gifts["donations_EDIT1"]["received_amount"] = 45.0  # a person changed it
+    gifts["donations_DATE1"]["received_date"] = "2026-10-02"
+    other = coded.crm.create_constituent({"first_name": "Other", "last_name": "Tool"})
+    coded.crm.gifts[1] = {
+        "id": 1,
+        "constituent_id": other["id"],
+        "external_id": None,
+        "received_amount": 99.0,
+        "received_date": "2026-10-09",
+    }
+    coded.crm.gifts[2] = {
+        "id": 2,
+        "constituent_id": other["id"],
+        "external_id": "donations_GHOSTX",
+        "received_amount": 5.0,
+        "received_date": "2026-10-09",
+    }
+    code, report = reconcile(cli)
+    assert code == 1
+    statuses = {k: v["status"] for k, v in by_ext(report).items()}
+    assert statuses == {
+        "donations_OK1": "matched",
+        "donations_LATE1": "matched",
+        "donations_LOST1": "missing",
+        "donations_REF1": "refund_not_applied",
+        "donations_EDIT1": "amount_differs",
+        "donations_DATE1": "date_differs",
+        "donations_GHOSTX": "extra",
+    }
+    assert "never arrived" in by_ext(report)["donations_LOST1"]["reason"]
+    assert report["totals"]["other_tools"] == {"count": 1, "dollars": "99.00"}
+    assert [i["status"] for i in report["items"]][:2] == ["missing", "refund_not_applied"]  # differences first
+    assert report["crm_requests"] == 1
+    writes = [r for r in coded.crm.requests if r["method"] != "GET"]
+    code, fixed = reconcile(cli, "--fix")
+    assert {f["external_id"] for f in fixed["fixed"]} == {"donations_LOST1", "donations_REF1"}
+    assert [r for r in coded.crm.requests if r["method"] != "GET"] == writes  # --fix wrote nothing to the CRM
+    run_drain()
+    code, after = reconcile(cli)
+    statuses = {k: v["status"] for k, v in by_ext(after).items()}
+    assert statuses["donations_LOST1"] == statuses["donations_REF1"] == "matched"
+    assert statuses["donations_EDIT1"] == "amount_differs" and statuses["donations_GHOSTX"] == "extra"  # for a person
+    assert by_ext(after)["donations_REF1"]["crm_amount"] == "0.00"
+    quiet = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--quiet")
+    assert quiet.exit_code == 1 and quiet.stdout.count("\n") == 1 and "amount_differs" in quiet.stdout
+
+
+def test_a_month_bigger_than_one_crm_page_costs_a_few_requests(coded, receiver, cli, db):
+    other = coded.crm.create_constituent({"first_name": "Many", "last_name": "Gifts"})
+    for n in range(620):
+        t = txn(f"M{n:04d}", 10, day=f"2026-10-{1 + n % 28:02d}")
+        coded.givebutter.add_transaction(t)
+        gid = 500000 + n
+        coded.crm.gifts[gid] = {"id": gid, "constituent_id": other["id"], "external_id": f"donations_M{n:04d}",
+                                "received_amount": 10.0, "received_date": t["transacted_at"][:10]}  # fmt: skip
+    code, report = reconcile(cli)
+    assert code == 0 and report["totals"]["by_status"]["matched"] == 620 and report["differences"] == 0
+    assert report["crm_requests"] == 3  # 620 gifts, 250 a page
+    assert report["platform_requests"]["donations"] == 7  # 100 a page
+    assert cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--quiet").stdout == ""
+
+
+def test_square_and_portal_money_reconciled(coded, receiver, cli):
+    from tests.flow_helpers import CUSTOMER, add_order, pos_event
+
+    add_order(coded, "SQ1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}], cents=3000)
+    coded.square.orders["SQ1"]["created_at"] = "2026-10-20T18:00:00Z"
+    coded.square.payments["P1"] = {"id": "P1", "order_id": "SQ1", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
+                                   "created_at": "2026-10-20T18:00:00Z", "total_money": {"amount": 3000, "currency": "USD"},
+                                   "refunded_money": {"amount": 1000, "currency": "USD"}, "refund_ids": ["R1"]}  # fmt: skip
+    coded.square.refunds["R1"] = {"id": "R1", "status": "COMPLETED", "amount_money": {"amount": 1000}, "payment_id": "P1",
+                                  "order_id": "SQ1", "location_id": "FPYCBCHYMXFK1", "created_at": "2026-10-21T10:00:00Z"}  # fmt: skip
+    pos_event(receiver, samples.square_order_event("SQ1"))
+    run_drain()
+    result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos", "--json", "--fix")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and by_ext(report)["pos_order_SQ1"]["status"] == "refund_not_applied"
+    run_drain()
+    result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos", "--json")
+    assert result.exit_code == 0, result.stdout
+    assert by_ext(json.loads(result.stdout))["pos_order_SQ1"]["crm_amount"] == "20.00"
+    # a second --fix after the refund came in by webhook too changes nothing: the refund's own id is its key
+    pos_event(receiver, samples.square_refund_event("R1", "P1", 1000, order_id="SQ1", event_type="refund.updated"))
+    run_drain()
+    assert [g for g in coded.crm.gifts.values() if g["external_id"] == "pos_order_SQ1"][0]["received_amount"] == 20.0
+
+
+def test_bad_periods_are_usage_errors(cli, db):
+    bad = cli("reconcile", "--from", "2026-10-31", "--to", "2026-10-01")
+    assert bad.exit_code == 2 and "before" in bad.output
+    assert cli("reconcile", "--from", "yesterday").exit_code == 2
+    assert cli("reconcile", "--source", "mailing").exit_code == 2
