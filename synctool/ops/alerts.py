@@ -122,7 +122,9 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
     spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?", (since,)).fetchone()[0]
     budget = crm_target.budget(rt)
-    freshness = [c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog")]
+    freshness = [
+        c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
+    ]
     for failure in open_failures:
         failure["fix"] = (
             f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} "

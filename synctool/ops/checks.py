@@ -116,6 +116,17 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"last run {int(age)} s ago" if age is not None else "never ran",
         "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
     )
+    last = settings.get(conn, "reconcile:last") or {}
+    age = age_s(last.get("at"))
+    fresh = age is not None and age < 8 * 86400
+    add(
+        "reconcile",
+        "ok" if fresh else "warn",
+        (f"last run {int(age // 3600)} h ago: {last.get('from')}..{last.get('to')}, {last.get('differences')} difference(s)")
+        if age is not None
+        else "never ran",
+        "" if fresh else "install crontab.example (a nightly `synctool reconcile --from 8d --quiet`)",
+    )
     oldest = conn.execute("SELECT min(run_after) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
     age = age_s(oldest)
     backlog = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
