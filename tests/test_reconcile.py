@@ -81,6 +81,11 @@ def test_each_status_and_fix_then_clean(coded, receiver, cli, db):
     assert statuses["donations_LOST1"] == statuses["donations_REF1"] == "matched"
     assert statuses["donations_EDIT1"] == "amount_differs" and statuses["donations_GHOSTX"] == "extra"  # for a person
     assert by_ext(after)["donations_REF1"]["crm_amount"] == "0.00"
+    # the lost refund webhook arrives after all: Givebutter's refunded total shows it is already applied
+    late = give(receiver, {"id": "rf_late", "transaction_id": "REF1", "amount": 80}, event="refund.created")
+    run_drain()
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (late["job_id"],)).fetchone()[0] == "skipped"
+    assert [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_REF1"][0]["received_amount"] == 0.0
     quiet = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--quiet")
     assert quiet.exit_code == 1 and quiet.stdout.count("\n") == 1 and "amount_differs" in quiet.stdout
 

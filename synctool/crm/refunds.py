@@ -134,7 +134,9 @@ def apply(ctx: Any, refund: Refund) -> str:
             f"{_dollars(done['amount_before'])} -> {_dollars(done['amount_after'])} ({done['policy']})"
         )
     if refund.amount <= 0:
-        raise Skip(f"{refund.words} refunds nothing ({_dollars(refund.amount)})")
+        raise Skip(
+            f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
+        )
     try:
         with store.named_lock(ctx.conn, [f"gift:{refund.gift_external_id}"], wait_s=5):
             return _apply(ctx, refund, done)

@@ -8,8 +8,11 @@ running total, so the refund applied is what that total adds to the refunds alre
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError, Skip
+from synctool.errors import PermanentError, Skip, SynctoolError
+from synctool.money import dollars
 from synctool.platforms.givebutter.rules import delivered_data
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details
 from synctool.queue.handlers import JobContext, handler
@@ -33,7 +36,10 @@ def read(ctx: JobContext) -> refunds.Refund:
     on = gifts.gift_date(details.moment, data.timezone, ctx.config.timezone)
     if not details.cumulative:
         refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or ctx.job['id']}"
-        return refunds.Refund("donations", "Givebutter", refund_id, ext, details.amount, on)
+        key = f"donations:{refund_id}"
+        done = refunds.recorded(ctx.conn, key)
+        amount = details.amount if done is not None else covered(ctx, details.transaction_id, ext, details.amount)
+        return refunds.Refund("donations", "Givebutter", refund_id, ext, amount, on, key=key)
     new = details.amount - refunds.refunded_so_far(ctx.conn, ext)
     refund_id = f"{details.transaction_id} (refunded total {details.amount})"
     if new <= 0:
@@ -41,6 +47,23 @@ def read(ctx: JobContext) -> refunds.Refund:
     return refunds.Refund(
         "donations", "Givebutter", refund_id, ext, new, on, key=f"donations:{details.transaction_id}:{details.amount}"
     )
+
+
+def covered(ctx: JobContext, transaction_id: str, ext: str, amount: Decimal) -> Decimal:
+    """What a refund object adds beyond the refunds already applied. The same money can arrive in either
+    shape (a refund object by webhook, the refunded transaction from ``reconcile --fix``), so the
+    transaction's refunded total on Givebutter (one Givebutter request, no CRM request) bounds it; when
+    Givebutter does not show the refund yet, the object's amount stands."""
+    try:
+        txn = ctx.client("donations").transaction(transaction_id)
+    except SynctoolError:
+        return amount
+    parts = [p for p in (txn.get("transactions") or []) if isinstance(p, dict) and p.get("refunded")]
+    total = sum((dollars(p.get("amount") or 0) for p in parts), Decimal(0))
+    so_far = refunds.refunded_so_far(ctx.conn, ext)
+    if total <= 0 or total >= so_far + amount:
+        return amount
+    return max(total - so_far, Decimal("0.00"))
 
 
 @handler("crm", "refund")
