@@ -135,3 +135,63 @@ def test_bad_periods_are_usage_errors(cli, db):
     assert bad.exit_code == 2 and "before" in bad.output
     assert cli("reconcile", "--from", "yesterday").exit_code == 2
     assert cli("reconcile", "--source", "mailing").exit_code == 2
+
+
+def test_payouts_show_each_deposit_and_write_deposit_fields(coded, receiver, cli, db):
+    gb = coded.givebutter
+    for n, amount in enumerate((50, 30, 20)):
+        t = txn(f"PO{n}", amount, payout_id="po_gb_1", payout=amount - 1.5, fee=1.5)
+        gb.add_transaction(t)
+        if n < 2:
+            give(receiver, t)  # the third never synced
+    gb.payouts["po_gb_1"] = {"id": "po_gb_1", "amount": 95.5, "status": "paid", "paid_at": "2026-10-18T00:00:00+00:00"}
+    run_drain()
+    result = cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "donations", "--json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)["payouts"]
+    assert (row["payout_id"], row["date"], row["gross"], row["fees"], row["net"]) == (
+        "po_gb_1",
+        "2026-10-18",
+        "100.00",
+        "4.50",
+        "95.50",
+    )
+    assert (row["with_gift"], row["transactions"], row["without_gift"]) == (2, 3, ["donations_PO2"])
+    assert "po_gb_1" in cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31").stdout
+    mark = len(coded.crm.requests)
+    assert cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--write-deposits").exit_code == 0
+    assert len(coded.crm.requests) == mark  # queued, not written
+    run_drain()
+    patched = [r for r in coded.crm.requests[mark:] if r["method"] == "PATCH"]
+    assert len(patched) == 2
+    assert {"deposit_date": "2026-10-18", "deposited_amount": 48.5} in [p["body"] for p in patched]
+    gift = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_PO0"][0]
+    assert (gift["deposit_date"], gift["deposited_amount"]) == ("2026-10-18", 48.5)
+    # again: nothing new to write
+    cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--write-deposits")
+    run_drain()
+    assert len([r for r in coded.crm.requests[mark:] if r["method"] == "PATCH"]) == 2
+
+
+def test_square_payout_entries(coded, cli):
+    sq = coded.square
+    sq.payments["P9"] = {"id": "P9", "order_id": "O9", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
+                         "created_at": "2026-10-10T18:00:00Z", "total_money": {"amount": 2000}}  # fmt: skip
+    sq.payouts["po_sq_1"] = {"id": "po_sq_1", "location_id": "FPYCBCHYMXFK1", "status": "PAID", "created_at": "2026-10-12T08:00:00Z",
+                             "arrival_date": "2026-10-13", "amount_money": {"amount": 1592}}  # fmt: skip
+    sq.payout_entries["po_sq_1"] = [
+        {"id": "e1", "payout_id": "po_sq_1", "type": "CHARGE", "gross_amount_money": {"amount": 2000}, "fee_amount_money": {"amount": 88},
+         "net_amount_money": {"amount": 1912}, "type_charge_details": {"payment_id": "P9"}},
+        {"id": "e2", "payout_id": "po_sq_1", "type": "REFUND", "gross_amount_money": {"amount": -300}, "fee_amount_money": {"amount": -20},
+         "net_amount_money": {"amount": -320}, "type_refund_details": {"payment_id": "P9", "refund_id": "R9"}},
+    ]  # fmt: skip
+    result = cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos", "--json")
+    [row] = json.loads(result.stdout)["payouts"]
+    assert (row["date"], row["gross"], row["refunds"], row["net"], row["stated_net"]) == (
+        "2026-10-13",
+        "20.00",
+        "3.00",
+        "15.92",
+        "15.92",
+    )
+    assert row["without_gift"] == ["pos_order_O9"]

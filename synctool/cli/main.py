@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli import checks, jobs, reconcile, syncs
+from synctool.cli import checks, jobs, syncs
 from synctool.cli.common import AsJson, RootGroup, ctx_obj, key_values, render
 from synctool.platforms import command_groups
 
@@ -28,6 +28,7 @@ RootGroup.lazy = {
     "settings": "synctool.cli.settings:app",
     "users": "synctool.cli.users:app",
     "refunds": "synctool.cli.refunds:app",
+    "reconcile": "synctool.cli.reconcile:app",
     "alerts": "synctool.cli.alerts:app",
     "dev": "synctool.cli.dev:app",
     **command_groups(),  # each platform's own group (synctool.platforms)
@@ -37,7 +38,6 @@ app.command("doctor")(checks.doctor)
 app.command("stats")(syncs.stats)
 app.command("retry-all")(jobs.retry_all)
 app.command("drain")(jobs.drain)
-app.command("reconcile")(reconcile.reconcile)
 
 
 class _StderrHandler(logging.StreamHandler):

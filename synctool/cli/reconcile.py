@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render
+from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
+
+app = sub_app(
+    "Prove that every platform dollar of a period is in the CRM: each platform transaction is matched to its gift "
+    "by external id, amount (after refunds) and date. Statuses: matched, missing (with the sync log's reason), "
+    "extra, amount_differs, date_differs, refund_not_applied. Differences first, then totals per source and per "
+    "fund. Exit 0 when everything matches, 1 when something differs. --fix only queues jobs (drain does the "
+    "work); it never changes a CRM gift itself. `reconcile payouts` lists the bank deposits.\n\n"
+    "Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix"
+)
+app.info.no_args_is_help = False
+
+From = typer.Option(None, "--from", help="first day, YYYY-MM-DD or a duration back (30d); default: the last full month")
+To = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a duration back; default: today")
 
 
+@app.callback(invoke_without_command=True)
 def reconcile(
     ctx: typer.Context,
     start: str = typer.Option(
@@ -30,6 +44,8 @@ def reconcile(
 
     Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from synctool.ops.reconcile import reconcile as op
     from synctool.ops.reconcile import write_csv
 
@@ -75,3 +91,39 @@ def reconcile(
     render(result, as_json, people=for_people)
     if result["differences"]:
         raise typer.Exit(1)
+
+
+@app.command("payouts")
+def payouts(
+    ctx: typer.Context,
+    start: str = From,
+    end: str = To,
+    source: str = typer.Option(None, help="donations or pos; default: both"),
+    write_deposits: bool = typer.Option(
+        False, "--write-deposits", help="queue a PATCH of each gift's deposit_date and deposited_amount (1 CRM request per gift)"
+    ),
+    as_json: AsJson = False,
+    columns: Columns = None,
+) -> None:
+    """One row per payout (bank deposit): its date, gross, fees, refunds and net, and how many of its
+    transactions have their CRM gift (and which do not). Givebutter groups transactions by payout_id; Square
+    lists payouts and their entries. Reads synctool's ledger, not the CRM.
+
+    Example: synctool reconcile payouts --from 2026-10-01 --to 2026-10-31 --source pos
+    """
+    from synctool.ops.reconcile import payouts as op
+
+    obj = ctx_obj(ctx)
+    result = op(obj.db, obj.rt, start=start, end=end, source=source, write_deposits=write_deposits)
+    rows = [
+        {**r, "gifts": f"{r['with_gift']}/{r['transactions']}", "missing": ", ".join(r["without_gift"])}
+        for r in result["payouts"]
+    ]
+    shown = ["source", "payout_id", "date", "gross", "fees", "refunds", "net", "gifts", "missing"]
+
+    def for_people(data: dict) -> None:
+        render(data, rows=rows, columns=shown, chosen=columns, title=f"payouts {data['from']} .. {data['to']}")
+        if data["deposits_queued"]:
+            typer.echo(f"{data['deposits_queued']} deposit update(s) queued; `synctool drain` writes them")
+
+    render(result, as_json, people=for_people)

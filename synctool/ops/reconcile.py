@@ -12,6 +12,7 @@ status: ``matched``, ``missing`` (with the sync log's reason), ``amount_differs`
 from __future__ import annotations
 
 import csv
+import importlib
 import sqlite3
 from collections import defaultdict
 from datetime import date, timedelta
@@ -113,8 +114,8 @@ def reconcile(
     chosen = {s: f for s, f in found.items() if not source or s == source}
     expected: list[Expected] = []
     platform_requests: dict[str, int] = {}
-    for name, factory in chosen.items():
-        listed, spent = platforms.load(factory)(conn, rt, first, last)
+    for name, module in chosen.items():
+        listed, spent = importlib.import_module(module).expected(conn, rt, first, last)
         expected += listed
         platform_requests[name] = spent
     owned = crm_target.open_client(conn, rt) if client is None else None
@@ -312,3 +313,73 @@ def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
     from synctool import settings
 
     return settings.get(conn, LAST_RUN)
+
+
+def payouts(
+    conn: sqlite3.Connection,
+    rt: Any,
+    *,
+    start: str | None = None,
+    end: str | None = None,
+    source: str | None = None,
+    write_deposits: bool = False,
+) -> dict[str, Any]:
+    """One row per payout (bank deposit) of the period: gross, fees, refunds, net, and which of its
+    transactions have their CRM gift (from synctool's ledger: no CRM request). ``write_deposits`` queues, for
+    each gift, a paced PATCH of its ``deposit_date`` and ``deposited_amount``."""
+    first, last = period(start, end)
+    modules = {s: importlib.import_module(m) for s, m in platforms.reconcilers().items()}
+    modules = {s: m for s, m in modules.items() if hasattr(m, "payouts")}
+    if source:
+        one_of(source, tuple(modules), "source")
+    rows, queued, requests = [], 0, {}
+    for name, module in modules.items():
+        if source and name != source:
+            continue
+        found, requests[name] = module.payouts(conn, rt, first, last)
+        for payout in found:
+            lines = [line for line in payout.lines if line.external_id]
+            ledger = {
+                r["key"]: r["crm_id"]
+                for r in conn.execute(
+                    f"SELECT key, crm_id FROM crm_writes WHERE state = 'done' AND key IN ({','.join('?' * len(lines))})",
+                    tuple(line.external_id for line in lines),
+                )
+            } if lines else {}  # fmt: skip
+            without = [line.external_id for line in lines if line.external_id not in ledger]
+            net = sum((line.net for line in payout.lines), Decimal(0))
+            rows.append(
+                {
+                    "source": name,
+                    "payout_id": payout.payout_id,
+                    "date": payout.date,
+                    "gross": f"{sum((line.gross for line in payout.lines), Decimal(0)):.2f}",
+                    "fees": f"{sum((line.fee for line in payout.lines), Decimal(0)):.2f}",
+                    "refunds": f"{sum((line.refund for line in payout.lines), Decimal(0)):.2f}",
+                    "net": f"{net:.2f}",
+                    "stated_net": None if payout.net is None else f"{payout.net:.2f}",
+                    "transactions": len(lines),
+                    "with_gift": len(lines) - len(without),
+                    "without_gift": without,
+                }
+            )
+            if write_deposits:
+                with store.atomic(conn):
+                    for line in lines:
+                        if line.external_id not in ledger:
+                            continue
+                        jobs.enqueue_unless_waiting(
+                            conn,
+                            source=name,
+                            target="crm",
+                            entity_type="deposit",
+                            entity_id=f"{payout.payout_id}:{line.external_id}",
+                            external_id=line.external_id,
+                            payload={
+                                "payout_id": payout.payout_id,
+                                "deposit_date": payout.date,
+                                "deposited_amount": str(line.net),
+                            },
+                        )
+                        queued += 1
+    return {"from": str(first), "to": str(last), "payouts": rows, "deposits_queued": queued, "platform_requests": requests}

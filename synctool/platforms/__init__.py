@@ -17,8 +17,9 @@ The hooks, each optional:
 - ``register_commands()``: ``{group name: "module:typer app"}`` and top-level ``{name: "module:function"}``.
 - ``register_routes(Call, roles)``: the admin API's ``(method, path, minimum role, operation)`` rows.
 - ``FAKE``: a ``Fake``: the platform's stand-in API for the demo and the tests (``fakes/world.py``).
-- ``RECONCILE``: ``"module:function"`` listing the money the platform took in a period
-  (``platforms/reconcile.py``), which ``synctool reconcile`` compares with the CRM's gifts.
+- ``RECONCILE``: the module whose ``expected(conn, rt, start, end)`` lists the money the platform took in a
+  period, and (where it pays out) ``payouts(...)`` its bank deposits (``platforms/reconcile.py``), which
+  ``synctool reconcile`` compares with the CRM's gifts.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def clients() -> dict[str, Client]:
 
 
 def reconcilers() -> dict[str, str]:
-    """Source (the webhook role) -> its ``RECONCILE`` function, for the platforms that take in money."""
+    """Source (the webhook role) -> its ``RECONCILE`` module, for the platforms that take in money."""
     return {p.WEBHOOK.role: p.RECONCILE for p in packages() if getattr(p, "RECONCILE", None)}
 
 

@@ -26,3 +26,32 @@ class Expected:
     sync_job: dict[str, Any] = field(default_factory=dict)
     #: ``jobs.enqueue`` keywords of the jobs that apply its refunds
     refund_jobs: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class PayoutLine:
+    """One transaction's share of a payout (a bank deposit)."""
+
+    external_id: str
+    platform_id: str
+    gross: Decimal
+    fee: Decimal
+    refund: Decimal
+    #: what reached the bank for it: the gift's ``deposited_amount``
+    net: Decimal
+
+
+@dataclass
+class Payout:
+    source: str
+    payout_id: str
+    #: the deposit's day (YYYY-MM-DD): the gifts' ``deposit_date``
+    date: str
+    lines: list[PayoutLine] = field(default_factory=list)
+    #: the deposit as the platform states it (None when it states none)
+    net: Decimal | None = None
+
+
+def register_handlers() -> None:
+    """The ``deposit`` job (``reconcile payouts --write-deposits``), shared by the platforms that pay out."""
+    from synctool.platforms import deposits  # noqa: F401  (its @handler row)

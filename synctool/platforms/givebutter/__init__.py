@@ -24,12 +24,15 @@ FAKE = Fake(
     "/v1",
 )
 
-#: lists the platform's money in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.givebutter.reconcile:expected"
+#: lists the platform's money and payouts in a period (``synctool reconcile``)
+RECONCILE = "synctool.platforms.givebutter.reconcile"
 
 
 def register_handlers() -> None:
+    from synctool.platforms import reconcile
     from synctool.platforms.givebutter import refunds, rules  # noqa: F401  (their @handler rows)
+
+    reconcile.register_handlers()
 
 
 def register_commands() -> dict[str, str]:

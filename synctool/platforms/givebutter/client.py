@@ -43,6 +43,9 @@ class DonationsClient:
         """Transactions made in a period (``transactedAfter`` / ``transactedBefore``, ISO 8601)."""
         return self.pages("/transactions", {"transactedAfter": after, "transactedBefore": before, "per_page": per_page})
 
+    def payouts(self) -> list[dict[str, Any]]:
+        return list(self.pages("/payouts", {"per_page": 100}))
+
     def transaction(self, transaction_id: str) -> dict[str, Any]:
         body = self.api.request("GET", f"/transactions/{transaction_id}")
         return body.get("data", body)

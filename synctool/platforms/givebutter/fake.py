@@ -1,6 +1,6 @@
 """A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
 ``transactedAfter`` and ``transactedBefore`` filters),
-campaigns and tickets, Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
+campaigns, tickets and payouts, Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
 auth, and an optional rate limit answered with 429 and ``Retry-After``."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ class FakeGivebutter:
         self.transactions: dict[str, dict] = {}
         self.campaigns: dict[int, dict] = {}
         self.tickets: dict[str, dict] = {}
+        #: bank deposits: ``{id, amount, fee, status, paid_at, created_at}``; transactions name theirs by ``payout_id``
+        self.payouts: dict[str, dict] = {}
         self.requests: list[dict] = []
         self.throttle_next = 0  # answer this many requests with 429
 
@@ -131,6 +133,11 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             found = None
         return JSONResponse({"data": found}) if found else JSONResponse({"message": "Not found."}, status_code=404)
 
+    async def payouts(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        return _page(sorted(gb.payouts.values(), key=lambda p: p.get("created_at") or ""), request)
+
     async def tickets(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -143,6 +150,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             Route("/v1/campaigns", campaigns),
             Route("/v1/campaigns/{id}", campaign),
             Route("/v1/tickets", tickets),
+            Route("/v1/payouts", payouts),
         ]
     )
     app.state.fake = gb

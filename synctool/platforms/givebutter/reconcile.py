@@ -12,9 +12,10 @@ from typing import Any
 from synctool import platforms, settings
 from synctool.crm import gifts
 from synctool.errors import InvalidInput
+from synctool.money import dollars
 from synctool.platforms.givebutter.rules import CAMPAIGNS
 from synctool.platforms.givebutter.webhook import Transaction, external_id, supporter_name
-from synctool.platforms.reconcile import Expected
+from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.validation import parse
 
 
@@ -74,3 +75,34 @@ def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple
                 )
             )
         return items, client.api.requests_sent
+
+
+def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Payout], int]:
+    """The period's payouts: transactions grouped by ``payout_id`` (each one's ``payout`` is its net), dated
+    by Givebutter's payout list. Transactions are read from two weeks before the period: a payout pays
+    out money taken in earlier."""
+    after = f"{start - timedelta(days=14)}T00:00:00Z"
+    before = f"{end + timedelta(days=1)}T00:00:00Z"
+    found: dict[str, Payout] = {}
+    with platforms.using(rt, "donations") as client:
+        stated = {str(p.get("id")): p for p in client.payouts()}
+        for data in client.transactions_between(after, before):
+            payout_id = data.get("payout_id")
+            if not payout_id or str(data.get("status") or "").lower() != "succeeded":
+                continue
+            payout_id = str(payout_id)
+            info = stated.get(payout_id) or {}
+            day = str(info.get("paid_at") or info.get("created_at") or data.get("transacted_at") or "")[:10]
+            payout = found.setdefault(
+                payout_id,
+                Payout("donations", payout_id, day, net=dollars(info["amount"]) if info.get("amount") is not None else None),
+            )
+            gross = dollars(data.get("amount") or 0)
+            refunded = sum(
+                (dollars(p.get("amount") or 0) for p in data.get("transactions") or [] if p.get("refunded")), Decimal(0)
+            )
+            net = dollars(data["payout"]) if data.get("payout") is not None else gross - refunded
+            fee = dollars(data["fee"]) if data.get("fee") is not None else gross - refunded - net
+            payout.lines.append(PayoutLine(external_id(data["id"]), str(data["id"]), gross, fee, refunded, net))
+        requests = client.api.requests_sent
+    return [p for p in found.values() if str(start) <= p.date <= str(end)], requests

@@ -10,7 +10,7 @@ WEBHOOK = Webhook("portal", "synctool.platforms.portal.webhook")
 SECRETS = {"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"}
 
 #: lists the platform's money in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.portal.reconcile:expected"
+RECONCILE = "synctool.platforms.portal.reconcile"
 
 
 def register_handlers() -> None:

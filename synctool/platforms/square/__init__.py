@@ -16,12 +16,15 @@ FAKE = Fake(
     "square", "synctool.platforms.square.fake", "FakeSquare", "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", ""
 )
 
-#: lists the platform's money in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.square.reconcile:expected"
+#: lists the platform's money and payouts in a period (``synctool reconcile``)
+RECONCILE = "synctool.platforms.square.reconcile"
 
 
 def register_handlers() -> None:
+    from synctool.platforms import reconcile
     from synctool.platforms.square import refunds, rules  # noqa: F401  (their @handler rows)
+
+    reconcile.register_handlers()
 
 
 def register_commands() -> dict[str, str]:

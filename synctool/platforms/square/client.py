@@ -45,6 +45,29 @@ class PosClient:
             if not cursor:
                 return
 
+    def payouts(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
+        """ListPayouts of one location created in [begin, end), following the cursor."""
+        cursor = None
+        while True:
+            params = {"begin_time": begin, "end_time": end, "location_id": location_id, **({"cursor": cursor} if cursor else {})}
+            body = self.api.request("GET", "/v2/payouts", params=params)
+            yield from body.get("payouts") or []
+            cursor = body.get("cursor")
+            if not cursor:
+                return
+
+    def payout_entries(self, payout_id: str) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            body = self.api.request(
+                "GET", f"/v2/payouts/{payout_id}/payout-entries", params={"cursor": cursor} if cursor else None
+            )
+            entries += body.get("payout_entries") or []
+            cursor = body.get("cursor")
+            if not cursor:
+                return entries
+
     def refund(self, refund_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/refunds/{refund_id}").get("refund") or {}
 

@@ -1,4 +1,4 @@
-"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund,
+"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund, ListPayouts, ListPayoutEntries,
 RetrieveCustomer and ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ class FakeSquare:
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
+        #: payouts ``{id, location_id, status, created_at, arrival_date, amount_money}`` and their entries
+        self.payouts: dict[str, dict] = {}
+        self.payout_entries: dict[str, list[dict]] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
             "FPYCBCHYMXFK1": {
@@ -106,6 +109,28 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payment {request.path_params['id']} not found.")
         return JSONResponse({"payment": found})
 
+    async def payouts(request: Request):
+        """ListPayouts: ``location_id``, ``begin_time`` / ``end_time`` (on ``created_at``), cursor paging."""
+        if (denied := guard(request)) is not None:
+            return denied
+        q = request.query_params
+        found = sorted(sq.payouts.values(), key=lambda p: p.get("created_at") or "")
+        if q.get("location_id"):
+            found = [p for p in found if p.get("location_id") == q["location_id"]]
+        if q.get("begin_time"):
+            found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
+        if q.get("end_time"):
+            found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
+        return JSONResponse({"payouts": found})
+
+    async def payout_entries(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        payout_id = request.path_params["id"]
+        if payout_id not in sq.payouts:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payout {payout_id} not found.")
+        return JSONResponse({"payout_entries": sq.payout_entries.get(payout_id, [])})
+
     async def refund(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -134,6 +159,8 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             Route("/v2/payments", payments),
             Route("/v2/payments/{id}", payment),
             Route("/v2/refunds/{id}", refund),
+            Route("/v2/payouts", payouts),
+            Route("/v2/payouts/{id}/payout-entries", payout_entries),
             Route("/v2/customers/{id}", customer),
             Route("/v2/locations", locations),
         ]

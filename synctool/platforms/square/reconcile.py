@@ -12,8 +12,10 @@ from typing import Any
 from synctool import platforms
 from synctool.crm import gifts
 from synctool.money import cents_to_dollars
-from synctool.platforms.reconcile import Expected
+from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.platforms.square.webhook import external_id
+
+ZERO = Decimal("0.00")
 
 
 def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Expected], int]:
@@ -71,3 +73,50 @@ def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple
             )
         )
     return items, requests
+
+
+def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Payout], int]:
+    """Each location's payouts of the period (``GET /v2/payouts``) with their entries (CHARGE, REFUND, FEE,
+    ...); a charge or refund entry names its payment, and the payment its order (the gift)."""
+    begin = f"{start}T00:00:00Z"
+    finish = f"{end + timedelta(days=1)}T00:00:00Z"
+    result = []
+    with platforms.using(rt, "pos") as client:
+        for location in client.locations():
+            listed = list(client.payouts(begin, finish, location["id"]))
+            if not listed:
+                continue
+            # payments of the weeks before: an entry names its payment; the payment names its order
+            orders = {
+                p["id"]: p.get("order_id")
+                for p in client.payments(f"{start - timedelta(days=14)}T00:00:00Z", finish, location["id"])
+            }
+            for stated in listed:
+                payout = Payout(
+                    "pos",
+                    stated["id"],
+                    str(stated.get("arrival_date") or stated.get("created_at") or "")[:10],
+                    net=cents_to_dollars((stated.get("amount_money") or {}).get("amount") or 0),
+                )
+                lines: dict[str, PayoutLine] = {}
+                for entry in client.payout_entries(stated["id"]):
+                    kind = entry.get("type")
+                    details = entry.get("type_charge_details") or entry.get("type_refund_details") or {}
+                    order_id = orders.get(details.get("payment_id") or "")
+                    gross = cents_to_dollars((entry.get("gross_amount_money") or {}).get("amount") or 0)
+                    fee = cents_to_dollars((entry.get("fee_amount_money") or {}).get("amount") or 0)
+                    net = cents_to_dollars((entry.get("net_amount_money") or {}).get("amount") or 0)
+                    if order_id is None or kind not in ("CHARGE", "REFUND"):
+                        line = lines.setdefault(f"-{kind}", PayoutLine("", f"({kind})", ZERO, ZERO, ZERO, ZERO))
+                    else:
+                        line = lines.setdefault(order_id, PayoutLine(external_id(order_id), order_id, ZERO, ZERO, ZERO, ZERO))
+                    if kind == "REFUND":
+                        line.refund += -gross
+                    else:
+                        line.gross += gross
+                    line.fee += -fee if fee < 0 else fee
+                    line.net += net
+                payout.lines = list(lines.values())
+                result.append(payout)
+        requests = client.api.requests_sent
+    return result, requests

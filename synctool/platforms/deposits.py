@@ -1,0 +1,45 @@
+"""``reconcile payouts --write-deposits``: a gift's ``deposit_date`` and ``deposited_amount`` set from the
+payout that brought its money to the bank, so LGL's deposit reports match the bank statement. One paced
+``PATCH /gifts/{id}`` per gift, recorded in the ledger (``deposit:<external id>``), never sent twice for
+the same payout."""
+
+from __future__ import annotations
+
+from synctool import store
+from synctool.crm import gifts
+from synctool.errors import Skip
+from synctool.queue.handlers import JobContext, handler
+from synctool.queue.jobs import Outcome
+
+
+@handler("crm", "deposit")
+def deposit(ctx: JobContext) -> Outcome:
+    job = ctx.payload
+    ext, payout_id = ctx.job["external_id"], job["payout_id"]
+    entry = gifts.recorded(ctx.conn, ext)
+    if entry is None or entry["state"] != "done":
+        raise Skip(f"no CRM gift {ext} in the ledger; `synctool reconcile` lists it as missing")
+    key = f"deposit:{ext}"
+    done = ctx.conn.execute("SELECT crm_id FROM crm_writes WHERE key = ?", (key,)).fetchone()
+    if done is not None and done["crm_id"] == payout_id:
+        raise Skip(f"CRM gift {entry['crm_id']} already carries payout {payout_id}'s deposit")
+    ctx.crm.update_gift(
+        entry["crm_id"], {"deposit_date": job["deposit_date"], "deposited_amount": float(job["deposited_amount"])}
+    )
+    with store.atomic(ctx.conn):
+        store.database(ctx.conn).table("crm_writes").upsert(
+            {
+                "key": key,
+                "kind": "deposit",
+                "state": "done",
+                "crm_id": payout_id,
+                "job_id": ctx.job["id"],
+                "updated_at": store.iso(),
+            },
+            pk="key",
+        )
+    return Outcome(
+        "succeeded",
+        f"CRM gift {entry['crm_id']}: deposited {job['deposited_amount']} on {job['deposit_date']} (payout {payout_id})",
+        crm_gift_id=entry["crm_id"],
+    )
