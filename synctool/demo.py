@@ -2,7 +2,9 @@
 
 Fakes of the CRM, Givebutter, Square and Mailchimp start in this process; so does the receiver. Signed
 deliveries from every source go to the receiver (with a repeat, an ineligible POS order, a forged
-signature, a recurring charge, a cancelled plan, and a refund from each of Givebutter, Square and Stripe), the backup poll runs, a drain runs, and the report holds the sync log and what the CRM
+signature, a recurring charge, a cancelled plan, and a refund from each of Givebutter, Square and Stripe),
+ends with a reconcile that finds the one planted difference (a transaction whose webhook was lost, older than
+the poll looks back), fixes it and reconciles again, the backup poll runs, a drain runs, and the report holds the sync log and what the CRM
 fake now holds. CRM pacing is scaled down (the real 1.1 s gap would make the demo slow, not different).
 """
 
@@ -72,6 +74,18 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         summary = drain(platforms.services(rt), max_seconds=45)
         say(summary.line())
 
+        from synctool.ops.reconcile import reconcile
+
+        found = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations", fix=True)
+        say(
+            f"reconcile of the last 30 days: {found['differences']} difference(s) "
+            + ", ".join(f"{i['external_id']} {i['status']} ({i['reason']})" for i in found["items"] if i["status"] != "matched")
+            + f"; --fix queued {len(found['fixed'])} job(s)"
+        )
+        say(drain(platforms.services(rt), max_seconds=20).line())
+        clean = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations")
+        say(f"reconcile again: {clean['differences']} difference(s), {clean['totals']['by_status']['matched']} matched")
+
         from synctool.ops.syncs import SyncQuery, list_syncs
 
         log = list_syncs(conn, SyncQuery(limit=50, sort="created_at", order="asc"))["items"]
@@ -132,6 +146,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
                 }
                 for r in list_refunds(conn)["items"]
             ],
+            "reconcile": {"before": found["totals"]["by_status"], "fixed": found["fixed"], "after": clean["totals"]["by_status"]},
             "crm_requests": crm.stats(),
             "summary_mail": mail["text"],
             "seconds": round(time.monotonic() - started, 1),
@@ -187,6 +202,11 @@ def seed(world, conn, rt, say) -> None:
     world.givebutter.add_transaction(missed)
     mappings.set_type_default(conn, "donations:recurring", fund_id=2398, gift_category_id=5940)  # "Recurring"
     world.square.payments["PAY-3"] = {"id": "PAY-3", "order_id": "POSAPP-3", "status": "COMPLETED"}
+    planted = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # ten days ago, its webhook lost: older than the poll looks back
+    ten_days_ago = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 10 * 86400))
+    planted.update(id="Planted10dAgo", first_name="Mary", last_name="Jackson", email="mary.jackson@example.org", amount=35,
+                   created_at=ten_days_ago, transacted_at=ten_days_ago)  # fmt: skip
+    world.givebutter.add_transaction(planted)
     world.square.customers["CUST1"] = {
         "id": "CUST1",
         "given_name": "Grace",

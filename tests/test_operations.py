@@ -78,6 +78,7 @@ def test_demo_runs_the_whole_path(cli):
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
     assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
         "donations_Monthly4Rt9x",
+        "donations_Planted10dAgo",
         "donations_PollOnly7Kq2",
         "donations_QiN7blzUhiwXBVBr",
         "pay-100",
@@ -94,4 +95,7 @@ def test_demo_runs_the_whole_path(cli):
     amounts = {g["external_id"]: g["amount"] for g in report["crm_gifts"]}
     assert (amounts["donations_QiN7blzUhiwXBVBr"], amounts["pos_order_POSAPP-3"], amounts["pay-100"]) == (6.0, 5.0, 0.0)
     assert "recurring plan pln_old_weekly canceled" in report["summary_mail"]
+    # the planted difference: found, fixed through the queue, then reconciled clean
+    assert report["reconcile"]["before"]["missing"] == 1 and report["reconcile"]["after"]["missing"] == 0
+    assert [f["external_id"] for f in report["reconcile"]["fixed"]] == ["donations_Planted10dAgo"]
     assert report["crm_requests"]["rejected_429"] == 0 and report["seconds"] < 60
