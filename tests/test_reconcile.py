@@ -195,3 +195,22 @@ def test_square_payout_entries(coded, cli):
         "15.92",
     )
     assert row["without_gift"] == ["pos_order_O9"]
+
+
+def test_a_failed_sync_is_missing_with_its_error_and_fix_retries_it(coded, receiver, cli, db, tmp_path):
+    fields = [{"id": 1, "field_id": 77, "title": "How did you hear about us?", "type": "text", "value": "A billboard"}]
+    t = txn("FAIL1", 60, custom_fields=fields)
+    coded.givebutter.add_transaction(t)
+    give(receiver, t)
+    run_drain()
+    out = tmp_path / "october.csv"
+    code, report = reconcile(cli, "--csv", str(out))
+    item = by_ext(report)["donations_FAIL1"]
+    assert code == 1 and item["status"] == "missing" and item["reason"].startswith("failed: ") and "A billboard" in item["reason"]
+    assert "donations_FAIL1,FAIL1,missing,60.00" in out.read_text()
+    assert cli("mappings", "remove", "custom_field", "77").exit_code == 0  # the cause, fixed by a person
+    code, fixed = reconcile(cli, "--fix")
+    assert fixed["fixed"] == [{"external_id": "donations_FAIL1", "action": "retried", "job_id": fixed["fixed"][0]["job_id"]}]
+    run_drain()
+    code, after = reconcile(cli)
+    assert code == 0 and by_ext(after)["donations_FAIL1"]["status"] == "matched"
