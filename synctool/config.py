@@ -40,6 +40,8 @@ class Section(BaseModel):
 
 
 class ReceiverConfig(Section):
+    #: where the platforms reach the receiver (https://sync.example.org); `synctool webhooks register --url` sets it
+    public_url: Optional[str] = None
     host: str = "127.0.0.1"
     port: int = Field(8787, ge=1, le=65535)
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
@@ -101,6 +103,10 @@ class PosConfig(Section):
     square_version: str = "2026-08-19"
 
 
+class PaymentsConfig(Section):
+    base_url: str = "https://api.stripe.com"
+
+
 class MailingConfig(Section):
     #: when unset, derived from the API key's data-centre suffix (``...-us14``)
     base_url: Optional[str] = None
@@ -149,6 +155,7 @@ class Config(Section):
     donations: DonationsConfig = DonationsConfig()
     pos: PosConfig = PosConfig()
     mailing: MailingConfig = MailingConfig()
+    payments: PaymentsConfig = PaymentsConfig()
     queue: QueueConfig = QueueConfig()
     refunds: RefundsConfig = RefundsConfig()
     smtp: SmtpConfig = SmtpConfig()
@@ -198,6 +205,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "DONATIONS_API_BASE_URL": ("donations", "base_url"),
     "POS_API_BASE_URL": ("pos", "base_url"),
     "MAILING_API_BASE_URL": ("mailing", "base_url"),
+    "PAYMENTS_API_BASE_URL": ("payments", "base_url"),
     "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),

@@ -29,6 +29,7 @@ RootGroup.lazy = {
     "users": "synctool.cli.users:app",
     "refunds": "synctool.cli.refunds:app",
     "reconcile": "synctool.cli.reconcile:app",
+    "webhooks": "synctool.cli.webhooks:app",
     "alerts": "synctool.cli.alerts:app",
     "dev": "synctool.cli.dev:app",
     **command_groups(),  # each platform's own group (synctool.platforms)

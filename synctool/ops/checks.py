@@ -143,4 +143,12 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"{failed} unresolved",
         "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all",
     )
+    from synctool.ops import webhooks
+
+    if webhooks.public_url(conn, rt):  # the webhooks, where the platforms' APIs are configured
+        for found in webhooks.status(conn, rt)["sources"]:
+            if found["state"] != "not configured":
+                where = f" ({found['where']})" if found["where"] else ""
+                add(f"webhook {found['source']}{where}", "ok" if found["state"] == "ok" else "warn",
+                    f"{found['state']}: {found['detail']}", found["fix"])  # fmt: skip
     return checks

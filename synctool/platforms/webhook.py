@@ -46,9 +46,24 @@ class WebhookSecrets:
 
         return cls(
             values={name: rt.secrets.get(name) for name in secret_names()},
-            pos_url=rt.config.webhooks.pos_notification_url,
+            pos_url=_registered_pos_url(rt) or rt.config.webhooks.pos_notification_url,
             tolerance_s=rt.config.webhooks.tolerance_s,
         )
+
+
+def _registered_pos_url(rt: Any) -> str | None:
+    """The notification URL `synctool webhooks register` gave Square (it signs with exactly that URL)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{rt.db_path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM settings WHERE key = 'pos_notification_url'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return json.loads(row[0]) if row else None
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:

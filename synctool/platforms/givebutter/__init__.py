@@ -10,6 +10,8 @@ WEBHOOK = Webhook("donations", "synctool.platforms.givebutter.webhook")
 CLIENT = Client(
     "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
 )
+#: registers and checks the platform's webhook (``synctool webhooks``)
+REGISTRATION = "synctool.platforms.givebutter.registration"
 SECRETS = {
     "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
     "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",

@@ -43,6 +43,18 @@ class DonationsClient:
         """Transactions made in a period (``transactedAfter`` / ``transactedBefore``, ISO 8601)."""
         return self.pages("/transactions", {"transactedAfter": after, "transactedBefore": before, "per_page": per_page})
 
+    def webhooks(self) -> list[dict[str, Any]]:
+        return list(self.pages("/webhooks", {"per_page": 100}))
+
+    def create_webhook(self, url: str, events: list[str]) -> dict[str, Any]:
+        """The new webhook, with its signing secret as ``signature``."""
+        body = self.api.request("POST", "/webhooks", json={"url": url, "events": events, "name": "synctool", "enabled": True})
+        return body.get("data", body)
+
+    def update_webhook(self, webhook_id: str, url: str, events: list[str]) -> dict[str, Any]:
+        body = self.api.request("PUT", f"/webhooks/{webhook_id}", json={"url": url, "events": events, "enabled": True})
+        return body.get("data", body)
+
     def payouts(self) -> list[dict[str, Any]]:
         return list(self.pages("/payouts", {"per_page": 100}))
 

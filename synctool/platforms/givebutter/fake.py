@@ -1,17 +1,26 @@
 """A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
 ``transactedAfter`` and ``transactedBefore`` filters),
-campaigns, tickets and payouts, Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
+campaigns, tickets, payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
 auth, and an optional rate limit answered with 429 and ``Retry-After``."""
 
 from __future__ import annotations
 
+import json
+import secrets
 import time
+import uuid
 from datetime import datetime
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+#: the live API's webhook event enum
+WEBHOOK_EVENTS = {
+    "campaign.created", "campaign.updated", "ticket.created", "transaction.succeeded", "contact.created",
+    "plan.canceled", "plan.created", "plan.failed", "plan.paused", "plan.resumed", "plan.updated", "refund.created",
+}  # fmt: skip
 
 
 class FakeGivebutter:
@@ -22,6 +31,8 @@ class FakeGivebutter:
         self.tickets: dict[str, dict] = {}
         #: bank deposits: ``{id, amount, fee, status, paid_at, created_at}``; transactions name theirs by ``payout_id``
         self.payouts: dict[str, dict] = {}
+        #: registered webhooks (``WebhookResource``: id, name, events, enabled, url, signature, ...)
+        self.webhooks: dict[str, dict] = {}
         self.requests: list[dict] = []
         self.throttle_next = 0  # answer this many requests with 429
 
@@ -138,6 +149,62 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             return denied
         return _page(sorted(gb.payouts.values(), key=lambda p: p.get("created_at") or ""), request)
 
+    def webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
+        errors: dict[str, list[str]] = {}
+        url = body.get("url")
+        if not partial or "url" in body:
+            if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+                errors["url"] = ["The url field must be a valid URL."]
+        events = body.get("events") if "events" in body else ([body["event"]] if body.get("event") else None)
+        if events is not None or not partial:
+            if not isinstance(events, list) or not events:
+                errors["events"] = ["The events field must have at least 1 items."]
+            elif any(e not in WEBHOOK_EVENTS for e in events):
+                errors["events"] = [f"The selected events is invalid: {', '.join(e for e in events if e not in WEBHOOK_EVENTS)}."]
+        if errors:
+            return JSONResponse({"message": next(iter(errors.values()))[0], "errors": errors}, status_code=422)
+        return None
+
+    async def webhooks(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        if request.method == "GET":
+            return _page(list(gb.webhooks.values()), request)
+        body = json.loads(await request.body() or b"{}")
+        if (problem := webhook_problem(body)) is not None:
+            return problem
+        now = datetime.now().astimezone().isoformat(timespec="seconds")
+        hook = {
+            "id": str(uuid.uuid4()),
+            "name": body.get("name"),
+            "events": body.get("events") or [body["event"]],
+            "enabled": body.get("enabled", True),
+            "url": body["url"],
+            "signature": secrets.token_hex(16),
+            "last_status": None,
+            "last_used_at": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        gb.webhooks[hook["id"]] = hook
+        return JSONResponse({"data": hook}, status_code=201)
+
+    async def webhook(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        hook = gb.webhooks.get(request.path_params["id"])
+        if hook is None:
+            return JSONResponse({"message": "Not found."}, status_code=404)
+        if request.method == "DELETE":
+            del gb.webhooks[hook["id"]]
+            return JSONResponse({}, status_code=200)
+        if request.method == "PUT":
+            body = json.loads(await request.body() or b"{}")
+            if (problem := webhook_problem(body)) is not None:
+                return problem
+            hook.update({k: body[k] for k in ("url", "events", "name", "enabled") if k in body})
+        return JSONResponse({"data": hook})
+
     async def tickets(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -151,6 +218,8 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             Route("/v1/campaigns/{id}", campaign),
             Route("/v1/tickets", tickets),
             Route("/v1/payouts", payouts),
+            Route("/v1/webhooks", webhooks, methods=["GET", "POST"]),
+            Route("/v1/webhooks/{id}", webhook, methods=["GET", "PUT", "DELETE"]),
         ]
     )
     app.state.fake = gb

@@ -8,6 +8,8 @@ from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True)
 CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe")
+#: registers and checks the platform's webhook (``synctool webhooks``)
+REGISTRATION = "synctool.platforms.mailchimp.registration"
 SECRETS = {
     "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
     "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",

@@ -60,6 +60,18 @@ class MailingClient:
             json={"tags": [{"name": t, "status": "active"} for t in tags]},
         )
 
+    def webhooks(self, list_id: str) -> list[dict[str, Any]]:
+        return self.api.request("GET", f"/lists/{list_id}/webhooks").get("webhooks") or []
+
+    def create_webhook(self, list_id: str, url: str, events: dict[str, bool], sources: dict[str, bool]) -> dict[str, Any]:
+        return self.api.request("POST", f"/lists/{list_id}/webhooks", json={"url": url, "events": events, "sources": sources})
+
+    def update_webhook(
+        self, list_id: str, webhook_id: str, url: str, events: dict[str, bool], sources: dict[str, bool]
+    ) -> dict[str, Any]:
+        body = {"url": url, "events": events, "sources": sources}
+        return self.api.request("PATCH", f"/lists/{list_id}/webhooks/{webhook_id}", json=body)
+
     def lists(self) -> list[dict[str, Any]]:
         lists, offset = [], 0
         while True:

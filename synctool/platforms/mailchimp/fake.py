@@ -1,5 +1,5 @@
 """A local stand-in for Mailchimp's Marketing API v3: root (account), ping, lists, and audience members
-(``PUT`` upsert with ``status_if_new``, ``GET``, and ``POST .../tags``), with HTTP Basic auth (any user, the
+(``PUT`` upsert with ``status_if_new``, ``GET``, and ``POST .../tags``), audience webhooks, with HTTP Basic auth (any user, the
 key as password) and problem+json errors. ``members[list_id][subscriber_hash]`` holds each member and its tags."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+EVENTS = ("subscribe", "unsubscribe", "profile", "cleaned", "upemail", "campaign")
+
 
 class FakeMailchimp:
     def __init__(self, api_key: str = "mc-api-key-us14"):
@@ -22,6 +24,8 @@ class FakeMailchimp:
             {"id": "c0ffee1234", "web_id": 412938, "name": "Volunteers", "stats": {"member_count": 212}},
         ]
         self.members: dict[str, dict[str, dict]] = {}
+        #: list id -> its webhooks ``{id, url, events{...}, sources{user, admin, api}, list_id}``
+        self.webhooks: dict[str, list[dict]] = {}
         self.requests: list[tuple[str, str]] = []
 
 
@@ -123,8 +127,60 @@ def create_app(mc: FakeMailchimp | None = None) -> Starlette:
                 found["tags"] = [t for t in found["tags"] if t["name"] != tag["name"]]
         return Response(status_code=204)
 
+    def webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
+        url = body.get("url")
+        if (not partial or "url" in body) and not (isinstance(url, str) and url.startswith(("https://", "http://"))):
+            return _problem(400, "Invalid Resource", "The resource submitted could not be validated: url must be a valid URL.")
+        for key, allowed in (("events", EVENTS), ("sources", ("user", "admin", "api"))):
+            given = body.get(key)
+            if given is not None and (not isinstance(given, dict) or set(given) - set(allowed)):
+                return _problem(400, "Invalid Resource", f"{key} accepts only: {', '.join(allowed)}.")
+        return None
+
+    async def list_webhooks(request: Request):
+        list_id = request.path_params["list_id"]
+        if not any(item["id"] == list_id for item in mc.lists):
+            return not_found()
+        hooks = mc.webhooks.setdefault(list_id, [])
+        if request.method == "GET":
+            return JSONResponse({"webhooks": hooks, "list_id": list_id, "total_items": len(hooks)})
+        body = json.loads(await request.body() or b"{}")
+        if (problem := webhook_problem(body)) is not None:
+            return problem
+        if any(h["url"] == body["url"] for h in hooks):
+            return _problem(400, "Invalid Resource", "Sorry, you can't use the same url for multiple webhooks.")
+        hook = {
+            "id": hashlib.md5(f"{list_id}{body['url']}".encode()).hexdigest()[:10],
+            "url": body["url"],
+            "events": {e: bool((body.get("events") or {}).get(e, False)) for e in EVENTS},
+            "sources": {s: bool((body.get("sources") or {}).get(s, s != "api")) for s in ("user", "admin", "api")},
+            "list_id": list_id,
+        }
+        hooks.append(hook)
+        return JSONResponse(hook)
+
+    async def list_webhook(request: Request):
+        list_id = request.path_params["list_id"]
+        hook = next((h for h in mc.webhooks.get(list_id, []) if h["id"] == request.path_params["id"]), None)
+        if hook is None:
+            return not_found()
+        if request.method == "PATCH":
+            body = json.loads(await request.body() or b"{}")
+            if (problem := webhook_problem(body, partial=True)) is not None:
+                return problem
+            if "url" in body:
+                hook["url"] = body["url"]
+            for key in ("events", "sources"):
+                hook[key].update({k: bool(v) for k, v in (body.get(key) or {}).items()})
+        elif request.method == "DELETE":
+            mc.webhooks[list_id].remove(hook)
+            return Response(status_code=204)
+        return JSONResponse(hook)
+
     app = Starlette(
         routes=[
+            Route("/3.0/lists/{list_id}/webhooks", guarded(list_webhooks), methods=["GET", "POST"]),
+            Route("/3.0/lists/{list_id}/webhooks/{id}", guarded(list_webhook), methods=["GET", "PATCH", "DELETE"]),
             Route("/3.0/", guarded(root)),
             Route("/3.0/ping", guarded(ping)),
             Route("/3.0/lists", guarded(lists)),

@@ -8,6 +8,8 @@ from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("pos", "synctool.platforms.square.webhook")
 CLIENT = Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe")
+#: registers and checks the platform's webhook (``synctool webhooks``)
+REGISTRATION = "synctool.platforms.square.registration"
 SECRETS = {
     "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
     "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",

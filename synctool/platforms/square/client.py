@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -67,6 +68,38 @@ class PosClient:
             cursor = body.get("cursor")
             if not cursor:
                 return entries
+
+    def subscriptions(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            body = self.api.request("GET", "/v2/webhooks/subscriptions", params={"cursor": cursor} if cursor else None)
+            found += body.get("subscriptions") or []
+            cursor = body.get("cursor")
+            if not cursor:
+                return found
+
+    def create_subscription(self, url: str, events: list[str], api_version: str) -> dict[str, Any]:
+        """The new subscription, with its ``signature_key`` (shown only now)."""
+        body = {
+            "idempotency_key": str(uuid.uuid4()),
+            "subscription": {
+                "name": "synctool",
+                "enabled": True,
+                "event_types": events,
+                "notification_url": url,
+                "api_version": api_version,
+            },
+        }
+        return self.api.request("POST", "/v2/webhooks/subscriptions", json=body).get("subscription") or {}
+
+    def update_subscription(self, subscription_id: str, url: str, events: list[str]) -> dict[str, Any]:
+        body = {"subscription": {"enabled": True, "event_types": events, "notification_url": url}}
+        return self.api.request("PUT", f"/v2/webhooks/subscriptions/{subscription_id}", json=body).get("subscription") or {}
+
+    def rotate_signature_key(self, subscription_id: str) -> str:
+        body = {"idempotency_key": str(uuid.uuid4())}
+        return self.api.request("POST", f"/v2/webhooks/subscriptions/{subscription_id}/signature-key", json=body)["signature_key"]
 
     def refund(self, refund_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/refunds/{refund_id}").get("refund") or {}

@@ -1,15 +1,24 @@
-"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund, ListPayouts, ListPayoutEntries,
+"""A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund, ListPayouts, ListPayoutEntries, webhook
+subscriptions (the signature key shown only at creation or rotation),
 RetrieveCustomer and ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
+import uuid
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+#: the event types the fake accepts in a subscription (Square's are many more)
+SQUARE_EVENTS = {
+    "order.created", "order.updated", "order.fulfillment.updated", "payment.created", "payment.updated",
+    "refund.created", "refund.updated", "customer.created", "customer.updated", "payout.sent", "payout.paid",
+}  # fmt: skip
 
 
 class FakeSquare:
@@ -21,6 +30,8 @@ class FakeSquare:
         #: payouts ``{id, location_id, status, created_at, arrival_date, amount_money}`` and their entries
         self.payouts: dict[str, dict] = {}
         self.payout_entries: dict[str, list[dict]] = {}
+        #: webhook subscriptions; each one's ``signature_key`` is shown only when created or rotated
+        self.subscriptions: dict[str, dict] = {}
         self.customers: dict[str, dict] = {}
         self.locations: dict[str, dict] = {
             "FPYCBCHYMXFK1": {
@@ -131,6 +142,73 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payout {payout_id} not found.")
         return JSONResponse({"payout_entries": sq.payout_entries.get(payout_id, [])})
 
+    def subscription_problem(sub: dict, partial: bool = False) -> JSONResponse | None:
+        url = sub.get("notification_url")
+        if (not partial or "notification_url" in sub) and not (isinstance(url, str) and url.startswith("https://")):
+            return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "notification_url must be an https URL.")
+        events = sub.get("event_types")
+        if not partial or "event_types" in sub:
+            if not isinstance(events, list) or not events:
+                return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "event_types must not be empty.")
+            unknown = [e for e in events if e not in SQUARE_EVENTS]
+            if unknown:
+                return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", f"Unknown event type: {unknown[0]}.")
+        return None
+
+    def public(sub: dict) -> dict:
+        return {k: v for k, v in sub.items() if k != "signature_key"}
+
+    async def subscriptions(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        if request.method == "GET":
+            return JSONResponse({"subscriptions": [public(s) for s in sq.subscriptions.values()]})
+        body = json.loads(await request.body() or b"{}")
+        sub = body.get("subscription") or {}
+        if (problem := subscription_problem(sub)) is not None:
+            return problem
+        now = time.strftime("%Y-%m-%d %H:%M:%S +0000 UTC", time.gmtime())
+        created = {
+            "id": f"wbhk_{uuid.uuid4().hex[:20]}",
+            "name": sub.get("name"),
+            "enabled": sub.get("enabled", True),
+            "event_types": sub["event_types"],
+            "notification_url": sub["notification_url"],
+            "api_version": sub.get("api_version") or "2026-08-19",
+            "signature_key": secrets.token_urlsafe(16),
+            "created_at": now,
+            "updated_at": now,
+        }
+        sq.subscriptions[created["id"]] = created
+        return JSONResponse({"subscription": created})
+
+    async def subscription(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        sub = sq.subscriptions.get(request.path_params["id"])
+        if sub is None:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", "Subscription not found.")
+        if request.method == "PUT":
+            change = (json.loads(await request.body() or b"{}")).get("subscription") or {}
+            if (problem := subscription_problem(change, partial=True)) is not None:
+                return problem
+            sub.update(
+                {k: change[k] for k in ("name", "enabled", "event_types", "notification_url", "api_version") if k in change}
+            )
+        elif request.method == "DELETE":
+            del sq.subscriptions[sub["id"]]
+            return JSONResponse({})
+        return JSONResponse({"subscription": public(sub)})
+
+    async def signature_key(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        sub = sq.subscriptions.get(request.path_params["id"])
+        if sub is None:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", "Subscription not found.")
+        sub["signature_key"] = secrets.token_urlsafe(16)
+        return JSONResponse({"signature_key": sub["signature_key"]})
+
     async def refund(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -160,6 +238,9 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             Route("/v2/payments/{id}", payment),
             Route("/v2/refunds/{id}", refund),
             Route("/v2/payouts", payouts),
+            Route("/v2/webhooks/subscriptions", subscriptions, methods=["GET", "POST"]),
+            Route("/v2/webhooks/subscriptions/{id}", subscription, methods=["GET", "PUT", "DELETE"]),
+            Route("/v2/webhooks/subscriptions/{id}/signature-key", signature_key, methods=["POST"]),
             Route("/v2/payouts/{id}/payout-entries", payout_entries),
             Route("/v2/customers/{id}", customer),
             Route("/v2/locations", locations),

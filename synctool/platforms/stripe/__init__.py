@@ -3,7 +3,16 @@ portal's rules act on them)."""
 
 from __future__ import annotations
 
-from synctool.platforms import Webhook
+from synctool.platforms import Client, Fake, Webhook
 
 WEBHOOK = Webhook("payments", "synctool.platforms.stripe.webhook")
-SECRETS = {"PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)"}
+CLIENT = Client("payments", "synctool.platforms.stripe.client:from_runtime", probe="synctool.platforms.stripe.client:probe")
+#: registers and checks the platform's webhook (``synctool webhooks``)
+REGISTRATION = "synctool.platforms.stripe.registration"
+SECRETS = {
+    "PAYMENTS_API_KEY": "Stripe's secret API key (sk_...; registers the webhook endpoint)",
+    "PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)",
+}
+FAKE = Fake(
+    "stripe", "synctool.platforms.stripe.fake", "FakeStripe", "PAYMENTS_API_KEY", "sk_test_demo", "PAYMENTS_API_BASE_URL", ""
+)

@@ -1,0 +1,74 @@
+"""`synctool webhooks`: the webhooks each platform must send, checked and registered through their APIs."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from synctool.cli.common import AsJson, ctx_obj, render, sub_app
+
+app = sub_app("The platforms' webhooks: check what is registered, and register or repair it through their APIs.")
+
+
+def _sources(value: str | None) -> list[str] | None:
+    return [s.strip() for s in value.split(",") if s.strip()] if value else None
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    source: str = typer.Option(None, help="comma-separated: donations, pos, mailing, payments; default: all"),
+    as_json: AsJson = False,
+) -> None:
+    """Ask each platform what is registered and compare it with what synctool needs: the URL (for Square, the
+    exact URL signatures are checked with), the events its handlers read, enabled, and the secret stored on
+    this side. One line per source: ok, missing, wrong URL, missing events, disabled, no secret, not
+    configured, with the fix. Exit 1 when any is not ok.
+
+    Example: synctool webhooks status
+    """
+    from synctool.ops.webhooks import status as op
+
+    result = op(ctx_obj(ctx).db, ctx_obj(ctx).rt, _sources(source))
+    columns = ["source", "where", "state", "detail", "fix"]
+    render(result, as_json, rows=result["sources"], columns=columns, title=f"webhooks for {result['url'] or '(no public URL)'}")
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("register")
+def register(
+    ctx: typer.Context,
+    url: str = typer.Option(..., help="the receiver's public address, https://HOST (the routes /webhooks/<source> are added)"),
+    source: str = typer.Option(None, help="comma-separated: pos, payments, mailing, donations; default: all"),
+    as_json: AsJson = False,
+) -> None:
+    """Create what is missing and repair what is wrong, idempotently (never a second registration for a
+    route): Square subscription, Stripe endpoint, Mailchimp audience webhooks (unsubscribe and cleaned,
+    not API changes, with a generated ?secret=), Givebutter webhook. The secrets the platforms return go to
+    the keyring; without one, the `export` lines to put in synctool's environment are printed (to stderr,
+    and never in --json). Restart `synctool serve` afterwards so it reads them.
+
+    Example: synctool webhooks register --url https://sync.example.org --source pos,payments
+    """
+    from synctool.ops.webhooks import register as op
+
+    result = op(ctx_obj(ctx).db, ctx_obj(ctx).rt, url, _sources(source))
+    export = result.pop("export")
+    render(
+        result,
+        as_json,
+        rows=result["registered"],
+        columns=["source", "where", "action", "detail"],
+        title=f"webhooks at {result['url']}",
+    )
+    if export:
+        print(
+            "No keyring on this machine: put these in synctool's environment (cron's env file, the service unit):",
+            file=sys.stderr,
+        )
+        for name, value in export.items():
+            print(f"export {name}='{value}'", file=sys.stderr)
+    if result["restart_receiver"] and not as_json:
+        typer.echo("restart `synctool serve` so the receiver reads the new secrets")

@@ -1,0 +1,51 @@
+"""Square's webhook subscription: ``GET`` / ``POST`` / ``PUT /v2/webhooks/subscriptions``. The signature
+covers the notification URL byte for byte, so the URL registered is the one synctool verifies with
+(``webhooks.pos_notification_url``). Square shows a subscription's ``signature_key`` only when it is
+created or rotated (``POST .../signature-key``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
+
+SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
+EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
+
+
+def wanted(conn: sqlite3.Connection, rt: Any, base: str) -> list[Wanted]:
+    return [Wanted("pos", f"{base}/webhooks/pos", EVENTS, SECRET)]
+
+
+def _found(client: Any) -> list[Found]:
+    return [
+        Found(s["id"], s.get("notification_url") or "", set(s.get("event_types") or []), bool(s.get("enabled", True)))
+        for s in client.subscriptions()
+    ]
+
+
+def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]:
+    [want] = wanted(conn, rt, base)
+    check = compare(want, _found(client), rt.secrets.get(SECRET))
+    if check.state == "ok" and verify_url != want.url:
+        check = Check("pos", "wrong URL", f"registered {want.url}, but synctool verifies signatures with {verify_url or '(none)'}",
+                      check.fix, registration_id=check.registration_id)  # fmt: skip
+    return [check]
+
+
+def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
+    [want] = wanted(conn, rt, base)
+    mine = ours(_found(client), want)
+    keep = {"pos_notification_url": want.url}
+    if mine is None:
+        created = client.create_subscription(want.url, want.events, rt.config.pos.square_version)
+        return [Outcome("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)]
+    action, detail = "unchanged", mine.id
+    if mine.url != want.url or set(want.events) - mine.events or not mine.enabled:
+        client.update_subscription(mine.id, want.url, sorted(mine.events | set(want.events)))
+        action, detail = "repaired", f"{mine.id}: URL, events and enabled set"
+    if not rt.secrets.get(SECRET):  # the key is shown only once: rotate it to learn it
+        return [Outcome("pos", "secret renewed" if action == "unchanged" else action, detail,
+                        secrets={SECRET: client.rotate_signature_key(mine.id)}, settings=keep)]  # fmt: skip
+    return [Outcome("pos", action, detail, settings=keep)]

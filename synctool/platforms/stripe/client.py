@@ -1,0 +1,57 @@
+"""Stripe's REST API client (``PaymentsClient``): the webhook endpoints synctool registers. Stripe takes
+form-encoded bodies (``enabled_events[]=...``) and answers ``{"error": {type, message, param}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synctool.http import ApiClient
+
+
+def _error_text(body: Any) -> str:
+    error = body.get("error") or {}
+    return f"{error.get('type')}: {error.get('message')}" if isinstance(error, dict) else str(body)
+
+
+class PaymentsClient:
+    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+        self.api = ApiClient(
+            base_url, name="Stripe", error_text=_error_text, headers={"Authorization": f"Bearer {api_key}"}, **kwargs
+        )
+
+    def close(self) -> None:
+        self.api.close()
+
+    def webhook_endpoints(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        after = None
+        while True:
+            body = self.api.request(
+                "GET", "/v1/webhook_endpoints", params={"limit": 100, **({"starting_after": after} if after else {})}
+            )
+            found += body.get("data") or []
+            if not body.get("has_more") or not found:
+                return found
+            after = found[-1]["id"]
+
+    def create_webhook_endpoint(self, url: str, events: list[str]) -> dict[str, Any]:
+        """The new endpoint, with its signing ``secret`` (Stripe shows it only now)."""
+        return self.api.request("POST", "/v1/webhook_endpoints", data={"url": url, "enabled_events[]": events})
+
+    def update_webhook_endpoint(self, endpoint_id: str, url: str, events: list[str]) -> dict[str, Any]:
+        return self.api.request(
+            "POST", f"/v1/webhook_endpoints/{endpoint_id}", data={"url": url, "enabled_events[]": events, "disabled": "false"}
+        )
+
+    def delete_webhook_endpoint(self, endpoint_id: str) -> dict[str, Any]:
+        return self.api.request("DELETE", f"/v1/webhook_endpoints/{endpoint_id}")
+
+
+def from_runtime(rt: Any) -> PaymentsClient:
+    return PaymentsClient(
+        rt.config.payments.base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), transport=rt.transport("payments")
+    )
+
+
+def probe(client: PaymentsClient) -> str:
+    return f"{len(client.webhook_endpoints())} webhook endpoint(s)"
