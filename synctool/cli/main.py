@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli import checks, jobs, syncs
+from synctool.cli import backfill, checks, jobs, syncs
 from synctool.cli.common import AsJson, RootGroup, ctx_obj, key_values, render
 from synctool.platforms import command_groups
 
@@ -39,6 +39,7 @@ app.command("doctor")(checks.doctor)
 app.command("stats")(syncs.stats)
 app.command("retry-all")(jobs.retry_all)
 app.command("drain")(jobs.drain)
+app.command("backfill")(backfill.backfill)
 
 
 class _StderrHandler(logging.StreamHandler):
