@@ -98,6 +98,16 @@ def connect(path: str | Path, *, migrate: bool = True) -> sqlite3.Connection:
     return conn
 
 
+def snapshot(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """An in-memory copy of the database behind ``conn`` (SQLite's online backup), set up as ``connect``
+    sets up a connection: preview mode runs its jobs against one and throws it away."""
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    conn.backup(copy)
+    copy.row_factory = sqlite3.Row
+    copy.execute("PRAGMA foreign_keys = ON")
+    return copy
+
+
 # Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
 # sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
 _WRITE_LOCK = threading.RLock()
@@ -481,6 +491,23 @@ def m006_refunds(db: Database) -> None:
     )
     db["refunds"].create_index(["gift_external_id"])
     db["refunds"].create_index(["created_at"])
+
+
+@migration
+def m007_preview(db: Database) -> None:
+    """Preview mode: a job can end ``previewed`` with its ``plan`` (what it would write). Widening a CHECK
+    constraint is the one schema change SQLite allows in place (its ALTER TABLE docs, "simpler procedure"):
+    the table keeps its rows, its indexes and the attempts that reference it."""
+    conn = db.conn
+    version = conn.execute("PRAGMA schema_version").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'jobs'",
+        ("'skipped', 'failed')", "'skipped', 'failed', 'previewed')"),
+    )
+    conn.execute(f"PRAGMA schema_version = {version + 1}")
+    conn.execute("PRAGMA writable_schema = OFF")
+    conn.execute("ALTER TABLE jobs ADD COLUMN plan TEXT")
 
 
 #: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat

@@ -27,7 +27,11 @@ def test_backfill_queues_only_what_is_new_and_its_estimate_holds(coded, receiver
     run_drain()
     dry = cli("backfill", "--since", "2026-01-01", "--until", "2026-06-30", "--source", "donations", "--dry-run")
     assert dry.exit_code == 0, dry.output
-    assert "45 transaction(s)" in dry.stdout and "10 already synced, 35 new" in dry.stdout and "dry run: nothing queued" in dry.stdout
+    assert (
+        "45 transaction(s)" in dry.stdout
+        and "10 already synced, 35 new" in dry.stdout
+        and "dry run: nothing queued" in dry.stdout
+    )
     assert db.execute("SELECT count(*) FROM jobs WHERE json_extract(payload, '$.origin') = 'backfill'").fetchone()[0] == 0
     result = json.loads(cli("backfill", "--since", "2026-01-01", "--until", "2026-06-30", "--json").stdout)
     assert result["queued"] == 35

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli import backfill, checks, jobs, syncs
+from synctool.cli import backfill, checks, jobs, preview, syncs
 from synctool.cli.common import AsJson, RootGroup, ctx_obj, key_values, render
 from synctool.platforms import command_groups
 
@@ -40,6 +40,8 @@ app.command("stats")(syncs.stats)
 app.command("retry-all")(jobs.retry_all)
 app.command("drain")(jobs.drain)
 app.command("backfill")(backfill.backfill)
+app.command("sync-mode")(preview.sync_mode)
+app.command("preview")(preview.preview)
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -81,9 +81,13 @@ def budget(rt: Runtime) -> dict:
         pacer_.close()
 
 
-def open_client(conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None, transport=None):
-    """A CrmClient for the active environment; ConfigError naming what is missing, before any request."""
+def open_client(
+    conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None, transport=None, preview: bool = False
+):
+    """A CrmClient for the active environment; ConfigError naming what is missing, before any request. A
+    ``preview`` client reads for real and holds every write back (``crm/preview.py``)."""
     from synctool.crm.client import CrmClient, check_base_url
+    from synctool.crm.preview import PreviewClient
 
     where = target(conn, rt)
     check_base_url(where.base_url, where.base_url_source)
@@ -94,7 +98,7 @@ def open_client(conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[
             "keyring/environment",
             f"no CRM API key for the {where.environment} environment; run `synctool crm config --api-key` or set CRM_API_KEY",
         )
-    return CrmClient(
+    return (PreviewClient if preview else CrmClient)(
         where.base_url,
         key,
         pacer=pacer(rt),
@@ -104,3 +108,15 @@ def open_client(conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[
         on_request=on_request,
         transport=transport or rt.transport("crm"),
     )
+
+
+MODES = ("live", "preview")
+MODE_SETTING = "sync_mode"
+
+
+def sync_mode(conn: sqlite3.Connection) -> str:
+    """``live`` (the default) or ``preview``: whether drain writes to the CRM or only shows what it would."""
+    from synctool import settings
+
+    mode = settings.get(conn, MODE_SETTING)
+    return mode if mode in MODES else "live"

@@ -116,6 +116,13 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"last run {int(age)} s ago" if age is not None else "never ran",
         "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
     )
+    mode = crm_target.sync_mode(conn)
+    add(
+        "sync mode",
+        "ok" if mode == "live" else "warn",
+        mode if mode == "live" else "preview: drain writes nothing to the CRM (`synctool preview` shows what it would)",
+        "" if mode == "live" else "synctool sync-mode live, once the previews look right",
+    )
     last = settings.get(conn, "reconcile:last") or {}
     age = age_s(last.get("at"))
     fresh = age is not None and age < 8 * 86400

@@ -19,9 +19,18 @@ def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool
         path.write_text(STARTER_CONFIG.format(database=DEFAULT_DB), encoding="utf-8")
         wrote = True
     rt = Runtime.from_environ(path, environ)
+    new_database = not rt.db_path.exists()
     conn = store.connect(rt.db_path)
     try:
         migrations = store.applied_migrations(conn)
+        if new_database:  # a new install writes nothing to the CRM until someone has seen what it would write
+            from synctool import settings
+
+            with store.atomic(conn):
+                settings.put(conn, "sync_mode", "preview")
+        from synctool.crm.target import sync_mode
+
+        mode = sync_mode(conn)
     finally:
         conn.close()
     return {
@@ -30,4 +39,8 @@ def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool
         "database": str(rt.db_path),
         "migrations": len(migrations),
         "keyring": rt.secrets.keyring_notice() or "available",
+        "sync_mode": mode,
+        "next": "preview mode: drain shows what it would write (`synctool preview`); `synctool sync-mode live` to write"
+        if mode == "preview"
+        else "",
     }

@@ -115,6 +115,8 @@ class Services:
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._current = threading.local()
+        #: preview mode: the CRM client holds its writes back (drain sets it from ``synctool sync-mode``)
+        self.preview = False
 
     def _count(self) -> None:
         ctx = getattr(self._current, "ctx", None)
@@ -128,10 +130,21 @@ class Services:
                 if name == "crm":
                     from synctool.crm import target
 
-                    self._clients[name] = target.open_client(ctx.conn, self.rt, on_request=self._count)
+                    self._clients[name] = target.open_client(ctx.conn, self.rt, on_request=self._count, preview=self.preview)
                 else:
                     self._clients[name] = self.open_client(name)
             return self._clients[name]
+
+    def start_plan(self) -> None:
+        """Preview mode: the next job's plan starts empty."""
+        client = self._clients.get("crm")
+        if client is not None and hasattr(client, "start_plan"):
+            client.start_plan()
+
+    def plan(self) -> list[dict[str, Any]]:
+        """Preview mode: the writes the current job would have sent to the CRM."""
+        client = self._clients.get("crm")
+        return list(getattr(client, "writes", []))
 
     def ready(self) -> None:
         """Register the handlers, once, when the first job is claimed: an idle drain (cron's tick on an

@@ -19,7 +19,7 @@ from typing import Any
 from synctool import store
 from synctool.timeutil import age_s
 
-STATUSES = ("queued", "running", "succeeded", "skipped", "failed")
+STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed")
 TARGETS = ("crm", "portal", "mailing", "cms", "messaging")
 MAX_RUNNING = 3
 
@@ -280,6 +280,31 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
         if cur.rowcount == 1:
             _close_attempt(conn, job["id"], "waiting", message[:2000], crm_requests, now)
     return "queued" if cur.rowcount == 1 else "lost"
+
+
+def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: dict[str, Any], crm_requests: int = 0) -> str:
+    """Preview mode: the job ran every rule and wrote nothing; it ends ``previewed`` with its ``plan`` (the
+    decision, the bodies it would send, and how it would end). Returns ``previewed``, or ``lost``."""
+    now = store.iso()
+    with store.atomic(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = 'previewed', plan = ?, message = ?, last_error = NULL, lease_owner = NULL,"
+            " lease_expires = NULL, attempts = max(attempts - 1, 0), updated_at = ?, finished_at = ?"
+            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (json.dumps(plan), str(plan.get("summary") or "")[:2000], now, now, job["id"], owner),
+        )
+        if cur.rowcount == 1:
+            _close_attempt(conn, job["id"], "previewed", None, crm_requests, now)
+    return "previewed" if cur.rowcount == 1 else "lost"
+
+
+def release_previewed(conn: sqlite3.Connection) -> int:
+    """Going live: every previewed job is queued to run for real, due now. Returns how many."""
+    now = store.iso()
+    with store.atomic(conn):
+        return conn.execute(
+            "UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'previewed'", (now, now)
+        ).rowcount
 
 
 def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:

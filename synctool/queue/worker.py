@@ -43,21 +43,37 @@ class DrainSummary:
     skipped: int = 0
     retrying: int = 0
     failed: int = 0
+    previewed: int = 0
     crm_requests: int = 0
     elapsed_s: float = 0.0
     failed_jobs: list[str] = field(default_factory=list)
 
+    #: ``live`` or ``preview`` (``synctool sync-mode``)
+    mode: str = "live"
+
     def line(self) -> str:
         return (
-            f"drain: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
-            f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed; "
-            f"{self.crm_requests} CRM requests"
+            f"drain [{self.mode}]: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
+            f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed"
+            + (f", {self.previewed} previewed (nothing written to the CRM)" if self.mode == "preview" else "")
+            + f"; {self.crm_requests} CRM requests"
         )
 
 
-def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threading.Lock | None = None) -> str:
-    """Run one claimed job to its next status and record the attempt; returns that status."""
+def run_job(
+    ctx: JobContext,
+    summary: DrainSummary | None = None,
+    lock: threading.Lock | None = None,
+    *,
+    record: sqlite3.Connection | None = None,
+    preview: bool = False,
+) -> str:
+    """Run one claimed job to its next status and record the attempt (on ``record``, when the handler works
+    on a copy of the database: preview mode); returns that status."""
     job = ctx.job
+    record = record or ctx.conn
+    if preview:
+        ctx.services.start_plan()
     fn = HANDLERS.get((job["target"], job["entity_type"]))
     error: str | None = None
     permanent = False
@@ -86,14 +102,16 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     finally:
         store.LOCK_HOLDER.owner = None
 
-    if outcome is not None:
-        status = outcome.status if jobs.finish(ctx.conn, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
+    if preview and (outcome is not None or waiting is not None or permanent):
+        status = jobs.preview(record, job, ctx.owner, _plan(ctx, outcome, waiting, error), ctx.crm_requests)
+    elif outcome is not None:
+        status = outcome.status if jobs.finish(record, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
     elif waiting is not None:
-        status = jobs.wait(ctx.conn, job, ctx.owner, str(waiting), waiting.retry_after or 0, ctx.crm_requests)
+        status = jobs.wait(record, job, ctx.owner, str(waiting), waiting.retry_after or 0, ctx.crm_requests)
         logger.info("job %s waits %.0f s: %s", job["id"], waiting.retry_after or 0, waiting)
     else:
         status = jobs.fail(
-            ctx.conn,
+            record,
             job,
             ctx.owner,
             error,
@@ -115,13 +133,29 @@ def run_job(ctx: JobContext, summary: DrainSummary | None = None, lock: threadin
     if summary is not None:
         with lock or threading.Lock():
             summary.crm_requests += ctx.crm_requests
-            if status in ("succeeded", "skipped", "failed"):
+            if status in ("succeeded", "skipped", "failed", "previewed"):
                 setattr(summary, status, getattr(summary, status) + 1)
             elif status == "queued":
                 summary.retrying += 1
             if status == "failed":
                 summary.failed_jobs.append(job["id"])
     return status
+
+
+def _plan(ctx: JobContext, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None) -> dict:
+    """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
+    how the job would end."""
+    from synctool.crm.preview import summary as decision
+
+    writes = ctx.services.plan()
+    if outcome is not None:
+        ends, message = f"would be {outcome.status}", outcome.message or ""
+    elif waiting is not None:
+        ends, message = "would wait", str(waiting)
+    else:
+        ends, message = "would fail", error or ""
+    said = decision(writes)
+    return {"decision": said, "ends": ends, "message": message, "writes": writes, "summary": f"{ends}: {said}; {message}"}
 
 
 def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
@@ -171,11 +205,22 @@ def drain(
     jobs are left for their own processors. Once ``stop`` is set, no new job is claimed: the running ones
     finish and are recorded. ``services`` gives the handlers their clients; it is closed at the end."""
     rt = services.rt
-    concurrency = max(1, min(concurrency, jobs.MAX_RUNNING))
+    setup = store.connect(rt.config.db_path, migrate=False)
+    try:
+        from synctool import settings
+
+        mode = "preview" if settings.get(setup, "sync_mode") == "preview" else "live"
+    finally:
+        setup.close()
+    preview = mode == "preview"
+    services.preview = preview
+    # preview jobs run one at a time, on a copy of the database that each run throws away
+    concurrency = 1 if preview else max(1, min(concurrency, jobs.MAX_RUNNING))
+    copy: list[sqlite3.Connection] = []
     started = time.monotonic()
     run_started = store.iso()  # one run: the CRM mirror is refreshed at most once in it
     deadline = started + max_seconds
-    summary = DrainSummary()
+    summary = DrainSummary(mode=mode)
     lock = threading.Lock()
     owner_base = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 10000}"
 
@@ -215,7 +260,13 @@ def drain(
                         time.sleep(pause)
                     continue
                 services.ready()
-                run_job(JobContext(job, conn, rt, owner, services, run_started), summary, lock)
+                if preview and job["target"] == "crm":
+                    if not copy or not copy[0].execute("SELECT 1 FROM jobs WHERE id = ?", (job["id"],)).fetchone():
+                        copy[:] = [store.snapshot(conn)]  # first job, or one newer than the copy
+                    context = JobContext(job, copy[0], rt, owner, services, run_started)
+                    run_job(context, summary, lock, record=conn, preview=True)
+                else:
+                    run_job(JobContext(job, conn, rt, owner, services, run_started), summary, lock)
                 if on_job:
                     on_job(summary)
         finally:
@@ -232,6 +283,8 @@ def drain(
     done.set()
     beat.join()
     services.close()
+    for c in copy:
+        c.close()
     summary.elapsed_s = time.monotonic() - started
     conn = store.connect(rt.config.db_path, migrate=False)
     try:

@@ -1,0 +1,73 @@
+"""Preview mode: `synctool sync-mode` and `synctool preview` (``crm/preview.py`` holds the writes back;
+drain runs preview jobs on a copy of the database).
+
+In ``preview`` every rule runs and nothing is written to the CRM: each CRM job ends ``previewed`` with its
+plan. Switching to ``live`` queues the previewed jobs to run for real.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Literal
+
+from synctool import settings, store
+from synctool.crm import references
+from synctool.crm.target import MODE_SETTING, sync_mode
+from synctool.errors import InvalidInput
+from synctool.queue import jobs
+from synctool.validation import Body
+
+
+class ModeBody(Body):
+    mode: Literal["live", "preview"]
+
+
+def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> dict[str, Any]:
+    """Show or switch the sync mode; going live queues every previewed job to run for real."""
+    released = 0
+    if body is not None:
+        with store.atomic(conn):
+            settings.put(conn, MODE_SETTING, body.mode)
+            if body.mode == "live":
+                released = jobs.release_previewed(conn)
+    waiting = conn.execute("SELECT count(*) FROM jobs WHERE status = 'previewed'").fetchone()[0]
+    return {"mode": sync_mode(conn), "queued_for_real": released, "previewed": waiting}
+
+
+def _gift(writes: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(
+        (w["body"] or {} for w in writes if w["method"] == "POST" and str(w["path"]).endswith("/gifts")),
+        next((w["body"] or {} for w in writes if w["method"] == "PATCH" and str(w["path"]).startswith("/gifts/")), {}),
+    )
+
+
+def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
+    """The previewed jobs, newest first: donor, decision, amount, fund, date, and the exact bodies."""
+    if not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be between 1 and 1000")
+    items = []
+    for row in conn.execute(
+        "SELECT id, source, entity_type, entity_id, external_id, email, name, plan, updated_at FROM jobs"
+        " WHERE status = 'previewed' ORDER BY created_at DESC LIMIT ?",
+        (limit,),
+    ):
+        plan = json.loads(row["plan"] or "{}")
+        gift = _gift(plan.get("writes") or [])
+        fund = references.find(conn, "funds", gift.get("fund_id")) if gift.get("fund_id") else None
+        items.append(
+            {
+                "job_id": row["id"],
+                "source": row["source"],
+                "what": f"{row['entity_type']} {row['entity_id']}",
+                "donor": " ".join(p for p in (row["name"], f"<{row['email']}>" if row["email"] else None) if p) or None,
+                "decision": plan.get("decision"),
+                "ends": plan.get("ends"),
+                "amount": gift.get("received_amount"),
+                "fund": (fund or {}).get("name") or gift.get("fund_name") or gift.get("fund_id"),
+                "date": gift.get("received_date"),
+                "message": plan.get("message"),
+                "writes": plan.get("writes") or [],
+            }
+        )
+    return {"mode": sync_mode(conn), "items": items}
