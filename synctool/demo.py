@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 
+#: the address the fakes are told the receiver has; deliveries are signed for it and sent to loopback
+PUBLIC_URL = "https://sync.demo.invalid"
 DEMO_ENV = {
     "CRM_RATE_LIMIT_REQUESTS": "300",
     "CRM_RATE_LIMIT_WINDOW_S": "30",
@@ -50,19 +52,29 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
             {
                 **DEMO_ENV,
                 **world.env(),
-                **WEBHOOK_SECRETS,
+                # the portal is the organisation's own: its secret is agreed, not registered
+                "PORTAL_WEBHOOK_SECRET": WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"],
                 "SYNCTOOL_DB": str(tmp / "demo.db"),
-                "POS_WEBHOOK_NOTIFICATION_URL": f"{receiver.url}/webhooks/pos",
             },
             transports=world.transports(),
         )
         conn = store.connect(rt.db_path)
         logging.getLogger("synctool.receiver").setLevel(logging.ERROR)  # the forged delivery is expected
-        receiver.start(create_app(rt))
-        say(f"receiver on loopback at {receiver.url}, fakes in process; database {rt.db_path}")
-
         seed(world, conn, rt, say)
-        sent = send(world, receiver.url, say, samples, sign)
+
+        # as an operator would: `synctool webhooks register`; the fakes hand back the signing secrets
+        from synctool.ops.webhooks import register
+
+        registered = register(conn, rt, PUBLIC_URL)
+        say(
+            f"webhooks registered at {PUBLIC_URL}: "
+            + ", ".join(f"{r['source']} {r['action']}" for r in registered["registered"])
+            + f"; secrets kept for this run: {', '.join(registered['to_export'])}"
+        )
+        secrets = {name: rt.secrets.get(name) or "" for name in registered["to_export"]}
+        receiver.start(create_app(rt))
+        say(f"receiver on loopback at {receiver.url} (the platforms' {PUBLIC_URL}), fakes in process; database {rt.db_path}")
+        sent = send(world, receiver.url, say, samples, sign, {**WEBHOOK_SECRETS, **secrets})
 
         from synctool.platforms.givebutter.poll import poll
 
@@ -246,10 +258,8 @@ def seed(world, conn, rt, say) -> None:
     )
 
 
-def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
-    from synctool.fakes.world import WEBHOOK_SECRETS
-
-    pos_url = url + "/webhooks/pos"
+def send(world, url: str, say, samples, sign, secrets: dict[str, str]) -> list[dict[str, Any]]:
+    pos_url = PUBLIC_URL + "/webhooks/pos"  # Square signs the URL it was given, whatever proxy is in between
     results = []
 
     def post(label: str, path: str, body: bytes, headers: dict[str, str]) -> None:
@@ -257,7 +267,7 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         results.append({"delivery": label, "status": response.status_code, "answer": response.json()})
         say(f"  {label:<48} -> {response.status_code} {json.dumps(response.json())}")
 
-    gb = {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}
+    gb = {"Signature": secrets["DONATIONS_WEBHOOK_SECRET"]}
     txn_body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION, event_id="demo-evt-1")
     say("deliveries:")
     post("Givebutter transaction.succeeded", "/webhooks/donations", txn_body, gb)
@@ -309,7 +319,7 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         gb,
     )
 
-    def square(label: str, body: bytes, key: str = WEBHOOK_SECRETS["POS_WEBHOOK_SIGNATURE_KEY"]) -> None:
+    def square(label: str, body: bytes, key: str = secrets["POS_WEBHOOK_SIGNATURE_KEY"]) -> None:
         post(
             label,
             "/webhooks/pos",
@@ -328,14 +338,14 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
     square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
     post(
         "Mailchimp unsubscribe",
-        f"/webhooks/mailing?secret={WEBHOOK_SECRETS['MAILING_WEBHOOK_SECRET']}",
+        f"/webhooks/mailing?secret={secrets['MAILING_WEBHOOK_SECRET']}",
         samples.mailchimp_unsubscribe(),
         {"content-type": "application/x-www-form-urlencoded"},
     )
 
     def portal_push(label: str, push: dict) -> None:
         body = json.dumps(push).encode()
-        post(label, "/webhooks/portal", body, {"Synctool-Signature": sign(body, WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"])})
+        post(label, "/webhooks/portal", body, {"Synctool-Signature": sign(body, secrets["PORTAL_WEBHOOK_SECRET"])})
 
     portal_push(
         "Portal user.upsert",
@@ -394,7 +404,7 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         "Stripe checkout.session.completed",
         "/webhooks/payments",
         stripe_body,
-        {"Stripe-Signature": sign(stripe_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])},
+        {"Stripe-Signature": sign(stripe_body, secrets["PAYMENTS_WEBHOOK_SECRET"])},
     )
     refund_body = samples.stripe_event(
         "charge.refunded", samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
@@ -403,6 +413,6 @@ def send(world, url: str, say, samples, sign) -> list[dict[str, Any]]:
         "Stripe charge.refunded (the whole $60)",
         "/webhooks/payments",
         refund_body,
-        {"Stripe-Signature": sign(refund_body, WEBHOOK_SECRETS["PAYMENTS_WEBHOOK_SECRET"])},
+        {"Stripe-Signature": sign(refund_body, secrets["PAYMENTS_WEBHOOK_SECRET"])},
     )
     return results

@@ -115,7 +115,15 @@ def test_stats_over_known_data(db, cli):
     seed(db)
     result = json.loads(cli("stats", "--json").stdout)
     assert (result["total"], result["succeeded"], result["failed"], result["skipped"], result["queued"]) == (12, 3, 3, 3, 3)
-    assert result["per_source"]["pos"] == {"total": 4, "queued": 1, "running": 0, "succeeded": 1, "skipped": 1, "failed": 1, "previewed": 0}
+    assert result["per_source"]["pos"] == {
+        "total": 4,
+        "queued": 1,
+        "running": 0,
+        "succeeded": 1,
+        "skipped": 1,
+        "failed": 1,
+        "previewed": 0,
+    }
     assert 3 * 3600 < result["oldest_queued_age_s"] < 11 * 3600 + 120
     assert json.loads(cli("stats", "--window", "7d", "--json").stdout)["total"] == 12
     assert cli("stats", "--window", "1y").exit_code == 2
