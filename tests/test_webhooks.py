@@ -26,12 +26,15 @@ def states(cli) -> tuple[int, dict[tuple[str, str], str]]:
     return result.exit_code, {(s["source"], s["where"]): s["state"] for s in data["sources"]}
 
 
-def test_register_then_status_ok_then_idempotent_and_repaired(world, cli, env):
+def test_register_then_status_ok_then_idempotent_and_repaired(world, cli, env, tmp_path):
     for name in ("DONATIONS_WEBHOOK_SECRET", "POS_WEBHOOK_SIGNATURE_KEY", "MAILING_WEBHOOK_SECRET", "PAYMENTS_WEBHOOK_SECRET"):
         env.pop(name)  # a new install: no secrets yet
     assert cli("mailing", "mappings", "set", "b7e21c0d94").exit_code == 0
     code, before = states(cli)
     assert code == 1 and set(before.values()) == {"not configured"}  # no public URL yet
+    (tmp_path / "config.yaml").write_text(f"receiver:\n  public_url: {URL}\n")
+    code, blank = states(cli)
+    assert code == 1 and set(blank.values()) == {"missing"} and len(blank) == 4  # a blank account
     bad = cli("webhooks", "register", "--url", "http://insecure.example.net")
     assert bad.exit_code == 2 and "https://" in bad.output
 
