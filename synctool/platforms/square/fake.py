@@ -65,13 +65,30 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             return _error(401, "AUTHENTICATION_ERROR", "UNAUTHORIZED", "This request could not be authorized.")
         return None
 
-    async def order(request: Request):
-        if (denied := guard(request)) is not None:
-            return denied
-        found = sq.orders.get(request.path_params["id"])
-        if not found:
-            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Order {request.path_params['id']} not found.")
-        return JSONResponse({"order": found})
+    def by_id(items: dict[str, dict], key: str, what: str):
+        """``GET /v2/<kind>/{id}``: ``{key: item}``, or Square's 404."""
+
+        async def endpoint(request: Request):
+            if (denied := guard(request)) is not None:
+                return denied
+            found = items.get(request.path_params["id"])
+            if not found:
+                return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"{what} {request.path_params['id']} not found.")
+            return JSONResponse({key: found})
+
+        return endpoint
+
+    def in_window(items: list[dict], request: Request) -> list[dict]:
+        """A list endpoint's ``location_id``, ``begin_time`` and ``end_time`` filters (on ``created_at``), oldest first."""
+        q = request.query_params
+        found = sorted(items, key=lambda p: p.get("created_at") or "")
+        if q.get("location_id"):
+            found = [p for p in found if p.get("location_id") == q["location_id"]]
+        if q.get("begin_time"):
+            found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
+        if q.get("end_time"):
+            found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
+        return found
 
     async def search(request: Request):
         if (denied := guard(request)) is not None:
@@ -98,13 +115,7 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         if (denied := guard(request)) is not None:
             return denied
         q = request.query_params
-        found = sorted(sq.payments.values(), key=lambda p: p.get("created_at") or "")
-        if q.get("location_id"):
-            found = [p for p in found if p.get("location_id") == q["location_id"]]
-        if q.get("begin_time"):
-            found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
-        if q.get("end_time"):
-            found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
+        found = in_window(list(sq.payments.values()), request)
         limit = min(int(q.get("limit") or 100), 100)
         start = int(q.get("cursor") or 0)
         result: dict = {"payments": found[start : start + limit]}
@@ -112,27 +123,11 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             result["cursor"] = str(start + limit)
         return JSONResponse(result)
 
-    async def payment(request: Request):
-        if (denied := guard(request)) is not None:
-            return denied
-        found = sq.payments.get(request.path_params["id"])
-        if not found:
-            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payment {request.path_params['id']} not found.")
-        return JSONResponse({"payment": found})
-
     async def payouts(request: Request):
         """ListPayouts: ``location_id``, ``begin_time`` / ``end_time`` (on ``created_at``), cursor paging."""
         if (denied := guard(request)) is not None:
             return denied
-        q = request.query_params
-        found = sorted(sq.payouts.values(), key=lambda p: p.get("created_at") or "")
-        if q.get("location_id"):
-            found = [p for p in found if p.get("location_id") == q["location_id"]]
-        if q.get("begin_time"):
-            found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
-        if q.get("end_time"):
-            found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
-        return JSONResponse({"payouts": found})
+        return JSONResponse({"payouts": in_window(list(sq.payouts.values()), request)})
 
     async def payout_entries(request: Request):
         if (denied := guard(request)) is not None:
@@ -209,22 +204,6 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         sub["signature_key"] = secrets.token_urlsafe(16)
         return JSONResponse({"signature_key": sub["signature_key"]})
 
-    async def refund(request: Request):
-        if (denied := guard(request)) is not None:
-            return denied
-        found = sq.refunds.get(request.path_params["id"])
-        if not found:
-            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Refund {request.path_params['id']} not found.")
-        return JSONResponse({"refund": found})
-
-    async def customer(request: Request):
-        if (denied := guard(request)) is not None:
-            return denied
-        found = sq.customers.get(request.path_params["id"])
-        if not found:
-            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", "Customer not found.")
-        return JSONResponse({"customer": found})
-
     async def locations(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -233,16 +212,16 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
     app = Starlette(
         routes=[
             Route("/v2/orders/search", search, methods=["POST"]),
-            Route("/v2/orders/{id}", order),
+            Route("/v2/orders/{id}", by_id(sq.orders, "order", "Order")),
             Route("/v2/payments", payments),
-            Route("/v2/payments/{id}", payment),
-            Route("/v2/refunds/{id}", refund),
+            Route("/v2/payments/{id}", by_id(sq.payments, "payment", "Payment")),
+            Route("/v2/refunds/{id}", by_id(sq.refunds, "refund", "Refund")),
             Route("/v2/payouts", payouts),
             Route("/v2/webhooks/subscriptions", subscriptions, methods=["GET", "POST"]),
             Route("/v2/webhooks/subscriptions/{id}", subscription, methods=["GET", "PUT", "DELETE"]),
             Route("/v2/webhooks/subscriptions/{id}/signature-key", signature_key, methods=["POST"]),
             Route("/v2/payouts/{id}/payout-entries", payout_entries),
-            Route("/v2/customers/{id}", customer),
+            Route("/v2/customers/{id}", by_id(sq.customers, "customer", "Customer")),
             Route("/v2/locations", locations),
         ]
     )
