@@ -62,3 +62,11 @@ def test_init_on_a_new_database_starts_in_preview(cli, env):
     assert result.exit_code == 0 and "preview" in result.stdout
     assert json.loads(cli("sync-mode", "--json").stdout)["mode"] == "preview"
     assert cli("sync-mode", "paused").exit_code == 2
+
+
+def test_a_sync_now_in_preview_writes_nothing(coded, cli, db):
+    assert cli("sync-mode", "preview").exit_code == 0
+    add_order(coded, "NOW1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}])
+    result = cli("pos", "resync", "NOW1", "--json")
+    assert result.exit_code == 0 and writes(coded) == [], result.output
+    assert db.execute("SELECT status FROM jobs WHERE entity_id = 'NOW1'").fetchone()[0] == "previewed"

@@ -165,11 +165,23 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
     job = jobs.claim_one(conn, job_id, owner, lease_seconds=rt.config.queue.lease_seconds)
     if job is not None:
         services.ready()
+        preview = job["target"] == "crm" and sync_mode(conn) == "preview"  # "now" previews too
+        services.preview = preview
+        copy = store.snapshot(conn) if preview else conn
         try:
-            run_job(JobContext(job, conn, rt, owner, services))
+            run_job(JobContext(job, copy, rt, owner, services), record=conn, preview=preview)
         finally:
             services.close()
+            if copy is not conn:
+                copy.close()
     return jobs.get(conn, job_id)
+
+
+def sync_mode(conn: sqlite3.Connection) -> str:
+    """``preview`` when `synctool sync-mode preview` is set, else ``live`` (read without the CRM package)."""
+    from synctool import settings
+
+    return "preview" if settings.get(conn, "sync_mode") == "preview" else "live"
 
 
 def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
@@ -207,9 +219,7 @@ def drain(
     rt = services.rt
     setup = store.connect(rt.config.db_path, migrate=False)
     try:
-        from synctool import settings
-
-        mode = "preview" if settings.get(setup, "sync_mode") == "preview" else "live"
+        mode = sync_mode(setup)
     finally:
         setup.close()
     preview = mode == "preview"

@@ -93,7 +93,7 @@ def _sync(entity: str):
         obj = ctx_obj(ctx)
         result = sync_now(obj.db, obj.rt, entity, record_id, force=force)
         render(result, as_json)
-        if result["status"] not in ("succeeded", "skipped"):
+        if result["status"] not in ("succeeded", "skipped", "previewed"):
             raise typer.Exit(1)
 
     command.__doc__ = f"Sync one portal {entity} to the CRM now.\n\n    Example: synctool portal sync {entity} ID\n    "

@@ -92,7 +92,7 @@ def resync(
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt, order_id, force=force)
     render(result, as_json)
-    if result["status"] not in ("succeeded", "skipped"):
+    if result["status"] not in ("succeeded", "skipped", "previewed"):
         raise typer.Exit(1)
 
 
