@@ -499,12 +499,16 @@ def m007_preview(db: Database) -> None:
     constraint is the one schema change SQLite allows in place (its ALTER TABLE docs, "simpler procedure"):
     the table keeps its rows, its indexes and the attempts that reference it."""
     conn = db.conn
+    if hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):  # Python 3.12+: a build that starts defensive refuses this
+        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)
     version = conn.execute("PRAGMA schema_version").fetchone()[0]
     conn.execute("PRAGMA writable_schema = ON")
     conn.execute(
         "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'jobs'",
         ("'skipped', 'failed')", "'skipped', 'failed', 'previewed')"),
     )
+    if "'previewed'" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]:
+        raise sqlite3.OperationalError("migration 007: the jobs table's status CHECK was not found")
     conn.execute(f"PRAGMA schema_version = {version + 1}")
     conn.execute("PRAGMA writable_schema = OFF")
     conn.execute("ALTER TABLE jobs ADD COLUMN plan TEXT")
