@@ -35,49 +35,31 @@ class PosClient:
     def payment(self, payment_id: str) -> dict[str, Any]:
         return self.api.request("GET", f"/v2/payments/{payment_id}").get("payment") or {}
 
-    def payments(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
-        """ListPayments of one location created in [begin, end) (RFC 3339), following the cursor."""
+    def listed(self, path: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a Square list endpoint (``{key: [...], cursor}``), following the cursor."""
         cursor = None
         while True:
-            params = {"begin_time": begin, "end_time": end, "location_id": location_id, "limit": 100, "sort_order": "ASC"}
-            body = self.api.request("GET", "/v2/payments", params={**params, **({"cursor": cursor} if cursor else {})})
-            yield from body.get("payments") or []
+            body = self.api.request("GET", path, params={**params, **({"cursor": cursor} if cursor else {})} or None)
+            yield from body.get(key) or []
             cursor = body.get("cursor")
             if not cursor:
                 return
+
+    def payments(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
+        """ListPayments of one location created in [begin, end) (RFC 3339), oldest first."""
+        return self.listed(
+            "/v2/payments", "payments", begin_time=begin, end_time=end, location_id=location_id, limit=100, sort_order="ASC"
+        )
 
     def payouts(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
-        """ListPayouts of one location created in [begin, end), following the cursor."""
-        cursor = None
-        while True:
-            params = {"begin_time": begin, "end_time": end, "location_id": location_id, **({"cursor": cursor} if cursor else {})}
-            body = self.api.request("GET", "/v2/payouts", params=params)
-            yield from body.get("payouts") or []
-            cursor = body.get("cursor")
-            if not cursor:
-                return
+        """ListPayouts of one location created in [begin, end)."""
+        return self.listed("/v2/payouts", "payouts", begin_time=begin, end_time=end, location_id=location_id)
 
     def payout_entries(self, payout_id: str) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            body = self.api.request(
-                "GET", f"/v2/payouts/{payout_id}/payout-entries", params={"cursor": cursor} if cursor else None
-            )
-            entries += body.get("payout_entries") or []
-            cursor = body.get("cursor")
-            if not cursor:
-                return entries
+        return list(self.listed(f"/v2/payouts/{payout_id}/payout-entries", "payout_entries"))
 
     def subscriptions(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            body = self.api.request("GET", "/v2/webhooks/subscriptions", params={"cursor": cursor} if cursor else None)
-            found += body.get("subscriptions") or []
-            cursor = body.get("cursor")
-            if not cursor:
-                return found
+        return list(self.listed("/v2/webhooks/subscriptions", "subscriptions"))
 
     def create_subscription(self, url: str, events: list[str], api_version: str) -> dict[str, Any]:
         """The new subscription, with its ``signature_key`` (shown only now)."""
