@@ -14,7 +14,7 @@ from synctool.crm import gifts
 from synctool.errors import InvalidInput
 from synctool.money import dollars
 from synctool.platforms.givebutter.rules import CAMPAIGNS
-from synctool.platforms.givebutter.webhook import Transaction, external_id, supporter_name
+from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.validation import parse
 
@@ -39,9 +39,9 @@ def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple
             )
             if not str(start) <= day <= str(end):
                 continue
-            parts = [p for p in txn.transactions if p.refunded]
-            refunded = sum((p.amount or Decimal(0) for p in parts), Decimal(0)) if parts else Decimal(0)
-            if data.get("refunded") is True and not parts:
+            as_refund = parse(Refund, data, where=f"Givebutter transaction {txn.id}")
+            refunded = refunded_parts(as_refund)
+            if data.get("refunded") is True and not any(p.refunded for p in as_refund.transactions):
                 refunded = txn.amount
             ext = external_id(txn.id)
             job = {
@@ -98,9 +98,7 @@ def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[
                 Payout("donations", payout_id, day, net=dollars(info["amount"]) if info.get("amount") is not None else None),
             )
             gross = dollars(data.get("amount") or 0)
-            refunded = sum(
-                (dollars(p.get("amount") or 0) for p in data.get("transactions") or [] if p.get("refunded")), Decimal(0)
-            )
+            refunded = refunded_parts(parse(Refund, data, where=f"Givebutter transaction {data['id']}"))
             net = dollars(data["payout"]) if data.get("payout") is not None else gross - refunded
             fee = dollars(data["fee"]) if data.get("fee") is not None else gross - refunded - net
             payout.lines.append(PayoutLine(external_id(data["id"]), str(data["id"]), gross, fee, refunded, net))

@@ -12,12 +12,11 @@ from decimal import Decimal
 
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip, SynctoolError
-from synctool.money import dollars
 from synctool.platforms.givebutter.rules import delivered_data
-from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details
+from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
-from synctool.validation import payload
+from synctool.validation import parse, payload
 
 
 def read(ctx: JobContext) -> refunds.Refund:
@@ -55,11 +54,9 @@ def covered(ctx: JobContext, transaction_id: str, ext: str, amount: Decimal) -> 
     transaction's refunded total on Givebutter (one Givebutter request, no CRM request) bounds it; when
     Givebutter does not show the refund yet, the object's amount stands."""
     try:
-        txn = ctx.client("donations").transaction(transaction_id)
-    except SynctoolError:
+        total = refunded_parts(parse(Refund, ctx.client("donations").transaction(transaction_id), where="the transaction"))
+    except SynctoolError:  # unreachable, or not readable: the object's amount stands
         return amount
-    parts = [p for p in (txn.get("transactions") or []) if isinstance(p, dict) and p.get("refunded")]
-    total = sum((dollars(p.get("amount") or 0) for p in parts), Decimal(0))
     so_far = refunds.refunded_so_far(ctx.conn, ext)
     if total <= 0 or total >= so_far + amount:
         return amount

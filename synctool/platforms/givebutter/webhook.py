@@ -203,14 +203,18 @@ class RefundDetails:
     moment: Optional[str]
 
 
+def refunded_parts(refund: Refund) -> Decimal:
+    """What a transaction's refunded parts (``transactions[]`` with ``refunded: true``) add up to; 0 when none."""
+    return sum((t.amount or Decimal(0) for t in refund.transactions if t.refunded), Decimal(0))
+
+
 def refund_details(refund: Refund) -> RefundDetails:
     if refund.transaction_id:  # a refund object
         return RefundDetails(refund.transaction_id, refund.amount, False, refund.id, refund.created_at)
     parts = [t for t in refund.transactions if t.refunded]
     moment = refund.refunded_at or next((t.refunded_at for t in parts if t.refunded_at), None) or refund.created_at
     if parts:
-        total = sum((t.amount or Decimal(0) for t in parts), Decimal(0))
-        return RefundDetails(refund.id, total, True, None, moment)
+        return RefundDetails(refund.id, refunded_parts(refund), True, None, moment)
     return RefundDetails(refund.id, refund.amount if refund.refunded else None, True, None, moment)
 
 
