@@ -66,3 +66,13 @@ def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:
 
 def cache_refreshed_at(conn: sqlite3.Connection, kind: str) -> str | None:
     return conn.execute("SELECT max(refreshed_at) FROM caches WHERE kind = ?", (kind,)).fetchone()[0]
+
+
+#: ``synctool sync-mode``: ``live`` (the default) writes to the CRM; ``preview`` only shows what it would write
+MODE_SETTING = "sync_mode"
+MODES = ("live", "preview")
+
+
+def sync_mode(conn: sqlite3.Connection) -> str:
+    mode = get(conn, MODE_SETTING)
+    return mode if mode in MODES else "live"

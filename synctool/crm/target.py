@@ -108,15 +108,3 @@ def open_client(
         on_request=on_request,
         transport=transport or rt.transport("crm"),
     )
-
-
-MODES = ("live", "preview")
-MODE_SETTING = "sync_mode"
-
-
-def sync_mode(conn: sqlite3.Connection) -> str:
-    """``live`` (the default) or ``preview``: whether drain writes to the CRM or only shows what it would."""
-    from synctool import settings
-
-    mode = settings.get(conn, MODE_SETTING)
-    return mode if mode in MODES else "live"

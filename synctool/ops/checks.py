@@ -116,7 +116,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"last run {int(age)} s ago" if age is not None else "never ran",
         "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
     )
-    mode = crm_target.sync_mode(conn)
+    mode = settings.sync_mode(conn)
     add(
         "sync mode",
         "ok" if mode == "live" else "warn",

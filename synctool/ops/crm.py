@@ -91,7 +91,7 @@ def budget(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """synctool's share of the account's request budget, what this window used, and the mirror's age."""
     from synctool.crm import mirror
 
-    return {**crm_target.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": crm_target.sync_mode(conn)}
+    return {**crm_target.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": settings.sync_mode(conn)}
 
 
 def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:

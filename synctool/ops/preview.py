@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from synctool import settings, store
 from synctool.crm import references
-from synctool.crm.target import MODE_SETTING, sync_mode
 from synctool.errors import InvalidInput
 from synctool.queue import jobs
 from synctool.validation import Body
@@ -28,11 +27,11 @@ def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> dict[str
     released = 0
     if body is not None:
         with store.atomic(conn):
-            settings.put(conn, MODE_SETTING, body.mode)
+            settings.put(conn, settings.MODE_SETTING, body.mode)
             if body.mode == "live":
                 released = jobs.release_previewed(conn)
     waiting = conn.execute("SELECT count(*) FROM jobs WHERE status = 'previewed'").fetchone()[0]
-    return {"mode": sync_mode(conn), "queued_for_real": released, "previewed": waiting}
+    return {"mode": settings.sync_mode(conn), "queued_for_real": released, "previewed": waiting}
 
 
 def _gift(writes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -70,4 +69,4 @@ def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
                 "writes": plan.get("writes") or [],
             }
         )
-    return {"mode": sync_mode(conn), "items": items}
+    return {"mode": settings.sync_mode(conn), "items": items}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synctool import store
+from synctool import settings, store
 from synctool.config import DEFAULT_DB, STARTER_CONFIG, config_path
 from synctool.runtime import Runtime
 
@@ -24,13 +24,9 @@ def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool
     try:
         migrations = store.applied_migrations(conn)
         if new_database:  # a new install writes nothing to the CRM until someone has seen what it would write
-            from synctool import settings
-
             with store.atomic(conn):
-                settings.put(conn, "sync_mode", "preview")
-        from synctool.crm.target import sync_mode
-
-        mode = sync_mode(conn)
+                settings.put(conn, settings.MODE_SETTING, "preview")
+        mode = settings.sync_mode(conn)
     finally:
         conn.close()
     return {

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from synctool import store
+from synctool import settings, store
 from synctool.errors import (
     ConfigError,
     PermanentError,
@@ -165,7 +165,7 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
     job = jobs.claim_one(conn, job_id, owner, lease_seconds=rt.config.queue.lease_seconds)
     if job is not None:
         services.ready()
-        preview = job["target"] == "crm" and sync_mode(conn) == "preview"  # "now" previews too
+        preview = job["target"] == "crm" and settings.sync_mode(conn) == "preview"  # "now" previews too
         services.preview = preview
         copy = store.snapshot(conn) if preview else conn
         try:
@@ -175,13 +175,6 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
             if copy is not conn:
                 copy.close()
     return jobs.get(conn, job_id)
-
-
-def sync_mode(conn: sqlite3.Connection) -> str:
-    """``preview`` when `synctool sync-mode preview` is set, else ``live`` (read without the CRM package)."""
-    from synctool import settings
-
-    return "preview" if settings.get(conn, "sync_mode") == "preview" else "live"
 
 
 def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
@@ -219,7 +212,7 @@ def drain(
     rt = services.rt
     setup = store.connect(rt.config.db_path, migrate=False)
     try:
-        mode = sync_mode(setup)
+        mode = settings.sync_mode(setup)
     finally:
         setup.close()
     preview = mode == "preview"
@@ -300,8 +293,6 @@ def drain(
     try:
         jobs.index_search(conn)
         with store.atomic(conn):
-            from synctool import settings
-
             settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})
     finally:
         conn.close()
