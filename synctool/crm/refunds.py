@@ -153,6 +153,12 @@ def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3
     ).fetchone()
 
 
+def still_patient(ctx: Any) -> bool:
+    """Whether a refund job whose gift (or payment) synctool has not seen is younger than
+    ``refunds.wait_for_gift_s``: its webhook may be late, or the backup poll may still find it."""
+    return max(age_s(ctx.job["created_at"]) or 0.0, 0.0) < ctx.config.refunds.wait_for_gift_s
+
+
 def _wait(ctx: Any, refund: Refund, why: str, after_s: float | None = None) -> Wait:
     with store.atomic(ctx.conn):
         _save(ctx.conn, refund, "waiting", ctx.job["id"], reason=why)
@@ -194,11 +200,12 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
             raise _wait(ctx, refund, f"its gift {ext} was sent and is waiting to be confirmed")
         gift = gifts.find(crm, ext)  # a gift synctool made before this ledger, or that another install made
         if gift is None:
-            waited = max(age_s(ctx.job["created_at"]) or 0.0, 0.0)
-            patience = ctx.config.refunds.wait_for_gift_s
-            if waited < patience:
+            if still_patient(ctx):
                 raise _wait(
-                    ctx, refund, f"no CRM gift {ext} yet (its webhook may be late; waiting up to {patience:.0f} s for it)"
+                    ctx,
+                    refund,
+                    f"no CRM gift {ext} yet (its webhook may be late; waiting up to "
+                    f"{ctx.config.refunds.wait_for_gift_s:.0f} s for it)",
                 )
             raise _skip(
                 ctx,

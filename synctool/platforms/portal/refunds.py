@@ -21,7 +21,6 @@ from synctool.platforms.portal.rules import gift_groups
 from synctool.platforms.stripe.webhook import Charge, Event
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
-from synctool.timeutil import age_s
 from synctool.validation import payload
 
 
@@ -34,11 +33,10 @@ def portal_payment(ctx: JobContext, charge: Charge) -> dict:
     found = portal_records.find(ctx.conn, "payment", payment_id)
     if found is None and charge.metadata.get("portal_payment_id"):
         # a portal payment by its metadata, whose own record has not arrived yet
-        waited, patience = max(age_s(ctx.job["created_at"]) or 0.0, 0.0), ctx.config.refunds.wait_for_gift_s
-        if waited < patience:
+        if refunds.still_patient(ctx):
             raise Wait(
                 f"charge {charge.id} refunds portal payment {payment_id}, which synctool has not received yet; "
-                f"waiting up to {patience:.0f} s for it",
+                f"waiting up to {ctx.config.refunds.wait_for_gift_s:.0f} s for it",
                 retry_after=ctx.config.refunds.recheck_s,
             )
     if found is None:
