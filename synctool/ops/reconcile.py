@@ -62,13 +62,17 @@ def period(start: str | None, end: str | None, today: date | None = None) -> tup
     return first, final
 
 
-def _is_ours(conn: sqlite3.Connection, gift: dict[str, Any]) -> bool:
-    ext = str(gift.get("external_id") or "")
-    if not ext:
-        return False
-    if ext.startswith(("donations_", "pos_order_")):
-        return True
-    return conn.execute("SELECT 1 FROM crm_writes WHERE key = ?", (ext,)).fetchone() is not None
+def _ledger(conn: sqlite3.Connection, keys: Any) -> dict[str, sqlite3.Row]:
+    """synctool's ledger rows (``crm_writes``) for these external ids, read 500 at a time."""
+    keys = list(keys)
+    found: dict[str, sqlite3.Row] = {}
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            {r["key"]: r for r in conn.execute(f"SELECT key, state, crm_id FROM crm_writes WHERE key IN ({marks})", chunk)}
+        )
+    return found
 
 
 def _source_of(gift: dict[str, Any]) -> str:
@@ -124,20 +128,18 @@ def reconcile(
         sent_before = crm.requests_sent
         clauses = search_params({"date_from": str(first), "date_to": str(last)})
         in_period = [g for page in crm.iter_pages("/gifts/search", clauses, page_size=PAGE) for g in page]
-        by_ext = {str(g.get("external_id")): g for g in in_period if _is_ours(conn, g)}
-        others = [g for g in in_period if not _is_ours(conn, g)]
+        # synctool's gifts: its external id prefixes, or an id in its ledger (a portal payment's); the rest are other tools'
+        made = _ledger(conn, {str(g["external_id"]) for g in in_period if g.get("external_id")})
+        by_ext: dict[str, dict[str, Any]] = {}
+        others: list[dict[str, Any]] = []
+        for g in in_period:
+            ext = str(g.get("external_id") or "")
+            if ext and (ext.startswith(("donations_", "pos_order_")) or ext in made):
+                by_ext[ext] = g
+            else:
+                others.append(g)
         # gifts synctool made for this period's money but dated outside it: one search for all of them
-        wanted = {item.external_id for item in expected} - set(by_ext)
-        ledger = (
-            {
-                r["key"]: r
-                for r in conn.execute(
-                    f"SELECT key, state, crm_id FROM crm_writes WHERE key IN ({','.join('?' * len(wanted))})", tuple(wanted)
-                )
-            }
-            if wanted
-            else {}
-        )
+        ledger = _ledger(conn, {item.external_id for item in expected} - set(by_ext))
         elsewhere_ids = [r["crm_id"] for r in ledger.values() if r["state"] == "done" and r["crm_id"]]
         elsewhere: dict[str, dict[str, Any]] = {}
         for chunk in (elsewhere_ids[i : i + 100] for i in range(0, len(elsewhere_ids), 100)):
@@ -340,12 +342,8 @@ def payouts(
         for payout in found:
             lines = [line for line in payout.lines if line.external_id]
             ledger = {
-                r["key"]: r["crm_id"]
-                for r in conn.execute(
-                    f"SELECT key, crm_id FROM crm_writes WHERE state = 'done' AND key IN ({','.join('?' * len(lines))})",
-                    tuple(line.external_id for line in lines),
-                )
-            } if lines else {}  # fmt: skip
+                k: r["crm_id"] for k, r in _ledger(conn, (line.external_id for line in lines)).items() if r["state"] == "done"
+            }
             without = [line.external_id for line in lines if line.external_id not in ledger]
             net = sum((line.net for line in payout.lines), Decimal(0))
             rows.append(
