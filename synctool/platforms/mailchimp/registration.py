@@ -57,15 +57,15 @@ def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url
 
 def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
     secret = rt.secrets.get(SECRET)
+    # each mapped audience's webhooks, read once (the URL's secret is not known yet: match on the path)
+    registered = {w.where: _found(client, w.where) for w in wanted(conn, rt, base, secret or "-")}
     fresh: dict[str, str] = {}
     if not secret:  # reuse the secret already in a registered URL, else make one
-        base_wants = wanted(conn, rt, base, "-")
-        known = [f.secret for w in base_wants for f in _found(client, w.where) if f.secret and ours([f], w)]
+        known = [f.secret for w in wanted(conn, rt, base, "-") for f in registered[w.where] if f.secret and ours([f], w)]
         fresh = {SECRET: known[0] if known else tokens.token_urlsafe(18)}
     outcomes = []
     for want in wanted(conn, rt, base, secret or fresh.get(SECRET)):
-        found = _found(client, want.where)
-        mine = ours(found, want)
+        mine = ours(registered[want.where], want)
         if mine is None:
             hook = client.create_webhook(want.where, want.url, EVENTS, SOURCES)
             outcomes.append(Outcome("mailing", "created", hook.get("id", ""), where=want.where))
