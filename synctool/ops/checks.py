@@ -123,7 +123,9 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         mode if mode == "live" else "preview: drain writes nothing to the CRM (`synctool preview` shows what it would)",
         "" if mode == "live" else "synctool sync-mode live, once the previews look right",
     )
-    last = settings.get(conn, "reconcile:last") or {}
+    from synctool.ops.reconcile import last_run
+
+    last = last_run(conn) or {}
     age = age_s(last.get("at"))
     fresh = age is not None and age < 8 * 86400
     add(

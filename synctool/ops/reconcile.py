@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Optional
 
-from synctool import platforms, store
+from synctool import platforms, settings, store
 from synctool.crm import target as crm_target
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, one_of
@@ -226,8 +226,6 @@ def reconcile(
     }
     differences = sum(1 for r in items if r["status"] != "matched")
     result["differences"] = differences
-    from synctool import settings
-
     with store.atomic(conn):
         settings.put(
             conn,
@@ -312,8 +310,7 @@ def write_csv(result: dict[str, Any], path: str | Path) -> None:
 
 
 def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    from synctool import settings
-
+    """The last reconcile: when, its period and source, and its differences (``doctor``, the daily summary)."""
     return settings.get(conn, LAST_RUN)
 
 

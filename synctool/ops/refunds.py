@@ -7,7 +7,7 @@ import sqlite3
 from decimal import Decimal
 from typing import Any, Literal, Optional
 
-from synctool import store
+from synctool import settings, store
 from synctool.crm import refunds
 from synctool.errors import InvalidInput
 from synctool.timeutil import parse_moment
@@ -44,8 +44,6 @@ def refund_policy(conn: sqlite3.Connection, rt: Any, body: PolicyBody | None = N
     if body is not None:
         refunds.set_policy(conn, body.policy)
     chosen = refunds.policy(conn, rt.config)
-    from synctool import settings
-
     where = "setting" if settings.get(conn, refunds.POLICY_SETTING) in refunds.POLICIES else f"config ({rt.config.source})"
     return {"policy": chosen, "from": where}
 
