@@ -70,6 +70,11 @@ def ours(found: list[Found], wanted: Wanted) -> Found | None:
     return same_path[0] if same_path else None
 
 
+def needs_repair(mine: Found, wanted: Wanted) -> bool:
+    """Whether synctool's registration must be changed in place: another URL, an event missing, switched off."""
+    return mine.url != wanted.url or bool(set(wanted.events) - mine.events) or not mine.enabled
+
+
 def compare(wanted: Wanted, found: list[Found], secret_here: str | None, *, secret_matches: bool | None = None) -> Check:
     """How the platform's registrations stand against what synctool needs, with the fix."""
     fix = f"synctool webhooks register --url {_base(wanted.url)} --source {wanted.source}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
+from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 
 SECRET = "DONATIONS_WEBHOOK_SECRET"
 EVENTS = [
@@ -47,7 +47,7 @@ def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[
         created = client.create_webhook(want.url, want.events)
         return [Outcome("donations", "created", str(created.get("id")), secrets={SECRET: created["signature"]})]
     action, detail = "unchanged", mine.id
-    if mine.url != want.url or set(want.events) - mine.events or not mine.enabled:
+    if needs_repair(mine, want):
         client.update_webhook(mine.id, want.url, sorted(mine.events | set(want.events)))
         action, detail = "repaired", f"{mine.id}: URL, events and enabled set"
     secrets = {SECRET: mine.secret} if mine.secret and mine.secret != rt.secrets.get(SECRET) else {}

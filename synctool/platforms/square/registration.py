@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
+from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 
 SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
 EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
@@ -42,7 +42,7 @@ def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[
         created = client.create_subscription(want.url, want.events, rt.config.pos.square_version)
         return [Outcome("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)]
     action, detail = "unchanged", mine.id
-    if mine.url != want.url or set(want.events) - mine.events or not mine.enabled:
+    if needs_repair(mine, want):
         client.update_subscription(mine.id, want.url, sorted(mine.events | set(want.events)))
         action, detail = "repaired", f"{mine.id}: URL, events and enabled set"
     if not rt.secrets.get(SECRET):  # the key is shown only once: rotate it to learn it

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
+from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 
 SECRET = "PAYMENTS_WEBHOOK_SECRET"
 EVENTS = [
@@ -44,7 +44,7 @@ def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[
     if mine is None:
         created = client.create_webhook_endpoint(want.url, want.events)
         return [Outcome("payments", "created", created["id"], secrets={SECRET: created["secret"]})]
-    if mine.url != want.url or set(want.events) - mine.events or not mine.enabled:
+    if needs_repair(mine, want):
         client.update_webhook_endpoint(mine.id, want.url, sorted(mine.events | set(want.events)))
         return [Outcome("payments", "repaired", f"{mine.id}: URL, events and enabled set")]
     return [Outcome("payments", "unchanged", mine.id)]
