@@ -46,6 +46,9 @@ class ReceiverConfig(Section):
     port: int = Field(8787, ge=1, le=65535)
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
     admin_api: bool = False
+    #: how long a delivery waits for another process's write lock on the database before it is refused
+    #: with 503 (the platform retries it)
+    busy_timeout_s: float = Field(30.0, gt=0)
 
 
 class WebhooksConfig(Section):
@@ -208,6 +211,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "PAYMENTS_API_BASE_URL": ("payments", "base_url"),
     "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
+    "RECEIVER_BUSY_TIMEOUT_S": ("receiver", "busy_timeout_s"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
     "REFUNDS_POLICY": ("refunds", "policy"),
     "REFUNDS_WAIT_FOR_GIFT_S": ("refunds", "wait_for_gift_s"),

@@ -79,15 +79,16 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def connect(path: str | Path, *, migrate: bool = True) -> sqlite3.Connection:
-    """Open the database with synctool's settings, creating and migrating it when asked."""
+def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
+    to ``busy_timeout_ms`` for another process's write lock before it fails."""
     path = Path(path)
     try:
         if str(path) != ":memory:":
             path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -125,18 +126,29 @@ def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqli
             try:
                 yield conn
             except BaseException:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
+                if conn.in_transaction:  # SQLite may already have rolled the whole transaction back (disk full, I/O)
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
                 raise
             conn.execute(f"RELEASE {name}")
             return
         conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # a failed COMMIT (disk full, read-only, busy) can leave the transaction open: never let the next
+            # caller's work become a savepoint inside a transaction that will not commit
+            _rollback(conn)
             raise
-        conn.execute("COMMIT")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the error being raised says what went wrong; this one would only hide it
 
 
 def migrations():
@@ -512,6 +524,13 @@ def m007_preview(db: Database) -> None:
     conn.execute(f"PRAGMA schema_version = {version + 1}")
     conn.execute("PRAGMA writable_schema = OFF")
     conn.execute("ALTER TABLE jobs ADD COLUMN plan TEXT")
+
+
+@migration
+def m008_write_errors(db: Database) -> None:
+    """An unconfirmed gift write keeps the CRM's answer (or the lost connection) that made it uncertain, so a
+    write the confirming search finds absent fails its attempt with the CRM's own error."""
+    db["crm_writes"].add_column("error", str)
 
 
 #: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat

@@ -270,3 +270,16 @@ def test_unopenable_database_answers_503(secrets_env, tmp_path, env):
     env["SYNCTOOL_DB"] = str(tmp_path)  # a directory
     with TestClient(create_app(runtime())) as client:
         assert post_pos(client, samples.square_order_event("A")).status_code == 503
+
+
+def test_an_oversized_chunked_body_is_a_413_not_a_503(client, db):
+    """No Content-Length: the body is read as it streams, refused once over the limit, and the rest read
+    from the same stream (reading it a second time was Starlette's "Stream consumed": a 503)."""
+
+    def chunks():
+        for _ in range(40):
+            yield b"x" * 64 * 1024  # 2.5 MB against the 1 MB limit
+
+    r = client.post("/webhooks/donations", content=chunks(), headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+    assert r.status_code == 413 and r.json() == {"error": "payload too large", "detail": "the limit is 1048576 bytes"}
+    assert count(db, "deliveries") == 0

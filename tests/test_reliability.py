@@ -212,3 +212,28 @@ def test_a_backup_taken_during_writes_restores_every_acknowledged_delivery(secre
     restored = json.loads(cli("syncs", "list", "--limit", "500", "--json").stdout)["items"]
     assert set(acknowledged[:before]) <= {r["id"] for r in restored}
     assert cli("backup", str(tmp_path / "b.db")).exit_code == 2  # never over an existing file unasked
+
+
+def test_a_crm_that_answers_500_to_every_gift_post_fails_the_job_within_its_attempts(coded, receiver, db, env, cli, tmp_path):
+    """Each lost answer is confirmed by one search; a gift confirmed absent is a failed attempt, so the job
+    fails after max_attempts with the CRM's own error and the alert goes out (it used to POST forever)."""
+    from tests.test_admin import SmtpSink
+
+    sink = SmtpSink()
+    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
+    cli("settings", "alert-recipients", "ops@example.org")
+    env.update(CRM_CONFIRM_AFTER_S="0.2", QUEUE_RETRY_DELAY_MS="50")
+    coded.crm.faults.append({"mode": "500", "count": 10_000, "method": "POST", "path": "/gifts"})
+    job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
+    deadline = time.monotonic() + 15
+    while jobs.get(db, job_id)["status"] != "failed" and time.monotonic() < deadline:
+        assert cli("drain", "--max-seconds", "2").exit_code in (0, 1)
+        time.sleep(0.1)
+    job = jobs.get(db, job_id)
+    assert job["status"] == "failed" and job["attempts"] == job["max_attempts"] == 3, dict(job)
+    assert "CRM answered 500" in job["last_error"] and "was not stored" in job["last_error"], job["last_error"]
+    posts = [r for r in coded.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts")]
+    searches = [r for r in coded.crm.requests if r["path"].endswith("/gifts/search")]
+    assert len(posts) == 3 and len(searches) == 3  # one POST and one confirming search per attempt
+    assert coded.crm.gifts == {}
+    assert any(f"synctool syncs show {job_id}" in message and "answered 500" in message for message in sink.messages)

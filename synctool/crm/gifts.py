@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
 from synctool.crm.client import CrmClient
-from synctool.errors import RemoteError, Skip, StoreUnavailable, UncertainWrite, Wait
+from synctool.errors import RemoteError, Skip, StoreUnavailable, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
 from synctool.timeutil import age_s, parse_iso
 
@@ -62,18 +62,21 @@ def _mark(
     crm_id: Any = None,
     job_id: str | None = None,
     amounts: tuple[Any, Any] | None = None,
+    error: str | None = None,
 ) -> None:
     """Record the ledger's state for ``external_id``; ``amounts`` are the received and deductible amounts the
-    CRM's gift now holds (what a later refund checks a person has not changed)."""
+    CRM's gift now holds (what a later refund checks a person has not changed); ``error`` is why an
+    ``unconfirmed`` write is uncertain."""
     amount, deductible = (None, None) if amounts is None else (money(amounts[0]), money(amounts[1]))
     with store.atomic(conn):
         conn.execute(
-            "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible)"
-            " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible, error)"
+            " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
             " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at,"
-            " amount = coalesce(excluded.amount, amount), deductible = coalesce(excluded.deductible, deductible)",
-            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso(), amount, deductible),
+            " amount = coalesce(excluded.amount, amount), deductible = coalesce(excluded.deductible, deductible),"
+            " error = excluded.error",
+            (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso(), amount, deductible, error),
         )
 
 
@@ -166,11 +169,13 @@ def _create_once(
         found = _adopt(crm, conn, external_id, job_id)
         if found is not None:
             return found, False
+        if entry is not None and entry["state"] == "unconfirmed":
+            _confirmed_absent(conn, entry)
     _mark(conn, external_id, "pending", job_id=job_id)
     try:
         gift = crm.create_gift(constituent_id, body)
     except UncertainWrite as exc:
-        _mark(conn, external_id, "unconfirmed", job_id=job_id)
+        _mark(conn, external_id, "unconfirmed", job_id=job_id, error=str(exc))
         raise Wait(
             f"gift {external_id} sent, waiting to confirm (the CRM's answer was lost: {exc}); "
             f"searching the CRM for it in {confirm_after_s:.0f} s",
@@ -188,6 +193,19 @@ def _create_once(
     received = body["received_amount"]
     _mark(conn, external_id, "done", gift["id"], job_id, (received, body.get("deductible_amount", received)))
     return str(gift["id"]), True
+
+
+def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
+    """The search found no gift for a write whose answer was lost: that write failed. It is a failed attempt
+    with the CRM's own error (so a CRM that refuses every POST fails the job after ``max_attempts``, one
+    POST and one search each), and the next attempt writes afresh."""
+    with store.atomic(conn):
+        conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'unconfirmed'", (entry["key"],))
+    waited = age_s(entry["updated_at"]) or 0.0
+    raise TransientError(
+        f"gift {entry['key']} was not stored: {entry['error'] or 'the CRM did not answer'} "
+        f"(the CRM had no such gift {waited:.0f} s later)"
+    )
 
 
 def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
@@ -41,30 +43,35 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
 DISCARD_BYTES = 16 * 1024 * 1024
 
 
-async def _discard(request: Request, budget: int) -> None:
-    """Read what is left of a refused body. Answering while the client still sends, then closing, makes
-    the kernel reset the connection (unread data), and the client sees no answer at all."""
-    async for chunk in request.stream():
+async def _discard(chunks: AsyncIterator[bytes], budget: int) -> None:
+    """Read what is left of a refused body from the stream already being read (a request's stream can be
+    iterated once). Answering while the client still sends, then closing, makes the kernel reset the
+    connection (unread data), and the client sees no answer at all."""
+    async for chunk in chunks:
         budget -= len(chunk)
         if budget < 0:
             return
 
 
 async def read_body(request: Request, limit: int) -> bytes:
+    """The body, or PayloadTooLarge once it is over ``limit`` bytes, declared (Content-Length) or streamed
+    (chunked)."""
+    too_large = PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        if int(declared) <= DISCARD_BYTES:
-            await _discard(request, DISCARD_BYTES)
-        raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
-    if declared and declared.isdigit():  # the server enforces the declared length; read it at once
-        return await request.body()
+    if declared and declared.isdigit():
+        if int(declared) > limit:
+            if int(declared) <= DISCARD_BYTES:
+                await _discard(request.stream(), DISCARD_BYTES)
+            raise too_large
+        return await request.body()  # the server enforces the declared length; read it at once
     chunks = []
     size = 0
-    async for chunk in request.stream():
+    stream = request.stream()
+    async for chunk in stream:
         size += len(chunk)
         if size > limit:
-            await _discard(request, DISCARD_BYTES)
-            raise PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
+            await _discard(stream, DISCARD_BYTES - size)
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -80,12 +87,27 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
 
     def save(inbound: Inbound) -> str | None:
         """Commit the delivery and its job. The connection is opened on first use, so a database that
-        cannot be opened yet is a 503 the platform retries, not a dead receiver."""
+        cannot be opened yet is a 503 the platform retries, not a dead receiver; and a connection that
+        failed to write is closed, so the next delivery opens a fresh one (a connection opened on a
+        read-only file stays read-only, and one whose COMMIT failed may hold a dead transaction)."""
         from synctool import store
 
+        if not os.access(rt.config.db_path, os.W_OK) and rt.config.db_path.exists():
+            # an open connection would still write through file handles opened earlier: honour the change
+            _drop_connection()
+            raise StoreUnavailable(f"the database {rt.config.db_path} is not writable")
         if "conn" not in state:
-            state["conn"] = store.connect(rt.config.db_path)
-        return store_inbound(state["conn"], inbound, rt.config.queue.max_attempts)
+            state["conn"] = store.connect(rt.config.db_path, busy_timeout_ms=rt.config.receiver.busy_timeout_s * 1000)
+        try:
+            return store_inbound(state["conn"], inbound, rt.config.queue.max_attempts)
+        except StoreUnavailable:
+            _drop_connection()
+            raise
+
+    def _drop_connection() -> None:
+        conn = state.pop("conn", None)
+        if conn is not None:
+            conn.close()
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -115,7 +137,7 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
                 job_id = await asyncio.get_running_loop().run_in_executor(committer, save, inbound)
             except StoreUnavailable as exc:
                 logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
-                return error(http_status(exc), "could not store the delivery; retry later", "")
+                return error(http_status(exc), "could not store the delivery; retry later", str(exc))
             if job_id is None:
                 return JSONResponse({"status": "duplicate"})
             return JSONResponse({"status": "accepted", "job_id": job_id})
@@ -139,8 +161,7 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
     async def lifespan(app: Starlette):
         yield
         committer.shutdown(wait=True)
-        if "conn" in state:
-            state.pop("conn").close()
+        _drop_connection()
 
     all_routes = [Route("/health", health, methods=["GET"])]
     for hook in webhooks().values():  # one route per platform's webhook (synctool.platforms)
