@@ -4,10 +4,11 @@
    at concurrency 3 -> gifts per external id (goal: exactly 1) and gift POSTs (goal: 40).
 2. A CRM that stores the gift after the client gave up (commit 3 s after a 1.5 s client timeout), with
    `crm.confirm_after_s` at 4 s -> gifts (goal 1).
-3. `kill -9` of a drain holding a person lock (lease 2 s) -> seconds until the next drain has run the job
-   that needs the lock (goal: about one lease).
-4. Hostile load on the receiver over real sockets: 8 clients sending small garbage and deep JSON while 2
-   send 1.5 MB bodies -> 5xx answers and requests with no answer (goal 0 each).
+3. The real processes (the drill tier's, tests/drills): `kill -9` of `synctool serve` under 8 senders
+   (acknowledged vs lost); a database read-only, then a write lock past the busy timeout (503, then how soon
+   the next retry is stored, with no restart); `kill -9` of `synctool drain` mid gift POST (seconds until the
+   queue is done, gifts per external id); a CRM that answers 500 to every gift POST (POSTs and searches the
+   job spends before it fails); a fuzz of 5000 requests at concurrency 16 (5xx and unanswered, goal 0).
 
     python bench/reliability.py
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 import copy
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -116,101 +116,158 @@ def late_commit() -> str:
     )
 
 
-def kill_nine() -> str:
-    from synctool import platforms, store
-    from synctool.queue import jobs
-    from synctool.queue.worker import HANDLERS, drain
-    from synctool.runtime import Runtime
+def site(world):
+    """A synctool install in a fresh folder, as the drill tier makes one (tests/drills/conftest.py)."""
+    from tests.drills.conftest import Site, coded
 
-    tmp = Path(tempfile.mkdtemp(prefix="synctool-rel-"))
-    (tmp / "config.yaml").write_text("queue:\n  lease_seconds: 2\n")
-    env = {"SYNCTOOL_DB": str(tmp / "k.db"), "SYNCTOOL_CONFIG": str(tmp / "config.yaml"), "SYNCTOOL_KEYRING": "off"}
-    rt = Runtime.from_environ(None, env)
-    conn = store.connect(rt.db_path)
-    with store.atomic(conn):
-        jobs.enqueue(conn, source="donations", entity_type="locker", entity_id="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tests.drain_harness", "locker", "30"], cwd=ROOT, env={**os.environ, **env})
-    while not conn.execute("SELECT 1 FROM locks WHERE name = 'person:ada'").fetchone():
-        time.sleep(0.05)
+    return coded(Site(Path(tempfile.mkdtemp(prefix="synctool-rel-")), world))
+
+
+def receiver_kill_nine(world) -> str:
+    s = site(world)
+    proc = s.serve()
+    acknowledged: list[str] = []
+    stop = threading.Event()
+
+    def sender(worker: int) -> None:
+        with httpx.Client(timeout=5) as client:
+            i = 0
+            while not stop.is_set():
+                try:
+                    r = s.give(worker * 100_000 + i, client=client)
+                except httpx.HTTPError:
+                    return
+                if r.status_code == 200:
+                    acknowledged.append(r.json()["job_id"])
+                i += 1
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    while len(acknowledged) < 300:
+        time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    killed = time.monotonic()
-    with store.atomic(conn):
-        jobs.enqueue(conn, source="donations", entity_type="needs_lock", entity_id="2")
-    done: list[float] = []
-
-    def needs_lock(ctx):
-        with store.named_lock(ctx.conn, ["person:ada"], wait_s=60):
-            done.append(time.monotonic() - killed)
-
-    HANDLERS[("crm", "needs_lock")] = needs_lock
-    HANDLERS[("crm", "locker")] = lambda ctx: None
-    drain(platforms.services(rt), max_seconds=30)
-    return f"kill -9 of a drain holding a person lock (lease 2 s): the next drain ran the blocked job {done[0]:.1f} s later"
+    stop.set()
+    for t in threads:
+        t.join()
+    stored = {r[0] for r in s.rows("SELECT id FROM jobs")}
+    lost = len(set(acknowledged) - stored)
+    s.stop()
+    return f"kill -9 of `synctool serve` under 8 concurrent senders: {len(acknowledged)} acknowledged, {lost} lost (goal 0)"
 
 
-def hostile() -> str:
-    from synctool.fakes.server import BackgroundServer
-    from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.runtime import Runtime
-    from synctool.web.receiver import create_app
+def receiver_recovers(world) -> str:
+    from tests.drills.conftest import read_only
+    from tests.drills.test_receiver_drills import hold_write_lock
 
-    tmp = Path(tempfile.mkdtemp(prefix="synctool-rel-"))
-    (tmp / "config.yaml").write_text("{}\n")
-    env = {
-        "SYNCTOOL_DB": str(tmp / "h.db"),
-        "SYNCTOOL_KEYRING": "off",
-        "POS_WEBHOOK_NOTIFICATION_URL": "https://x/y",
-        **WEBHOOK_SECRETS,
-    }
-    bodies = [b"[" * 5000, b'{"a":' * 5000, b"{}", b"not json", b'{"id": {"x": 1}, "event": [1], "data": 3}', b"\xff\xfe"]
-    counts: Counter = Counter()
-    lock = threading.Lock()
-    with BackgroundServer(create_app(Runtime.from_environ(tmp / "config.yaml", env))) as server:
-        stop = time.monotonic() + 8
-
-        def small(n: int) -> None:
-            with httpx.Client(base_url=server.url, timeout=10) as client:
-                i = 0
-                while time.monotonic() < stop:
-                    route = ["donations", "pos", "mailing", "payments", "portal"][i % 5]
-                    try:
-                        status = client.post(f"/webhooks/{route}", content=bodies[(i + n) % len(bodies)]).status_code
-                        key = "5xx" if status >= 500 else "answered"
-                    except httpx.HTTPError:
-                        key = "no answer"
-                    with lock:
-                        counts[key] += 1
-                    i += 1
-
-        def large() -> None:
-            with httpx.Client(base_url=server.url, timeout=10) as client:
-                while time.monotonic() < stop:
-                    try:
-                        status = client.post("/webhooks/donations", content=b"x" * 1_500_000).status_code
-                        key = "413" if status == 413 else f"large {status}"
-                    except httpx.HTTPError:
-                        key = "large: no answer"
-                    with lock:
-                        counts[key] += 1
-
-        threads = [threading.Thread(target=small, args=(n,)) for n in range(8)] + [
-            threading.Thread(target=large) for _ in range(2)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    s = site(world)
+    s.serve(env={"RECEIVER_BUSY_TIMEOUT_S": "1"})
+    with read_only(s.db_path, s.folder):
+        refused = s.give(1).status_code
+    started = time.monotonic()
+    accepted = s.give(1).status_code
+    read_only_s = time.monotonic() - started
+    locker = hold_write_lock(s, 2)
+    locked = s.give(2).status_code
+    locker.wait()
+    started = time.monotonic()
+    after_lock = s.give(2).status_code
+    lock_s = time.monotonic() - started
+    s.stop()
     return (
-        f"hostile load (8 clients of garbage and deep JSON beside 2 of 1.5 MB bodies, 8 s): {counts['answered']} answered 4xx/2xx, "
-        f"{counts['5xx']} 5xx (goal 0), {counts['no answer']} unanswered (goal 0); large bodies: {counts['413']} refused with 413, "
-        f"{counts['large: no answer']} unanswered"
+        f"database read-only, then restored: {refused} then {accepted} after {read_only_s * 1000:.0f} ms, no restart; "
+        f"write lock held past the busy timeout (1 s): {locked} then {after_lock} after {lock_s * 1000:.0f} ms"
+    )
+
+
+def drain_kill_nine(world) -> str:
+    from tests.drills.conftest import crm_fault, crm_state
+    from tests.drills.test_drain_drills import deliver, wait_for_request, watch
+
+    s = site(world)
+    s.serve()
+    deliver(s, 6)
+    crm_fault(world, "commit_timeout", method="POST", path="/gifts")
+    drain = s.drain(30)
+    wait_for_request(s, "POST", "/gifts")
+    os.kill(drain.pid, signal.SIGKILL)
+    drain.wait()
+    killed = time.monotonic()
+    watch(s)
+    statuses = s.wait_until_done(timeout=30)
+    recovered = time.monotonic() - killed
+    per = Counter(g["external_id"] for g in crm_state(world)["gifts"])
+    s.stop()
+    return (
+        f"kill -9 of `synctool drain` mid gift POST (lease 2 s, confirm grace 1 s): queue {statuses} {recovered:.1f} s later; "
+        f"gifts per external id max {max(per.values())} min {min(per.values())} over {len(per)}"
+    )
+
+
+def always_500(world) -> str:
+    from tests.drills.conftest import crm_fault, crm_state
+    from tests.drills.test_drain_drills import deliver, watch
+
+    s = site(world)
+    s.serve()
+    deliver(s, 1)
+    crm_fault(world, "500", count=1_000_000, method="POST", path="/gifts")
+    started = time.monotonic()
+    watch(s)
+    statuses = s.wait_until_done(timeout=60)
+    took = time.monotonic() - started
+    requests = crm_state(world)["requests"]
+    posts = sum(r["method"] == "POST" and r["path"].endswith("/gifts") for r in requests)
+    searches = sum(r["path"].endswith("/gifts/search") for r in requests)
+    s.stop()
+    return (
+        f"a CRM that answers 500 to every gift POST (max_attempts 3): job {statuses} after {took:.1f} s, "
+        f"{posts} POSTs and {searches} confirming searches (goal at most 3 each)"
+    )
+
+
+def fuzz(world) -> str:
+    import random
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.drills.test_fuzz_drill import case
+
+    s = site(world)
+    s.serve()
+    rng = random.Random(1)
+    cases = [case(rng) for _ in range(5000)]
+    counts: Counter = Counter()
+
+    def send(chunk: list) -> None:
+        with httpx.Client(timeout=30) as client:
+            for route, body, headers in chunk:
+                try:
+                    status = s.post(client, route, body, headers).status_code
+                    counts["5xx" if status >= 500 else str(status)] += 1
+                except httpx.HTTPError:
+                    counts["no answer"] += 1
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(send, [cases[i::16] for i in range(16)]))
+    took = time.monotonic() - started
+    s.stop()
+    return (
+        f"fuzz of the real receiver (5000 requests, every route, concurrency 16, {took:.1f} s): {counts['5xx']} 5xx, "
+        f"{counts['no answer']} unanswered (goal 0 each); 413: {counts['413']}, 400: {counts['400']}, 401: {counts['401']}, "
+        f"200: {counts['200']}"
     )
 
 
 if __name__ == "__main__":
     import logging
 
+    from synctool.fakes.world import FakeWorld
+
     logging.disable(logging.WARNING)
-    for drill in (races, late_commit, kill_nine, hostile):
+    for drill in (races, late_commit):
         print(drill(), flush=True)
+    for real in (receiver_kill_nine, receiver_recovers, drain_kill_nine, always_500, fuzz):
+        with FakeWorld(crm_limit=100_000, crm_window_s=1.0, serve=True) as world:
+            print(real(world), flush=True)

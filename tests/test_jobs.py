@@ -9,6 +9,8 @@ import sys
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from synctool import platforms, store
 from synctool.errors import PermanentError, TransientError
 from synctool.queue import jobs
@@ -38,6 +40,7 @@ def effects(db) -> list:
     return db.execute("SELECT * FROM effects").fetchall()
 
 
+@pytest.mark.drill  # real processes: the drill tier
 def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path):
     (tmp_path / "config.yaml").write_text("queue:\n  lease_seconds: 2\n")
     [job_id] = add(db, "slow")
@@ -66,6 +69,7 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
     assert outcomes == ["abandoned", "succeeded"]
 
 
+@pytest.mark.drill  # real processes: the drill tier
 def test_two_drains_never_run_a_job_twice_and_at_most_three_run_at_once(db):
     ids = add(db, "record", 40)
     procs = [harness("record"), harness("record")]

@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from synctool import platforms, store
 from synctool.fakes import samples
 from synctool.queue import jobs
@@ -82,6 +84,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
     )
 
 
+@pytest.mark.drill  # real processes: the drill tier
 def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db, env):
     with store.atomic(db):
         jobs.enqueue(

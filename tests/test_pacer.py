@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from synctool.crm.pacer import Limits, Pacer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +51,7 @@ def test_slots_keep_the_interval_plus_margin_and_the_window_cap(tmp_path):
     pacer.close()
 
 
+@pytest.mark.drill  # real processes: the drill tier
 def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     served_crm.limit, served_crm.window_s = 10, 1.0
     env["CRM_RATE_LIMIT_REQUESTS"] = "10"

@@ -49,6 +49,7 @@ def test_two_jobs_for_one_transaction_side_by_side_make_one_gift(coded, receiver
     assert {jobs.get(db, j)["status"] for j in (first, second)} <= {"succeeded", "skipped"}
 
 
+@pytest.mark.drill  # waits out real seconds: the drill tier
 def test_a_gift_locked_by_another_writer_waits_without_spending_an_attempt(coded, receiver, db):
     job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
     with store.named_lock(db, ["gift:donations_QiN7blzUhiwXBVBr"]):  # another process is writing it
@@ -62,6 +63,7 @@ def test_a_gift_locked_by_another_writer_waits_without_spending_an_attempt(coded
     assert jobs.get(db, job_id)["status"] == "succeeded" and len(coded.crm.gifts) == 1
 
 
+@pytest.mark.drill  # waits out real seconds: the drill tier
 def test_a_crm_that_stores_the_gift_after_the_client_gave_up_gets_one_gift(coded, receiver, db, env, cli):
     """The POST times out at the client (0.5 s); the CRM commits it 3 s later. The job waits the grace
     period, finds the gift by external id, and never POSTs again."""
@@ -86,6 +88,7 @@ def test_a_crm_that_stores_the_gift_after_the_client_gave_up_gets_one_gift(coded
     assert outcomes == ["waiting", "succeeded"]
 
 
+@pytest.mark.drill  # real processes: the drill tier
 def test_a_killed_drains_person_lock_and_job_are_taken_over_within_a_lease(db, tmp_path, env):
     (tmp_path / "config.yaml").write_text("queue:\n  lease_seconds: 2\n")
     with store.atomic(db):
