@@ -140,7 +140,7 @@ def test_bad_periods_are_usage_errors(cli, db):
 def test_payouts_show_each_deposit_and_write_deposit_fields(coded, receiver, cli, db):
     gb = coded.givebutter
     for n, amount in enumerate((50, 30, 20)):
-        t = txn(f"PO{n}", amount, payout_id="po_gb_1", payout=amount - 1.5, fee=1.5)
+        t = txn(f"PO{n}", amount, payout_id="po_gb_1", payout=amount - 1.5, fee=1.5, fee_covered=0)
         gb.add_transaction(t)
         if n < 2:
             give(receiver, t)  # the third never synced
@@ -157,10 +157,12 @@ def test_payouts_show_each_deposit_and_write_deposit_fields(coded, receiver, cli
         "95.50",
     )
     assert (row["with_gift"], row["transactions"], row["without_gift"]) == (2, 3, ["donations_PO2"])
+    assert row["problem"] is None and row["difference"] == "0.00"
     assert "po_gb_1" in cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31").stdout
     mark = len(coded.crm.requests)
     assert cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--write-deposits").exit_code == 0
-    assert len(coded.crm.requests) == mark  # queued, not written
+    # queued, not written: one search read whether the CRM still holds the two gifts
+    assert [(r["method"], r["path"]) for r in coded.crm.requests[mark:]] == [("GET", "/api/v1/gifts/search")]
     run_drain()
     patched = [r for r in coded.crm.requests[mark:] if r["method"] == "PATCH"]
     assert len(patched) == 2
@@ -173,28 +175,53 @@ def test_payouts_show_each_deposit_and_write_deposit_fields(coded, receiver, cli
     assert len([r for r in coded.crm.requests[mark:] if r["method"] == "PATCH"]) == 2
 
 
-def test_square_payout_entries(coded, cli):
+def test_square_payout_entries_add_up_with_a_refund_whose_fee_came_back(coded, cli):
+    """Reference B7: for every entry net = gross - fee; a REFUND's amounts are negative, its fee too when the
+    processing fee is returned. The row's gross - fees - refunds is its net, and the payout's own amount."""
     sq = coded.square
     sq.payments["P9"] = {"id": "P9", "order_id": "O9", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
-                         "created_at": "2026-10-10T18:00:00Z", "total_money": {"amount": 2000}}  # fmt: skip
+                         "created_at": "2026-10-10T18:00:00Z", "total_money": {"amount": 21849}}  # fmt: skip
     sq.payouts["po_sq_1"] = {"id": "po_sq_1", "location_id": "FPYCBCHYMXFK1", "status": "PAID", "created_at": "2026-10-12T08:00:00Z",
-                             "arrival_date": "2026-10-13", "amount_money": {"amount": 1592}}  # fmt: skip
+                             "arrival_date": "2026-10-13", "amount_money": {"amount": 19731}}  # fmt: skip
     sq.payout_entries["po_sq_1"] = [
-        {"id": "e1", "payout_id": "po_sq_1", "type": "CHARGE", "gross_amount_money": {"amount": 2000}, "fee_amount_money": {"amount": 88},
-         "net_amount_money": {"amount": 1912}, "type_charge_details": {"payment_id": "P9"}},
-        {"id": "e2", "payout_id": "po_sq_1", "type": "REFUND", "gross_amount_money": {"amount": -300}, "fee_amount_money": {"amount": -20},
-         "net_amount_money": {"amount": -320}, "type_refund_details": {"payment_id": "P9", "refund_id": "R9"}},
+        {"id": "e1", "payout_id": "po_sq_1", "type": "CHARGE", "gross_amount_money": {"amount": 21849}, "fee_amount_money": {"amount": 662},
+         "net_amount_money": {"amount": 21187}, "type_charge_details": {"payment_id": "P9"}},
+        {"id": "e2", "payout_id": "po_sq_1", "type": "REFUND", "gross_amount_money": {"amount": -1500}, "fee_amount_money": {"amount": -44},
+         "net_amount_money": {"amount": -1456}, "type_refund_details": {"payment_id": "P9", "refund_id": "R9"}},
     ]  # fmt: skip
     result = cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos", "--json")
     [row] = json.loads(result.stdout)["payouts"]
-    assert (row["date"], row["gross"], row["refunds"], row["net"], row["stated_net"]) == (
-        "2026-10-13",
-        "20.00",
-        "3.00",
-        "15.92",
-        "15.92",
-    )
-    assert row["without_gift"] == ["pos_order_O9"]
+    assert (row["date"], row["gross"], row["fees"], row["refunds"], row["net"], row["stated_net"]) == (
+        "2026-10-13", "218.49", "6.18", "15.00", "197.31", "197.31",
+    )  # fmt: skip
+    assert row["problem"] is None and row["without_gift"] == ["pos_order_O9"]
+    # a payout whose own amount is not what its entries add up to is flagged with the difference
+    sq.payouts["po_sq_1"]["amount_money"] = {"amount": 19775}
+    [row] = json.loads(
+        cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos", "--json").stdout
+    )["payouts"]
+    assert row["difference"] == "0.44" and "the payout is 197.75, its entries 197.31" in row["problem"]
+    assert "197.75" in cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "pos").stdout
+
+
+def test_a_payout_counts_only_the_gifts_the_crm_still_holds(coded, receiver, cli, db):
+    gb = coded.givebutter
+    for n in range(3):
+        t = txn(f"PD{n}", 20, payout_id="po_gb_2", payout=19, fee=1, fee_covered=0)
+        gb.add_transaction(t)
+        give(receiver, t)
+    gb.payouts["po_gb_2"] = {"id": "po_gb_2", "amount": 57, "status": "paid", "paid_at": "2026-10-20T00:00:00+00:00"}
+    run_drain()
+    deleted = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_PD1"][0]
+    del coded.crm.gifts[deleted["id"]]  # a person deleted it in the CRM
+    result = cli("reconcile", "payouts", "--from", "2026-10-01", "--to", "2026-10-31", "--write-deposits", "--json")
+    [row] = json.loads(result.stdout)["payouts"]
+    assert (row["with_gift"], row["transactions"], row["not_in_crm"]) == (2, 3, ["donations_PD1"])
+    assert json.loads(result.stdout)["deposits_queued"] == 2
+    mark = len(coded.crm.requests)
+    run_drain()
+    patched = [r["path"] for r in coded.crm.requests[mark:] if r["method"] == "PATCH"]
+    assert len(patched) == 2 and f"/api/v1/gifts/{deleted['id']}" not in patched
 
 
 def test_a_failed_sync_is_missing_with_its_error_and_fix_retries_it(coded, receiver, cli, db, tmp_path):

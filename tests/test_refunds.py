@@ -200,6 +200,37 @@ def test_square_refund_waits_for_completed_then_reduces_the_orders_gift(coded, r
     assert "-15.00" in cli("syncs", "list", "--source", "pos").stdout
 
 
+def test_a_square_refund_through_its_return_order_reduces_the_sale_each_time(coded, receiver, db, cli):
+    """Square records every refund as a return order: the refund's order_id is that return order, whose
+    returns[].source_order_id is the sale. Two partial refunds of one payment; the return order's own
+    order.created is not a sale."""
+    add_order(coded, "SALE40", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}], cents=4000)
+    coded.square.payments["PAY40"] = {"id": "PAY40", "order_id": "SALE40", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
+                                      "total_money": {"amount": 4000, "currency": "USD"}}  # fmt: skip
+    pos_event(receiver, samples.square_order_event("SALE40"))
+    run_drain()
+    first = coded.square.refund_payment("PAY40", 1500, refund_id="RFA")
+    assert first["order_id"] != "SALE40" and coded.square.orders[first["order_id"]]["returns"][0]["source_order_id"] == "SALE40"
+    returned = pos_event(receiver, samples.square_order_event(first["order_id"], event_type="order.created"))
+    pos_event(receiver, samples.square_refund_notice(first))
+    run_drain()
+    assert gift_of(coded, "pos_order_SALE40")["received_amount"] == 25.0
+    assert "return order" in job(db, returned["job_id"])["message"] and gift_of(coded, f"pos_order_{first['order_id']}") is None
+    second = coded.square.refund_payment("PAY40", 500, refund_id="RFB")
+    pos_event(receiver, samples.square_refund_notice(second, "refund.updated"))
+    run_drain()
+    assert gift_of(coded, "pos_order_SALE40")["received_amount"] == 20.0
+    listed = {r["refund_id"]: r for r in json.loads(cli("refunds", "list", "--json").stdout)["items"]}
+    assert (listed["RFA"]["amount_before"], listed["RFA"]["amount_after"]) == ("40.00", "25.00"), listed["RFA"]
+    assert (listed["RFB"]["amount_before"], listed["RFB"]["amount_after"]) == ("25.00", "20.00")
+    # a refund that names only its return order reaches the same sale through returns[].source_order_id
+    third = {k: v for k, v in coded.square.refund_payment("PAY40", 100, refund_id="RFC").items() if k != "payment_id"}
+    pos_event(receiver, samples.square_refund_notice(third))
+    run_drain()
+    assert gift_of(coded, "pos_order_SALE40")["received_amount"] == 19.0
+    assert coded.square.payments["PAY40"]["refunded_money"]["amount"] == 2100
+
+
 def test_shop_sale_coded_not_deductible(coded, receiver, cli):
     assert cli("pos", "location-overrides", "set", "L2GIFTSHOP001", "--fund-id", "2402", "--deductible", "none").exit_code == 0
     add_order(coded, "SHOP1", "COMPLETED", customer=CUSTOMER, tenders=[{"id": "t", "type": "CARD"}], location="L2GIFTSHOP001")

@@ -105,9 +105,10 @@ def payouts(
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:
-    """One row per payout (bank deposit): its date, gross, fees, refunds and net, and how many of its
-    transactions have their CRM gift (and which do not). Givebutter groups transactions by payout_id; Square
-    lists payouts and their entries. Reads synctool's ledger, not the CRM.
+    """One row per payout (bank deposit): its date, gross, fees, refunds and net (gross - fees - refunds), a
+    flag when that is not the payout's own amount, and how many of its transactions have their gift in the
+    CRM (which do not, and which synctool made but the CRM no longer holds). Givebutter groups transactions
+    by payout_id; Square lists payouts and their entries. Costs one CRM search per 100 gifts.
 
     Example: synctool reconcile payouts --from 2026-10-01 --to 2026-10-31 --source pos
     """
@@ -116,13 +117,20 @@ def payouts(
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt, start=start, end=end, source=source, write_deposits=write_deposits)
     rows = [
-        {**r, "gifts": f"{r['with_gift']}/{r['transactions']}", "missing": ", ".join(r["without_gift"])}
+        {
+            **r,
+            "gifts": f"{r['with_gift']}/{r['transactions']}",
+            "missing": ", ".join(r["without_gift"] + [f"{e} (deleted in the CRM)" for e in r["not_in_crm"]]),
+        }
         for r in result["payouts"]
     ]
     shown = ["source", "payout_id", "date", "gross", "fees", "refunds", "net", "gifts", "missing"]
 
     def for_people(data: dict) -> None:
         render(data, rows=rows, columns=shown, chosen=columns, title=f"payouts {data['from']} .. {data['to']}")
+        for r in data["payouts"]:
+            if r["problem"]:
+                typer.echo(f"payout {r['payout_id']}: {r['problem']}")
         if data["deposits_queued"]:
             typer.echo(f"{data['deposits_queued']} deposit update(s) queued; `synctool drain` writes them")
 

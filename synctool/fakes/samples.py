@@ -205,13 +205,18 @@ def square_refund_event(
     }
     if order_id:
         refund["order_id"] = order_id
+    return square_refund_notice(refund, event_type, event_id)
+
+
+def square_refund_notice(refund: dict, event_type: str = "refund.created", event_id: str | None = None) -> bytes:
+    """The notification of a PaymentRefund (as ``FakeSquare.refund_payment`` makes one, return order and all)."""
     return json.dumps(
         {
             "merchant_id": "5S9MXCS9Y99KK",
             "type": event_type,
             "event_id": event_id or str(uuid.uuid4()),
             "created_at": "2026-11-21T17:00:06.000Z",
-            "data": {"type": "refund", "id": refund_id, "object": {"refund": refund}},
+            "data": {"type": "refund", "id": refund["id"], "object": {"refund": refund}},
         }
     ).encode()
 

@@ -75,6 +75,15 @@ def _ledger(conn: sqlite3.Connection, keys: Any) -> dict[str, sqlite3.Row]:
     return found
 
 
+def _gifts_by_id(crm: Any, gift_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The CRM's gifts with these ids (the ones it still holds), 100 ids a search."""
+    found: dict[str, dict[str, Any]] = {}
+    for chunk in (gift_ids[i : i + 100] for i in range(0, len(gift_ids), 100)):
+        for g in crm.iter_items("/gifts/search", search_params({"gift_ids": ",".join(chunk)}), page_size=PAGE):
+            found[str(g.get("id"))] = g
+    return found
+
+
 def _source_of(gift: dict[str, Any]) -> str:
     ext = str(gift.get("external_id") or "")
     return "donations" if ext.startswith("donations_") else "pos" if ext.startswith("pos_order_") else "portal"
@@ -141,10 +150,7 @@ def reconcile(
         # gifts synctool made for this period's money but dated outside it: one search for all of them
         ledger = _ledger(conn, {item.external_id for item in expected} - set(by_ext))
         elsewhere_ids = [r["crm_id"] for r in ledger.values() if r["state"] == "done" and r["crm_id"]]
-        elsewhere: dict[str, dict[str, Any]] = {}
-        for chunk in (elsewhere_ids[i : i + 100] for i in range(0, len(elsewhere_ids), 100)):
-            for g in crm.iter_items("/gifts/search", search_params({"gift_ids": ",".join(chunk)}), page_size=PAGE):
-                elsewhere[str(g.get("external_id"))] = g
+        elsewhere = {str(g.get("external_id")): g for g in _gifts_by_id(crm, elsewhere_ids).values()}
         crm_requests = crm.requests_sent - sent_before
     finally:
         if owned is not None:
@@ -322,59 +328,90 @@ def payouts(
     end: str | None = None,
     source: str | None = None,
     write_deposits: bool = False,
+    client: Any = None,
 ) -> dict[str, Any]:
-    """One row per payout (bank deposit) of the period: gross, fees, refunds, net, and which of its
-    transactions have their CRM gift (from synctool's ledger: no CRM request). ``write_deposits`` queues, for
-    each gift, a paced PATCH of its ``deposit_date`` and ``deposited_amount``."""
+    """One row per payout (bank deposit) of the period: gross, fees, refunds and net (gross - fees - refunds,
+    to the cent), the payout's own amount and any difference, and which of its transactions have their gift
+    in the CRM, as this run reads it (synctool's ledger names the gift; one CRM search per 100 gifts says
+    whether the CRM still holds it). ``write_deposits`` queues, for each gift the CRM holds, a paced PATCH of
+    its ``deposit_date`` and ``deposited_amount``; a gift it no longer holds is reported, never written."""
     first, last = period(start, end)
     modules = {s: importlib.import_module(m) for s, m in platforms.reconcilers().items()}
     modules = {s: m for s, m in modules.items() if hasattr(m, "payouts")}
     if source:
         one_of(source, tuple(modules), "source")
-    rows, queued, requests = [], 0, {}
+    listed, requests = [], {}
     for name, module in modules.items():
         if source and name != source:
             continue
         found, requests[name] = module.payouts(conn, rt, first, last)
-        for payout in found:
-            lines = [line for line in payout.lines if line.external_id]
-            ledger = {
-                k: r["crm_id"] for k, r in _ledger(conn, (line.external_id for line in lines)).items() if r["state"] == "done"
+        listed += [(name, payout) for payout in found]
+    keys = {line.external_id for _, payout in listed for line in payout.lines if line.external_id}
+    ledger = {k: r["crm_id"] for k, r in _ledger(conn, keys).items() if r["state"] == "done" and r["crm_id"]}
+    held: dict[str, dict[str, Any]] = {}
+    crm_requests = 0
+    if ledger:
+        owned = crm_target.open_client(conn, rt) if client is None else None
+        crm: Any = client or owned
+        try:
+            sent_before = crm.requests_sent
+            held = _gifts_by_id(crm, sorted(set(ledger.values())))
+            crm_requests = crm.requests_sent - sent_before
+        finally:
+            if owned is not None:
+                owned.close()
+    rows, queued = [], 0
+    for name, payout in listed:
+        lines = [line for line in payout.lines if line.external_id]
+        without = [line.external_id for line in lines if line.external_id not in ledger]
+        gone = [line.external_id for line in lines if line.external_id in ledger and ledger[line.external_id] not in held]
+        gross = sum((line.gross for line in payout.lines), Decimal(0))
+        fees = sum((line.fee for line in payout.lines), Decimal(0))
+        refunds = sum((line.refund for line in payout.lines), Decimal(0))
+        net = sum((line.net for line in payout.lines), Decimal(0))
+        problems = []
+        if gross - fees - refunds != net:
+            problems.append(f"its entries do not add up: {gross:.2f} - {fees:.2f} - {refunds:.2f} is not {net:.2f}")
+        if payout.net is not None and payout.net != net:
+            problems.append(f"the payout is {payout.net:.2f}, its entries {net:.2f} (difference {payout.net - net:.2f})")
+        rows.append(
+            {
+                "source": name,
+                "payout_id": payout.payout_id,
+                "date": payout.date,
+                "gross": f"{gross:.2f}",
+                "fees": f"{fees:.2f}",
+                "refunds": f"{refunds:.2f}",
+                "net": f"{net:.2f}",
+                "stated_net": None if payout.net is None else f"{payout.net:.2f}",
+                "difference": None if payout.net is None else f"{payout.net - net:.2f}",
+                "problem": "; ".join(problems) or None,
+                "transactions": len(lines),
+                "with_gift": len(lines) - len(without) - len(gone),
+                "without_gift": without,
+                "not_in_crm": gone,
             }
-            without = [line.external_id for line in lines if line.external_id not in ledger]
-            net = sum((line.net for line in payout.lines), Decimal(0))
-            rows.append(
-                {
-                    "source": name,
-                    "payout_id": payout.payout_id,
-                    "date": payout.date,
-                    "gross": f"{sum((line.gross for line in payout.lines), Decimal(0)):.2f}",
-                    "fees": f"{sum((line.fee for line in payout.lines), Decimal(0)):.2f}",
-                    "refunds": f"{sum((line.refund for line in payout.lines), Decimal(0)):.2f}",
-                    "net": f"{net:.2f}",
-                    "stated_net": None if payout.net is None else f"{payout.net:.2f}",
-                    "transactions": len(lines),
-                    "with_gift": len(lines) - len(without),
-                    "without_gift": without,
-                }
-            )
-            if write_deposits:
-                with store.atomic(conn):
-                    for line in lines:
-                        if line.external_id not in ledger:
-                            continue
-                        jobs.enqueue_unless_waiting(
-                            conn,
-                            source=name,
-                            target="crm",
-                            entity_type="deposit",
-                            entity_id=f"{payout.payout_id}:{line.external_id}",
-                            external_id=line.external_id,
-                            payload={
-                                "payout_id": payout.payout_id,
-                                "deposit_date": payout.date,
-                                "deposited_amount": str(line.net),
-                            },
-                        )
-                        queued += 1
-    return {"from": str(first), "to": str(last), "payouts": rows, "deposits_queued": queued, "platform_requests": requests}
+        )
+        if write_deposits:
+            with store.atomic(conn):
+                for line in lines:
+                    if line.external_id not in ledger or line.external_id in gone:
+                        continue
+                    jobs.enqueue_unless_waiting(
+                        conn,
+                        source=name,
+                        target="crm",
+                        entity_type="deposit",
+                        entity_id=f"{payout.payout_id}:{line.external_id}",
+                        external_id=line.external_id,
+                        payload={"payout_id": payout.payout_id, "deposit_date": payout.date, "deposited_amount": str(line.net)},
+                    )
+                    queued += 1
+    return {
+        "from": str(first),
+        "to": str(last),
+        "payouts": rows,
+        "deposits_queued": queued,
+        "platform_requests": requests,
+        "crm_requests": crm_requests,
+    }

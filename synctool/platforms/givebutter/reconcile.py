@@ -97,7 +97,9 @@ def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[
                 payout_id,
                 Payout("donations", payout_id, day, net=dollars(info["amount"]) if info.get("amount") is not None else None),
             )
-            gross = dollars(data.get("amount") or 0)
+            # what the donor paid: the amount and the processing fee they chose to cover (a real body:
+            # amount 10, fee 0.61, fee_covered 0.61, payout 10; reference A3.1), so gross - fee - refunds = payout
+            gross = dollars(data.get("amount") or 0) + dollars(data.get("fee_covered") or 0)
             refunded = refunded_parts(parse(Refund, data, where=f"Givebutter transaction {data['id']}"))
             net = dollars(data["payout"]) if data.get("payout") is not None else gross - refunded
             fee = dollars(data["fee"]) if data.get("fee") is not None else gross - refunded - net

@@ -51,6 +51,54 @@ class FakeSquare:
         }
         self.requests: list[dict] = []
 
+    def refund_payment(self, payment_id: str, cents: int, *, refund_id: str | None = None, status: str = "COMPLETED",
+                       fee_cents: int = 0, at: str | None = None, reason: str = "Returned goods") -> dict:  # fmt: skip
+        """What Square does when someone refunds a payment at the register or in the dashboard (reference:
+        givebutter-square.md B7; the API description is silent on it): a PaymentRefund whose ``order_id`` is
+        a new *return order* (itemized and custom refunds alike), that return order (``returns[]`` naming the
+        sale as ``source_order_id``, ``return_amounts``, ``refunds``), and the payment's ``refund_ids`` and
+        ``refunded_money`` grown by it. Several partial refunds of one payment add up, to its amount at most."""
+        payment = self.payments[payment_id]
+        paid = int((payment.get("total_money") or payment.get("amount_money") or {}).get("amount") or 0)
+        refunded = int((payment.get("refunded_money") or {}).get("amount") or 0)
+        if paid and refunded + cents > paid:
+            raise ValueError(f"refunds of payment {payment_id} would exceed its {paid} cents")
+        at = at or time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        refund_id = refund_id or f"{payment_id}_{uuid.uuid4().hex[:20]}"
+        return_id = f"RET{uuid.uuid4().hex[:20].upper()}"
+        money = {"amount": cents, "currency": "USD"}
+        refund = {
+            "id": refund_id,
+            "status": status,
+            "amount_money": money,
+            "processing_fee": [{"amount_money": {"amount": -fee_cents, "currency": "USD"}, "type": "INITIAL"}]
+            if fee_cents
+            else [],
+            "payment_id": payment_id,
+            "order_id": return_id,
+            "location_id": payment.get("location_id"),
+            "reason": reason,
+            "created_at": at,
+            "updated_at": at,
+        }
+        sale = payment.get("order_id")
+        self.orders[return_id] = {
+            "id": return_id,
+            "location_id": payment.get("location_id"),
+            "state": "COMPLETED",
+            "created_at": at,
+            "updated_at": at,
+            "returns": [{"uid": uuid.uuid4().hex[:22], "source_order_id": sale}],
+            "return_amounts": {"total_money": money, "tax_money": {"amount": 0, "currency": "USD"}},
+            "total_money": {"amount": 0, "currency": "USD"},
+            "refunds": [{"id": refund_id, "location_id": payment.get("location_id"), "transaction_id": sale,
+                         "tender_id": payment_id, "reason": reason, "amount_money": money, "status": status}],
+        }  # fmt: skip
+        self.refunds[refund_id] = refund
+        payment["refund_ids"] = [*payment.get("refund_ids", []), refund_id]
+        payment["refunded_money"] = {"amount": refunded + cents, "currency": "USD"}
+        return refund
+
 
 def _error(status: int, category: str, code: str, detail: str) -> JSONResponse:
     return JSONResponse({"errors": [{"category": category, "code": code, "detail": detail}]}, status_code=status)

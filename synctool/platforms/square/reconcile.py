@@ -110,11 +110,13 @@ def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[
                         line = lines.setdefault(f"-{kind}", PayoutLine("", f"({kind})", ZERO, ZERO, ZERO, ZERO))
                     else:
                         line = lines.setdefault(order_id, PayoutLine(external_id(order_id), order_id, ZERO, ZERO, ZERO, ZERO))
+                    # for every entry net = gross - fee (reference B7); a REFUND's amounts are negative, and its
+                    # fee too when the processing fee came back: the row nets it from the fees, never adds it
                     if kind == "REFUND":
                         line.refund += -gross
                     else:
                         line.gross += gross
-                    line.fee += -fee if fee < 0 else fee
+                    line.fee += fee
                     line.net += net
                 payout.lines = list(lines.values())
                 result.append(payout)

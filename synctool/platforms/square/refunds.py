@@ -2,7 +2,10 @@
 
 A ``refund.created`` / ``refund.updated`` whose refund is ``COMPLETED`` is applied once, keyed by the
 refund's id (a refund first seen ``PENDING`` is recorded as skipped, and applied by its ``COMPLETED``
-update). The refund names its payment; the payment names the order, whose gift is ``pos_order_<order id>``.
+update). Square records every refund, itemized or custom, as a *return order*: the refund's ``order_id``
+is that return order, not the sale (reference: givebutter-square.md B7). The sale, whose gift is
+``pos_order_<order id>``, is the refund's payment's ``order_id`` (one Square request), else the return
+order's ``returns[].source_order_id``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip
 from synctool.money import cents_to_dollars
 from synctool.platforms.square.rules import location
-from synctool.platforms.square.webhook import Money, Notification, PaymentRefund, external_id
+from synctool.platforms.square.webhook import Money, Notification, Order, PaymentRefund, external_id
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
@@ -29,18 +32,33 @@ def read(ctx: JobContext) -> refunds.Refund:
     cents = (found.amount_money or Money()).amount
     if cents is None:
         raise PermanentError(f"Square refund {found.id} has no amount_money")
-    order_id = found.order_id
-    if not order_id:
-        if not found.payment_id:
-            raise PermanentError(f"Square refund {found.id} names neither its order nor its payment")
-        order_id = ctx.client("pos").payment(found.payment_id).get("order_id")
-        if not order_id:
-            raise PermanentError(
-                f"Square payment {found.payment_id} (refunded by {found.id}) belongs to no order: no gift to change"
-            )
+    order_id = sale_order_id(ctx, found)
     zone = (location(ctx, found.location_id) or {}).get("timezone")
     on = gifts.gift_date(found.updated_at or found.created_at, zone, ctx.config.timezone)
     return refunds.Refund("pos", "Square", found.id, external_id(order_id), cents_to_dollars(cents), on)
+
+
+def sale_order_id(ctx: JobContext, found: PaymentRefund) -> str:
+    """The sale a refund gives money back for: its payment's order, else its return order's source."""
+    pos = ctx.client("pos")
+    if found.payment_id:
+        order_id = pos.payment(found.payment_id).get("order_id")
+        if order_id:
+            return str(order_id)
+    if found.order_id:
+        order = payload(Order, pos.order(found.order_id), f"Square order {found.order_id}")
+        sales = order.sale_ids()
+        if len(sales) == 1:
+            return sales.pop()
+        if not order.returns:  # the refund names the sale itself
+            return str(found.order_id)
+        raise PermanentError(
+            f"Square refund {found.id}: its return order {found.order_id} gives back {len(sales)} sales; "
+            "which gift it reduces is not known"
+        )
+    if found.payment_id:
+        raise PermanentError(f"Square payment {found.payment_id} (refunded by {found.id}) belongs to no order: no gift to change")
+    raise PermanentError(f"Square refund {found.id} names neither its payment nor its order: no gift to change")
 
 
 @handler("crm", "order_refund")

@@ -55,6 +55,9 @@ def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
 
 def eligibility(order: Order) -> str | None:
     """None when the order should become a gift, else why not."""
+    if order.returns:
+        sales = ", ".join(sorted(order.sale_ids())) or "a sale"
+        return f"a return order (a refund of Square order {sales}); the refund changes that sale's gift"
     if order.state == "COMPLETED":
         return None
     if order.state == "OPEN" and order.tenders:

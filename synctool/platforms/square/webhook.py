@@ -87,8 +87,15 @@ class LineItem(Payload):
     quantity: Optional[Text] = None
 
 
+class OrderReturn(Payload):
+    """One of a return order's ``returns``: what it gives back of the sale ``source_order_id``."""
+
+    source_order_id: Optional[Text] = None
+
+
 class Order(Payload):
-    """The full order (``GET /v2/orders/{id}``)."""
+    """The full order (``GET /v2/orders/{id}``). Square records every refund as a *return order*, whose
+    ``returns[].source_order_id`` names the sale (reference: givebutter-square.md B7)."""
 
     id: Text
     location_id: Optional[str] = None
@@ -98,6 +105,11 @@ class Order(Payload):
     total_money: Optional[Money] = None
     tenders: list[Tender] = []
     line_items: list[LineItem] = []
+    returns: list[OrderReturn] = []
+
+    def sale_ids(self) -> set[str]:
+        """The sales this order gives money back for (none for a sale)."""
+        return {str(r.source_order_id) for r in self.returns if r.source_order_id}
 
 
 class CustomerAddress(Payload):
