@@ -533,6 +533,18 @@ def m008_write_errors(db: Database) -> None:
     db["crm_writes"].add_column("error", str)
 
 
+@migration
+def m009_reconcile_accepted(db: Database) -> None:
+    """Differences a person reviewed (``synctool reconcile accept``): the item, what was accepted (status and
+    both amounts: a new difference on the same item is reported again), the note, who and when."""
+    db["reconcile_accepted"].create(
+        {"external_id": str, "status": str, "platform_amount": str, "crm_amount": str, "reason": str, "note": str,
+         "accepted_by": str, "accepted_at": str},
+        pk="external_id",
+        not_null={"external_id", "status", "note", "accepted_by", "accepted_at"},
+    )  # fmt: skip
+
+
 #: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat
 #: keeps the job's locks alive with its lease, and they lapse with it when the drain dies
 LOCK_HOLDER = threading.local()

@@ -128,12 +128,17 @@ def test_tables_fit_an_80_column_terminal(db, cli, env):
             "UPDATE jobs SET status = 'failed', last_error = ? WHERE id = ?",
             ("CRM answered 422: Validation Failed: received_amount can't be blank " * 2, job_id),
         )
+        # the widest statuses and sources: a succeeded donations row once pushed the message out for attempts
+        db.execute("UPDATE jobs SET status = 'succeeded', message = 'gift created' WHERE entity_id = 'QiN7blzUhiwXBV00'")
     env["COLUMNS"] = "80"
     out = cli("syncs", "list").stdout
     header = next(line for line in out.splitlines() if "source" in line)
     for name in ("id", "when", "source", "entity", "status", "amount", "message"):
         assert name in header, header
     assert "…" not in header and max(len(line) for line in out.splitlines()) <= 80
+    assert "attempts" not in header
+    failed = next(line for line in out.splitlines() if " failed " in line)
+    assert "CRM answered" in failed  # a failed record's error can be read (`syncs show` has all of it)
     assert "donations_" not in out  # external_id is not among the columns that fit; --json has it
     # an 8-character id from the table is enough for `syncs show`
     short = next(line.split()[0] for line in out.splitlines() if " donations " in line)

@@ -73,7 +73,9 @@ def test_each_status_and_fix_then_clean(coded, receiver, cli, db):
     assert report["crm_requests"] == 1
     writes = [r for r in coded.crm.requests if r["method"] != "GET"]
     code, fixed = reconcile(cli, "--fix")
-    assert {f["external_id"] for f in fixed["fixed"]} == {"donations_LOST1", "donations_REF1"}
+    assert {f["external_id"] for f in fixed["fixed"] if f["action"] != "nothing"} == {"donations_LOST1", "donations_REF1"}
+    left = {f["external_id"]: f["why"] for f in fixed["fixed"] if f["action"] == "nothing"}
+    assert set(left) == {"donations_EDIT1", "donations_GHOSTX", "donations_DATE1"} and all(left.values())  # each says why
     assert [r for r in coded.crm.requests if r["method"] != "GET"] == writes  # --fix wrote nothing to the CRM
     run_drain()
     code, after = reconcile(cli)
@@ -237,7 +239,55 @@ def test_a_failed_sync_is_missing_with_its_error_and_fix_retries_it(coded, recei
     assert "donations_FAIL1,FAIL1,missing,60.00" in out.read_text()
     assert cli("mappings", "remove", "custom_field", "77").exit_code == 0  # the cause, fixed by a person
     code, fixed = reconcile(cli, "--fix")
-    assert fixed["fixed"] == [{"external_id": "donations_FAIL1", "action": "retried", "job_id": fixed["fixed"][0]["job_id"]}]
+    assert [(f["external_id"], f["action"]) for f in fixed["fixed"]] == [("donations_FAIL1", "retried")]
     run_drain()
     code, after = reconcile(cli)
     assert code == 0 and by_ext(after)["donations_FAIL1"]["status"] == "matched"
+
+
+def test_fix_remakes_a_vanished_gift_and_says_why_it_leaves_the_rest(coded, receiver, cli, db):
+    for name in ("VA", "VB"):
+        t = txn(name, 40)
+        coded.givebutter.add_transaction(t)
+        give(receiver, t)
+    run_drain()
+    gone = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_VA"][0]
+    del coded.crm.gifts[gone["id"]]  # deleted in the CRM by mistake
+    edited = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_VB"][0]
+    edited["received_amount"] = 35.0  # a person's edit
+    result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "donations", "--fix")
+    assert result.exit_code == 1
+    assert f"--fix donations_VA: re-made (job " in result.stdout and f"CRM gift {gone['id']}" in result.stdout
+    assert "--fix donations_VB: nothing: the gift is in the CRM as a person or a rule left it" in result.stdout
+    run_drain()
+    code, report = reconcile(cli)
+    assert by_ext(report)["donations_VA"]["status"] == "matched" and code == 1
+    remade = [j for j in json.loads(cli("syncs", "list", "--json").stdout)["items"] if j["external_id"] == "donations_VA"]
+    assert remade[0]["status"] == "succeeded"
+    assert len([g for g in coded.crm.gifts.values() if g["external_id"] == "donations_VA"]) == 1
+
+
+def test_an_accepted_difference_stays_accepted_until_it_changes(coded, receiver, cli, db):
+    t = txn("AC", 40)
+    coded.givebutter.add_transaction(t)
+    give(receiver, t)
+    run_drain()
+    gift = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_AC"][0]
+    gift["received_amount"] = 30.0
+    assert reconcile(cli)[0] == 1
+    missing = cli("reconcile", "accept", "donations_NOPE", "--note", "x")
+    assert missing.exit_code == 3 and "not among the last reconcile's differences" in missing.output
+    accepted = cli("reconcile", "accept", "donations_AC", "--note", "the donor asked for $10 back by cheque", "--by", "Ana")
+    assert accepted.exit_code == 0, accepted.output
+    code, report = reconcile(cli)
+    assert code == 0 and report["differences"] == 0
+    row = by_ext(report)["donations_AC"]
+    assert row["status"] == "accepted" and "Ana" in row["reason"] and "cheque" in row["reason"]
+    listed = json.loads(cli("reconcile", "accepted", "--json").stdout)["items"]
+    assert [(r["external_id"], r["status"], r["crm_amount"], r["accepted_by"]) for r in listed] == [
+        ("donations_AC", "amount_differs", "30.00", "Ana")
+    ]
+    assert "donations_AC" in cli("reconcile", "accepted").stdout
+    gift["received_amount"] = 25.0  # a new difference on the same item is reported again
+    code, report = reconcile(cli)
+    assert code == 1 and by_ext(report)["donations_AC"]["status"] == "amount_differs"

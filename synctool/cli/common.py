@@ -151,15 +151,18 @@ TEXT_COLUMNS = {
     "description",
     "what",
     "entity",
+    "why",
 }
 MIN_TEXT_WIDTH = 10
-GAP = 3  # between two columns: a space of padding either side of Rich's (invisible) separator
+#: the text columns that say what happened (a failed record's error): they widen before the others
+FIRST_TO_GROW = {"message", "error", "last_error", "why"}
+GAP = 2  # between two columns: a space of padding, then Rich's (invisible) separator
 
 
 def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int, chosen: str | None = None) -> dict[str, int | None]:
     """The columns to show and their widths: ``chosen`` (checked against what the rows hold; Rich sizes
-    them), else as many of ``columns`` (in their order of importance) as fit ``width`` at their natural
-    width, text columns cut to what is left but never below ``MIN_TEXT_WIDTH``."""
+    them), else the most important of ``columns`` (in their order of importance) that fit ``width`` at their
+    natural width, text columns cut to what is left but never below ``MIN_TEXT_WIDTH``."""
     if chosen:
         wanted = [c.strip() for c in chosen.split(",") if c.strip()]
         known = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
@@ -171,9 +174,15 @@ def pick_columns(rows: list[dict[str, Any]], columns: list[str], width: int, cho
     used = -GAP  # no gap before the first column
     for col in columns:
         need = min(natural[col], MIN_TEXT_WIDTH) if col in TEXT_COLUMNS else natural[col]
-        if used + GAP + need <= width:
-            widths[col] = need
-            used += GAP + need
+        if used + GAP + need > width:
+            break  # a less important column never takes the place of a more important one
+        widths[col] = need
+        used += GAP + need
+    # what is left goes first to the column that says what happened, then to the other text columns
+    for col in [c for c in widths if c in FIRST_TO_GROW]:
+        extra = min(natural[col] - widths[col], width - used)
+        widths[col] += max(extra, 0)
+        used += max(extra, 0)
     growing = [c for c in widths if c in TEXT_COLUMNS]
     while growing and used < width:  # what is left widens the text columns, a character each in turn
         for col in list(growing):
@@ -194,7 +203,7 @@ def table(rows: list[dict[str, Any]], columns: list[str], title: str | None = No
 
     console = Console()
     shown = pick_columns(rows, columns, console.width, chosen)
-    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for col, width in shown.items():
         t.add_column(col, overflow="ellipsis", no_wrap=True, min_width=width, max_width=width)
     for row in rows:

@@ -55,16 +55,18 @@ def reconcile(
         write_csv(result, csv_file)
     counts = result["totals"]["by_status"]
     line = (
-        f"reconcile {result['from']}..{result['to']}: {result['differences']} difference(s) "
-        + ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "matched")
-        + f" ({counts['matched']} matched; {result['crm_requests']} CRM requests)"
-        + (f"; --fix queued {len(result['fixed'])} job(s), run `synctool drain`" if result["fixed"] else "")
+        f"{result['from']}..{result['to']}: {result['differences']} difference(s)"
+        + "".join(f", {n} {s}" for s, n in counts.items() if n and s not in ("matched", "accepted"))
+        + f"; {counts['matched']} matched"
+        + (f", {counts['accepted']} accepted" if counts.get("accepted") else "")
+        + f"; {result['crm_requests']} CRM requests"
     )
+    queued = sum(1 for f in result["fixed"] if f["action"] != "nothing")
 
     def for_people(data: dict) -> None:
         if quiet:
             if data["differences"]:
-                typer.echo(line)
+                typer.echo("reconcile " + line)
             return
         rows = [
             {**r, "when": r["platform_date"] or r["crm_date"], "why": r["reason"] or ""}
@@ -86,11 +88,52 @@ def reconcile(
         )
         others = totals["other_tools"]
         typer.echo(f"gifts made by other tools in the period (not compared): {others['count']}, ${others['dollars']}")
+        for f in data["fixed"]:
+            what = f["action"] + (f" (job {f['job_id'][:8]})" if f["job_id"] and f["action"] != "nothing" else "")
+            typer.echo(f"--fix {f['external_id']}: {what}" + (f": {f['why']}" if f["why"] else ""))
         typer.echo(line)
+        if queued:
+            typer.echo(f"--fix queued {queued} job(s); `synctool drain` runs them")
 
     render(result, as_json, people=for_people)
     if result["differences"]:
         raise typer.Exit(1)
+
+
+@app.command("accept")
+def accept(
+    ctx: typer.Context,
+    external_id: str = typer.Argument(..., help="the item's external id, as the last reconcile listed it"),
+    note: str = typer.Option(..., "--note", help="why this difference is right (kept with it)"),
+    by: str = typer.Option(None, "--by", help="who reviewed it; default: the login name"),
+    as_json: AsJson = False,
+) -> None:
+    """Record that a difference of the last reconcile was reviewed and is right (a test gift deleted on
+    purpose, a gift corrected by hand). Later runs list it as accepted, not as a difference, while it stays
+    the same difference (same status and amounts); a new difference on the item is reported again.
+
+    Example: synctool reconcile accept donations_QiN7blzUhiwXBVBr --note "test gift, deleted on purpose"
+    """
+    import getpass
+
+    from synctool.ops.reconcile import accept as op
+
+    obj = ctx_obj(ctx)
+    row = op(obj.db, external_id, note, by or getpass.getuser())
+    render(row, as_json, people=lambda r: typer.echo(f"accepted: {r['external_id']} {r['status']} ({r['note']})"))
+
+
+@app.command("accepted")
+def accepted(ctx: typer.Context, as_json: AsJson = False, columns: Columns = None) -> None:
+    """The differences people reviewed and accepted, newest first: item, what was accepted, note, who, when.
+
+    Example: synctool reconcile accepted
+    """
+    from synctool.ops.reconcile import accepted as op
+
+    result = op(ctx_obj(ctx).db)
+    shown = ["external_id", "status", "platform_amount", "crm_amount", "note", "accepted_by", "accepted_at"]
+    render(result, as_json, people=lambda d: render(d, rows=d["items"], columns=shown, chosen=columns, title="accepted"))
 
 
 @app.command("payouts")

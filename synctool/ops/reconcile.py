@@ -23,14 +23,16 @@ from typing import Any, Optional
 from synctool import platforms, settings, store
 from synctool.crm import target as crm_target
 from synctool.crm.client import search_params
-from synctool.errors import InvalidInput, one_of
+from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.money import dollars
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs
 from synctool.timeutil import parse_duration
 from synctool.validation import Body
 
-STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "matched")
+STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
+#: statuses that are not a difference
+SETTLED = ("matched", "accepted")
 PAGE = 250
 LAST_RUN = "reconcile:last"
 
@@ -177,9 +179,10 @@ def reconcile(
                 row.update(status="matched", reason="refunded in full; no gift" + (" (deleted by policy)" if entry else ""))
             else:
                 reason, job = _why_missing(conn, item)
-                if entry is not None and entry["state"] == "done":
+                vanished = entry is not None and entry["state"] == "done"
+                if vanished:
                     reason = f"CRM gift {entry['crm_id']} that synctool made is no longer in the CRM"
-                row.update(status="missing", reason=reason, _job=job)
+                row.update(status="missing", reason=reason, _job=job, _vanished=vanished)
         else:
             crm_amount = dollars(gift.get("received_amount") or 0)
             row.update(
@@ -219,6 +222,7 @@ def reconcile(
                 "reason": "no platform transaction in the period explains it",
             }
         )
+    _mark_accepted(conn, items)
     items.sort(key=lambda r: (STATUSES.index(r["status"]), r["source"], r["external_id"]))
     fixed = _fix(conn, rt, items) if fix else []
     result = {
@@ -230,16 +234,77 @@ def reconcile(
         "platform_requests": platform_requests,
         "fixed": fixed,
     }
-    differences = sum(1 for r in items if r["status"] != "matched")
+    differences = sum(1 for r in items if r["status"] not in SETTLED)
     result["differences"] = differences
+    kept = ("external_id", "source", "status", "platform_amount", "crm_amount", "reason")
     with store.atomic(conn):
         settings.put(
             conn,
             LAST_RUN,
             {"at": store.iso(), "from": str(first), "to": str(last), "source": source, "differences": differences,
-             "by_status": result["totals"]["by_status"]},
+             "by_status": result["totals"]["by_status"],
+             "items": [{k: r[k] for k in kept} for r in items if r["status"] not in SETTLED]},
         )  # fmt: skip
     return result
+
+
+def _fingerprint(row: Any) -> tuple:
+    """What makes a difference the same one again: its status and both amounts."""
+    return (row["status"], row["platform_amount"], row["crm_amount"])
+
+
+def _mark_accepted(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+    """A difference a person accepted, still exactly as accepted, is ``accepted``, not a difference."""
+    differing = [r for r in items if r["status"] not in SETTLED]
+    keys = [r["external_id"] for r in differing]
+    found: dict[str, sqlite3.Row] = {}
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            {a["external_id"]: a for a in conn.execute(f"SELECT * FROM reconcile_accepted WHERE external_id IN ({marks})", chunk)}
+        )
+    for r in differing:
+        reviewed = found.get(r["external_id"])
+        if reviewed is not None and _fingerprint(reviewed) == _fingerprint(r):
+            r.update(
+                status="accepted",
+                reason=f"{reviewed['status']} accepted by {reviewed['accepted_by']} on {reviewed['accepted_at'][:10]}: "
+                f"{reviewed['note']}",
+            )
+
+
+def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> dict[str, Any]:
+    """Record that a person reviewed the last reconcile's difference on ``external_id`` (a test gift deleted on
+    purpose, a gift edited by hand): later runs list it as ``accepted`` while it stays the same difference."""
+    if not note.strip():
+        raise InvalidInput("a note is required", "say why this difference is right (--note TEXT)")
+    last = last_run(conn) or {}
+    found = next((r for r in last.get("items") or [] if r["external_id"] == external_id), None)
+    if found is None:
+        raise NotFound(
+            f"{external_id} is not among the last reconcile's differences"
+            + (f" ({last['from']} .. {last['to']})" if last else " (no reconcile has run)"),
+        )
+    row = {
+        "external_id": external_id,
+        "status": found["status"],
+        "platform_amount": found["platform_amount"],
+        "crm_amount": found["crm_amount"],
+        "reason": found["reason"],
+        "note": note.strip(),
+        "accepted_by": by,
+        "accepted_at": store.iso(),
+    }
+    with store.atomic(conn):
+        store.database(conn)["reconcile_accepted"].upsert(row, pk="external_id")
+    return row
+
+
+def accepted(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every reviewed difference, newest first."""
+    rows = [dict(r) for r in conn.execute("SELECT * FROM reconcile_accepted ORDER BY accepted_at DESC")]
+    return {"items": rows, "count": len(rows)}
 
 
 def _totals(items: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[str, Any]:
@@ -276,33 +341,56 @@ def _totals(items: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[s
 
 
 def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Queue, through the normal path, what should sync: a failed job is retried, money that never arrived
-    is queued as the backup poll would, a refund not applied gets its refund job. Nothing else changes."""
+    """For each difference, queue what the normal path should do, or say why nothing: a failed job is retried,
+    money that never arrived is queued as the backup poll would, a gift synctool made that vanished from the
+    CRM is re-made (a forced job), a refund not applied gets its refund job. Nothing else changes."""
     done = []
+    max_attempts = rt.config.queue.max_attempts
     for r in items:
-        item: Expected | None = r.get("_item")
-        if item is None:
+        if r["status"] in SETTLED:
             continue
-        if r["status"] == "missing":
+        item: Expected | None = r.get("_item")
+        ext = r["external_id"]
+
+        def note(action: str, job_id: str | None = None, why: str | None = None) -> None:
+            done.append({"external_id": ext, "status": r["status"], "action": action, "job_id": job_id, "why": why})
+
+        if item is None:  # extra: no platform item to sync from
+            note("nothing", why="no platform transaction explains it: delete it in the CRM, or `synctool reconcile accept`")
+        elif r["status"] == "missing":
             job = r.get("_job")
             with store.atomic(conn):
-                if job is None:
-                    job_id = jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **item.sync_job)
-                    done.append({"external_id": item.external_id, "action": "queued", "job_id": job_id})
+                if r.get("_vanished"):
+                    payload = {**item.sync_job.get("payload", {}), "origin": "reconcile --fix: re-made"}
+                    spec = {**item.sync_job, "payload": payload}
+                    job_id = jobs.enqueue(conn, max_attempts=max_attempts, force=True, **spec)
+                    note("re-made", job_id, f"{r['reason']}; a forced job makes it again through the normal path")
+                elif job is None:
+                    note("queued", jobs.enqueue(conn, max_attempts=max_attempts, **item.sync_job))
                 elif job["status"] == "failed":
                     jobs.requeue_failed(conn, job["id"])
-                    done.append({"external_id": item.external_id, "action": "retried", "job_id": job["id"]})
+                    note("retried", job["id"])
+                elif job["status"] in ("queued", "running"):
+                    note("nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
+                else:
+                    note("nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
         elif r["status"] == "refund_not_applied":
+            if not item.refund_jobs:
+                note("nothing", why="the platform lists no refund to apply; check the gift in the CRM")
             for spec in item.refund_jobs:
                 with store.atomic(conn):
                     if "retry" in spec:
                         row = conn.execute("SELECT status FROM jobs WHERE id = ?", (spec["retry"],)).fetchone()
                         if row is not None and row["status"] == "failed":
                             jobs.requeue_failed(conn, spec["retry"])
-                            done.append({"external_id": item.external_id, "action": "refund retried", "job_id": spec["retry"]})
+                            note("refund retried", spec["retry"])
+                        else:
+                            note("nothing", spec["retry"], f"its refund job is {row['status'] if row else 'gone'}")
                         continue
-                    job_id = jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **spec)
-                    done.append({"external_id": item.external_id, "action": "refund queued", "job_id": job_id})
+                    note("refund queued", jobs.enqueue(conn, max_attempts=max_attempts, **spec))
+        else:  # amount_differs, date_differs: the CRM holds the gift, changed by a person or a rule
+            note("nothing", why="the gift is in the CRM as a person or a rule left it: correct it there, or "
+                 f"`synctool reconcile accept {ext} --note ...`")  # fmt: skip
     return done
 
 
