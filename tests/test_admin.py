@@ -251,6 +251,12 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
 def test_test_connections_and_doctor(world, cli, env):
     result = cli("test-connections")
     assert result.exit_code == 0 and [line.split()[1] for line in result.output.splitlines()] == ["ok"] * 5
+    del env["PAYMENTS_API_KEY"]  # an organisation without a Stripe key: not configured, not a failure
+    unset = cli("test-connections")
+    assert unset.exit_code == 0 and "payments   not configured  PAYMENTS_API_KEY" in unset.output, unset.output
+    doctor = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert doctor["secret PAYMENTS_API_KEY"]["fix"].startswith("export PAYMENTS_API_KEY=")  # no keyring here: no keyring advice
+    assert "keyring" not in doctor["secret PAYMENTS_API_KEY"]["fix"]
     env["POS_ACCESS_TOKEN"] = "wrong"
     failed = cli("test-connections")
     assert failed.exit_code == 1 and "pos        FAIL" in failed.output

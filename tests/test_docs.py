@@ -59,3 +59,19 @@ def test_json_and_columns_are_one_option_set():
 def test_readme_opens_with_the_two_commands():
     block = README.split("```bash", 1)[1].split("```", 1)[0].strip().splitlines()
     assert block[0].endswith("synctool demo") and "pytest" in block[1]
+
+
+def test_help_reads_as_help(cli, env):
+    """Whole-sentence summaries wrapped at the terminal's width, flags without a value, values named for what
+    they are, and the top-level commands grouped by task."""
+    env["COLUMNS"] = "100"
+    out = cli("--help").stdout
+    for section in ("Getting started:", "Daily operation:", "Money:", "Platforms:", "Team and settings:"):
+        assert section in out, out
+    assert "<bool>" not in out and "<str>" not in out and "--config PATH" in out
+    assert not [line for line in out.splitlines()[1:] if line.endswith("...")]  # no summary cut short
+    assert "page the platform's history (Givebutter transactions, Square" in " ".join(out.split())
+    platforms = out.split("Platforms:")[1].split("\n\n")[0]
+    assert all(name in platforms for name in ("donations", "pos", "mailing", "portal"))
+    reconcile = cli("reconcile", "--help").stdout
+    assert "--from DATE" in reconcile and "--fix " in reconcile and "<" not in reconcile.split("Options:")[1]

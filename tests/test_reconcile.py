@@ -257,7 +257,7 @@ def test_fix_remakes_a_vanished_gift_and_says_why_it_leaves_the_rest(coded, rece
     edited["received_amount"] = 35.0  # a person's edit
     result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "donations", "--fix")
     assert result.exit_code == 1
-    assert f"--fix donations_VA: re-made (job " in result.stdout and f"CRM gift {gone['id']}" in result.stdout
+    assert "--fix donations_VA: re-made (job " in result.stdout and f"CRM gift {gone['id']}" in result.stdout
     assert "--fix donations_VB: nothing: the gift is in the CRM as a person or a rule left it" in result.stdout
     run_drain()
     code, report = reconcile(cli)

@@ -10,7 +10,8 @@ from synctool.cli.common import AsJson, ctx_obj, render
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Check the CRM, donation, POS and mailing connections: one line each; exit 1 when any fails.
+    """Check the CRM and each platform's connection, one line each: ok, not configured (a platform without
+    credentials, which this organisation may not use), or FAIL. Exits 1 when any fails.
 
     Example: synctool test-connections
     """
@@ -20,7 +21,7 @@ def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
     report(
         op(obj.db, obj.rt),
         as_json,
-        lambda r: f"{r['name']:<10} {'ok  ' if r['ok'] else 'FAIL'}  {r['detail']}",
+        lambda r: f"{r['name']:<10} {'FAIL' if not r['ok'] else r['state']}  {r['detail']}",
         failed=lambda r: not r["ok"],
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from collections.abc import Callable, Mapping
@@ -56,8 +57,33 @@ def ctx_obj(ctx: typer.Context) -> AppContext:
     return root.obj
 
 
+#: the metavar an option's value shows in --help, by the option's name (else its name in capitals, as argparse does)
+METAVARS = {
+    "config": "PATH", "log-file": "PATH", "csv": "PATH", "from": "DATE", "to": "DATE", "until": "DATE",
+    "since": "WHEN", "columns": "COL,...", "base-url": "URL", "url": "URL", "email": "EMAIL",
+}  # fmt: skip
+
+
+def name_metavars(params: list[Any]) -> None:
+    """``--from DATE`` rather than typer's ``--from <str>``; a flag shows no value at all."""
+    for param in params:
+        if getattr(param, "param_type_name", "") != "option" or param.is_flag or param.count or param.metavar:
+            continue
+        long = max(param.opts, key=len).lstrip("-")
+        param.metavar = METAVARS.get(long, long.upper().replace("-", "_"))
+
+
+def summary(command: Any) -> str:
+    """A command's one-line summary for the command list: the first sentence of its help, whole (the list
+    wraps it at the terminal's width rather than cutting it)."""
+    text = command.short_help or command.help or ""
+    first = " ".join(text.strip().split("\n\n")[0].split())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", first)[0]
+
+
 class SynctoolGroup(TyperGroup):
-    """Turns synctool's named errors into one line on stderr and an exit code, never a traceback."""
+    """Turns synctool's named errors into one line on stderr and an exit code, never a traceback; its help
+    lists each command with a whole-sentence summary."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -68,12 +94,51 @@ class SynctoolGroup(TyperGroup):
             typer.echo(f"Error: {exc}" + (f" ({detail})" if detail else ""), err=True)
             raise typer.Exit(code) from None
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        name_metavars(params)
+        return params
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        command = super().get_command(ctx, name)
+        if command is not None:
+            name_metavars(command.params)
+        return command
+
+    #: (title, command names) for the command list; one section, "Commands", when empty
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        found = {n: c for n in self.list_commands(ctx) if (c := self.get_command(ctx, n)) is not None and not c.hidden}
+        placed: set[str] = set()
+        for title, names in self.sections:
+            rows = [(n, summary(found[n])) for n in names if n in found]
+            placed.update(n for n, _ in rows)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [(n, summary(c)) for n, c in found.items() if n not in placed]
+        if rest:
+            with formatter.section("Other commands" if self.sections else "Commands"):
+                formatter.write_dl(rest)
+
 
 class RootGroup(SynctoolGroup):
     """The `synctool` group. Command groups are built only when named: typer spends about 1 ms per
     command building them, which a cron job or `syncs list --json` should not pay for 80 commands."""
 
     lazy: dict[str, str] = {}
+    #: the top-level commands by task (a platform's own group joins "Platforms" by itself)
+    sections = (
+        (
+            "Getting started",
+            ("init", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
+        ),
+        ("Daily operation", ("serve", "drain", "poll", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup")),
+        ("Money", ("reconcile", "refunds", "mappings")),
+        ("Platforms", ()),
+        ("Team and settings", ("users", "settings", "inject", "dev")),
+    )
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(super().list_commands(ctx)) + [name for name in self.lazy if name not in self.commands]
@@ -92,7 +157,12 @@ class RootGroup(SynctoolGroup):
 
 def sub_app(help_text: str) -> typer.Typer:
     return typer.Typer(
-        help=help_text, cls=SynctoolGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+        help=help_text,
+        cls=SynctoolGroup,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # click's own help: paragraphs rewrapped to the terminal, flags read as flags
     )
 
 

@@ -18,6 +18,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's own help: paragraphs rewrapped to the terminal, flags read as flags
 )
 RootGroup.lazy = {
     "deliveries": "synctool.cli.deliveries:app",
@@ -34,6 +35,9 @@ RootGroup.lazy = {
     "dev": "synctool.cli.dev:app",
     **command_groups(),  # each platform's own group (synctool.platforms)
 }
+RootGroup.sections = tuple(
+    (title, tuple(command_groups()) if title == "Platforms" else names) for title, names in RootGroup.sections
+)
 app.command("test-connections")(checks.test_connections)
 app.command("doctor")(checks.doctor)
 app.command("stats")(syncs.stats)

@@ -6,17 +6,23 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms, settings, store
-from synctool.errors import SynctoolError
+from synctool.errors import ConfigError, SynctoolError
 from synctool.runtime import Runtime
 from synctool.timeutil import age_s
 
 
-def _try(name: str, fn) -> dict[str, Any]:
+def _try(name: str, fn, *, optional: bool = False) -> dict[str, Any]:
+    """One check: ``ok``, ``failed``, or (``optional``: a platform this organisation has not set up)
+    ``not configured``, which is not a failure."""
     try:
         detail = fn()
-        return {"name": name, "ok": True, "detail": detail}
+        return {"name": name, "ok": True, "state": "ok", "detail": detail}
+    except ConfigError as exc:
+        if optional:
+            return {"name": name, "ok": True, "state": "not configured", "detail": str(exc)}
+        return {"name": name, "ok": False, "state": "failed", "detail": str(exc)}
     except SynctoolError as exc:
-        return {"name": name, "ok": False, "detail": str(exc)}
+        return {"name": name, "ok": False, "state": "failed", "detail": str(exc)}
 
 
 def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
@@ -36,7 +42,7 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
 
         return run
 
-    return [_try("crm", crm)] + [_try(c.role, probe(c)) for c in platforms.clients().values() if c.probe]
+    return [_try("crm", crm)] + [_try(c.role, probe(c), optional=True) for c in platforms.clients().values() if c.probe]
 
 
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
@@ -67,11 +73,15 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     for name in [*CORE_SECRETS, *platforms.secret_names()]:
         source = rt.secrets.source(name)
         needed = name in ("CRM_API_KEY", "POS_WEBHOOK_SIGNATURE_KEY")
+        if keyring == "none":  # only the environment works here
+            fix = f"export {name}=... where serve, drain and cron run (their EnvironmentFile or crontab)"
+        else:
+            fix = f"keyring set synctool {name} (keyring: {keyring}), or export {name}=..."
         add(
             f"secret {name}",
             "ok" if source else ("fail" if needed else "warn"),
             f"set ({source})" if source else "not set",
-            "" if source else f"keyring or the environment variable {name}",
+            "" if source else fix,
         )
     where = crm_target.target(conn, rt)
     add(

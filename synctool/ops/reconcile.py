@@ -344,16 +344,18 @@ def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list
     """For each difference, queue what the normal path should do, or say why nothing: a failed job is retried,
     money that never arrived is queued as the backup poll would, a gift synctool made that vanished from the
     CRM is re-made (a forced job), a refund not applied gets its refund job. Nothing else changes."""
-    done = []
+    done: list[dict[str, Any]] = []
     max_attempts = rt.config.queue.max_attempts
+    r: dict[str, Any] = {}
+
+    def note(action: str, job_id: str | None = None, why: str | None = None) -> None:
+        done.append({"external_id": r["external_id"], "status": r["status"], "action": action, "job_id": job_id, "why": why})
+
     for r in items:
         if r["status"] in SETTLED:
             continue
         item: Expected | None = r.get("_item")
         ext = r["external_id"]
-
-        def note(action: str, job_id: str | None = None, why: str | None = None) -> None:
-            done.append({"external_id": ext, "status": r["status"], "action": action, "job_id": job_id, "why": why})
 
         if item is None:  # extra: no platform item to sync from
             note("nothing", why="no platform transaction explains it: delete it in the CRM, or `synctool reconcile accept`")
