@@ -180,7 +180,7 @@ def reconcile(
             else:
                 reason, job = _why_missing(conn, item)
                 vanished = entry is not None and entry["state"] == "done"
-                if vanished:
+                if entry is not None and vanished:
                     reason = f"CRM gift {entry['crm_id']} that synctool made is no longer in the CRM"
                 row.update(status="missing", reason=reason, _job=job, _vanished=vanished)
         else:
@@ -297,7 +297,7 @@ def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> di
         "accepted_at": store.iso(),
     }
     with store.atomic(conn):
-        store.database(conn)["reconcile_accepted"].upsert(row, pk="external_id")
+        store.database(conn).table("reconcile_accepted").upsert(row, pk="external_id")
     return row
 
 
