@@ -129,7 +129,7 @@ class RootGroup(SynctoolGroup):
 
     lazy: dict[str, str] = {}
     #: the top-level commands by task (a platform's own group joins "Platforms" by itself)
-    sections = (
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "Getting started",
             ("init", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
