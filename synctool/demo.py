@@ -31,7 +31,7 @@ DEMO_ENV = {
 }
 
 
-def run(say: Callable[[str], None] = print) -> dict[str, Any]:
+def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]:
     from synctool import platforms, store
     from synctool.fakes import samples
     from synctool.fakes.server import BackgroundServer
@@ -43,7 +43,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
     (tmp / "config.yaml").write_text("# written by synctool demo\n")
-    world = FakeWorld()
+    world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
     try:
         # the demo's own Runtime: the fakes in process, their keys, nothing taken from (or put in) the environment
@@ -92,11 +92,22 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
         say(
             f"reconcile of the last 30 days: {found['differences']} difference(s) "
             + ", ".join(f"{i['external_id']} {i['status']} ({i['reason']})" for i in found["items"] if i["status"] != "matched")
-            + f"; --fix queued {len(found['fixed'])} job(s)"
+            + "; --fix: "
+            + ", ".join(f"{f['external_id']} {f['action']}" for f in found["fixed"])
         )
         say(drain(platforms.services(rt), max_seconds=20).line())
         clean = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations")
         say(f"reconcile again: {clean['differences']} difference(s), {clean['totals']['by_status']['matched']} matched")
+
+        from synctool.ops.reconcile import payouts
+
+        deposits = payouts(conn, rt, start="1d", end=time.strftime("%Y-%m-%d"), source="pos")["payouts"]
+        for row in deposits:
+            say(
+                f"Square payout {row['payout_id']}: gross {row['gross']} - fees {row['fees']} - refunds {row['refunds']} "
+                f"= net {row['net']} (the payout: {row['stated_net']}); {row['with_gift']}/{row['transactions']} with their gift"
+                + (f"; {row['problem']}" if row["problem"] else "")
+            )
 
         from synctool.ops.syncs import SyncQuery, list_syncs
 
@@ -159,6 +170,7 @@ def run(say: Callable[[str], None] = print) -> dict[str, Any]:
                 for r in list_refunds(conn)["items"]
             ],
             "reconcile": {"before": found["totals"]["by_status"], "fixed": found["fixed"], "after": clean["totals"]["by_status"]},
+            "payouts": deposits,
             "crm_requests": crm.stats(),
             "summary_mail": mail["text"],
             "seconds": round(time.monotonic() - started, 1),
@@ -213,7 +225,9 @@ def seed(world, conn, rt, say) -> None:
     )
     world.givebutter.add_transaction(missed)
     mappings.set_type_default(conn, "donations:recurring", fund_id=2398, gift_category_id=5940)  # "Recurring"
-    world.square.payments["PAY-3"] = {"id": "PAY-3", "order_id": "POSAPP-3", "status": "COMPLETED"}
+    paid_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600))
+    world.square.payments["PAY-3"] = {"id": "PAY-3", "order_id": "POSAPP-3", "status": "COMPLETED", "location_id": "L2GIFTSHOP001",
+                                      "created_at": paid_at, "total_money": {"amount": 750, "currency": "USD"}}  # fmt: skip
     planted = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # ten days ago, its webhook lost: older than the poll looks back
     ten_days_ago = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 10 * 86400))
     planted.update(id="Planted10dAgo", first_name="Mary", last_name="Jackson", email="mary.jackson@example.org", amount=35,
@@ -330,11 +344,26 @@ def send(world, url: str, say, samples, sign, secrets: dict[str, str]) -> list[d
     square("Square order.updated COMPLETED", samples.square_order_event("ORDER-DONE-1"))
     square("Square order.created OPEN, no payment", samples.square_order_event("ORDER-OPEN-2", "OPEN", "order.created"))
     square("Square payment.created (POS app sale)", samples.square_payment_event("PAY-3", "POSAPP-3", 750))
-    square("Square refund.created PENDING ($2.50)", samples.square_refund_event("REF-3", "PAY-3", 250, status="PENDING"))
+    # a refund at the register: Square makes a return order, and the refund names it, not the sale (B7)
+    refund = world.square.refund_payment("PAY-3", 250, refund_id="REF-3", status="PENDING", fee_cents=8)
+    square("Square refund.created PENDING ($2.50)", samples.square_refund_notice(refund))
     square(
-        "Square refund.updated COMPLETED ($2.50)",
-        samples.square_refund_event("REF-3", "PAY-3", 250, event_type="refund.updated"),
+        "Square order.created (the refund's return order)",
+        samples.square_order_event(refund["order_id"], event_type="order.created"),
     )
+    refund["status"] = "COMPLETED"
+    square("Square refund.updated COMPLETED ($2.50)", samples.square_refund_notice(refund, "refund.updated"))
+    payout_day = time.strftime("%Y-%m-%d", time.gmtime())
+    world.square.payouts["PO-SQ-1"] = {"id": "PO-SQ-1", "location_id": "L2GIFTSHOP001", "status": "PAID", "created_at": payout_day + "T00:00:00Z",
+                                       "arrival_date": payout_day, "amount_money": {"amount": 750 - 22 - 250 + 8, "currency": "USD"}}  # fmt: skip
+    world.square.payout_entries["PO-SQ-1"] = [  # the sale, and the refund with its processing fee given back
+        {"id": "pe-1", "payout_id": "PO-SQ-1", "type": "CHARGE", "gross_amount_money": {"amount": 750, "currency": "USD"},
+         "fee_amount_money": {"amount": 22, "currency": "USD"}, "net_amount_money": {"amount": 728, "currency": "USD"},
+         "type_charge_details": {"payment_id": "PAY-3"}},
+        {"id": "pe-2", "payout_id": "PO-SQ-1", "type": "REFUND", "gross_amount_money": {"amount": -250, "currency": "USD"},
+         "fee_amount_money": {"amount": -8, "currency": "USD"}, "net_amount_money": {"amount": -242, "currency": "USD"},
+         "type_refund_details": {"payment_id": "PAY-3", "refund_id": "REF-3"}},
+    ]  # fmt: skip
     square("Square order.updated, FORGED signature", samples.square_order_event("ORDER-EVIL"), key="not-the-key")
     post(
         "Mailchimp unsubscribe",

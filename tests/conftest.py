@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from synctool import platforms
 from tests import helpers
 
 # the values the secret-leak tests grep for
@@ -138,7 +139,7 @@ def crm_client(fake_crm, db):
 
 
 @pytest.fixture
-def world(env, transports, secrets_env):
+def world(env, transports, secrets_env, request):
     """Every fake in process, synctool pointed at them, pacing scaled right down, quick retries."""
     from synctool.fakes.world import FakeWorld
 
@@ -148,8 +149,15 @@ def world(env, transports, secrets_env):
     quick_crm(env, 10_000)
     env["QUEUE_RETRY_DELAY_MS"] = "50"
     yield w
-    # whatever a test did, synctool asked the CRM only what LGL documents
+    # whatever a test did, synctool asked the CRM only what LGL documents, and each platform's fake was
+    # asked and answered only what the platform's own API description describes (tests/contracts.py)
     helpers.validate_against_openapi(w.crm.requests)
+    from tests import contracts
+
+    if request.node.get_closest_marker("off_contract") is None:  # a test that makes a fake break it on purpose
+        found = [p for role, hook in platforms.fakes().items() if hook.contract
+                 for p in contracts.problems(hook.contract, w.recorders[role].exchanges)]  # fmt: skip
+        assert not found, "\n".join(found)
 
 
 @pytest.fixture

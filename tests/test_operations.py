@@ -95,6 +95,12 @@ def test_demo_runs_the_whole_path(cli):
     amounts = {g["external_id"]: g["amount"] for g in report["crm_gifts"]}
     assert (amounts["donations_QiN7blzUhiwXBVBr"], amounts["pos_order_POSAPP-3"], amounts["pay-100"]) == (6.0, 5.0, 0.0)
     assert "recurring plan pln_old_weekly canceled" in report["summary_mail"]
+    # the Square refund named its return order; the payout holding it adds up and has its gift
+    [payout] = report["payouts"]
+    assert (payout["gross"], payout["fees"], payout["refunds"], payout["net"], payout["stated_net"]) == (
+        "7.50", "0.14", "2.50", "4.86", "4.86",
+    )  # fmt: skip
+    assert payout["problem"] is None and payout["with_gift"] == 1
     # the planted difference: found, fixed through the queue, then reconciled clean
     assert report["reconcile"]["before"]["missing"] == 1 and report["reconcile"]["after"]["missing"] == 0
     assert [f["external_id"] for f in report["reconcile"]["fixed"] if f["action"] != "nothing"] == ["donations_Planted10dAgo"]

@@ -195,7 +195,9 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
     if entry is None or entry["state"] != "done":
         job = _gift_job(conn, refund, ctx.job["id"])
         if job is not None:
-            raise _wait(ctx, refund, f"its gift {ext} is not in the CRM yet (its job {job['id'][:8]} is {job['status']})")
+            # a running gift job may finish before this wait is recorded, and its wake-up would miss it: look again soon
+            soon = 5.0 if job["status"] == "running" else None
+            raise _wait(ctx, refund, f"its gift {ext} is not in the CRM yet (its job {job['id'][:8]} is {job['status']})", soon)
         if entry is not None:  # sent, answer lost: the gift's job confirms it
             raise _wait(ctx, refund, f"its gift {ext} was sent and is waiting to be confirmed")
         gift = gifts.find(crm, ext)  # a gift synctool made before this ledger, or that another install made

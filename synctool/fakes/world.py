@@ -16,6 +16,7 @@ import httpx
 
 from synctool import platforms
 from synctool.crm import fake as lgl
+from synctool.fakes.record import Recorder
 from synctool.fakes.server import BackgroundServer
 from synctool.fakes.transport import AppTransport
 
@@ -42,11 +43,14 @@ class FakeWorld:
     def __post_init__(self) -> None:
         self.crm = lgl.FakeCrm(CRM_KEY, limit=self.crm_limit, window_s=self.crm_window_s, timeout_sleep_s=1.5)
         self.fakes, self._apps = {}, {"crm": lgl.create_app(self.crm)}
+        #: role -> every exchange with that platform's fake (the contract tests check them)
+        self.recorders: dict[str, Recorder] = {}
         self._paths, self._keys = {"crm": ("CRM_API_BASE_URL", "/api/v1")}, {"CRM_API_KEY": CRM_KEY}
         for role, hook in platforms.fakes().items():
             module = importlib.import_module(hook.module)
             self.fakes[role] = getattr(module, hook.cls)(hook.key)
-            self._apps[role] = module.create_app(self.fakes[role])
+            self.recorders[role] = Recorder(module.create_app(self.fakes[role]))
+            self._apps[role] = self.recorders[role]
             self._paths[role] = (hook.base_url_env, hook.path)
             self._keys[hook.key_secret] = hook.key
         self._servers: dict[str, BackgroundServer] = {}

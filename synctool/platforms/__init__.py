@@ -75,6 +75,8 @@ class Fake:
     key: str
     base_url_env: str
     path: str = ""
+    #: the platform's official API description the fake is held to (a file in shared/reference/specs)
+    contract: str | None = None
 
 
 def load(name: str) -> Any:

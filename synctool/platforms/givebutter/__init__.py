@@ -24,6 +24,7 @@ FAKE = Fake(
     "demo-givebutter-key",
     "DONATIONS_API_BASE_URL",
     "/v1",
+    contract="givebutter.json",
 )
 
 #: lists the platform's money and payouts in a period (``synctool reconcile``)

@@ -41,6 +41,16 @@ class FakeGivebutter:
         return txn
 
 
+def _payout(stored: dict) -> dict:
+    """A payout as Givebutter's PayoutResource describes it, from what a test or the demo stored."""
+    amount = stored.get("amount") or 0
+    when = stored.get("paid_at") or stored.get("created_at")
+    return {
+        "campaign_id": None, "method": "bank", "status": "paid", "fee": 0, "tip": 0, "payout": amount, "currency": "USD",
+        "address": None, "memo": None, "expected_at": when, "paid_at": when, "created_at": when, "updated_at": when, **stored,
+    }  # fmt: skip
+
+
 def _page(items: list, request: Request) -> JSONResponse:
     try:
         per_page = int(request.query_params.get("per_page", 20))
@@ -67,14 +77,16 @@ def _page(items: list, request: Request) -> JSONResponse:
                 "prev": f"{base}?page={page - 1}" if page > 1 else None,
                 "next": f"{base}?page={page + 1}" if page < last else None,
             },
-            "meta": {
+            "meta": {  # Laravel's paginator, as Givebutter's description has it
                 "current_page": page,
                 "from": (page - 1) * per_page + 1 if chunk else None,
                 "last_page": last,
+                "links": [{"url": f"{base}?page={n}", "label": str(n), "active": n == page} for n in range(1, min(last, 10) + 1)],
                 "path": base,
                 "per_page": per_page,
                 "to": (page - 1) * per_page + len(chunk) if chunk else None,
                 "total": len(items),
+                "unfiltered_total": len(items),
             },
         }
     )
@@ -128,7 +140,8 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
         if (denied := guard(request)) is not None:
             return denied
         txn = gb.transactions.get(request.path_params["id"])
-        return JSONResponse({"data": txn}) if txn else JSONResponse({"message": "Not found."}, status_code=404)
+        # a single resource comes unwrapped (reference A5: "returns a single TransactionResource"; the description agrees)
+        return JSONResponse(txn) if txn else JSONResponse({"message": "Not found."}, status_code=404)
 
     async def campaigns(request: Request):
         if (denied := guard(request)) is not None:
@@ -142,12 +155,12 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             found = gb.campaigns.get(int(request.path_params["id"]))
         except ValueError:
             found = None
-        return JSONResponse({"data": found}) if found else JSONResponse({"message": "Not found."}, status_code=404)
+        return JSONResponse(found) if found else JSONResponse({"message": "Not found."}, status_code=404)
 
     async def payouts(request: Request):
         if (denied := guard(request)) is not None:
             return denied
-        return _page(sorted(gb.payouts.values(), key=lambda p: p.get("created_at") or ""), request)
+        return _page([_payout(p) for p in sorted(gb.payouts.values(), key=lambda p: p.get("created_at") or "")], request)
 
     def webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
         errors: dict[str, list[str]] = {}
@@ -187,7 +200,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             "updated_at": now,
         }
         gb.webhooks[hook["id"]] = hook
-        return JSONResponse({"data": hook}, status_code=201)
+        return JSONResponse(hook)  # the description: 200 and the WebhookResource
 
     async def webhook(request: Request):
         if (denied := guard(request)) is not None:
@@ -203,7 +216,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             if (problem := webhook_problem(body)) is not None:
                 return problem
             hook.update({k: body[k] for k in ("url", "events", "name", "enabled") if k in body})
-        return JSONResponse({"data": hook})
+        return JSONResponse(hook)
 
     async def tickets(request: Request):
         if (denied := guard(request)) is not None:

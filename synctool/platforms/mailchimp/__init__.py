@@ -22,6 +22,7 @@ FAKE = Fake(
     "demo-mailchimp-key-us14",
     "MAILING_API_BASE_URL",
     "/3.0",
+    contract="mailchimp.json",
 )
 
 

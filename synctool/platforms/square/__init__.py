@@ -15,7 +15,14 @@ SECRETS = {
     "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
 }
 FAKE = Fake(
-    "square", "synctool.platforms.square.fake", "FakeSquare", "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", ""
+    "square",
+    "synctool.platforms.square.fake",
+    "FakeSquare",
+    "POS_ACCESS_TOKEN",
+    "demo-square-token",
+    "POS_API_BASE_URL",
+    "",
+    contract="square.json",
 )
 
 #: lists the platform's money and payouts in a period (``synctool reconcile``)

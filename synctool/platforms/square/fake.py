@@ -92,7 +92,9 @@ class FakeSquare:
             "return_amounts": {"total_money": money, "tax_money": {"amount": 0, "currency": "USD"}},
             "total_money": {"amount": 0, "currency": "USD"},
             "refunds": [{"id": refund_id, "location_id": payment.get("location_id"), "transaction_id": sale,
-                         "tender_id": payment_id, "reason": reason, "amount_money": money, "status": status}],
+                         "tender_id": payment_id, "reason": reason, "amount_money": money,
+                         # the order's (older) Refund object says APPROVED where the PaymentRefund says COMPLETED
+                         "status": {"COMPLETED": "APPROVED"}.get(status, status)}],
         }  # fmt: skip
         self.refunds[refund_id] = refund
         payment["refund_ids"] = [*payment.get("refund_ids", []), refund_id]

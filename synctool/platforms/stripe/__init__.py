@@ -14,5 +14,12 @@ SECRETS = {
     "PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)",
 }
 FAKE = Fake(
-    "stripe", "synctool.platforms.stripe.fake", "FakeStripe", "PAYMENTS_API_KEY", "sk_test_demo", "PAYMENTS_API_BASE_URL", ""
+    "stripe",
+    "synctool.platforms.stripe.fake",
+    "FakeStripe",
+    "PAYMENTS_API_KEY",
+    "sk_test_demo",
+    "PAYMENTS_API_BASE_URL",
+    "",
+    contract="stripe.json",
 )

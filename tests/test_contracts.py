@@ -1,0 +1,92 @@
+"""The fakes held to the platforms' own API descriptions (tests/contracts.py; ``../shared/reference/specs/``).
+
+Every test that uses the ``world`` fixture checks its traffic with each fake on the way out. Here: the whole demo
+path's traffic, the webhook bodies the fakes and samples produce, and the fields synctool's payload models read,
+each against the platform's description.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from synctool import platforms
+from synctool.fakes import samples
+from tests import contracts
+
+SPECS = {role: hook.contract for role, hook in platforms.fakes().items() if hook.contract}
+missing = [name for name in SPECS.values() if contracts.load(name) is None]
+pytestmark = pytest.mark.skipif(
+    bool(missing), reason=f"the platforms' API descriptions are not beside the project ({contracts.SPECS}): {missing}"
+)
+
+
+def test_the_demo_path_asks_and_answers_only_what_the_platforms_describe():
+    from synctool import demo
+    from synctool.fakes.world import FakeWorld
+
+    world = FakeWorld()
+    demo.run(say=lambda line: None, world=world)
+    found, exercised = [], {}
+    for role, name in SPECS.items():
+        exchanges = world.recorders[role].exchanges
+        found += contracts.problems(name, exchanges)
+        exercised[name] = contracts.counted(name, exchanges)["operations"]
+    assert not found, "\n".join(found)
+    # each platform's fake was exercised: its webhook registration, and its money where it has some
+    assert exercised["square.json"] >= 6 and exercised["givebutter.json"] >= 3
+    assert exercised["stripe.json"] >= 2 and exercised["mailchimp.json"] >= 2
+
+
+#: synctool's payload models -> the description's schema for the object they read (every field a model reads must
+#: be described, or its reference named here)
+MODELS = {
+    "square.json": {
+        "synctool.platforms.square.webhook:Order": "Order",
+        "synctool.platforms.square.webhook:OrderReturn": "OrderReturn",
+        "synctool.platforms.square.webhook:PaymentRefund": "PaymentRefund",
+        "synctool.platforms.square.webhook:Tender": "Tender",
+        "synctool.platforms.square.webhook:LineItem": "OrderLineItem",
+        "synctool.platforms.square.webhook:Money": "Money",
+        "synctool.platforms.square.webhook:Customer": "Customer",
+        "synctool.platforms.square.webhook:CustomerAddress": "Address",
+        "synctool.platforms.square.webhook:CustomerPreferences": "CustomerPreferences",
+    },
+    "givebutter.json": {"synctool.platforms.givebutter.webhook:Transaction": "TransactionResource"},
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_field_synctool_reads_is_described(name):
+    spec = contracts.load(name)
+    assert spec is not None
+    undescribed = []
+    for model_path, schema_name in MODELS[name].items():
+        model = platforms.load(model_path)
+        schema = spec["$defs"][schema_name]
+        described = {k for branch in schema.get("anyOf", [schema]) for k in branch.get("properties", {})}
+        undescribed += [f"{model_path}.{f} ({schema_name})" for f in model.model_fields if f not in described]
+    assert not undescribed, undescribed
+
+
+def test_webhook_bodies_are_the_described_objects():
+    """The objects inside Square's notifications (a refund, as the fake makes one) and Givebutter's webhook
+    data (a TransactionResource) validate against the described schemas."""
+    from synctool.platforms.square.fake import FakeSquare
+
+    square = FakeSquare()
+    square.payments["P1"] = {
+        "id": "P1",
+        "order_id": "O1",
+        "location_id": "L1",
+        "total_money": {"amount": 1000, "currency": "USD"},
+    }
+    refund = square.refund_payment("P1", 400)
+    checks = [
+        ("square.json", "PaymentRefund", refund),
+        ("square.json", "Order", square.orders[refund["order_id"]]),
+        ("givebutter.json", "TransactionResource", samples.GIVEBUTTER_TRANSACTION),
+    ]
+    found = []
+    for name, schema_name, instance in checks:
+        found += [f"{schema_name}: {e}" for e in contracts._errors(name, {"$ref": f"#/$defs/{schema_name}"}, instance)]
+    assert not found, found
