@@ -28,7 +28,7 @@ def by_ext(report) -> dict:
     return {i["external_id"]: i for i in report["items"]}
 
 
-def test_each_status_and_fix_then_clean(coded, receiver, cli, db):
+def test_each_status_and_fix_then_clean(coded, receiver, cli, db, env):
     gb = coded.givebutter
     for t in (txn("OK1"), txn("LATE1", 30), txn("REF1", 80), txn("EDIT1", 40), txn("DATE1", 20)):
         gb.add_transaction(t)
@@ -72,6 +72,10 @@ def test_each_status_and_fix_then_clean(coded, receiver, cli, db):
     assert [i["status"] for i in report["items"]][:2] == ["missing", "refund_not_applied"]  # differences first
     assert report["crm_requests"] == 1
     writes = [r for r in coded.crm.requests if r["method"] != "GET"]
+    env["COLUMNS"] = "100"  # the table, the totals and the summary line fit a 100-column terminal
+    shown = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "donations").stdout
+    assert max(len(line) for line in shown.splitlines()) <= 100, shown
+    assert "2026-10-01..2026-10-31: 5 difference(s)" in shown
     code, fixed = reconcile(cli, "--fix")
     assert {f["external_id"] for f in fixed["fixed"] if f["action"] != "nothing"} == {"donations_LOST1", "donations_REF1"}
     left = {f["external_id"]: f["why"] for f in fixed["fixed"] if f["action"] == "nothing"}

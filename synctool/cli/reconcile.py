@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 import typer
 
 from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
@@ -54,9 +57,11 @@ def reconcile(
     if csv_file:
         write_csv(result, csv_file)
     counts = result["totals"]["by_status"]
+    differing = f"{result['from']}..{result['to']}: {result['differences']} difference(s)" + "".join(
+        f", {n} {s}" for s, n in counts.items() if n and s not in ("matched", "accepted")
+    )
     line = (
-        f"{result['from']}..{result['to']}: {result['differences']} difference(s)"
-        + "".join(f", {n} {s}" for s, n in counts.items() if n and s not in ("matched", "accepted"))
+        differing
         + f"; {counts['matched']} matched"
         + (f", {counts['accepted']} accepted" if counts.get("accepted") else "")
         + f"; {result['crm_requests']} CRM requests"
@@ -64,16 +69,18 @@ def reconcile(
     queued = sum(1 for f in result["fixed"] if f["action"] != "nothing")
 
     def for_people(data: dict) -> None:
+        width = shutil.get_terminal_size((100, 24)).columns
         if quiet:
             if data["differences"]:
-                typer.echo("reconcile " + line)
+                typer.echo("reconcile " + differing)  # one line, for cron's mail
             return
         rows = [
-            {**r, "when": r["platform_date"] or r["crm_date"], "why": r["reason"] or ""}
+            {**r, "platform": r["platform_amount"], "crm": r["crm_amount"], "gift": r["crm_gift_id"],
+             "when": r["platform_date"] or r["crm_date"], "why": r["reason"] or ""}
             for r in data["items"]
             if r["status"] != "matched" or not data["differences"]
-        ]
-        shown = ["status", "source", "external_id", "platform_amount", "crm_amount", "crm_gift_id", "when", "why"]
+        ]  # fmt: skip
+        shown = ["status", "source", "external_id", "platform", "crm", "when", "why", "gift"]
         render(data, rows=rows, columns=shown, chosen=columns, title=f"reconcile {data['from']} .. {data['to']}")
         totals = data["totals"]
         render(
@@ -90,8 +97,9 @@ def reconcile(
         typer.echo(f"gifts made by other tools in the period (not compared): {others['count']}, ${others['dollars']}")
         for f in data["fixed"]:
             what = f["action"] + (f" (job {f['job_id'][:8]})" if f["job_id"] and f["action"] != "nothing" else "")
-            typer.echo(f"--fix {f['external_id']}: {what}" + (f": {f['why']}" if f["why"] else ""))
-        typer.echo(line)
+            said = f"--fix {f['external_id']}: {what}" + (f": {f['why']}" if f["why"] else "")
+            typer.echo(textwrap.fill(said, width=width, subsequent_indent="    "))
+        typer.echo(textwrap.fill(line, width=width, subsequent_indent="  "))
         if queued:
             typer.echo(f"--fix queued {queued} job(s); `synctool drain` runs them")
 
