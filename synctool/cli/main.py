@@ -66,7 +66,10 @@ def _setup_logging(verbose: bool, log_file: str | None) -> None:
     stream.setLevel(logging.INFO if verbose else logging.WARNING)
     handlers.append(stream)
     if log_file:
-        file_handler = logging.FileHandler(Path(log_file).expanduser())
+        from logging.handlers import WatchedFileHandler
+
+        # reopened when logrotate moves the file away, so a long-running serve or drain --watch keeps logging
+        file_handler = WatchedFileHandler(Path(log_file).expanduser())
         file_handler.setLevel(logging.INFO)
         handlers.append(file_handler)
     logging.basicConfig(

@@ -45,6 +45,61 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
     return [_try("crm", crm)] + [_try(c.role, probe(c), optional=True) for c in platforms.clients().values() if c.probe]
 
 
+def _health(rt: Runtime, url: str) -> tuple[str | None, str]:
+    """The receiver instance that answered ``GET url`` (its /health names it), or None and why not."""
+    import httpx
+
+    try:
+        with httpx.Client(transport=rt.transport("receiver"), timeout=5.0, follow_redirects=False) as client:
+            response = client.get(url)
+    except httpx.HTTPError as exc:
+        return None, f"no answer ({type(exc).__name__}: {exc})"
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if response.status_code != 200 or not isinstance(body, dict) or body.get("status") != "ok" or not body.get("receiver"):
+        return None, f"answered {response.status_code}, not as synctool's receiver ({response.text[:80]!r})"
+    return str(body["receiver"]), ""
+
+
+def receiver(rt: Runtime, public_url: str | None) -> list[tuple[str, str, str, str]]:
+    """(check, status, detail, fix): the receiver answers on its configured host and port; and, with a public
+    URL, that URL reaches this same receiver. Each receiver process names itself in /health with a random
+    instance id, so the same id from both addresses means the same process."""
+    host, port = rt.config.receiver.host, rt.config.receiver.port
+    host = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(host, f"[{host}]" if ":" in host else host)
+    local_url = f"http://{host}:{port}/health"
+    here, why = _health(rt, local_url)
+    found = [
+        ("receiver", "ok", f"answers at {local_url} (instance {here[:8]})", "")
+        if here
+        else ("receiver", "fail", f"{local_url}: {why}",
+              "is it running? `systemctl status synctool-serve` (synctool-serve.service runs `synctool serve`)")
+    ]  # fmt: skip
+    if not public_url:
+        return found
+    url = public_url.rstrip("/") + "/health"
+    there, why = _health(rt, url)
+    if there is None and why.startswith("no answer"):
+        found.append(("receiver public url", "warn", f"{url}: this server cannot reach it: {why}",
+                      f"a server often cannot reach its own public name (NAT, split DNS): from elsewhere, `curl {url}` "
+                      "must answer with this server's instance id"))  # fmt: skip
+    elif there is None:
+        found.append(("receiver public url", "fail", f"{url}: {why}",
+                      "the proxy must pass /webhooks/* and /health to 127.0.0.1:8787 unchanged (deploy/Caddyfile)"))  # fmt: skip
+    elif here is None:
+        found.append(("receiver public url", "warn", f"{url} answers as receiver {there[:8]}; the local one does not answer", ""))
+    elif there == here:
+        found.append(
+            ("receiver public url", "ok", f"{url} reaches this receiver (the same instance id {here[:8]} answered both)", "")
+        )
+    else:
+        found.append(("receiver public url", "fail", f"{url} reaches another synctool receiver ({there[:8]}), not this one ({here[:8]})",
+                      f"point the proxy at 127.0.0.1:{port} on this server, or the platforms' webhooks at this server"))  # fmt: skip
+    return found
+
+
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     from synctool.crm import target as crm_target
@@ -164,6 +219,8 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     )
     from synctool.ops import webhooks
 
+    for name, status, detail, fix in receiver(rt, webhooks.public_url(conn, rt)):
+        add(name, status, detail, fix)
     if webhooks.public_url(conn, rt):  # the webhooks, where the platforms' APIs are configured
         for found in webhooks.status(conn, rt)["sources"]:
             if found["state"] != "not configured":

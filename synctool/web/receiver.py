@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -109,8 +110,11 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
         if conn is not None:
             conn.close()
 
+    # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
+    instance = uuid.uuid4().hex
+
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok", "receiver": instance})
 
     async def url_check(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -202,6 +206,7 @@ def serve(rt: Runtime, *, host: str | None = None, port: int | None = None, admi
         port=port or rt.config.receiver.port,
         log_level="warning",
         access_log=False,
+        timeout_graceful_shutdown=20,  # on SIGTERM, in-flight deliveries finish (the unit's TimeoutStopSec is 30)
     )
 
 

@@ -72,7 +72,7 @@ class Site:
     # -- processes ---------------------------------------------------------------------------------
 
     def popen(self, *args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
-        log = open(self.folder / f"{args[0]}-{len(self.procs)}.log", "ab")
+        log = open(self.folder / f"{args[-1] if args[0].startswith('-') else args[0]}-{len(self.procs)}.log", "ab")
         proc = subprocess.Popen(
             [sys.executable, "-m", "synctool.cli.main", *args],
             cwd=ROOT,
@@ -95,10 +95,10 @@ class Site:
             timeout=timeout,
         )
 
-    def serve(self, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
-        """`synctool serve` on a free loopback port, once it answers /health."""
+    def serve(self, *options: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
+        """`synctool [options] serve` on a free loopback port, once it answers /health."""
         self.port = self.port or helpers.free_port()
-        proc = self.popen("serve", "--host", "127.0.0.1", "--port", str(self.port), env=env, **kwargs)
+        proc = self.popen(*options, "serve", "--host", "127.0.0.1", "--port", str(self.port), env=env, **kwargs)
         helpers.wait_for(f"{self.url}/health")
         return proc
 
