@@ -20,7 +20,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -124,33 +123,10 @@ def site(world):
 
 
 def receiver_kill_nine(world) -> str:
+    from tests.drills.conftest import kill_under_load
+
     s = site(world)
-    proc = s.serve()
-    acknowledged: list[str] = []
-    stop = threading.Event()
-
-    def sender(worker: int) -> None:
-        with httpx.Client(timeout=5) as client:
-            i = 0
-            while not stop.is_set():
-                try:
-                    r = s.give(worker * 100_000 + i, client=client)
-                except httpx.HTTPError:
-                    return
-                if r.status_code == 200:
-                    acknowledged.append(r.json()["job_id"])
-                i += 1
-
-    threads = [threading.Thread(target=sender, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    while len(acknowledged) < 300:
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    stop.set()
-    for t in threads:
-        t.join()
+    acknowledged = kill_under_load(s, s.serve(), after=300)
     stored = {r[0] for r in s.rows("SELECT id FROM jobs")}
     lost = len(set(acknowledged) - stored)
     s.stop()

@@ -94,10 +94,16 @@ def _errors(name: str, schema: dict[str, Any], instance: Any) -> list[str]:
 
 
 def _validator(name: str, schema: dict[str, Any]):
+    return _compiled(name, json.dumps(schema, sort_keys=True))
+
+
+@cache
+def _compiled(name: str, schema: str):
+    """One validator per schema of a description (building one walks every $defs entry: keep it)."""
     from jsonschema import Draft202012Validator
 
     spec = load(name) or {}
-    return Draft202012Validator({**schema, "$defs": spec.get("$defs", {})})
+    return Draft202012Validator({**json.loads(schema), "$defs": spec.get("$defs", {})})
 
 
 def form_to_object(body: bytes) -> dict[str, Any]:

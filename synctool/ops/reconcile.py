@@ -64,17 +64,20 @@ def period(start: str | None, end: str | None, today: date | None = None) -> tup
     return first, final
 
 
-def _ledger(conn: sqlite3.Connection, keys: Any) -> dict[str, sqlite3.Row]:
-    """synctool's ledger rows (``crm_writes``) for these external ids, read 500 at a time."""
+def _rows_by_key(conn: sqlite3.Connection, select: str, column: str, keys: Any) -> dict[str, sqlite3.Row]:
+    """``select`` (``SELECT ... FROM table``) for the rows whose ``column`` is one of ``keys``, 500 at a time."""
     keys = list(keys)
     found: dict[str, sqlite3.Row] = {}
     for i in range(0, len(keys), 500):
         chunk = keys[i : i + 500]
         marks = ",".join("?" * len(chunk))
-        found.update(
-            {r["key"]: r for r in conn.execute(f"SELECT key, state, crm_id FROM crm_writes WHERE key IN ({marks})", chunk)}
-        )
+        found.update({r[column]: r for r in conn.execute(f"{select} WHERE {column} IN ({marks})", chunk)})
     return found
+
+
+def _ledger(conn: sqlite3.Connection, keys: Any) -> dict[str, sqlite3.Row]:
+    """synctool's ledger rows (``crm_writes``) for these external ids."""
+    return _rows_by_key(conn, "SELECT key, state, crm_id FROM crm_writes", "key", keys)
 
 
 def _gifts_by_id(crm: Any, gift_ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -256,14 +259,7 @@ def _fingerprint(row: Any) -> tuple:
 def _mark_accepted(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
     """A difference a person accepted, still exactly as accepted, is ``accepted``, not a difference."""
     differing = [r for r in items if r["status"] not in SETTLED]
-    keys = [r["external_id"] for r in differing]
-    found: dict[str, sqlite3.Row] = {}
-    for i in range(0, len(keys), 500):
-        chunk = keys[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            {a["external_id"]: a for a in conn.execute(f"SELECT * FROM reconcile_accepted WHERE external_id IN ({marks})", chunk)}
-        )
+    found = _rows_by_key(conn, "SELECT * FROM reconcile_accepted", "external_id", (r["external_id"] for r in differing))
     for r in differing:
         reviewed = found.get(r["external_id"])
         if reviewed is not None and _fingerprint(reviewed) == _fingerprint(r):

@@ -11,9 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -149,6 +151,40 @@ class Site:
                 return found
             time.sleep(0.1)
         return self.statuses()
+
+
+def kill_under_load(site: Site, proc: subprocess.Popen, *, after: int, senders: int = 8) -> list[str]:
+    """``senders`` threads post signed deliveries to the receiver; once ``after`` are acknowledged, ``kill -9``.
+    Returns the job ids of every delivery that got a 200."""
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def sender(worker: int) -> None:
+        with httpx.Client(timeout=5) as client:
+            i = 0
+            while not stop.is_set():
+                try:
+                    r = site.give(worker * 100_000 + i, client=client)
+                except httpx.HTTPError:
+                    return
+                if r.status_code == 200:
+                    with lock:
+                        acknowledged.append(r.json()["job_id"])
+                i += 1
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(senders)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 20
+    while len(acknowledged) < after and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    return acknowledged
 
 
 def givebutter_delivery(n: int, *, email: str | None = None) -> tuple[bytes, dict[str, str]]:

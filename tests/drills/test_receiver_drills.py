@@ -4,17 +4,12 @@ a restart (README "Reliability")."""
 
 from __future__ import annotations
 
-import os
 import resource
-import signal
 import subprocess
 import sys
-import threading
 import time
 
-import httpx
-
-from tests.drills.conftest import ROOT, Site, givebutter_delivery, read_only
+from tests.drills.conftest import ROOT, Site, givebutter_delivery, kill_under_load, read_only
 
 
 def stored_transactions(site: Site) -> list[str]:
@@ -38,35 +33,7 @@ def stored_once(site: Site, delivery: tuple[bytes, dict[str, str]]) -> None:
 
 
 def test_kill_9_under_concurrent_posts_loses_no_acknowledged_delivery(site: Site):
-    proc = site.serve()
-    acknowledged: list[str] = []
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def sender(worker: int) -> None:
-        with httpx.Client(timeout=5) as client:
-            i = 0
-            while not stop.is_set():
-                try:
-                    r = site.give(worker * 100_000 + i, client=client)
-                except httpx.HTTPError:
-                    return
-                if r.status_code == 200:
-                    with lock:
-                        acknowledged.append(r.json()["job_id"])
-                i += 1
-
-    threads = [threading.Thread(target=sender, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + 20
-    while len(acknowledged) < 150 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    stop.set()
-    for t in threads:
-        t.join()
+    acknowledged = kill_under_load(site, site.serve(), after=150)
     assert len(acknowledged) >= 150
     stored = {r[0] for r in site.rows("SELECT id FROM jobs")}
     assert set(acknowledged) <= stored  # every 200 was on disk
