@@ -21,7 +21,10 @@ from synctool.errors import InvalidInput, one_of
 from synctool.ops.reconcile import period
 from synctool.queue import jobs
 
-SOURCES = ("donations", "pos")
+
+def sources() -> tuple[str, ...]:
+    """The platforms whose history backfill may page (each through its reconcile listing)."""
+    return tuple(p.role for p in platforms.registered() if p.backfill and p.reconcile)
 
 
 def _known(conn: sqlite3.Connection, external_id: str) -> bool:
@@ -69,8 +72,8 @@ def backfill(
         raise InvalidInput("--since is required", "the first day to bring in, e.g. 2026-01-01 or 180d")
     first, last = period(since, until)
     if source:
-        one_of(source, SOURCES, "source")
-    modules = {s: m for s, m in platforms.reconcilers().items() if s in SOURCES and (not source or s == source)}
+        one_of(source, sources(), "source")
+    modules = {s: m for s, m in platforms.reconcilers().items() if s in sources() and (not source or s == source)}
     found, platform_requests = [], {}
     for name, module in modules.items():
         listed, platform_requests[name] = importlib.import_module(module).expected(conn, rt, first, last)

@@ -8,7 +8,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field, RootModel
 
-from synctool import mappings, store
+from synctool import mappings, platforms, store
 from synctool.crm.references import listing
 from synctool.crm.references import require as require_reference
 from synctool.errors import InvalidInput, one_of
@@ -35,8 +35,7 @@ def validated(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any
 
 
 def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
-    platform, _, kind = key.partition(":")
-    allowed = [f"donations:{t}" for t in mappings.CAMPAIGN_TYPES] + ["donations:recurring", "donations:default", "pos:default"]
+    allowed = [f"{p.role}:{t}" for p in platforms.registered() for t in p.mappings.types]
     one_of(key, allowed, "type")
     value = validated(conn, values)
     if not value:
@@ -107,16 +106,14 @@ def location_overrides(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
-    platform, sep, method = key.partition(":")
-    if platform not in ("donations", "pos") or not sep or not method:
-        raise InvalidInput(
-            f"bad payment method key {key!r}",
-            "donations:<method> (card, paypal, check, cash...) or pos:<tender type> (CARD, CASH, ...)",
-        )
+    role, sep, method = key.partition(":")
+    paying = {p.role: p.mappings for p in platforms.registered() if p.mappings.payment_case}
+    if role not in paying or not sep or not method:
+        raise InvalidInput(f"bad payment method key {key!r}", " or ".join(m.payment_examples for m in paying.values()))
     value = validated(conn, values)
     if not value:
         raise InvalidInput("nothing to set", "give --payment-type-id and/or --gift-type-id")
-    key = f"donations:{method.lower()}" if platform == "donations" else f"pos:{method.upper()}"
+    key = f"{role}:{method.lower() if paying[role].payment_case == 'lower' else method.upper()}"
     mappings.put(conn, "payment_method", key, value)
     return {"key": key, **value}
 

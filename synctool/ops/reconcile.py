@@ -77,7 +77,7 @@ def _rows_by_key(conn: sqlite3.Connection, select: str, column: str, keys: Any) 
 
 def _ledger(conn: sqlite3.Connection, keys: Any) -> dict[str, sqlite3.Row]:
     """synctool's ledger rows (``crm_writes``) for these external ids."""
-    return _rows_by_key(conn, "SELECT key, state, crm_id FROM crm_writes", "key", keys)
+    return _rows_by_key(conn, "SELECT key, state, crm_id, job_id FROM crm_writes", "key", keys)
 
 
 def _gifts_by_id(crm: Any, gift_ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -89,9 +89,14 @@ def _gifts_by_id(crm: Any, gift_ids: list[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _source_of(gift: dict[str, Any]) -> str:
+def _source_of(conn: sqlite3.Connection, gift: dict[str, Any], made: dict[str, sqlite3.Row]) -> str:
+    """The platform a synctool gift came from: its external id's prefix, else the source of the job that made it."""
     ext = str(gift.get("external_id") or "")
-    return "donations" if ext.startswith("donations_") else "pos" if ext.startswith("pos_order_") else "portal"
+    found = platforms.source_of_gift(ext)
+    if found is None and ext in made and made[ext]["job_id"]:
+        job = jobs.get(conn, made[ext]["job_id"])
+        found = job["source"] if job is not None else None
+    return found or "unknown"
 
 
 def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3.Row | None]:
@@ -148,7 +153,7 @@ def reconcile(
         others: list[dict[str, Any]] = []
         for g in in_period:
             ext = str(g.get("external_id") or "")
-            if ext and (ext.startswith(("donations_", "pos_order_")) or ext in made):
+            if ext and (platforms.source_of_gift(ext) or ext in made):
                 by_ext[ext] = g
             else:
                 others.append(g)
@@ -208,11 +213,12 @@ def reconcile(
         row["_item"] = item
         items.append(row)
     for ext, gift in by_ext.items():
-        if source and _source_of(gift) != source:
+        origin = _source_of(conn, gift, made)
+        if source and origin != source:
             continue
         items.append(
             {
-                "source": _source_of(gift),
+                "source": origin,
                 "external_id": ext,
                 "platform_id": None,
                 "status": "extra",

@@ -24,9 +24,7 @@ POS_URL = "pos_notification_url"
 
 def registrations() -> dict[str, Any]:
     """Source -> its platform's registration module, in the platforms' order."""
-    return {
-        p.WEBHOOK.role: importlib.import_module(p.REGISTRATION) for p in platforms.packages() if getattr(p, "REGISTRATION", None)
-    }
+    return {role: importlib.import_module(module) for role, module in platforms.registrations().items()}
 
 
 def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:

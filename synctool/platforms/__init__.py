@@ -1,36 +1,28 @@
-"""The outside systems synctool syncs with, one package each, and the one list that loads them.
+"""The outside systems synctool syncs with, one package each, and the registry that loads them.
 
 Each package (``givebutter``, ``square``, ...) holds everything about its system: payload models and
 webhook verification (``webhook.py``), the API client (``client.py``), the sync rules (``rules.py``),
 operations (``ops.py``), CLI commands (``commands.py``, imported by the CLI only) and its fake
-(``fake.py``). Its ``__init__.py`` stays small and answers the hooks below; everything else in synctool
-(the receiver's routes, the secrets table, ``doctor``, the admin API, the job handlers, the CLI's command
-groups, the fake world) is built from them, in the style of llm's ``DEFAULT_PLUGINS``. Adding a platform
-is a folder here and a line in ``DEFAULT_PLATFORMS``.
+(``fake.py``). Its ``__init__.py`` exports one typed ``PLATFORM`` (a ``Platform``): everything else in
+synctool (the receiver's routes, the secrets table, ``doctor``, the admin API, the job handlers, the CLI's
+command groups, reconcile, mappings, backfill, the fake world) is built from the registry, in the style of
+llm's ``DEFAULT_PLUGINS``. Built-ins are registered exactly as an outside package would be: a package
+outside synctool names its ``Platform`` under the entry point group ``synctool.platforms`` (or a caller
+passes one to ``register``). Adding a platform is a folder here and a line in ``DEFAULT_PLATFORMS``.
 
-The hooks, each optional:
-
-- ``WEBHOOK``: a ``Webhook`` (its route is ``/webhooks/<role>``).
-- ``SECRETS``: ``{name: what it is for}`` for every secret the platform reads.
-- ``CLIENT``: ``Client(role, "module:factory", api_key_secret)``; the factory takes a ``Runtime``.
-- ``register_handlers()``: import the rules, whose ``@handler`` decorators register the job handlers.
-- ``register_commands()``: ``{group name: "module:typer app"}`` and top-level ``{name: "module:function"}``.
-- ``register_routes(Call, roles)``: the admin API's ``(method, path, minimum role, operation)`` rows.
-- ``FAKE``: a ``Fake``: the platform's stand-in API for the demo and the tests (``fakes/world.py``).
-- ``RECONCILE``: the module whose ``expected(conn, rt, start, end)`` lists the money the platform took in a
-  period, and (where it pays out) ``payouts(...)`` its bank deposits (``platforms/reconcile.py``), which
-  ``synctool reconcile`` compares with the CRM's gifts.
+Hooks that import code (handlers, commands, routes, reconcile listings, webhook registration) are named by
+``module`` or ``module:attribute`` strings and imported on first use, so a cron run that needs none of them
+pays for none of them.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from synctool.errors import one_of
 
@@ -40,6 +32,8 @@ if TYPE_CHECKING:
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
+#: the entry point group through which an outside package adds a platform (its value: a ``Platform``)
+ENTRY_POINT_GROUP = "synctool.platforms"
 
 
 @dataclass(frozen=True)
@@ -79,26 +73,95 @@ class Fake:
     contract: str | None = None
 
 
+@dataclass(frozen=True)
+class Mappings:
+    """The mapping keys a platform's gifts are coded by (``synctool mappings types|payments set``)."""
+
+    #: type-default keys its rules look up as ``<role>:<key>`` (``donations:event``)
+    types: tuple[str, ...] = ()
+    #: how a payment method is written in its payment-type key (``donations:card``, ``pos:CARD``); None: none
+    payment_case: Literal["lower", "upper"] | None = None
+    #: the payment methods to name in the usage message
+    payment_examples: str = ""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Everything the core knows of one outside system. Each is optional but ``name`` and ``role``."""
+
+    name: str
+    #: the role it plays and its source name in the sync log (``donations``, ``pos``, ...)
+    role: str
+    webhook: Webhook | None = None
+    client: Client | None = None
+    #: every secret it reads: name -> what it is for
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    fake: Fake | None = None
+    #: the prefixes of the CRM gift external ids its jobs write (``donations_``); a platform without one
+    #: (the portal's payment ids) is known by synctool's gift ledger instead
+    external_id_prefixes: tuple[str, ...] = ()
+    mappings: Mappings = Mappings()
+    #: module whose ``expected(conn, rt, start, end)`` lists a period's money and, where it pays out,
+    #: ``payouts(...)`` its bank deposits (``platforms/reconcile.py``)
+    reconcile: str | None = None
+    #: whether ``synctool backfill`` may page its history (through ``reconcile``'s listing)
+    backfill: bool = False
+    #: module that checks and registers its webhook with the platform's API (``synctool webhooks``)
+    registration: str | None = None
+    #: modules whose ``@handler`` functions are its job handlers (imported when drain first needs them)
+    handlers: tuple[str, ...] = ()
+    #: CLI command groups: name -> ``module:typer app``
+    commands: Mapping[str, str] = field(default_factory=dict)
+    #: ``module:function(call, roles)`` returning the admin API's ``(method, path, minimum role, operation)`` rows
+    routes: str | None = None
+
+
+_EXTRA: dict[str, Platform] = {}
+
+
+def register(platform: Platform) -> None:
+    """Add a platform beside the built-ins (what the entry point group does for an outside package)."""
+    _EXTRA[platform.name] = platform
+    registered.cache_clear()
+    webhooks.cache_clear()
+
+
+def unregister(name: str) -> None:
+    _EXTRA.pop(name, None)
+    registered.cache_clear()
+    webhooks.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def registered() -> tuple[Platform, ...]:
+    """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
+    from importlib.metadata import entry_points
+
+    found = [importlib.import_module(f"synctool.platforms.{name}").PLATFORM for name in DEFAULT_PLATFORMS]
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.append(point.load())
+    found += _EXTRA.values()
+    return tuple(found)
+
+
 def load(name: str) -> Any:
     """``module:attribute`` -> the attribute (imported on first use)."""
     module, _, attr = name.partition(":")
     return getattr(importlib.import_module(module), attr)
 
 
-def packages() -> Iterator[ModuleType]:
-    for name in DEFAULT_PLATFORMS:
-        yield importlib.import_module(f"synctool.platforms.{name}")
-
-
 @lru_cache(maxsize=1)
 def webhooks() -> dict[str, Webhook]:
-    """Webhook role -> its registration, in the order of ``DEFAULT_PLATFORMS`` (read once: the receiver
-    asks for every delivery)."""
-    return {p.WEBHOOK.role: p.WEBHOOK for p in packages() if getattr(p, "WEBHOOK", None)}
+    """Webhook role -> its registration, in registry order (read once: the receiver asks for every delivery)."""
+    return {p.webhook.role: p.webhook for p in registered() if p.webhook}
 
 
 def sources() -> tuple[str, ...]:
     return tuple(webhooks())
+
+
+def by_role(role: str) -> Platform | None:
+    return next((p for p in registered() if p.role == role), None)
 
 
 def adapter(source: str) -> Adapter:
@@ -111,49 +174,55 @@ def adapter(source: str) -> Adapter:
 def secret_names() -> dict[str, str]:
     """Every platform secret synctool reads: name -> what it is for."""
     names: dict[str, str] = {}
-    for p in packages():
-        names.update(getattr(p, "SECRETS", {}))
+    for p in registered():
+        names.update(p.secrets)
     return names
 
 
 def clients() -> dict[str, Client]:
-    return {p.CLIENT.role: p.CLIENT for p in packages() if getattr(p, "CLIENT", None)}
+    return {p.client.role: p.client for p in registered() if p.client}
 
 
 def reconcilers() -> dict[str, str]:
-    """Source (the webhook role) -> its ``RECONCILE`` module, for the platforms that take in money."""
-    return {p.WEBHOOK.role: p.RECONCILE for p in packages() if getattr(p, "RECONCILE", None)}
+    """Source (the role) -> its reconcile module, for the platforms that take in money."""
+    return {p.role: p.reconcile for p in registered() if p.reconcile}
+
+
+def source_of_gift(external_id: str) -> str | None:
+    """The role whose gifts carry this external id's prefix; None when no platform's prefix fits."""
+    return next((p.role for p in registered() for prefix in p.external_id_prefixes if external_id.startswith(prefix)), None)
 
 
 def register_handlers() -> None:
-    """Import every platform's rules, so their job handlers are registered (``queue.handlers``)."""
-    for p in packages():
-        hook = getattr(p, "register_handlers", None)
-        if hook:
-            hook()
+    """Import every platform's handler modules, so their job handlers are registered (``queue.handlers``)."""
+    for p in registered():
+        for module in p.handlers:
+            importlib.import_module(module)
 
 
 def command_groups() -> dict[str, str]:
     groups: dict[str, str] = {}
-    for p in packages():
-        hook = getattr(p, "register_commands", None)
-        if hook:
-            groups.update(hook())
+    for p in registered():
+        groups.update(p.commands)
     return groups
 
 
 def admin_routes(call_type: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     rows: list[tuple[str, str, str, Any]] = []
-    for p in packages():
-        hook = getattr(p, "register_routes", None)
-        if hook:
-            rows.extend(hook(call_type, roles))
+    for p in registered():
+        if p.routes:
+            rows.extend(load(p.routes)(call_type, roles))
     return rows
 
 
+def registrations() -> dict[str, str]:
+    """Role -> the module that checks and registers its webhook (``synctool webhooks``)."""
+    return {p.role: p.registration for p in registered() if p.registration}
+
+
 def fakes() -> dict[str, Fake]:
-    """Role -> the ``Fake`` of each platform that has one."""
-    return {p.CLIENT.role: p.FAKE for p in packages() if getattr(p, "FAKE", None) and getattr(p, "CLIENT", None)}
+    """Role -> the ``Fake`` of each platform that has one (and an API client to point at it)."""
+    return {p.client.role: p.fake for p in registered() if p.fake and p.client}
 
 
 def open_client(rt: Any, role: str) -> Any:

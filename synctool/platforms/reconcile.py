@@ -50,8 +50,3 @@ class Payout:
     lines: list[PayoutLine] = field(default_factory=list)
     #: the deposit as the platform states it (None when it states none)
     net: Decimal | None = None
-
-
-def register_handlers() -> None:
-    """The ``deposit`` job (``reconcile payouts --write-deposits``), shared by the platforms that pay out."""
-    from synctool.platforms import deposits  # noqa: F401  (its @handler row)

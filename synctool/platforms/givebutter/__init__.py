@@ -4,45 +4,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Fake, Webhook
+from synctool.mappings import CAMPAIGN_TYPES
+from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
 
-WEBHOOK = Webhook("donations", "synctool.platforms.givebutter.webhook")
-CLIENT = Client(
-    "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
+PLATFORM = Platform(
+    name="givebutter",
+    role="donations",
+    webhook=Webhook("donations", "synctool.platforms.givebutter.webhook"),
+    client=Client(
+        "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
+    ),
+    secrets={
+        "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
+        "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
+    },
+    fake=Fake(
+        "givebutter",
+        "synctool.platforms.givebutter.fake",
+        "FakeGivebutter",
+        "DONATIONS_API_KEY",
+        "demo-givebutter-key",
+        "DONATIONS_API_BASE_URL",
+        "/v1",
+        contract="givebutter.json",
+    ),
+    external_id_prefixes=("donations_",),
+    mappings=Mappings(
+        types=(*CAMPAIGN_TYPES, "recurring", "default"),
+        payment_case="lower",
+        payment_examples="donations:<method> (card, paypal, check, cash...)",
+    ),
+    reconcile="synctool.platforms.givebutter.reconcile",
+    backfill=True,
+    registration="synctool.platforms.givebutter.registration",
+    handlers=("synctool.platforms.deposits", "synctool.platforms.givebutter.rules", "synctool.platforms.givebutter.refunds"),
+    commands={"donations": "synctool.platforms.givebutter.commands:app"},
+    routes="synctool.platforms.givebutter:routes",
 )
-#: registers and checks the platform's webhook (``synctool webhooks``)
-REGISTRATION = "synctool.platforms.givebutter.registration"
-SECRETS = {
-    "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
-    "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
-}
-FAKE = Fake(
-    "givebutter",
-    "synctool.platforms.givebutter.fake",
-    "FakeGivebutter",
-    "DONATIONS_API_KEY",
-    "demo-givebutter-key",
-    "DONATIONS_API_BASE_URL",
-    "/v1",
-    contract="givebutter.json",
-)
-
-#: lists the platform's money and payouts in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.givebutter.reconcile"
 
 
-def register_handlers() -> None:
-    from synctool.platforms import reconcile
-    from synctool.platforms.givebutter import refunds, rules  # noqa: F401  (their @handler rows)
-
-    reconcile.register_handlers()
-
-
-def register_commands() -> dict[str, str]:
-    return {"donations": "synctool.platforms.givebutter.commands:app"}
-
-
-def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.givebutter import ops, poll
 
     admin = roles["admin"]

@@ -4,37 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Fake, Webhook
+from synctool.platforms import Client, Fake, Platform, Webhook
 
-WEBHOOK = Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True)
-CLIENT = Client("mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe")
-#: registers and checks the platform's webhook (``synctool webhooks``)
-REGISTRATION = "synctool.platforms.mailchimp.registration"
-SECRETS = {
-    "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
-    "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
-}
-FAKE = Fake(
-    "mailchimp",
-    "synctool.platforms.mailchimp.fake",
-    "FakeMailchimp",
-    "MAILING_API_KEY",
-    "demo-mailchimp-key-us14",
-    "MAILING_API_BASE_URL",
-    "/3.0",
-    contract="mailchimp.json",
+PLATFORM = Platform(
+    name="mailchimp",
+    role="mailing",
+    webhook=Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True),
+    client=Client(
+        "mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe"
+    ),
+    secrets={
+        "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
+        "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
+    },
+    fake=Fake(
+        "mailchimp",
+        "synctool.platforms.mailchimp.fake",
+        "FakeMailchimp",
+        "MAILING_API_KEY",
+        "demo-mailchimp-key-us14",
+        "MAILING_API_BASE_URL",
+        "/3.0",
+        contract="mailchimp.json",
+    ),
+    registration="synctool.platforms.mailchimp.registration",
+    handlers=("synctool.platforms.mailchimp.rules", "synctool.platforms.mailchimp.audience"),
+    commands={"mailing": "synctool.platforms.mailchimp.commands:app"},
+    routes="synctool.platforms.mailchimp:routes",
 )
 
 
-def register_handlers() -> None:
-    from synctool.platforms.mailchimp import audience, rules  # noqa: F401  (their @handler rows)
-
-
-def register_commands() -> dict[str, str]:
-    return {"mailing": "synctool.platforms.mailchimp.commands:app"}
-
-
-def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.mailchimp import ops
 
     admin = roles["admin"]

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Webhook
+from synctool.platforms import Platform, Webhook
 
-WEBHOOK = Webhook("portal", "synctool.platforms.portal.webhook")
-SECRETS = {"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"}
-
-#: lists the platform's money in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.portal.reconcile"
-
-
-def register_handlers() -> None:
-    from synctool.platforms.portal import refunds, rules  # noqa: F401  (their @handler rows)
-
-
-def register_commands() -> dict[str, str]:
-    return {"portal": "synctool.platforms.portal.commands:app"}
+PLATFORM = Platform(
+    name="portal",
+    role="portal",
+    webhook=Webhook("portal", "synctool.platforms.portal.webhook"),
+    secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
+    # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
+    reconcile="synctool.platforms.portal.reconcile",
+    handlers=("synctool.platforms.portal.rules", "synctool.platforms.portal.refunds"),
+    commands={"portal": "synctool.platforms.portal.commands:app"},
+    routes="synctool.platforms.portal:routes",
+)
 
 
-def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.portal import ops
     from synctool.validation import ForceQuery
 

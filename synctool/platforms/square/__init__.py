@@ -4,43 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Fake, Webhook
+from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
 
-WEBHOOK = Webhook("pos", "synctool.platforms.square.webhook")
-CLIENT = Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe")
-#: registers and checks the platform's webhook (``synctool webhooks``)
-REGISTRATION = "synctool.platforms.square.registration"
-SECRETS = {
-    "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
-    "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
-}
-FAKE = Fake(
-    "square",
-    "synctool.platforms.square.fake",
-    "FakeSquare",
-    "POS_ACCESS_TOKEN",
-    "demo-square-token",
-    "POS_API_BASE_URL",
-    "",
-    contract="square.json",
+PLATFORM = Platform(
+    name="square",
+    role="pos",
+    webhook=Webhook("pos", "synctool.platforms.square.webhook"),
+    client=Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe"),
+    secrets={
+        "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
+        "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
+    },
+    fake=Fake(
+        "square",
+        "synctool.platforms.square.fake",
+        "FakeSquare",
+        "POS_ACCESS_TOKEN",
+        "demo-square-token",
+        "POS_API_BASE_URL",
+        "",
+        contract="square.json",
+    ),
+    external_id_prefixes=("pos_order_",),
+    mappings=Mappings(types=("default",), payment_case="upper", payment_examples="pos:<tender type> (CARD, CASH, ...)"),
+    reconcile="synctool.platforms.square.reconcile",
+    backfill=True,
+    registration="synctool.platforms.square.registration",
+    handlers=("synctool.platforms.deposits", "synctool.platforms.square.rules", "synctool.platforms.square.refunds"),
+    commands={"pos": "synctool.platforms.square.commands:app"},
+    routes="synctool.platforms.square:routes",
 )
 
-#: lists the platform's money and payouts in a period (``synctool reconcile``)
-RECONCILE = "synctool.platforms.square.reconcile"
 
-
-def register_handlers() -> None:
-    from synctool.platforms import reconcile
-    from synctool.platforms.square import refunds, rules  # noqa: F401  (their @handler rows)
-
-    reconcile.register_handlers()
-
-
-def register_commands() -> dict[str, str]:
-    return {"pos": "synctool.platforms.square.commands:app"}
-
-
-def register_routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.square import ops
     from synctool.validation import ForceQuery
 

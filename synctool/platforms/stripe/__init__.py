@@ -3,23 +3,26 @@ portal's rules act on them)."""
 
 from __future__ import annotations
 
-from synctool.platforms import Client, Fake, Webhook
+from synctool.platforms import Client, Fake, Platform, Webhook
 
-WEBHOOK = Webhook("payments", "synctool.platforms.stripe.webhook")
-CLIENT = Client("payments", "synctool.platforms.stripe.client:from_runtime", probe="synctool.platforms.stripe.client:probe")
-#: registers and checks the platform's webhook (``synctool webhooks``)
-REGISTRATION = "synctool.platforms.stripe.registration"
-SECRETS = {
-    "PAYMENTS_API_KEY": "Stripe's secret API key (sk_...; registers the webhook endpoint)",
-    "PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)",
-}
-FAKE = Fake(
-    "stripe",
-    "synctool.platforms.stripe.fake",
-    "FakeStripe",
-    "PAYMENTS_API_KEY",
-    "sk_test_demo",
-    "PAYMENTS_API_BASE_URL",
-    "",
-    contract="stripe.json",
+PLATFORM = Platform(
+    name="stripe",
+    role="payments",
+    webhook=Webhook("payments", "synctool.platforms.stripe.webhook"),
+    client=Client("payments", "synctool.platforms.stripe.client:from_runtime", probe="synctool.platforms.stripe.client:probe"),
+    secrets={
+        "PAYMENTS_API_KEY": "Stripe's secret API key (sk_...; registers the webhook endpoint)",
+        "PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)",
+    },
+    fake=Fake(
+        "stripe",
+        "synctool.platforms.stripe.fake",
+        "FakeStripe",
+        "PAYMENTS_API_KEY",
+        "sk_test_demo",
+        "PAYMENTS_API_BASE_URL",
+        "",
+        contract="stripe.json",
+    ),
+    registration="synctool.platforms.stripe.registration",
 )
