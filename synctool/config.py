@@ -165,6 +165,16 @@ class Config(Section):
 
     _source: str = PrivateAttr("defaults")
     _db_override: Optional[str] = PrivateAttr(None)
+    #: the sections of platforms registered from outside synctool's own (``Platform.config``), by role
+    _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def section(self, role: str) -> Any:
+        """A platform's config section: one of the built-ins' (``donations``, ``pos``, ...) or a registered one's."""
+        if role in type(self).model_fields:
+            return getattr(self, role)
+        if role not in self._sections:
+            raise ConfigError(role, self._source, "no platform with this config section is registered")
+        return self._sections[role]
 
     @field_validator("timezone")
     @classmethod
@@ -220,6 +230,18 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
+#: the config sections of platforms registered beside the built-ins: role -> (pydantic model, env var -> key);
+#: the platform registry adds them (``platforms.register``, the entry point group) before a config is read
+SECTIONS: dict[str, tuple[type[BaseModel], Mapping[str, str]]] = {}
+
+
+def add_section(role: str, model: type[BaseModel], env: Mapping[str, str]) -> None:
+    """Accept ``<role>:`` in config.yaml, validated by ``model``, with ``env``'s variables overriding its keys."""
+    if role in Config.model_fields:
+        return  # a built-in section
+    SECTIONS[role] = (model, dict(env))
+
+
 def config_path(explicit: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:
     """The config path and whether the user named it (so that its absence is an error)."""
     if explicit:
@@ -256,8 +278,11 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     raise ConfigError naming the key and where it was read. ``Runtime.from_environ`` is the usual caller."""
     environ = os.environ if environ is None else environ
     data, source = _read(*config_path(explicit, environ))
+    # a platform registered from outside brings its own section and overrides (add_section)
+    added = dict(SECTIONS)
+    overrides = {**ENV_OVERRIDES, **{env: (role, key) for role, (_, env_keys) in added.items() for env, key in env_keys.items()}}
     from_env: dict[tuple[str, str], str] = {}
-    for env, (section, key) in ENV_OVERRIDES.items():
+    for env, (section, key) in overrides.items():
         raw = environ.get(env)
         if raw is None or raw == "":
             continue
@@ -267,6 +292,16 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
         if isinstance(part, dict):
             part[key] = raw
             from_env[(section, key)] = env
+    sections: dict[str, Any] = {}
+    for role, (model, _) in added.items():
+        try:
+            sections[role] = model.model_validate(data.pop(role, None) or {})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = (role, str(error["loc"][0])) if error["loc"] else (role, "")
+            if key in from_env:
+                raise ConfigError(from_env[key], "environment", problem(error)) from None
+            raise ConfigError(f"{role}.{field_of(error)}", source, problem(error)) from None
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
@@ -275,6 +310,7 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
         if loc[:2] in from_env:
             raise ConfigError(from_env[loc[:2]], "environment", problem(error)) from None
         raise ConfigError(field_of(error) or "(top level)", source, problem(error)) from None
+    config._sections = sections
     config._source = source
     config._db_override = environ.get("SYNCTOOL_DB") or None
     return config

@@ -114,6 +114,10 @@ class Platform:
     commands: Mapping[str, str] = field(default_factory=dict)
     #: ``module:function(call, roles)`` returning the admin API's ``(method, path, minimum role, operation)`` rows
     routes: str | None = None
+    #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
+    #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
+    config: type[Any] | None = None
+    config_env: Mapping[str, str] = field(default_factory=dict)
 
 
 _EXTRA: dict[str, Platform] = {}
@@ -124,12 +128,24 @@ def register(platform: Platform) -> None:
     _EXTRA[platform.name] = platform
     registered.cache_clear()
     webhooks.cache_clear()
+    _add_section(platform)
 
 
 def unregister(name: str) -> None:
-    _EXTRA.pop(name, None)
+    from synctool import config
+
+    gone = _EXTRA.pop(name, None)
+    if gone is not None:
+        config.SECTIONS.pop(gone.role, None)
     registered.cache_clear()
     webhooks.cache_clear()
+
+
+def _add_section(platform: Platform) -> None:
+    if platform.config is not None:
+        from synctool import config
+
+        config.add_section(platform.role, platform.config, platform.config_env)
 
 
 @lru_cache(maxsize=1)
@@ -141,6 +157,8 @@ def registered() -> tuple[Platform, ...]:
     for point in entry_points(group=ENTRY_POINT_GROUP):
         found.append(point.load())
     found += _EXTRA.values()
+    for platform in found:
+        _add_section(platform)
     return tuple(found)
 
 

@@ -23,7 +23,16 @@ HANDLERS: dict[tuple[str, str], Handler] = {}
 
 
 def handler(target: str, entity_type: str) -> Callable[[Handler], Handler]:
+    """Register ``fn`` for ``target`` jobs of ``entity_type``. A second function for the same pair is refused:
+    one platform's handler must never silently replace another's (each names its entity types for itself)."""
+
     def register(fn: Handler) -> Handler:
+        existing = HANDLERS.get((target, entity_type))
+        if existing is not None and (existing.__module__, existing.__qualname__) != (fn.__module__, fn.__qualname__):
+            raise RuntimeError(
+                f"two handlers for {target} jobs of type {entity_type!r}: {existing.__module__}.{existing.__qualname__} "
+                f"and {fn.__module__}.{fn.__qualname__}"
+            )
         HANDLERS[(target, entity_type)] = fn
         return fn
 
