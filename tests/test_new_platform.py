@@ -1,0 +1,226 @@
+"""A sixth money platform, defined entirely in this file, as a contributor (or an outside package) would add
+one: a signed webhook that becomes one CRM gift, its config section, mapping keys, a reconcile listing, an API
+client with a connection test, and its fake. Registered through ``platforms.register`` (what the entry point
+group ``synctool.platforms`` does for a package), it must work through the receiver, drain, ``mappings ... set``,
+``reconcile``, ``backfill --dry-run``, ``doctor`` and ``test-connections`` with no edit outside this file.
+
+This module is the platform: the registry names it by module path for its adapter, handler, reconcile
+listing and client factory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator, Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from synctool import mappings, platforms
+from synctool.crm import gifts
+from synctool.crm.constituents import Person
+from synctool.errors import ConfigError, InvalidSignature
+from synctool.fakes.transport import AppTransport
+from synctool.platforms.reconcile import Expected
+from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object
+from synctool.queue.handlers import handler
+from synctool.queue.jobs import Outcome
+from tests.flow_helpers import run_drain
+from tests.helpers import runtime
+
+ROLE = "kind"
+SECRET = "kind-signing-secret"
+GIFTS = [
+    {"id": "K1", "amount": "25.00", "email": "ida@example.org", "first_name": "Ida", "last_name": "Wells", "date": "2026-10-05"},
+    {"id": "K2", "amount": "40.00", "email": "ida@example.org", "first_name": "Ida", "last_name": "Wells", "date": "2026-10-06"},
+]
+
+
+# -- its config section ---------------------------------------------------------------------------------
+
+
+class KindConfig(BaseModel):
+    base_url: str = "https://api.kind.example/v1"
+    default_fund_id: int | None = None
+
+
+# -- its webhook adapter (platforms.webhook.Adapter) -------------------------------------------------------
+
+KEPT_HEADERS = ("x-kind-signature", "content-type")
+
+
+def verify_webhook(
+    body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
+) -> None:
+    secret = secrets.get("KIND_WEBHOOK_SECRET")
+    if not secret:
+        raise ConfigError("KIND_WEBHOOK_SECRET", "environment", "not set")
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, headers.get("x-kind-signature", "")):
+        raise InvalidSignature("invalid signature", "X-Kind-Signature is HMAC-SHA256 of the body")
+
+
+def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+    event = parse_json_object(body)
+    gift = event.get("gift") or {}
+    job = JobSpec("kind_gift", str(gift.get("id")), external_id=f"kind_{gift.get('id')}", email=gift.get("email"))
+    return str(event.get("id")), "gift.created", job
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    return parse_json_object(body)
+
+
+# -- its job handler -----------------------------------------------------------------------------------
+
+
+@handler("crm", "kind_gift")
+def kind_gift(ctx: Any) -> Outcome:
+    gift = ctx.payload.get("gift") or (ctx.delivery() or {})["gift"]
+    section = ctx.config.section(ROLE)
+    body = {
+        "external_id": f"kind_{gift['id']}",
+        "received_amount": float(gift["amount"]),
+        "received_date": gift["date"],
+        **mappings.coding(mappings.get(ctx.conn, "type_default", "kind:default"), {"fund_id": section.default_fund_id}),
+        **mappings.payment_coding(ctx.conn, "kind:card"),
+    }
+    person = Person(gift["first_name"], gift["last_name"], gift["email"])
+    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    return Outcome("succeeded", "gift created" if created else "gift already in the CRM", crm_constituent_id=constituent_id,
+                   crm_gift_id=gift_id, amount=gift["amount"])  # fmt: skip
+
+
+# -- its API, its client and its fake ----------------------------------------------------------------------
+
+
+class KindClient:
+    def __init__(self, rt: Any):
+        self.api = httpx.Client(base_url=rt.config.section(ROLE).base_url, transport=rt.transport(ROLE))
+        self.api.requests_sent = 0  # type: ignore[attr-defined]
+        if not rt.secrets.get("KIND_API_KEY"):
+            raise ConfigError("KIND_API_KEY", "environment", "not set")
+
+    def gifts(self) -> list[dict[str, Any]]:
+        self.api.requests_sent += 1  # type: ignore[attr-defined]
+        return self.api.get("/gifts").json()["gifts"]
+
+    def close(self) -> None:
+        self.api.close()
+
+
+def from_runtime(rt: Any) -> KindClient:
+    return KindClient(rt)
+
+
+def probe(client: KindClient) -> str:
+    return f"{len(client.gifts())} gift(s) listed"
+
+
+def fake_app() -> Starlette:
+    async def listed(request: Request) -> JSONResponse:
+        return JSONResponse({"gifts": GIFTS})
+
+    return Starlette(routes=[Route("/v1/gifts", listed)])
+
+
+# -- its reconcile listing -------------------------------------------------------------------------------
+
+
+def expected(conn: Any, rt: Any, start: date, end: date) -> tuple[list[Expected], int]:
+    with platforms.using(rt, ROLE) as client:
+        listed = client.gifts()
+        spent = client.api.requests_sent
+    items = [
+        Expected(
+            ROLE,
+            f"kind_{g['id']}",
+            g["id"],
+            Decimal(g["amount"]),
+            Decimal(g["amount"]),
+            g["date"],
+            sync_job={
+                "source": ROLE,
+                "entity_type": "kind_gift",
+                "entity_id": g["id"],
+                "external_id": f"kind_{g['id']}",
+                "payload": {"gift": g},
+            },
+        )  # fmt: skip
+        for g in listed
+        if str(start) <= g["date"] <= str(end)
+    ]
+    return items, spent
+
+
+KIND = platforms.Platform(
+    name="kinddesk",
+    role=ROLE,
+    webhook=platforms.Webhook(ROLE, __name__),
+    client=platforms.Client(ROLE, f"{__name__}:from_runtime", probe=f"{__name__}:probe"),
+    secrets={"KIND_API_KEY": "the platform's API key", "KIND_WEBHOOK_SECRET": "signs its webhooks"},
+    external_id_prefixes=("kind_",),
+    mappings=platforms.Mappings(types=("default",), payment_case="lower", payment_examples="kind:<method> (card, ...)"),
+    reconcile=__name__,
+    backfill=True,
+    handlers=(__name__,),
+    config=KindConfig,
+    config_env={"KIND_API_BASE_URL": "base_url"},
+)
+
+
+# -- the test -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kind(coded, env, transports) -> Iterator[None]:
+    platforms.register(KIND)
+    env.update(KIND_API_KEY="kind-key", KIND_WEBHOOK_SECRET=SECRET, KIND_API_BASE_URL="http://kind.fake.invalid/v1")
+    transports[ROLE] = AppTransport(fake_app())
+    yield
+    platforms.unregister(KIND.name)
+
+
+def signed(gift: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps({"id": f"evt_{gift['id']}", "gift": gift}).encode()
+    return body, {"X-Kind-Signature": hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()}
+
+
+def test_a_platform_defined_in_one_file_works_through_every_command(kind, coded, cli, db, tmp_path):
+    from synctool.web.receiver import create_app
+
+    (tmp_path / "config.yaml").write_text("kind:\n  default_fund_id: 2398\n")  # its own config section
+    assert cli("mappings", "types", "set", "kind:default", "--fund-id", "2399").exit_code == 0
+    assert cli("mappings", "payments", "set", "kind:CARD", "--payment-type-id", "1509").exit_code == 0
+    with TestClient(create_app(runtime())) as client:
+        body, headers = signed(GIFTS[0])
+        assert client.post("/webhooks/kind", content=body, headers=headers).json()["status"] == "accepted"
+        assert client.post("/webhooks/kind", content=body, headers={"X-Kind-Signature": "0" * 64}).status_code == 401
+    run_drain()
+    made = [g for g in coded.crm.gifts.values() if g["external_id"] == "kind_K1"]
+    assert len(made) == 1 and made[0]["received_amount"] == 25.0 and made[0]["fund_id"] == 2399
+    assert made[0]["payment_type_id"] == 1509  # kind:card, written as the platform's mapping keys say
+
+    dry = json.loads(
+        cli("backfill", "--since", "2026-10-01", "--until", "2026-10-31", "--source", "kind", "--dry-run", "--json").stdout
+    )
+    assert dry["new"] == 1  # K2 never arrived by webhook
+    result = cli("reconcile", "--from", "2026-10-01", "--to", "2026-10-31", "--source", "kind", "--json")
+    report = {i["external_id"]: i for i in json.loads(result.stdout)["items"]}
+    assert report["kind_K1"]["status"] == "matched" and report["kind_K1"]["source"] == "kind"
+    assert report["kind_K2"]["status"] == "missing" and result.exit_code == 1
+    connections = {r["name"]: r for r in json.loads(cli("test-connections", "--json").stdout)}
+    assert connections["kind"]["state"] == "ok" and "2 gift(s) listed" in connections["kind"]["detail"]
+    checks = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert checks["secret KIND_API_KEY"]["detail"] == "set (environment)"
