@@ -36,7 +36,7 @@ def test_donation_becomes_one_gift_by_webhook_repeat_and_poll(coded, receiver, d
     second = give(receiver, txn)  # the same transaction in a new delivery
     assert second["status"] == "accepted"
     poll = json.loads(cli("poll", "--lookback", "3650d", "--json").stdout)
-    assert poll["transactions_seen"] == 1 and poll["queued"] == 0  # already has a job
+    assert poll["sources"]["donations"]["transactions_seen"] == 1 and poll["queued"] == 0  # already has a job
     summary = run_drain()
     assert summary.skipped == 1 and summary.crm_requests == 0
     assert len(coded.crm.gifts) == 1

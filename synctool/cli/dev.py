@@ -41,7 +41,7 @@ def poll_now(ctx: typer.Context) -> None:
 
     Example: synctool dev poll-now
     """
-    from synctool.platforms.givebutter.poll import poll
+    from synctool.ops.poll import poll
 
     obj = ctx_obj(ctx)
     key_values(poll(obj.db, obj.rt))

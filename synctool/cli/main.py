@@ -186,27 +186,29 @@ def inject(
 @app.command()
 def poll(
     ctx: typer.Context,
+    source: str = typer.Option(None, help="one platform's poll (a role); default: every platform that polls"),
     fresh: bool = typer.Option(False, "--fresh", help="ignore the saved watermark and look back --lookback (default 24h)"),
     lookback: str = typer.Option(None, help="how far back to look, e.g. 24h or 7d (implies --fresh)"),
     as_json: AsJson = False,
 ) -> None:
-    """Backup poll of the donation platform: queue succeeded transactions that have no job yet.
+    """Backup poll of each platform that has one: queue what its webhooks did not announce.
 
     Cron runs it every 15 minutes; quiet unless it queued something.
 
     Example: synctool poll --lookback 7d
     """
-    from synctool.platforms.givebutter.poll import poll as poll_op
+    from synctool.ops.poll import poll as poll_op
 
     obj = ctx_obj(ctx)
-    result = poll_op(obj.db, obj.rt, fresh=fresh, lookback=lookback)
+    result = poll_op(obj.db, obj.rt, source=source, fresh=fresh, lookback=lookback)
 
     def for_people(result: dict) -> None:
         if result["queued"] or sys.stdout.isatty():  # cron's mail stays empty when nothing was queued
-            typer.echo(
-                f"poll: {result['transactions_seen']} transactions since {result['since']}, "
-                f"{result['queued']} queued ({result['requests']} requests)"
-            )
+            for role, found in result["sources"].items():
+                typer.echo(
+                    f"poll {role}: {found['seen']} seen since {found['since']}, "
+                    f"{found['queued']} queued ({found['requests']} requests)"
+                )
 
     render(result, as_json, people=for_people)
 

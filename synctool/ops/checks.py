@@ -163,8 +163,10 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         + (f"refreshed {int(state['age_s'])} s ago" if state["age_s"] is not None else "never loaded"),
         "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "",
     )
-    if not rt.config.webhooks.pos_notification_url:
-        add("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")
+    for platform in platforms.registered():  # each platform's own rows
+        if platform.checks:
+            for row in platforms.load(platform.checks)(conn, rt):
+                add(*row)
     last_drain = settings.get(conn, "last_drain") or {}
     age = age_s(last_drain.get("at"))
     add(
@@ -173,14 +175,21 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"last run {int(age)} s ago" if age is not None else "never ran",
         "" if age is not None and age < 180 else "install crontab.example (drain every minute)",
     )
-    poll = conn.execute("SELECT last_run_at FROM poll_state WHERE source = 'donations'").fetchone()
-    age = age_s(poll[0] if poll else None)
-    add(
-        "cron poll",
-        "ok" if age is not None and age < 1800 else "warn",
-        f"last run {int(age)} s ago" if age is not None else "never ran",
-        "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
+    polling = [p.role for p in platforms.registered() if p.poll]
+    marks = ",".join("?" * len(polling))
+    ran = (
+        conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()
+        if polling
+        else None
     )
+    age = age_s(ran[0] if ran else None)
+    if polling:
+        add(
+            "cron poll",
+            "ok" if age is not None and age < 1800 else "warn",
+            f"last run {int(age)} s ago" if age is not None else "never ran",
+            "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
+        )
     mode = settings.sync_mode(conn)
     add(
         "sync mode",

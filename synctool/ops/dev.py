@@ -28,13 +28,7 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         "crm_requests",
         "poll_state",
         "locks",
-        "portal_payment_items",
-        "portal_payments",
-        "portal_memberships",
-        "portal_enrollments",
-        "portal_family_links",
-        "portal_users",
-        "portal_products",
+        *(table for p in platforms.registered() for table in p.tables),
     ]
     with store.atomic(conn):
         for table in tables:
@@ -50,7 +44,7 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
 
 def poll_cron(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """What cron does, once, now: the backup poll, then a drain."""
-    from synctool.platforms.givebutter.poll import poll
+    from synctool.ops.poll import poll
     from synctool.queue.worker import drain
 
     polled = poll(conn, rt)

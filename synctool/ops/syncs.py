@@ -253,33 +253,28 @@ def retry_all(
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
     source = (query or SourceQuery()).source
-    refetched = refetch_transactions(conn, rt, source) if fresh else None
+    refetched = refetch(conn, rt, source) if fresh else None
     result = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
     if refetched is not None:
         result.update(refetched=refetched[0], refetch_errors=refetched[1])
     return result
 
 
-def refetch_transactions(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int, list[str]]:
-    """Put each failed donation's current transaction, fetched from the platform, in its job's payload."""
+def refetch(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int, list[str]]:
+    """Before ``retry-all --fresh``: each platform that can (``Platform.refetch``) puts the current state of
+    its failed jobs' items, fetched from the platform, in their payloads."""
     from synctool import platforms
-    from synctool.errors import SynctoolError
 
     refreshed, errors = 0, []
-    failed = conn.execute(
-        "SELECT id, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL"
-        " AND entity_type = 'transaction'" + (" AND source = ?" if source else ""),
-        (source,) if source else (),
-    ).fetchall()
-    if failed:
-        with platforms.using(rt, "donations") as donations:
-            for row in failed:
-                try:
-                    txn = donations.transaction(row["entity_id"])
-                except SynctoolError as exc:
-                    errors.append(f"{row['entity_id']}: {exc}")
-                    continue
-                payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
-                jobs.set_payload(conn, row["id"], payload)
-                refreshed += 1
+    for platform in platforms.registered():
+        if not platform.refetch or (source and platform.role != source):
+            continue
+        failed = conn.execute(
+            "SELECT id, entity_type, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL AND source = ?",
+            (platform.role,),
+        ).fetchall()
+        if failed:
+            done, problems = platforms.load(platform.refetch)(conn, rt, failed)
+            refreshed += done
+            errors += problems
     return refreshed, errors

@@ -114,6 +114,16 @@ class Platform:
     commands: Mapping[str, str] = field(default_factory=dict)
     #: ``module:function(call, roles)`` returning the admin API's ``(method, path, minimum role, operation)`` rows
     routes: str | None = None
+    #: ``module:function(conn, rt, *, fresh, lookback)``: its backup poll (``synctool poll``), returning at least
+    #: ``since``, ``seen``, ``queued`` and ``requests``; its watermark is the ``poll_state`` row of its role
+    poll: str | None = None
+    #: ``module:function(conn, rt, rows)``: fetch afresh the items of these failed jobs before a retry
+    #: (``retry-all --fresh``); returns (how many were refreshed, errors)
+    refetch: str | None = None
+    #: ``module:function(conn, rt)``: its own ``doctor`` rows, ``(check, status, detail, fix)``
+    checks: str | None = None
+    #: the tables it keeps records in (``dev reset-test-data`` empties them)
+    tables: tuple[str, ...] = ()
     #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
     #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
     config: type[Any] | None = None

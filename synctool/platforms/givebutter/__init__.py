@@ -40,6 +40,8 @@ PLATFORM = Platform(
     handlers=("synctool.platforms.deposits", "synctool.platforms.givebutter.rules", "synctool.platforms.givebutter.refunds"),
     commands={"donations": "synctool.platforms.givebutter.commands:app"},
     routes="synctool.platforms.givebutter:routes",
+    poll="synctool.platforms.givebutter.poll:poll",
+    refetch="synctool.platforms.givebutter.ops:refetch",
 )
 
 

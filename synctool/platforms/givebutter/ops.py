@@ -19,3 +19,26 @@ def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, c
         {k: c.get(k) for k in ("id", "code", "title", "type", "status", "goal", "raised")}
         for c in settings.cache_list(conn, CAMPAIGNS)
     ]
+
+
+def refetch(conn: sqlite3.Connection, rt: Any, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
+    """``retry-all --fresh``: each failed transaction job gets the transaction as Givebutter holds it now."""
+    import json
+
+    from synctool.errors import SynctoolError
+    from synctool.queue import jobs
+
+    refreshed, errors = 0, []
+    with platforms.using(rt, "donations") as donations:
+        for row in rows:
+            if row["entity_type"] != "transaction":
+                continue
+            try:
+                txn = donations.transaction(row["entity_id"])
+            except SynctoolError as exc:
+                errors.append(f"{row['entity_id']}: {exc}")
+                continue
+            payload = {**(json.loads(row["payload"]) if row["payload"] else {}), "transaction": txn, "fresh": True}
+            jobs.set_payload(conn, row["id"], payload)
+            refreshed += 1
+    return refreshed, errors

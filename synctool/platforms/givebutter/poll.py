@@ -57,6 +57,7 @@ def poll(
         requests = donations.api.requests_sent
     result = {
         "since": since_text,
+        "seen": seen,
         "transactions_seen": seen,
         "queued": queued,
         "requests": requests,

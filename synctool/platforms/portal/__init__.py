@@ -16,6 +16,15 @@ PLATFORM = Platform(
     handlers=("synctool.platforms.portal.rules", "synctool.platforms.portal.refunds"),
     commands={"portal": "synctool.platforms.portal.commands:app"},
     routes="synctool.platforms.portal:routes",
+    tables=(
+        "portal_payment_items",
+        "portal_payments",
+        "portal_memberships",
+        "portal_enrollments",
+        "portal_family_links",
+        "portal_users",
+        "portal_products",
+    ),  # fmt: skip
 )
 
 

@@ -33,6 +33,7 @@ PLATFORM = Platform(
     handlers=("synctool.platforms.deposits", "synctool.platforms.square.rules", "synctool.platforms.square.refunds"),
     commands={"pos": "synctool.platforms.square.commands:app"},
     routes="synctool.platforms.square:routes",
+    checks="synctool.platforms.square:checks",
 )
 
 
@@ -52,3 +53,10 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
             lambda c: ops.resync(c.conn, c.rt, c.path["orderId"], force=c.query_as(ForceQuery).force),
         ),
     ]
+
+
+def checks(conn: Any, rt: Any) -> list[tuple[str, str, str, str]]:
+    """``doctor``: Square signs the exact notification URL, so synctool must know it."""
+    if rt.config.webhooks.pos_notification_url:
+        return []
+    return [("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")]
