@@ -297,18 +297,18 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
         try:
             sections[role] = model.model_validate(data.pop(role, None) or {})
         except ValidationError as exc:
-            error = exc.errors()[0]
-            key = (role, str(error["loc"][0])) if error["loc"] else (role, "")
-            if key in from_env:
-                raise ConfigError(from_env[key], "environment", problem(error)) from None
-            raise ConfigError(f"{role}.{field_of(error)}", source, problem(error)) from None
+            found = exc.errors()[0]
+            where = (role, str(found["loc"][0])) if found["loc"] else (role, "")
+            if where in from_env:
+                raise ConfigError(from_env[where], "environment", problem(found)) from None
+            raise ConfigError(f"{role}.{field_of(found)}", source, problem(found)) from None
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = tuple(str(p) for p in error["loc"])
-        if loc[:2] in from_env:
-            raise ConfigError(from_env[loc[:2]], "environment", problem(error)) from None
+        if len(loc) >= 2 and (loc[0], loc[1]) in from_env:
+            raise ConfigError(from_env[(loc[0], loc[1])], "environment", problem(error)) from None
         raise ConfigError(field_of(error) or "(top level)", source, problem(error)) from None
     config._sections = sections
     config._source = source

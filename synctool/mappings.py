@@ -41,7 +41,7 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
 
 def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
     with store.atomic(conn):
-        store.database(conn)["mappings"].upsert(
+        store.database(conn).table("mappings").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
         )
 
@@ -52,7 +52,7 @@ def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
 
 
 def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
-    rows = store.database(conn)["mappings"].rows_where("kind = ?", [kind], order_by="key")
+    rows = store.database(conn).table("mappings").rows_where("kind = ?", [kind], order_by="key")
     return [{"key": r["key"], **json.loads(r["value"]), "updated_at": r["updated_at"]} for r in rows]
 
 

@@ -37,21 +37,21 @@ def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
 
 def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
     with store.atomic(conn):
-        store.database(conn)["caches"].upsert(
+        store.database(conn).table("caches").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key")
         )
 
 
 def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
     with store.atomic(conn):
-        store.database(conn)["caches"].delete_where("kind = ? AND key = ?", [kind, key])
+        store.database(conn).table("caches").delete_where("kind = ? AND key = ?", [kind, key])
 
 
 def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
     now = store.iso()
     with store.atomic(conn):
-        caches = store.database(conn)["caches"]
+        caches = store.database(conn).table("caches")
         caches.delete_where("kind = ?", [kind])
         caches.insert_all(
             ({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now} for key, value in items.items()),
@@ -60,7 +60,7 @@ def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) ->
 
 
 def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:
-    rows = store.database(conn)["caches"].rows_where("kind = ?", [kind], order_by="key", select="value")
+    rows = store.database(conn).table("caches").rows_where("kind = ?", [kind], order_by="key", select="value")
     return [json.loads(r["value"]) for r in rows]
 
 

@@ -183,7 +183,7 @@ def _bridge(conn: sqlite3.Connection) -> None:
 
     db = database(conn)
     Migrations(MIGRATION_SET).ensure_migrations_table(db)
-    db[Migrations.migrations_table].insert_all(
+    db.table(Migrations.migrations_table).insert_all(
         (
             {"migration_set": MIGRATION_SET, "name": name, "applied_at": applied_at}
             for name, applied_at in conn.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid")
@@ -402,7 +402,7 @@ def m002_portal(db: Database) -> None:
 @migration
 def m003_locks(db: Database) -> None:
     """Named locks shared by every process (one person's jobs must not run side by side)."""
-    db["locks"].create({"name": str, "owner": str, "expires": float}, pk="name", not_null={"owner", "expires"})
+    db.table("locks").create({"name": str, "owner": str, "expires": float}, pk="name", not_null={"owner", "expires"})
 
 
 @migration
@@ -480,7 +480,7 @@ def m006_refunds(db: Database) -> None:
         "ALTER TABLE crm_writes_new RENAME TO crm_writes",
     ):
         db.conn.execute(statement)
-    db["refunds"].create(
+    db.table("refunds").create(
         {
             "key": str,
             "source": str,
@@ -501,8 +501,8 @@ def m006_refunds(db: Database) -> None:
         pk="key",
         not_null={"source", "refund_id", "gift_external_id", "amount", "state", "created_at", "updated_at"},
     )
-    db["refunds"].create_index(["gift_external_id"])
-    db["refunds"].create_index(["created_at"])
+    db.table("refunds").create_index(["gift_external_id"])
+    db.table("refunds").create_index(["created_at"])
 
 
 @migration
@@ -512,7 +512,7 @@ def m007_preview(db: Database) -> None:
     the table keeps its rows, its indexes and the attempts that reference it."""
     conn = db.conn
     if hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):  # Python 3.12+: a build that starts defensive refuses this
-        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)
+        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)  # type: ignore[attr-defined]  # 3.12+ only
     version = conn.execute("PRAGMA schema_version").fetchone()[0]
     conn.execute("PRAGMA writable_schema = ON")
     conn.execute(
@@ -530,14 +530,14 @@ def m007_preview(db: Database) -> None:
 def m008_write_errors(db: Database) -> None:
     """An unconfirmed gift write keeps the CRM's answer (or the lost connection) that made it uncertain, so a
     write the confirming search finds absent fails its attempt with the CRM's own error."""
-    db["crm_writes"].add_column("error", str)
+    db.table("crm_writes").add_column("error", str)
 
 
 @migration
 def m009_reconcile_accepted(db: Database) -> None:
     """Differences a person reviewed (``synctool reconcile accept``): the item, what was accepted (status and
     both amounts: a new difference on the same item is reported again), the note, who and when."""
-    db["reconcile_accepted"].create(
+    db.table("reconcile_accepted").create(
         {"external_id": str, "status": str, "platform_amount": str, "crm_amount": str, "reason": str, "note": str,
          "accepted_by": str, "accepted_at": str},
         pk="external_id",

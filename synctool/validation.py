@@ -8,6 +8,7 @@ CLI exits 2); ``problem`` words one pydantic error the same way everywhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -78,7 +79,7 @@ _PROBLEMS = {
 }
 
 
-def problem(error: dict[str, Any]) -> str:
+def problem(error: Mapping[str, Any]) -> str:
     """One line for a pydantic error, in the words synctool uses everywhere."""
     kind = error["type"]
     got = error.get("input")
@@ -102,7 +103,7 @@ def problem(error: dict[str, Any]) -> str:
     return error["msg"].removeprefix("Value error, ")
 
 
-def field_of(error: dict[str, Any]) -> str:
+def field_of(error: Mapping[str, Any]) -> str:
     return ".".join(str(p) for p in error["loc"])
 
 

@@ -144,6 +144,6 @@ def _watch(db, rt, interval: float, concurrency: int) -> None:
         stop,
         interval_s=interval,
         concurrency=concurrency,
-        on_run=lambda summary: summary.claimed and typer.echo(summary.line()),
+        on_run=lambda summary: typer.echo(summary.line()) if summary.claimed else None,
     )
     typer.echo(f"drain --watch stopped: {totals.claimed} jobs, {totals.succeeded} succeeded, {totals.failed} failed", err=True)

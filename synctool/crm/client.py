@@ -77,7 +77,7 @@ def check_base_url(url: str | None, where: str) -> str:
     parsed = urlparse(url or "")
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ConfigError("CRM_API_BASE_URL", where, f"not a usable URL: {url!r} (expected https://host/api/v1)")
-    return url.rstrip("/")
+    return (url or "").rstrip("/")
 
 
 class CrmClient:

@@ -139,7 +139,7 @@ def match_or_create(
             mirror.ensure_fresh(crm, conn, fresh_since, page_size=page_size)
             found = lookup(conn, person)
         created = found is None
-        if created:
+        if found is None:
             found = _create(crm, conn, person, defaults, page_size)
         constituent_id = str(found["id"])
         with store.atomic(conn):

@@ -80,7 +80,7 @@ REFERENCE = {
         {"id": 703, "name": "Board Member", "key": "board"},
     ],
 }
-TAG_CATEGORY = {
+TAG_CATEGORY: dict[str, Any] = {
     "id": 1201,
     "item_type": "Constituent",
     "name": "Communication Tags",
@@ -97,7 +97,7 @@ TAG_CATEGORY = {
 }
 
 #: gift custom fields are categories with ``item_type: "Gift"``; their keywords are the allowed values
-GIFT_FIELDS = [
+GIFT_FIELDS: list[dict[str, Any]] = [
     {
         "id": 1056,
         "item_type": "Gift",
@@ -398,7 +398,7 @@ def _clauses(request: Request, allowed: set[str]) -> list[tuple[str, str]] | JSO
     return clauses
 
 
-def create_app(crm: FakeCrm | None = None) -> Starlette:
+def create_app(crm: FakeCrm | None = None) -> Any:
     crm = crm or FakeCrm()
 
     async def body_of(request: Request) -> dict:
@@ -681,7 +681,7 @@ def create_app(crm: FakeCrm | None = None) -> Starlette:
             return constituent_gone()
         body = await body_of(request)
         kid = body.get("id")
-        if not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
+        if not isinstance(kid, int) or not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
             return JSONResponse({**API, "error": "Validation Failed", "description": "keyword not found"}, status_code=422)
         crm.keywords.setdefault(c["id"], set()).add(kid)
         crm.touch(c["id"])

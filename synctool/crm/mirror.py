@@ -110,8 +110,9 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
     watermark = _state(conn, "watermark")
     full = full or not watermark
     since = EPOCH
-    if not full:
-        since = (parse_iso(watermark) - OVERLAP).strftime(WATERMARK_FORMAT)
+    parsed = parse_iso(watermark) if watermark else None
+    if not full and parsed is not None:
+        since = (parsed - OVERLAP).strftime(WATERMARK_FORMAT)
     newest = parse_iso(watermark) if not full else None
     requests = rows = 0
     for items in crm.constituents_updated_since(since, page_size=page_size):

@@ -90,7 +90,7 @@ def open_client(
     from synctool.crm.preview import PreviewClient
 
     where = target(conn, rt)
-    check_base_url(where.base_url, where.base_url_source)
+    base_url = check_base_url(where.base_url, where.base_url_source)
     key = rt.secrets.get(where.key_name)
     if not key:
         raise ConfigError(
@@ -99,7 +99,7 @@ def open_client(
             f"no CRM API key for the {where.environment} environment; run `synctool crm config --api-key` or set CRM_API_KEY",
         )
     return (PreviewClient if preview else CrmClient)(
-        where.base_url,
+        base_url,
         key,
         pacer=pacer(rt),
         max_retries=rt.config.crm.max_retries,

@@ -33,7 +33,7 @@ def _send(rt: Runtime, recipients: list[str], subject: str, body: str, html: str
         rt.mailer(message)
         return
     try:
-        with smtplib.SMTP(smtp.host, smtp.port, timeout=20) as server:
+        with smtplib.SMTP(smtp.host or "", smtp.port, timeout=20) as server:
             if smtp.starttls and server.has_extn("starttls"):
                 server.starttls()
             if smtp.username:

@@ -38,7 +38,7 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
     def probe(client: platforms.Client):
         def run() -> str:
             with platforms.using(rt, client.role) as made:
-                return platforms.load(client.probe)(made)
+                return platforms.load(client.probe or "")(made)
 
         return run
 
@@ -233,7 +233,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     if webhooks.public_url(conn, rt):  # the webhooks, where the platforms' APIs are configured
         for found in webhooks.status(conn, rt)["sources"]:
             if found["state"] != "not configured":
-                where = f" ({found['where']})" if found["where"] else ""
-                add(f"webhook {found['source']}{where}", "ok" if found["state"] == "ok" else "warn",
+                at = f" ({found['where']})" if found["where"] else ""
+                add(f"webhook {found['source']}{at}", "ok" if found["state"] == "ok" else "warn",
                     f"{found['state']}: {found['detail']}", found["fix"])  # fmt: skip
     return checks

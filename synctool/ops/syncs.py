@@ -216,8 +216,9 @@ def list_jobs(
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
     where = store.Where()
-    if JOB_VIEWS[status]:
-        where.add(f"status IN ({','.join('?' * len(JOB_VIEWS[status]))})", *JOB_VIEWS[status])
+    view = JOB_VIEWS[status]
+    if view:
+        where.add(f"status IN ({','.join('?' * len(view))})", *view)
     if target:
         where.add("target = ?", target)
     return [
@@ -243,7 +244,7 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
             "running": "it is running now",
         }[row["status"]]
         raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
-    return dict(jobs.get(conn, job_id))
+    return dict(jobs.get(conn, job_id) or {})
 
 
 def retry_all(

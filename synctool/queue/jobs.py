@@ -329,7 +329,7 @@ def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -
     ).fetchone()
     if row[0] is None:
         return None
-    return max(0.0, -age_s(row[0]))
+    return max(0.0, -(age_s(row[0]) or 0.0))
 
 
 def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:

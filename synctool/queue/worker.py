@@ -114,7 +114,7 @@ def run_job(
             record,
             job,
             ctx.owner,
-            error,
+            error or "no outcome",
             permanent=permanent,
             retry_delay_ms=ctx.config.queue.retry_delay_ms,
             retry_after_s=retry_after,

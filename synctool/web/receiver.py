@@ -148,7 +148,8 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
 
         return endpoint
 
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)  # Starlette calls this for HTTPException only
         messages = {404: "not found", 405: "method not allowed"}
         response = error(
             exc.status_code, messages.get(exc.status_code, exc.detail or "error"), f"{request.method} {request.url.path}"

@@ -29,7 +29,7 @@ def poll(
         window = parse_duration(lookback) if lookback else timedelta(hours=rt.config.donations.poll_first_lookback_hours)
         since = started - window
     else:
-        since = parse_iso(state["watermark"]) - overlap
+        since = (parse_iso(state["watermark"]) or started) - overlap
     since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
     seen = queued = 0
     with platforms.using(rt, "donations", client) as donations:
@@ -64,7 +64,7 @@ def poll(
         "fresh": bool(fresh or lookback),
     }
     with store.atomic(conn):
-        store.database(conn)["poll_state"].upsert(
+        store.database(conn).table("poll_state").upsert(
             {
                 "source": "donations",
                 "watermark": store.iso(started),

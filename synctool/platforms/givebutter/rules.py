@@ -97,7 +97,7 @@ def tribute(dedication: Dedication | str | None) -> tuple[dict[str, Any], str | 
         return {}, f"dedication: {dedication.strip()}" if dedication.strip() else None
     if dedication is None or not (dedication.name or "").strip():
         return {}, None
-    name = dedication.name.strip()
+    name = (dedication.name or "").strip()
     memorial = (dedication.type or "").lower() in ("in_memory_of", "memory", "memorial")
     words = "In memory of" if memorial else "In honor of"
     fields = {
@@ -273,7 +273,7 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
         person,
         source="donations",
         consent=txn.communication_opt_in,
-        tags=["Givebutter donor", campaign.get("title") or txn.campaign_code],
+        tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
     )
     return Outcome(
         "succeeded",

@@ -230,9 +230,10 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     event_id = text(envelope.get("id")) or (f"{event}:{data['id']}" if data.get("id") else None)
     if not event_id:
         raise InvalidInput("missing event id", "neither the envelope id nor data.id is present")
-    resource_id = text(data.get("id"))
-    if event in SYNCED_EVENTS and not resource_id:
+    found_id = text(data.get("id"))
+    if event in SYNCED_EVENTS and not found_id:
         raise InvalidInput("missing data.id", f"a {event} webhook carries the resource in data")
+    resource_id = found_id or event_id
 
     if event == "transaction.succeeded":
         job = JobSpec(

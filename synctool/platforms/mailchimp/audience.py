@@ -46,7 +46,7 @@ def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags:
                     name=" ".join(p for p in (person.first_name, person.last_name) if p) or None,
                     payload={
                         "list_id": mapping["key"],
-                        "email": person.email.strip(),
+                        "email": (person.email or "").strip(),
                         "first_name": person.first_name,
                         "last_name": person.last_name,
                         "tags": [t for t in tags if t],

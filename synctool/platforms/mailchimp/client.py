@@ -73,7 +73,8 @@ class MailingClient:
         return self.api.request("PATCH", f"/lists/{list_id}/webhooks/{webhook_id}", json=body)
 
     def lists(self) -> list[dict[str, Any]]:
-        lists, offset = [], 0
+        lists: list[dict[str, Any]] = []
+        offset = 0
         while True:
             body = self.api.request("GET", "/lists", params={"count": 1000, "offset": offset})
             lists.extend(body.get("lists") or [])

@@ -81,6 +81,8 @@ def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str,
 
     job_id = queue_sync(conn, entity, record_id, force=force)
     row = run_now(platforms.services(rt), conn, job_id)
+    if row is None:
+        raise NotFound(f"no sync record with id {job_id}")
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_constituent_id", "crm_gift_id")}
 
 

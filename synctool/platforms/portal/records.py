@@ -52,9 +52,9 @@ def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
         values["scholarship"] = int(values["scholarship"])
     with store.atomic(conn):  # the record and its items, whether or not the caller holds a transaction
         db = store.database(conn)
-        db[TABLES[kind]].upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
+        db.table(TABLES[kind]).upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
         if kind == "payment":
-            items = db["portal_payment_items"]
+            items = db.table("portal_payment_items")
             items.delete_where("payment_id = ?", [record.id])
             items.insert_all(({**item.model_dump(), "payment_id": record.id} for item in record.items), pk="id")
         return get(conn, kind, record.id)

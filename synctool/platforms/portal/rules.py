@@ -276,7 +276,7 @@ def user_locked(*user_ids_of):
 
 
 def _user_of(kind: str, *fields: str):
-    def get(ctx: JobContext) -> list[str]:
+    def get(ctx: JobContext) -> list[str | None]:
         record = portal_records.find(ctx.conn, kind, ctx.job["entity_id"]) or {}
         return [record.get(f) for f in fields]
 
@@ -334,7 +334,10 @@ def membership(ctx: JobContext) -> Outcome:
         for current in crm.list_memberships(constituent_id):
             if current.get("finish_date") and str(current["finish_date"])[:10] < today:
                 continue  # already over
-            crm.update_membership(current["id"], {"finish_date": finish_before(body["date_start"], current.get("date_start"))})
+            crm.update_membership(
+                current["id"],
+                {"finish_date": finish_before(str(body["date_start"]), str(current.get("date_start") or "") or None)},
+            )
             ended += 1
         membership_id = str(crm.create_membership(constituent_id, body)["id"])
         portal_records.set_link(ctx.conn, "membership", record["id"], crm_membership_id=membership_id)
@@ -377,7 +380,7 @@ def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
         enrollment = portal_records.find(conn, "enrollment", payment.get("enrollment_id"))
         product = portal_records.find(conn, "product", (enrollment or {}).get("product_id"))
         category = (product or {}).get("category")
-        key = {"class": "language_classes", "event": "events"}.get(category, "membership")
+        key = {"class": "language_classes", "event": "events"}.get(str(category), "membership")
         return [(key, payment["amount_cents"])]
     groups: dict[str, int] = {}
     for item in payment["items"]:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from synctool.errors import InvalidInput
 from synctool.platforms.signing import verify_signed_delivery
@@ -33,7 +34,8 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     event_type = text(push.get("type"))
     if not event_type:
         raise InvalidInput("missing type", "a portal push is {id, type, data}")
-    data = push.get("data") if isinstance(push.get("data"), dict) else {}
+    found = push.get("data")
+    data: dict[str, Any] = found if isinstance(found, dict) else {}
     kind = record_type(event_type)
     if kind is None:
         job = JobSpec(

@@ -8,6 +8,7 @@ import json
 import secrets
 import time
 import uuid
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -154,7 +155,7 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         start = int(body.get("cursor") or 0)
         limit = int(body.get("limit") or 500)
         chunk = orders[start : start + limit]
-        result = {"orders": chunk}
+        result: dict[str, Any] = {"orders": chunk}
         if start + limit < len(orders):
             result["cursor"] = str(start + limit)
         return JSONResponse(result)

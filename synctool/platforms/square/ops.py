@@ -8,7 +8,7 @@ from typing import Any, Optional
 from pydantic import Field
 
 from synctool import platforms, settings, store
-from synctool.errors import InvalidInput
+from synctool.errors import InvalidInput, NotFound
 from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
 from synctool.queue import jobs
@@ -100,4 +100,6 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
             max_attempts=rt.config.queue.max_attempts,
         )
     row = run_now(platforms.services(rt), conn, job_id)
+    if row is None:
+        raise NotFound(f"no sync record with id {job_id}")
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}

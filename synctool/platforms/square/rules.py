@@ -146,7 +146,7 @@ def order(ctx: JobContext) -> Outcome:
     person, who, consent = customer_person(ctx, full)
     constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
     place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
-    pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", place])
+    pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")])
     return Outcome(
         "succeeded",
         ("gift created" if created else "gift already in the CRM; recorded")

@@ -164,7 +164,7 @@ def verify_webhook(
     given = headers.get(SIGNATURE_HEADER) or ""
     if not given:
         raise InvalidSignature(f"missing {SIGNATURE_HEADER} header")
-    if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY"), secrets.pos_url):
+    if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY") or "", secrets.pos_url):
         raise InvalidSignature(
             "Square signature does not verify",
             "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "
