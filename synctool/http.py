@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from synctool import __version__
 from synctool.errors import RemoteError, TransientError, UncertainWrite
 
 RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
@@ -83,7 +84,7 @@ class ApiClient:
         self.requests_sent = 0
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
-            headers={"Accept": "application/json", "User-Agent": "synctool/0.1", **(headers or {})},
+            headers={"Accept": "application/json", "User-Agent": f"synctool/{__version__}", **(headers or {})},
             auth=auth,
             timeout=timeout_s,
             transport=transport,

@@ -163,14 +163,6 @@ class CrmClient:
 
     # -- constituents --------------------------------------------------------------------------
 
-    def search_constituents(
-        self, clauses: Mapping[str, Any] | list[tuple[str, Any]], *, expand: str | None = EXPAND_CONTACTS, page_size: int = 100
-    ) -> Iterator[dict]:
-        params = search_params(clauses)
-        if expand:
-            params.append(("expand", expand))
-        return self.iter_items("/constituents/search", params, page_size=page_size)
-
     def constituents_updated_since(self, since: str, *, page_size: int = 250) -> Iterator[list[dict]]:
         """Pages of constituents updated at or after ``since`` (``YYYY-MM-DDTHH:MM:SSZ``), oldest change
         first, with their e-mails, phones and street addresses."""
@@ -239,9 +231,6 @@ class CrmClient:
 
     def update_membership(self, membership_id: int | str, body: dict) -> dict:
         return self.request("PATCH", f"/memberships/{membership_id}", json=body)
-
-    def list_relationships(self, constituent_id: int | str) -> list[dict]:
-        return list(self.iter_items(f"/constituents/{constituent_id}/constituent_relationships"))
 
     def create_relationship(self, constituent_id: int | str, body: dict) -> dict:
         return self.request("POST", f"/constituents/{constituent_id}/constituent_relationships", json=body)

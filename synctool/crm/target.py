@@ -16,8 +16,6 @@ from synctool.crm.pacer import Limits, Pacer
 from synctool.errors import ConfigError
 from synctool.runtime import Runtime
 
-ENVIRONMENTS = ("production", "sandbox")
-
 
 @dataclass
 class CrmTarget:

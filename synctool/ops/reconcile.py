@@ -18,7 +18,7 @@ from collections import defaultdict
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from synctool import platforms, settings, store
 from synctool.crm import target as crm_target
@@ -28,19 +28,12 @@ from synctool.money import dollars
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs
 from synctool.timeutil import parse_duration
-from synctool.validation import Body
 
 STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
 #: statuses that are not a difference
 SETTLED = ("matched", "accepted")
 PAGE = 250
 LAST_RUN = "reconcile:last"
-
-
-class ReconcileQuery(Body):
-    start: Optional[str] = None
-    end: Optional[str] = None
-    source: Optional[str] = None
 
 
 def period(start: str | None, end: str | None, today: date | None = None) -> tuple[date, date]:

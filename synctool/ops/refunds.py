@@ -14,14 +14,6 @@ from synctool.timeutil import parse_moment
 from synctool.validation import Body
 
 STATES = ("applied", "waiting", "pending", "flagged", "skipped")
-#: what each ledger state means, for people
-STATE_WORDS = {
-    "applied": "written to the CRM",
-    "waiting": "waiting for its gift",
-    "pending": "sent, not yet confirmed",
-    "flagged": "needs a person",
-    "skipped": "nothing to change",
-}
 
 
 class PolicyBody(Body):

@@ -26,7 +26,6 @@ from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
 ROLES = ("viewer", "admin", "super_admin")
-RANK = {role: n for n, role in enumerate(ROLES)}
 Role = Literal["viewer", "admin", "super_admin"]
 
 
