@@ -26,6 +26,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+#: a bare Typer app with `syncs list`'s options, printing an empty page: the floor `syncs list --json` is held to
+BARE_TYPER = """
+import json
+from typing import Optional
+
+import typer
+
+app = typer.Typer(add_completion=False)
+syncs = typer.Typer()
+app.add_typer(syncs, name="syncs")
+
+
+@syncs.command("list")
+def listing(status: Optional[str] = None, source: Optional[str] = None, q: Optional[str] = None, page: int = 1,
+            limit: int = 50, sort: str = "created_at", order: str = "desc", as_json: bool = typer.Option(False, "--json"),
+            columns: Optional[str] = None) -> None:
+    print(json.dumps({"items": [], "page": page, "pages": 0, "total": 0}))
+
+
+@app.callback()
+def root(config: Optional[str] = None, verbose: bool = False) -> None:
+    pass
+
+
+app()
+"""
+
 PROBE = """
 import time
 t0 = time.perf_counter()
@@ -65,13 +92,26 @@ def main() -> None:
     peer = Path(sys.executable).parent / "sqlite-utils"
     tables = [str(peer), "tables", str(tmp / "s.db")]
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)  # creates and migrates the database
-    rows: dict[str, list[float]] = {"typer": [], "adapters": [], "tables": [], "list": [], "list_cpu": [], "drain_cpu": []}
-    vs_tables, drain_vs_list = [], []
+    bare = tmp / "bare_typer.py"
+    bare.write_text(BARE_TYPER)
+    bare_list = [sys.executable, str(bare), "syncs", "list", "--json"]
+    rows: dict[str, list[float]] = {
+        "typer": [],
+        "adapters": [],
+        "tables": [],
+        "bare": [],
+        "list": [],
+        "list_cpu": [],
+        "drain_cpu": [],
+    }
+    vs_tables, drain_vs_list, vs_bare = [], [], []
     for _ in range(args.pairs):
         rows["typer"].append(run_ms([sys.executable, "-c", "import typer"], env)[0])
         rows["adapters"].append(run_ms([sys.executable, "-c", "import typer._adapters"], env)[0])
         rows["tables"].append(run_ms(tables, env)[0])
+        rows["bare"].append(run_ms(bare_list, env)[0])
         wall, cpu = run_ms(command, env)
+        vs_bare.append(wall / rows["bare"][-1])
         rows["list"].append(wall)
         rows["list_cpu"].append(cpu)
         rows["drain_cpu"].append(run_ms(idle_drain, env)[1])
@@ -84,6 +124,8 @@ def main() -> None:
     print(f"sqlite-utils tables               median {med['tables']:6.0f} ms")
     print(f"synctool syncs list --json        median {med['list']:6.0f} ms  ({med['list_cpu']:.0f} ms CPU)")
     print(f"synctool drain, empty queue (CPU) median {med['drain_cpu']:6.0f} ms")
+    print(f"bare typer app, same options      median {med['bare']:6.0f} ms")
+    print(f"syncs list / bare typer app, median of {args.pairs} rounds: {statistics.median(vs_bare):.2f} (goal <= 1.15)")
     print(f"syncs list / sqlite-utils tables, median of {args.pairs} rounds: {statistics.median(vs_tables):.2f} (goal <= 1.0)")
     print(f"idle drain CPU / syncs list CPU, median of {args.pairs} rounds: {statistics.median(drain_vs_list):.2f} (goal <= 1.0)")
     parts = [

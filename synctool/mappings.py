@@ -30,7 +30,6 @@ KINDS = (
     "list_mapping",
     "tag_rule",
 )
-CAMPAIGN_TYPES = ("general", "collect", "fundraise", "event")
 CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id")
 
 

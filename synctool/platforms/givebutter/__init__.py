@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.mappings import CAMPAIGN_TYPES
 from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
 
 PLATFORM = Platform(
@@ -30,7 +29,8 @@ PLATFORM = Platform(
     ),
     external_id_prefixes=("donations_",),
     mappings=Mappings(
-        types=(*CAMPAIGN_TYPES, "recurring", "default"),
+        # Givebutter's campaign types (``donations:event``), then a recurring plan's and the fallback
+        types=("general", "collect", "fundraise", "event", "recurring", "default"),
         payment_case="lower",
         payment_examples="donations:<method> (card, paypal, check, cash...)",
     ),
