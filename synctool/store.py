@@ -407,7 +407,7 @@ def m003_locks(db: Database) -> None:
 
 @migration
 def m004_crm_mirror(db: Database) -> None:
-    """The local mirror of the CRM's constituents that matching reads (see sync/mirror.py)."""
+    """The local mirror of the CRM's constituents that matching reads (see crm/mirror.py)."""
     _script(
         db.conn,
         """

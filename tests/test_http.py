@@ -1,4 +1,4 @@
-"""The one HTTP core (platforms/http.py) on httpx.MockTransport: retries, Retry-After, refusals and
+"""The one HTTP core (synctool/http.py) on httpx.MockTransport: retries, Retry-After, refusals and
 uncertain writes, the same for every platform client."""
 
 from __future__ import annotations

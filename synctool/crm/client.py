@@ -1,11 +1,11 @@
 """The CRM client (Little Green Light REST API v1). Every CRM request synctool makes goes through here.
 
-It is the shared HTTP core (``platforms/http.py``) plus what only the CRM needs:
+It is the shared HTTP core (``synctool/http.py``) plus what only the CRM needs:
 - Authentication: ``Authorization: Bearer <key>``.
 - Pacing: each attempt first takes a slot from the cross-process ``Pacer`` (and is counted on the job).
 - Retries: only 429, 500, 502, 503, 504 and transport errors (not 408: LGL documents none).
 - Uncertain writes: a POST whose outcome is unknown raises ``UncertainWrite``; the caller looks for what it
-  would have created before trying again (see ``sync/gifts.py`` and ``sync/constituents.py``).
+  would have created before trying again (see ``crm/gifts.py`` and ``crm/constituents.py``).
 - Errors: LGL's ``{error, description}``, OAuth's ``{error, error_description}``, HTML 401 pages and
   undocumented 422 bodies all become one readable message after "CRM answered <status>".
 """

@@ -1,7 +1,7 @@
 """Finding or creating the CRM constituent for a person (spec: matching).
 
 The spec's rule, a name search followed by an exact, normalised e-mail filter (LGL's e-mail search is not
-used), runs against the local mirror of the CRM's constituents (``sync/mirror.py``), so a donor the CRM
+used), runs against the local mirror of the CRM's constituents (``crm/mirror.py``), so a donor the CRM
 already has costs no request. A person not in the mirror costs no search either once the mirror has been
 refreshed in this run; only then is a constituent created, with the configured default profile fields
 and the contact rows nested in the same request. A local e-mail -> constituent link answers a returning

@@ -86,7 +86,7 @@ def text(value: Any, limit: int = 500) -> str | None:
 
 
 class Adapter(Protocol):
-    """A platform's webhook module (``platforms/givebutter.py``, ...): the headers worth keeping, the
+    """A platform's webhook module (``platforms/givebutter/webhook.py``, ...): the headers worth keeping, the
     signature check on the raw bytes, the parse into (event id, event type, job), and the decode of a stored
     body for the handlers."""
 

@@ -1,8 +1,8 @@
 """The member portal's records in synctool's database (``portal_*`` tables) and their CRM linkage ids.
 
 Records arrive by the signed ``/webhooks/portal`` push and by ``synctool portal import``; both go
-through ``sync.portal.apply_record``, which validates with the models in ``platforms/portal.py`` and
-upserts here. Linkage ids (``crm_constituent_id``,
+through ``platforms/portal/rules.apply_record``, which validates with the models in
+``platforms/portal/webhook.py`` and upserts here. Linkage ids (``crm_constituent_id``,
 ``crm_membership_id``, ``crm_gift_id``, ``crm_relationship_id``) are written only by the sync rules and
 are kept when the portal pushes a record again.
 """
