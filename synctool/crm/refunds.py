@@ -32,7 +32,7 @@ from synctool import settings, store
 from synctool.crm import gifts
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.timeutil import age_s
 
 POLICIES = ("adjust", "delete", "flag")
@@ -146,11 +146,7 @@ def apply(ctx: Any, refund: Refund) -> str:
 
 def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3.Row | None:
     """The unfinished job that will make the refund's gift, if any."""
-    return conn.execute(
-        "SELECT id, status FROM jobs WHERE external_id = ? AND id != ? AND entity_type NOT LIKE '%refund'"
-        " AND (status IN ('queued', 'running') OR (status = 'failed' AND resolved_at IS NULL)) LIMIT 1",
-        (refund.gift_job_external_id or refund.gift_external_id, own_job),
-    ).fetchone()
+    return log.gift_job(conn, refund.gift_job_external_id or refund.gift_external_id, exclude=own_job, unfinished=True)
 
 
 def still_patient(ctx: Any) -> bool:

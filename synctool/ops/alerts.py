@@ -10,6 +10,7 @@ from typing import Any
 
 from synctool import settings
 from synctool.errors import ConfigError, InvalidInput, SyncError
+from synctool.queue import log
 from synctool.runtime import Runtime
 
 logger = logging.getLogger("synctool.alerts")
@@ -52,10 +53,7 @@ def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[st
     to = recipients(conn)
     if not job_ids or not to:
         return {"sent": False, "failed": len(job_ids), "recipients": len(to)}
-    marks = ",".join("?" * len(job_ids))
-    rows = conn.execute(
-        f"SELECT id, source, entity_type, entity_id, external_id, last_error FROM jobs WHERE id IN ({marks})", job_ids
-    ).fetchall()
+    rows = log.by_ids(conn, job_ids)
     lines = [f"{len(rows)} sync job(s) failed for good and need attention:", ""]
     for r in rows:
         lines.append(f"- {r['source']} {r['entity_type']} {r['entity_id']} ({r['external_id'] or 'no external id'})")
@@ -101,26 +99,10 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
-    per_source = {
-        r["source"]: dict(r)
-        for r in conn.execute(
-            "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
-            " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
-            " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
-            " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source",
-            (since,),
-        )
-    }
-    open_failures = [
-        dict(r)
-        for r in conn.execute(
-            "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
-            " WHERE status = 'failed' AND resolved_at IS NULL ORDER BY finished_at DESC LIMIT ?",
-            (SUMMARY_LIMIT,),
-        )
-    ]
-    open_count = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
-    spent = conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?", (since,)).fetchone()[0]
+    per_source = log.summary_per_source(conn, since)
+    open_failures = log.open_failure_rows(conn, SUMMARY_LIMIT)
+    open_count = log.open_failures(conn)
+    spent = log.crm_requests_since(conn, since)
     budget = crm_target.budget(rt)
     freshness = [
         c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
@@ -131,14 +113,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
             f"(or synctool syncs resolve {failure['id']})"
         )
     refunds = refund_ops.since(conn, since)
-    plans = [
-        dict(r)
-        for r in conn.execute(
-            "SELECT id, source, entity_id, message, created_at FROM jobs WHERE entity_type = 'plan'"
-            " AND status = 'succeeded' AND created_at >= ? ORDER BY created_at DESC LIMIT ?",
-            (since, SUMMARY_LIMIT),
-        )
-    ]
+    plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
     report = {
         "refunds": refunds,
         "plans": plans,

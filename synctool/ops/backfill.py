@@ -19,7 +19,7 @@ from synctool import platforms, store
 from synctool.crm.mirror import normalize_email
 from synctool.errors import InvalidInput, one_of
 from synctool.ops.reconcile import period
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 
 
 def sources() -> tuple[str, ...]:
@@ -30,9 +30,7 @@ def sources() -> tuple[str, ...]:
 def _known(conn: sqlite3.Connection, external_id: str) -> bool:
     """synctool has a job or a gift for it already."""
     return bool(
-        conn.execute(
-            "SELECT 1 FROM jobs WHERE external_id = ? AND entity_type NOT LIKE '%refund' LIMIT 1", (external_id,)
-        ).fetchone()
+        log.gift_job(conn, external_id) is not None
         or conn.execute("SELECT 1 FROM crm_writes WHERE key = ? AND kind = 'gift'", (external_id,)).fetchone()
     )
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from synctool import platforms, settings, store
 from synctool.errors import ConfigError, SynctoolError
+from synctool.queue import log
 from synctool.runtime import Runtime
 from synctool.timeutil import age_s
 
@@ -210,16 +211,15 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         else "never ran",
         "" if fresh else "install crontab.example (a nightly `synctool reconcile --from 8d --quiet`)",
     )
-    oldest = conn.execute("SELECT min(run_after) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
+    backlog, oldest = log.backlog(conn, log.CRM_BOUND)
     age = age_s(oldest)
-    backlog = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND target IN ('portal', 'crm')").fetchone()[0]
     add(
         "queue backlog",
         "ok" if age is None or age < 600 else "warn",
         f"{backlog} queued" + (f", oldest due {int(age)} s ago" if age is not None and age > 0 else ""),
         "" if age is None or age < 600 else "is drain running? `synctool drain -v`; `synctool crm budget`",
     )
-    failed = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    failed = log.open_failures(conn)
     add(
         "failed jobs",
         "ok" if not failed else "warn",

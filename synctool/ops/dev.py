@@ -8,6 +8,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm import target as crm_target
 from synctool.errors import Conflict
+from synctool.queue import log
 from synctool.runtime import Runtime
 
 
@@ -19,10 +20,8 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         raise Conflict(
             f"refused: the CRM environment is {env}; reset-test-data runs only in sandbox (synctool crm environment sandbox)"
         )
-    counts = {}
+    counts = log.clear(conn)
     tables = [
-        "job_attempts",
-        "jobs",
         "deliveries",
         "crm_writes",
         "crm_requests",
@@ -37,8 +36,6 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         # the sandbox CRM is reset with it, so its mirror starts again from a full load
         counts["crm_constituents"] = conn.execute("DELETE FROM crm_constituents").rowcount
         conn.execute("UPDATE crm_mirror_state SET watermark = NULL, refreshed_at = NULL")
-        conn.execute("DELETE FROM jobs_search")
-        conn.execute("UPDATE search_state SET indexed_rowid = 0")
     return {"environment": env, "deleted": counts}
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from synctool import settings, store
 from synctool.crm import references
 from synctool.errors import InvalidInput
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.validation import Body
 
 
@@ -30,7 +30,7 @@ def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> dict[str
             settings.put(conn, settings.MODE_SETTING, body.mode)
             if body.mode == "live":
                 released = jobs.release_previewed(conn)
-    waiting = conn.execute("SELECT count(*) FROM jobs WHERE status = 'previewed'").fetchone()[0]
+    waiting = log.previewed_count(conn)
     return {"mode": settings.sync_mode(conn), "queued_for_real": released, "previewed": waiting}
 
 
@@ -46,11 +46,7 @@ def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000")
     items = []
-    for row in conn.execute(
-        "SELECT id, source, entity_type, entity_id, external_id, email, name, plan, updated_at FROM jobs"
-        " WHERE status = 'previewed' ORDER BY created_at DESC LIMIT ?",
-        (limit,),
-    ):
+    for row in log.previewed(conn, limit):
         plan = json.loads(row["plan"] or "{}")
         gift = _gift(plan.get("writes") or [])
         fund = references.find(conn, "funds", gift.get("fund_id")) if gift.get("fund_id") else None

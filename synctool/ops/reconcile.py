@@ -26,7 +26,7 @@ from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound, one_of
 from synctool.money import dollars
 from synctool.platforms.reconcile import Expected
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.timeutil import parse_duration
 
 STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
@@ -94,11 +94,7 @@ def _source_of(conn: sqlite3.Connection, gift: dict[str, Any], made: dict[str, s
 
 def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3.Row | None]:
     """The sync log's account of an item with no CRM gift, and its newest job."""
-    job = conn.execute(
-        "SELECT id, status, message, last_error, resolved_at FROM jobs WHERE external_id = ? AND entity_type NOT LIKE '%refund'"
-        " ORDER BY created_at DESC LIMIT 1",
-        (item.sync_job.get("external_id") or item.external_id,),
-    ).fetchone()
+    job = log.gift_job(conn, item.sync_job.get("external_id") or item.external_id)
     if job is None:
         return "never arrived (no webhook, not found by the poll)", None
     if job["status"] == "failed":
@@ -377,7 +373,7 @@ def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list
             for spec in item.refund_jobs:
                 with store.atomic(conn):
                     if "retry" in spec:
-                        row = conn.execute("SELECT status FROM jobs WHERE id = ?", (spec["retry"],)).fetchone()
+                        row = jobs.get(conn, spec["retry"])
                         if row is not None and row["status"] == "failed":
                             jobs.requeue_failed(conn, spec["retry"])
                             note("refund retried", spec["retry"])

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator
 from synctool import store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.platforms import sources
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
 
@@ -20,11 +20,6 @@ SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "a
 MAX_LIMIT = 500
 STATS_WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
-LIST_COLUMNS = (
-    "id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
-    " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
-    " resolved_at, resolved_by"
-)
 
 
 SOURCES = sources()
@@ -77,59 +72,40 @@ class ResolveBody(Body):
     resolvedBy: Optional[str] = None
 
 
-def _fts_phrase(q: str) -> str:
-    return '"' + q.replace('"', '""') + '"'
-
-
 def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict[str, Any]:
     """One page of the sync log, filtered; ``total`` counts every matching row."""
     query = query or SyncQuery()
     status, source, date_from, date_to, q = query.status, query.source, query.date_from, query.date_to, query.q
     page, limit, sort, order = query.page, query.limit, query.sort, query.order
-    where = store.Where()
-    if status == "resolved":
-        where.add("resolved_at IS NOT NULL")
-    elif status:
-        where.add("status = ?", status)
-    if source:
-        where.add("source = ?", source)
-    if date_from:
-        where.add("created_at >= ?", store.iso(parse_moment(date_from)))
+    created_to, inclusive = None, True
     if date_to:
-        moment = parse_moment(date_to)
+        created_to = parse_moment(date_to)
         if len(date_to.strip()) == 10:  # a bare date means the whole of that day
-            where.add("created_at < ?", store.iso(moment + timedelta(days=1)))
-        else:
-            where.add("created_at <= ?", store.iso(moment))
-    if q:
-        q = q.strip()
-        if len(q) >= 3:  # the trigram index answers substrings of three characters or more
-            jobs.index_search(conn)
-            where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", _fts_phrase(q))
-        else:
-            like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where.add(
-                "(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
-                " OR last_error LIKE ? ESCAPE '\\')",
-                *[like] * 4,
-            )
-    total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()} LIMIT ? OFFSET ?",
-        (*where.params, limit, (page - 1) * limit),
-    ).fetchall()
-    return {"items": [dict(r) for r in rows], "total": total, "page": page, "limit": limit, "pages": (total + limit - 1) // limit}
+            created_to, inclusive = created_to + timedelta(days=1), False
+    total, rows = log.page(
+        conn,
+        status=status,
+        source=source,
+        created_from=parse_moment(date_from) if date_from else None,
+        created_to=created_to,
+        to_inclusive=inclusive,
+        q=q,
+        sort=sort,
+        order=order,
+        number=page,
+        limit=limit,
+    )
+    return {"items": rows, "total": total, "page": page, "limit": limit, "pages": (total + limit - 1) // limit}
 
 
 def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
     """The job with this id, or with this unique prefix of 6 or more characters (tables show 8)."""
     row = jobs.get(conn, job_id)
     if row is None and len(job_id) >= 6:
-        like = job_id.replace("%", "").replace("_", "") + "%"
-        found = conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT 2", (like,)).fetchall()
+        found = log.ids_starting(conn, job_id)
         if len(found) > 1:
             raise InvalidInput(f"more than one sync record starts with {job_id}", "give more of the id")
-        row = jobs.get(conn, found[0][0]) if found else None
+        row = jobs.get(conn, found[0]) if found else None
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
     return row
@@ -142,14 +118,7 @@ def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     record["payload"] = json.loads(row["payload"]) if row["payload"] else None
     record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
     record["force"] = bool(row["force"])
-    record["attempts_log"] = [
-        dict(a)
-        for a in conn.execute(
-            "SELECT number, worker, started_at, finished_at, outcome, error, crm_requests FROM job_attempts"
-            " WHERE job_id = ? ORDER BY id",
-            (job_id,),
-        )
-    ]
+    record["attempts_log"] = log.attempts(conn, job_id)
     record["delivery"] = None
     if row["delivery_id"] is not None:
         from synctool.ops.deliveries import show_delivery
@@ -177,18 +146,10 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
     """Counters over a window (24h, 7d or 30d), overall and per source (spec: GET /api/stats)."""
     window = (query or StatsQuery()).window
     since = store.iso(store.utcnow() - STATS_WINDOWS[window])
-    counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
-    overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
-    per_source = {
-        r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"}
-        for r in conn.execute(
-            f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,)
-        )
-    }
-    oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
-    age = age_s(oldest)
+    overall, per_source = log.counts_since(conn, since)
+    age = age_s(log.oldest_queued_at(conn))
     age = None if age is None else round(age, 1)
-    unresolved = conn.execute("SELECT count(*) FROM jobs WHERE status = 'failed' AND resolved_at IS NULL").fetchone()[0]
+    unresolved = log.open_failures(conn)
     from synctool.ops.refunds import since as refunds_since
 
     refunds = refunds_since(conn, since)
@@ -215,20 +176,7 @@ def list_jobs(
     one_of(target, jobs.TARGETS, "target")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    where = store.Where()
-    view = JOB_VIEWS[status]
-    if view:
-        where.add(f"status IN ({','.join('?' * len(view))})", *view)
-    if target:
-        where.add("target = ?", target)
-    return [
-        dict(r)
-        for r in conn.execute(
-            f"SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
-            f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?",
-            (*where.params, limit),
-        )
-    ]
+    return log.view(conn, statuses=JOB_VIEWS[status], target=target, limit=limit)
 
 
 def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
@@ -270,10 +218,7 @@ def refetch(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int,
     for platform in platforms.registered():
         if not platform.refetch or (source and platform.role != source):
             continue
-        failed = conn.execute(
-            "SELECT id, entity_type, entity_id, payload FROM jobs WHERE status = 'failed' AND resolved_at IS NULL AND source = ?",
-            (platform.role,),
-        ).fetchall()
+        failed = log.open_failures_of(conn, platform.role)
         if failed:
             done, problems = platforms.load(platform.refetch)(conn, rt, failed)
             refreshed += done

@@ -14,7 +14,7 @@ from typing import Any
 
 from synctool import platforms, store
 from synctool.platforms.givebutter.webhook import external_id, supporter_name
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration, parse_iso
 
@@ -39,7 +39,7 @@ def poll(
                 continue
             ext = external_id(txn["id"])
             with store.atomic(conn):
-                if conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (ext,)).fetchone():
+                if log.has_job(conn, ext):
                     continue
                 jobs.enqueue(
                     conn,

@@ -37,6 +37,7 @@ from synctool.platforms.givebutter.webhook import (
     external_id,
 )
 from synctool.platforms.mailchimp import audience
+from synctool.queue import log
 from synctool.queue.handlers import JobContext, handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
@@ -304,11 +305,7 @@ def ticket(ctx: JobContext) -> Outcome:
     if not found.transaction_id:
         raise PermanentError(f"ticket {found.id} names no transaction_id")
     ext = external_id(found.transaction_id)
-    other = ctx.conn.execute(
-        "SELECT id, status FROM jobs WHERE external_id = ? AND entity_type = 'transaction'"
-        " AND status IN ('queued', 'running', 'succeeded') LIMIT 1",
-        (ext,),
-    ).fetchone()
+    other = log.gift_job(ctx.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded"))
     if other is not None or gifts.recorded(ctx.conn, ext) is not None:
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
     outcome = sync_transaction(ctx, ctx.client("donations").transaction(found.transaction_id))

@@ -1,0 +1,257 @@
+"""The sync log, read: every query on the ``jobs`` table that the operations need, in one place beside
+``queue/jobs.py`` (which owns every change to a job). Nothing outside ``queue/`` writes SQL on ``jobs``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from synctool import store
+from synctool.queue import jobs
+
+LIST_COLUMNS = (
+    "id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
+    " message, last_error, crm_constituent_id, crm_gift_id, created_at, updated_at, finished_at,"
+    " resolved_at, resolved_by"
+)
+#: the one meaning of an open failure: failed, and no person has resolved it
+OPEN_FAILURE = "status = 'failed' AND resolved_at IS NULL"
+#: the targets whose jobs lead to the CRM (a portal job turns a record into CRM jobs): the backlog doctor watches
+CRM_BOUND = ("portal", "crm")
+#: a job that would make (or made) a money item's gift, not one of its refunds
+GIFT_JOB = "entity_type NOT LIKE '%refund'"
+
+
+def page(
+    conn: sqlite3.Connection,
+    *,
+    status: str | None = None,
+    source: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+    to_inclusive: bool = True,
+    q: str | None = None,
+    sort: str = "created_at",
+    order: str = "desc",
+    number: int = 1,
+    limit: int = 50,
+) -> tuple[int, list[dict[str, Any]]]:
+    """One page of the log, filtered, and how many rows match in all. ``sort`` and ``order`` are checked by
+    the caller against its own lists (they are written into the SQL)."""
+    where = store.Where()
+    if status == "resolved":
+        where.add("resolved_at IS NOT NULL")
+    elif status:
+        where.add("status = ?", status)
+    if source:
+        where.add("source = ?", source)
+    if created_from:
+        where.add("created_at >= ?", store.iso(created_from))
+    if created_to:
+        where.add("created_at <= ?" if to_inclusive else "created_at < ?", store.iso(created_to))
+    if q:
+        q = q.strip()
+        if len(q) >= 3:  # the trigram index answers substrings of three characters or more
+            jobs.index_search(conn)
+            where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", '"' + q.replace('"', '""') + '"')
+        else:
+            like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.add(
+                "(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
+                " OR last_error LIKE ? ESCAPE '\\')",
+                *[like] * 4,
+            )
+    total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()} LIMIT ? OFFSET ?",
+        (*where.params, limit, (number - 1) * limit),
+    ).fetchall()
+    return total, [dict(r) for r in rows]
+
+
+def ids_starting(conn: sqlite3.Connection, prefix: str, limit: int = 2) -> list[str]:
+    like = prefix.replace("%", "").replace("_", "") + "%"
+    return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT ?", (like, limit))]
+
+
+def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Jobs created since ``since``: the total and one count per status, overall and per source."""
+    counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
+    overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
+    per_source = {
+        r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"}
+        for r in conn.execute(
+            f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,)
+        )
+    }
+    return overall, per_source
+
+
+def oldest_queued_at(conn: sqlite3.Connection) -> str | None:
+    return conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
+
+
+def open_failures(conn: sqlite3.Connection) -> int:
+    return conn.execute(f"SELECT count(*) FROM jobs WHERE {OPEN_FAILURE}").fetchone()[0]
+
+
+def open_failures_of(conn: sqlite3.Connection, source: str) -> list[sqlite3.Row]:
+    return conn.execute(
+        f"SELECT id, entity_type, entity_id, payload FROM jobs WHERE {OPEN_FAILURE} AND source = ?", (source,)
+    ).fetchall()
+
+
+def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, str | None]:
+    """How many jobs of these targets are queued, and the earliest ``run_after`` among them."""
+    marks = ",".join("?" * len(targets))
+    row = conn.execute(
+        f"SELECT count(*), min(run_after) FROM jobs WHERE status = 'queued' AND target IN ({marks})", targets
+    ).fetchone()
+    return row[0], row[1]
+
+
+def view(conn: sqlite3.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int) -> list[dict[str, Any]]:
+    """The queue as the portal's admin screen lists it: these statuses (all when None), newest first."""
+    where = store.Where()
+    if statuses:
+        where.add(f"status IN ({','.join('?' * len(statuses))})", *statuses)
+    if target:
+        where.add("target = ?", target)
+    return [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, target, entity_type, entity_id, status, attempts, last_error, run_after, created_at, updated_at"
+            f" FROM jobs {where} ORDER BY created_at DESC LIMIT ?",
+            (*where.params, limit),
+        )
+    ]
+
+
+def gift_job(
+    conn: sqlite3.Connection,
+    external_id: str,
+    *,
+    entity_type: str | None = None,
+    exclude: str | None = None,
+    unfinished: bool = False,
+    statuses: tuple[str, ...] = (),
+) -> sqlite3.Row | None:
+    """The newest job that would make (or made) the gift ``external_id`` (its refunds' jobs are not), or None.
+    ``entity_type`` narrows it; ``exclude`` leaves one job out (the asking job itself); ``unfinished`` keeps
+    the jobs still to run or open failures; ``statuses`` keeps those."""
+    where = store.Where().add("external_id = ?", external_id)
+    if entity_type:
+        where.add("entity_type = ?", entity_type)
+    else:
+        where.add(GIFT_JOB)
+    if exclude:
+        where.add("id != ?", exclude)
+    if unfinished:
+        where.add(f"(status IN ('queued', 'running') OR ({OPEN_FAILURE}))")
+    if statuses:
+        where.add(f"status IN ({','.join('?' * len(statuses))})", *statuses)
+    return conn.execute(
+        f"SELECT id, status, message, last_error, resolved_at FROM jobs {where} ORDER BY created_at DESC LIMIT 1", where.params
+    ).fetchone()
+
+
+def has_job(conn: sqlite3.Connection, external_id: str) -> bool:
+    """Whether any job (a gift's or one of its refunds') names ``external_id``."""
+    return conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (external_id,)).fetchone() is not None
+
+
+def for_delivery(conn: sqlite3.Connection, delivery_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The jobs each delivery made: delivery id -> ``[{id, entity_type, entity_id, status}]``."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    for i in range(0, len(delivery_ids), 500):
+        chunk = delivery_ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(
+            f"SELECT delivery_id, id, entity_type, entity_id, status FROM jobs WHERE delivery_id IN ({marks}) ORDER BY rowid",
+            chunk,
+        ):
+            found.setdefault(r["delivery_id"], []).append({k: r[k] for k in ("id", "entity_type", "entity_id", "status")})
+    return found
+
+
+def previewed_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM jobs WHERE status = 'previewed'").fetchone()[0]
+
+
+def previewed(conn: sqlite3.Connection, limit: int) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT id, source, entity_type, entity_id, external_id, email, name, plan, updated_at FROM jobs"
+        " WHERE status = 'previewed' ORDER BY created_at DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+
+
+def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
+    marks = ",".join("?" * len(job_ids))
+    return conn.execute(
+        f"SELECT id, source, entity_type, entity_id, external_id, last_error FROM jobs WHERE id IN ({marks})", job_ids
+    ).fetchall()
+
+
+def summary_per_source(conn: sqlite3.Connection, since: str) -> dict[str, dict[str, Any]]:
+    """Per source since ``since``: succeeded, skipped, failed, pending, and recovered by the backup poll."""
+    return {
+        r["source"]: dict(r)
+        for r in conn.execute(
+            "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
+            " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
+            " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
+            " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source",
+            (since,),
+        )
+    }
+
+
+def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+    """The open failures, newest first."""
+    return [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
+            f" WHERE {OPEN_FAILURE} ORDER BY finished_at DESC LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
+def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limit: int) -> list[dict[str, Any]]:
+    return [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, source, entity_id, message, created_at FROM jobs WHERE entity_type = ?"
+            " AND status = 'succeeded' AND created_at >= ? ORDER BY created_at DESC LIMIT ?",
+            (entity_type, since, limit),
+        )
+    ]
+
+
+def attempts(conn: sqlite3.Connection, job_id: str) -> list[dict[str, Any]]:
+    """A job's attempts, in order: when, by which worker, how each ended, the CRM requests it spent."""
+    return [
+        dict(a)
+        for a in conn.execute(
+            "SELECT number, worker, started_at, finished_at, outcome, error, crm_requests FROM job_attempts WHERE job_id = ? ORDER BY id",
+            (job_id,),
+        )
+    ]
+
+
+def crm_requests_since(conn: sqlite3.Connection, since: str) -> int:
+    """The CRM requests the jobs' attempts spent since ``since``."""
+    return conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?", (since,)).fetchone()[0]
+
+
+def clear(conn: sqlite3.Connection) -> dict[str, int]:
+    """Delete every job, its attempts and its search index (``dev reset-test-data``, sandbox only); the counts."""
+    with store.atomic(conn):
+        counts = {table: conn.execute(f"DELETE FROM {table}").rowcount for table in ("job_attempts", "jobs")}
+        conn.execute("DELETE FROM jobs_search")
+        conn.execute("UPDATE search_state SET indexed_rowid = 0")
+    return counts
