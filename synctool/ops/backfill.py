@@ -69,9 +69,10 @@ def backfill(
     if not since:
         raise InvalidInput("--since is required", "the first day to bring in, e.g. 2026-01-01 or 180d")
     first, last = period(since, until)
+    allowed = sources()
     if source:
-        one_of(source, sources(), "source")
-    modules = {s: m for s, m in platforms.reconcilers().items() if s in sources() and (not source or s == source)}
+        one_of(source, allowed, "source")
+    modules = {s: m for s, m in platforms.reconcilers().items() if s in allowed and (not source or s == source)}
     found, platform_requests = [], {}
     for name, module in modules.items():
         listed, platform_requests[name] = importlib.import_module(module).expected(conn, rt, first, last)

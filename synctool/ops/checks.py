@@ -16,14 +16,10 @@ def _try(name: str, fn, *, optional: bool = False) -> dict[str, Any]:
     """One check: ``ok``, ``failed``, or (``optional``: a platform this organisation has not set up)
     ``not configured``, which is not a failure."""
     try:
-        detail = fn()
-        return {"name": name, "ok": True, "state": "ok", "detail": detail}
-    except ConfigError as exc:
-        if optional:
-            return {"name": name, "ok": True, "state": "not configured", "detail": str(exc)}
-        return {"name": name, "ok": False, "state": "failed", "detail": str(exc)}
+        return {"name": name, "ok": True, "state": "ok", "detail": fn()}
     except SynctoolError as exc:
-        return {"name": name, "ok": False, "state": "failed", "detail": str(exc)}
+        state = "not configured" if optional and isinstance(exc, ConfigError) else "failed"
+        return {"name": name, "ok": state != "failed", "state": state, "detail": str(exc)}
 
 
 def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
@@ -177,14 +173,9 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         "" if age is not None and age < 180 else "install crontab.example (drain every minute)",
     )
     polling = [p.role for p in platforms.registered() if p.poll]
-    marks = ",".join("?" * len(polling))
-    ran = (
-        conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()
-        if polling
-        else None
-    )
-    age = age_s(ran[0] if ran else None)
     if polling:
+        marks = ",".join("?" * len(polling))
+        age = age_s(conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0])
         add(
             "cron poll",
             "ok" if age is not None and age < 1800 else "warn",
@@ -228,9 +219,10 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     )
     from synctool.ops import webhooks
 
-    for name, status, detail, fix in receiver(rt, webhooks.public_url(conn, rt)):
+    public_url = webhooks.public_url(conn, rt)
+    for name, status, detail, fix in receiver(rt, public_url):
         add(name, status, detail, fix)
-    if webhooks.public_url(conn, rt):  # the webhooks, where the platforms' APIs are configured
+    if public_url:  # the webhooks, where the platforms' APIs are configured
         for found in webhooks.status(conn, rt)["sources"]:
             if found["state"] != "not configured":
                 at = f" ({found['where']})" if found["where"] else ""

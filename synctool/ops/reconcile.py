@@ -337,9 +337,8 @@ def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list
     CRM is re-made (a forced job), a refund not applied gets its refund job. Nothing else changes."""
     done: list[dict[str, Any]] = []
     max_attempts = rt.config.queue.max_attempts
-    r: dict[str, Any] = {}
 
-    def note(action: str, job_id: str | None = None, why: str | None = None) -> None:
+    def note(r: dict[str, Any], action: str, job_id: str | None = None, why: str | None = None) -> None:
         done.append({"external_id": r["external_id"], "status": r["status"], "action": action, "job_id": job_id, "why": why})
 
     for r in items:
@@ -349,7 +348,7 @@ def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list
         ext = r["external_id"]
 
         if item is None:  # extra: no platform item to sync from
-            note("nothing", why="no platform transaction explains it: delete it in the CRM, or `synctool reconcile accept`")
+            note(r, "nothing", why="no platform transaction explains it: delete it in the CRM, or `synctool reconcile accept`")
         elif r["status"] == "missing":
             job = r.get("_job")
             with store.atomic(conn):
@@ -357,32 +356,32 @@ def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list
                     payload = {**item.sync_job.get("payload", {}), "origin": "reconcile --fix: re-made"}
                     spec = {**item.sync_job, "payload": payload}
                     job_id = jobs.enqueue(conn, max_attempts=max_attempts, force=True, **spec)
-                    note("re-made", job_id, f"{r['reason']}; a forced job makes it again through the normal path")
+                    note(r, "re-made", job_id, f"{r['reason']}; a forced job makes it again through the normal path")
                 elif job is None:
-                    note("queued", jobs.enqueue(conn, max_attempts=max_attempts, **item.sync_job))
+                    note(r, "queued", jobs.enqueue(conn, max_attempts=max_attempts, **item.sync_job))
                 elif job["status"] == "failed":
                     jobs.requeue_failed(conn, job["id"])
-                    note("retried", job["id"])
+                    note(r, "retried", job["id"])
                 elif job["status"] in ("queued", "running"):
-                    note("nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
+                    note(r, "nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
                 else:
-                    note("nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
+                    note(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
         elif r["status"] == "refund_not_applied":
             if not item.refund_jobs:
-                note("nothing", why="the platform lists no refund to apply; check the gift in the CRM")
+                note(r, "nothing", why="the platform lists no refund to apply; check the gift in the CRM")
             for spec in item.refund_jobs:
                 with store.atomic(conn):
                     if "retry" in spec:
                         row = jobs.get(conn, spec["retry"])
                         if row is not None and row["status"] == "failed":
                             jobs.requeue_failed(conn, spec["retry"])
-                            note("refund retried", spec["retry"])
+                            note(r, "refund retried", spec["retry"])
                         else:
-                            note("nothing", spec["retry"], f"its refund job is {row['status'] if row else 'gone'}")
+                            note(r, "nothing", spec["retry"], f"its refund job is {row['status'] if row else 'gone'}")
                         continue
-                    note("refund queued", jobs.enqueue(conn, max_attempts=max_attempts, **spec))
+                    note(r, "refund queued", jobs.enqueue(conn, max_attempts=max_attempts, **spec))
         else:  # amount_differs, date_differs: the CRM holds the gift, changed by a person or a rule
-            note("nothing", why="the gift is in the CRM as a person or a rule left it: correct it there, or "
+            note(r, "nothing", why="the gift is in the CRM as a person or a rule left it: correct it there, or "
                  f"`synctool reconcile accept {ext} --note ...`")  # fmt: skip
     return done
 

@@ -188,10 +188,6 @@ def sources() -> tuple[str, ...]:
     return tuple(webhooks())
 
 
-def by_role(role: str) -> Platform | None:
-    return next((p for p in registered() if p.role == role), None)
-
-
 def adapter(source: str) -> Adapter:
     """The webhook adapter module for a role; InvalidInput for an unknown one."""
     found = webhooks()
