@@ -141,7 +141,7 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
                 job_id = await asyncio.get_running_loop().run_in_executor(committer, save, inbound)
             except StoreUnavailable as exc:
                 logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
-                return error(http_status(exc), "could not store the delivery; retry later", str(exc))
+                return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
             if job_id is None:
                 return JSONResponse({"status": "duplicate"})
             return JSONResponse({"status": "accepted", "job_id": job_id})
