@@ -240,3 +240,19 @@ def test_a_crm_that_answers_500_to_every_gift_post_fails_the_job_within_its_atte
     assert len(posts) == 3 and len(searches) == 3  # one POST and one confirming search per attempt
     assert coded.crm.gifts == {}
     assert any(f"synctool syncs show {job_id}" in message and "answered 500" in message for message in sink.messages)
+
+
+def test_a_job_reclaimed_after_its_own_write_succeeds_without_writing_again(coded, receiver, db):
+    """kill -9 can land between the gift's ledger entry and the job's end: the job run again finds its own gift
+    and succeeds (another job for the same gift is skipped, naming it); no second POST either way."""
+    job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
+    drain(platforms.services(runtime()), max_seconds=5)
+    posts = sum(r["method"] == "POST" and r["path"].endswith("/gifts") for r in coded.crm.requests)
+    with store.atomic(db):  # as if the drain died before recording the job's end: the lease lapsed
+        db.execute("UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL WHERE id = ?", (store.iso(), job_id))
+    other = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]  # another envelope of the same transaction
+    drain(platforms.services(runtime()), max_seconds=5)
+    mine, theirs = jobs.get(db, job_id), jobs.get(db, other)
+    assert mine["status"] == "succeeded" and "written before this attempt" in mine["message"], dict(mine)
+    assert theirs["status"] == "skipped" and "already synced as CRM gift" in theirs["message"]
+    assert sum(r["method"] == "POST" and r["path"].endswith("/gifts") for r in coded.crm.requests) == posts == 1

@@ -23,6 +23,7 @@ from synctool import store
 from synctool.crm.client import CrmClient
 from synctool.errors import RemoteError, Skip, StoreUnavailable, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
+from synctool.queue.jobs import Outcome
 from synctool.timeutil import age_s, parse_iso
 
 
@@ -103,6 +104,20 @@ def record_deleted(conn: sqlite3.Connection, external_id: str) -> None:
     """The gift of ``external_id`` was deleted from the CRM (a refund, by policy): it is never created again
     unless an operator forces it."""
     _mark(conn, external_id, "deleted", amounts=(0, 0))
+
+
+def already_made(conn: sqlite3.Connection, external_id: str, job: sqlite3.Row) -> Outcome | None:
+    """The outcome of a job whose gift the ledger already holds (None when it does not, or the job is forced):
+    succeeded when this very job wrote it (an earlier attempt cut short after the write, by ``kill -9`` say),
+    else skipped, naming the gift."""
+    done = recorded(conn, external_id)
+    if done is None or done["state"] != "done" or job["force"]:
+        return None
+    if done["job_id"] == job["id"]:
+        return Outcome(
+            "succeeded", f"gift created (CRM gift {done['crm_id']}, written before this attempt)", crm_gift_id=done["crm_id"]
+        )
+    return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
 
 
 def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:

@@ -260,9 +260,9 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     if status != "succeeded":
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     ext = external_id(txn.id)
-    done = gifts.recorded(ctx.conn, ext)
-    if done is not None and done["state"] == "done" and not ctx.job["force"]:
-        return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    made = gifts.already_made(ctx.conn, ext, ctx.job)
+    if made is not None:
+        return made
     campaign = campaign_of(ctx, txn)
     body = gift_body(ctx, txn, campaign)
     person = supporter(txn)

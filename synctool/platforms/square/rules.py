@@ -132,9 +132,9 @@ def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
 def order(ctx: JobContext) -> Outcome:
     order_id = ctx.job["entity_id"]
     ext = external_id(order_id)
-    done = gifts.recorded(ctx.conn, ext)
-    if done is not None and done["state"] == "done" and not ctx.job["force"]:
-        return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
+    made = gifts.already_made(ctx.conn, ext, ctx.job)
+    if made is not None:
+        return made
     found = ctx.client("pos").order(order_id)
     if not found:
         raise PermanentError(f"Square returned no order {order_id}")
