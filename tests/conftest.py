@@ -65,8 +65,8 @@ def runner() -> CliRunner:
 @pytest.fixture
 def cli(runner: CliRunner):
     """Run a synctool command; returns the click Result."""
-    from synctool.cli.common import AppContext
     from synctool.cli.main import app
+    from synctool.console import AppContext
 
     def run(*args: str, input: str | None = None):
         obj = AppContext(environ=helpers.CURRENT["env"], transports=helpers.CURRENT["transports"])

@@ -46,7 +46,7 @@ def test_the_readme_links_every_document_and_stays_a_guide():
 
 
 def test_json_and_columns_are_one_option_set():
-    """Every --json and --columns is the shared option (cli.common.AsJson / Columns): one help text each."""
+    """Every --json and --columns is the shared option (console.AsJson / Columns): one help text each."""
     helps: dict[str, set[str]] = {"--json": set(), "--columns": set()}
     for _, command in ALL:
         for param in command.params:

@@ -11,12 +11,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
 
 #: top to bottom; a module may import its own floor or any floor below
 FLOORS = [
-    {"cli", "demo"},
+    {"cli"},
     {"web", "fakes"},
     {"ops"},
     {"platforms"},
     {"queue", "crm"},
-    {"runtime", "http", "store", "settings", "mappings", "secrets", "money", "timeutil"},
+    {"runtime", "console", "http", "store", "settings", "mappings", "secrets", "money", "timeutil"},
     {"config", "validation", "errors"},
 ]
 
@@ -141,5 +141,22 @@ def test_only_the_queue_reads_or_writes_the_jobs_tables():
         if "queue" not in path.relative_to(PACKAGE).parts and path.name != "store.py"
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if sql.search(line)
+    ]
+    assert found == []
+
+
+def test_the_core_imports_no_terminal_or_web_framework():
+    """Typer and Rich live in the CLI, the terminal kit (``console``) and the platforms' ``commands.py``;
+    Starlette and uvicorn in ``web/`` and the fakes; the core imports none of them, nor ``console``."""
+    import re
+
+    frameworks = re.compile(r"^\s*(from|import) (typer|rich|starlette|uvicorn|synctool\.console)\b", re.MULTILINE)
+    allowed = ("cli/", "web/", "fakes/", "console.py")
+    found = [
+        str(rel)
+        for path in PACKAGE.rglob("*.py")
+        if not (rel := path.relative_to(PACKAGE)).as_posix().startswith(allowed)
+        and rel.name not in ("commands.py", "fake.py")
+        and frameworks.search(path.read_text())
     ]
     assert found == []

@@ -7,7 +7,7 @@ import pytest
 
 from synctool import mappings, settings, store
 from synctool.crm import references
-from synctool.ops.mappings import LocationOverrides, replace_location_overrides
+from synctool.platforms.square.ops import LocationOverrides, replace_location_overrides
 
 
 def test_data_functions_nest_inside_a_callers_transaction(db):

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, render
+from synctool.console import AsJson, ctx_obj, render
 
 
 def backfill(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, render
+from synctool.console import AsJson, ctx_obj, render
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
 
 app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and request budget.")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, key_values, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, key_values, render, sub_app
 
 app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
 

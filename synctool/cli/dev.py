@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import ctx_obj, emit_json, key_values, sub_app
+from synctool.console import ctx_obj, emit_json, key_values, sub_app
 
 app = sub_app("Development and test operations.")
 

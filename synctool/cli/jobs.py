@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
 from synctool.cli.syncs import for_people
+from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
 
 app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli import backfill, checks, jobs, preview, syncs
-from synctool.cli.common import AsJson, RootGroup, ctx_obj, key_values, render
+from synctool.console import AsJson, RootGroup, ctx_obj, key_values, render
 from synctool.platforms import command_groups
 
 app = typer.Typer(
@@ -221,7 +221,7 @@ def demo(as_json: AsJson = False) -> None:
 
     Example: synctool demo
     """
-    from synctool.demo import run
+    from synctool.cli.demo import run
 
     def for_people(report: dict) -> None:
         render(report["sync_log"], columns=["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("CRM coding for incoming money: type defaults, campaign and fund overrides, payment methods, custom fields.")
 types_app = sub_app(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render
+from synctool.console import AsJson, Columns, ctx_obj, render
 
 
 def sync_mode(

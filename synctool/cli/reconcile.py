@@ -7,7 +7,7 @@ import textwrap
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
 
 app = sub_app(
     "Prove that every platform dollar of a period is in the CRM: each platform transaction is matched to its gift "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
 
 app = sub_app("Refunds from Givebutter, Square and Stripe, and what each did to its CRM gift (the refund policy).")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, emit_json, key_values, render, sub_app
+from synctool.console import AsJson, ctx_obj, emit_json, key_values, render, sub_app
 
 app = sub_app("The team: users with roles (viewer, admin, super_admin) and their admin API tokens.")
 

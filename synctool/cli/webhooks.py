@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, render, sub_app
+from synctool.console import AsJson, ctx_obj, render, sub_app
 
 app = sub_app("The platforms' webhooks: check what is registered, and register or repair it through their APIs.")
 

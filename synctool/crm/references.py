@@ -105,3 +105,25 @@ def ensure_gift_field_value(conn: sqlite3.Connection, crm: Any, field: dict[str,
         field = {**field, "keywords": keywords}
         with store.atomic(conn):
             settings.cache_put(conn, "crm:gift-fields", key, field)
+
+
+#: a coding field -> the reference list its id must be in
+REFERENCE_KIND = {
+    "fund_id": "funds",
+    "campaign_id": "campaigns",
+    "appeal_id": "appeals",
+    "gift_category_id": "gift-categories",
+    "payment_type_id": "payment-types",
+    "gift_type_id": "gift-types",
+}
+
+
+def coding(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
+    """A mapping's CRM coding: unset values dropped, every CRM id checked against the cache (an unknown id
+    lists the valid choices)."""
+    clean = {k: v for k, v in values.items() if v is not None}
+    for field, value in clean.items():
+        if field in REFERENCE_KIND:
+            require(conn, REFERENCE_KIND[field], value)
+            clean[field] = int(value)
+    return clean

@@ -204,13 +204,6 @@ def _ops():
             ("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
             for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")
         ],
-        ("GET", "/api/pos/location-overrides", ADMIN, lambda c: mappings.location_overrides(c.conn)),
-        (
-            "PUT",
-            "/api/pos/location-overrides",
-            ADMIN,
-            lambda c: mappings.replace_location_overrides(c.conn, c.body_as(mappings.LocationOverrides)),
-        ),
         ("GET", "/api/test-connections", ADMIN, lambda c: checks.test_connections(c.conn, c.rt)),
         ("POST", "/api/inject-webhook", ADMIN, inject),
         ("POST", "/api/retry-all", ADMIN, lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))),

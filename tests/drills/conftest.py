@@ -221,8 +221,8 @@ def coded(site: Site) -> Site:
     commands run in this process, through the CLI, to keep each drill to a few seconds)."""
     from typer.testing import CliRunner
 
-    from synctool.cli.common import AppContext
     from synctool.cli.main import app
+    from synctool.console import AppContext
 
     for args in (
         ("crm", "refresh"),

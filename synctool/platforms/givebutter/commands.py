@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, render, sub_app
+from synctool.console import AsJson, ctx_obj, render, sub_app
 
 app = sub_app("The donation platform (Givebutter): cached campaigns.")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The mailing platform (Mailchimp): account, lists, list mappings, tag rules, connection test.")
 mappings_app = sub_app(

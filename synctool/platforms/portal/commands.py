@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The member portal: records and their CRM ids, syncs, mappings, sync flags, test scenarios.")
 sync_app = sub_app("Sync one portal record to the CRM now.")

@@ -52,6 +52,13 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
             admin,
             lambda c: ops.resync(c.conn, c.rt, c.path["orderId"], force=c.query_as(ForceQuery).force),
         ),
+        ("GET", "/api/pos/location-overrides", admin, lambda c: ops.location_overrides(c.conn)),
+        (
+            "PUT",
+            "/api/pos/location-overrides",
+            admin,
+            lambda c: ops.replace_location_overrides(c.conn, c.body_as(ops.LocationOverrides)),
+        ),
     ]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.cli.common import AsJson, Columns, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, emit_json, render, sub_app
 
 app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
 overrides_app = sub_app(
@@ -103,7 +103,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
     Example: synctool pos location-overrides --json
     """
     if ctx.invoked_subcommand is None:
-        from synctool.ops.mappings import location_overrides
+        from synctool.platforms.square.ops import location_overrides
 
         rows = location_overrides(ctx_obj(ctx).db)
         render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "deductible", "updated_at"])
@@ -124,7 +124,7 @@ def overrides_set(
 
     Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402 --deductible none
     """
-    from synctool.ops.mappings import LocationOverride, set_location_override
+    from synctool.platforms.square.ops import LocationOverride, set_location_override
     from synctool.validation import parse
 
     given = {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id, "deductible": deductible}
@@ -141,7 +141,7 @@ def overrides_replace(
     Example: synctool pos location-overrides replace overrides.json
     """
     from synctool.errors import InvalidInput
-    from synctool.ops.mappings import LocationOverrides, replace_location_overrides
+    from synctool.platforms.square.ops import LocationOverrides, replace_location_overrides
     from synctool.validation import parse
 
     try:

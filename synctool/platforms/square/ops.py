@@ -1,13 +1,14 @@
-"""POS operations (spec: /api/pos/*): locations, orders, enrichment, and resync."""
+"""POS operations (spec: /api/pos/*): locations, orders, enrichment, resync, and location overrides."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
-from synctool import platforms, settings, store
+from synctool import mappings, platforms, settings, store
+from synctool.crm.references import coding
 from synctool.errors import InvalidInput, NotFound
 from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
@@ -103,3 +104,36 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}
+
+
+class LocationOverride(Body):
+    location_id: str = Field(min_length=1)
+    fund_id: Optional[int] = None
+    campaign_id: Optional[int] = None
+    #: ``none``: a sale here is not a gift of its full price (a shop), so its deductible amount is 0
+    deductible: Optional[Literal["none", "full"]] = None
+
+
+#: spec: PUT /api/pos/location-overrides: the whole set
+LocationOverrides = RootModel[list[LocationOverride]]
+
+
+def set_location_override(conn: sqlite3.Connection, body: LocationOverride) -> dict[str, Any]:
+    value = coding(conn, body.model_dump(exclude={"location_id"}))
+    mappings.put(conn, "location_override", body.location_id, value)
+    return {"location_id": body.location_id, **value}
+
+
+def replace_location_overrides(conn: sqlite3.Connection, overrides: LocationOverrides) -> list[dict[str, Any]]:
+    """PUT semantics (spec: PUT /api/pos/location-overrides): the list given becomes the whole set."""
+    checked = [(item.location_id, coding(conn, item.model_dump(exclude={"location_id"}))) for item in overrides.root]
+    with store.atomic(conn):  # one commit: a drain never sees the set half replaced
+        for row in mappings.all_of(conn, "location_override"):
+            mappings.delete(conn, "location_override", row["key"])
+        for location_id, value in checked:
+            mappings.put(conn, "location_override", location_id, value)
+    return location_overrides(conn)
+
+
+def location_overrides(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [{"location_id": r.pop("key"), **r} for r in mappings.all_of(conn, "location_override")]

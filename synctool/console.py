@@ -1,4 +1,6 @@
-"""What every command shares: the lazily opened config and database, output, and error translation."""
+"""The terminal kit every command group stands on, the CLI's and the platforms' (``commands.py``): the
+lazily opened config and database, output, and error translation. It sits low so a platform's commands
+use it without importing the CLI above them; the core (ops, queue, crm, store) never imports it."""
 
 from __future__ import annotations
 
