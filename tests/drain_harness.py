@@ -12,6 +12,7 @@ import sys
 import time
 
 from synctool import platforms, store
+from synctool.queue.handlers import ANY_SOURCE
 from synctool.queue.worker import drain, handler
 from synctool.runtime import Runtime
 
@@ -21,21 +22,21 @@ def effect(ctx, started: float) -> None:
     ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], started, time.time()))
 
 
-@handler("crm", "slow")
-def slow(ctx):
+@handler(ANY_SOURCE, "slow")
+def slow(event, ctx):
     started = time.time()
     time.sleep(30)
     effect(ctx, started)
 
 
-@handler("crm", "locker")
-def locker(ctx):
+@handler(ANY_SOURCE, "locker")
+def locker(event, ctx):
     with store.named_lock(ctx.conn, ["person:ada"]):  # a donor being matched when the drain is killed
         time.sleep(30)
 
 
-@handler("crm", "record")
-def record(ctx):
+@handler(ANY_SOURCE, "record")
+def record(event, ctx):
     started = time.time()
     time.sleep(0.05)
     effect(ctx, started)

@@ -231,7 +231,7 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
     from synctool.errors import PermanentError
     from synctool.queue.worker import HANDLERS
 
-    HANDLERS[("crm", "doomed")] = lambda ctx: (_ for _ in ()).throw(PermanentError("fund 77 does not exist"))
+    HANDLERS[("pos", "doomed")] = lambda event, ctx: (_ for _ in ()).throw(PermanentError("fund 77 does not exist"))
     try:
         with store.atomic(db):
             from synctool.queue import jobs
@@ -244,7 +244,7 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
         cli("drain")  # nothing new failed: no e-mail
         assert len(sink.messages) == count
     finally:
-        HANDLERS.pop(("crm", "doomed"))
+        HANDLERS.pop(("pos", "doomed"))
     sink.shutdown()
 
 

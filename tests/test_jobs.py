@@ -54,13 +54,13 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
     assert effects(db) == []
 
     time.sleep(2.1)  # the lease expires
-    HANDLERS[("crm", "slow")] = lambda ctx: (
+    HANDLERS[("*", "slow")] = lambda event, ctx: (
         ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], 0, 0)) and None
     )
     try:
         summary = drain(platforms.services(runtime()), max_seconds=10)
     finally:
-        HANDLERS.pop(("crm", "slow"))
+        HANDLERS.pop(("*", "slow"))
     assert summary.succeeded == 1
     assert len(effects(db)) == 1
     job = jobs.get(db, job_id)
@@ -90,11 +90,11 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch, en
     env["QUEUE_RETRY_DELAY_MS"] = "200"
     calls = []
 
-    def flaky(ctx):
+    def flaky(event, ctx):
         calls.append(time.monotonic())
         raise TransientError("CRM answered 503")
 
-    monkeypatch.setitem(HANDLERS, ("crm", "flaky"), flaky)
+    monkeypatch.setitem(HANDLERS, ("*", "flaky"), flaky)
     [job_id] = add(db, "flaky")
     summary = drain(platforms.services(runtime()), max_seconds=10)
     job = jobs.get(db, job_id)
@@ -105,7 +105,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch, en
 
 
 def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
-    monkeypatch.setitem(HANDLERS, ("crm", "flaky"), lambda ctx: (_ for _ in ()).throw(TransientError("timeout")))
+    monkeypatch.setitem(HANDLERS, ("*", "flaky"), lambda event, ctx: (_ for _ in ()).throw(TransientError("timeout")))
     [job_id] = add(db, "flaky")
     drain(platforms.services(runtime()), max_seconds=1)
     job = jobs.get(db, job_id)
@@ -115,25 +115,25 @@ def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
 
 
 def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
-    monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("no such fund 9")))
+    monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("no such fund 9")))
     [bad] = add(db, "bad")
     [orphan] = add(db, "unheard_of")
     drain(platforms.services(runtime()), max_seconds=5)
     assert jobs.get(db, bad)["status"] == "failed" and jobs.get(db, bad)["attempts"] == 1
     job = jobs.get(db, orphan)
-    assert job["status"] == "failed" and "no handler for crm jobs of type 'unheard_of'" in job["last_error"]
+    assert job["status"] == "failed" and "no handler for donations jobs of type 'unheard_of'" in job["last_error"]
 
 
 def test_drain_runs_crm_jobs_only(db, monkeypatch):
-    monkeypatch.setitem(HANDLERS, ("cms", "page"), lambda ctx: None)
+    monkeypatch.setitem(HANDLERS, ("cms", "page"), lambda event, ctx: None)
     [cms] = add(db, "page", target="cms")
     drain(platforms.services(runtime()), max_seconds=2)
     assert jobs.get(db, cms)["status"] == "queued"
 
 
 def test_retry_and_resolve_state_rules(db, cli, monkeypatch):
-    monkeypatch.setitem(HANDLERS, ("crm", "ok"), lambda ctx: None)
-    monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
+    monkeypatch.setitem(HANDLERS, ("*", "ok"), lambda event, ctx: None)
+    monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("nope")))
     [ok] = add(db, "ok")
     [bad] = add(db, "bad")
     drain(platforms.services(runtime()), max_seconds=5)
@@ -156,7 +156,7 @@ def test_retry_and_resolve_state_rules(db, cli, monkeypatch):
 
 
 def test_retry_all_by_source(db, cli, monkeypatch):
-    monkeypatch.setitem(HANDLERS, ("crm", "bad"), lambda ctx: (_ for _ in ()).throw(PermanentError("nope")))
+    monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("nope")))
     add(db, "bad", 2, source="pos")
     add(db, "bad", 1, source="donations")
     drain(platforms.services(runtime()), max_seconds=5)

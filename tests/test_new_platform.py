@@ -28,12 +28,12 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from synctool import mappings, platforms
-from synctool.crm import gifts
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, InvalidSignature
 from synctool.fakes.transport import AppTransport
+from synctool.platforms.context import Job
 from synctool.platforms.reconcile import Expected
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from tests.flow_helpers import run_drain
@@ -71,23 +71,19 @@ def verify_webhook(
         raise InvalidSignature("invalid signature", "X-Kind-Signature is HMAC-SHA256 of the body")
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> Event:
     event = parse_json_object(body)
     gift = event.get("gift") or {}
     job = JobSpec("kind_gift", str(gift.get("id")), external_id=f"kind_{gift.get('id')}", email=gift.get("email"))
-    return str(event.get("id")), "gift.created", job
-
-
-def decode(body: bytes) -> dict[str, Any]:
-    return parse_json_object(body)
+    return Event(str(event.get("id")), "gift.created", job, gift)
 
 
 # -- its job handler -----------------------------------------------------------------------------------
 
 
-@handler("crm", "kind_gift")
-def kind_gift(ctx: Any) -> Outcome:
-    gift = ctx.payload.get("gift") or (ctx.delivery() or {})["gift"]
+@handler(ROLE, "kind_gift")
+def kind_gift(event: Event, ctx: Job) -> Outcome:
+    gift = event.payload.get("gift") or event.data
     section = ctx.config.section(ROLE)
     body = {
         "external_id": f"kind_{gift['id']}",
@@ -97,7 +93,7 @@ def kind_gift(ctx: Any) -> Outcome:
         **mappings.payment_coding(ctx.conn, "kind:card"),
     }
     person = Person(gift["first_name"], gift["last_name"], gift["email"])
-    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    constituent_id, gift_id, created = ctx.make_gift(person, body)
     return Outcome("succeeded", "gift created" if created else "gift already in the CRM", crm_constituent_id=constituent_id,
                    crm_gift_id=gift_id, amount=gift["amount"])  # fmt: skip
 

@@ -110,17 +110,17 @@ def test_a_killed_drains_person_lock_and_job_are_taken_over_within_a_lease(db, t
     db.execute("UPDATE jobs SET run_after = ? WHERE id = ?", (store.iso(), other))
     ran: list[str] = []
 
-    def needs_lock(ctx):
+    def needs_lock(event, ctx):
         with store.named_lock(ctx.conn, ["person:ada"], wait_s=30):
             ran.append(ctx.job["id"])
 
-    HANDLERS[("crm", "needs_lock")] = needs_lock
-    HANDLERS[("crm", "locker")] = lambda ctx: ran.append(ctx.job["id"])
+    HANDLERS[("*", "needs_lock")] = needs_lock
+    HANDLERS[("*", "locker")] = lambda event, ctx: ran.append(ctx.job["id"])
     try:
         drain(platforms.services(runtime()), max_seconds=20)
     finally:
-        HANDLERS.pop(("crm", "needs_lock"))
-        HANDLERS.pop(("crm", "locker"))
+        HANDLERS.pop(("*", "needs_lock"))
+        HANDLERS.pop(("*", "locker"))
     recovered_s = time.monotonic() - killed_at
     assert sorted(ran) == sorted([held, other])  # each exactly once here
     assert recovered_s < 2 * 2 + 2  # about one lease (2 s), not the old fixed 300 s

@@ -15,6 +15,7 @@ the same way. LGL's 422 "External Gift ID already exists" means: look it up.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -223,31 +224,39 @@ def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
     )
 
 
-def for_person(ctx, person, body: dict[str, Any]) -> tuple[str, str, bool]:
-    """Match or create the person's constituent, then create the gift once. A linked constituent the CRM
-    no longer has (``constituents.is_gone``) is unlinked, dropped from the mirror, and the person matched
-    again, once."""
+def for_person(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    person: Any,
+    body: dict[str, Any],
+    match: Callable[..., tuple[str, bool]],
+    *,
+    job_id: str,
+    force: bool = False,
+    confirm_after_s: float = 10.0,
+) -> tuple[str, str, bool]:
+    """Match or create the person's constituent (``match(person, use_link=...)``: ``constituents.match_or_create``
+    with the run's settings), then create the gift once. A linked constituent the CRM no longer has
+    (``constituents.is_gone``) is unlinked, dropped from the mirror, and the person matched again, once."""
     from synctool.crm import mirror
     from synctool.crm.constituents import is_gone, unlink
     from synctool.queue import jobs
 
-    force = bool(ctx.job["force"])
-    confirm_after = ctx.config.crm.confirm_after_s
-    constituent_id, _ = ctx.match_or_create(person)
+    constituent_id, _ = match(person)
     try:
         gift_id, created = create_once(
-            ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=force, confirm_after_s=confirm_after
+            crm, conn, constituent_id, body, job_id=job_id, force_lookup=force, confirm_after_s=confirm_after_s
         )
     except RemoteError as exc:
         if not is_gone(exc):
             raise
-        with store.atomic(ctx.conn):
-            unlink(ctx.conn, person.email)
-            mirror.forget(ctx.conn, constituent_id)
-        constituent_id, _ = ctx.match_or_create(person, use_link=False)
+        with store.atomic(conn):
+            unlink(conn, person.email)
+            mirror.forget(conn, constituent_id)
+        constituent_id, _ = match(person, use_link=False)
         gift_id, created = create_once(
-            ctx.crm, ctx.conn, constituent_id, body, job_id=ctx.job["id"], force_lookup=True, confirm_after_s=confirm_after
+            crm, conn, constituent_id, body, job_id=job_id, force_lookup=True, confirm_after_s=confirm_after_s
         )
-    with store.atomic(ctx.conn):
-        jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=gift_id)
+    with store.atomic(conn):
+        jobs.record_crm_ids(conn, job_id, constituent_id=constituent_id, gift_id=gift_id)
     return constituent_id, gift_id, created

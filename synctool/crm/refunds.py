@@ -112,22 +112,34 @@ def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | No
         )
 
 
+@dataclass(frozen=True)
+class RefundJob:
+    """The refund job a refund is applied for, in the CRM's terms: the client (its requests counted on the
+    job), the job's connection, its id, when it was queued, and the config (policy, patience)."""
+
+    crm: Any
+    conn: sqlite3.Connection
+    job_id: str
+    queued_at: str
+    config: Any
+
+
 def _dollars(value: Any) -> str:
     return f"${dollars(value):,.2f}"
 
 
-def run(ctx: Any, refund: Refund) -> jobs.Outcome:
+def run(job: RefundJob, refund: Refund) -> jobs.Outcome:
     """A refund job's outcome: ``apply`` it, linking the record to its gift."""
-    message = apply(ctx, refund)
-    entry = gifts.recorded(ctx.conn, refund.gift_external_id)
+    message = apply(job, refund)
+    entry = gifts.recorded(job.conn, refund.gift_external_id)
     return jobs.Outcome("succeeded", message, crm_gift_id=entry["crm_id"] if entry else None, amount=f"-{refund.amount}")
 
 
-def apply(ctx: Any, refund: Refund) -> str:
+def apply(job: RefundJob, refund: Refund) -> str:
     """Apply ``refund`` to its gift by the policy in force and return what happened, in words. Raises
     ``Wait`` (the gift is not made yet, or another job is writing it), ``Skip`` (nothing to do) or
     ``PermanentError`` (needs a person: the policy is ``flag``, or the gift is not as synctool left it)."""
-    done = recorded(ctx.conn, refund.key)
+    done = recorded(job.conn, refund.key)
     if done is not None and done["state"] == "applied":
         raise Skip(
             f"{refund.words} was already applied: CRM gift {done['crm_gift_id']} "
@@ -138,8 +150,8 @@ def apply(ctx: Any, refund: Refund) -> str:
             f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
         )
     try:
-        with store.named_lock(ctx.conn, [f"gift:{refund.gift_external_id}"], wait_s=5):
-            return _apply(ctx, refund, done)
+        with store.named_lock(job.conn, [f"gift:{refund.gift_external_id}"], wait_s=5):
+            return _apply(job, refund, done)
     except StoreUnavailable:
         raise Wait(f"another job is writing gift {refund.gift_external_id}; the refund waits for it", retry_after=5) from None
 
@@ -149,75 +161,77 @@ def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3
     return log.gift_job(conn, refund.gift_job_external_id or refund.gift_external_id, exclude=own_job, unfinished=True)
 
 
-def still_patient(ctx: Any) -> bool:
+def still_patient(job: RefundJob) -> bool:
     """Whether a refund job whose gift (or payment) synctool has not seen is younger than
     ``refunds.wait_for_gift_s``: its webhook may be late, or the backup poll may still find it."""
-    return max(age_s(ctx.job["created_at"]) or 0.0, 0.0) < ctx.config.refunds.wait_for_gift_s
+    return max(age_s(job.queued_at) or 0.0, 0.0) < job.config.refunds.wait_for_gift_s
 
 
-def _wait(ctx: Any, refund: Refund, why: str, after_s: float | None = None) -> Wait:
-    with store.atomic(ctx.conn):
-        _save(ctx.conn, refund, "waiting", ctx.job["id"], reason=why)
+def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None) -> Wait:
+    with store.atomic(job.conn):
+        _save(job.conn, refund, "waiting", job.job_id, reason=why)
         # the gift's job finishing wakes jobs that share its external id
-        jobs.learn_external_id(ctx.conn, ctx.job["id"], refund.gift_job_external_id or refund.gift_external_id)
+        jobs.learn_external_id(job.conn, job.job_id, refund.gift_job_external_id or refund.gift_external_id)
     return Wait(
         f"{refund.words} of {_dollars(refund.amount)} waits: {why}",
-        retry_after=ctx.config.refunds.recheck_s if after_s is None else after_s,
+        retry_after=job.config.refunds.recheck_s if after_s is None else after_s,
     )
 
 
-def _flag(ctx: Any, refund: Refund, why: str, **fields: Any) -> PermanentError:
-    with store.atomic(ctx.conn):
-        _save(ctx.conn, refund, "flagged", ctx.job["id"], reason=why, **fields)
+def _flag(job: RefundJob, refund: Refund, why: str, **fields: Any) -> PermanentError:
+    with store.atomic(job.conn):
+        _save(job.conn, refund, "flagged", job.job_id, reason=why, **fields)
         if fields.get("crm_gift_id"):  # the sync log links the record to the gift a person should look at
-            jobs.record_crm_ids(ctx.conn, ctx.job["id"], gift_id=fields["crm_gift_id"])
+            jobs.record_crm_ids(job.conn, job.job_id, gift_id=fields["crm_gift_id"])
     return PermanentError(
         f"needs attention: {refund.words} of {_dollars(refund.amount)} on {refund.gift_external_id}: {why}; "
         "change the gift in the CRM by hand if it should, then `synctool syncs resolve` this record"
     )
 
 
-def _skip(ctx: Any, refund: Refund, why: str) -> Skip:
-    _save(ctx.conn, refund, "skipped", ctx.job["id"], reason=why)
+def _skip(job: RefundJob, refund: Refund, why: str) -> Skip:
+    _save(job.conn, refund, "skipped", job.job_id, reason=why)
     return Skip(f"{refund.words} of {_dollars(refund.amount)}: {why}")
 
 
-def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
-    conn, crm, ext = ctx.conn, ctx.crm, refund.gift_external_id
+def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
+    conn, crm, ext = job.conn, job.crm, refund.gift_external_id
     entry = gifts.recorded(conn, ext)
     gift: dict[str, Any] | None = None  # the CRM's gift, once read
     if entry is not None and entry["state"] == "deleted":
-        raise _skip(ctx, refund, f"CRM gift {entry['crm_id']} ({ext}) was already deleted after an earlier refund")
+        raise _skip(job, refund, f"CRM gift {entry['crm_id']} ({ext}) was already deleted after an earlier refund")
     if entry is None or entry["state"] != "done":
-        job = _gift_job(conn, refund, ctx.job["id"])
-        if job is not None:
+        maker = _gift_job(conn, refund, job.job_id)
+        if maker is not None:
             # a running gift job may finish before this wait is recorded, and its wake-up would miss it: look again soon
-            soon = 5.0 if job["status"] == "running" else None
-            raise _wait(ctx, refund, f"its gift {ext} is not in the CRM yet (its job {job['id'][:8]} is {job['status']})", soon)
+            soon = 5.0 if maker["status"] == "running" else None
+            raise _wait(
+                job, refund, f"its gift {ext} is not in the CRM yet (its job {maker['id'][:8]} is {maker['status']})", soon
+            )
         if entry is not None:  # sent, answer lost: the gift's job confirms it
-            raise _wait(ctx, refund, f"its gift {ext} was sent and is waiting to be confirmed")
+            raise _wait(job, refund, f"its gift {ext} was sent and is waiting to be confirmed")
         gift = gifts.find(crm, ext)  # a gift synctool made before this ledger, or that another install made
         if gift is None:
-            if still_patient(ctx):
+            if still_patient(job):
                 raise _wait(
-                    ctx,
+                    job,
                     refund,
                     f"no CRM gift {ext} yet (its webhook may be late; waiting up to "
-                    f"{ctx.config.refunds.wait_for_gift_s:.0f} s for it)",
+                    f"{job.config.refunds.wait_for_gift_s:.0f} s for it)",
                 )
             raise _skip(
-                ctx,
+                job,
                 refund,
                 f"no CRM gift {ext}: it was made before synctool was installed, or never synced; nothing to refund",
             )
-        gifts.adopt(conn, ext, gift, ctx.job["id"])
+        gifts.adopt(conn, ext, gift, job.job_id)
         entry = gifts.recorded(conn, ext)
     assert entry is not None
     gift_id = entry["crm_id"]
-    chosen = policy(conn, ctx.config)
+    chosen = policy(conn, job.config)
     if chosen == "flag":
         raise _flag(
-            ctx,
+            job,
             refund,
             f"CRM gift {gift_id} ({_dollars(entry['amount']) if entry['amount'] else 'amount unknown'}) left"
             " unchanged, as the refund policy is flag",
@@ -233,18 +247,18 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
             if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
                 with store.atomic(conn):
                     gifts.record_deleted(conn, ext)
-                return _finish(ctx, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
-            raise _flag(ctx, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
+                return _finish(job, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
+            raise _flag(job, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
     assert gift is not None
     current, current_deductible = (dollars(v) for v in gifts.amounts_of(gift))
     written = dollars(entry["amount"]) if entry["amount"] is not None else current
     if done is not None and done["state"] == "pending" and done["amount_after"] is not None:
         # an earlier attempt sent this refund and lost the answer: did it land?
         if current == dollars(done["amount_after"]) and current != written:
-            return _finish(ctx, refund, gift_id, done["amount_before"], current, current_deductible, done["policy"])
+            return _finish(job, refund, gift_id, done["amount_before"], current, current_deductible, done["policy"])
     if current != written:
         raise _flag(
-            ctx,
+            job,
             refund,
             f"CRM gift {gift_id} is {_dollars(current)}, not the {_dollars(written)} synctool wrote (a person changed it);"
             " synctool does not write over that",
@@ -254,7 +268,7 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         )
     if refund.amount > current:
         raise _flag(
-            ctx,
+            job,
             refund,
             f"it is more than the {_dollars(current)} CRM gift {gift_id} holds",
             crm_gift_id=gift_id,
@@ -270,7 +284,7 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         conn,
         refund,
         "pending",
-        ctx.job["id"],
+        job.job_id,
         crm_gift_id=gift_id,
         amount_before=str(current),
         amount_after=str(after),
@@ -288,18 +302,18 @@ def _apply(ctx: Any, refund: Refund, done: sqlite3.Row | None) -> str:
         line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
         note = "\n".join(p for p in ((gift.get("note") or "").rstrip(), line) if p)
         crm.update_gift(gift_id, {"received_amount": float(after), "deductible_amount": float(deductible), "note": note})
-    return _finish(ctx, refund, gift_id, current, after, deductible, applied)
+    return _finish(job, refund, gift_id, current, after, deductible, applied)
 
 
-def _finish(ctx: Any, refund: Refund, gift_id: str, before: Any, after: Decimal, deductible: Decimal, applied: str) -> str:
-    with store.atomic(ctx.conn):
+def _finish(job: RefundJob, refund: Refund, gift_id: str, before: Any, after: Decimal, deductible: Decimal, applied: str) -> str:
+    with store.atomic(job.conn):
         if applied != "delete":
-            gifts.record_amounts(ctx.conn, refund.gift_external_id, after, deductible)
+            gifts.record_amounts(job.conn, refund.gift_external_id, after, deductible)
         _save(
-            ctx.conn,
+            job.conn,
             refund,
             "applied",
-            ctx.job["id"],
+            job.job_id,
             crm_gift_id=gift_id,
             amount_before=str(dollars(before)),
             amount_after=str(after),

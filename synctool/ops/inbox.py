@@ -49,16 +49,16 @@ def accept(
     if verify:
         platform.verify_webhook(body, lowered, query, secrets, now=now)
     try:
-        event_id, event_type, job = platform.parse_webhook(body)
+        event = platform.parse_webhook(body)
     except RecursionError:  # JSON nested thousands deep: the parser's (or a model's) recursion limit
         raise InvalidInput("body is nested too deeply", "a platform's payload is a few levels deep") from None
     kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
     return Inbound(
         source,
-        event_id,
-        event_type,
+        event.id,
+        event.type,
         body,
-        job,
+        event.job,
         headers=kept,
         verified=verify,
         note=None if verify else "injected by an operator; no signature was checked",

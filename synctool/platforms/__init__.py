@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from synctool.errors import one_of
 
 if TYPE_CHECKING:
+    from synctool.platforms.context import Services
     from synctool.platforms.webhook import Adapter
-    from synctool.queue.handlers import Services
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
@@ -272,11 +272,11 @@ def using(rt: Any, role: str, client: Any = None) -> Iterator[Any]:
 def services(rt: Any) -> Services:
     """What drain's handlers run with: every platform's handlers (registered when the first job is claimed),
     their clients built from the Runtime on first use, stored deliveries decoded by their adapter."""
-    from synctool.queue.handlers import Services
+    from synctool.platforms.context import Services
 
     return Services(
         rt,
         open_client=lambda role: open_client(rt, role),
-        decode=lambda source, body: adapter(source).decode(body),
+        parse=lambda source, body: adapter(source).parse_webhook(body),
         register=register_handlers,
     )

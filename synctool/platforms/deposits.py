@@ -8,13 +8,15 @@ from __future__ import annotations
 from synctool import store
 from synctool.crm import gifts
 from synctool.errors import Skip
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.context import Job
+from synctool.platforms.webhook import Event
+from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
 
 
-@handler("crm", "deposit")
-def deposit(ctx: JobContext) -> Outcome:
-    job = ctx.payload
+@handler(ANY_SOURCE, "deposit")
+def deposit(event: Event, ctx: Job) -> Outcome:
+    job = event.payload
     ext, payout_id = ctx.job["external_id"], job["payout_id"]
     entry = gifts.recorded(ctx.conn, ext)
     if entry is None or entry["state"] != "done":

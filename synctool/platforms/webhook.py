@@ -1,5 +1,5 @@
-"""What every webhook adapter shares: the job a delivery asks for, the secrets signatures are checked
-with, the shape of an adapter, and two small parsing helpers. A leaf: it imports nothing of synctool's
+"""What every webhook adapter shares: the event a verified body becomes (and the job it asks for), the
+secrets signatures are checked with, the shape of an adapter, and two small parsing helpers. A leaf: it imports nothing of synctool's
 but the error types, so the adapters and ``inbox`` can all stand on it.
 """
 
@@ -26,6 +26,22 @@ class JobSpec:
     amount: str | None = None
     status: str = "queued"
     message: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One platform event, parsed once from its verified body by its platform's adapter: the receiver
+    stores it under ``id`` (the provider's event id, the dedup key), and the job's handler receives it.
+
+    ``data`` is what the platform sent, as its adapter parsed it (a model, or the resource as a dict that
+    the handler validates for its entity type). A job that no delivery brought (a poll, a backfill, a job
+    another job queued) gets an event with an empty ``id``, no ``data`` and the job's ``payload``."""
+
+    id: str
+    type: str
+    job: JobSpec
+    data: Any = None
+    payload: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,8 +103,7 @@ def text(value: Any, limit: int = 500) -> str | None:
 
 class Adapter(Protocol):
     """A platform's webhook module (``platforms/givebutter/webhook.py``, ...): the headers worth keeping, the
-    signature check on the raw bytes, the parse into (event id, event type, job), and the decode of a stored
-    body for the handlers."""
+    signature check on the raw bytes, and the one parse of a body into its ``Event``."""
 
     KEPT_HEADERS: tuple[str, ...]
 
@@ -102,6 +117,4 @@ class Adapter(Protocol):
         now: float | None = None,
     ) -> None: ...
 
-    def parse_webhook(self, body: bytes) -> tuple[str, str, JobSpec]: ...
-
-    def decode(self, body: bytes) -> dict[str, Any]: ...
+    def parse_webhook(self, body: bytes) -> Event: ...

@@ -1,7 +1,8 @@
 """`drain`: claim due jobs, run their handlers, record every attempt.
 
-Handlers are found by ``(target, entity_type)`` in ``HANDLERS`` (the sync rules register theirs with
-``@handler``). A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
+Handlers are found by ``(source, entity_type)`` in ``HANDLERS`` (the platforms register theirs with
+``@handler``) and called as ``handler(event, job)``; the ``Runner`` drain is given (the platforms'
+``Services``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
 ``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
 fix the cause, then retry), anything else is an internal error and is retried like a transient one.
 Drain is time-boxed for cron and safe to overlap with itself: the lease and the claim's conditional
@@ -29,9 +30,9 @@ from synctool.errors import (
     Wait,
 )
 from synctool.queue import jobs
-from synctool.queue.handlers import HANDLERS, JobContext, Services, handler
+from synctool.queue.handlers import HANDLERS, Runner, RunningJob, find, handler
 
-__all__ = ["HANDLERS", "JobContext", "handler", "drain", "run_job", "DrainSummary"]
+__all__ = ["HANDLERS", "handler", "drain", "run_job", "DrainSummary"]
 
 logger = logging.getLogger("synctool.drain")
 
@@ -61,7 +62,8 @@ class DrainSummary:
 
 
 def run_job(
-    ctx: JobContext,
+    runner: Runner,
+    ctx: RunningJob,
     summary: DrainSummary | None = None,
     lock: threading.Lock | None = None,
     *,
@@ -73,8 +75,8 @@ def run_job(
     job = ctx.job
     record = record or ctx.conn
     if preview:
-        ctx.services.start_plan()
-    fn = HANDLERS.get((job["target"], job["entity_type"]))
+        runner.start_plan()
+    fn = find(job["source"], job["entity_type"])
     error: str | None = None
     permanent = False
     retry_after = None
@@ -84,8 +86,8 @@ def run_job(
     store.LOCK_HOLDER.ttl_s = ctx.config.queue.lease_seconds
     try:
         if fn is None:
-            raise PermanentError(f"no handler for {job['target']} jobs of type {job['entity_type']!r}")
-        outcome = fn(ctx) or jobs.Outcome()
+            raise PermanentError(f"no handler for {job['source']} jobs of type {job['entity_type']!r}")
+        outcome = fn(runner.event(ctx), ctx) or jobs.Outcome()
     except Skip as exc:
         outcome = jobs.Outcome(status="skipped", message=exc.reason)
     except Wait as exc:
@@ -103,7 +105,7 @@ def run_job(
         store.LOCK_HOLDER.owner = None
 
     if preview and (outcome is not None or waiting is not None or permanent):
-        status = jobs.preview(record, job, ctx.owner, _plan(ctx, outcome, waiting, error), ctx.crm_requests)
+        status = jobs.preview(record, job, ctx.owner, _plan(runner, outcome, waiting, error), ctx.crm_requests)
     elif outcome is not None:
         status = outcome.status if jobs.finish(record, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
     elif waiting is not None:
@@ -142,23 +144,21 @@ def run_job(
     return status
 
 
-def _plan(ctx: JobContext, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None) -> dict:
+def _plan(runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None) -> dict:
     """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
     how the job would end."""
-    from synctool.crm.preview import summary as decision
-
-    writes = ctx.services.plan()
+    writes = runner.plan()
     if outcome is not None:
         ends, message = f"would be {outcome.status}", outcome.message or ""
     elif waiting is not None:
         ends, message = "would wait", str(waiting)
     else:
         ends, message = "would fail", error or ""
-    said = decision(writes)
+    said = runner.decision(writes)
     return {"decision": said, "ends": ends, "message": message, "writes": writes, "summary": f"{ends}: {said}; {message}"}
 
 
-def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def run_now(services: Runner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     """Run one queued job immediately, in this process (operator commands that sync "now")."""
     rt = services.rt
     owner = f"{socket.gethostname()}:{os.getpid()}:now"
@@ -169,7 +169,7 @@ def run_now(services: Services, conn: sqlite3.Connection, job_id: str) -> sqlite
         services.preview = preview
         copy = store.snapshot(conn) if preview else conn
         try:
-            run_job(JobContext(job, copy, rt, owner, services), record=conn, preview=preview)
+            run_job(services, services.context(job, copy, owner, store.iso()), record=conn, preview=preview)
         finally:
             services.close()
             if copy is not conn:
@@ -194,7 +194,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
 
 
 def drain(
-    services: Services,
+    services: Runner,
     *,
     max_seconds: float = 55,
     max_jobs: int | None = None,
@@ -266,10 +266,10 @@ def drain(
                 if preview and job["target"] == "crm":
                     if not copy or not copy[0].execute("SELECT 1 FROM jobs WHERE id = ?", (job["id"],)).fetchone():
                         copy[:] = [store.snapshot(conn)]  # first job, or one newer than the copy
-                    context = JobContext(job, copy[0], rt, owner, services, run_started)
-                    run_job(context, summary, lock, record=conn, preview=True)
+                    context = services.context(job, copy[0], owner, run_started)
+                    run_job(services, context, summary, lock, record=conn, preview=True)
                 else:
-                    run_job(JobContext(job, conn, rt, owner, services, run_started), summary, lock)
+                    run_job(services, services.context(job, conn, owner, run_started), summary, lock)
                 if on_job:
                     on_job(summary)
         finally:
@@ -300,7 +300,7 @@ def drain(
 
 
 def watch(
-    services: Services,
+    services: Runner,
     stop: threading.Event,
     *,
     interval_s: float = 30.0,

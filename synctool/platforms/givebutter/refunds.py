@@ -12,17 +12,18 @@ from decimal import Decimal
 
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip, SynctoolError
-from synctool.platforms.givebutter.rules import delivered_data
+from synctool.platforms.context import Job
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.webhook import Event
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import parse, payload
 
 
-def read(ctx: JobContext) -> refunds.Refund:
+def read(event: Event, ctx: Job) -> refunds.Refund:
     """The refund this job's ``refund.created`` delivery reports."""
     # reconcile --fix queues the refunded transaction itself; a webhook's job reads its delivery
-    data = payload(Refund, ctx.payload.get("refund") or delivered_data(ctx), "the Givebutter refund")
+    data = payload(Refund, event.payload.get("refund") or event.data, "the Givebutter refund")
     details = refund_details(data)
     if not details.transaction_id:
         raise PermanentError("the Givebutter refund names no transaction (neither transaction_id nor id)")
@@ -48,7 +49,7 @@ def read(ctx: JobContext) -> refunds.Refund:
     )
 
 
-def covered(ctx: JobContext, transaction_id: str, ext: str, amount: Decimal) -> Decimal:
+def covered(ctx: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal:
     """What a refund object adds beyond the refunds already applied. The same money can arrive in either
     shape (a refund object by webhook, the refunded transaction from ``reconcile --fix``), so the
     transaction's refunded total on Givebutter (one Givebutter request, no CRM request) bounds it; when
@@ -63,6 +64,6 @@ def covered(ctx: JobContext, transaction_id: str, ext: str, amount: Decimal) -> 
     return max(total - so_far, Decimal("0.00"))
 
 
-@handler("crm", "refund")
-def refund(ctx: JobContext) -> Outcome:
-    return refunds.run(ctx, read(ctx))
+@handler("donations", "refund")
+def refund(event: Event, ctx: Job) -> Outcome:
+    return refunds.run(ctx.refund_job(), read(event, ctx))

@@ -26,6 +26,7 @@ from synctool import mappings, settings, store
 from synctool.crm import gifts, references
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
+from synctool.platforms.context import Job
 from synctool.platforms.givebutter.webhook import (
     Address,
     Campaign,
@@ -37,8 +38,9 @@ from synctool.platforms.givebutter.webhook import (
     external_id,
 )
 from synctool.platforms.mailchimp import audience
+from synctool.platforms.webhook import Event
 from synctool.queue import log
-from synctool.queue.handlers import JobContext, handler
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
@@ -65,7 +67,7 @@ def supporter(txn: Transaction) -> Person:
     )
 
 
-def fetch_campaign(ctx: JobContext, campaign_id: str) -> dict[str, Any] | None:
+def fetch_campaign(ctx: Job, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
         campaign = ctx.client("donations").campaign(campaign_id)
@@ -172,7 +174,7 @@ def deductible_amount(txn: Transaction) -> Decimal | None:
 FEE_FIELDS = ("fee_covered", "fee")
 
 
-def fee_fields(ctx: JobContext, txn: Transaction) -> list[dict[str, Any]]:
+def fee_fields(ctx: Job, txn: Transaction) -> list[dict[str, Any]]:
     """The mapped fee amounts as gift custom field values. LGL gift fields hold only their own values, so an
     amount the field does not offer yet is added to it first (one request, the first time it appears)."""
     out = []
@@ -193,14 +195,14 @@ def fee_fields(ctx: JobContext, txn: Transaction) -> list[dict[str, Any]]:
     return out
 
 
-def campaign_of(ctx: JobContext, txn: Transaction) -> dict[str, Any]:
+def campaign_of(ctx: Job, txn: Transaction) -> dict[str, Any]:
     """The transaction's campaign from the cache (fetched once when the cache has not seen it), or {}."""
     if not txn.campaign_id:
         return {}
     return settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) or fetch_campaign(ctx, txn.campaign_id) or {}
 
 
-def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
+def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = txn.campaign_id or ""
     config_default = {"fund_id": ctx.config.donations.default_fund_id, "campaign_id": ctx.config.donations.default_campaign_id}
@@ -254,7 +256,7 @@ def gift_body(ctx: JobContext, txn: Transaction, campaign: dict[str, Any]) -> di
     return body
 
 
-def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
+def sync_transaction(ctx: Job, data: Any) -> Outcome:
     txn = payload(Transaction, data, "the Givebutter transaction")
     status = txn.status.lower()
     if status != "succeeded":
@@ -268,7 +270,7 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     person = supporter(txn)
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
-    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    constituent_id, gift_id, created = ctx.make_gift(person, body)
     pushed = audience.queue_pushes(
         ctx.conn,
         person,
@@ -285,23 +287,18 @@ def sync_transaction(ctx: JobContext, data: Any) -> Outcome:
     )
 
 
-def delivered_data(ctx: JobContext) -> Any:
-    """The ``data`` of the Givebutter webhook behind this job."""
-    return (ctx.delivery() or {}).get("data")
-
-
-@handler("crm", "transaction")
-def transaction(ctx: JobContext) -> Outcome:
+@handler("donations", "transaction")
+def transaction(event: Event, ctx: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
-    data = ctx.payload.get("transaction") or delivered_data(ctx)
+    data = event.payload.get("transaction") or event.data
     if not data:
         data = ctx.client("donations").transaction(ctx.job["entity_id"])
     return sync_transaction(ctx, data)
 
 
-@handler("crm", "ticket")
-def ticket(ctx: JobContext) -> Outcome:
-    found = payload(Ticket, delivered_data(ctx), "the Givebutter ticket")
+@handler("donations", "ticket")
+def ticket(event: Event, ctx: Job) -> Outcome:
+    found = payload(Ticket, event.data, "the Givebutter ticket")
     if not found.transaction_id:
         raise PermanentError(f"ticket {found.id} names no transaction_id")
     ext = external_id(found.transaction_id)
@@ -313,21 +310,20 @@ def ticket(ctx: JobContext) -> Outcome:
     return outcome
 
 
-@handler("crm", "campaign")
-def campaign(ctx: JobContext) -> Outcome:
-    data = delivered_data(ctx)
+@handler("donations", "campaign")
+def campaign(event: Event, ctx: Job) -> Outcome:
+    data = event.data
     found = payload(Campaign, data, "the Givebutter campaign")
     with store.atomic(ctx.conn):
         settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
 
 
-@handler("crm", "plan")
-def plan(ctx: JobContext) -> Outcome:
+@handler("donations", "plan")
+def plan(event: Event, ctx: Job) -> Outcome:
     """``plan.canceled`` / ``plan.failed``: recorded (the daily summary lists them), nothing written."""
-    delivery = ctx.delivery() or {}
-    found = payload(Plan, delivery.get("data"), "the Givebutter plan")
-    what = "canceled" if delivery.get("event") == "plan.canceled" else "failed to charge"
+    found = payload(Plan, event.data, "the Givebutter plan")
+    what = "canceled" if event.type == "plan.canceled" else "failed to charge"
     donor = " ".join(p for p in (found.first_name, found.last_name) if p) or "a donor"
     gives = f" ({found.amount} {found.frequency or ''}".rstrip() + ")" if found.amount is not None else ""
     reach = f" <{found.email}>" if found.email else ""

@@ -16,11 +16,10 @@ from typing import Annotated, Any, Optional, Union
 from pydantic import BeforeValidator
 
 from synctool.errors import InvalidInput, InvalidSignature
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, Text, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
-decode = parse_json_object
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
 KNOWN_EVENTS = SYNCED_EVENTS + (
     "refund.created",
@@ -218,7 +217,7 @@ def refund_details(refund: Refund) -> RefundDetails:
     return RefundDetails(refund.id, refund.amount if refund.refunded else None, True, None, moment)
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> Event:
     envelope = parse_json_object(body)
     event = envelope.get("event")
     data = envelope.get("data")
@@ -277,4 +276,4 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     else:
         why = "not synced to the CRM" if event in KNOWN_EVENTS else "unknown Givebutter event"
         job = JobSpec("event", resource_id or event_id, status="skipped", message=f"{event}: {why}")
-    return event_id, event, job
+    return Event(event_id, event, job, data)

@@ -19,8 +19,10 @@ import sqlite3
 from synctool import mappings, store
 from synctool.crm.constituents import Person
 from synctool.errors import Skip
+from synctool.platforms.context import Job
+from synctool.platforms.webhook import Event
 from synctool.queue import jobs
-from synctool.queue.handlers import JobContext, handler
+from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
 
 
@@ -56,9 +58,9 @@ def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags:
     return queued
 
 
-@handler("mailing", "audience_member")
-def push(ctx: JobContext) -> Outcome:
-    data = ctx.payload
+@handler(ANY_SOURCE, "audience_member")
+def push(event: Event, ctx: Job) -> Outcome:
+    data = event.payload
     mapping = mappings.get(ctx.conn, "list_mapping", data["list_id"])
     if not mapping or not mapping.get("enabled", True) or not mapping.get("push_donors"):
         raise Skip(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from synctool import mappings, settings, store
 from synctool.crm import constituents, mirror
-from synctool.errors import Skip
+from synctool.errors import PermanentError, Skip
+from synctool.platforms.context import Job
 from synctool.platforms.mailchimp.webhook import AudienceEvent
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.webhook import Event
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 ENABLED = "mailing_sync_enabled"
 
@@ -23,7 +24,7 @@ def rules_for(conn, list_id: str, event: str) -> dict | None:
     return mappings.get(conn, "tag_rule", f"{list_id}:{event}") or mappings.get(conn, "tag_rule", f"*:{event}")
 
 
-def find_constituent(ctx: JobContext, email: str, first: str | None, last: str | None) -> str | None:
+def find_constituent(ctx: Job, email: str, first: str | None, last: str | None) -> str | None:
     """The link, else the mirror (refreshed once in this run if needed): the name rule when the event
     has merge names, else the e-mail alone, as LGL's ``eaddr`` search would."""
     known = constituents.linked(ctx.conn, email)
@@ -47,11 +48,13 @@ def find_constituent(ctx: JobContext, email: str, first: str | None, last: str |
     return str(found["id"])
 
 
-def apply_event(ctx: JobContext) -> Outcome:
+def apply_event(delivered: Event, ctx: Job) -> Outcome:
     event = ctx.job["entity_type"]
     if not settings.get(ctx.conn, ENABLED, True):
         raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
-    event_data = payload(AudienceEvent, ctx.delivery(), "the Mailchimp event").data
+    if not isinstance(delivered.data, AudienceEvent):
+        raise PermanentError("the job has no Mailchimp event (its delivery is gone)")
+    event_data = delivered.data.data
     list_id = event_data.list_id or ""
     mapping = mappings.get(ctx.conn, "list_mapping", list_id)
     if not mapping or not mapping.get("enabled", True):
@@ -75,5 +78,5 @@ def apply_event(ctx: JobContext) -> Outcome:
     )
 
 
-handler("crm", "unsubscribe")(apply_event)
-handler("crm", "cleaned")(apply_event)
+handler("mailing", "unsubscribe")(apply_event)
+handler("mailing", "cleaned")(apply_event)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl
 
 from synctool.errors import InvalidInput, InvalidSignature
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, text
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, text
 from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")
@@ -83,14 +83,11 @@ def parse_form(body: bytes) -> dict[str, Any]:
     return result
 
 
-decode = parse_form
-
-
 def dedup_key(event: AudienceEvent) -> str:
     return ":".join([event.type, event.fired_at or "", event.data.list_id or "", (event.data.email or "").strip().lower()])
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> Event:
     event = parse(AudienceEvent, parse_form(body), where="Mailchimp webhook")
     event_type = text(event.type)
     if not event_type:
@@ -103,4 +100,4 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
     else:
         why = "not synced to the CRM" if event_type in KNOWN_TYPES else "unknown Mailchimp event"
         job = JobSpec("event", email or event_type, email=email, name=name, status="skipped", message=f"{event_type}: {why}")
-    return dedup_key(event), event_type, job
+    return Event(dedup_key(event), event_type, job, event)

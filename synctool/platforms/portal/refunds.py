@@ -16,15 +16,17 @@ from decimal import Decimal
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip, Wait
 from synctool.money import cents_to_dollars
+from synctool.platforms import webhook
+from synctool.platforms.context import Job
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.portal.rules import gift_groups
-from synctool.platforms.stripe.webhook import Charge, Event
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.portal.rules import gift_groups, stripe_event_of
+from synctool.platforms.stripe.webhook import Charge
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
 
-def portal_payment(ctx: JobContext, charge: Charge) -> dict:
+def portal_payment(ctx: Job, charge: Charge) -> dict:
     """The portal payment ``charge`` paid for."""
     payment_id = charge.metadata.get("portal_payment_id")
     if not payment_id and charge.payment_intent:
@@ -33,7 +35,7 @@ def portal_payment(ctx: JobContext, charge: Charge) -> dict:
     found = portal_records.find(ctx.conn, "payment", payment_id)
     if found is None and charge.metadata.get("portal_payment_id"):
         # a portal payment by its metadata, whose own record has not arrived yet
-        if refunds.still_patient(ctx):
+        if refunds.still_patient(ctx.refund_job()):
             raise Wait(
                 f"charge {charge.id} refunds portal payment {payment_id}, which synctool has not received yet; "
                 f"waiting up to {ctx.config.refunds.wait_for_gift_s:.0f} s for it",
@@ -47,7 +49,7 @@ def portal_payment(ctx: JobContext, charge: Charge) -> dict:
     return found
 
 
-def shares(ctx: JobContext, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]:
+def shares(ctx: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]:
     """(gift external id, dollars refunded so far) per gift of the payment: the charge's refunded total
     spread over the gifts in proportion, exactly, or a PermanentError."""
     groups = gift_groups(ctx.conn, payment)
@@ -70,10 +72,9 @@ def shares(ctx: JobContext, payment: dict, charge: Charge) -> list[tuple[str, De
     return [(f"{payment['id']}-{key}", cents_to_dollars(charge.amount_refunded * cents // total)) for key, cents in groups]
 
 
-@handler("crm", "charge_refund")
-def charge_refund(ctx: JobContext) -> Outcome:
-    event = payload(Event, ctx.delivery(), "the Stripe event")
-    charge = payload(Charge, event.data.object, "the refunded charge")
+@handler("payments", "charge_refund")
+def charge_refund(event: webhook.Event, ctx: Job) -> Outcome:
+    charge = payload(Charge, stripe_event_of(event).data.object, "the refunded charge")
     payment = portal_payment(ctx, charge)
     latest = charge.latest_refund()
     refund_id = latest.id if latest and latest.id else f"{charge.id} (refunded total {cents_to_dollars(charge.amount_refunded)})"
@@ -96,7 +97,7 @@ def charge_refund(ctx: JobContext) -> Outcome:
             gift_job_external_id=payment["id"],
         )
         try:
-            messages.append(refunds.apply(ctx, refund))
+            messages.append(refunds.apply(ctx.refund_job(), refund))
         except Skip as skipped:  # this gift's share needs nothing; the others may
             messages.append(str(skipped))
             continue

@@ -20,10 +20,12 @@ from synctool import mappings, settings, store
 from synctool.crm import constituents, gifts, mirror
 from synctool.errors import InvalidInput, PermanentError, Skip
 from synctool.money import cents_to_dollars
+from synctool.platforms import webhook
+from synctool.platforms.context import Job
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.stripe.webhook import Event, PortalObject
 from synctool.queue import jobs
-from synctool.queue.handlers import JobContext, handler
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
@@ -97,9 +99,16 @@ def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any
     return record, jobs_for(conn, kind, record, before, origin)
 
 
+def stripe_event_of(event: webhook.Event) -> Event:
+    """The Stripe event behind a job: the one its delivery was parsed into."""
+    if not isinstance(event.data, Event):
+        raise PermanentError("the job has no Stripe event (its delivery is gone)")
+    return event.data
+
+
 @handler("portal", "push")
-def push(ctx: JobContext) -> Outcome:
-    body = ctx.delivery() or {}
+def push(event: webhook.Event, ctx: Job) -> Outcome:
+    body = event.data or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
     try:
         with store.atomic(ctx.conn):
@@ -109,11 +118,11 @@ def push(ctx: JobContext) -> Outcome:
     return Outcome("succeeded", f"{kind} {record['id']} stored" + (f"; queued {len(queued)} CRM job(s)" if queued else ""))
 
 
-@handler("portal", "stripe_event")
-def stripe_event(ctx: JobContext) -> Outcome:
-    event = payload(Event, ctx.delivery(), "the Stripe event")
-    kind = event.type
-    obj = payload(PortalObject, event.data.object, f"the {kind} object")
+@handler("payments", "stripe_event")
+def stripe_event(event: webhook.Event, ctx: Job) -> Outcome:
+    stripe = stripe_event_of(event)
+    kind = stripe.type
+    obj = payload(PortalObject, stripe.data.object, f"the {kind} object")
     meta = obj.metadata
     session = kind.startswith("checkout.session.")
     if session and kind != "checkout.session.async_payment_failed" and obj.payment_status != "paid":
@@ -180,7 +189,7 @@ def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | No
     }
 
 
-def payment_failed(ctx: JobContext, payment_id: str, session: PortalObject) -> Outcome:
+def payment_failed(ctx: Job, payment_id: str, session: PortalObject) -> Outcome:
     """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
     with store.atomic(ctx.conn):
         before = portal_records.find(ctx.conn, "payment", payment_id)
@@ -219,7 +228,7 @@ def user_person(user: dict[str, Any]) -> constituents.Person:
     )
 
 
-def sync_user(ctx: JobContext, user_id: str) -> str:
+def sync_user(ctx: Job, user_id: str) -> str:
     """Rule 1 and 2: re-validate the link against the CRM e-mails; else match or create; then contacts."""
     user = portal_records.get(ctx.conn, "user", user_id)
     person = user_person(user)
@@ -250,7 +259,7 @@ def sync_user(ctx: JobContext, user_id: str) -> str:
     return constituent_id
 
 
-def constituent_for(ctx: JobContext, user_id: str) -> str:
+def constituent_for(ctx: Job, user_id: str) -> str:
     """The user's constituent, running the user sync first when there is none (rules 3, 4, 7)."""
     user = portal_records.find(ctx.conn, "user", user_id)
     if user is None:
@@ -263,10 +272,10 @@ def user_locked(*user_ids_of):
     member (a user sync and a payment, two memberships) never run side by side."""
 
     def wrap(fn):
-        def handler_(ctx: JobContext) -> Outcome:
+        def handler_(event: webhook.Event, ctx: Job) -> Outcome:
             users = [u for get in user_ids_of for u in get(ctx) if u]
             with store.named_lock(ctx.conn, [f"portal_user:{u}" for u in users]):
-                return fn(ctx)
+                return fn(event, ctx)
 
         handler_.__name__ = fn.__name__
         handler_.__doc__ = fn.__doc__
@@ -276,21 +285,21 @@ def user_locked(*user_ids_of):
 
 
 def _user_of(kind: str, *fields: str):
-    def get(ctx: JobContext) -> list[str | None]:
+    def get(ctx: Job) -> list[str | None]:
         record = portal_records.find(ctx.conn, kind, ctx.job["entity_id"]) or {}
         return [record.get(f) for f in fields]
 
     return get
 
 
-@handler("crm", "user")
+@handler("portal", "user")
 @user_locked(lambda ctx: [ctx.job["entity_id"]])
-def user(ctx: JobContext) -> Outcome:
+def user(event: webhook.Event, ctx: Job) -> Outcome:
     constituent_id = sync_user(ctx, ctx.job["entity_id"])
     return Outcome("succeeded", f"user linked to constituent {constituent_id}", crm_constituent_id=constituent_id)
 
 
-def level_for(ctx: JobContext, membership: dict[str, Any]) -> int:
+def level_for(ctx: Job, membership: dict[str, Any]) -> int:
     for key in (membership.get("product_id"), membership.get("level"), "*"):
         if key:
             mapped = mappings.get(ctx.conn, "portal_level", str(key))
@@ -311,9 +320,9 @@ def finish_before(start: str | None, existing_start: str | None) -> str:
     return finish.isoformat()
 
 
-@handler("crm", "membership")
+@handler("portal", "membership")
 @user_locked(_user_of("membership", "user_id"))
-def membership(ctx: JobContext) -> Outcome:
+def membership(event: webhook.Event, ctx: Job) -> Outcome:
     record = portal_records.get(ctx.conn, "membership", ctx.job["entity_id"])
     constituent_id = constituent_for(ctx, record["user_id"])
     crm = ctx.crm
@@ -394,9 +403,9 @@ def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted(groups.items(), key=lambda kv: FUND_KEYS.index(kv[0]))
 
 
-@handler("crm", "payment")
+@handler("portal", "payment")
 @user_locked(_user_of("payment", "user_id"))
-def payment(ctx: JobContext) -> Outcome:
+def payment(event: webhook.Event, ctx: Job) -> Outcome:
     record = portal_records.get(ctx.conn, "payment", ctx.job["entity_id"])
     force = bool(ctx.job["force"])
     if record["status"] != "succeeded":
@@ -457,16 +466,16 @@ def payment(ctx: JobContext) -> Outcome:
     )
 
 
-@handler("crm", "enrollment")
-def enrollment(ctx: JobContext) -> Outcome:
+@handler("portal", "enrollment")
+def enrollment(event: webhook.Event, ctx: Job) -> Outcome:
     record = portal_records.get(ctx.conn, "enrollment", ctx.job["entity_id"])
     portal_records.set_link(ctx.conn, "enrollment", record["id"], crm_synced_at=store.iso())
     return Outcome("succeeded", "enrollment recorded (its gift comes from its payment)")
 
 
-@handler("crm", "relationship")
+@handler("portal", "relationship")
 @user_locked(_user_of("family_link", "primary_user_id", "member_user_id"))
-def relationship(ctx: JobContext) -> Outcome:
+def relationship(event: webhook.Event, ctx: Job) -> Outcome:
     link = portal_records.get(ctx.conn, "family_link", ctx.job["entity_id"])
     if link.get("crm_relationship_id"):
         raise Skip(f"family link {link['id']} is already CRM relationship {link['crm_relationship_id']}")

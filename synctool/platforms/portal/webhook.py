@@ -11,11 +11,10 @@ from typing import Any
 
 from synctool.errors import InvalidInput
 from synctool.platforms.signing import verify_signed_delivery
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
 
 SIGNATURE_HEADER = "synctool-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")
-decode = parse_json_object
 
 
 def verify_webhook(
@@ -26,7 +25,7 @@ def verify_webhook(
     )
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> Event:
     push = parse_json_object(body)
     event_id = text(push.get("id"))
     if not event_id:
@@ -47,7 +46,7 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         )
     else:
         job = JobSpec("push", f"{kind}:{data.get('id') or '?'}", target="portal", email=text(data.get("email")))
-    return event_id, event_type, job
+    return Event(event_id, event_type, job, push)
 
 
 # -- the record shapes the portal pushes (and `synctool portal import` reads) ------------------------

@@ -13,19 +13,23 @@ from __future__ import annotations
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip
 from synctool.money import cents_to_dollars
+from synctool.platforms.context import Job
 from synctool.platforms.square.rules import location
 from synctool.platforms.square.webhook import Money, Notification, Order, PaymentRefund, external_id
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.webhook import Event
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
 
-def read(ctx: JobContext) -> refunds.Refund:
+def read(event: Event, ctx: Job) -> refunds.Refund:
     """The completed refund this job's delivery reports, with the gift it reduces."""
-    if ctx.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
-        data = ctx.client("pos").refund(ctx.payload["refund_id"])
+    if event.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
+        data = ctx.client("pos").refund(event.payload["refund_id"])
+    elif isinstance(event.data, Notification):
+        data = event.data.data.object.get("refund")
     else:
-        data = payload(Notification, ctx.delivery(), "the Square notification").data.object.get("refund")
+        raise PermanentError("the job has neither a Square notification nor a refund id")
     found = payload(PaymentRefund, data, "the Square refund")
     if found.status != "COMPLETED":
         raise Skip(f"Square refund {found.id} is {found.status or 'in no state'}; it is applied once COMPLETED")
@@ -38,7 +42,7 @@ def read(ctx: JobContext) -> refunds.Refund:
     return refunds.Refund("pos", "Square", found.id, external_id(order_id), cents_to_dollars(cents), on)
 
 
-def sale_order_id(ctx: JobContext, found: PaymentRefund) -> str:
+def sale_order_id(ctx: Job, found: PaymentRefund) -> str:
     """The sale a refund gives money back for: its payment's order, else its return order's source."""
     pos = ctx.client("pos")
     if found.payment_id:
@@ -61,6 +65,6 @@ def sale_order_id(ctx: JobContext, found: PaymentRefund) -> str:
     raise PermanentError(f"Square refund {found.id} names neither its payment nor its order: no gift to change")
 
 
-@handler("crm", "order_refund")
-def order_refund(ctx: JobContext) -> Outcome:
-    return refunds.run(ctx, read(ctx))
+@handler("pos", "order_refund")
+def order_refund(event: Event, ctx: Job) -> Outcome:
+    return refunds.run(ctx.refund_job(), read(event, ctx))

@@ -18,6 +18,7 @@ from synctool.crm import gifts
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.money import cents_to_dollars
+from synctool.platforms.context import Job
 from synctool.platforms.mailchimp import audience
 from synctool.platforms.square.webhook import (
     Customer,
@@ -26,7 +27,8 @@ from synctool.platforms.square.webhook import (
     Tender,
     external_id,
 )
-from synctool.queue.handlers import JobContext, handler
+from synctool.platforms.webhook import Event
+from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
@@ -35,7 +37,7 @@ LOCATIONS = "pos:locations"
 logger = logging.getLogger("synctool.pos")
 
 
-def location(ctx: JobContext, location_id: str | None) -> dict[str, Any] | None:
+def location(ctx: Job, location_id: str | None) -> dict[str, Any] | None:
     """The order's location from the cache; a location the cache has not seen refreshes it once."""
     if not location_id:
         return None
@@ -67,7 +69,7 @@ def eligibility(order: Order) -> str | None:
     return f"order is {order.state or 'in an unknown state'}"
 
 
-def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
+def customer_person(ctx: Job, order: Order) -> tuple[Person, str, bool]:
     """The person to credit, who that is (for the log), and whether they consented to e-mail (Square has no
     opt-in: a customer who has explicitly not unsubscribed from marketing e-mail counts)."""
     customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
@@ -101,7 +103,7 @@ def customer_person(ctx: JobContext, order: Order) -> tuple[Person, str, bool]:
     return (Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent", False)
 
 
-def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
+def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
     if order.total_money is None or order.total_money.amount is None:
         raise PermanentError(f"order {order.id} has no total_money amount")
     override = mappings.get(ctx.conn, "location_override", str(order.location_id)) or {}
@@ -128,8 +130,8 @@ def gift_body(ctx: JobContext, order: Order) -> dict[str, Any]:
     return body
 
 
-@handler("crm", "order")
-def order(ctx: JobContext) -> Outcome:
+@handler("pos", "order")
+def order(event: Event, ctx: Job) -> Outcome:
     order_id = ctx.job["entity_id"]
     ext = external_id(order_id)
     made = gifts.already_made(ctx.conn, ext, ctx.job)
@@ -144,7 +146,7 @@ def order(ctx: JobContext) -> Outcome:
         raise Skip(reason)
     body = gift_body(ctx, full)
     person, who, consent = customer_person(ctx, full)
-    constituent_id, gift_id, created = gifts.for_person(ctx, person, body)
+    constituent_id, gift_id, created = ctx.make_gift(person, body)
     place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
     pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")])
     return Outcome(

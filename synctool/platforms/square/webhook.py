@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.money import cents_to_dollars
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
@@ -30,7 +30,6 @@ KEPT_HEADERS = (
     "square-retry-number",
     "square-retry-reason",
 )
-decode = parse_json_object
 
 
 class Money(Payload):
@@ -172,7 +171,7 @@ def verify_webhook(
         )
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> Event:
     envelope = parse_json_object(body)
     if not text(envelope.get("event_id")):
         raise InvalidInput("missing event_id", "a Square notification is {merchant_id, type, event_id, created_at, data}")
@@ -226,4 +225,4 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
         job = JobSpec(
             "event", data.id or event_id, status="skipped", message=f"{event_type or 'untyped event'}: not synced to the CRM"
         )
-    return event_id, event_type, job
+    return Event(event_id, event_type, job, note)

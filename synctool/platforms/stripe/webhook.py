@@ -10,13 +10,13 @@ from typing import Any, Optional
 
 from synctool.errors import InvalidInput
 from synctool.money import cents_to_dollars
+from synctool.platforms import webhook
 from synctool.platforms.signing import sign, verify_signed_delivery
 from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
 from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
-decode = parse_json_object
-__all__ = ["sign", "verify_webhook", "parse_webhook", "decode", "Event", "PortalObject", "Charge"]
+__all__ = ["sign", "verify_webhook", "parse_webhook", "Event", "PortalObject", "Charge"]
 #: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
 #: ``async_payment_succeeded`` or ``async_payment_failed``
 SYNCED_EVENTS = (
@@ -106,7 +106,7 @@ def verify_webhook(
     )
 
 
-def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
+def parse_webhook(body: bytes) -> webhook.Event:
     envelope = parse_json_object(body)
     if not text(envelope.get("id")):
         raise InvalidInput("missing event id", "a Stripe event has id evt_...")
@@ -136,4 +136,4 @@ def parse_webhook(body: bytes) -> tuple[str, str, JobSpec]:
             status="skipped",
             message=f"{event.type or 'untyped event'}: not used by synctool",
         )
-    return event.id, event.type, job
+    return webhook.Event(event.id, event.type, job, event)

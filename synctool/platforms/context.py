@@ -1,0 +1,185 @@
+"""What a job handler works with: ``Job`` (its row, a connection of its own, the config, the outside
+clients) and the ``Services`` one drain shares between its jobs. The queue runs handlers through these
+(``queue.handlers.Runner``) without knowing the CRM or any platform.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from synctool import store
+from synctool.config import Config
+from synctool.crm import constituents, gifts, refunds
+from synctool.crm.client import CrmClient
+from synctool.platforms.webhook import Event, JobSpec
+from synctool.queue import jobs
+from synctool.runtime import Runtime
+
+
+@dataclass
+class Job:
+    """The running job a handler gets: its row, a connection of its own, the config and the clients."""
+
+    job: sqlite3.Row
+    conn: sqlite3.Connection
+    rt: Runtime
+    owner: str
+    services: Services
+    #: when this job's run (a drain, or one operator command) started: the CRM mirror is refreshed at
+    #: most once per run, and must have been refreshed since then before a constituent is created
+    run_started: str = field(default_factory=store.iso)
+    crm_requests: int = 0
+
+    @property
+    def config(self) -> Config:
+        return self.rt.config
+
+    @property
+    def id(self) -> str:
+        return str(self.job["id"])
+
+    @property
+    def force(self) -> bool:
+        return bool(self.job["force"])
+
+    def heartbeat(self) -> None:
+        """Extend the lease and the job's locks; called before each CRM request, so a job run outside a
+        drain's heartbeat (an operator's "sync now") is not reclaimed while it works."""
+        jobs.renew(self.conn, [self.owner], self.rt.config.queue.lease_seconds)
+
+    def count_crm_request(self) -> None:
+        self.crm_requests += 1
+        self.heartbeat()
+
+    def client(self, role: str) -> Any:
+        """The API client for an outside system (``donations``, ``pos``, ``mailing``, ...)."""
+        return self.services.get(role, self)
+
+    @property
+    def crm(self) -> CrmClient:
+        """The CRM client; every request it sends is counted on this job's attempt."""
+        return self.services.get("crm", self)  # type: ignore[no-any-return]
+
+    def match_or_create(self, person: constituents.Person, *, use_link: bool = True) -> tuple[str, bool]:
+        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
+        crm = self.rt.config.crm
+        return constituents.match_or_create(
+            self.crm,
+            self.conn,
+            person,
+            crm.profile_defaults,
+            fresh_since=self.run_started,
+            page_size=crm.mirror_page_size,
+            use_link=use_link,
+        )
+
+    def make_gift(self, person: constituents.Person, body: dict[str, Any]) -> tuple[str, str, bool]:
+        """The person's constituent and the gift ``body`` on it, made once (``crm.gifts.for_person``):
+        (constituent id, gift id, whether the gift is new)."""
+        return gifts.for_person(
+            self.crm,
+            self.conn,
+            person,
+            body,
+            self.match_or_create,
+            job_id=self.id,
+            force=self.force,
+            confirm_after_s=self.config.crm.confirm_after_s,
+        )
+
+    def refund_job(self) -> refunds.RefundJob:
+        """This job as ``crm.refunds`` applies a refund for it."""
+        return refunds.RefundJob(self.crm, self.conn, self.id, self.job["created_at"], self.config)
+
+
+class Services:
+    """Outside clients shared by the jobs of one drain: building an HTTPS client (its TLS context) costs
+    more than most jobs, and httpx clients are thread-safe. CRM requests are counted on the job that the
+    calling thread is running."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        *,
+        open_client: Callable[[str], Any],
+        parse: Callable[[str, bytes], Event],
+        register: Callable[[], None] | None = None,
+    ):
+        self.rt = rt
+        self.open_client = open_client
+        self.parse = parse
+        self._register = register
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._current = threading.local()
+        #: preview mode: the CRM client holds its writes back (drain sets it from ``synctool sync-mode``)
+        self.preview = False
+
+    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> Job:
+        return Job(job, conn, self.rt, owner, self, run_started)
+
+    def event(self, running: Any) -> Event:
+        """The job's event: its stored delivery parsed by the platform's adapter, or (for a job no delivery
+        brought) its payload."""
+        row = running.job
+        payload = json.loads(row["payload"]) if row["payload"] else {}
+        spec = JobSpec(row["entity_type"], row["entity_id"], row["target"], row["external_id"])
+        if row["delivery_id"] is not None:
+            found = running.conn.execute("SELECT source, body FROM deliveries WHERE id = ?", (row["delivery_id"],)).fetchone()
+            if found is not None:
+                parsed = self.parse(found["source"], bytes(found["body"]))
+                return Event(parsed.id, parsed.type, parsed.job, parsed.data, payload)
+        return Event("", row["entity_type"], spec, None, payload)
+
+    def _count(self) -> None:
+        ctx = getattr(self._current, "ctx", None)
+        if ctx is not None:
+            ctx.count_crm_request()
+
+    def get(self, name: str, ctx: Job) -> Any:
+        self._current.ctx = ctx
+        with self._lock:
+            if name not in self._clients:
+                if name == "crm":
+                    from synctool.crm import target
+
+                    self._clients[name] = target.open_client(ctx.conn, self.rt, on_request=self._count, preview=self.preview)
+                else:
+                    self._clients[name] = self.open_client(name)
+            return self._clients[name]
+
+    def start_plan(self) -> None:
+        """Preview mode: the next job's plan starts empty."""
+        client = self._clients.get("crm")
+        if client is not None and hasattr(client, "start_plan"):
+            client.start_plan()
+
+    def plan(self) -> list[dict[str, Any]]:
+        """Preview mode: the writes the current job would have sent to the CRM."""
+        client = self._clients.get("crm")
+        return list(getattr(client, "writes", []))
+
+    def decision(self, writes: list[dict[str, Any]]) -> str:
+        """Preview mode: the constituent decision those writes make, in words."""
+        from synctool.crm.preview import summary
+
+        return summary(writes)
+
+    def ready(self) -> None:
+        """Register the handlers, once, when the first job is claimed: an idle drain (cron's tick on an
+        empty queue) never imports the platforms' rules."""
+        with self._lock:
+            if self._register is not None:
+                self._register()
+                self._register = None
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
