@@ -130,11 +130,14 @@ class RootGroup(SynctoolGroup):
     command building them, which a cron job or `syncs list --json` should not pay for 80 commands."""
 
     lazy: dict[str, str] = {}
+    #: the platforms' own command groups (name -> ``module:app``), read from the registry only when a name
+    #: is not a built-in's or the whole list is shown: `syncs list` does not load every platform
+    platform_groups: Callable[[], dict[str, str]] = staticmethod(dict)
     #: the top-level commands by task (a platform's own group joins "Platforms" by itself)
     sections: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "Getting started",
-            ("init", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
+            ("init", "platforms", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
         ),
         ("Daily operation", ("serve", "drain", "poll", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup")),
         ("Money", ("reconcile", "refunds", "mappings")),
@@ -142,15 +145,24 @@ class RootGroup(SynctoolGroup):
         ("Team and settings", ("users", "settings", "inject", "dev")),
     )
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        platforms = tuple(self.platform_groups())
+        self.sections = tuple((title, platforms if title == "Platforms" else names) for title, names in type(self).sections)
+        super().format_commands(ctx, formatter)
+
     def list_commands(self, ctx: Any) -> list[str]:
-        return list(super().list_commands(ctx)) + [name for name in self.lazy if name not in self.commands]
+        every = {**self.lazy, **self.platform_groups()}
+        return list(super().list_commands(ctx)) + [name for name in every if name not in self.commands]
 
     def get_command(self, ctx: Any, name: str) -> Any:
         command = super().get_command(ctx, name)
-        if command is None and name in self.lazy:
+        if command is None and name not in self.commands:
+            where = self.lazy.get(name) or self.platform_groups().get(name)
+            if where is None:
+                return None
             import importlib
 
-            module, _, attr = self.lazy[name].partition(":")
+            module, _, attr = where.partition(":")
             command = typer.main.get_group(getattr(importlib.import_module(module), attr))
             command.name = name
             self.commands[name] = command
@@ -224,10 +236,11 @@ TEXT_COLUMNS = {
     "what",
     "entity",
     "why",
+    "can",
 }
 MIN_TEXT_WIDTH = 10
 #: the text columns that say what happened (a failed record's error): they widen before the others
-FIRST_TO_GROW = {"message", "error", "last_error", "why"}
+FIRST_TO_GROW = {"message", "error", "last_error", "why", "can"}
 GAP = 2  # between two columns: a space of padding, then Rich's (invisible) separator
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_the_demo_path_asks_and_answers_only_what_the_platforms_describe():
-    from synctool.cli import demo
+    from synctool.fakes import demo
     from synctool.fakes.world import FakeWorld
 
     world = FakeWorld()

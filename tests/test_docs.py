@@ -70,7 +70,7 @@ def test_help_reads_as_help(cli, env):
         assert section in out, out
     assert "<bool>" not in out and "<str>" not in out and "--config PATH" in out
     assert not [line for line in out.splitlines()[1:] if line.endswith("...")]  # no summary cut short
-    assert "page the platform's history (Givebutter transactions, Square" in " ".join(out.split())
+    assert "page the history of each platform that offers one" in " ".join(out.split())
     platforms = out.split("Platforms:")[1].split("\n\n")[0]
     assert all(name in platforms for name in ("donations", "pos", "mailing", "portal"))
     reconcile = cli("reconcile", "--help").stdout

@@ -62,3 +62,31 @@ def test_each_hook_resolves_to_what_the_core_calls(platform: platforms.Platform)
 def test_drain_knows_every_job_type_the_platforms_name():
     platforms.register_handlers()
     assert ("donations", "transaction") in HANDLERS and ("pos", "order") in HANDLERS and ("pos", "order_refund") in HANDLERS
+
+
+def test_no_core_module_names_a_platform():
+    """The core iterates over the registry: no module of the CLI, the receiver and admin API, the operations,
+    the queue or the CRM names a registered platform (the fakes and the demo, which play each platform's
+    part, and the platforms' own packages aside)."""
+    import re
+    from pathlib import Path
+
+    package = Path(platforms.__file__).resolve().parents[1]
+    names = re.compile("|".join(sorted({p.name for p in REGISTERED} | {"givebutter", "square", "mailchimp", "stripe"})), re.I)
+    found = [
+        f"{path.relative_to(package.parent)}:{n}"
+        for folder in ("cli", "web", "ops", "queue", "crm")
+        for path in sorted((package / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if names.search(line) and path.name != "fake.py"
+    ]
+    assert found == []
+
+
+def test_platforms_lists_each_with_what_it_can_do(cli):
+    import json
+
+    rows = {r["name"]: r for r in json.loads(cli("platforms", "--json").stdout)}
+    assert list(rows) == [p.name for p in REGISTERED]
+    assert "poll" in rows["givebutter"]["can"] and "payouts" in rows["square"]["can"]
+    assert rows["portal"]["targets"] == "portal" and rows["mailchimp"]["targets"] == "mailing"

@@ -13,12 +13,12 @@ def backfill(
     ctx: typer.Context,
     since: str = typer.Option(..., help="first day, YYYY-MM-DD or a duration back (180d)"),
     until: str = typer.Option(None, help="last day (inclusive); default: today"),
-    source: str = typer.Option(None, help="donations or pos; default: both"),
+    source: str = typer.Option(None, help="a source that offers a backfill; default: each"),
     dry_run: bool = typer.Option(False, "--dry-run", help="say what was found and what it will cost; queue nothing"),
     as_json: AsJson = False,
 ) -> None:
-    """Bring in the gifts of the months before synctool: page the platform's history (Givebutter
-    transactions, Square payments and their orders) and queue each item synctool has never seen, through the
+    """Bring in the gifts of the months before synctool: page the history of each platform
+    that offers one (`synctool platforms` says which) and queue each item synctool has never seen, through the
     normal path (drain writes them; nothing already synced is written twice). First it says what it found
     and what it will cost in CRM requests and time at synctool's share of the CRM budget.
 

@@ -12,7 +12,7 @@ app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    source: str = typer.Option(None, help="donations, pos, mailing, payments or portal"),
+    source: str = typer.Option(None, help="a source: the role of a platform (synctool platforms lists them)"),
     since: str = typer.Option(None, help="a duration ago (24h, 7d) or an ISO date"),
     limit: int = typer.Option(50, help="at most this many (1-1000)"),
     as_json: AsJson = False,

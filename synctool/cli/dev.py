@@ -11,14 +11,14 @@ app = sub_app("Development and test operations.")
 
 @app.command("reset-test-data")
 def reset_test_data(ctx: typer.Context, yes: bool = typer.Option(False, "--yes", help="do not ask")) -> None:
-    """Delete deliveries, jobs, ledgers and portal records (sandbox CRM environment only).
+    """Delete deliveries, jobs, ledgers and the platforms' local records (sandbox CRM environment only).
 
     Example: synctool dev reset-test-data --yes
     """
     from synctool.ops.dev import reset_test_data as op
 
     if not yes:
-        typer.confirm("Delete all deliveries, jobs and portal records?", abort=True)
+        typer.confirm("Delete all deliveries, jobs and the platforms' local records?", abort=True)
     obj = ctx_obj(ctx)
     emit_json(op(obj.db, obj.rt))
 

@@ -18,7 +18,9 @@ JOB_COLUMNS = ["id", "target", "entity", "status", "attempts", "run_after", "las
 def jobs_list(
     ctx: typer.Context,
     status: str = typer.Option("all", help="all, pending (queued or running) or failed"),
-    target: str = typer.Option(None, help="crm, portal, cms or messaging"),
+    target: str = typer.Option(
+        None, help="a job target: crm, cms, messaging, or one a platform adds (synctool platforms lists them)"
+    ),
     limit: int = typer.Option(100, help="at most this many (1-500)"),
     as_json: AsJson = False,
     columns: Columns = None,

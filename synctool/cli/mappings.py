@@ -14,13 +14,13 @@ overrides_app = sub_app(
     "Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides"
 )
 funds_app = sub_app(
-    "Fund overrides: the CRM fund for gifts designated to one Givebutter fund (wins over campaign mappings).\n\nExample: synctool mappings funds"
+    "Fund overrides: the CRM fund for gifts designated to one donation-platform fund (wins over campaign mappings).\n\nExample: synctool mappings funds"
 )
 payments_app = sub_app(
-    "Payment methods: Givebutter method or Square tender type -> CRM payment type and gift type.\n\nExample: synctool mappings payments"
+    "Payment methods: a platform's payment method (ROLE:METHOD) -> CRM payment type and gift type.\n\nExample: synctool mappings payments"
 )
 fields_app = sub_app(
-    "Custom fields: Givebutter custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields"
+    "Custom fields: a donation-platform custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields"
 )
 app.add_typer(types_app, name="types")
 app.add_typer(overrides_app, name="overrides")
@@ -89,7 +89,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 @overrides_app.command("set")
 def overrides_set(
     ctx: typer.Context,
-    campaign: str = typer.Argument(..., help="the Givebutter campaign id"),
+    campaign: str = typer.Argument(..., help="the donation platform's campaign id"),
     fund_id: int = _opt("CRM fund id"),
     campaign_id: int = _opt("CRM campaign id"),
     appeal_id: int = _opt("CRM appeal id"),
@@ -123,10 +123,10 @@ def funds_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 @funds_app.command("set")
 def funds_set(
     ctx: typer.Context,
-    fund: str = typer.Argument(..., help="the Givebutter fund code (fund_code), or its fund_id"),
+    fund: str = typer.Argument(..., help="the donation platform's fund code, or its fund id"),
     fund_id: int = typer.Option(..., help="CRM fund id"),
 ) -> None:
-    """Send gifts designated to one Givebutter fund to a CRM fund, whatever their campaign's mapping says.
+    """Send gifts designated to one donation-platform fund to a CRM fund, whatever their campaign's mapping says.
 
     Example: synctool mappings funds set BUILDING --fund-id 2401
     """
@@ -177,10 +177,10 @@ def fields_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 @fields_app.command("set")
 def fields_set(
     ctx: typer.Context,
-    field: str = typer.Argument(..., help="Givebutter custom field id or title"),
+    field: str = typer.Argument(..., help="the donation platform's custom field id or title"),
     crm_field: str = typer.Option(..., help="the CRM gift custom field: its key or name (synctool crm gift-fields)"),
 ) -> None:
-    """Copy a Givebutter custom field into a CRM gift custom field. The field is checked against the cached
+    """Copy a donation-platform custom field into a CRM gift custom field. The field is checked against the cached
     CRM gift fields; each gift's value must be one of that field's values, or the job fails saying so.
 
     Example: synctool mappings custom-fields set 77 --crm-field referral_source

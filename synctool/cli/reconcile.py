@@ -30,7 +30,7 @@ def reconcile(
         None, "--from", help="first day, YYYY-MM-DD or a duration back (30d); default: the last full month"
     ),
     end: str = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a duration back; default: today"),
-    source: str = typer.Option(None, help="donations, pos or portal; default: all"),
+    source: str = typer.Option(None, help="a source that takes in money (synctool platforms lists them); default: all"),
     fix: bool = typer.Option(
         False, "--fix", help="queue a job for each missing item that should sync and each refund not applied"
     ),
@@ -158,8 +158,8 @@ def payouts(
 ) -> None:
     """One row per payout (bank deposit): its date, gross, fees, refunds and net (gross - fees - refunds), a
     flag when that is not the payout's own amount, and how many of its transactions have their gift in the
-    CRM (which do not, and which synctool made but the CRM no longer holds). Givebutter groups transactions
-    by payout_id; Square lists payouts and their entries. Costs one CRM search per 100 gifts.
+    CRM (which do not, and which synctool made but the CRM no longer holds), for each platform that pays out
+    (`synctool platforms` says which). Costs one CRM search per 100 gifts.
 
     Example: synctool reconcile payouts --from 2026-10-01 --to 2026-10-31 --source pos
     """

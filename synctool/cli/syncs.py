@@ -28,7 +28,7 @@ def for_people(row: dict) -> dict:
 def list_(
     ctx: typer.Context,
     status: str = typer.Option(None, help="queued, running, succeeded, skipped, failed or resolved"),
-    source: str = typer.Option(None, help="donations, pos, mailing, payments or portal"),
+    source: str = typer.Option(None, help="a source: the role of a platform (synctool platforms lists them)"),
     date_from: str = typer.Option(None, "--from", help="created at or after: ISO date/time or a duration ago (24h)"),
     date_to: str = typer.Option(None, "--to", help="created at or before: ISO date/time (a bare date is inclusive)"),
     q: str = typer.Option(None, "--q", help="text in the external id, e-mail, name or error"),

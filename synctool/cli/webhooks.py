@@ -18,11 +18,11 @@ def _sources(value: str | None) -> list[str] | None:
 @app.command("status")
 def status(
     ctx: typer.Context,
-    source: str = typer.Option(None, help="comma-separated: donations, pos, mailing, payments; default: all"),
+    source: str = typer.Option(None, help="comma-separated sources; default: all"),
     as_json: AsJson = False,
 ) -> None:
-    """Ask each platform what is registered and compare it with what synctool needs: the URL (for Square, the
-    exact URL signatures are checked with), the events its handlers read, enabled, and the secret stored on
+    """Ask each platform what is registered and compare it with what synctool needs: the URL (for a platform
+    that signs its URL, exactly that URL), the events its handlers read, enabled, and the secret stored on
     this side. One line per source: ok, missing, wrong URL, missing events, disabled, no secret, not
     configured, with the fix. Exit 1 when any is not ok.
 
@@ -41,12 +41,11 @@ def status(
 def register(
     ctx: typer.Context,
     url: str = typer.Option(..., help="the receiver's public address, https://HOST (the routes /webhooks/<source> are added)"),
-    source: str = typer.Option(None, help="comma-separated: pos, payments, mailing, donations; default: all"),
+    source: str = typer.Option(None, help="comma-separated sources; default: all"),
     as_json: AsJson = False,
 ) -> None:
     """Create what is missing and repair what is wrong, idempotently (never a second registration for a
-    route): Square subscription, Stripe endpoint, Mailchimp audience webhooks (unsubscribe and cleaned,
-    not API changes, with a generated ?secret=), Givebutter webhook. The secrets the platforms return go to
+    route), by each platform's own API (`synctool platforms` says which can). The secrets the platforms return go to
     the keyring; without one, the `export` lines to put in synctool's environment are printed (to stderr,
     and never in --json). Restart `synctool serve` afterwards so it reads them.
 

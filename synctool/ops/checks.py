@@ -202,7 +202,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         else "never ran",
         "" if fresh else "install crontab.example (a nightly `synctool reconcile --from 8d --quiet`)",
     )
-    backlog, oldest = log.backlog(conn, log.CRM_BOUND)
+    backlog, oldest = log.backlog(conn, platforms.crm_bound())
     age = age_s(oldest)
     add(
         "queue backlog",

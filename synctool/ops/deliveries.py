@@ -58,7 +58,7 @@ def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
 
 
 class InjectBody(Body):
-    """Spec: POST /api/inject-webhook: the payload as JSON, or the raw body as a string (Mailchimp's form)."""
+    """Spec: POST /api/inject-webhook: the payload as JSON, or the raw body as a string (a form-encoded platform's)."""
 
     source: str = Field(min_length=1)
     payload: Union[dict[str, Any], list[Any], str]

@@ -13,7 +13,7 @@ from synctool.runtime import Runtime
 
 
 def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
-    """Clear deliveries, jobs, ledgers and portal records; refused unless the CRM environment is sandbox.
+    """Clear deliveries, jobs, ledgers and the platforms' local records; refused unless the CRM environment is sandbox.
     Settings, mappings and users are kept."""
     env = crm_target.environment(conn, rt)
     if env != "sandbox":

@@ -66,7 +66,7 @@ def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dic
 
 
 def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[str, Any]:
-    """The CRM fund for gifts a donor designated to one Givebutter fund (its code, or its id); it wins
+    """The CRM fund for gifts a donor designated to one donation-platform fund (its code, or its id); it wins
     over the campaign's mappings."""
     value = coding(conn, {"fund_id": body.fund_id})
     mappings.put(conn, "fund_override", body.fund, value)
@@ -74,11 +74,11 @@ def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[
 
 
 def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:
-    """Copy a Givebutter custom field into a CRM gift custom field (checked against the cached gift fields)."""
+    """Copy a donation-platform custom field into a CRM gift custom field (checked against the cached gift fields)."""
     from synctool.crm.references import gift_field
 
     if not field or not crm_field:
-        raise InvalidInput("both the Givebutter field (id or title) and the CRM gift field are needed")
+        raise InvalidInput("both the donation platform's field (id or title) and the CRM gift field are needed")
     found = gift_field(conn, crm_field)
     if found is None:
         known = listing(conn, "gift-fields")["items"]

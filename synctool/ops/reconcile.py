@@ -136,7 +136,7 @@ def reconcile(
         sent_before = crm.requests_sent
         clauses = search_params({"date_from": str(first), "date_to": str(last)})
         in_period = [g for page in crm.iter_pages("/gifts/search", clauses, page_size=PAGE) for g in page]
-        # synctool's gifts: its external id prefixes, or an id in its ledger (a portal payment's); the rest are other tools'
+        # synctool's gifts: its external id prefixes, or an id in its ledger (a platform's without a prefix); the rest are other tools'
         made = _ledger(conn, {str(g["external_id"]) for g in in_period if g.get("external_id")})
         by_ext: dict[str, dict[str, Any]] = {}
         others: list[dict[str, Any]] = []

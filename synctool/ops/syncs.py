@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import timedelta
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from synctool import store
+from synctool import platforms, store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.platforms import sources
 from synctool.queue import jobs, log
@@ -22,8 +23,17 @@ STATS_WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": tim
 STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
 
 
-SOURCES = sources()
-Source = Literal[SOURCES]  # type: ignore[valid-type]
+def _known_source(value: str) -> str:
+    """A source filter names a registered platform's role (read when one is given: listing the sync log
+    loads no platform)."""
+    known = sources()
+    if value not in known:
+        expected = " or ".join(repr(s) for s in known)
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return value
+
+
+Source = Annotated[str, AfterValidator(_known_source)]
 
 
 class SyncQuery(Query):
@@ -171,9 +181,9 @@ JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",
 def list_jobs(
     conn: sqlite3.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
-    """The queue view of the portal's admin interface: all, pending (queued or running) or failed."""
+    """The queue view of the admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
-    one_of(target, jobs.TARGETS, "target")
+    one_of(target, platforms.job_targets(), "target")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
     return log.view(conn, statuses=JOB_VIEWS[status], target=target, limit=limit)
@@ -203,7 +213,7 @@ def retry_all(
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
     source = (query or SourceQuery()).source
     refetched = refetch(conn, rt, source) if fresh else None
-    result = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
+    result: dict[str, Any] = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
     if refetched is not None:
         result.update(refetched=refetched[0], refetch_errors=refetched[1])
     return result

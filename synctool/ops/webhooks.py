@@ -33,7 +33,7 @@ def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:
 
 
 def verify_url(conn: sqlite3.Connection, rt: Any) -> str | None:
-    """The URL Square's signatures are checked with: what registration saved, else the config's."""
+    """The URL the POS platform's signatures are checked with: what registration saved, else the config's."""
     return settings.get(conn, POS_URL) or rt.config.webhooks.pos_notification_url
 
 
@@ -46,7 +46,7 @@ def _chosen(sources: list[str] | None) -> dict[str, Any]:
 
 
 def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) -> dict[str, Any]:
-    """One line per source (and per mapped Mailchimp audience): ok, missing, wrong URL, missing events,
+    """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
     base = public_url(conn, rt)
     checks: list[Check] = []

@@ -86,6 +86,18 @@ class Mappings:
 
 
 @dataclass(frozen=True)
+class Target:
+    """A job target a platform adds beside the CRM (``jobs.target``): what its jobs act on."""
+
+    name: str
+    #: its jobs turn platform records into CRM jobs: drain runs them before the CRM's, and doctor counts
+    #: them in the CRM backlog
+    first: bool = False
+    #: its jobs change local records, so they run one at a time, in arrival order
+    serial: bool = False
+
+
+@dataclass(frozen=True)
 class Platform:
     """Everything the core knows of one outside system. Each is optional but ``name`` and ``role``."""
 
@@ -122,6 +134,8 @@ class Platform:
     refetch: str | None = None
     #: ``module:function(conn, rt)``: its own ``doctor`` rows, ``(check, status, detail, fix)``
     checks: str | None = None
+    #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
+    targets: tuple[Target, ...] = ()
     #: the tables it keeps records in (``dev reset-test-data`` empties them)
     tables: tuple[str, ...] = ()
     #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
@@ -269,6 +283,28 @@ def using(rt: Any, role: str, client: Any = None) -> Iterator[Any]:
         made.close()
 
 
+def targets() -> tuple[Target, ...]:
+    return tuple(t for p in registered() for t in p.targets)
+
+
+def drained_targets() -> tuple[str, ...]:
+    """The targets drain runs, in order: the platforms' first ones, the CRM, the platforms' others."""
+    added = targets()
+    return tuple([t.name for t in added if t.first] + ["crm"] + [t.name for t in added if not t.first])
+
+
+def job_targets() -> tuple[str, ...]:
+    """Every job target: those drain runs, and those the spec leaves to processors of their own."""
+    from synctool.queue.jobs import TARGETS
+
+    return drained_targets() + tuple(t for t in TARGETS if t != "crm")
+
+
+def crm_bound() -> tuple[str, ...]:
+    """The targets whose jobs lead to the CRM: the backlog doctor watches."""
+    return tuple(t.name for t in targets() if t.first) + ("crm",)
+
+
 def services(rt: Any) -> Services:
     """What drain's handlers run with: every platform's handlers (registered when the first job is claimed),
     their clients built from the Runtime on first use, stored deliveries decoded by their adapter."""
@@ -279,4 +315,33 @@ def services(rt: Any) -> Services:
         open_client=lambda role: open_client(rt, role),
         parse=lambda source, body: adapter(source).parse_webhook(body),
         register=register_handlers,
+        targets=drained_targets(),
+        serial=tuple(t.name for t in targets() if t.serial),
     )
+
+
+def describe() -> list[dict[str, Any]]:
+    """One row per registered platform: its name and role, its webhook route, and what it can do."""
+    rows = []
+    for p in registered():
+        pays_out = bool(p.reconcile) and hasattr(importlib.import_module(p.reconcile or ""), "payouts")
+        can = {
+            "poll": p.poll is not None,
+            "reconcile": p.reconcile is not None,
+            "payouts": pays_out,
+            "backfill": p.backfill,
+            "webhook registration": p.registration is not None,
+            "connection test": bool(p.client and p.client.probe),
+        }
+        rows.append(
+            {
+                "name": p.name,
+                "role": p.role,
+                "webhook": f"/webhooks/{p.webhook.role}" if p.webhook else None,
+                "commands": ", ".join(p.commands) or None,
+                "can": ", ".join(k for k, v in can.items() if v) or None,
+                "targets": ", ".join(t.name for t in p.targets) or None,
+                "secrets": ", ".join(p.secrets) or None,
+            }
+        )
+    return rows

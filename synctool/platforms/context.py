@@ -109,8 +109,12 @@ class Services:
         open_client: Callable[[str], Any],
         parse: Callable[[str, bytes], Event],
         register: Callable[[], None] | None = None,
+        targets: tuple[str, ...] = ("crm",),
+        serial: tuple[str, ...] = (),
     ):
         self.rt = rt
+        self.targets = targets
+        self.serial = serial
         self.open_client = open_client
         self.parse = parse
         self._register = register

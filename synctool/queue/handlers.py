@@ -67,6 +67,9 @@ class Runner(Protocol):
 
     rt: Runtime
     preview: bool
+    #: the targets drain runs, in order (those whose jobs make CRM jobs first), and those run one at a time
+    targets: tuple[str, ...]
+    serial: tuple[str, ...]
 
     def ready(self) -> None: ...
 

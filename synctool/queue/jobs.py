@@ -20,7 +20,9 @@ from synctool import store
 from synctool.timeutil import age_s
 
 STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed")
-TARGETS = ("crm", "portal", "mailing", "cms", "messaging")
+#: the targets the core knows: the CRM, and two the spec names whose jobs are left for processors of their
+#: own; a platform adds its own (``platforms.Target``)
+TARGETS = ("crm", "cms", "messaging")
 MAX_RUNNING = 3
 
 
@@ -33,7 +35,7 @@ class Outcome:
     crm_constituent_id: str | None = None
     crm_gift_id: str | None = None
     crm_ids: dict[str, Any] | None = None
-    #: the gift's amount in dollars ("25.00"), when the handler learnt it (POS orders, portal payments)
+    #: the gift's amount in dollars ("25.00"), when the handler learnt it (POS orders, payments)
     amount: str | None = None
 
 
@@ -111,23 +113,25 @@ def claim(
     owner: str,
     *,
     targets: tuple[str, ...] = ("crm",),
+    serial: tuple[str, ...] = (),
     lease_seconds: float = 300,
     max_running: int = MAX_RUNNING,
 ) -> sqlite3.Row | None:
     """Take the next due job of ``targets`` (earlier targets first), or one whose lease expired, for
-    ``owner``; None when none is due or ``max_running`` jobs are already running. Records the attempt."""
+    ``owner``; None when none is due or ``max_running`` jobs are already running. Records the attempt.
+    The jobs of a ``serial`` target run one at a time, in arrival order (they change local records)."""
     now = store.utcnow()
     now_s = store.iso(now)
     expires = store.iso(now + timedelta(seconds=lease_seconds))
     marks = ",".join("?" * len(targets))
     order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
+    one_at_a_time = ",".join("?" * len(serial)) or "NULL"
     with store.atomic(conn):
         row = conn.execute(
             "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
             f" updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
             "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"
-            # portal jobs change local records, so they run one at a time, in arrival order
-            "   AND (target != 'portal' OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.target = 'portal'"
+            f"   AND (target NOT IN ({one_at_a_time}) OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.target = jobs.target"
             "        AND r.status = 'running' AND r.lease_expires >= ?))"
             # one writer per external id: a job waits while another for the same gift runs
             "   AND (external_id IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS w WHERE w.external_id = jobs.external_id"
@@ -135,7 +139,7 @@ def claim(
             f"   ORDER BY {order}, run_after, rowid LIMIT 1)"
             f" AND (SELECT count(*) FROM jobs WHERE target IN ({marks}) AND status = 'running' AND lease_expires >= ?) < ?"
             " RETURNING *",
-            (owner, expires, now_s, *targets, now_s, now_s, now_s, now_s, *targets, *targets, now_s, max_running),
+            (owner, expires, now_s, *targets, now_s, now_s, *serial, now_s, now_s, *targets, *targets, now_s, max_running),
         ).fetchone()
         if row is None:
             return None
@@ -191,7 +195,7 @@ def record_crm_ids(
 
 
 def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -> None:
-    """A job that learnt its CRM idempotency key while it ran (a Square refund names its payment, whose
+    """A job that learnt its CRM idempotency key while it ran (a refund that names its payment, whose
     order names the gift): recorded, so the job is serialised with, and woken by, that gift's jobs."""
     with store.atomic(conn):
         conn.execute("UPDATE jobs SET external_id = ? WHERE id = ? AND external_id IS NULL", (external_id, job_id))

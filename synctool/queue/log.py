@@ -18,8 +18,6 @@ LIST_COLUMNS = (
 )
 #: the one meaning of an open failure: failed, and no person has resolved it
 OPEN_FAILURE = "status = 'failed' AND resolved_at IS NULL"
-#: the targets whose jobs lead to the CRM (a portal job turns a record into CRM jobs): the backlog doctor watches
-CRM_BOUND = ("portal", "crm")
 #: a job that would make (or made) a money item's gift, not one of its refunds
 GIFT_JOB = "entity_type NOT LIKE '%refund'"
 
@@ -113,7 +111,7 @@ def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, st
 
 
 def view(conn: sqlite3.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int) -> list[dict[str, Any]]:
-    """The queue as the portal's admin screen lists it: these statuses (all when None), newest first."""
+    """The queue as the admin screen lists it: these statuses (all when None), newest first."""
     where = store.Where()
     if statuses:
         where.add(f"status IN ({','.join('?' * len(statuses))})", *statuses)

@@ -199,17 +199,18 @@ def drain(
     max_seconds: float = 55,
     max_jobs: int | None = None,
     concurrency: int = 3,
-    targets: tuple[str, ...] = ("portal", "crm", "mailing"),
+    targets: tuple[str, ...] | None = None,
     on_job: Callable[[DrainSummary], None] | None = None,
     stop: threading.Event | None = None,
 ) -> DrainSummary:
     """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
 
-    ``portal`` jobs (local: a portal push or a Stripe event turned into records and CRM jobs) go first,
-    then ``crm`` jobs, then ``mailing`` jobs (donors pushed to the mailing list); ``cms`` and ``messaging``
-    jobs are left for their own processors. Once ``stop`` is set, no new job is claimed: the running ones
+    ``targets`` (default: the runner's) are run in order: the platforms' local targets whose jobs make CRM
+    jobs, then ``crm`` jobs, then the other platform targets; ``cms`` and ``messaging`` jobs are left for
+    their own processors. Once ``stop`` is set, no new job is claimed: the running ones
     finish and are recorded. ``services`` gives the handlers their clients; it is closed at the end."""
     rt = services.rt
+    targets = targets or services.targets
     setup = store.connect(rt.config.db_path, migrate=False)
     try:
         mode = settings.sync_mode(setup)
@@ -249,7 +250,9 @@ def drain(
             while time.monotonic() < deadline:
                 if not take_slot():
                     return
-                job = jobs.claim(conn, owner, targets=targets, lease_seconds=rt.config.queue.lease_seconds)
+                job = jobs.claim(
+                    conn, owner, targets=targets, serial=services.serial, lease_seconds=rt.config.queue.lease_seconds
+                )
                 if job is None:
                     give_back()
                     due = jobs.next_due_in(conn, targets)

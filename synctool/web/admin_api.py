@@ -215,7 +215,7 @@ def _ops():
         ),
         ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.rt)),
         ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.rt)),
-        # the portal's admin routes (portal-sync.md)
+        # the admin routes of the queue spec
         ("GET", "/api/admin/crm/test-connection", ADMIN, lambda c: crm_ops.test_connection(c.conn, c.rt)),
         ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
         ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),

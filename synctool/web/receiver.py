@@ -124,7 +124,7 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
             try:
                 body = await read_body(request, rt.config.receiver.max_body_bytes)
                 if answers_url_check and not body.strip():
-                    return JSONResponse({"status": "ok"})  # a URL check (Mailchimp's) may POST an empty body
+                    return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
                 inbound = accept(source, body, request.headers, request.query_params, secrets)
             except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
                 logger.warning("rejected %s delivery: %s", source, exc)

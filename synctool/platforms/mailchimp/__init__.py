@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Client, Fake, Platform, Webhook
+from synctool.platforms import Client, Fake, Platform, Target, Webhook
 
 PLATFORM = Platform(
     name="mailchimp",
     role="mailing",
+    # donors pushed to the mailing list, after the CRM's jobs
+    targets=(Target("mailing"),),
     webhook=Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True),
     client=Client(
         "mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe"

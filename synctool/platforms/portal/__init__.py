@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import Platform, Webhook
+from synctool.platforms import Platform, Target, Webhook
 
 PLATFORM = Platform(
     name="portal",
@@ -16,6 +16,8 @@ PLATFORM = Platform(
     handlers=("synctool.platforms.portal.rules", "synctool.platforms.portal.refunds"),
     commands={"portal": "synctool.platforms.portal.commands:app"},
     routes="synctool.platforms.portal:routes",
+    # a portal push or a Stripe event becomes local records, and those CRM jobs: one at a time, before the CRM's
+    targets=(Target("portal", first=True, serial=True),),
     tables=(
         "portal_payment_items",
         "portal_payments",
