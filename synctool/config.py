@@ -138,6 +138,21 @@ class RefundsConfig(Section):
     recheck_s: float = Field(300.0, ge=0)
 
 
+class SoftCreditsConfig(Section):
+    #: give a peer-to-peer fundraiser a Soft Credit gift for each gift their page took
+    #: (``synctool settings soft-credits on|off`` overrides it)
+    enabled: bool = True
+    #: create a fundraiser the CRM does not know; off: the donor's gift notes the fundraiser instead
+    create_fundraisers: bool = False
+
+
+class DonorsConfig(Section):
+    #: what synctool does with a contact point (e-mail, phone, address) a matched donor's platform data carries
+    #: and the CRM lacks: ``review`` records a proposed change (``synctool donors changes``), ``add`` adds it
+    #: as a non-preferred one at once, ``off`` drops it (``synctool settings donor-updates`` overrides it)
+    updates: Literal["review", "add", "off"] = "review"
+
+
 class SmtpConfig(Section):
     host: Optional[str] = None
     port: int = Field(587, ge=1, le=65535)
@@ -161,6 +176,8 @@ class Config(Section):
     payments: PaymentsConfig = PaymentsConfig()
     queue: QueueConfig = QueueConfig()
     refunds: RefundsConfig = RefundsConfig()
+    soft_credits: SoftCreditsConfig = SoftCreditsConfig()
+    donors: DonorsConfig = DonorsConfig()
     smtp: SmtpConfig = SmtpConfig()
 
     _source: str = PrivateAttr("defaults")
@@ -224,6 +241,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RECEIVER_BUSY_TIMEOUT_S": ("receiver", "busy_timeout_s"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
     "REFUNDS_POLICY": ("refunds", "policy"),
+    "SOFT_CREDITS_ENABLED": ("soft_credits", "enabled"),
+    "SOFT_CREDITS_CREATE_FUNDRAISERS": ("soft_credits", "create_fundraisers"),
+    "DONORS_UPDATES": ("donors", "updates"),
     "REFUNDS_WAIT_FOR_GIFT_S": ("refunds", "wait_for_gift_s"),
     "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),

@@ -140,7 +140,7 @@ class RootGroup(SynctoolGroup):
             ("init", "platforms", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
         ),
         ("Daily operation", ("serve", "drain", "poll", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup")),
-        ("Money", ("reconcile", "refunds", "mappings")),
+        ("Money", ("reconcile", "refunds", "mappings", "donors")),
         ("Platforms", ()),
         ("Team and settings", ("users", "settings", "inject", "dev")),
     )

@@ -2,7 +2,7 @@
 
 | kind | key | value |
 |---|---|---|
-| type_default | ``donations:<campaign type>``, ``donations:default``, ``pos:default`` | fund_id, campaign_id, appeal_id, gift_category_id |
+| type_default | ``donations:<campaign type>``, ``donations:default``, ``pos:default`` | fund_id, campaign_id, appeal_id, gift_category_id, ack_template_name |
 | fund_override | Givebutter fund code (or fund id) | fund_id (wins over the campaign's mappings) |
 | campaign_override | Givebutter campaign id | fund_id, campaign_id, appeal_id, gift_category_id |
 | location_override | Square location id | fund_id, campaign_id |
@@ -30,7 +30,19 @@ KINDS = (
     "list_mapping",
     "tag_rule",
 )
-CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id")
+#: ``ack_template_name``: the CRM's acknowledgement template for the gift (``do_not_ack``: none)
+CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name")
+#: LGL's word for "send no acknowledgement" (lgl.md, "Soft credits and acknowledgements")
+NO_ACK = "do_not_ack"
+
+
+def ack_choice(template: str | None, no_ack: bool) -> str | None:
+    """``--ack TEMPLATE`` / ``--no-ack`` as the mapping's ``ack_template_name`` (None: leave it to the next layer)."""
+    if template and no_ack:
+        from synctool.errors import InvalidInput
+
+        raise InvalidInput("--ack and --no-ack are each other's opposite", "give one of them")
+    return NO_ACK if no_ack else (template or None)
 
 
 def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:

@@ -545,6 +545,21 @@ def m009_reconcile_accepted(db: Database) -> None:
     )  # fmt: skip
 
 
+@migration
+def m010_donor_changes(db: Database) -> None:
+    """News about known donors (``synctool donors changes``): a contact point (e-mail, phone, address) a
+    matched donor's platform data carried and the CRM lacked, the gift that brought it, and what became of
+    it: pending, applied (with the CRM's row id) or dismissed. One row per constituent, kind and value."""
+    db.table("donor_changes").create(
+        {"id": int, "constituent_id": str, "kind": str, "value": str, "match_key": str, "status": str, "source": str,
+         "external_id": str, "job_id": str, "created_at": str, "decided_at": str, "crm_row_id": str},
+        pk="id",
+        not_null={"constituent_id", "kind", "value", "match_key", "status", "created_at"},
+    )  # fmt: skip
+    db.conn.execute("CREATE UNIQUE INDEX donor_changes_once ON donor_changes (constituent_id, kind, match_key)")
+    db.conn.execute("CREATE INDEX donor_changes_status ON donor_changes (status)")
+
+
 #: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat
 #: keeps the job's locks alive with its lease, and they lapse with it when the drain dies
 LOCK_HOLDER = threading.local()

@@ -18,6 +18,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "specs"
+#: supplements: operations a platform's own description has that the shared subset does not (tests/specs/<name>)
+MORE = Path(__file__).resolve().parent / "specs"
 
 #: (spec file, what) -> why a difference from the description is right; each names its reference
 ALLOWED: dict[tuple[str, str], str] = {
@@ -42,6 +44,7 @@ LOOSE: dict[str, set[str]] = {
         "raised", "donors", "cover", "end_at", "settings", "subtitle", "description", "check_number",
         "check_deposited_at", "external_id", "dedication", "giving_space", "transactions", "custom_fields",
         "field_id", "value", "fair_market_value_amount", "tax_deductible_amount", "payout_id", "line_items",
+        "payload", "response", "phone", "picture", "goal",
     },
 }  # fmt: skip
 
@@ -52,6 +55,11 @@ def load(name: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     spec = json.loads(path.read_text())
+    more = MORE / name  # operations the shared description leaves out, each naming its source
+    if more.exists():
+        extra = json.loads(more.read_text())
+        spec["operations"] = {**spec["operations"], **extra["operations"]}
+        spec["$defs"] = {**spec["$defs"], **extra["$defs"]}
     if name in LOOSE:
         for schema in spec["$defs"].values():
             for branch in schema.get("anyOf", [schema]):

@@ -33,6 +33,7 @@ RootGroup.lazy = {
     "settings": "synctool.cli.settings:app",
     "users": "synctool.cli.users:app",
     "refunds": "synctool.cli.refunds:app",
+    "donors": "synctool.cli.donors:app",
     "reconcile": "synctool.cli.reconcile:app",
     "webhooks": "synctool.cli.webhooks:app",
     "alerts": "synctool.cli.alerts:app",

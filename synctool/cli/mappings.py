@@ -28,7 +28,7 @@ app.add_typer(funds_app, name="funds")
 app.add_typer(payments_app, name="payments")
 app.add_typer(fields_app, name="custom-fields")
 
-CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "updated_at"]
+CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
 
 
 def _show(ctx: typer.Context, kind: str, columns: list[str], as_json: bool) -> None:
@@ -40,6 +40,10 @@ def _show(ctx: typer.Context, kind: str, columns: list[str], as_json: bool) -> N
 
 def _opt(help_text: str):
     return typer.Option(None, help=help_text)
+
+
+ACK_HELP = "the CRM acknowledgement template for these gifts (checked against `synctool crm mailing-templates` when cached)"
+NO_ACK_HELP = "send no CRM acknowledgement (do_not_ack): the platform already sent the donor a receipt"
 
 
 @types_app.callback(invoke_without_command=True)
@@ -62,16 +66,26 @@ def types_set(
     campaign_id: int = _opt("CRM campaign id"),
     appeal_id: int = _opt("CRM appeal id"),
     gift_category_id: int = _opt("CRM gift category id"),
+    ack: str = typer.Option(None, "--ack", help=ACK_HELP),
+    no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
 ) -> None:
-    """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache).
+    """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache),
+    and whether its gifts get a CRM acknowledgement.
 
-    Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823
+    Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823 --no-ack
     """
+    from synctool.mappings import ack_choice
     from synctool.ops.mappings import set_type_default
 
     emit_json(
         set_type_default(
-            ctx_obj(ctx).db, key, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id
+            ctx_obj(ctx).db,
+            key,
+            fund_id=fund_id,
+            campaign_id=campaign_id,
+            appeal_id=appeal_id,
+            gift_category_id=gift_category_id,
+            ack_template_name=ack_choice(ack, no_ack),
         )
     )
 
@@ -94,19 +108,22 @@ def overrides_set(
     campaign_id: int = _opt("CRM campaign id"),
     appeal_id: int = _opt("CRM appeal id"),
     gift_category_id: int = _opt("CRM gift category id"),
+    ack: str = typer.Option(None, "--ack", help=ACK_HELP),
+    no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
 ) -> None:
-    """Create or update the override for one donation campaign.
+    """Create or update the override for one donation campaign, and whether its gifts get a CRM
+    acknowledgement.
 
-    Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822
+    Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822 --no-ack
     """
+    from synctool.mappings import ack_choice
     from synctool.ops.mappings import OverrideBody, set_campaign_override
     from synctool.validation import parse
 
-    body = parse(
-        OverrideBody,
-        dict(campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id),
-        where="options",
+    given = dict(
+        campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id
     )
+    body = parse(OverrideBody, {**given, "ack_template_name": ack_choice(ack, no_ack)}, where="options")
     emit_json(set_campaign_override(ctx_obj(ctx).db, body))
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import typer
 
 from synctool.console import AsJson, ctx_obj, render, sub_app
+from synctool.errors import one_of
 
 app = sub_app(
-    "Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent, refund policy."
+    "Run-time settings: CRM environment, alert recipients, mailing sync switch, POS default constituent, refund policy, soft credits, donor updates."
 )
 
 
@@ -110,4 +111,51 @@ def refund_policy(
 
     obj = ctx_obj(ctx)
     body = None if policy is None else parse(PolicyBody, {"policy": policy}, where="arguments")
+    _out(op(obj.db, obj.rt, body), as_json)
+
+
+@app.command("soft-credits")
+def soft_credits(
+    ctx: typer.Context,
+    state: str = typer.Argument(None, help="on or off; omit to show"),
+    as_json: AsJson = False,
+) -> None:
+    """Show or switch soft credits: on (the default), a gift made on a peer-to-peer fundraiser's page also
+    gives the fundraiser a Soft Credit gift in the CRM (linked to the donor's gift, not money: it never
+    counts in reconcile). A fundraiser the CRM does not know is created only with
+    soft_credits.create_fundraisers; otherwise the gift's note names them. Overrides soft_credits.enabled.
+
+    Example: synctool settings soft-credits off
+    """
+    from synctool.ops.settings import SoftCreditsBody
+    from synctool.ops.settings import soft_credits as op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    body = None
+    if state is not None:
+        one_of(state, ("on", "off"), "state")
+        body = parse(SoftCreditsBody, {"enabled": state == "on"}, where="arguments")
+    _out(op(obj.db, obj.rt, body), as_json)
+
+
+@app.command("donor-updates")
+def donor_updates(
+    ctx: typer.Context,
+    policy: str = typer.Argument(None, help="review, add or off; omit to show"),
+    as_json: AsJson = False,
+) -> None:
+    """Show or set what a known donor's new e-mail, phone or address (one the CRM constituent lacks) becomes:
+    review (the default): a proposed change for `synctool donors changes`; add: added at once as a
+    non-preferred contact point (one CRM request each); off: dropped. Names are never changed. Overrides
+    donors.updates.
+
+    Example: synctool settings donor-updates add
+    """
+    from synctool.ops.settings import DonorUpdatesBody
+    from synctool.ops.settings import donor_updates as op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    body = None if policy is None else parse(DonorUpdatesBody, {"policy": policy}, where="arguments")
     _out(op(obj.db, obj.rt, body), as_json)

@@ -74,6 +74,25 @@ REFERENCE = {
         {"id": 5, "name": "Child", "short_code": "child", "type_code": "family", "reciprocal_id": 4},
         {"id": 9, "name": "Family", "short_code": "family", "type_code": "family", "reciprocal_id": 9},
     ],
+    # lgl-openapi.json's example for GET /mailing_templates
+    "mailing_templates": [
+        {
+            "id": 174,
+            "name": "Donation Acknowledgment",
+            "code": "donation_ack",
+            "mailing_type_id": 1907,
+            "mailing_type_name": "Acknowledgment",
+            "template_type": "letter",
+        },
+        {
+            "id": 175,
+            "name": "Pledge Acknowledgment",
+            "code": "pledge_ack",
+            "mailing_type_id": 1907,
+            "mailing_type_name": "Acknowledgment",
+            "template_type": "letter",
+        },
+    ],  # fmt: skip
     "groups": [
         {"id": 701, "name": "Full Scholarship", "key": "scholarship_full"},
         {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial"},

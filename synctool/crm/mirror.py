@@ -93,6 +93,38 @@ def put(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
         )
 
 
+def add_contact(conn: sqlite3.Connection, constituent_id: Any, kind: str, row: dict[str, Any]) -> None:
+    """Mirror one contact row synctool just added to a constituent (``email_addresses``, ...). Call inside a
+    transaction."""
+    cid = int(constituent_id)
+    if kind == "email_addresses":
+        conn.execute(
+            "INSERT INTO crm_constituent_emails (constituent_id, address, normalized) VALUES (?, ?, ?)",
+            (cid, row["address"], normalize_email(row["address"])),
+        )
+    elif kind == "phone_numbers":
+        conn.execute(
+            "INSERT INTO crm_constituent_phones (constituent_id, number, digits) VALUES (?, ?, ?)",
+            (cid, row["number"], digits(row["number"])),
+        )
+    else:
+        conn.execute(
+            "INSERT INTO crm_constituent_addresses (constituent_id, street, city, state, postal_code, country)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (cid, row.get("street"), row.get("city"), row.get("state"), row.get("postal_code"), row.get("country")),
+        )
+
+
+def contacts(conn: sqlite3.Connection, constituent_id: Any) -> dict[str, list[dict[str, Any]]]:
+    """A mirrored constituent's contact rows: e-mails (normalised), phones (digits) and addresses."""
+    cid = int(constituent_id)
+    return {
+        "emails": [dict(r) for r in conn.execute("SELECT * FROM crm_constituent_emails WHERE constituent_id = ?", (cid,))],
+        "phones": [dict(r) for r in conn.execute("SELECT * FROM crm_constituent_phones WHERE constituent_id = ?", (cid,))],
+        "addresses": [dict(r) for r in conn.execute("SELECT * FROM crm_constituent_addresses WHERE constituent_id = ?", (cid,))],
+    }
+
+
 def forget(conn: sqlite3.Connection, constituent_id: Any) -> None:
     """Drop a constituent the CRM no longer has. Call inside a transaction."""
     conn.execute("DELETE FROM crm_constituents WHERE id = ?", (int(constituent_id),))

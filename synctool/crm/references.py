@@ -24,6 +24,7 @@ LISTS = {
     "membership-levels": "/membership_levels",
     "relationship-types": "/relationship_types",
     "groups": "/groups",
+    "mailing-templates": "/mailing_templates",
 }
 #: cached from ``/categories``: the constituent category with key ``tags``, and every gift category
 CATEGORY_KINDS = ("tags", "gift-fields")
@@ -126,4 +127,25 @@ def coding(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
         if field in REFERENCE_KIND:
             require(conn, REFERENCE_KIND[field], value)
             clean[field] = int(value)
+    if clean.get("ack_template_name"):
+        clean["ack_template_name"] = ack_template(conn, clean["ack_template_name"])
     return clean
+
+
+def ack_template(conn: sqlite3.Connection, name: str) -> str:
+    """An acknowledgement template's name as the CRM spells it: checked against the cached mailing templates
+    of type "Acknowledgment" (``GET /mailing_templates``; by name or code, any case) when the cache holds
+    any, else taken as written. ``do_not_ack`` means none."""
+    if name == "do_not_ack":
+        return name
+    templates = [
+        t for t in settings.cache_list(conn, "crm:mailing-templates") if "ack" in str(t.get("mailing_type_name", "")).lower()
+    ]
+    if not templates:
+        return name
+    wanted = name.strip().lower()
+    for t in templates:
+        if wanted in (str(t.get("name", "")).lower(), str(t.get("code", "")).lower()):
+            return str(t["name"])
+    choices = ", ".join(str(t.get("name")) for t in templates[:30])
+    raise InvalidInput(f"unknown acknowledgement template {name!r}", f"valid: {choices}, or --no-ack")

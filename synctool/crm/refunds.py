@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from synctool import settings, store
-from synctool.crm import gifts
+from synctool.crm import gifts, soft_credits
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
 from synctool.queue import jobs, log
@@ -141,6 +141,9 @@ def apply(job: RefundJob, refund: Refund) -> str:
     ``PermanentError`` (needs a person: the policy is ``flag``, or the gift is not as synctool left it)."""
     done = recorded(job.conn, refund.key)
     if done is not None and done["state"] == "applied":
+        followed = soft_credits.follow(job.crm, job.conn, refund.gift_external_id)  # a retry after a cut-short follow
+        if followed:
+            return f"{refund.words} was already applied; " + "; ".join(followed)
         raise Skip(
             f"{refund.words} was already applied: CRM gift {done['crm_gift_id']} "
             f"{_dollars(done['amount_before'])} -> {_dollars(done['amount_after'])} ({done['policy']})"
@@ -321,4 +324,7 @@ def _finish(job: RefundJob, refund: Refund, gift_id: str, before: Any, after: De
             reason=None,
         )
     verb = "deleted" if applied == "delete" else f"{_dollars(before)} -> {_dollars(after)}"
-    return f"{refund.words} of {_dollars(refund.amount)}: CRM gift {gift_id} {verb} ({applied.split(' ')[0]})"
+    followed = soft_credits.follow(job.crm, job.conn, refund.gift_external_id)  # its soft credits, by the same policy
+    return f"{refund.words} of {_dollars(refund.amount)}: CRM gift {gift_id} {verb} ({applied.split(' ')[0]})" + "".join(
+        f"; {line}" for line in followed
+    )

@@ -94,6 +94,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     from html import escape
 
     from synctool import store
+    from synctool.crm import donor_changes
     from synctool.crm import target as crm_target
     from synctool.ops import refunds as refund_ops
     from synctool.ops.checks import doctor
@@ -114,7 +115,9 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         )
     refunds = refund_ops.since(conn, since)
     plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
+    donor_news = donor_changes.pending_count(conn)
     report = {
+        "donor_changes_pending": donor_news,
         "refunds": refunds,
         "plans": plans,
         "hours": hours,
@@ -172,6 +175,8 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         f"  - {r['state']}: {r['source']} refund {r['refund_id']} of ${r['amount']} on {r['gift_external_id']}: {r['reason'] or ''}"
         for r in refunds["attention"]
     ]
+    if donor_news:
+        lines += ["", f"Donor records: {donor_news} proposed change(s) to review: synctool donors changes"]
     if plans:
         lines += ["", "Recurring plans to follow up (a call to the donor may save them):"]
         lines += [f"  - {p['message']}" for p in plans]

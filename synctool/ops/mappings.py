@@ -19,7 +19,7 @@ def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[
     one_of(key, allowed, "type")
     value = coding(conn, values)
     if not value:
-        raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
+        raise InvalidInput("nothing to set", "give at least --fund-id, --campaign-id, --ack or --no-ack")
     mappings.put(conn, "type_default", key, value)
     return {"key": key, **value}
 
@@ -29,6 +29,8 @@ class Coding(Body):
     campaign_id: Optional[int] = None
     appeal_id: Optional[int] = None
     gift_category_id: Optional[int] = None
+    #: the CRM acknowledgement template (``do_not_ack``: none; the donor already has the platform's receipt)
+    ack_template_name: Optional[str] = None
 
 
 class OverrideBody(Coding):
@@ -47,7 +49,7 @@ class FundOverrideBody(Body):
 def set_campaign_override(conn: sqlite3.Connection, body: OverrideBody) -> dict[str, Any]:
     value = coding(conn, body.model_dump(exclude={"campaign"}))
     if not value:
-        raise InvalidInput("nothing to set", "give at least --fund-id or --campaign-id")
+        raise InvalidInput("nothing to set", "give at least --fund-id, --campaign-id, --ack or --no-ack")
     mappings.put(conn, "campaign_override", body.campaign, value)
     return {"key": body.campaign, **value}
 

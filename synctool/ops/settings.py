@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field
 
 from synctool import settings, store
+from synctool.crm import donor_changes
+from synctool.crm import soft_credits as soft
 from synctool.validation import Body, Email
 
 
@@ -54,3 +56,34 @@ def pos_default_constituent(conn: sqlite3.Connection, body: PosDefaultBody | Non
                 {"email": body.email, "first_name": body.first_name or None, "last_name": body.last_name},
             )
     return settings.get(conn, "pos_default_constituent") or {"email": None, "first_name": None, "last_name": None}
+
+
+class SoftCreditsBody(Body):
+    """PATCH /api/settings/soft-credits."""
+
+    enabled: bool
+
+
+class DonorUpdatesBody(Body):
+    """PATCH /api/settings/donor-updates."""
+
+    policy: Literal["review", "add", "off"]
+
+
+def soft_credits(conn: sqlite3.Connection, rt: Any, body: SoftCreditsBody | None = None) -> dict[str, Any]:
+    """Whether peer-to-peer fundraisers get Soft Credit gifts (the setting wins over ``soft_credits.enabled``)."""
+    if body is not None:
+        with store.atomic(conn):
+            settings.put(conn, soft.SETTING, body.enabled)
+    return {
+        "enabled": soft.enabled(conn, rt.config),
+        "create_fundraisers": rt.config.soft_credits.create_fundraisers,
+    }
+
+
+def donor_updates(conn: sqlite3.Connection, rt: Any, body: DonorUpdatesBody | None = None) -> dict[str, Any]:
+    """What a known donor's new contact points become (the setting wins over ``donors.updates``)."""
+    if body is not None:
+        with store.atomic(conn):
+            settings.put(conn, donor_changes.SETTING, body.policy)
+    return {"policy": donor_changes.policy(conn, rt.config)}

@@ -14,7 +14,7 @@ from typing import Any
 
 from synctool import store
 from synctool.config import Config
-from synctool.crm import constituents, gifts, refunds
+from synctool.crm import constituents, donor_changes, gifts, refunds
 from synctool.crm.client import CrmClient
 from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import jobs
@@ -34,6 +34,8 @@ class Job:
     #: most once per run, and must have been refreshed since then before a constituent is created
     run_started: str = field(default_factory=store.iso)
     crm_requests: int = 0
+    #: what the job's gift taught about its known donor (``crm.donor_changes``), in words for the outcome
+    donor_news: list[str] = field(default_factory=list)
 
     @property
     def config(self) -> Config:
@@ -80,8 +82,9 @@ class Job:
 
     def make_gift(self, person: constituents.Person, body: dict[str, Any]) -> tuple[str, str, bool]:
         """The person's constituent and the gift ``body`` on it, made once (``crm.gifts.for_person``):
-        (constituent id, gift id, whether the gift is new)."""
-        return gifts.for_person(
+        (constituent id, gift id, whether the gift is new). A contact point the donor's data carries and the
+        constituent lacks is kept by ``donors.updates`` (``crm.donor_changes``; names are never changed)."""
+        constituent_id, gift_id, created = gifts.for_person(
             self.crm,
             self.conn,
             person,
@@ -91,6 +94,16 @@ class Job:
             force=self.force,
             confirm_after_s=self.config.crm.confirm_after_s,
         )
+        how = donor_changes.policy(self.conn, self.config)
+        self.donor_news = donor_changes.record(
+            self.crm, self.conn, constituent_id, person, how=how, source=self.job["source"],
+            external_id=body.get("external_id"), job_id=self.id,
+        )  # fmt: skip
+        return constituent_id, gift_id, created
+
+    def said(self) -> str:
+        """The donor news of this job's gift, as a suffix for its outcome message."""
+        return "".join(f"; {line}" for line in self.donor_news)
 
     def refund_job(self) -> refunds.RefundJob:
         """This job as ``crm.refunds`` applies a refund for it."""

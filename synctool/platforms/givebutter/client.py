@@ -66,6 +66,11 @@ class DonationsClient:
         body = self.api.request("GET", f"/campaigns/{campaign_id}")
         return body.get("data", body)
 
+    def member(self, campaign_id: str, member_id: str) -> dict[str, Any]:
+        """A campaign's peer-to-peer fundraiser (``CampaignMemberResource``: name, e-mail, phone, ...)."""
+        body = self.api.request("GET", f"/campaigns/{campaign_id}/members/{member_id}")
+        return body.get("data", body)
+
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.pages("/campaigns", {"per_page": 100}))
 

@@ -1,6 +1,6 @@
 """A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
 ``transactedAfter`` and ``transactedBefore`` filters),
-campaigns, tickets, payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
+campaigns and their members (peer-to-peer fundraisers), tickets, payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
 auth, and an optional rate limit answered with 429 and ``Retry-After``."""
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ class FakeGivebutter:
         self.api_key = api_key
         self.transactions: dict[str, dict] = {}
         self.campaigns: dict[int, dict] = {}
+        #: peer-to-peer fundraisers (``CampaignMemberResource``), by (campaign id, member id)
+        self.members: dict[tuple[int, int], dict] = {}
         self.tickets: dict[str, dict] = {}
         #: bank deposits: ``{id, amount, fee, status, paid_at, created_at}``; transactions name theirs by ``payout_id``
         self.payouts: dict[str, dict] = {}
@@ -35,6 +37,18 @@ class FakeGivebutter:
         self.webhooks: dict[str, dict] = {}
         self.requests: list[dict] = []
         self.throttle_next = 0  # answer this many requests with 429
+
+    def add_member(self, campaign_id: int, member: dict) -> dict:
+        """A fundraiser on a campaign, with every field the description requires."""
+        now = datetime.now().astimezone().isoformat(timespec="seconds")
+        first, last = member.get("first_name", ""), member.get("last_name", "")
+        full = {
+            "display_name": f"{first} {last}".strip(), "email": "", "phone": "", "picture": "", "raised": 0, "goal": 0,
+            "donors": 0, "items": 0, "url": f"https://givebutter.com/c/{campaign_id}/{member['id']}", "created_at": now,
+            "updated_at": now, "first_name": first, "last_name": last, **member, "id": str(member["id"]),
+        }  # fmt: skip
+        self.members[(int(campaign_id), int(member["id"]))] = full
+        return full
 
     def add_transaction(self, txn: dict) -> dict:
         self.transactions[txn["id"]] = txn
@@ -157,6 +171,16 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             found = None
         return JSONResponse(found) if found else JSONResponse({"message": "Not found."}, status_code=404)
 
+    async def member(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        try:
+            key = (int(request.path_params["campaign"]), int(request.path_params["member"]))
+        except ValueError:
+            return JSONResponse({"message": "Not found."}, status_code=404)
+        found = gb.members.get(key)
+        return JSONResponse(found) if found else JSONResponse({"message": "Not found."}, status_code=404)
+
     async def payouts(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -229,6 +253,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             Route("/v1/transactions/{id}", transaction),
             Route("/v1/campaigns", campaigns),
             Route("/v1/campaigns/{id}", campaign),
+            Route("/v1/campaigns/{campaign}/members/{member}", member),
             Route("/v1/tickets", tickets),
             Route("/v1/payouts", payouts),
             Route("/v1/webhooks", webhooks, methods=["GET", "POST"]),

@@ -19,11 +19,12 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from synctool import mappings, settings, store
-from synctool.crm import gifts, references
+from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.platforms.context import Job
@@ -45,6 +46,8 @@ from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
 CAMPAIGNS = "donations:campaigns"
+#: the peer-to-peer fundraisers read so far, by "<campaign id>:<member id>"
+MEMBERS = "donations:members"
 logger = logging.getLogger("synctool.donations")
 
 
@@ -256,6 +259,76 @@ def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str,
     return body
 
 
+@dataclass
+class Fundraiser:
+    """The peer-to-peer fundraiser whose page took a gift, and their constituent (None: not in the CRM)."""
+
+    member_id: str
+    name: str
+    constituent_id: str | None
+    #: why there is no soft credit, when there is none
+    why_not: str | None = None
+
+
+def fundraiser(ctx: Job, txn: Transaction) -> Fundraiser | None:
+    """The gift's fundraiser (``member_id``), matched like any person: on the mirror first (0 CRM requests
+    when known), refreshed once per run; created only when ``soft_credits.create_fundraisers`` is on. A team
+    page's gift without a member names no one person, so it gets none (the team's captain is not in the data)."""
+    if not txn.member_id:
+        return None
+    name = txn.member_name or f"fundraiser {txn.member_id}"
+    if not soft_credits.enabled(ctx.conn, ctx.config):
+        return Fundraiser(str(txn.member_id), name, None, "soft credits are off (synctool settings soft-credits on)")
+    member = _member(ctx, txn)
+    if member is None:
+        return Fundraiser(str(txn.member_id), name, None, f"Givebutter has no member {txn.member_id} on the campaign")
+    person = Person(first_name=member.get("first_name"), last_name=member.get("last_name"), email=member.get("email") or None)
+    name = " ".join(p for p in (person.first_name, person.last_name) if p) or name
+    if not person.email:
+        return Fundraiser(str(txn.member_id), name, None, f"{name} has no e-mail on Givebutter to match a constituent by")
+    if ctx.config.soft_credits.create_fundraisers:
+        return Fundraiser(str(txn.member_id), name, ctx.match_or_create(person)[0])
+    found = constituents.lookup(ctx.conn, person)
+    if found is None:
+        crm = ctx.config.crm
+        mirror.ensure_fresh(ctx.crm, ctx.conn, ctx.run_started, page_size=crm.mirror_page_size)
+        found = constituents.lookup(ctx.conn, person)
+    if found is None:
+        why = f"{name} <{person.email}> is not in the CRM (soft_credits.create_fundraisers is off)"
+        return Fundraiser(str(txn.member_id), name, None, why)
+    return Fundraiser(str(txn.member_id), name, str(found["id"]))
+
+
+def _member(ctx: Job, txn: Transaction) -> dict[str, Any] | None:
+    """The fundraiser's Givebutter record, cached (a fundraiser's page takes many gifts)."""
+    key = f"{txn.campaign_id}:{txn.member_id}"
+    cached = settings.cache_get(ctx.conn, MEMBERS, key)
+    if cached is not None:
+        return cached
+    try:
+        member = ctx.client("donations").member(str(txn.campaign_id), str(txn.member_id))
+    except RemoteError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    with store.atomic(ctx.conn):
+        settings.cache_put(ctx.conn, MEMBERS, key, member)
+    return member
+
+
+def credit_fundraiser(ctx: Job, raiser: Fundraiser, body: dict[str, Any], donor_id: str, gift_id: str) -> str:
+    """The soft credit of the donor's gift for its fundraiser, made once; what happened, in words."""
+    if raiser.constituent_id is None:
+        return f"no soft credit: {raiser.why_not}"
+    if raiser.constituent_id == donor_id:
+        return f"no soft credit: {raiser.name} gave on their own page"
+    credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
+    credit_id, created = soft_credits.make(
+        ctx.crm, ctx.conn, raiser.constituent_id, credit, job_id=ctx.id, confirm_after_s=ctx.config.crm.confirm_after_s
+    )
+    return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")
+
+
 def sync_transaction(ctx: Job, data: Any) -> Outcome:
     txn = payload(Transaction, data, "the Givebutter transaction")
     status = txn.status.lower()
@@ -263,14 +336,19 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     ext = external_id(txn.id)
     made = gifts.already_made(ctx.conn, ext, ctx.job)
-    if made is not None:
-        return made
+    if made is not None and made.status == "skipped":
+        return made  # another job made this gift (and its soft credit)
     campaign = campaign_of(ctx, txn)
     body = gift_body(ctx, txn, campaign)
     person = supporter(txn)
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
+    raiser = fundraiser(ctx, txn)
+    if raiser is not None:
+        body["note"] += f"; raised by {raiser.name}" + ("" if raiser.constituent_id else " (no soft credit)")
+    # a job cut short after its own write finds the gift in the ledger here, and finishes what follows it
     constituent_id, gift_id, created = ctx.make_gift(person, body)
+    credited = credit_fundraiser(ctx, raiser, body, constituent_id, gift_id) if raiser is not None else None
     pushed = audience.queue_pushes(
         ctx.conn,
         person,
@@ -278,9 +356,12 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
         consent=txn.communication_opt_in,
         tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
     )
+    said = "gift created" if created else ((made.message if made else None) or "gift already in the CRM; recorded")
     return Outcome(
         "succeeded",
-        ("gift created" if created else "gift already in the CRM; recorded")
+        said
+        + (f"; {credited}" if credited else "")
+        + ctx.said()
         + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,

@@ -113,6 +113,11 @@ class Transaction(Payload):
     fair_market_value_amount: Optional[Dollars] = None
     #: set on each charge of a recurring plan
     plan_id: Optional[Text] = None
+    #: the peer-to-peer fundraiser whose page took the gift, and their team (givebutter-square.md A7)
+    member_id: Optional[Text] = None
+    member_name: Optional[str] = None
+    team_id: Optional[Text] = None
+    team_name: Optional[str] = None
     transacted_at: Optional[str] = None
     created_at: Optional[str] = None
     timezone: Optional[str] = None

@@ -106,7 +106,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
         from synctool.platforms.square.ops import location_overrides
 
         rows = location_overrides(ctx_obj(ctx).db)
-        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "deductible", "updated_at"])
+        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "deductible", "ack_template_name", "updated_at"])
 
 
 @overrides_app.command("set")
@@ -118,16 +118,20 @@ def overrides_set(
     deductible: str = typer.Option(
         None, help="full (default): a sale is deductible in full; none: not a gift (a shop sale), deductible amount 0"
     ),
+    ack: str = typer.Option(None, "--ack", help="the CRM acknowledgement template for its sales"),
+    no_ack: bool = typer.Option(False, "--no-ack", help="send no CRM acknowledgement (do_not_ack): Square sent a receipt"),
 ) -> None:
     """Create or update one location override: the fund and campaign of its sales, and whether they are
     deductible.
 
-    Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402 --deductible none
+    Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402 --deductible none --no-ack
     """
+    from synctool.mappings import ack_choice
     from synctool.platforms.square.ops import LocationOverride, set_location_override
     from synctool.validation import parse
 
-    given = {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id, "deductible": deductible}
+    given = {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id, "deductible": deductible,
+             "ack_template_name": ack_choice(ack, no_ack)}  # fmt: skip
     body = parse(LocationOverride, given, where="options")
     emit_json(set_location_override(ctx_obj(ctx).db, body))
 

@@ -112,6 +112,8 @@ class LocationOverride(Body):
     campaign_id: Optional[int] = None
     #: ``none``: a sale here is not a gift of its full price (a shop), so its deductible amount is 0
     deductible: Optional[Literal["none", "full"]] = None
+    #: the CRM acknowledgement template for its sales (``do_not_ack``: none)
+    ack_template_name: Optional[str] = None
 
 
 #: spec: PUT /api/pos/location-overrides: the whole set

@@ -153,6 +153,7 @@ def order(event: Event, ctx: Job) -> Outcome:
         "succeeded",
         ("gift created" if created else "gift already in the CRM; recorded")
         + f" for {who}"
+        + ctx.said()
         + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,

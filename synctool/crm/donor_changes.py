@@ -1,0 +1,165 @@
+"""News about known donors: a contact point a matched donor's platform data carries and the CRM lacks.
+
+A returning donor who moved gives with a new address; synctool matches her (rightly) and, by the policy
+``donors.updates`` (``synctool settings donor-updates`` wins), records a proposed change for a person to
+apply or dismiss (``review``, the default), adds it at once as a non-preferred contact point (``add``), or
+drops it (``off``). Only e-mails, phones and addresses: names are never changed (a person may have
+corrected one in the CRM). Comparing costs no CRM request (the mirror holds each constituent's contact
+rows); applying costs one per contact point and updates the mirror.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from synctool import settings, store
+from synctool.crm import mirror
+from synctool.crm.client import CrmClient
+from synctool.crm.constituents import Person
+from synctool.errors import InvalidInput, NotFound, RemoteError
+
+POLICIES = ("review", "add", "off")
+#: the run-time setting that wins over ``donors.updates``
+SETTING = "donor_updates"
+#: a change's kind -> the CRM's contact list it is added to
+LISTS = {"email": "email_addresses", "phone": "phone_numbers", "address": "street_addresses"}
+STATUSES = ("pending", "applied", "dismissed")
+
+
+def policy(conn: sqlite3.Connection, config: Any) -> str:
+    return str(settings.get(conn, SETTING, config.donors.updates))
+
+
+def _key(text: Any) -> str:
+    return " ".join(str(text or "").lower().replace(",", " ").replace(".", " ").split())
+
+
+def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[tuple[str, dict[str, Any], str]]:
+    """The person's contact points the mirrored constituent lacks: (kind, CRM row, match key) each."""
+    have = mirror.contacts(conn, constituent_id)
+    found: list[tuple[str, dict[str, Any], str]] = []
+    email = mirror.normalize_email(person.email)
+    if email and email not in {r["normalized"] for r in have["emails"]}:
+        found.append(("email", {"address": person.email.strip() if person.email else email}, email))
+    number = mirror.digits(person.phone)
+    if len(number) >= 7 and not any(
+        r["digits"].endswith(number[-10:]) or number.endswith(r["digits"][-10:]) for r in have["phones"] if r["digits"]
+    ):
+        found.append(("phone", {"number": person.phone}, number))
+    street = person.address.get("street")
+    if street:
+        key = _key(f"{street} {person.address.get('postal_code') or person.address.get('city') or ''}")
+        known = {_key(f"{r['street']} {r['postal_code'] or r['city'] or ''}") for r in have["addresses"]}
+        streets = {_key(r["street"]) for r in have["addresses"]}
+        if key not in known and _key(street) not in streets:
+            row = {k: person.address.get(k) for k in ("street", "city", "state", "postal_code", "country")}
+            found.append(("address", row, key))
+    return found
+
+
+def record(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    constituent_id: str,
+    person: Person,
+    *,
+    how: str,
+    source: str,
+    external_id: str | None,
+    job_id: str | None,
+) -> list[str]:
+    """Keep what this gift taught about its donor by the policy ``how``; what was kept, in words."""
+    if how == "off":
+        return []
+    said = []
+    for kind, row, key in news(conn, constituent_id, person):
+        with store.atomic(conn):
+            change_id = conn.execute(
+                "INSERT INTO donor_changes (constituent_id, kind, value, match_key, status, source, external_id, job_id,"
+                " created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
+                " ON CONFLICT (constituent_id, kind, match_key) DO NOTHING RETURNING id",
+                (str(constituent_id), kind, json.dumps(row), key, source, external_id, job_id, store.iso()),
+            ).fetchone()
+        if change_id is None:
+            continue  # proposed (or decided) before
+        if how == "add":
+            _apply(crm, conn, _get(conn, change_id[0]))
+            said.append(f"new {kind} added to constituent {constituent_id}")
+        else:
+            said.append(f"new {kind} proposed for constituent {constituent_id} (synctool donors changes)")
+    return said
+
+
+def _get(conn: sqlite3.Connection, change_id: int) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM donor_changes WHERE id = ?", (change_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no proposed change {change_id}", "synctool donors changes lists them")
+    return row
+
+
+def _body(kind: str, row: dict[str, Any]) -> dict[str, Any]:
+    """The contact row as LGL takes it: not preferred, so the one the donor's record prefers stays so."""
+    kind_field = {"email": "email_type_name", "phone": "phone_type_name", "address": "street_type_name"}[kind]
+    return {**{k: v for k, v in row.items() if v not in (None, "")}, kind_field: "Home", "is_preferred": False}
+
+
+def _apply(crm: CrmClient, conn: sqlite3.Connection, change: sqlite3.Row) -> dict[str, Any]:
+    row = json.loads(change["value"])
+    created = crm.add_contact(change["constituent_id"], LISTS[change["kind"]], _body(change["kind"], row))
+    with store.atomic(conn):
+        mirror.add_contact(conn, change["constituent_id"], LISTS[change["kind"]], row)
+        conn.execute(
+            "UPDATE donor_changes SET status = 'applied', decided_at = ?, crm_row_id = ? WHERE id = ?",
+            (store.iso(), str(created.get("id") or "") or None, change["id"]),
+        )
+    return as_dict(_get(conn, change["id"]))
+
+
+def as_dict(row: sqlite3.Row) -> dict[str, Any]:
+    found = dict(row)
+    value = json.loads(found.pop("value"))
+    found.pop("match_key", None)
+    found["value"] = ", ".join(str(v) for v in value.values() if v)
+    return found
+
+
+def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
+    """The proposed changes (newest first), with the gift that brought each."""
+    where, args = ("WHERE status = ?", [status]) if status else ("", [])
+    rows = conn.execute(f"SELECT * FROM donor_changes {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+    return [as_dict(r) for r in rows]
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM donor_changes WHERE status = 'pending'").fetchone()[0])
+
+
+def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, apply: bool) -> list[dict[str, Any]]:
+    """Apply (one CRM request each) or dismiss these pending changes; one result per id, in order. A change
+    already decided is reported as it stands; a CRM error on one is reported and the others go on."""
+    results = []
+    for change_id in ids:
+        change = _get(conn, change_id)
+        if change["status"] != "pending":
+            results.append({**as_dict(change), "result": f"already {change['status']}"})
+            continue
+        if not apply:
+            with store.atomic(conn):
+                conn.execute(
+                    "UPDATE donor_changes SET status = 'dismissed', decided_at = ? WHERE id = ?", (store.iso(), change_id)
+                )
+            results.append({**as_dict(_get(conn, change_id)), "result": "dismissed"})
+            continue
+        if crm is None:
+            raise InvalidInput("applying a change needs the CRM client")
+        try:
+            results.append({**_apply(crm, conn, change), "result": "applied"})
+        except RemoteError as exc:
+            results.append({**as_dict(change), "result": f"error: {exc}"})
+    return results
+
+
+def pending_ids(conn: sqlite3.Connection) -> list[int]:
+    return [r[0] for r in conn.execute("SELECT id FROM donor_changes WHERE status = 'pending' ORDER BY id")]

@@ -1,0 +1,92 @@
+"""Soft credits: the fundraiser whose page took a gift gets a related gift in the CRM.
+
+LGL records a soft credit as a gift on the crediting constituent whose gift type is "Soft Credit" and whose
+``parent_gift_id`` names the donor's gift (lgl.md, "Soft credits and acknowledgements"). Each is made exactly
+once like any gift (``gifts.create_once``: its own external id ``<gift external id>_sc_<fundraiser id>`` in
+the ledger), is not money (deductible 0, no acknowledgement, never counted by reconcile), and follows its
+gift's refunds: lowered with it, deleted with it (``follow``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import settings
+from synctool.crm import gifts
+from synctool.crm.client import CrmClient
+
+GIFT_TYPE = "Soft Credit"
+#: the external id's marker: ``donations_abc_sc_42`` is the soft credit of gift ``donations_abc`` to fundraiser 42
+MARK = "_sc_"
+#: the run-time setting that wins over ``soft_credits.enabled``
+SETTING = "soft_credits_enabled"
+
+
+def enabled(conn: sqlite3.Connection, config: Any) -> bool:
+    return bool(settings.get(conn, SETTING, config.soft_credits.enabled))
+
+
+def external_id(gift_external_id: str, fundraiser_id: str) -> str:
+    return f"{gift_external_id}{MARK}{fundraiser_id}"
+
+
+def is_soft_credit(gift: dict[str, Any]) -> bool:
+    """Whether a CRM gift is a soft credit (by its type, or by synctool's external id)."""
+    return gift.get("gift_type_name") == GIFT_TYPE or MARK in str(gift.get("external_id") or "")
+
+
+def body(parent: dict[str, Any], parent_gift_id: str, fundraiser_id: str, fundraiser: str) -> dict[str, Any]:
+    """The soft credit of the donor's gift ``parent`` (its body as synctool sent it) for one fundraiser."""
+    amount = parent["received_amount"]
+    return {
+        "external_id": external_id(parent["external_id"], fundraiser_id),
+        "gift_type_name": GIFT_TYPE,
+        "parent_gift_id": int(parent_gift_id),
+        "received_amount": amount,
+        "received_date": parent["received_date"],
+        "deductible_amount": 0.0,
+        "ack_template_name": "do_not_ack",  # the fundraiser did not give this money
+        **{k: parent[k] for k in ("fund_id", "campaign_id", "appeal_id") if parent.get(k)},
+        "note": f"Soft credit: {fundraiser} raised gift {parent['external_id']} on their fundraising page",
+    }
+
+
+def make(
+    crm: CrmClient,
+    conn: sqlite3.Connection,
+    fundraiser_constituent_id: str,
+    credit: dict[str, Any],
+    *,
+    job_id: str,
+    confirm_after_s: float,
+) -> tuple[str, bool]:
+    """The soft credit's CRM gift id, made once (1 request when new, 0 when the ledger holds it)."""
+    return gifts.create_once(crm, conn, fundraiser_constituent_id, credit, job_id=job_id, confirm_after_s=confirm_after_s)
+
+
+def of_gift(conn: sqlite3.Connection, gift_external_id: str) -> list[sqlite3.Row]:
+    """The ledger's soft credits of one gift."""
+    pattern = gift_external_id.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]") + MARK + "*"
+    return conn.execute("SELECT * FROM crm_writes WHERE kind = 'gift' AND key GLOB ? ORDER BY key", (pattern,)).fetchall()
+
+
+def follow(crm: CrmClient, conn: sqlite3.Connection, gift_external_id: str) -> list[str]:
+    """Bring the gift's soft credits in step with it after a refund: the amount it now holds, or deleted
+    with it. Idempotent (a soft credit already in step costs nothing); returns what it did, in words."""
+    parent = gifts.recorded(conn, gift_external_id)
+    if parent is None:
+        return []
+    done = []
+    for credit in of_gift(conn, gift_external_id):
+        if credit["state"] != "done":
+            continue
+        if parent["state"] == "deleted":
+            crm.delete_gift(credit["crm_id"])
+            gifts.record_deleted(conn, credit["key"])
+            done.append(f"soft credit {credit['crm_id']} deleted")
+        elif parent["amount"] is not None and credit["amount"] != parent["amount"]:
+            crm.update_gift(credit["crm_id"], {"received_amount": float(parent["amount"]), "deductible_amount": 0.0})
+            gifts.record_amounts(conn, credit["key"], parent["amount"], 0)
+            done.append(f"soft credit {credit['crm_id']} {credit['amount']} -> {parent['amount']}")
+    return done
