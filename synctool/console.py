@@ -87,6 +87,11 @@ class SynctoolGroup(TyperGroup):
     """Turns synctool's named errors into one line on stderr and an exit code, never a traceback; its help
     lists each command with a whole-sentence summary."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.invoke_without_command:  # a group that lists when named alone (`mappings overrides`) runs, not helps
+            self.no_args_is_help = False
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)

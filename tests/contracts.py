@@ -44,7 +44,7 @@ LOOSE: dict[str, set[str]] = {
         "raised", "donors", "cover", "end_at", "settings", "subtitle", "description", "check_number",
         "check_deposited_at", "external_id", "dedication", "giving_space", "transactions", "custom_fields",
         "field_id", "value", "fair_market_value_amount", "tax_deductible_amount", "payout_id", "line_items",
-        "payload", "response", "phone", "picture", "goal",
+        "payload", "response", "phone", "picture",
     },
 }  # fmt: skip
 

@@ -50,6 +50,7 @@ REFERENCE = {
         {"id": 5, "name": "Other Income", "ordinal": 2},
         {"id": 7, "name": "Pledge", "ordinal": 3},
         {"id": 8, "name": "In Kind", "ordinal": 4},
+        {"id": 9, "name": "Soft Credit", "ordinal": 5},
     ],
     "gift_categories": [
         {"id": 5937, "display_name": "Donation", "gift_type_id": 1, "gift_type_name": "Gift"},

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from synctool import platforms, settings, store
+from synctool.crm import soft_credits
 from synctool.crm import target as crm_target
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound, one_of
@@ -135,7 +136,10 @@ def reconcile(
     try:
         sent_before = crm.requests_sent
         clauses = search_params({"date_from": str(first), "date_to": str(last)})
-        in_period = [g for page in crm.iter_pages("/gifts/search", clauses, page_size=PAGE) for g in page]
+        listed = [g for page in crm.iter_pages("/gifts/search", clauses, page_size=PAGE) for g in page]
+        # a soft credit is not money: never extra, never in a total (crm/soft_credits.py)
+        in_period = [g for g in listed if not soft_credits.is_soft_credit(g)]
+        soft_count = len(listed) - len(in_period)
         # synctool's gifts: its external id prefixes, or an id in its ledger (a platform's without a prefix); the rest are other tools'
         made = _ledger(conn, {str(g["external_id"]) for g in in_period if g.get("external_id")})
         by_ext: dict[str, dict[str, Any]] = {}
@@ -228,6 +232,7 @@ def reconcile(
         "to": str(last),
         "items": [{k: v for k, v in r.items() if not k.startswith("_")} for r in items],
         "totals": _totals(items, others),
+        "soft_credits": soft_count,
         "crm_requests": crm_requests,
         "platform_requests": platform_requests,
         "fixed": fixed,
