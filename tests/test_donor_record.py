@@ -148,7 +148,8 @@ def test_a_returning_donor_who_moved_yields_one_proposed_change_applied_in_one_r
     }
     # the same donor gives again from her new home, and spells her name differently
     r = give(receiver, transaction(member_id=None, txn_id="D2", address=moved, first_name="Augusta Ada"))
-    give(receiver, transaction(member_id=None, txn_id="D3", address=moved), event_id="d3")
+    run_drain()
+    give(receiver, transaction(member_id=None, txn_id="D3", address=moved), event_id="d3")  # proposed once only
     run_drain()
     assert "new address proposed" in job(db, r["job_id"])["message"]
     [change] = json.loads(cli("donors", "changes", "--json").stdout)["items"]
@@ -188,3 +189,14 @@ def test_donor_updates_add_adds_at_once_and_off_drops(coded, receiver, db, cli):
     run_drain()
     assert json.loads(cli("donors", "changes", "--status", "all", "--json").stdout)["items"][0]["status"] == "applied"
     assert "+15105559999" not in {r["number"] for r in coded.crm.contacts["phone_numbers"].values()}
+
+
+def test_the_preview_plan_shows_the_ack_and_the_soft_credit_and_writes_neither(coded, receiver, cli):
+    known_fundraiser(coded)
+    assert cli("mappings", "types", "set", "donations:default", "--fund-id", "2398", "--no-ack").exit_code == 0
+    assert cli("sync-mode", "preview").exit_code == 0
+    give(receiver, transaction())
+    run_drain()
+    [plan] = json.loads(cli("preview", "--json").stdout)["items"]
+    assert plan["ack"] == "do_not_ack" and plan["extras"].startswith("soft credit to #") and plan["crm_writes"] >= 2
+    assert gifts(coded, "donations_P2P1") == [] and gifts(coded, "donations_P2P1_sc_501") == []

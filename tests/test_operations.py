@@ -77,7 +77,10 @@ def test_demo_runs_the_whole_path(cli):
     assert answers["Square order.updated, FORGED signature"] == 401
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
     assert sorted(g["external_id"] for g in report["crm_gifts"]) == [
+        "donations_AdaMoved5Lp",
         "donations_Monthly4Rt9x",
+        "donations_PeerPage8Zt",
+        "donations_PeerPage8Zt_sc_501",  # Jane Doe's soft credit for the gift made on her page
         "donations_Planted10dAgo",
         "donations_PollOnly7Kq2",
         "donations_QiN7blzUhiwXBVBr",

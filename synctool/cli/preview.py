@@ -41,12 +41,14 @@ def preview(
     columns: Columns = None,
 ) -> None:
     """List what the previewed jobs would write: donor, constituent decision ("matched #959482" / "would
-    create Jane Doe <jane@...>"), amount, fund, date, and how each would end; --json adds the exact bodies.
+    create Jane Doe <jane@...>"), amount, fund, date, acknowledgement template, how each would end, and what
+    else it would write (a fundraiser's soft credit, a donor's new contact point); --json adds the exact
+    bodies of every CRM write.
 
     Example: synctool preview --json
     """
     from synctool.ops.preview import plans
 
     result = plans(ctx_obj(ctx).db, limit=limit)
-    shown = ["decision", "amount", "fund", "date", "ends", "donor", "source"]
+    shown = ["decision", "amount", "fund", "date", "ack", "ends", "extras", "donor", "source"]
     render(result, as_json, rows=result["items"], columns=shown, chosen=columns, title=f"previewed jobs (mode: {result['mode']})")

@@ -86,6 +86,19 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
         summary = drain(platforms.services(rt), max_seconds=45)
         say(summary.line())
 
+        credits = [g for g in world.crm.gifts.values() if g.get("gift_type_name") == "Soft Credit"]
+        for g in credits:
+            say(f"soft credit: CRM gift {g['id']} for constituent {g['constituent_id']} (${g['received_amount']:.2f}), "
+                f"the related gift of {g['parent_gift_id']}")  # fmt: skip
+        quiet = [g for g in world.crm.gifts.values() if g.get("ack_template_name") == "do_not_ack" and g not in credits]
+        say(f"acknowledgements: {len(quiet)} gift(s) sent with do_not_ack (the platform's receipt is the thanks)")
+        from synctool.ops.donors import changes
+
+        news = changes(conn)["items"]
+        say(f"donor news: {len(news)} proposed change(s) for review: "
+            + ", ".join(f"#{c['id']} {c['kind']} {c['value']} for constituent {c['constituent_id']}" for c in news)
+            + " (synctool donors apply ID)")  # fmt: skip
+
         from synctool.ops.reconcile import reconcile
 
         found = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations", fix=True)
@@ -197,7 +210,8 @@ def seed(world, conn, rt, say) -> None:
     crm_client.add_keyword(jane["id"], 12221)  # Newsletter
     crm_client.close()
     mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
-    mappings.set_type_default(conn, "pos:default", fund_id=2402)
+    mappings.set_type_default(conn, "pos:default", fund_id=2402, ack_template_name="do_not_ack")  # Square sent a receipt
+    world.givebutter.add_member(118722, {"id": 501, "first_name": "Jane", "last_name": "Doe", "email": "jane.doe@example.org"})
     mappings.set_payment_method(conn, "donations:card", payment_type_id=1509)
     mappings.set_payment_method(conn, "pos:CARD", payment_type_id=1509)
     mappings.set_payment_method(conn, "pos:CASH", payment_type_id=1507)
@@ -268,7 +282,8 @@ def seed(world, conn, rt, say) -> None:
     }
     say(
         "seeded: CRM reference lists and mappings, a CRM constituent with a newsletter tag, POS orders, "
-        "a Givebutter transaction whose webhook was lost"
+        "a Givebutter transaction whose webhook was lost, Jane Doe fundraising on the campaign, no CRM "
+        "acknowledgement for POS sales"
     )
 
 
@@ -308,6 +323,24 @@ def send(world, url: str, say, samples, sign, secrets: dict[str, str]) -> list[d
         "Givebutter transaction.succeeded (recurring)",
         "/webhooks/donations",
         samples.givebutter("transaction.succeeded", monthly),
+        gb,
+    )
+    raised = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    raised.update(id="PeerPage8Zt", number="4214", first_name="Katherine", last_name="Johnson", email="kj@example.org",
+                  amount=40, member_id=501, member_name="Jane Doe", address=None, phone=None)  # fmt: skip
+    post(
+        "Givebutter transaction.succeeded (Jane's page)",
+        "/webhooks/donations",
+        samples.givebutter("transaction.succeeded", raised),
+        gb,
+    )
+    moved = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    moved.update(id="AdaMoved5Lp", number="4215", amount=15, address={"address_1": "3 Difference Engine Rd", "city": "Berkeley",
+                 "state": "CA", "zipcode": "94704", "country": "USA"})  # fmt: skip
+    post(
+        "Givebutter transaction.succeeded (Ada, new address)",
+        "/webhooks/donations",
+        samples.givebutter("transaction.succeeded", moved),
         gb,
     )
     post(

@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any, Literal
 
 from synctool import settings, store
-from synctool.crm import references
+from synctool.crm import references, soft_credits
 from synctool.errors import InvalidInput
 from synctool.queue import jobs, log
 from synctool.validation import Body
@@ -36,9 +36,25 @@ def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> dict[str
 
 def _gift(writes: list[dict[str, Any]]) -> dict[str, Any]:
     return next(
-        (w["body"] or {} for w in writes if w["method"] == "POST" and str(w["path"]).endswith("/gifts")),
+        (
+            w["body"] or {}
+            for w in writes
+            if w["method"] == "POST" and str(w["path"]).endswith("/gifts") and not soft_credits.is_soft_credit(w["body"] or {})
+        ),
         next((w["body"] or {} for w in writes if w["method"] == "PATCH" and str(w["path"]).startswith("/gifts/")), {}),
     )
+
+
+def _extras(writes: list[dict[str, Any]]) -> str | None:
+    """What else the job would write beside its gift: a soft credit, a new contact point for the donor."""
+    said = []
+    for w in writes:
+        body, path = w["body"] or {}, str(w["path"])
+        if w["method"] == "POST" and soft_credits.is_soft_credit(body):
+            said.append(f"soft credit to #{path.split('/')[2]}")
+        elif w["method"] == "POST" and path.rsplit("/", 1)[-1] in ("email_addresses", "phone_numbers", "street_addresses"):
+            said.append(f"new {path.rsplit('/', 1)[-1].replace('_', ' ')[:-2]} for #{path.split('/')[2]}")
+    return "; ".join(said) or None
 
 
 def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
@@ -61,6 +77,9 @@ def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
                 "amount": gift.get("received_amount"),
                 "fund": (fund or {}).get("name") or gift.get("fund_name") or gift.get("fund_id"),
                 "date": gift.get("received_date"),
+                "ack": gift.get("ack_template_name") or ("CRM default" if gift else None),
+                "extras": _extras(plan.get("writes") or []),
+                "crm_writes": len(plan.get("writes") or []),
                 "message": plan.get("message"),
                 "writes": plan.get("writes") or [],
             }
