@@ -104,6 +104,10 @@ class DonationsConfig(Section):
 class PosConfig(Section):
     base_url: str = "https://connect.squareup.com"
     square_version: str = "2026-08-19"
+    #: the backup poll re-reads this much before its watermark (an offline POS sale reaches Square up to 72 h
+    #: late, with the time it arrived), and reads this far back on its first run
+    poll_overlap_minutes: int = Field(60, ge=0)
+    poll_first_lookback_hours: int = Field(24, ge=1)
 
 
 class PaymentsConfig(Section):

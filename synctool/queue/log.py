@@ -155,6 +155,14 @@ def gift_job(
     ).fetchone()
 
 
+def has_entity_job(conn: sqlite3.Connection, source: str, entity_type: str, entity_id: str, *, unfinished: bool = False) -> bool:
+    """Whether a job (an unfinished one, with ``unfinished``) exists for this platform item."""
+    sql = "SELECT 1 FROM jobs WHERE source = ? AND entity_type = ? AND entity_id = ?"
+    if unfinished:
+        sql += " AND status IN ('queued', 'running')"
+    return conn.execute(sql + " LIMIT 1", (source, entity_type, entity_id)).fetchone() is not None
+
+
 def has_job(conn: sqlite3.Connection, external_id: str) -> bool:
     """Whether any job (a gift's or one of its refunds') names ``external_id``."""
     return conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (external_id,)).fetchone() is not None

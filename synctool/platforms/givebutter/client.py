@@ -39,6 +39,10 @@ class DonationsClient:
     def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
         return self.pages("/transactions", {"createdAfter": created_after, "per_page": per_page})
 
+    def transactions_updated_since(self, updated_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        """Transactions changed since a moment (``updatedAfter``): a refund moves ``updated_at``."""
+        return self.pages("/transactions", {"updatedAfter": updated_after, "per_page": per_page})
+
     def transactions_between(self, after: str, before: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
         """Transactions made in a period (``transactedAfter`` / ``transactedBefore``, ISO 8601)."""
         return self.pages("/transactions", {"transactedAfter": after, "transactedBefore": before, "per_page": per_page})

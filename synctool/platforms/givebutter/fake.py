@@ -50,6 +50,15 @@ class FakeGivebutter:
         self.members[(int(campaign_id), int(member["id"]))] = full
         return full
 
+    def refund_transaction(self, txn_id: str) -> dict:
+        """Refund a transaction's parts as Givebutter records it: each part ``refunded`` with ``refunded_at``, and
+        the transaction's ``updated_at`` moved (which ``updatedAfter`` filters on). No webhook is sent."""
+        txn = self.transactions[txn_id]
+        now = datetime.now().astimezone().isoformat(timespec="seconds")
+        txn["transactions"] = [{**t, "refunded": True, "refunded_at": now} for t in txn.get("transactions") or []]
+        txn["updated_at"] = now  # the resource itself has no refunded flag (its description): its parts do
+        return txn
+
     def add_transaction(self, txn: dict) -> dict:
         self.transactions[txn["id"]] = txn
         return txn
@@ -134,7 +143,13 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
                     status_code=422,
                 )
             items = [t for t in items if datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) > cutoff]
-        for name, keep in (("transactedAfter", lambda t, c: t >= c), ("transactedBefore", lambda t, c: t <= c)):
+        checks = (
+            ("transactedAfter", "transacted_at", lambda t, c: t >= c),
+            ("transactedBefore", "transacted_at", lambda t, c: t <= c),
+            ("updatedAfter", "updated_at", lambda t, c: t > c),
+            ("updatedBefore", "updated_at", lambda t, c: t <= c),
+        )
+        for name, field, keep in checks:
             value = request.query_params.get(name)
             if value:
                 try:
@@ -146,7 +161,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
                 items = [
                     t
                     for t in items
-                    if keep(datetime.fromisoformat((t.get("transacted_at") or t["created_at"]).replace("Z", "+00:00")), cutoff)
+                    if keep(datetime.fromisoformat((t.get(field) or t["created_at"]).replace("Z", "+00:00")), cutoff)
                 ]
         return _page(items, request)
 

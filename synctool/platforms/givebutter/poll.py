@@ -1,8 +1,10 @@
 """The backup poll of the donation platform (spec: poll-now, poll-fresh, dev poll-cron).
 
-Reads transactions created since the saved watermark minus an overlap, 100 a page, and queues the
-succeeded ones that have no job yet. One request when nothing is new. The platform's 429 and
-``Retry-After`` are honoured by the client.
+Reads transactions created since the saved watermark minus an overlap (``createdAfter``), 100 a page, and
+queues the succeeded ones that have no job yet. Then reads the transactions changed since the same point
+(``updatedAfter``, the API's own filter: a refund moves ``updated_at``) and queues a refund job for each whose
+refunded parts add up to more than the refunds synctool has applied to its gift. Two requests when nothing is
+new. The platform's 429 and ``Retry-After`` are honoured by the client.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from datetime import timedelta
 from typing import Any
 
 from synctool import platforms, store
-from synctool.platforms.givebutter.webhook import external_id, supporter_name
+from synctool.crm import refunds
+from synctool.errors import SynctoolError
+from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration, parse_iso
+from synctool.validation import payload
 
 
 def poll(
@@ -31,7 +36,7 @@ def poll(
     else:
         since = (parse_iso(state["watermark"]) or started) - overlap
     since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-    seen = queued = 0
+    seen = queued = refunds_seen = refunds_queued = 0
     with platforms.using(rt, "donations", client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):
             seen += 1
@@ -54,12 +59,17 @@ def poll(
                     max_attempts=rt.config.queue.max_attempts,
                 )
             queued += 1
+        for txn in donations.transactions_updated_since(since_text, per_page=100):
+            refunds_seen += 1
+            refunds_queued += _queue_refund(conn, rt, txn)
         requests = donations.api.requests_sent
     result = {
         "since": since_text,
         "seen": seen,
         "transactions_seen": seen,
-        "queued": queued,
+        "queued": queued + refunds_queued,
+        "updated_seen": refunds_seen,
+        "refunds_queued": refunds_queued,
         "requests": requests,
         "fresh": bool(fresh or lookback),
     }
@@ -74,3 +84,32 @@ def poll(
             pk="source",
         )
     return result
+
+
+def _queue_refund(conn: sqlite3.Connection, rt: Runtime, txn: dict[str, Any]) -> int:
+    """A refund job for a transaction refunded beyond what its gift's refunds hold (its webhook was lost)."""
+    try:
+        refunded = refunded_parts(payload(Refund, txn, "a Givebutter transaction"))
+    except SynctoolError:
+        return 0
+    if refunded <= 0 or not txn.get("id"):
+        return 0
+    ext = external_id(txn["id"])
+    with store.atomic(conn):
+        if refunded <= refunds.refunded_so_far(conn, ext) or log.has_entity_job(
+            conn, "donations", "refund", str(txn["id"]), unfinished=True
+        ):
+            return 0
+        jobs.enqueue(
+            conn,
+            source="donations",
+            entity_type="refund",
+            entity_id=str(txn["id"]),
+            external_id=ext,
+            payload={"refund": txn, "origin": "poll"},
+            email=txn.get("email"),
+            name=supporter_name(txn),
+            amount=f"-{refunded}",
+            max_attempts=rt.config.queue.max_attempts,
+        )
+    return 1

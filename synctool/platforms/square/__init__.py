@@ -30,6 +30,7 @@ PLATFORM = Platform(
     reconcile="synctool.platforms.square.reconcile",
     backfill=True,
     registration="synctool.platforms.square.registration",
+    poll="synctool.platforms.square.poll:poll",
     handlers=("synctool.platforms.deposits", "synctool.platforms.square.rules", "synctool.platforms.square.refunds"),
     commands={"pos": "synctool.platforms.square.commands:app"},
     routes="synctool.platforms.square:routes",

@@ -92,6 +92,35 @@ class PosClient:
     def locations(self) -> list[dict[str, Any]]:
         return self.api.request("GET", "/v2/locations").get("locations") or []
 
+    def orders_updated_since(self, location_ids: list[str], since: str) -> Iterator[dict[str, Any]]:
+        """SearchOrders of these locations (10 a request) updated at or after ``since``, COMPLETED or OPEN, oldest
+        change first: the date filter and the sort name the same timestamp, as Square requires; the cursor is
+        sent with the original query."""
+        for start in range(0, len(location_ids), 10):
+            query = {
+                "filter": {
+                    "state_filter": {"states": ["COMPLETED", "OPEN"]},
+                    "date_time_filter": {"updated_at": {"start_at": since}},
+                },
+                "sort": {"sort_field": "UPDATED_AT", "sort_order": "ASC"},
+            }
+            cursor = None
+            while True:
+                body: dict[str, Any] = {"location_ids": location_ids[start : start + 10], "limit": 500, "query": query}
+                if cursor:
+                    body["cursor"] = cursor
+                found = self.api.request("POST", "/v2/orders/search", json=body)
+                yield from found.get("orders") or []
+                cursor = found.get("cursor")
+                if not cursor:
+                    break
+
+    def refunds_updated_since(self, since: str) -> Iterator[dict[str, Any]]:
+        """ListPaymentRefunds COMPLETED and updated at or after ``since``, oldest change first."""
+        return self.listed(
+            "/v2/refunds", "refunds", updated_at_begin_time=since, status="COMPLETED", sort_field="UPDATED_AT", sort_order="ASC"
+        )
+
     def search_orders(self, location_ids: list[str], *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
         body: dict[str, Any] = {
             "location_ids": location_ids[:10],

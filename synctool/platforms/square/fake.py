@@ -147,16 +147,56 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
         body = json.loads(await request.body() or b"{}")
         if not body.get("location_ids"):
             return _error(400, "INVALID_REQUEST_ERROR", "BAD_REQUEST", "location_ids is required.")
-        orders = sorted(
-            (o for o in sq.orders.values() if o.get("location_id") in body["location_ids"]),
-            key=lambda o: o["created_at"],
-            reverse=True,
+        query = body.get("query") or {}
+        flt, sort = query.get("filter") or {}, query.get("sort") or {}
+        sort_field = str(sort.get("sort_field") or "CREATED_AT").lower()
+        dated = flt.get("date_time_filter") or {}
+        if len(dated) > 1:
+            return _error(400, "INVALID_REQUEST_ERROR", "BAD_REQUEST", "Only one date range may be given.")
+        if dated and next(iter(dated)) != sort_field:
+            # SearchOrders: the sort field must name the timestamp the date filter uses (givebutter-square.md B3)
+            return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "sort_field must match the date_time_filter field.")
+        orders = [o for o in sq.orders.values() if o.get("location_id") in body["location_ids"]]
+        states = (flt.get("state_filter") or {}).get("states")
+        if states:
+            orders = [o for o in orders if o.get("state") in states]
+        for field, window in dated.items():
+            when = lambda o, f=field: o.get(f) or o.get("created_at") or ""  # noqa: E731
+            if window.get("start_at"):
+                orders = [o for o in orders if when(o) >= window["start_at"]]
+            if window.get("end_at"):
+                orders = [o for o in orders if when(o) <= window["end_at"]]
+        orders.sort(
+            key=lambda o: o.get(sort_field) or o.get("created_at") or "", reverse=sort.get("sort_order", "DESC") == "DESC"
         )
         start = int(body.get("cursor") or 0)
         limit = int(body.get("limit") or 500)
         chunk = orders[start : start + limit]
         result: dict[str, Any] = {"orders": chunk}
         if start + limit < len(orders):
+            result["cursor"] = str(start + limit)
+        return JSONResponse(result)
+
+    async def refunds(request: Request):
+        """ListPaymentRefunds: ``begin_time`` / ``end_time`` (on ``created_at``), ``updated_at_begin_time`` /
+        ``updated_at_end_time``, ``status``, ``location_id``, ``sort_field`` (CREATED_AT or UPDATED_AT),
+        ``sort_order``, cursor paging."""
+        if (denied := guard(request)) is not None:
+            return denied
+        q = request.query_params
+        found = in_window(list(sq.refunds.values()), request)
+        if q.get("status"):
+            found = [r for r in found if r.get("status") == q["status"]]
+        field = "updated_at" if q.get("sort_field") == "UPDATED_AT" else "created_at"
+        if q.get("updated_at_begin_time"):
+            found = [r for r in found if (r.get("updated_at") or r.get("created_at") or "") >= q["updated_at_begin_time"]]
+        if q.get("updated_at_end_time"):
+            found = [r for r in found if (r.get("updated_at") or r.get("created_at") or "") <= q["updated_at_end_time"]]
+        found.sort(key=lambda r: r.get(field) or r.get("created_at") or "", reverse=q.get("sort_order") == "DESC")
+        start = int(q.get("cursor") or 0)
+        limit = min(int(q.get("limit") or 100), 100)
+        result: dict[str, Any] = {"refunds": found[start : start + limit]}
+        if start + limit < len(found):
             result["cursor"] = str(start + limit)
         return JSONResponse(result)
 
@@ -266,6 +306,7 @@ def create_app(sq: FakeSquare | None = None) -> Starlette:
             Route("/v2/orders/{id}", by_id(sq.orders, "order", "Order")),
             Route("/v2/payments", payments),
             Route("/v2/payments/{id}", by_id(sq.payments, "payment", "Payment")),
+            Route("/v2/refunds", refunds),
             Route("/v2/refunds/{id}", by_id(sq.refunds, "refund", "Refund")),
             Route("/v2/payouts", payouts),
             Route("/v2/webhooks/subscriptions", subscriptions, methods=["GET", "POST"]),

@@ -24,7 +24,9 @@ from synctool.validation import payload
 
 def read(event: Event, ctx: Job) -> refunds.Refund:
     """The completed refund this job's delivery reports, with the gift it reduces."""
-    if event.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
+    if event.payload.get("refund"):  # the backup poll read it already
+        data = event.payload["refund"]
+    elif event.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
         data = ctx.client("pos").refund(event.payload["refund_id"])
     elif isinstance(event.data, Notification):
         data = event.data.data.object.get("refund")

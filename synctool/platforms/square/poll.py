@@ -1,0 +1,112 @@
+"""The backup poll of the POS platform: sales and refunds whose webhook never arrived.
+
+Orders: SearchOrders per location (10 locations a request) filtered on ``updated_at`` since the watermark
+minus an overlap and sorted by UPDATED_AT (Square requires the sort to name the date filter's timestamp),
+COMPLETED or OPEN; each that the sale rule takes (``rules.eligibility``) and that has no job yet is queued as
+its webhook would have queued it. Refunds: ListPaymentRefunds COMPLETED and updated since the same point;
+each without a job is queued with the refund as read. Two requests on a quiet day (one more per further
+10 locations or per page of 500 orders / 100 refunds). The locations come from the cache `synctool pos
+locations` keeps (read once from Square when empty).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import timedelta
+from typing import Any
+
+from synctool import platforms, settings, store
+from synctool.money import cents_to_dollars
+from synctool.platforms.square.rules import LOCATIONS, eligibility
+from synctool.platforms.square.webhook import Order, external_id
+from synctool.queue import jobs, log
+from synctool.runtime import Runtime
+from synctool.timeutil import parse_duration, parse_iso
+from synctool.validation import payload
+
+
+def poll(
+    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: Any = None
+) -> dict[str, Any]:
+    started = store.utcnow()
+    state = conn.execute("SELECT * FROM poll_state WHERE source = 'pos'").fetchone()
+    config = rt.config.pos
+    if fresh or lookback or state is None or not state["watermark"]:
+        since = started - (parse_duration(lookback) if lookback else timedelta(hours=config.poll_first_lookback_hours))
+    else:
+        since = (parse_iso(state["watermark"]) or started) - timedelta(minutes=config.poll_overlap_minutes)
+    since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    seen = queued = refunds_seen = refunds_queued = 0
+    with platforms.using(rt, "pos", client) as pos:
+        locations = [str(loc["id"]) for loc in settings.cache_list(conn, LOCATIONS) if loc.get("id")]
+        if not locations:
+            found = pos.locations()
+            with store.atomic(conn):
+                settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
+            locations = [loc["id"] for loc in found]
+        for order in pos.orders_updated_since(locations, since_text) if locations else []:
+            seen += 1
+            queued += _queue_order(conn, rt, order)
+        for refund in pos.refunds_updated_since(since_text):
+            refunds_seen += 1
+            refunds_queued += _queue_refund(conn, rt, refund)
+        requests = pos.api.requests_sent
+    result = {
+        "since": since_text,
+        "seen": seen + refunds_seen,
+        "orders_seen": seen,
+        "refunds_seen": refunds_seen,
+        "queued": queued + refunds_queued,
+        "refunds_queued": refunds_queued,
+        "requests": requests,
+        "fresh": bool(fresh or lookback),
+    }
+    with store.atomic(conn):
+        store.database(conn).table("poll_state").upsert(
+            {"source": "pos", "watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
+            pk="source",
+        )
+    return result
+
+
+def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -> int:
+    order = payload(Order, found, f"Square order {found.get('id')}")
+    if eligibility(order) is not None or not order.id:
+        return 0
+    ext = external_id(order.id)
+    money = order.total_money
+    with store.atomic(conn):
+        if log.has_job(conn, ext):
+            return 0
+        jobs.enqueue(
+            conn,
+            source="pos",
+            entity_type="order",
+            entity_id=order.id,
+            external_id=ext,
+            payload={"origin": "poll"},
+            amount=None if money is None or money.amount is None else str(cents_to_dollars(money.amount)),
+            max_attempts=rt.config.queue.max_attempts,
+        )
+    return 1
+
+
+def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: dict[str, Any]) -> int:
+    refund_id = str(refund.get("id") or "")
+    if not refund_id or refund.get("status") != "COMPLETED":
+        return 0
+    with store.atomic(conn):
+        if log.has_entity_job(conn, "pos", "order_refund", refund_id):
+            return 0
+        cents = (refund.get("amount_money") or {}).get("amount")
+        jobs.enqueue(
+            conn,
+            source="pos",
+            entity_type="order_refund",
+            entity_id=refund_id,
+            payload={"refund": refund, "origin": "poll"},
+            amount=None if cents is None else f"-{cents_to_dollars(cents)}",
+            max_attempts=rt.config.queue.max_attempts,
+        )
+    return 1

@@ -1,0 +1,66 @@
+"""Nothing missed: the backup poll finds Square sales and refunds and Givebutter refunds whose webhooks were
+lost, and `webhooks heal` replays what the platforms report they failed to deliver, once."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from synctool.fakes import samples
+from tests.flow_helpers import CUSTOMER, add_order, give, pos_event, run_drain
+
+
+def gifts(world, external_id: str) -> list[dict]:
+    return [g for g in world.crm.gifts.values() if g["external_id"] == external_id]
+
+
+def synced_by_poll(db, external_id: str) -> list[str]:
+    rows = db.execute(
+        "SELECT status, json_extract(payload, '$.origin') AS origin FROM jobs WHERE external_id = ?", (external_id,)
+    ).fetchall()
+    return [f"{r['status']} by {r['origin'] or 'webhook'}" for r in rows]
+
+
+def test_a_square_sale_and_refund_whose_webhooks_were_lost_are_synced_by_the_next_poll(coded, db, cli):
+    add_order(coded, "LOST1", "COMPLETED", tenders=[{"type": "CARD"}], customer=CUSTOMER)
+    add_order(coded, "OPEN0", "OPEN")  # no payment yet: the sale rule skips it, so no job
+    first = json.loads(cli("poll", "--source", "pos", "--lookback", "7d", "--json").stdout)["sources"]["pos"]
+    assert (first["orders_seen"], first["queued"]) == (2, 1), first
+    assert first["requests"] == 3  # the locations (cache empty), one order search, one refund listing
+    run_drain()
+    assert gifts(coded, "pos_order_LOST1")[0]["received_amount"] == 25.0
+    assert synced_by_poll(db, "pos_order_LOST1") == ["succeeded by poll"]
+    # the sale is refunded at the register; the refund's webhook is lost too
+    coded.square.payments["PAYL1"] = {"id": "PAYL1", "order_id": "LOST1", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
+                                      "created_at": "2026-11-20T18:30:00Z", "total_money": {"amount": 2500, "currency": "USD"}}  # fmt: skip
+    coded.square.refund_payment("PAYL1", 1000, refund_id="RFL1")
+    again = json.loads(cli("poll", "--source", "pos", "--json").stdout)["sources"]["pos"]
+    assert (again["refunds_seen"], again["refunds_queued"]) == (1, 1) and again["requests"] == 2, again
+    run_drain()
+    assert gifts(coded, "pos_order_LOST1")[0]["received_amount"] == 15.0
+    quiet = json.loads(cli("poll", "--source", "pos", "--json").stdout)["sources"]["pos"]
+    assert (quiet["queued"], quiet["requests"]) == (0, 2)  # seen already: nothing queued twice
+
+
+def test_a_sale_whose_webhook_arrived_is_not_queued_again_by_the_poll(coded, receiver, db, cli):
+    add_order(coded, "SEEN1", "COMPLETED", tenders=[{"type": "CASH"}], customer=CUSTOMER)
+    pos_event(receiver, samples.square_order_event("SEEN1"))
+    run_drain()
+    result = json.loads(cli("poll", "--source", "pos", "--lookback", "7d", "--json").stdout)["sources"]["pos"]
+    assert result["queued"] == 0 and len(gifts(coded, "pos_order_SEEN1")) == 1
+
+
+def test_a_lost_givebutter_refund_is_applied_by_the_next_poll(coded, receiver, db, cli):
+    txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    txn.update(id="GBR1", amount=30, transactions=[{**txn["transactions"][0], "amount": 30}])
+    coded.givebutter.add_transaction(txn)
+    give(receiver, txn)
+    run_drain()
+    assert gifts(coded, "donations_GBR1")[0]["received_amount"] == 30.0
+    coded.givebutter.refund_transaction("GBR1")  # refunded on Givebutter; refund.created never arrives
+    result = json.loads(cli("poll", "--source", "donations", "--json").stdout)["sources"]["donations"]
+    assert result["refunds_queued"] == 1 and result["requests"] == 2, result
+    run_drain()
+    assert gifts(coded, "donations_GBR1")[0]["received_amount"] == 0.0
+    again = json.loads(cli("poll", "--source", "donations", "--json").stdout)["sources"]["donations"]
+    assert again["refunds_queued"] == 0  # applied: not queued again
