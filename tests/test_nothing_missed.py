@@ -64,3 +64,43 @@ def test_a_lost_givebutter_refund_is_applied_by_the_next_poll(coded, receiver, d
     assert gifts(coded, "donations_GBR1")[0]["received_amount"] == 0.0
     again = json.loads(cli("poll", "--source", "donations", "--json").stdout)["sources"]["donations"]
     assert again["refunds_queued"] == 0  # applied: not queued again
+
+
+def _now_event(event_type: str, obj: dict, event_id: str) -> dict:
+    import time
+
+    return {**json.loads(samples.stripe_event(event_type, obj, event_id)), "created": int(time.time()) - 60}
+
+
+def test_deliveries_the_platforms_failed_are_counted_and_replayed_once(coded, receiver, db, cli):
+    assert cli("webhooks", "register", "--url", "https://sync.example.org").exit_code == 0
+    lost = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    lost.update(id="HEAL1", email="heal@example.org", amount=12)
+    coded.givebutter.record_delivery("transaction.succeeded", lost, failed=True)
+    arrived = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    arrived.update(id="HEAL2", email="arrived@example.org")
+    # failed at first, then delivered on Givebutter's retry: received, so never replayed
+    first_try = coded.givebutter.record_delivery("transaction.succeeded", arrived, failed=True)
+    give(receiver, arrived, event_id=first_try["payload"]["id"])
+    coded.stripe.add_event(_now_event("charge.succeeded", {"id": "ch_x"}, "evt_lost1"), delivered=False)
+    coded.stripe.add_event(_now_event("charge.succeeded", {"id": "ch_y"}, "evt_fine"), delivered=True)
+
+    status = json.loads(cli("webhooks", "status", "--json").stdout)
+    counts = {r["source"]: (r["failed"], r["not_received"]) for r in status["deliveries"]}
+    assert counts["donations"] == (2, 1) and counts["payments"] == (1, 1), status["deliveries"]
+    assert counts["mailing"] == (None, None) and status["ok"] is False
+    assert "synctool webhooks heal --source donations" in cli("doctor").stdout
+
+    dry = json.loads(cli("webhooks", "heal", "--dry-run", "--json").stdout)
+    assert [r["action"] for r in dry["items"] if r["event_id"]].count("would replay") == 2
+    healed = json.loads(cli("webhooks", "heal", "--json").stdout)
+    assert (healed["replayed"], healed["skipped"]) == (2, 1), healed["items"]
+    assert healed["requests"] == 3  # Givebutter: its webhooks, one page of activities; Stripe: one page of events
+    run_drain()
+    assert gifts(coded, "donations_HEAL1")[0]["received_amount"] == 12.0
+    note = db.execute("SELECT note FROM deliveries WHERE event_id = 'evt_lost1'").fetchone()["note"]
+    assert note.startswith("replayed by `webhooks heal`")
+    again = json.loads(cli("webhooks", "heal", "--json").stdout)
+    assert (again["replayed"], again["skipped"]) == (0, 3)  # run twice: nothing new
+    assert len(gifts(coded, "donations_HEAL1")) == 1
+    assert json.loads(cli("webhooks", "status", "--json").stdout)["not_received"] == 0

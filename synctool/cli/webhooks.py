@@ -24,7 +24,9 @@ def status(
     """Ask each platform what is registered and compare it with what synctool needs: the URL (for a platform
     that signs its URL, exactly that URL), the events its handlers read, enabled, and the secret stored on
     this side. One line per source: ok, missing, wrong URL, missing events, disabled, no secret, not
-    configured, with the fix. Exit 1 when any is not ok.
+    configured, with the fix. Then, per platform that keeps a record of its deliveries, how many it reports
+    failed in the last 24 h and how many of those never arrived (`synctool webhooks heal` replays them).
+    Exit 1 when any is not ok, or a failed delivery never arrived.
 
     Example: synctool webhooks status
     """
@@ -33,7 +35,41 @@ def status(
     result = op(ctx_obj(ctx).db, ctx_obj(ctx).rt, _sources(source))
     columns = ["source", "where", "state", "detail", "fix"]
     render(result, as_json, rows=result["sources"], columns=columns, title=f"webhooks for {result['url'] or '(no public URL)'}")
+    if not as_json:
+        render(
+            result["deliveries"], False, columns=["source", "failed", "not_received", "detail"], title="failed deliveries, 24 h"
+        )
     if not result["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("heal")
+def heal(
+    ctx: typer.Context,
+    since: str = typer.Option("7d", help="a duration ago (24h, 7d) or an ISO date"),
+    source: str = typer.Option(None, help="comma-separated sources; default: every platform that keeps a record"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="say what would be replayed; store nothing"),
+    as_json: AsJson = False,
+) -> None:
+    """Replay each delivery a platform reports it failed to make (`synctool platforms` says which keep such a
+    record: "heal"), from the platform's own record, through the receiver's path: the same parse, the
+    same dedup on the provider's event id (a delivery that did arrive is skipped), stored with its job for
+    drain. The platform's API, read with synctool's key, is the origin (a delivery's signature is not in
+    that record). Prints what it found, replayed and skipped, and which platforms keep no record.
+
+    Example: synctool webhooks heal --since 7d --dry-run
+    """
+    from synctool.ops.webhooks import heal as op
+
+    result = op(ctx_obj(ctx).db, ctx_obj(ctx).rt, since=since, sources=_sources(source), dry_run=dry_run)
+    title = (
+        f"{result['found']} failed deliveries since {result['since'][:16]}: {result['replayed']} replayed, "
+        f"{result['skipped']} received already; {result['requests']} platform requests"
+    )
+    render(result, as_json, rows=result["items"], columns=["source", "event_type", "action", "event_id", "detail"], title=title)
+    if not as_json and result["unrecorded"]:
+        typer.echo(f"no delivery record to read: {', '.join(result['unrecorded'])} (the backup poll and reconcile cover them)")
+    if any(r["action"] in ("not read", "refused") and "not configured" not in r["detail"] for r in result["items"]):
         raise typer.Exit(1)
 
 

@@ -106,7 +106,10 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     spent = log.crm_requests_since(conn, since)
     budget = crm_target.budget(rt)
     freshness = [
-        c for c in doctor(conn, rt) if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
+        c
+        for c in doctor(conn, rt)
+        if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
+        or c["check"].startswith("deliveries ")
     ]
     for failure in open_failures:
         failure["fix"] = (

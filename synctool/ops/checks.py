@@ -223,9 +223,14 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     for name, status, detail, fix in receiver(rt, public_url):
         add(name, status, detail, fix)
     if public_url:  # the webhooks, where the platforms' APIs are configured
-        for found in webhooks.status(conn, rt)["sources"]:
+        found_status = webhooks.status(conn, rt)
+        for found in found_status["sources"]:
             if found["state"] != "not configured":
                 at = f" ({found['where']})" if found["where"] else ""
                 add(f"webhook {found['source']}{at}", "ok" if found["state"] == "ok" else "warn",
                     f"{found['state']}: {found['detail']}", found["fix"])  # fmt: skip
+        for row in found_status["deliveries"]:  # what the platforms report they failed to deliver
+            if row["failed"] is not None:
+                add(f"deliveries {row['source']}", "warn" if row["not_received"] else "ok", row["detail"],
+                    f"synctool webhooks heal --source {row['source']}" if row["not_received"] else "")  # fmt: skip
     return checks

@@ -42,6 +42,7 @@ def accept(
     *,
     verify: bool = True,
     now: float | None = None,
+    note: str | None = None,
 ) -> Inbound:
     """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput."""
     platform = adapter(source)
@@ -61,7 +62,7 @@ def accept(
         event.job,
         headers=kept,
         verified=verify,
-        note=None if verify else "injected by an operator; no signature was checked",
+        note=note or (None if verify else "injected by an operator; no signature was checked"),
     )
 
 
@@ -69,6 +70,11 @@ _INSERT_DELIVERY = (
     "INSERT INTO deliveries (source, event_id, event_type, received_at, headers, body, verified, note)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, event_id) DO NOTHING RETURNING id"
 )
+
+
+def received(conn: sqlite3.Connection, source: str, event_id: str) -> bool:
+    """Whether the receiver stored this provider event (the dedup key of ``store_inbound``)."""
+    return conn.execute("SELECT 1 FROM deliveries WHERE source = ? AND event_id = ?", (source, event_id)).fetchone() is not None
 
 
 def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sqlite3
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,7 +69,15 @@ def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) 
             checks.append(Check(source, "not configured", str(exc), f"set {exc.key}"))
         except SynctoolError as exc:
             checks.append(Check(source, "error", str(exc), "synctool test-connections"))
-    return {"url": base, "ok": all(c.state == "ok" for c in checks), "sources": [asdict(c) for c in checks]}
+    delivered = failed_deliveries(conn, rt, 24, sources)
+    missing = sum(r["not_received"] or 0 for r in delivered)
+    return {
+        "url": base,
+        "ok": all(c.state == "ok" for c in checks) and not missing,
+        "sources": [asdict(c) for c in checks],
+        "deliveries": delivered,
+        "not_received": missing,
+    }
 
 
 def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | None = None) -> dict[str, Any]:
@@ -108,4 +117,112 @@ def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | N
         "to_export": sorted(export),
         "export": export,  # values: the CLI prints them once; --json leaves them out
         "restart_receiver": bool(stored or export),
+    }
+
+
+def _missing(conn: sqlite3.Connection, rt: Any, since: str, sources: list[str] | None) -> dict[str, Any]:
+    """Source -> (missed deliveries, requests) for each platform that records them, or the error in words."""
+    hooks = {p.role: p.missed for p in platforms.registered() if p.missed}
+    for source in sources or []:
+        if source not in {p.role for p in platforms.registered()}:
+            raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(p.role for p in platforms.registered())}")
+    found: dict[str, Any] = {}
+    for source, hook in hooks.items():
+        if sources and source not in sources:
+            continue
+        try:
+            found[source] = platforms.load(hook)(conn, rt, since)
+        except ConfigError as exc:
+            found[source] = f"not configured ({exc})"
+        except SynctoolError as exc:
+            found[source] = f"error: {exc}"
+    return found
+
+
+def unrecorded() -> list[str]:
+    """The webhook sources whose platform keeps no record of failed deliveries."""
+    hooks = {p.role for p in platforms.registered() if p.missed}
+    return [p.role for p in platforms.registered() if p.webhook and p.role not in hooks]
+
+
+def failed_deliveries(
+    conn: sqlite3.Connection, rt: Any, hours: float = 24, sources: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Per platform that records it: how many deliveries it reports failed in the last ``hours`` and how many
+    of those synctool never received (a delivery that failed at first and arrived on a retry is counted
+    once, as received)."""
+    since = store.iso(store.utcnow() - timedelta(hours=hours))
+    rows: list[dict[str, Any]] = []
+    for source, found in _missing(conn, rt, since, sources).items():
+        if isinstance(found, str):
+            rows.append({"source": source, "failed": None, "not_received": None, "detail": found})
+            continue
+        missed, _ = found
+        absent = [m for m in missed if not _received(conn, source, m.event_id)]
+        rows.append({"source": source, "failed": len(missed), "not_received": len(absent),
+                     "detail": f"{len(missed)} failed in {hours:g} h, {len(absent)} never received"})  # fmt: skip
+    for source in unrecorded():
+        if not sources or source in sources:
+            rows.append({"source": source, "failed": None, "not_received": None,
+                         "detail": "the platform keeps no record of failed deliveries (the backup poll and reconcile cover it)"})  # fmt: skip
+    return rows
+
+
+def _received(conn: sqlite3.Connection, source: str, event_id: str) -> bool:
+    from synctool.ops.inbox import received
+
+    return received(conn, source, event_id)
+
+
+def heal(
+    conn: sqlite3.Connection, rt: Any, *, since: str = "7d", sources: list[str] | None = None, dry_run: bool = False
+) -> dict[str, Any]:
+    """Replay each delivery a platform reports it failed to make, from its own record, through the receiver's
+    path: parsed by the platform's adapter, stored with its job in one commit, deduplicated on the provider's
+    event id (a delivery that did arrive is a duplicate and nothing else). Its origin is the platform's API,
+    read with synctool's key (a delivery's signature is not in that record), and the delivery says so."""
+    from synctool.ops.inbox import accept, store_inbound
+    from synctool.platforms.webhook import WebhookSecrets
+    from synctool.timeutil import parse_moment
+
+    moment = parse_moment(since)
+    rows, replayed, duplicates, requests = [], 0, 0, 0
+    secrets = WebhookSecrets.load(rt)
+    for source, found in _missing(conn, rt, store.iso(moment), sources).items():
+        if isinstance(found, str):
+            rows.append({"source": source, "event_id": None, "event_type": None, "action": "not read", "detail": found})
+            continue
+        missed, spent = found
+        requests += spent
+        for m in missed:
+            row = {"source": source, "event_id": m.event_id, "event_type": m.event_type, "at": m.at}
+            if _received(conn, source, m.event_id):
+                duplicates += 1
+                rows.append({**row, "action": "skipped", "detail": "received already (a later attempt arrived)"})
+                continue
+            if dry_run:
+                rows.append({**row, "action": "would replay", "detail": m.why})
+                continue
+            try:
+                inbound = accept(source, m.body, {}, {}, secrets, verify=False,
+                                 note=f"replayed by `webhooks heal` from the platform's record of a failed delivery ({m.why})")  # fmt: skip
+            except InvalidInput as exc:
+                rows.append({**row, "action": "refused", "detail": str(exc)})
+                continue
+            job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
+            if job_id is None:
+                duplicates += 1
+                rows.append({**row, "action": "skipped", "detail": "received already"})
+            else:
+                replayed += 1
+                rows.append({**row, "action": "replayed", "detail": f"job {job_id}"})
+    return {
+        "since": store.iso(moment),
+        "found": len([r for r in rows if r["event_id"]]),
+        "replayed": replayed,
+        "skipped": duplicates,
+        "requests": requests,
+        "dry_run": dry_run,
+        "items": rows,
+        "unrecorded": unrecorded(),
     }

@@ -129,6 +129,10 @@ class Platform:
     #: ``module:function(conn, rt, *, fresh, lookback)``: its backup poll (``synctool poll``), returning at least
     #: ``since``, ``seen``, ``queued`` and ``requests``; its watermark is the ``poll_state`` row of its role
     poll: str | None = None
+    #: ``module:function(conn, rt, since)``: the deliveries the platform reports it failed to make since an ISO
+    #: time, from its own record (``webhooks status|heal``): returns (``[webhook.Missed]``, requests spent);
+    #: None for a platform that keeps no such record
+    missed: str | None = None
     #: ``module:function(conn, rt, rows)``: fetch afresh the items of these failed jobs before a retry
     #: (``retry-all --fresh``); returns (how many were refreshed, errors)
     refetch: str | None = None
@@ -327,6 +331,7 @@ def describe() -> list[dict[str, Any]]:
         pays_out = bool(p.reconcile) and hasattr(importlib.import_module(p.reconcile or ""), "payouts")
         can = {
             "poll": p.poll is not None,
+            "heal": p.missed is not None,
             "reconcile": p.reconcile is not None,
             "payouts": pays_out,
             "backfill": p.backfill,

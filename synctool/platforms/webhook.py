@@ -44,6 +44,20 @@ class Event:
     payload: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Missed:
+    """A delivery the platform reports it failed to make, read back from its own record (``Platform.missed``):
+    the body it sent (or would have sent), to replay through the receiver's path. Its origin is the platform's
+    API, read with synctool's key; a delivery's signature is not part of that record."""
+
+    event_id: str
+    event_type: str
+    at: str
+    body: bytes
+    #: the platform's words for how the delivery failed
+    why: str = ""
+
+
 @dataclass
 class WebhookSecrets:
     """The secrets and settings the receiver checks signatures with, read once at start-up: by name

@@ -36,6 +36,7 @@ PLATFORM = Platform(
     ),
     reconcile="synctool.platforms.givebutter.reconcile",
     backfill=True,
+    missed="synctool.platforms.givebutter.deliveries:missed",
     registration="synctool.platforms.givebutter.registration",
     handlers=("synctool.platforms.deposits", "synctool.platforms.givebutter.rules", "synctool.platforms.givebutter.refunds"),
     commands={"donations": "synctool.platforms.givebutter.commands:app"},

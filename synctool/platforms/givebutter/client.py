@@ -50,6 +50,10 @@ class DonationsClient:
     def webhooks(self) -> list[dict[str, Any]]:
         return list(self.pages("/webhooks", {"per_page": 100}))
 
+    def activities(self, webhook_id: str) -> Iterator[dict[str, Any]]:
+        """A webhook's delivery history (``WebhookActivityResource``: status, event, the payload sent)."""
+        return self.pages(f"/webhooks/{webhook_id}/activities", {"per_page": 100})
+
     def create_webhook(self, url: str, events: list[str]) -> dict[str, Any]:
         """The new webhook, with its signing secret as ``signature``."""
         body = self.api.request("POST", "/webhooks", json={"url": url, "events": events, "name": "synctool", "enabled": True})

@@ -35,8 +35,29 @@ class FakeGivebutter:
         self.payouts: dict[str, dict] = {}
         #: registered webhooks (``WebhookResource``: id, name, events, enabled, url, signature, ...)
         self.webhooks: dict[str, dict] = {}
+        #: each webhook's delivery history (``WebhookActivityResource``), newest last
+        self.activities: dict[str, list[dict]] = {}
         self.requests: list[dict] = []
         self.throttle_next = 0  # answer this many requests with 429
+
+    def record_delivery(self, event: str, data: dict, *, failed: bool, at: str | None = None) -> dict:
+        """Record an attempt to deliver ``event`` to every webhook that takes it, as Givebutter's activities
+        list shows it: the payload it sent, and whether the receiver took it. ``failed`` says the receiver
+        never got it (the tests' "the delivery failed"); the status words are not enumerated by the API
+        description, so "failed" and "success" are this fake's."""
+        at = at or datetime.now().astimezone().isoformat(timespec="seconds")
+        envelope = {"id": f"evt_{uuid.uuid4().hex[:16]}", "event": event, "data": data}
+        made = {}
+        for hook in self.webhooks.values():
+            if event not in hook["events"]:
+                continue
+            made = {
+                "id": str(uuid.uuid4()), "webhook_id": hook["id"], "status": "failed" if failed else "success",
+                "status_description": "Connection timed out" if failed else "200 OK", "event": event, "url": hook["url"],
+                "payload": envelope, "response": None if failed else [], "created_at": at, "updated_at": at,
+            }  # fmt: skip
+            self.activities.setdefault(hook["id"], []).append(made)
+        return made
 
     def add_member(self, campaign_id: int, member: dict) -> dict:
         """A fundraiser on a campaign, with every field the description requires."""
@@ -241,6 +262,13 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
         gb.webhooks[hook["id"]] = hook
         return JSONResponse(hook)  # the description: 200 and the WebhookResource
 
+    async def activities(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        if request.path_params["id"] not in gb.webhooks:
+            return JSONResponse({"message": "Not found."}, status_code=404)
+        return _page(list(reversed(gb.activities.get(request.path_params["id"], []))), request)  # newest first
+
     async def webhook(request: Request):
         if (denied := guard(request)) is not None:
             return denied
@@ -273,6 +301,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             Route("/v1/payouts", payouts),
             Route("/v1/webhooks", webhooks, methods=["GET", "POST"]),
             Route("/v1/webhooks/{id}", webhook, methods=["GET", "PUT", "DELETE"]),
+            Route("/v1/webhooks/{id}/activities", activities),
         ]
     )
     app.state.fake = gb

@@ -24,5 +24,6 @@ PLATFORM = Platform(
         "",
         contract="stripe.json",
     ),
+    missed="synctool.platforms.stripe.deliveries:missed",
     registration="synctool.platforms.stripe.registration",
 )

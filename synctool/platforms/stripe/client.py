@@ -3,6 +3,7 @@ form-encoded bodies (``enabled_events[]=...``) and answers ``{"error": {type, me
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from synctool.http import ApiClient
@@ -33,6 +34,19 @@ class PaymentsClient:
             if not body.get("has_more") or not found:
                 return found
             after = found[-1]["id"]
+
+    def undelivered_events(self, created_since: int) -> Iterator[dict[str, Any]]:
+        """Events of the last 30 days still pending or that failed every delivery attempt
+        (``delivery_success=false``), created at or after a Unix time, newest first, 100 a page."""
+        after = None
+        while True:
+            params = {"delivery_success": "false", "created[gte]": created_since, "limit": 100}
+            body = self.api.request("GET", "/v1/events", params={**params, **({"starting_after": after} if after else {})})
+            page = body.get("data") or []
+            yield from page
+            if not body.get("has_more") or not page:
+                return
+            after = page[-1]["id"]
 
     def create_webhook_endpoint(self, url: str, events: list[str]) -> dict[str, Any]:
         """The new endpoint, with its signing ``secret`` (Stripe shows it only now)."""

@@ -1,6 +1,7 @@
 """A local stand-in for Stripe's webhook endpoints API (``/v1/webhook_endpoints``): form-encoded bodies,
 Bearer ``sk_...`` auth, ``{"error": {type, message, param}}`` errors, and each endpoint's signing secret
-returned only when it is created."""
+returned only when it is created; and its events list (``GET /v1/events`` with ``delivery_success``,
+``type``/``types[]``, ``created[gte|gt|lte|lt]``, ``limit`` and ``starting_after``), newest first."""
 
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ class FakeStripe:
         self.api_key = api_key
         self.endpoints: dict[str, dict] = {}
         self.requests: list[tuple[str, str]] = []
+        #: events of the last 30 days (``Event``) and whether each reached every endpoint
+        self.events: list[dict] = []
+        self.delivered: dict[str, bool] = {}
+
+    def add_event(self, event: dict, *, delivered: bool) -> dict:
+        """An event Stripe made; ``delivered`` False: every attempt to deliver it failed (or is pending)."""
+        self.events.append(event)
+        self.delivered[event["id"]] = delivered
+        return event
 
 
 def _error(status: int, message: str, param: str | None = None) -> JSONResponse:
@@ -100,8 +110,38 @@ def create_app(st: FakeStripe | None = None) -> Starlette:
                 found["status"] = "disabled" if body["disabled"] == "true" else "enabled"
         return JSONResponse({k: v for k, v in found.items() if k != "secret"})
 
+    async def events(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        q = request.query_params
+        found = sorted(st.events, key=lambda e: e.get("created") or 0, reverse=True)
+        if q.get("delivery_success") in ("true", "false"):
+            wanted = q["delivery_success"] == "true"
+            found = [e for e in found if st.delivered.get(e["id"], True) == wanted]
+        types = q.getlist("types[]") or ([q["type"]] if q.get("type") else [])
+        if types:
+            found = [e for e in found if e.get("type") in types]
+        for op, keep in (
+            ("gte", lambda a, b: a >= b),
+            ("gt", lambda a, b: a > b),
+            ("lte", lambda a, b: a <= b),
+            ("lt", lambda a, b: a < b),
+        ):
+            if q.get(f"created[{op}]"):
+                try:
+                    bound = int(q[f"created[{op}]"])
+                except ValueError:
+                    return _error(400, f"Invalid integer: {q[f'created[{op}]']}", f"created[{op}]")
+                found = [e for e in found if keep(int(e.get("created") or 0), bound)]
+        if q.get("starting_after"):
+            ids = [e["id"] for e in found]
+            found = found[ids.index(q["starting_after"]) + 1 :] if q["starting_after"] in ids else []
+        limit = min(int(q.get("limit") or 10), 100)
+        return JSONResponse({"object": "list", "data": found[:limit], "has_more": len(found) > limit, "url": "/v1/events"})
+
     app = Starlette(
         routes=[
+            Route("/v1/events", events),
             Route("/v1/webhook_endpoints", endpoints, methods=["GET", "POST"]),
             Route("/v1/webhook_endpoints/{id}", endpoint, methods=["GET", "POST", "DELETE"]),
         ]
