@@ -76,10 +76,23 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
         say(f"receiver on loopback at {receiver.url} (the platforms' {PUBLIC_URL}), fakes in process; database {rt.db_path}")
         sent = send(world, receiver.url, say, samples, sign, {**WEBHOOK_SECRETS, **secrets})
 
-        from synctool.platforms.givebutter.poll import poll
+        from synctool.ops.poll import poll
 
         polled = poll(conn, rt, lookback="7d")
-        say(f"poll: {polled['transactions_seen']} transactions seen, {polled['queued']} queued ({polled['requests']} request)")
+        for role, found in polled["sources"].items():
+            say(f"poll {role}: {found['seen']} seen, {found['queued']} queued ({found['requests']} requests)")
+
+        # Givebutter could not reach the receiver for one delivery; its activity log keeps what it sent
+        lost = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+        lost.update(
+            id="Unreached3Xy", number="4216", first_name="Dorothy", last_name="Vaughan", email="dv@example.org", amount=20
+        )
+        world.givebutter.record_delivery("transaction.succeeded", lost, failed=True)
+        from synctool.ops.webhooks import heal
+
+        healed = heal(conn, rt, since="1d")
+        say(f"webhooks heal: {healed['found']} failed deliveries reported by the platforms, {healed['replayed']} replayed, "
+            f"{healed['skipped']} received already ({healed['requests']} platform requests)")  # fmt: skip
 
         from synctool.queue.worker import drain
 
@@ -264,6 +277,16 @@ def seed(world, conn, rt, say) -> None:
         "tenders": [{"id": "T1", "type": "CARD"}],
         "line_items": [{"name": "Membership card", "quantity": "1"}],
     }
+    world.square.orders["ORDER-LOST-4"] = {  # its webhook never came: the backup poll finds it
+        "id": "ORDER-LOST-4",
+        "location_id": "FPYCBCHYMXFK1",
+        "state": "COMPLETED",
+        "created_at": now,
+        "customer_id": "CUST1",
+        "total_money": {"amount": 1800, "currency": "USD"},
+        "tenders": [{"id": "T4", "type": "CARD"}],
+        "line_items": [{"name": "Poster", "quantity": "1"}],
+    }
     world.square.orders["ORDER-OPEN-2"] = {
         "id": "ORDER-OPEN-2",
         "location_id": "FPYCBCHYMXFK1",
@@ -282,7 +305,7 @@ def seed(world, conn, rt, say) -> None:
     }
     say(
         "seeded: CRM reference lists and mappings, a CRM constituent with a newsletter tag, POS orders, "
-        "a Givebutter transaction whose webhook was lost, Jane Doe fundraising on the campaign, no CRM "
+        "a Givebutter transaction and a Square sale whose webhooks were lost, Jane Doe fundraising on the campaign, no CRM "
         "acknowledgement for POS sales"
     )
 
