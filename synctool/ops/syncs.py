@@ -10,9 +10,8 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from synctool import platforms, store
+from synctool import store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
-from synctool.platforms import sources
 from synctool.queue import jobs, log
 from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
@@ -26,6 +25,8 @@ STATUSES_WITH_RESOLVED = jobs.STATUSES + ("resolved",)
 def _known_source(value: str) -> str:
     """A source filter names a registered platform's role (read when one is given: listing the sync log
     loads no platform)."""
+    from synctool.platforms import sources  # here: listing the sync log loads no platform
+
     known = sources()
     if value not in known:
         expected = " or ".join(repr(s) for s in known)
@@ -183,6 +184,8 @@ def list_jobs(
 ) -> list[dict[str, Any]]:
     """The queue view of the admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
+    from synctool import platforms
+
     one_of(target, platforms.job_targets(), "target")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
