@@ -5,7 +5,9 @@ A returning donor who moved gives with a new address; synctool matches her (righ
 apply or dismiss (``review``, the default), adds it at once as a non-preferred contact point (``add``), or
 drops it (``off``). Only e-mails, phones and addresses: names are never changed (a person may have
 corrected one in the CRM). Comparing costs no CRM request (the mirror holds each constituent's contact
-rows); applying costs one per contact point and updates the mirror.
+rows); applying costs one per contact point and updates the mirror. Each change is recorded before it is
+applied, once per constituent, kind and value: with ``add``, a CRM error leaves it pending for a person (the
+job retries for its gift, not for the contact point).
 """
 
 from __future__ import annotations

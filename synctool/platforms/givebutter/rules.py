@@ -322,6 +322,9 @@ def credit_fundraiser(ctx: Job, raiser: Fundraiser, body: dict[str, Any], donor_
         return f"no soft credit: {raiser.why_not}"
     if raiser.constituent_id == donor_id:
         return f"no soft credit: {raiser.name} gave on their own page"
+    types = references.listing(ctx.conn, "gift-types")["items"]
+    if types and not any(t.get("name") == soft_credits.GIFT_TYPE for t in types):
+        return f'no soft credit: the CRM has no "{soft_credits.GIFT_TYPE}" gift type (synctool crm gift-types)'
     credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
     credit_id, created = soft_credits.make(
         ctx.crm, ctx.conn, raiser.constituent_id, credit, job_id=ctx.id, confirm_after_s=ctx.config.crm.confirm_after_s
