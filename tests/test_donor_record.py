@@ -200,3 +200,33 @@ def test_the_preview_plan_shows_the_ack_and_the_soft_credit_and_writes_neither(c
     [plan] = json.loads(cli("preview", "--json").stdout)["items"]
     assert plan["ack"] == "do_not_ack" and plan["extras"].startswith("soft credit to #") and plan["crm_writes"] >= 2
     assert gifts(coded, "donations_P2P1") == [] and gifts(coded, "donations_P2P1_sc_501") == []
+
+
+def test_a_soft_credit_whose_answer_was_lost_is_confirmed_not_repeated(coded, receiver, db, env):
+    env["CRM_CONFIRM_AFTER_S"] = "0"
+    raiser_id = known_fundraiser(coded)
+    coded.crm.faults.append({"mode": "commit_timeout", "count": 1, "method": "POST", "path": f"/constituents/{raiser_id}/gifts"})
+    r = give(receiver, transaction())
+    run_drain()
+    row = job(db, r["job_id"])
+    assert row["status"] == "succeeded", (row["status"], row["message"], row["last_error"])
+    assert len(gifts(coded, "donations_P2P1")) == 1 and len(gifts(coded, "donations_P2P1_sc_501")) == 1
+
+
+def test_a_fundraiser_not_in_the_crm_is_created_when_allowed(coded, receiver, db, env):
+    env["SOFT_CREDITS_CREATE_FUNDRAISERS"] = "true"
+    coded.givebutter.add_member(CAMPAIGN, RAISER)
+    give(receiver, transaction())
+    run_drain()
+    [credit] = gifts(coded, "donations_P2P1_sc_501")
+    raiser = coded.crm.constituents[credit["constituent_id"]]
+    assert (raiser["first_name"], raiser["last_name"]) == ("Mae", "Jemison")
+
+
+def test_the_daily_summary_counts_the_pending_donor_changes(coded, receiver, cli):
+    give(receiver, transaction(member_id=None, txn_id="S1"))
+    run_drain()
+    give(receiver, transaction(member_id=None, txn_id="S2", phone="+15105551234"))
+    run_drain()
+    mail = cli("alerts", "summary", "--dry-run").stdout
+    assert "Donor records: 1 proposed change(s) to review: synctool donors changes" in mail
