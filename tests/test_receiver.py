@@ -10,6 +10,7 @@ import pytest
 import stripe
 from starlette.testclient import TestClient
 
+from synctool import platforms
 from synctool.fakes import samples
 from synctool.platforms.square.webhook import is_valid_signature
 from synctool.web.receiver import create_app
@@ -143,12 +144,17 @@ def test_givebutter_bad_signature(client, db, header):
     assert count(db, "jobs") == 0
 
 
-def test_givebutter_without_secret_configured_accepts(db):
+@pytest.mark.parametrize("source", [hook.role for hook in platforms.webhooks().values() if hook.secret])
+def test_a_platform_whose_secret_is_not_set_is_refused_never_accepted_unverified(db, env, source):
+    """One secret policy for every platform (``Webhook.secret``): 503 naming the secret, nothing stored; the
+    platform retries the delivery once the secret is set."""
+    env.pop(platforms.webhooks()[source].secret, None)
     with TestClient(create_app(runtime())) as client:
         response = client.post(
-            "/webhooks/donations", content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
+            f"/webhooks/{source}", content=samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION)
         )
-    assert response.status_code == 200
+    assert response.status_code == 503 and platforms.webhooks()[source].secret in response.json()["detail"]
+    assert db.execute("SELECT count(*) FROM deliveries").fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("event", ["refund.created", "plan.canceled", "contact.created", "made.up"])

@@ -59,6 +59,8 @@ def client(tmp_path_factory):
         "POS_WEBHOOK_NOTIFICATION_URL": "https://x/y",
         "PAYMENTS_WEBHOOK_SECRET": "s",
         "PORTAL_WEBHOOK_SECRET": "p",
+        "DONATIONS_WEBHOOK_SECRET": "d",
+        "MAILING_WEBHOOK_SECRET": "m",
     }
     with TestClient(create_app(Runtime.from_environ(None, environ)), raise_server_exceptions=False) as c:
         yield c

@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from synctool import store
-from synctool.errors import InvalidInput, StoreUnavailable
+from synctool import platforms, store
+from synctool.errors import ConfigError, InvalidInput, StoreUnavailable
 from synctool.platforms import adapter
 from synctool.platforms.webhook import JobSpec, WebhookSecrets
 from synctool.queue import jobs
@@ -47,6 +47,9 @@ def accept(
     """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput."""
     platform = adapter(source)
     lowered = {k.lower(): v for k, v in headers.items()}
+    secret = platforms.webhooks()[source].secret
+    if verify and secret and not secrets.get(secret):  # one policy for every platform: never accepted unverified
+        raise ConfigError(secret, "keyring/environment", "not set; these deliveries cannot be verified, so they are refused")
     if verify:
         platform.verify_webhook(body, lowered, query, secrets, now=now)
     try:

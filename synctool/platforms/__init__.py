@@ -38,10 +38,16 @@ ENTRY_POINT_GROUP = "synctool.platforms"
 
 @dataclass(frozen=True)
 class Webhook:
-    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked by ``adapter``'s functions."""
+    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked by ``adapter``'s functions.
+
+    The secret policy is one for every platform: a delivery is verified with ``secret`` (a secret's name), and
+    while that secret is not set the receiver refuses the platform's deliveries (503, "not configured"), never
+    accepting them unverified; the platform retries them once it is set."""
 
     role: str
     adapter: str
+    #: the secret its deliveries are verified with (None: the adapter needs none)
+    secret: str | None = None
     #: Mailchimp checks a URL with a GET (and may POST an empty body) before it sends events
     url_check: bool = False
 

@@ -9,7 +9,7 @@ from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
 PLATFORM = Platform(
     name="givebutter",
     role="donations",
-    webhook=Webhook("donations", "synctool.platforms.givebutter.webhook"),
+    webhook=Webhook("donations", "synctool.platforms.givebutter.webhook", secret="DONATIONS_WEBHOOK_SECRET"),
     client=Client(
         "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
     ),

@@ -2,7 +2,8 @@
 
 Givebutter sends ``{event, id, data}``; ``data`` is the full REST resource. Its ``Signature`` header
 carries the webhook's signing secret itself (not a digest of the body), so the check is a
-constant-time comparison with ``DONATIONS_WEBHOOK_SECRET``, applied when that secret is configured.
+constant-time comparison with ``DONATIONS_WEBHOOK_SECRET`` (without it the receiver refuses the deliveries:
+``Webhook.secret``).
 """
 
 from __future__ import annotations
@@ -181,8 +182,6 @@ def external_id(transaction_id: Any) -> str:
 def verify_webhook(
     body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
 ) -> None:
-    if not secrets.get("DONATIONS_WEBHOOK_SECRET"):
-        return
     given = headers.get("signature") or ""
     if not given:
         raise InvalidSignature("missing Signature header", "Givebutter sends the webhook's signing secret in it")

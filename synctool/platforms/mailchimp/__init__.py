@@ -11,7 +11,7 @@ PLATFORM = Platform(
     role="mailing",
     # donors pushed to the mailing list, after the CRM's jobs
     targets=(Target("mailing"),),
-    webhook=Webhook("mailing", "synctool.platforms.mailchimp.webhook", url_check=True),
+    webhook=Webhook("mailing", "synctool.platforms.mailchimp.webhook", secret="MAILING_WEBHOOK_SECRET", url_check=True),
     client=Client(
         "mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe"
     ),

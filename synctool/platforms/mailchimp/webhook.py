@@ -52,8 +52,6 @@ class AudienceEvent(Payload):
 def verify_webhook(
     body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
 ) -> None:
-    if not secrets.get("MAILING_WEBHOOK_SECRET"):
-        return
     given = query.get("secret", "")
     if not given:
         raise InvalidSignature("missing secret query parameter", "register the webhook URL with ?secret=<MAILING_WEBHOOK_SECRET>")

@@ -9,7 +9,7 @@ from synctool.platforms import Platform, Target, Webhook
 PLATFORM = Platform(
     name="portal",
     role="portal",
-    webhook=Webhook("portal", "synctool.platforms.portal.webhook"),
+    webhook=Webhook("portal", "synctool.platforms.portal.webhook", secret="PORTAL_WEBHOOK_SECRET"),
     secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     reconcile="synctool.platforms.portal.reconcile",

@@ -9,7 +9,7 @@ from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
 PLATFORM = Platform(
     name="square",
     role="pos",
-    webhook=Webhook("pos", "synctool.platforms.square.webhook"),
+    webhook=Webhook("pos", "synctool.platforms.square.webhook", secret="POS_WEBHOOK_SIGNATURE_KEY"),
     client=Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe"),
     secrets={
         "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",

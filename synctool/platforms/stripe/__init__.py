@@ -8,7 +8,7 @@ from synctool.platforms import Client, Fake, Platform, Webhook
 PLATFORM = Platform(
     name="stripe",
     role="payments",
-    webhook=Webhook("payments", "synctool.platforms.stripe.webhook"),
+    webhook=Webhook("payments", "synctool.platforms.stripe.webhook", secret="PAYMENTS_WEBHOOK_SECRET"),
     client=Client("payments", "synctool.platforms.stripe.client:from_runtime", probe="synctool.platforms.stripe.client:probe"),
     secrets={
         "PAYMENTS_API_KEY": "Stripe's secret API key (sk_...; registers the webhook endpoint)",
