@@ -70,7 +70,7 @@ def types_set(
     no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
 ) -> None:
     """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache),
-    and whether its gifts get a CRM acknowledgement.
+    and whether its gifts get a CRM acknowledgement. The options given replace the type's whole coding.
 
     Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823 --no-ack
     """
