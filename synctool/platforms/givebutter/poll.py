@@ -9,33 +9,31 @@ new. The platform's 429 and ``Retry-After`` are honoured by the client.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from datetime import timedelta
 from typing import Any
 
 from synctool import platforms, store
 from synctool.crm import refunds
 from synctool.errors import SynctoolError
+from synctool.platforms import watermark
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
-from synctool.timeutil import parse_duration, parse_iso
 from synctool.validation import payload
 
 
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
 ) -> dict[str, Any]:
-    started = store.utcnow()
-    state = conn.execute("SELECT * FROM poll_state WHERE source = 'donations'").fetchone()
-    overlap = timedelta(minutes=rt.config.donations.poll_overlap_minutes)
-    if fresh or lookback or state is None or not state["watermark"]:
-        window = parse_duration(lookback) if lookback else timedelta(hours=rt.config.donations.poll_first_lookback_hours)
-        since = started - window
-    else:
-        since = (parse_iso(state["watermark"]) or started) - overlap
-    since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    config = rt.config.donations
+    started, since_text = watermark.window(
+        conn,
+        "donations",
+        overlap_minutes=config.poll_overlap_minutes,
+        first_lookback_hours=config.poll_first_lookback_hours,
+        fresh=fresh,
+        lookback=lookback,
+    )
     seen = queued = refunds_seen = refunds_queued = 0
     with platforms.using(rt, "donations", client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):
@@ -73,16 +71,7 @@ def poll(
         "requests": requests,
         "fresh": bool(fresh or lookback),
     }
-    with store.atomic(conn):
-        store.database(conn).table("poll_state").upsert(
-            {
-                "source": "donations",
-                "watermark": store.iso(started),
-                "last_run_at": store.iso(),
-                "last_result": json.dumps(result),
-            },
-            pk="source",
-        )
+    watermark.save(conn, "donations", started, result)
     return result
 
 

@@ -11,32 +11,31 @@ locations` keeps (read once from Square when empty).
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from datetime import timedelta
 from typing import Any
 
 from synctool import platforms, settings, store
 from synctool.money import cents_to_dollars
+from synctool.platforms import watermark
 from synctool.platforms.square.rules import LOCATIONS, eligibility
 from synctool.platforms.square.webhook import Order, external_id
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
-from synctool.timeutil import parse_duration, parse_iso
 from synctool.validation import payload
 
 
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: Any = None
 ) -> dict[str, Any]:
-    started = store.utcnow()
-    state = conn.execute("SELECT * FROM poll_state WHERE source = 'pos'").fetchone()
     config = rt.config.pos
-    if fresh or lookback or state is None or not state["watermark"]:
-        since = started - (parse_duration(lookback) if lookback else timedelta(hours=config.poll_first_lookback_hours))
-    else:
-        since = (parse_iso(state["watermark"]) or started) - timedelta(minutes=config.poll_overlap_minutes)
-    since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    started, since_text = watermark.window(
+        conn,
+        "pos",
+        overlap_minutes=config.poll_overlap_minutes,
+        first_lookback_hours=config.poll_first_lookback_hours,
+        fresh=fresh,
+        lookback=lookback,
+    )
     seen = queued = refunds_seen = refunds_queued = 0
     with platforms.using(rt, "pos", client) as pos:
         locations = [str(loc["id"]) for loc in settings.cache_list(conn, LOCATIONS) if loc.get("id")]
@@ -62,11 +61,7 @@ def poll(
         "requests": requests,
         "fresh": bool(fresh or lookback),
     }
-    with store.atomic(conn):
-        store.database(conn).table("poll_state").upsert(
-            {"source": "pos", "watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
-            pk="source",
-        )
+    watermark.save(conn, "pos", started, result)
     return result
 
 

@@ -1,0 +1,40 @@
+"""A backup poll's window (``poll_state``, one row per source): from the last run's start less an overlap, or
+from a lookback on the first run, ``--fresh`` or ``--lookback``; and the row the run leaves behind."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any
+
+from synctool import store
+from synctool.timeutil import parse_duration, parse_iso
+
+
+def window(
+    conn: sqlite3.Connection,
+    source: str,
+    *,
+    overlap_minutes: int,
+    first_lookback_hours: int,
+    fresh: bool = False,
+    lookback: str | None = None,
+) -> tuple[datetime, str]:
+    """When this run started, and the moment it reads from (``YYYY-MM-DDTHH:MM:SSZ``)."""
+    started = store.utcnow()
+    state = conn.execute("SELECT watermark FROM poll_state WHERE source = ?", (source,)).fetchone()
+    if fresh or lookback or state is None or not state["watermark"]:
+        since = started - (parse_duration(lookback) if lookback else timedelta(hours=first_lookback_hours))
+    else:
+        since = (parse_iso(state["watermark"]) or started) - timedelta(minutes=overlap_minutes)
+    return started, since.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def save(conn: sqlite3.Connection, source: str, started: datetime, result: dict[str, Any]) -> None:
+    """The run's start becomes the next run's watermark; its result is what ``doctor`` shows."""
+    with store.atomic(conn):
+        store.database(conn).table("poll_state").upsert(
+            {"source": source, "watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
+            pk="source",
+        )
