@@ -52,19 +52,6 @@ def body(parent: dict[str, Any], parent_gift_id: str, fundraiser_id: str, fundra
     }
 
 
-def make(
-    crm: CrmClient,
-    conn: sqlite3.Connection,
-    fundraiser_constituent_id: str,
-    credit: dict[str, Any],
-    *,
-    job_id: str,
-    confirm_after_s: float,
-) -> tuple[str, bool]:
-    """The soft credit's CRM gift id, made once (1 request when new, 0 when the ledger holds it)."""
-    return gifts.create_once(crm, conn, fundraiser_constituent_id, credit, job_id=job_id, confirm_after_s=confirm_after_s)
-
-
 def of_gift(conn: sqlite3.Connection, gift_external_id: str) -> list[sqlite3.Row]:
     """The ledger's soft credits of one gift."""
     pattern = gift_external_id.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]") + MARK + "*"

@@ -16,7 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from synctool import platforms, settings, store
-from synctool.errors import ConfigError, InvalidInput, SynctoolError
+from synctool.errors import ConfigError, InvalidInput, SynctoolError, one_of
+from synctool.ops.inbox import received
 from synctool.platforms.registration import Check
 
 PUBLIC_URL = "receiver_public_url"
@@ -124,8 +125,7 @@ def _missing(conn: sqlite3.Connection, rt: Any, since: str, sources: list[str] |
     """Source -> (missed deliveries, requests) for each platform that records them, or the error in words."""
     hooks = {p.role: p.missed for p in platforms.registered() if p.missed}
     for source in sources or []:
-        if source not in {p.role for p in platforms.registered()}:
-            raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(p.role for p in platforms.registered())}")
+        one_of(source, platforms.sources(), "source")
     found: dict[str, Any] = {}
     for source, hook in hooks.items():
         if sources and source not in sources:
@@ -158,7 +158,7 @@ def failed_deliveries(
             rows.append({"source": source, "failed": None, "not_received": None, "detail": found})
             continue
         missed, _ = found
-        absent = [m for m in missed if not _received(conn, source, m.event_id)]
+        absent = [m for m in missed if not received(conn, source, m.event_id)]
         rows.append({"source": source, "failed": len(missed), "not_received": len(absent),
                      "detail": f"{len(missed)} failed in {hours:g} h, {len(absent)} never received"})  # fmt: skip
     for source in unrecorded():
@@ -166,12 +166,6 @@ def failed_deliveries(
             rows.append({"source": source, "failed": None, "not_received": None,
                          "detail": "the platform keeps no record of failed deliveries (the backup poll and reconcile cover it)"})  # fmt: skip
     return rows
-
-
-def _received(conn: sqlite3.Connection, source: str, event_id: str) -> bool:
-    from synctool.ops.inbox import received
-
-    return received(conn, source, event_id)
 
 
 def heal(
@@ -196,7 +190,7 @@ def heal(
         requests += spent
         for m in missed:
             row = {"source": source, "event_id": m.event_id, "event_type": m.event_type, "at": m.at}
-            if _received(conn, source, m.event_id):
+            if received(conn, source, m.event_id):
                 duplicates += 1
                 rows.append({**row, "action": "skipped", "detail": "received already (a later attempt arrived)"})
                 continue

@@ -326,7 +326,8 @@ def credit_fundraiser(ctx: Job, raiser: Fundraiser, body: dict[str, Any], donor_
     if types and not any(t.get("name") == soft_credits.GIFT_TYPE for t in types):
         return f'no soft credit: the CRM has no "{soft_credits.GIFT_TYPE}" gift type (synctool crm gift-types)'
     credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
-    credit_id, created = soft_credits.make(
+    # made once like any gift: 1 request when new, 0 when the ledger holds it
+    credit_id, created = gifts.create_once(
         ctx.crm, ctx.conn, raiser.constituent_id, credit, job_id=ctx.id, confirm_after_s=ctx.config.crm.confirm_after_s
     )
     return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")
