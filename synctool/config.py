@@ -171,6 +171,10 @@ class Config(Section):
     #: the organisation's IANA time zone (``America/New_York``): the day a gift is dated when the
     #: platform does not say where it was given; UTC when unset
     timezone: Optional[str] = None
+    #: the platforms this organisation uses, by the names `synctool platforms` prints (``[givebutter,
+    #: mailchimp]``); absent: every registered one. One left out is absent everywhere: its webhook route
+    #: answers 404, and doctor, poll, heal, reconcile, backfill and the admin API leave it out
+    platforms: Optional[list[str]] = None
     receiver: ReceiverConfig = ReceiverConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
     crm: CrmConfig = CrmConfig()
@@ -196,6 +200,18 @@ class Config(Section):
         if role not in self._sections:
             raise ConfigError(role, self._source, "no platform with this config section is registered")
         return self._sections[role]
+
+    @field_validator("platforms")
+    @classmethod
+    def named_once(cls, value: Optional[list[str]]) -> Optional[list[str]]:
+        if value is not None:
+            names = [name.strip().lower() for name in value]
+            if any(not name for name in names):
+                raise ValueError("an empty platform name")
+            if len(set(names)) != len(names):
+                raise ValueError("a platform is named twice")
+            return names
+        return value
 
     @field_validator("timezone")
     @classmethod

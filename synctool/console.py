@@ -242,10 +242,11 @@ TEXT_COLUMNS = {
     "entity",
     "why",
     "can",
+    "credentials",
 }
 MIN_TEXT_WIDTH = 10
 #: the text columns that say what happened (a failed record's error): they widen before the others
-FIRST_TO_GROW = {"message", "error", "last_error", "why", "can"}
+FIRST_TO_GROW = {"message", "error", "last_error", "why", "credentials"}
 GAP = 2  # between two columns: a space of padding, then Rich's (invisible) separator
 
 
@@ -309,3 +310,13 @@ def key_values(data: dict[str, Any]) -> None:
         if isinstance(value, (dict, list)):
             value = json.dumps(value, default=str)
         typer.echo(f"{key.ljust(width)}  {'' if value is None else value}")
+
+
+def exit_if_failed(failed: Mapping[str, str], what: str) -> None:
+    """After a command that ran each platform in use (``ops/each.py``): one line on stderr per platform that
+    failed, naming it and why, then exit 1. Nothing when every platform's part ran."""
+    if not failed:
+        return
+    for role, error in failed.items():
+        typer.echo(f"Error: {what} {role} failed: {error}", err=True)
+    raise typer.Exit(1)

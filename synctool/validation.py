@@ -45,6 +45,19 @@ def _text(value: Any) -> Any:
 Text = Annotated[str, BeforeValidator(_text)]
 
 
+def _crm_id(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ValueError(f'not a CRM id: {value!r} (a whole number, as a number or a string: 6 or "6")')
+
+
+#: a CRM record's id, which the specification's bodies carry as a string (``"fund_id": "6"``) and people as a
+#: number: either, holding a whole number; anything else is refused by name
+CrmId = Annotated[int, BeforeValidator(_crm_id)]
+
+
 class Payload(BaseModel):
     """A platform's payload, loosely: the fields synctool reads are typed, everything else is ignored."""
 

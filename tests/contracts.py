@@ -154,8 +154,20 @@ def _schema_of(content: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def available() -> bool:
+    """Whether the descriptions are beside the project (developers' machines and CI; a user's clone has none)."""
+    return SPECS.is_dir()
+
+
+#: said once, in the run's header, when the contract checks are skipped
+ABSENT = f"contract checks skipped: the platforms' API descriptions are not beside the project ({SPECS})"
+
+
 def problems(name: str, exchanges: list[dict[str, Any]]) -> list[str]:
-    """What in these exchanges the description ``name`` does not describe (empty when all is described)."""
+    """What in these exchanges the description ``name`` does not describe (empty when all is described).
+    Raises FileNotFoundError when the description is absent: callers check ``available()`` first."""
+    if load(name) is None:
+        raise FileNotFoundError(SPECS / name)
     found: list[str] = []
     for ex in exchanges:
         where = f"{ex['method']} {ex['path']}"

@@ -11,6 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from synctool import store
+from synctool.config import Config
 from synctool.fakes import samples
 from synctool.web.admin_api import _ops, routes
 from synctool.web.receiver import create_app
@@ -84,7 +85,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
     return url, ({"json": bodies[path]} if path in bodies and method != "GET" else {})
 
 
-SPEC_ROLES = {path: role for _, path, role, _ in _ops()}
+SPEC_ROLES = {path: role for _, path, role, _ in _ops(Config())}
 
 
 def test_every_route_by_role(api, db, monkeypatch):
@@ -111,7 +112,7 @@ def test_every_route_by_role(api, db, monkeypatch):
             method, path, {"job": seed_failed_job(db), "user": user_id, "crm_url": world.env()["CRM_API_BASE_URL"]}
         )
 
-    for method, path, min_role, _ in _ops():
+    for method, path, min_role, _ in _ops(Config()):
         url, kw = request(method, path)
         assert call(api, method, url, None, **kw).status_code == 401, path
         bad = api.request(method, url, headers={"Authorization": "Bearer not.a.token"}, **kw)
@@ -255,10 +256,12 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
 def test_test_connections_and_doctor(world, cli, env):
     result = cli("test-connections")
     assert result.exit_code == 0 and [line.split()[1] for line in result.output.splitlines()] == ["ok"] * 5
-    del env["PAYMENTS_API_KEY"]  # an organisation without a Stripe key: not configured, not a failure
+    del env["PAYMENTS_API_KEY"]  # a platform in use without its key fails, alone: the others are tested all the same
     unset = cli("test-connections")
-    assert unset.exit_code == 0 and "payments   not configured  PAYMENTS_API_KEY" in unset.output, unset.output
+    assert unset.exit_code == 1 and "payments   FAIL  PAYMENTS_API_KEY" in unset.output, unset.output
+    assert "mailing    ok" in unset.output
     doctor = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert doctor["secret PAYMENTS_API_KEY"]["status"] == "fail"
     assert doctor["secret PAYMENTS_API_KEY"]["fix"].startswith("export PAYMENTS_API_KEY=")  # no keyring here: no keyring advice
     assert "keyring" not in doctor["secret PAYMENTS_API_KEY"]["fix"]
     env["POS_ACCESS_TOKEN"] = "wrong"
@@ -361,7 +364,7 @@ def test_every_bad_caller_is_refused_on_every_route(api):
         "alg none": "Bearer " + jwt.encode(claims, None, algorithm="none"),
         "unknown user": "Bearer " + jwt.encode({**claims, "sub": "nobody@example.org"}, JWT_SECRET, algorithm="HS256"),
     }
-    for method, path, _, _ in _ops():
+    for method, path, _, _ in _ops(Config()):
         url = path.replace("{id}", "1").replace("{orderId}", "O").replace("{paymentId}", "P").replace("{jobId}", "J")
         for name, header in callers.items():
             r = api.request(method, url, headers={"Authorization": header})

@@ -14,10 +14,7 @@ from synctool.fakes import samples
 from tests import contracts
 
 SPECS = {role: hook.contract for role, hook in platforms.fakes().items() if hook.contract}
-missing = [name for name in SPECS.values() if contracts.load(name) is None]
-pytestmark = pytest.mark.skipif(
-    bool(missing), reason=f"the platforms' API descriptions are not beside the project ({contracts.SPECS}): {missing}"
-)
+pytestmark = pytest.mark.skipif(not contracts.available(), reason=contracts.ABSENT)
 
 
 def test_the_demo_path_asks_and_answers_only_what_the_platforms_describe():

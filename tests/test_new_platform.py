@@ -219,4 +219,4 @@ def test_a_platform_defined_in_one_file_works_through_every_command(kind, coded,
     connections = {r["name"]: r for r in json.loads(cli("test-connections", "--json").stdout)}
     assert connections["kind"]["state"] == "ok" and "2 gift(s) listed" in connections["kind"]["detail"]
     checks = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
-    assert checks["secret KIND_API_KEY"]["detail"] == "set (environment)"
+    assert checks["secret KIND_API_KEY"]["detail"].startswith("set (environment); kinddesk:")

@@ -82,8 +82,10 @@ def test_deliveries_the_platforms_failed_are_counted_and_replayed_once(coded, re
     # failed at first, then delivered on Givebutter's retry: received, so never replayed
     first_try = coded.givebutter.record_delivery("transaction.succeeded", arrived, failed=True)
     give(receiver, arrived, event_id=first_try["payload"]["id"])
-    coded.stripe.add_event(_now_event("charge.succeeded", {"id": "ch_x"}, "evt_lost1"), delivered=False)
-    coded.stripe.add_event(_now_event("charge.succeeded", {"id": "ch_y"}, "evt_fine"), delivered=True)
+    coded.stripe.add_event(_now_event("payment_intent.succeeded", {"id": "pi_x"}, "evt_lost1"), delivered=False)
+    coded.stripe.add_event(_now_event("payment_intent.succeeded", {"id": "pi_y"}, "evt_fine"), delivered=True)
+    # another system's endpoint on the same Stripe account failed this one: not synctool's (types[])
+    coded.stripe.add_event(_now_event("invoice.paid", {"id": "in_z"}, "evt_not_ours"), delivered=False)
 
     status = json.loads(cli("webhooks", "status", "--json").stdout)
     counts = {r["source"]: (r["failed"], r["not_received"]) for r in status["deliveries"]}

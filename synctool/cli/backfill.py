@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render
+from synctool.console import AsJson, ctx_obj, exit_if_failed, render
 
 
 def backfill(
@@ -20,7 +20,8 @@ def backfill(
     """Bring in the gifts of the months before synctool: page the history of each platform
     that offers one (`synctool platforms` says which) and queue each item synctool has never seen, through the
     normal path (drain writes them; nothing already synced is written twice). First it says what it found
-    and what it will cost in CRM requests and time at synctool's share of the CRM budget.
+    and what it will cost in CRM requests and time at synctool's share of the CRM budget. A platform whose
+    history cannot be read is named on stderr (exit 1); the others' items are queued all the same.
 
     Example: synctool backfill --since 2026-01-01 --dry-run
     """
@@ -62,3 +63,4 @@ def backfill(
         )
 
     render(result, as_json, people=for_people)
+    exit_if_failed(result["failed"], "backfill")

@@ -10,8 +10,8 @@ from synctool.console import AsJson, ctx_obj, render
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Check the CRM and each platform's connection, one line each: ok, not configured (a platform without
-    credentials, which this organisation may not use), or FAIL. Exits 1 when any fails.
+    """Check the CRM and each platform in use (`synctool platforms`), one line each: ok, or FAIL with why
+    (credentials not set, refused, down). Every one is tried whatever the others answer; exit 1 when any fails.
 
     Example: synctool test-connections
     """

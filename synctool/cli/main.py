@@ -14,7 +14,7 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import typer  # noqa: E402
 
 from synctool.cli import backfill, checks, jobs, preview, syncs
-from synctool.console import AsJson, RootGroup, ctx_obj, key_values, render
+from synctool.console import AsJson, RootGroup, ctx_obj, exit_if_failed, key_values, render
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with the platforms that bring the organisation money and people.",
@@ -110,31 +110,43 @@ def root(
 
 
 @app.command()
-def init(ctx: typer.Context, force: bool = typer.Option(False, help="overwrite an existing config file")) -> None:
-    """Write a starter config file and create the database. Re-running is harmless.
+def init(
+    ctx: typer.Context,
+    force: bool = typer.Option(False, help="overwrite an existing config file"),
+    platforms: str = typer.Option(
+        None, "--platforms", help="the platforms this organisation uses, comma-separated (`synctool platforms` names them)"
+    ),
+) -> None:
+    """Write a starter config file and create the database. Re-running is harmless. --platforms writes the
+    `platforms:` key (into an existing config file too, keeping the rest of it); the platforms left out are
+    absent everywhere: no webhook route, no doctor lines, no poll.
 
-    Example: synctool init
+    Example: synctool init --platforms NAME,NAME  (the names `synctool platforms` prints)
     """
     from synctool.ops.setup import init as init_op
 
     obj = ctx_obj(ctx)
     import os
 
-    result = init_op(obj.config_path, os.environ if obj.environ is None else obj.environ, force=force)
+    chosen = [name.strip() for name in platforms.split(",") if name.strip()] if platforms is not None else None
+    result = init_op(obj.config_path, os.environ if obj.environ is None else obj.environ, force=force, platforms=chosen)
     key_values(result)
 
 
 @app.command("platforms")
-def platforms_(as_json: AsJson = False) -> None:
+def platforms_(ctx: typer.Context, as_json: AsJson = False) -> None:
     """List the platforms synctool knows (its own and those a package added): each one's role (its source
-    name in the sync log), webhook route, command group, what it can do (poll, reconcile, payouts, backfill,
-    webhook registration, connection test), job targets and secrets.
+    name in the sync log), whether it is in use (`platforms:` in config; `synctool init --platforms`) and, for
+    one in use, whether its credentials are set; its webhook route, command group, what it can do (poll,
+    reconcile, payouts, backfill, webhook registration, connection test), job targets and secrets.
 
     Example: synctool platforms
     """
     from synctool.platforms import describe
 
-    render(describe(), as_json, columns=["name", "role", "can", "webhook"])
+    rows = describe(ctx_obj(ctx).rt)
+    shown = [{**r, "in_use": "yes" if r["in_use"] else "no", "credentials": r["credentials"] or ""} for r in rows]
+    render(rows, as_json, rows=shown, columns=["name", "role", "in_use", "credentials", "webhook", "can"])
 
 
 @app.command()
@@ -214,9 +226,11 @@ def poll(
     lookback: str = typer.Option(None, help="how far back to look, e.g. 24h or 7d (implies --fresh)"),
     as_json: AsJson = False,
 ) -> None:
-    """Backup poll of each platform that has one: queue what its webhooks did not announce.
+    """Backup poll of each platform in use that has one: queue what its webhooks did not announce.
 
-    Cron runs it every 15 minutes; quiet unless it queued something.
+    Cron runs it every 15 minutes; quiet unless it queued something. A platform that fails (credentials, an
+    outage) does not stop the others: each is polled, then one line per failed platform goes to stderr and
+    the exit code is 1.
 
     Example: synctool poll --lookback 7d
     """
@@ -228,12 +242,14 @@ def poll(
     def for_people(result: dict) -> None:
         if result["queued"] or sys.stdout.isatty():  # cron's mail stays empty when nothing was queued
             for role, found in result["sources"].items():
-                typer.echo(
-                    f"poll {role}: {found['seen']} seen since {found['since']}, "
-                    f"{found['queued']} queued ({found['requests']} requests)"
-                )
+                if found["status"] == "ok":
+                    typer.echo(
+                        f"poll {role}: {found['seen']} seen since {found['since']}, "
+                        f"{found['queued']} queued ({found['requests']} requests)"
+                    )
 
     render(result, as_json, people=for_people)
+    exit_if_failed(result["failed"], "poll")
 
 
 @app.command()

@@ -7,13 +7,14 @@ import textwrap
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app(
     "Prove that every platform dollar of a period is in the CRM: each platform transaction is matched to its gift "
     "by external id, amount (after refunds) and date. Statuses: matched, missing (with the sync log's reason), "
     "extra, amount_differs, date_differs, refund_not_applied. Differences first, then totals per source and per "
-    "fund. Exit 0 when everything matches, 1 when something differs. --fix only queues jobs (drain does the "
+    "fund. Exit 0 when everything matches, 1 when something differs or a platform could not be read (each "
+    "platform in use is read; one that fails is named on stderr and its gifts are not compared). --fix only queues jobs (drain does the "
     "work); it never changes a CRM gift itself. `reconcile payouts` lists the bank deposits.\n\n"
     "Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix"
 )
@@ -104,6 +105,7 @@ def reconcile(
             typer.echo(f"--fix queued {queued} job(s); `synctool drain` runs them")
 
     render(result, as_json, people=for_people)
+    exit_if_failed(result["failed"], "reconcile")
     if result["differences"]:
         raise typer.Exit(1)
 
@@ -186,3 +188,4 @@ def payouts(
             typer.echo(f"{data['deposits_queued']} deposit update(s) queued; `synctool drain` writes them")
 
     render(result, as_json, people=for_people)
+    exit_if_failed(result["failed"], "reconcile payouts")

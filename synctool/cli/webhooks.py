@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render, sub_app
+from synctool.console import AsJson, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app("The platforms' webhooks: check what is registered, and register or repair it through their APIs.")
 
@@ -23,10 +23,11 @@ def status(
 ) -> None:
     """Ask each platform what is registered and compare it with what synctool needs: the URL (for a platform
     that signs its URL, exactly that URL), the events its handlers read, enabled, and the secret stored on
-    this side. One line per source: ok, missing, wrong URL, missing events, disabled, no secret, not
-    configured, with the fix. Then, per platform that keeps a record of its deliveries, how many it reports
+    this side. One line per platform in use: ok, missing, wrong URL, missing events, disabled, no secret, not
+    configured, error, with the fix. Then, per platform that keeps a record of its deliveries, how many it reports
     failed in the last 24 h and how many of those never arrived (`synctool webhooks heal` replays them).
-    Exit 1 when any is not ok, or a failed delivery never arrived.
+    Exit 1 when any is not ok, or a failed delivery never arrived; a platform that could not be asked is
+    named on stderr, one line each, after the others are checked.
 
     Example: synctool webhooks status
     """
@@ -39,6 +40,7 @@ def status(
         render(
             result["deliveries"], False, columns=["source", "failed", "not_received", "detail"], title="failed deliveries, 24 h"
         )
+    exit_if_failed(result["failed"], "webhooks status")
     if not result["ok"]:
         raise typer.Exit(1)
 
@@ -55,7 +57,9 @@ def heal(
     record: "heal"), from the platform's own record, through the receiver's path: the same parse, the
     same dedup on the provider's event id (a delivery that did arrive is skipped), stored with its job for
     drain. The platform's API, read with synctool's key, is the origin (a delivery's signature is not in
-    that record). Prints what it found, replayed and skipped, and which platforms keep no record.
+    that record). Prints what it found, replayed and skipped, and which platforms keep no record. A platform
+    whose record cannot be read (credentials, an outage) does not stop the others: it is named on stderr and
+    the exit code is 1.
 
     Example: synctool webhooks heal --since 7d --dry-run
     """
@@ -69,7 +73,8 @@ def heal(
     render(result, as_json, rows=result["items"], columns=["source", "event_type", "action", "event_id", "detail"], title=title)
     if not as_json and result["unrecorded"]:
         typer.echo(f"no delivery record to read: {', '.join(result['unrecorded'])} (the backup poll and reconcile cover them)")
-    if any(r["action"] in ("not read", "refused") and "not configured" not in r["detail"] for r in result["items"]):
+    exit_if_failed(result["failed"], "webhooks heal")
+    if any(r["action"] == "refused" for r in result["items"]):
         raise typer.Exit(1)
 
 
@@ -107,3 +112,4 @@ def register(
             print(f"export {name}='{value}'", file=sys.stderr)
     if result["restart_receiver"] and not as_json:
         typer.echo("restart `synctool serve` so the receiver reads the new secrets")
+    exit_if_failed(result["failed"], "webhooks register")

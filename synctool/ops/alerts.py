@@ -8,7 +8,7 @@ import sqlite3
 from datetime import timedelta
 from typing import Any
 
-from synctool import settings
+from synctool import platforms, settings
 from synctool.errors import ConfigError, InvalidInput, SyncError
 from synctool.queue import log
 from synctool.runtime import Runtime
@@ -100,7 +100,8 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
-    per_source = log.summary_per_source(conn, since)
+    idle = {p.role for p in platforms.registered()} - {p.role for p in platforms.in_use(rt.config)}
+    per_source = {s: row for s, row in log.summary_per_source(conn, since).items() if s not in idle}
     open_failures = log.open_failure_rows(conn, SUMMARY_LIMIT)
     open_count = log.open_failures(conn)
     spent = log.crm_requests_since(conn, since)

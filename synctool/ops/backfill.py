@@ -17,14 +17,10 @@ from typing import Any
 
 from synctool import platforms, store
 from synctool.crm.mirror import normalize_email
-from synctool.errors import InvalidInput, one_of
+from synctool.errors import InvalidInput
+from synctool.ops.each import by_source, each, words
 from synctool.ops.reconcile import period
 from synctool.queue import jobs, log
-
-
-def sources() -> tuple[str, ...]:
-    """The platforms whose history backfill may page (each through its reconcile listing)."""
-    return tuple(p.role for p in platforms.registered() if p.backfill and p.reconcile)
 
 
 def _known(conn: sqlite3.Connection, external_id: str) -> bool:
@@ -69,15 +65,11 @@ def backfill(
     if not since:
         raise InvalidInput("--since is required", "the first day to bring in, e.g. 2026-01-01 or 180d")
     first, last = period(since, until)
-    allowed = sources()
-    if source:
-        one_of(source, allowed, "source")
-    modules = {s: m for s, m in platforms.reconcilers().items() if s in allowed and (not source or s == source)}
-    found, platform_requests = [], {}
-    for name, module in modules.items():
-        listed, platform_requests[name] = importlib.import_module(module).expected(conn, rt, first, last)
-        found += [(name, item) for item in listed]
-    new = [item for _, item in found if not _known(conn, item.external_id)]
+    chosen = platforms.chosen(rt.config, source, lambda p: p.backfill and p.reconcile)
+    listings, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").expected(conn, rt, first, last))
+    platform_requests = {name: spent for name, (_, spent) in listings.items()}
+    found = [item for listed, _ in listings.values() for item in listed]
+    new = [item for item in found if not _known(conn, item.external_id)]
     cost = estimate(conn, rt, new)
     queued = 0
     if not dry_run:
@@ -99,4 +91,6 @@ def backfill(
         "queued": queued,
         "dry_run": dry_run,
         "platform_requests": platform_requests,
+        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in platform_requests.items()}, failed),
+        "failed": words(failed),
     }

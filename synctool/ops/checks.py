@@ -6,40 +6,46 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms, settings, store
-from synctool.errors import ConfigError, SynctoolError
+from synctool.errors import ConfigError, SyncError, SynctoolError
+from synctool.ops.each import each
 from synctool.queue import log
 from synctool.runtime import Runtime
 from synctool.timeutil import age_s
 
 
-def _try(name: str, fn, *, optional: bool = False) -> dict[str, Any]:
-    """One check: ``ok``, ``failed``, or (``optional``: a platform this organisation has not set up)
-    ``not configured``, which is not a failure."""
-    try:
-        return {"name": name, "ok": True, "state": "ok", "detail": fn()}
-    except SynctoolError as exc:
-        state = "not configured" if optional and isinstance(exc, ConfigError) else "failed"
-        return {"name": name, "ok": state != "failed", "state": state, "detail": str(exc)}
+def _row(name: str, found: dict[str, str], failed: dict[str, SynctoolError]) -> dict[str, Any]:
+    """One connection's line: ``ok``, or ``not configured`` / ``failed`` with why (both failures)."""
+    if name in found:
+        return {"name": name, "ok": True, "state": "ok", "detail": found[name]}
+    exc = failed[name]
+    return {
+        "name": name,
+        "ok": False,
+        "state": "not configured" if isinstance(exc, ConfigError) else "failed",
+        "detail": str(exc),
+    }
 
 
 def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
-    """One read on each outside system: CRM, donation platform, POS, mailing."""
+    """One read on the CRM and on each platform in use that has a connection test; each is tried whatever
+    the others answered. A platform in use without its credentials is a failure, as is one that is down."""
     from synctool.ops.crm import test_connection
 
-    def crm() -> str:
+    def crm(_: Any) -> str:
         result = test_connection(conn, rt)
         if not result["ok"]:
-            raise SynctoolError(result.get("error", "failed"))
+            raise SyncError(result.get("error", "failed"))
         return f"{result['environment']} at {result['base_url']}"
 
-    def probe(client: platforms.Client):
-        def run() -> str:
-            with platforms.using(rt, client.role) as made:
-                return platforms.load(client.probe or "")(made)
+    def probe(platform: platforms.Platform) -> str:
+        assert platform.client is not None and platform.client.probe is not None
+        with platforms.using(rt, platform.role) as made:
+            return platforms.load(platform.client.probe)(made)
 
-        return run
-
-    return [_try("crm", crm)] + [_try(c.role, probe(c), optional=True) for c in platforms.clients().values() if c.probe]
+    probed = platforms.chosen(rt.config, None, lambda p: p.client and p.client.probe)
+    crm_found, crm_failed = each([platforms.Platform("crm", "crm")], crm)
+    found, failed = each(probed, probe)
+    return [_row("crm", crm_found, crm_failed)] + [_row(p.role, found, failed) for p in probed]
 
 
 def _health(rt: Runtime, url: str) -> tuple[str | None, str]:
@@ -122,17 +128,29 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         keyring,
         "" if keyring != "none" else "secrets come from the environment; set them for cron too (crontab.example)",
     )
-    for name in [*CORE_SECRETS, *platforms.secret_names()]:
+    used = platforms.in_use(rt.config)
+    add(
+        "platforms",
+        "ok",
+        "in use: "
+        + (", ".join(f"{p.name} ({p.role})" for p in used) or "none")
+        + ("" if rt.config.platforms is not None else " (every registered one: `platforms:` is not set)"),
+    )
+    # the core's secrets, then each platform in use names its own: a platform's is needed for it to work
+    wanted = [(name, None) for name in CORE_SECRETS] + [(name, p) for p in used for name in p.secrets]
+    for name, platform in wanted:
         source = rt.secrets.source(name)
-        needed = name in ("CRM_API_KEY", "POS_WEBHOOK_SIGNATURE_KEY")
+        needed = platform is not None or name == "CRM_API_KEY"
         if keyring == "none":  # only the environment works here
             fix = f"export {name}=... where serve, drain and cron run (their EnvironmentFile or crontab)"
         else:
             fix = f"keyring set synctool {name} (keyring: {keyring}), or export {name}=..."
+        if platform is not None:
+            fix += f"; or, if {platform.name} is not used here, leave it out of `platforms:` in config"
         add(
             f"secret {name}",
             "ok" if source else ("fail" if needed else "warn"),
-            f"set ({source})" if source else "not set",
+            (f"set ({source})" if source else "not set") + (f"; {platform.name}: {platform.secrets[name]}" if platform else ""),
             "" if source else fix,
         )
     where = crm_target.target(conn, rt)
@@ -160,7 +178,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         + (f"refreshed {int(state['age_s'])} s ago" if state["age_s"] is not None else "never loaded"),
         "drain refreshes it when it needs to; `synctool crm mirror --refresh` now" if stale else "",
     )
-    for platform in platforms.registered():  # each platform's own rows
+    for platform in used:  # each platform's own rows
         if platform.checks:
             for row in platforms.load(platform.checks)(conn, rt):
                 add(*row)
@@ -172,7 +190,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"last run {int(age)} s ago" if age is not None else "never ran",
         "" if age is not None and age < 180 else "install crontab.example (drain every minute)",
     )
-    polling = [p.role for p in platforms.registered() if p.poll]
+    polling = [p.role for p in used if p.poll]
     if polling:
         marks = ",".join("?" * len(polling))
         age = age_s(conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0])

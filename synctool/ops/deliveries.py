@@ -69,6 +69,9 @@ class InjectBody(Body):
 
 def inject(conn: sqlite3.Connection, rt: Runtime, source: str, body: bytes) -> dict[str, Any]:
     """Store a payload through the receiver's path, without a signature check, and log that."""
+    from synctool import platforms
+
+    platforms.chosen(rt.config, source, lambda p: p.webhook)  # a platform not in use takes no delivery
     inbound = accept(source, body, {}, {}, WebhookSecrets(), verify=False)
     job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
     logger.warning("injected a %s %s delivery (event %s) without a signature check", source, inbound.event_type, inbound.event_id)

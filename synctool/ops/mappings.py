@@ -11,7 +11,7 @@ from pydantic import Field
 from synctool import mappings, platforms
 from synctool.crm.references import coding, listing
 from synctool.errors import InvalidInput, one_of
-from synctool.validation import Body
+from synctool.validation import Body, CrmId
 
 
 def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
@@ -25,10 +25,10 @@ def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[
 
 
 class Coding(Body):
-    fund_id: Optional[int] = None
-    campaign_id: Optional[int] = None
-    appeal_id: Optional[int] = None
-    gift_category_id: Optional[int] = None
+    fund_id: Optional[CrmId] = None
+    campaign_id: Optional[CrmId] = None
+    appeal_id: Optional[CrmId] = None
+    gift_category_id: Optional[CrmId] = None
     #: the CRM acknowledgement template (``do_not_ack``: none; the donor already has the platform's receipt)
     ack_template_name: Optional[str] = None
 
@@ -43,7 +43,7 @@ class FundOverrideBody(Body):
     """POST /api/mappings/funds: the CRM fund for one donation-platform fund (its code, or its id)."""
 
     fund: str = Field(min_length=1)
-    fund_id: int
+    fund_id: CrmId
 
 
 def set_campaign_override(conn: sqlite3.Connection, body: OverrideBody) -> dict[str, Any]:

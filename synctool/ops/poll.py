@@ -1,4 +1,7 @@
-"""`synctool poll`: each platform's backup poll (``Platform.poll``), for what its webhooks did not announce."""
+"""`synctool poll`: each platform's backup poll (``Platform.poll``), for what its webhooks did not announce.
+
+Each platform in use that polls is polled; one that fails (no credentials, an outage) is reported and the
+others' polls run to the end (``ops/each.py``)."""
 
 from __future__ import annotations
 
@@ -6,26 +9,22 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms
-from synctool.errors import one_of
+from synctool.ops.each import by_source, each, words
 from synctool.runtime import Runtime
 
 
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, source: str | None = None, fresh: bool = False, lookback: str | None = None
 ) -> dict[str, Any]:
-    """Run the backup poll of each platform that has one (or of ``source``): one result per source, and the
-    totals queued and requests spent."""
-    polling = {p.role: p.poll for p in platforms.registered() if p.poll}
-    if source:
-        one_of(source, tuple(polling), "source")
-    results = {
-        role: platforms.load(hook)(conn, rt, fresh=fresh, lookback=lookback)
-        for role, hook in polling.items()
-        if not source or role == source
-    }
+    """Run the backup poll of each platform in use that has one (or of ``source``): one result per source
+    with its ``status`` and ``error``, the totals queued and requests spent, and ``failed`` (role -> why)."""
+    chosen = platforms.chosen(rt.config, source, lambda p: p.poll)
+    results, failed = each(chosen, lambda p: platforms.load(p.poll or "")(conn, rt, fresh=fresh, lookback=lookback))
     return {
-        "sources": results,
+        "sources": by_source(chosen, results, failed),
         "seen": sum(r.get("seen", 0) for r in results.values()),
         "queued": sum(r.get("queued", 0) for r in results.values()),
         "requests": sum(r.get("requests", 0) for r in results.values()),
+        "ok": not failed,
+        "failed": words(failed),
     }

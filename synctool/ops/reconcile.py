@@ -24,8 +24,9 @@ from synctool import platforms, settings, store
 from synctool.crm import soft_credits
 from synctool.crm import target as crm_target
 from synctool.crm.client import search_params
-from synctool.errors import InvalidInput, NotFound, one_of
+from synctool.errors import InvalidInput, NotFound
 from synctool.money import dollars
+from synctool.ops.each import by_source, each, words
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs, log
 from synctool.timeutil import parse_duration
@@ -121,16 +122,12 @@ def reconcile(
     """Compare a period's platform money with the CRM's gifts; with ``fix``, queue a job for each item that
     should sync and each refund not applied (the CRM itself is never written here)."""
     first, last = period(start, end)
-    found = platforms.reconcilers()
-    if source:
-        one_of(source, tuple(found), "source")
-    chosen = {s: f for s, f in found.items() if not source or s == source}
-    expected: list[Expected] = []
-    platform_requests: dict[str, int] = {}
-    for name, module in chosen.items():
-        listed, spent = importlib.import_module(module).expected(conn, rt, first, last)
-        expected += listed
-        platform_requests[name] = spent
+    chosen = platforms.chosen(rt.config, source, lambda p: p.reconcile)
+    listings, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").expected(conn, rt, first, last))
+    expected: list[Expected] = [item for listed, _ in listings.values() for item in listed]
+    platform_requests = {name: spent for name, (_, spent) in listings.items()}
+    # only the platforms read are compared: a CRM gift of one that failed, or is not in use, is no "extra"
+    compared = set(listings)
     owned = crm_target.open_client(conn, rt) if client is None else None
     crm: Any = client or owned
     try:
@@ -207,7 +204,7 @@ def reconcile(
         items.append(row)
     for ext, gift in by_ext.items():
         origin = _source_of(conn, gift, made)
-        if source and origin != source:
+        if origin not in compared and (origin != "unknown" or source or failed):
             continue
         items.append(
             {
@@ -235,6 +232,8 @@ def reconcile(
         "soft_credits": soft_count,
         "crm_requests": crm_requests,
         "platform_requests": platform_requests,
+        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in platform_requests.items()}, failed),
+        "failed": words(failed),
         "fixed": fixed,
     }
     differences = sum(1 for r in items if r["status"] not in SETTLED)
@@ -245,6 +244,7 @@ def reconcile(
             conn,
             LAST_RUN,
             {"at": store.iso(), "from": str(first), "to": str(last), "source": source, "differences": differences,
+             "failed": result["failed"],
              "by_status": result["totals"]["by_status"],
              "items": [{k: r[k] for k in kept} for r in items if r["status"] not in SETTLED]},
         )  # fmt: skip
@@ -421,16 +421,12 @@ def payouts(
     whether the CRM still holds it). ``write_deposits`` queues, for each gift the CRM holds, a paced PATCH of
     its ``deposit_date`` and ``deposited_amount``; a gift it no longer holds is reported, never written."""
     first, last = period(start, end)
-    modules = {s: importlib.import_module(m) for s, m in platforms.reconcilers().items()}
-    modules = {s: m for s, m in modules.items() if hasattr(m, "payouts")}
-    if source:
-        one_of(source, tuple(modules), "source")
-    listed, requests = [], {}
-    for name, module in modules.items():
-        if source and name != source:
-            continue
-        found, requests[name] = module.payouts(conn, rt, first, last)
-        listed += [(name, payout) for payout in found]
+    chosen = platforms.chosen(
+        rt.config, source, lambda p: p.reconcile and hasattr(importlib.import_module(p.reconcile), "payouts")
+    )
+    found, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").payouts(conn, rt, first, last))
+    requests = {name: spent for name, (_, spent) in found.items()}
+    listed = [(name, payout) for name, (payouts_, _) in found.items() for payout in payouts_]
     keys = {line.external_id for _, payout in listed for line in payout.lines if line.external_id}
     ledger = {k: r["crm_id"] for k, r in _ledger(conn, keys).items() if r["state"] == "done" and r["crm_id"]}
     held: dict[str, dict[str, Any]] = {}
@@ -499,4 +495,6 @@ def payouts(
         "deposits_queued": queued,
         "platform_requests": requests,
         "crm_requests": crm_requests,
+        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in requests.items()}, failed),
+        "failed": words(failed),
     }

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from synctool import platforms as registry
 from synctool import settings, store
 from synctool.config import DEFAULT_DB, STARTER_CONFIG, config_path
+from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 
 
-def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool = False) -> dict[str, Any]:
-    """Write the starter config (unless one exists) and create the database; ``environ`` is read once."""
+def init(
+    explicit_config: str | None, environ: Mapping[str, str], *, force: bool = False, platforms: list[str] | None = None
+) -> dict[str, Any]:
+    """Write the starter config (unless one exists) and create the database; ``environ`` is read once. With
+    ``platforms``, the config's ``platforms:`` key is written (replaced in an existing file, the rest kept)."""
     path, _ = config_path(explicit_config, environ)
     wrote = False
+    if platforms is not None:
+        _known_platforms(platforms, str(path))
     if force or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(STARTER_CONFIG.format(database=DEFAULT_DB), encoding="utf-8")
+        wrote = True
+    if platforms is not None:
+        path.write_text(with_platforms(path.read_text(encoding="utf-8"), platforms), encoding="utf-8")
         wrote = True
     rt = Runtime.from_environ(path, environ)
     new_database = not rt.db_path.exists()
@@ -32,6 +43,7 @@ def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool
     return {
         "config": str(path),
         "config_written": wrote,
+        "platforms": ", ".join(p.name for p in registry.in_use(rt.config)),
         "database": str(rt.db_path),
         "migrations": len(migrations),
         "keyring": rt.secrets.keyring_notice() or "available",
@@ -40,3 +52,37 @@ def init(explicit_config: str | None, environ: Mapping[str, str], *, force: bool
         if mode == "preview"
         else "",
     }
+
+
+def _known_platforms(names: list[str], where: str) -> None:
+    known = [p.name for p in registry.registered()]
+    if not names:
+        raise InvalidInput("--platforms names no platform", "one or more of: " + ", ".join(known))
+    for name in names:
+        if name not in known:
+            raise InvalidInput(f"no platform is named {name!r}", "one of: " + ", ".join(known))
+
+
+def with_platforms(text: str, names: list[str]) -> str:
+    """The config file's text with its top-level ``platforms:`` key (and the lines under it) replaced by
+    ``names`` in place, or added at the end; comments and every other key stay as they were."""
+    comment = "# the platforms this organisation uses (`synctool platforms`); the others are absent everywhere"
+    block = [comment, f"platforms: [{', '.join(names)}]"]
+    kept: list[str] = []
+    at = None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if re.match(r"platforms\s*:", lines[i]):
+            if kept and kept[-1] == comment:
+                kept.pop()
+            at = len(kept)
+            i += 1
+            while i < len(lines) and lines[i].startswith((" ", "\t", "-")):
+                i += 1
+            continue
+        kept.append(lines[i])
+        i += 1
+    if at is None:
+        at = len(kept)
+    return "\n".join([*kept[:at], *block, *kept[at:]]) + "\n"

@@ -10,23 +10,34 @@ from __future__ import annotations
 
 import importlib
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from synctool import platforms, settings, store
-from synctool.errors import ConfigError, InvalidInput, SynctoolError, one_of
+from synctool.errors import ConfigError, InvalidInput, SynctoolError
+from synctool.ops.each import each, words
 from synctool.ops.inbox import received
+from synctool.platforms import Platform
 from synctool.platforms.registration import Check
 
 PUBLIC_URL = "receiver_public_url"
 POS_URL = "pos_notification_url"
 
 
-def registrations() -> dict[str, Any]:
-    """Source -> its platform's registration module, in the platforms' order."""
-    return {role: importlib.import_module(module) for role, module in platforms.registrations().items()}
+def _chosen(rt: Any, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
+    """The platforms in use that ``can`` (all of them, or those ``sources`` names), in the platforms' order."""
+    if not sources:
+        return platforms.chosen(rt.config, None, can)
+    named = {p.role for source in sources for p in platforms.chosen(rt.config, source, can)}
+    return tuple(p for p in platforms.in_use(rt.config) if p.role in named)
+
+
+def _registration(platform: Platform) -> Any:
+    """The platform's module that checks and registers its webhook (``Platform.registration``)."""
+    return importlib.import_module(platform.registration or "")
 
 
 def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:
@@ -39,45 +50,41 @@ def verify_url(conn: sqlite3.Connection, rt: Any) -> str | None:
     return settings.get(conn, POS_URL) or rt.config.webhooks.pos_notification_url
 
 
-def _chosen(sources: list[str] | None) -> dict[str, Any]:
-    found = registrations()
-    for source in sources or []:
-        if source not in found:
-            raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(found)}")
-    return {s: m for s, m in found.items() if not sources or s in sources}
-
-
 def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) -> dict[str, Any]:
     """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
     base = public_url(conn, rt)
+    chosen = _chosen(rt, sources, lambda p: p.registration)
     checks: list[Check] = []
-    for source, module in _chosen(sources).items():
-        if not base:
-            checks.append(
-                Check(
-                    source,
-                    "not configured",
-                    "no public URL for the receiver",
-                    "synctool webhooks register --url https://YOUR.HOST",
-                )
-            )
-            continue
-        try:
-            with platforms.using(rt, source) as client:
-                checks += module.status(conn, rt, base.rstrip("/"), client, verify_url(conn, rt))
-        except ConfigError as exc:
-            checks.append(Check(source, "not configured", str(exc), f"set {exc.key}"))
-        except SynctoolError as exc:
-            checks.append(Check(source, "error", str(exc), "synctool test-connections"))
-    delivered = failed_deliveries(conn, rt, 24, sources)
+    found: dict[str, list[Check]] = {}
+    failed: dict[str, SynctoolError] = {}
+    if not base:
+        checks = [Check(p.role, "not configured", "no public URL for the receiver",
+                        "synctool webhooks register --url https://YOUR.HOST") for p in chosen]  # fmt: skip
+    else:
+
+        def check(platform: Platform) -> list[Check]:
+            with platforms.using(rt, platform.role) as client:
+                return _registration(platform).status(conn, rt, base.rstrip("/"), client, verify_url(conn, rt))
+
+        found, failed = each(chosen, check)
+    for platform in chosen:
+        checks += found.get(platform.role, [])
+        exc = failed.get(platform.role)
+        if isinstance(exc, ConfigError):
+            checks.append(Check(platform.role, "not configured", str(exc), f"set {exc.key}"))
+        elif exc is not None:
+            checks.append(Check(platform.role, "error", str(exc), "synctool test-connections"))
+    delivered, unread = failed_deliveries(conn, rt, 24, sources)
     missing = sum(r["not_received"] or 0 for r in delivered)
+    failed_words = {**words(failed), **unread}
     return {
         "url": base,
-        "ok": all(c.state == "ok" for c in checks) and not missing,
+        "ok": all(c.state == "ok" for c in checks) and not missing and not failed_words,
         "sources": [asdict(c) for c in checks],
         "deliveries": delivered,
         "not_received": missing,
+        "failed": failed_words,
     }
 
 
@@ -88,18 +95,23 @@ def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | N
     if parts.scheme != "https" or not parts.netloc or parts.path not in ("", "/") or parts.query:
         raise InvalidInput(f"not a base URL: {url!r}", "give the receiver's public address, e.g. https://sync.example.org")
     base = f"https://{parts.netloc}"
-    chosen = _chosen(sources)
+    chosen = _chosen(rt, sources, lambda p: p.registration)
     with store.atomic(conn):
         settings.put(conn, PUBLIC_URL, base)
     done, stored, export = [], [], {}
-    for source, module in chosen.items():
-        try:
-            with platforms.using(rt, source) as client:
-                outcomes = module.register(conn, rt, base, client)
-        except ConfigError as exc:
-            done.append({"source": source, "action": "not configured", "detail": str(exc), "where": ""})
+
+    def register_one(platform: Platform) -> list[Any]:
+        with platforms.using(rt, platform.role) as client:
+            return _registration(platform).register(conn, rt, base, client)
+
+    registered, failed = each(chosen, register_one)
+    for platform in chosen:
+        if platform.role in failed:
+            exc = failed[platform.role]
+            action = "not configured" if isinstance(exc, ConfigError) else "failed"
+            done.append({"source": platform.role, "action": action, "detail": str(exc), "where": ""})
             continue
-        for outcome in outcomes:
+        for outcome in registered[platform.role]:
             for name, value in outcome.secrets.items():
                 try:
                     rt.secrets.set(name, value)
@@ -118,54 +130,44 @@ def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | N
         "to_export": sorted(export),
         "export": export,  # values: the CLI prints them once; --json leaves them out
         "restart_receiver": bool(stored or export),
+        "ok": not failed,
+        "failed": words(failed),
     }
 
 
-def _missing(conn: sqlite3.Connection, rt: Any, since: str, sources: list[str] | None) -> dict[str, Any]:
-    """Source -> (missed deliveries, requests) for each platform that records them, or the error in words."""
-    hooks = {p.role: p.missed for p in platforms.registered() if p.missed}
-    for source in sources or []:
-        one_of(source, platforms.sources(), "source")
-    found: dict[str, Any] = {}
-    for source, hook in hooks.items():
-        if sources and source not in sources:
-            continue
-        try:
-            found[source] = platforms.load(hook)(conn, rt, since)
-        except ConfigError as exc:
-            found[source] = f"not configured ({exc})"
-        except SynctoolError as exc:
-            found[source] = f"error: {exc}"
-    return found
+def _missing(
+    conn: sqlite3.Connection, rt: Any, since: str, sources: list[str] | None
+) -> tuple[dict[str, Any], dict[str, SynctoolError]]:
+    """(source -> (missed deliveries, requests), source -> why it could not be read) for each platform in use
+    that records its failed deliveries."""
+    chosen = _chosen(rt, sources, lambda p: p.missed or p.webhook)
+    return each([p for p in chosen if p.missed], lambda p: platforms.load(p.missed or "")(conn, rt, since))
 
 
-def unrecorded() -> list[str]:
-    """The webhook sources whose platform keeps no record of failed deliveries."""
-    hooks = {p.role for p in platforms.registered() if p.missed}
-    return [p.role for p in platforms.registered() if p.webhook and p.role not in hooks]
+def unrecorded(rt: Any, sources: list[str] | None = None) -> list[str]:
+    """The webhook sources in use whose platform keeps no record of failed deliveries."""
+    return [p.role for p in _chosen(rt, sources, lambda p: p.missed or p.webhook) if p.webhook and not p.missed]
 
 
 def failed_deliveries(
     conn: sqlite3.Connection, rt: Any, hours: float = 24, sources: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """Per platform that records it: how many deliveries it reports failed in the last ``hours`` and how many
-    of those synctool never received (a delivery that failed at first and arrived on a retry is counted
-    once, as received)."""
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Per platform in use that records it: how many deliveries it reports failed in the last ``hours`` and how
+    many of those synctool never received (a delivery that failed at first and arrived on a retry is counted
+    once, as received); and the platforms whose record could not be read, with why."""
     since = store.iso(store.utcnow() - timedelta(hours=hours))
     rows: list[dict[str, Any]] = []
-    for source, found in _missing(conn, rt, since, sources).items():
-        if isinstance(found, str):
-            rows.append({"source": source, "failed": None, "not_received": None, "detail": found})
-            continue
-        missed, _ = found
+    found, failed = _missing(conn, rt, since, sources)
+    for source, exc in failed.items():
+        rows.append({"source": source, "failed": None, "not_received": None, "detail": f"not read: {exc}"})
+    for source, (missed, _) in found.items():
         absent = [m for m in missed if not received(conn, source, m.event_id)]
         rows.append({"source": source, "failed": len(missed), "not_received": len(absent),
                      "detail": f"{len(missed)} failed in {hours:g} h, {len(absent)} never received"})  # fmt: skip
-    for source in unrecorded():
-        if not sources or source in sources:
-            rows.append({"source": source, "failed": None, "not_received": None,
-                         "detail": "the platform keeps no record of failed deliveries (the backup poll and reconcile cover it)"})  # fmt: skip
-    return rows
+    for source in unrecorded(rt, sources):
+        rows.append({"source": source, "failed": None, "not_received": None,
+                     "detail": "the platform keeps no record of failed deliveries (the backup poll and reconcile cover it)"})  # fmt: skip
+    return rows, words(failed)
 
 
 def heal(
@@ -182,11 +184,10 @@ def heal(
     moment = parse_moment(since)
     rows, replayed, duplicates, requests = [], 0, 0, 0
     secrets = WebhookSecrets.load(rt)
-    for source, found in _missing(conn, rt, store.iso(moment), sources).items():
-        if isinstance(found, str):
-            rows.append({"source": source, "event_id": None, "event_type": None, "action": "not read", "detail": found})
-            continue
-        missed, spent = found
+    found, failed = _missing(conn, rt, store.iso(moment), sources)
+    for source, exc in failed.items():
+        rows.append({"source": source, "event_id": None, "event_type": None, "action": "not read", "detail": str(exc)})
+    for source, (missed, spent) in found.items():
         requests += spent
         for m in missed:
             row = {"source": source, "event_id": m.event_id, "event_type": m.event_type, "at": m.at}
@@ -218,5 +219,7 @@ def heal(
         "requests": requests,
         "dry_run": dry_run,
         "items": rows,
-        "unrecorded": unrecorded(),
+        "unrecorded": unrecorded(rt, sources),
+        "ok": not failed,
+        "failed": words(failed),
     }

@@ -18,15 +18,16 @@ pays for none of them.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from synctool.errors import one_of
+from synctool.errors import ConfigError, InvalidInput, one_of
 
 if TYPE_CHECKING:
+    from synctool.config import Config
     from synctool.platforms.context import Services
     from synctool.platforms.webhook import Adapter
 
@@ -196,6 +197,45 @@ def registered() -> tuple[Platform, ...]:
     return tuple(found)
 
 
+def in_use(config: Config) -> tuple[Platform, ...]:
+    """The registered platforms this organisation uses: ``platforms:`` in config (absent: every one), in
+    registry order. A name no registered platform has is a ConfigError naming it."""
+    found = registered()
+    if config.platforms is None:
+        return found
+    names = [p.name for p in found]
+    for name in config.platforms:
+        if name not in names:
+            raise ConfigError("platforms", config.source, f"no platform is named {name!r} (one of: {', '.join(names)})")
+    return tuple(p for p in found if p.name in config.platforms)
+
+
+def not_in_use(config: Config, role: str) -> Platform | None:
+    """The registered platform of ``role`` when it is left out of ``platforms:``, else None."""
+    used = {p.role for p in in_use(config)}
+    return next((p for p in registered() if p.role == role and role not in used), None)
+
+
+def chosen(config: Config, source: str | None, can: Callable[[Platform], Any], what: str = "source") -> tuple[Platform, ...]:
+    """The platforms in use that ``can`` do something (a capability: ``lambda p: p.poll``), or only ``source``'s
+    (a role). A source that is registered but not in use is refused with how to turn it on; an unknown one, or
+    one without the capability, with the choices."""
+    able = tuple(p for p in in_use(config) if can(p))
+    if source is None:
+        return able
+    idle = not_in_use(config, source)
+    if idle is not None:
+        raise InvalidInput(f"{what} {source!r} ({idle.name}) is not in use", turn_on(config, idle))
+    one_of(source, tuple(p.role for p in able), what)
+    return tuple(p for p in able if p.role == source)
+
+
+def turn_on(config: Config, platform: Platform) -> str:
+    """How to put a platform in use, in words."""
+    where = config.source if config.source != "defaults" else "the config file"
+    return f"add {platform.name} to `platforms:` in {where} (or: synctool init --platforms ...,{platform.name})"
+
+
 def load(name: str) -> Any:
     """``module:attribute`` -> the attribute (imported on first use)."""
     module, _, attr = name.partition(":")
@@ -255,9 +295,10 @@ def command_groups() -> dict[str, str]:
     return groups
 
 
-def admin_routes(call_type: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def admin_routes(call_type: Any, roles: dict[str, str], config: Config) -> list[tuple[str, str, str, Any]]:
+    """The admin API rows of the platforms in use (one not in use has none: its routes answer 404)."""
     rows: list[tuple[str, str, str, Any]] = []
-    for p in registered():
+    for p in in_use(config):
         if p.routes:
             rows.extend(load(p.routes)(call_type, roles))
     return rows
@@ -330,10 +371,17 @@ def services(rt: Any) -> Services:
     )
 
 
-def describe() -> list[dict[str, Any]]:
-    """One row per registered platform: its name and role, its webhook route, and what it can do."""
+def describe(rt: Any) -> list[dict[str, Any]]:
+    """One row per registered platform: its name and role, whether it is in use and, if so, whether its
+    credentials are set (never their values), its webhook route, and what it can do."""
     rows = []
+    used = in_use(rt.config)
     for p in registered():
+        unset = [name for name in p.secrets if not rt.secrets.source(name)]
+        if p not in used:
+            credentials = None
+        else:
+            credentials = "set" if not unset else "missing: " + ", ".join(unset)
         pays_out = bool(p.reconcile) and hasattr(importlib.import_module(p.reconcile or ""), "payouts")
         can = {
             "poll": p.poll is not None,
@@ -348,6 +396,8 @@ def describe() -> list[dict[str, Any]]:
             {
                 "name": p.name,
                 "role": p.role,
+                "in_use": p in used,
+                "credentials": credentials,
                 "webhook": f"/webhooks/{p.webhook.role}" if p.webhook else None,
                 "commands": ", ".join(p.commands) or None,
                 "can": ", ".join(k for k, v in can.items() if v) or None,

@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from synctool import store
+from synctool.config import Config
 from synctool.errors import (
     ConfigError,
     InvalidSignature,
@@ -117,8 +118,9 @@ class TokenBackend(AuthenticationBackend):
         return AuthCredentials(scopes), TeamMember(record)
 
 
-def _ops():
-    """The route table: (method, path, minimum role, operation). Imported lazily: ops pull in clients."""
+def _ops(config: Config):
+    """The route table: (method, path, minimum role, operation), with the routes of the platforms in use.
+    Imported lazily: ops pull in clients."""
     from synctool import mappings as mapping_store
     from synctool.ops import (
         checks,
@@ -239,7 +241,7 @@ def _ops():
         ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),
         ("POST", "/api/admin/sync/retry/{jobId}", ADMIN, lambda c: syncs.retry(c.conn, c.path["jobId"])),
         # each platform's own routes (synctool.platforms)
-        *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}),
+        *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}, config),
     ]
 
 
@@ -294,7 +296,9 @@ def routes(rt: Runtime) -> list[Mount]:
         return error(exc.status_code, exc.detail)
 
     api = Starlette(
-        routes=[Route(path.removeprefix("/api"), endpoint(role, op), methods=[method]) for method, path, role, op in _ops()],
+        routes=[
+            Route(path.removeprefix("/api"), endpoint(role, op), methods=[method]) for method, path, role, op in _ops(rt.config)
+        ],
         middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(rt), on_error=unauthorized)],
         exception_handlers={HTTPException: http_error},
     )

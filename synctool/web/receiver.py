@@ -22,6 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from synctool import platforms
 from synctool.errors import (
     ConfigError,
     InvalidInput,
@@ -30,7 +31,7 @@ from synctool.errors import (
     http_status,
 )
 from synctool.ops.inbox import Inbound, WebhookSecrets, accept, store_inbound
-from synctool.platforms import webhooks
+from synctool.platforms import Platform
 from synctool.runtime import Runtime
 
 logger = logging.getLogger("synctool.receiver")
@@ -168,8 +169,21 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
         committer.shutdown(wait=True)
         _drop_connection()
 
+    def idle(platform: Platform):
+        async def endpoint(request: Request) -> JSONResponse:
+            return error(404, f"{platform.role} is not in use", f"this synctool does not take {platform.name} deliveries")
+
+        return endpoint
+
     all_routes = [Route("/health", health, methods=["GET"])]
-    for hook in webhooks().values():  # one route per platform's webhook (synctool.platforms)
+    used = platforms.in_use(rt.config)
+    for platform in platforms.registered():  # one route per platform's webhook (synctool.platforms)
+        hook = platform.webhook
+        if hook is None:
+            continue
+        if platform not in used:  # absent, and said so: a platform still posting gets a clear 404
+            all_routes.append(Route(f"/webhooks/{hook.role}", idle(platform), methods=["GET", "HEAD", "POST"]))
+            continue
         all_routes.append(Route(f"/webhooks/{hook.role}", webhook(hook.role, hook.url_check), methods=["POST"]))
         if hook.url_check:
             all_routes.append(Route(f"/webhooks/{hook.role}", url_check, methods=["GET", "HEAD"]))

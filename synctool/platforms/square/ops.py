@@ -14,7 +14,7 @@ from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
 from synctool.queue import jobs
 from synctool.runtime import Runtime
-from synctool.validation import Body, Query
+from synctool.validation import Body, CrmId, Query
 
 
 def locations(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> list[dict[str, Any]]:
@@ -108,8 +108,8 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
 
 class LocationOverride(Body):
     location_id: str = Field(min_length=1)
-    fund_id: Optional[int] = None
-    campaign_id: Optional[int] = None
+    fund_id: Optional[CrmId] = None
+    campaign_id: Optional[CrmId] = None
     #: ``none``: a sale here is not a gift of its full price (a shop), so its deductible amount is 0
     deductible: Optional[Literal["none", "full"]] = None
     #: the CRM acknowledgement template for its sales (``do_not_ack``: none)

@@ -45,8 +45,16 @@ def read(event: Event, ctx: Job) -> refunds.Refund:
 
 
 def sale_order_id(ctx: Job, found: PaymentRefund) -> str:
-    """The sale a refund gives money back for: its payment's order, else its return order's source."""
+    """The sale a refund gives money back for: its payment's order, else its return order's source. An
+    unlinked refund (``unlinked``, or a return order whose returns name no source order) has none."""
     pos = ctx.client("pos")
+    unlinked = PermanentError(
+        f"needs attention: Square refund {found.id} is unlinked (given back without its sale: its return names no "
+        "source order), so no gift is known to reduce; if it refunds a gift, change that gift in the CRM by hand, "
+        "then `synctool syncs resolve` this record"
+    )
+    if found.unlinked and not found.payment_id:
+        raise unlinked
     if found.payment_id:
         order_id = pos.payment(found.payment_id).get("order_id")
         if order_id:
@@ -58,6 +66,8 @@ def sale_order_id(ctx: Job, found: PaymentRefund) -> str:
             return sales.pop()
         if not order.returns:  # the refund names the sale itself
             return str(found.order_id)
+        if not sales:
+            raise unlinked
         raise PermanentError(
             f"Square refund {found.id}: its return order {found.order_id} gives back {len(sales)} sales; "
             "which gift it reduces is not known"

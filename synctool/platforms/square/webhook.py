@@ -74,6 +74,8 @@ class PaymentRefund(Payload):
     created_at: Optional[str] = None
     updated_at: Optional[str] = None
     reason: Optional[str] = None
+    #: a refund made without its payment (an unlinked return: its return order names no source order)
+    unlinked: Optional[bool] = None
 
 
 class Tender(Payload):

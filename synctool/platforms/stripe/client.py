@@ -35,12 +35,14 @@ class PaymentsClient:
                 return found
             after = found[-1]["id"]
 
-    def undelivered_events(self, created_since: int) -> Iterator[dict[str, Any]]:
-        """Events of the last 30 days still pending or that failed every delivery attempt
-        (``delivery_success=false``), created at or after a Unix time, newest first, 100 a page."""
+    def undelivered_events(self, created_since: int, types: list[str]) -> Iterator[dict[str, Any]]:
+        """Events of ``types`` (``types[]``, at most 20) of the last 30 days still pending or that failed every
+        delivery attempt (``delivery_success=false``), created at or after a Unix time, newest first, 100 a
+        page. ``delivery_success`` is the account's, over every endpoint: the types keep other systems' events
+        out."""
         after = None
         while True:
-            params = {"delivery_success": "false", "created[gte]": created_since, "limit": 100}
+            params = {"delivery_success": "false", "types[]": types, "created[gte]": created_since, "limit": 100}
             body = self.api.request("GET", "/v1/events", params={**params, **({"starting_after": after} if after else {})})
             page = body.get("data") or []
             yield from page

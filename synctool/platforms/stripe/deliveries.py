@@ -1,5 +1,7 @@
 """Stripe's record of the events it did not deliver (``GET /v1/events?delivery_success=false``,
-mailchimp-stripe.md B4): events of the last 30 days still pending or that failed every attempt. Each is
+mailchimp-stripe.md B4): events of the last 30 days still pending or that failed every attempt, of the types
+synctool registers (``types[]``: the record covers every endpoint of the account, and another system's failed
+deliveries are not synctool's). Each is
 replayed from its own body (``synctool webhooks heal``); a delivery's signature is not part of that record, so
 the event's origin is the API read with synctool's secret key. One request per 100 events.
 """
@@ -11,6 +13,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from synctool import platforms
+from synctool.platforms.stripe.registration import EVENTS
 from synctool.platforms.webhook import Missed
 from synctool.runtime import Runtime
 from synctool.timeutil import parse_iso
@@ -22,7 +25,7 @@ def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Miss
     created_since = int(start.timestamp()) if start else 0
     found = []
     with platforms.using(rt, "payments") as client:
-        for event in client.undelivered_events(created_since):
+        for event in client.undelivered_events(created_since, EVENTS):
             if not event.get("id"):
                 continue
             at = datetime.fromtimestamp(int(event.get("created") or 0), UTC).isoformat(timespec="seconds")
