@@ -51,6 +51,7 @@ def heal(
     since: str = typer.Option("7d", help="a duration ago (24h, 7d) or an ISO date"),
     source: str = typer.Option(None, help="comma-separated sources; default: every platform that keeps a record"),
     dry_run: bool = typer.Option(False, "--dry-run", help="say what would be replayed; store nothing"),
+    quiet: bool = typer.Option(False, "--quiet", help="for cron: one line when something was replayed, else nothing"),
     as_json: AsJson = False,
 ) -> None:
     """Replay each delivery a platform reports it failed to make (`synctool platforms` says which keep such a
@@ -70,8 +71,14 @@ def heal(
         f"{result['found']} failed deliveries since {result['since'][:16]}: {result['replayed']} replayed, "
         f"{result['skipped']} received already; {result['requests']} platform requests"
     )
-    render(result, as_json, rows=result["items"], columns=["source", "event_type", "action", "event_id", "detail"], title=title)
-    if not as_json and result["unrecorded"]:
+    if quiet and not as_json:
+        if result["replayed"]:
+            typer.echo(f"webhooks heal: {title}")
+    else:
+        render(
+            result, as_json, rows=result["items"], columns=["source", "event_type", "action", "event_id", "detail"], title=title
+        )
+    if not as_json and not quiet and result["unrecorded"]:
         typer.echo(f"no delivery record to read: {', '.join(result['unrecorded'])} (the backup poll and reconcile cover them)")
     exit_if_failed(result["failed"], "webhooks heal")
     if any(r["action"] == "refused" for r in result["items"]):

@@ -196,9 +196,11 @@ def record_crm_ids(
 
 def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -> None:
     """A job that learnt its CRM idempotency key while it ran (a refund that names its payment, whose
-    order names the gift): recorded, so the job is serialised with, and woken by, that gift's jobs."""
+    order names the gift): recorded, so the job is serialised with, and woken by, that gift's jobs. It replaces
+    what the job was queued with: a refund may arrive naming another record (a return order), not the sale
+    whose gift it reduces."""
     with store.atomic(conn):
-        conn.execute("UPDATE jobs SET external_id = ? WHERE id = ? AND external_id IS NULL", (external_id, job_id))
+        conn.execute("UPDATE jobs SET external_id = ? WHERE id = ?", (external_id, job_id))
 
 
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:

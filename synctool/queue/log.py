@@ -156,10 +156,11 @@ def gift_job(
 
 
 def has_entity_job(conn: sqlite3.Connection, source: str, entity_type: str, entity_id: str, *, unfinished: bool = False) -> bool:
-    """Whether a job (an unfinished one, with ``unfinished``) exists for this platform item."""
+    """Whether a job (an unfinished one, with ``unfinished``: still to run, or an open failure) exists for
+    this platform item."""
     sql = "SELECT 1 FROM jobs WHERE source = ? AND entity_type = ? AND entity_id = ?"
     if unfinished:
-        sql += " AND status IN ('queued', 'running')"
+        sql += f" AND (status IN ('queued', 'running') OR ({OPEN_FAILURE}))"
     return conn.execute(sql + " LIMIT 1", (source, entity_type, entity_id)).fetchone() is not None
 
 

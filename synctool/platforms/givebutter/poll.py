@@ -1,7 +1,8 @@
 """The backup poll of the donation platform (spec: poll-now, poll-fresh, dev poll-cron).
 
 Reads transactions created since the saved watermark minus an overlap (``createdAfter``), 100 a page, and
-queues the succeeded ones that have no job yet. Then reads the transactions changed since the same point
+queues the succeeded ones that have no gift job yet (a refund job that names one does not count: its gift
+still has to be made). Then reads the transactions changed since the same point
 (``updatedAfter``, the API's own filter: a refund moves ``updated_at``) and queues a refund job for each whose
 refunded parts add up to more than the refunds synctool has applied to its gift. Two requests when nothing is
 new. The platform's 429 and ``Retry-After`` are honoured by the client.
@@ -42,7 +43,7 @@ def poll(
                 continue
             ext = external_id(txn["id"])
             with store.atomic(conn):
-                if log.has_job(conn, ext):
+                if log.gift_job(conn, ext) is not None:  # a refund job naming it does not make its gift
                     continue
                 jobs.enqueue(
                     conn,

@@ -2,9 +2,10 @@
 
 Orders: SearchOrders per location (10 locations a request) filtered on ``updated_at`` since the watermark
 minus an overlap and sorted by UPDATED_AT (Square requires the sort to name the date filter's timestamp),
-COMPLETED or OPEN; each that the sale rule takes (``rules.eligibility``) and that has no job yet is queued as
-its webhook would have queued it. Refunds: ListPaymentRefunds COMPLETED and updated since the same point;
-each without a job is queued with the refund as read. Two requests on a quiet day (one more per further
+COMPLETED or OPEN; each that the sale rule takes (``rules.eligibility``) and that has no gift job yet is queued
+as its webhook would have queued it. Refunds: ListPaymentRefunds COMPLETED and updated since the same point;
+each that the refund ledger does not hold (applied, waiting, flagged or skipped) and no job is running or due
+for is queued with the refund as read. Two requests on a quiet day (one more per further
 10 locations or per page of 500 orders / 100 refunds). The locations come from the cache `synctool pos
 locations` keeps (read once from Square when empty).
 """
@@ -15,6 +16,7 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms, settings, store
+from synctool.crm import refunds
 from synctool.money import cents_to_dollars
 from synctool.platforms import watermark
 from synctool.platforms.square.rules import LOCATIONS, eligibility
@@ -72,7 +74,7 @@ def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -
     ext = external_id(order.id)
     money = order.total_money
     with store.atomic(conn):
-        if log.has_job(conn, ext):
+        if log.gift_job(conn, ext) is not None:  # a refund job naming the sale does not make its gift
             return 0
         jobs.enqueue(
             conn,
@@ -92,7 +94,11 @@ def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: dict[str, Any])
     if not refund_id or refund.get("status") != "COMPLETED":
         return 0
     with store.atomic(conn):
-        if log.has_entity_job(conn, "pos", "order_refund", refund_id):
+        # keyed on what became of the refund, not on whether a job named it: a PENDING notice's job was
+        # skipped, and when the COMPLETED one was lost, this is the refund's only way in
+        if refunds.recorded(conn, f"pos:{refund_id}") is not None or log.has_entity_job(
+            conn, "pos", "order_refund", refund_id, unfinished=True
+        ):
             return 0
         cents = (refund.get("amount_money") or {}).get("amount")
         jobs.enqueue(
