@@ -23,10 +23,11 @@ TEST_SECRETS = {
 POS_URL = "https://sync.example.org/webhooks/pos"
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     from tests import contracts
 
-    return None if contracts.available() else contracts.ABSENT
+    if not contracts.available():
+        terminalreporter.write_line(contracts.ABSENT)
 
 
 @pytest.fixture(autouse=True)
@@ -161,7 +162,7 @@ def world(env, transports, secrets_env, request):
     from tests import contracts
 
     # a test that makes a fake break it on purpose is exempt; on a clone without the descriptions the check is
-    # skipped, and the run's header says so once (pytest_report_header)
+    # skipped, and the run's summary says so once (pytest_terminal_summary)
     if request.node.get_closest_marker("off_contract") is None and contracts.available():
         found = [p for role, hook in platforms.fakes().items() if hook.contract
                  for p in contracts.problems(hook.contract, w.recorders[role].exchanges)]  # fmt: skip

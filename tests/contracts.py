@@ -159,7 +159,7 @@ def available() -> bool:
     return SPECS.is_dir()
 
 
-#: said once, in the run's header, when the contract checks are skipped
+#: said once, in the run's summary, when the contract checks are skipped
 ABSENT = f"contract checks skipped: the platforms' API descriptions are not beside the project ({SPECS})"
 
 

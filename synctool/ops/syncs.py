@@ -223,17 +223,17 @@ def retry_all(
 
 
 def refetch(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int, list[str]]:
-    """Before ``retry-all --fresh``: each platform that can (``Platform.refetch``) puts the current state of
-    its failed jobs' items, fetched from the platform, in their payloads."""
+    """Before ``retry-all --fresh``: each platform in use that can (``Platform.refetch``) puts the current state
+    of its failed jobs' items, fetched from the platform, in their payloads; one that cannot be reached is an
+    error in the list, and the others are refetched all the same."""
     from synctool import platforms
+    from synctool.ops.each import each
 
-    refreshed, errors = 0, []
-    for platform in platforms.registered():
-        if not platform.refetch or (source and platform.role != source):
-            continue
+    def one(platform: Any) -> tuple[int, list[str]]:
         failed = log.open_failures_of(conn, platform.role)
-        if failed:
-            done, problems = platforms.load(platform.refetch)(conn, rt, failed)
-            refreshed += done
-            errors += problems
-    return refreshed, errors
+        return platforms.load(platform.refetch)(conn, rt, failed) if failed else (0, [])
+
+    chosen = [p for p in platforms.in_use(rt.config) if p.refetch and (not source or p.role == source)]
+    found, unreached = each(chosen, one)
+    errors = [problem for _, problems in found.values() for problem in problems]
+    return sum(done for done, _ in found.values()), errors + [f"{role}: {exc}" for role, exc in unreached.items()]
