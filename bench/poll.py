@@ -4,7 +4,8 @@ A quiet day: nothing new since the last run. A giving day: ``--gifts`` Givebutte
 Square sales in the poll's window (its 15 minutes plus the 60-minute overlap), every one already delivered
 by its webhook, and a tenth of them refunded. Prints, per poll run, the platform requests and the CRM
 requests (goal 0: the poll queues only what synctool has not seen, and queuing costs the CRM nothing), the
-jobs queued, and `heal`'s requests with nothing and with ``--gifts`` failed deliveries to read.
+jobs queued, and `heal`'s requests with nothing and with ``--gifts`` failed deliveries to read; then a quiet day
+with Square's API refusing connections (Givebutter's poll runs all the same; Square's costs its retries).
 
     python bench/poll.py [--gifts 400]
 """
@@ -37,7 +38,10 @@ def main() -> None:
         started = time.perf_counter()
         result = poll(conn, rt)
         took = time.perf_counter() - started
-        per = ", ".join(f"{role} {r['requests']} requests / {r['queued']} queued" for role, r in result["sources"].items())
+        per = ", ".join(
+            f"{role} {r['requests']} requests / {r['queued']} queued" if r["status"] == "ok" else f"{role} FAILED ({r['error']})"
+            for role, r in result["sources"].items()
+        )
         print(f"{label:<12} poll: {per}; CRM requests {len(world.crm.requests) - crm_before}; {took * 1000:.0f} ms")
 
     with fake_world("synctool-bench-poll-", limit=10_000, window_s=1.0, interval_ms=0) as (world, rt, conn):
@@ -73,6 +77,16 @@ def main() -> None:
         print(
             f"heal, {args.gifts} failed deliveries: {busy['requests']} platform requests, {busy['found']} found, 0 CRM requests"
         )
+        # Square's API down (connection refused): Givebutter's part is the same; Square's costs its client's retries
+        import dataclasses
+
+        import httpx
+
+        def refused(request: httpx.Request) -> httpx.Response:
+            raise httpx.ConnectError("connection refused", request=request)
+
+        down = dataclasses.replace(rt, transports={**rt.transports, "pos": httpx.MockTransport(refused)})
+        run("square down", conn, down, world)
 
 
 if __name__ == "__main__":
