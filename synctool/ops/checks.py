@@ -13,17 +13,13 @@ from synctool.runtime import Runtime
 from synctool.timeutil import age_s
 
 
-def _row(name: str, found: dict[str, str], failed: dict[str, SynctoolError]) -> dict[str, Any]:
-    """One connection's line: ``ok``, or ``not configured`` / ``failed`` with why (both failures)."""
-    if name in found:
-        return {"name": name, "ok": True, "state": "ok", "detail": found[name]}
-    exc = failed[name]
-    return {
-        "name": name,
-        "ok": False,
-        "state": "not configured" if isinstance(exc, ConfigError) else "failed",
-        "detail": str(exc),
-    }
+def _row(name: str, outcome: str | SynctoolError) -> dict[str, Any]:
+    """One connection's line: ``ok`` with what was read, or ``not configured`` / ``failed`` with why (both
+    failures)."""
+    if isinstance(outcome, str):
+        return {"name": name, "ok": True, "state": "ok", "detail": outcome}
+    state = "not configured" if isinstance(outcome, ConfigError) else "failed"
+    return {"name": name, "ok": False, "state": state, "detail": str(outcome)}
 
 
 def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
@@ -31,11 +27,12 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
     the others answered. A platform in use without its credentials is a failure, as is one that is down."""
     from synctool.ops.crm import test_connection
 
-    def crm(_: Any) -> str:
+    crm: str | SynctoolError
+    try:
         result = test_connection(conn, rt)
-        if not result["ok"]:
-            raise SyncError(result.get("error", "failed"))
-        return f"{result['environment']} at {result['base_url']}"
+        crm = f"{result['environment']} at {result['base_url']}" if result["ok"] else SyncError(result.get("error", "failed"))
+    except SynctoolError as exc:  # the CRM's environment could not even be read
+        crm = exc
 
     def probe(platform: platforms.Platform) -> str:
         assert platform.client is not None and platform.client.probe is not None
@@ -43,9 +40,8 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
             return platforms.load(platform.client.probe)(made)
 
     probed = platforms.chosen(rt.config, None, lambda p: p.client and p.client.probe)
-    crm_found, crm_failed = each([platforms.Platform("crm", "crm")], crm)
     found, failed = each(probed, probe)
-    return [_row("crm", crm_found, crm_failed)] + [_row(p.role, found, failed) for p in probed]
+    return [_row("crm", crm)] + [_row(p.role, found.get(p.role) or failed[p.role]) for p in probed]
 
 
 def _health(rt: Runtime, url: str) -> tuple[str | None, str]:

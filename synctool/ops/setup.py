@@ -21,7 +21,7 @@ def init(
     path, _ = config_path(explicit_config, environ)
     wrote = False
     if platforms is not None:
-        _known_platforms(platforms, str(path))
+        _known_platforms(platforms)
     if force or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(STARTER_CONFIG.format(database=DEFAULT_DB), encoding="utf-8")
@@ -54,7 +54,7 @@ def init(
     }
 
 
-def _known_platforms(names: list[str], where: str) -> None:
+def _known_platforms(names: list[str]) -> None:
     known = [p.name for p in registry.registered()]
     if not names:
         raise InvalidInput("--platforms names no platform", "one or more of: " + ", ".join(known))
