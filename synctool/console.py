@@ -137,7 +137,7 @@ class RootGroup(SynctoolGroup):
     lazy: dict[str, str] = {}
     #: the platforms' own command groups (name -> ``module:app``), read from the registry only when a name
     #: is not a built-in's or the whole list is shown: `syncs list` does not load every platform
-    platform_groups: Callable[[], dict[str, str]] = staticmethod(dict)
+    platform_groups: Callable[[], dict[str, Callable[[], Any]]] = staticmethod(dict)
     #: the top-level commands by task (a platform's own group joins "Platforms" by itself)
     sections: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
@@ -162,13 +162,16 @@ class RootGroup(SynctoolGroup):
     def get_command(self, ctx: Any, name: str) -> Any:
         command = super().get_command(ctx, name)
         if command is None and name not in self.commands:
-            where = self.lazy.get(name) or self.platform_groups().get(name)
-            if where is None:
-                return None
-            import importlib
+            if name in self.lazy:  # the CLI's own groups: ``module:attribute``
+                import importlib
 
-            module, _, attr = where.partition(":")
-            command = typer.main.get_group(getattr(importlib.import_module(module), attr))
+                module, _, attr = self.lazy[name].partition(":")
+                app = getattr(importlib.import_module(module), attr)
+            elif name in (groups := self.platform_groups()):  # a platform's: its hook returns the app
+                app = groups[name]()
+            else:
+                return None
+            command = typer.main.get_group(app)
             command.name = name
             self.commands[name] = command
         return command

@@ -4,8 +4,7 @@ client with a connection test, and its fake. Registered through ``platforms.regi
 group ``synctool.platforms`` does for a package), it must work through the receiver, drain, ``mappings ... set``,
 ``reconcile``, ``backfill --dry-run``, ``doctor`` and ``test-connections`` with no edit outside this file.
 
-This module is the platform: the registry names it by module path for its adapter, handler, reconcile
-listing and client factory.
+This module is the platform: its hooks are the functions below, typed as the contract says.
 """
 
 from __future__ import annotations
@@ -160,17 +159,23 @@ def expected(conn: Any, rt: Any, start: date, end: date) -> tuple[list[Expected]
     return items, spent
 
 
+def adapter() -> Any:
+    import sys
+
+    return sys.modules[__name__]  # this module is the adapter
+
+
 KIND = platforms.Platform(
     name="kinddesk",
     role=ROLE,
-    webhook=platforms.Webhook(ROLE, __name__),
-    client=platforms.Client(ROLE, f"{__name__}:from_runtime", probe=f"{__name__}:probe"),
+    webhook=platforms.Webhook(ROLE, adapter),
+    client=platforms.Client(ROLE, from_runtime, probe=probe),
     secrets={"KIND_API_KEY": "the platform's API key", "KIND_WEBHOOK_SECRET": "signs its webhooks"},
     external_id_prefixes=("kind_",),
     mappings=platforms.Mappings(types=("default",), payment_case="lower", payment_examples="kind:<method> (card, ...)"),
-    reconcile=__name__,
+    expected=expected,
     backfill=True,
-    handlers=(__name__,),
+    handlers=lambda: None,  # its handler is registered above, as this module is imported
     config=KindConfig,
     config_env={"KIND_API_BASE_URL": "base_url"},
 )

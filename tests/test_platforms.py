@@ -1,17 +1,18 @@
-"""Every registered platform keeps the typed contract (``synctool.platforms.Platform``): each hook it names
-resolves to what the core will call, and no two platforms claim the same role, secret, external-id prefix or
-job type."""
+"""Every registered platform keeps the typed contract (``synctool.platforms.Platform``): each hook, called as the
+core calls it (``synctool.testing.check_platform``), answers as the contract says, and no two platforms claim the
+same role, secret, external-id prefix or job type."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import dataclasses
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from synctool import platforms
 from synctool.queue.handlers import HANDLERS
+from synctool.testing import Problems, check_platform
 
 REGISTERED = platforms.registered()
 
@@ -27,36 +28,24 @@ def test_names_roles_secrets_and_prefixes_are_each_ones_own():
 
 
 @pytest.mark.parametrize("platform", REGISTERED, ids=[p.name for p in REGISTERED])
-def test_each_hook_resolves_to_what_the_core_calls(platform: platforms.Platform):
-    if platform.webhook:
-        assert platform.webhook.role == platform.role
-        adapter = importlib.import_module(platform.webhook.adapter)
-        for name in ("verify_webhook", "parse_webhook"):
-            assert callable(getattr(adapter, name)), name
-        assert isinstance(adapter.KEPT_HEADERS, tuple)
-    if platform.client:
-        assert platform.client.role == platform.role and callable(platforms.load(platform.client.factory))
-        assert platform.client.probe is None or callable(platforms.load(platform.client.probe))
-    for hook in (platform.poll, platform.refetch, platform.checks, platform.routes):
-        assert hook is None or callable(platforms.load(hook))
-    if platform.reconcile:
-        listing = importlib.import_module(platform.reconcile)
-        assert list(inspect.signature(listing.expected).parameters) == ["conn", "rt", "start", "end"]
-    assert not platform.backfill or platform.reconcile  # backfill pages the reconcile listing
-    if platform.registration:
-        module = importlib.import_module(platform.registration)
-        assert callable(module.status) and callable(module.register)
-    for module in platform.handlers:
-        importlib.import_module(module)
-    for group in platform.commands.values():
-        assert platforms.load(group).registered_commands or platforms.load(group).registered_groups
-    if platform.mappings.payment_case:
-        assert platform.mappings.payment_examples
-    if platform.fake:
-        module = importlib.import_module(platform.fake.module)
-        assert callable(module.create_app) and hasattr(module, platform.fake.cls)
-    if platform.config is not None:
-        platform.config()  # a section that validates with no keys set
+def test_each_platform_keeps_the_contract_when_its_hooks_are_called(platform: platforms.Platform):
+    """``synctool.testing.check_platform``: every hook called as the core calls it, against the platform's fake."""
+    exercised = check_platform(platform)
+    declared = [platform.webhook, platform.client, platform.poll, platform.expected, platform.registration]
+    assert len(exercised) >= sum(hook is not None for hook in declared)
+
+
+def test_a_hook_written_with_other_parameters_is_caught_before_cron_runs_it():
+    """The failure the string hooks let through: a ``poll`` without the keywords the core passes."""
+
+    def poll(conn: Any, rt: Any) -> dict[str, Any]:
+        return {"since": "", "seen": 0, "queued": 0, "requests": 0}
+
+    givebutter = next(p for p in REGISTERED if p.name == "givebutter")
+    wrong = dataclasses.replace(givebutter, name="wrongpoll", role="wrongpoll", poll=poll, webhook=None, fake=None,  # type: ignore[arg-type]
+                                secrets={}, external_id_prefixes=(), config=None)  # fmt: skip
+    with pytest.raises(Problems, match="poll: not callable as the core calls it"):
+        check_platform(wrong)
 
 
 def test_drain_knows_every_job_type_the_platforms_name():

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # synctool uses no pydantic plugin, and looking for one (reading every installed package's entry points)
 # costs about 20 ms of each command's start-up; a value the caller set is kept
@@ -41,7 +43,7 @@ RootGroup.lazy = {
 }
 
 
-def _platform_groups() -> dict[str, str]:
+def _platform_groups() -> dict[str, Callable[[], Any]]:
     from synctool.platforms import command_groups
 
     return command_groups()

@@ -8,7 +8,6 @@ whose other processes must reach them. Used by `synctool demo`, the tests and th
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +47,8 @@ class FakeWorld:
         self.recorders: dict[str, Recorder] = {}
         self._paths, self._keys = {"crm": ("CRM_API_BASE_URL", "/api/v1")}, {"CRM_API_KEY": CRM_KEY}
         for role, hook in platforms.fakes().items():
-            module = importlib.import_module(hook.module)
-            self.fakes[role] = getattr(module, hook.cls)(hook.key)
-            self.recorders[role] = Recorder(module.create_app(self.fakes[role]))
+            self.fakes[role], app = hook.make(hook.key)
+            self.recorders[role] = Recorder(app)
             self._apps[role] = self.recorders[role]
             self._paths[role] = (hook.base_url_env, hook.path)
             self._keys[hook.key_secret] = hook.key

@@ -10,7 +10,6 @@ budget.
 
 from __future__ import annotations
 
-import importlib
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -65,8 +64,8 @@ def backfill(
     if not since:
         raise InvalidInput("--since is required", "the first day to bring in, e.g. 2026-01-01 or 180d")
     first, last = period(since, until)
-    chosen = platforms.chosen(rt.config, source, lambda p: p.backfill and p.reconcile)
-    listings, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").expected(conn, rt, first, last))
+    chosen = platforms.chosen(rt.config, source, lambda p: p.backfill and p.expected)
+    listings, failed = each(chosen, lambda p: platforms.listing(p, conn, rt, first, last))
     platform_requests = {name: spent for name, (_, spent) in listings.items()}
     found = [item for listed, _ in listings.values() for item in listed]
     new = [item for item in found if not _known(conn, item.external_id)]

@@ -37,7 +37,7 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
     def probe(platform: platforms.Platform) -> str:
         assert platform.client is not None and platform.client.probe is not None
         with platforms.using(rt, platform.role) as made:
-            return platforms.load(platform.client.probe)(made)
+            return platform.client.probe(made)
 
     probed = platforms.chosen(rt.config, None, lambda p: p.client and p.client.probe)
     found, failed = each(probed, probe)
@@ -176,7 +176,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     )
     for platform in used:  # each platform's own rows
         if platform.checks:
-            for row in platforms.load(platform.checks)(conn, rt):
+            for row in platform.checks(conn, rt):
                 add(*row)
     last_drain = settings.get(conn, "last_drain") or {}
     age = age_s(last_drain.get("at"))

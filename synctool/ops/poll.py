@@ -19,7 +19,12 @@ def poll(
     """Run the backup poll of each platform in use that has one (or of ``source``): one result per source
     with its ``status`` and ``error``, the totals queued and requests spent, and ``failed`` (role -> why)."""
     chosen = platforms.chosen(rt.config, source, lambda p: p.poll)
-    results, failed = each(chosen, lambda p: platforms.load(p.poll or "")(conn, rt, fresh=fresh, lookback=lookback))
+
+    def one(platform: platforms.Platform) -> dict[str, Any]:
+        assert platform.poll is not None
+        return platform.poll(conn, rt, fresh=fresh, lookback=lookback)
+
+    results, failed = each(chosen, one)
     return {
         "sources": by_source(chosen, results, failed),
         "seen": sum(r.get("seen", 0) for r in results.values()),

@@ -12,7 +12,6 @@ status: ``matched``, ``missing`` (with the sync log's reason), ``amount_differs`
 from __future__ import annotations
 
 import csv
-import importlib
 import sqlite3
 from collections import defaultdict
 from datetime import date, timedelta
@@ -122,8 +121,8 @@ def reconcile(
     """Compare a period's platform money with the CRM's gifts; with ``fix``, queue a job for each item that
     should sync and each refund not applied (the CRM itself is never written here)."""
     first, last = period(start, end)
-    chosen = platforms.chosen(rt.config, source, lambda p: p.reconcile)
-    listings, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").expected(conn, rt, first, last))
+    chosen = platforms.chosen(rt.config, source, lambda p: p.expected)
+    listings, failed = each(chosen, lambda p: platforms.listing(p, conn, rt, first, last))
     expected: list[Expected] = [item for listed, _ in listings.values() for item in listed]
     platform_requests = {name: spent for name, (_, spent) in listings.items()}
     # only the platforms read are compared: a CRM gift of one that failed, or is not in use, is no "extra"
@@ -421,10 +420,13 @@ def payouts(
     whether the CRM still holds it). ``write_deposits`` queues, for each gift the CRM holds, a paced PATCH of
     its ``deposit_date`` and ``deposited_amount``; a gift it no longer holds is reported, never written."""
     first, last = period(start, end)
-    chosen = platforms.chosen(
-        rt.config, source, lambda p: p.reconcile and hasattr(importlib.import_module(p.reconcile), "payouts")
-    )
-    found, failed = each(chosen, lambda p: importlib.import_module(p.reconcile or "").payouts(conn, rt, first, last))
+    chosen = platforms.chosen(rt.config, source, lambda p: p.payouts)
+
+    def deposits(platform: platforms.Platform) -> tuple[list[Any], int]:
+        assert platform.payouts is not None
+        return platform.payouts(conn, rt, first, last)
+
+    found, failed = each(chosen, deposits)
     requests = {name: spent for name, (_, spent) in found.items()}
     listed = [(name, payout) for name, (payouts_, _) in found.items() for payout in payouts_]
     keys = {line.external_id for _, payout in listed for line in payout.lines if line.external_id}

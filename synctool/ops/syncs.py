@@ -231,7 +231,7 @@ def refetch(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int,
 
     def one(platform: Any) -> tuple[int, list[str]]:
         failed = log.open_failures_of(conn, platform.role)
-        return platforms.load(platform.refetch)(conn, rt, failed) if failed else (0, [])
+        return platform.refetch(conn, rt, failed) if failed else (0, [])
 
     chosen = [p for p in platforms.in_use(rt.config) if p.refetch and (not source or p.role == source)]
     found, unreached = each(chosen, one)

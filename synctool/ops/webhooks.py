@@ -8,7 +8,6 @@ without one they are handed back for the operator to put in the environment (nev
 
 from __future__ import annotations
 
-import importlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict
@@ -37,7 +36,8 @@ def _chosen(rt: Any, sources: list[str] | None, can: Callable[[Platform], Any]) 
 
 def _registration(platform: Platform) -> Any:
     """The platform's module that checks and registers its webhook (``Platform.registration``)."""
-    return importlib.import_module(platform.registration or "")
+    assert platform.registration is not None
+    return platform.registration()
 
 
 def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:
@@ -141,7 +141,12 @@ def _missing(
     """(source -> (missed deliveries, requests), source -> why it could not be read) for each platform in use
     that records its failed deliveries."""
     chosen = _chosen(rt, sources, lambda p: p.missed or p.webhook)
-    return each([p for p in chosen if p.missed], lambda p: platforms.load(p.missed or "")(conn, rt, since))
+
+    def read(platform: Platform) -> tuple[list[Any], int]:
+        assert platform.missed is not None
+        return platform.missed(conn, rt, since)
+
+    return each([p for p in chosen if p.missed], read)
 
 
 def unrecorded(rt: Any, sources: list[str] | None = None) -> list[str]:

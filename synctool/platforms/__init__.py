@@ -10,26 +10,31 @@ llm's ``DEFAULT_PLUGINS``. Built-ins are registered exactly as an outside packag
 outside synctool names its ``Platform`` under the entry point group ``synctool.platforms`` (or a caller
 passes one to ``register``). Adding a platform is a folder here and a line in ``DEFAULT_PLATFORMS``.
 
-Hooks that import code (handlers, commands, routes, reconcile listings, webhook registration) are named by
-``module`` or ``module:attribute`` strings and imported on first use, so a cron run that needs none of them
-pays for none of them.
+Hooks are typed callables (``docs/platforms.md``): each is a function of the platform's ``__init__.py`` that
+imports its implementation inside its body, so a cron run that needs none of them pays for none of them,
+while mypy checks every hook's signature against the contract below.
 """
 
 from __future__ import annotations
 
 import importlib
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from synctool.errors import ConfigError, InvalidInput, one_of
 
 if TYPE_CHECKING:
     from synctool.config import Config
     from synctool.platforms.context import Services
-    from synctool.platforms.webhook import Adapter
+    from synctool.platforms.reconcile import Expected, Payout
+    from synctool.platforms.registration import Check, Outcome
+    from synctool.platforms.webhook import Adapter, Missed
+    from synctool.runtime import Runtime
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
@@ -37,16 +42,47 @@ DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
 ENTRY_POINT_GROUP = "synctool.platforms"
 
 
+class PollHook(Protocol):
+    """``synctool poll``: queue what the platform changed since its last run and synctool has not seen.
+    Returns at least ``since``, ``seen``, ``queued`` and ``requests``."""
+
+    def __call__(
+        self, conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None
+    ) -> dict[str, Any]: ...
+
+
+class Registration(Protocol):
+    """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
+
+    def status(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]: ...
+
+    def register(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]: ...
+
+
+#: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
+ExpectedHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Expected], int]"]
+#: a period's bank deposits (``reconcile payouts``), and the platform requests it cost
+PayoutsHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Payout], int]"]
+#: the deliveries the platform reports it failed to make since an ISO time, and the requests spent
+MissedHook = Callable[[sqlite3.Connection, "Runtime", str], "tuple[list[Missed], int]"]
+#: fetch afresh the items of these failed jobs before ``retry-all --fresh``: (how many, errors)
+RefetchHook = Callable[[sqlite3.Connection, "Runtime", list[sqlite3.Row]], tuple[int, list[str]]]
+#: its own ``doctor`` rows: ``(check, status, detail, fix)``
+ChecksHook = Callable[[sqlite3.Connection, "Runtime"], list[tuple[str, str, str, str]]]
+#: the admin API rows ``(method, path, minimum role, operation)``, given the call type and the role names
+RoutesHook = Callable[[Any, dict[str, str]], list[tuple[str, str, str, Any]]]
+
+
 @dataclass(frozen=True)
 class Webhook:
-    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked by ``adapter``'s functions.
+    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked and parsed by ``adapter()``'s module.
 
     The secret policy is one for every platform: a delivery is verified with ``secret`` (a secret's name), and
     while that secret is not set the receiver refuses the platform's deliveries (503, "not configured"), never
     accepting them unverified; the platform retries them once it is set."""
 
     role: str
-    adapter: str
+    adapter: Callable[[], Adapter]
     #: the secret its deliveries are verified with (None: the adapter needs none)
     secret: str | None = None
     #: Mailchimp checks a URL with a GET (and may POST an empty body) before it sends events
@@ -55,23 +91,22 @@ class Webhook:
 
 @dataclass(frozen=True)
 class Client:
-    """A platform's API client: ``factory`` (``module:function``) builds it from a Runtime."""
+    """A platform's API client: ``factory`` builds it from a Runtime (its secrets and transport)."""
 
     role: str
-    factory: str
-    #: how `test-connections` proves the client works: ``module:function`` taking the client
-    probe: str | None = None
+    factory: Callable[[Runtime], Any]
+    #: how `test-connections` proves the client works: one read, described in words
+    probe: Callable[[Any], str] | None = None
 
 
 @dataclass(frozen=True)
 class Fake:
-    """A platform's fake API: ``module`` has ``create_app(fake)`` and the ``cls`` it serves, built with
-    ``key`` (the value of the ``key_secret`` the client sends); the client's base URL is the fake's
-    address plus ``path`` and goes in ``base_url_env``."""
+    """A platform's fake API: ``make(key)`` returns the fake (its state) and the ASGI app that serves it, for
+    a client that sends ``key`` as the ``key_secret``; the client's base URL is the fake's address plus
+    ``path`` and goes in ``base_url_env``."""
 
     name: str
-    module: str
-    cls: str
+    make: Callable[[str], tuple[Any, Any]]
     key_secret: str
     key: str
     base_url_env: str
@@ -106,7 +141,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Platform:
-    """Everything the core knows of one outside system. Each is optional but ``name`` and ``role``."""
+    """Everything the core knows of one outside system. Each is optional but ``name`` and ``role``; the
+    hooks are described one by one in ``docs/platforms.md``."""
 
     name: str
     #: the role it plays and its source name in the sync log (``donations``, ``pos``, ...)
@@ -120,31 +156,25 @@ class Platform:
     #: (the portal's payment ids) is known by synctool's gift ledger instead
     external_id_prefixes: tuple[str, ...] = ()
     mappings: Mappings = Mappings()
-    #: module whose ``expected(conn, rt, start, end)`` lists a period's money and, where it pays out,
-    #: ``payouts(...)`` its bank deposits (``platforms/reconcile.py``)
-    reconcile: str | None = None
-    #: whether ``synctool backfill`` may page its history (through ``reconcile``'s listing)
+    #: its money in a period (``reconcile``), and its bank deposits (``reconcile payouts``)
+    expected: ExpectedHook | None = None
+    payouts: PayoutsHook | None = None
+    #: whether ``synctool backfill`` may page its history (through ``expected``)
     backfill: bool = False
-    #: module that checks and registers its webhook with the platform's API (``synctool webhooks``)
-    registration: str | None = None
-    #: modules whose ``@handler`` functions are its job handlers (imported when drain first needs them)
-    handlers: tuple[str, ...] = ()
-    #: CLI command groups: name -> ``module:typer app``
-    commands: Mapping[str, str] = field(default_factory=dict)
-    #: ``module:function(call, roles)`` returning the admin API's ``(method, path, minimum role, operation)`` rows
-    routes: str | None = None
-    #: ``module:function(conn, rt, *, fresh, lookback)``: its backup poll (``synctool poll``), returning at least
-    #: ``since``, ``seen``, ``queued`` and ``requests``; its watermark is the ``poll_state`` row of its role
-    poll: str | None = None
-    #: ``module:function(conn, rt, since)``: the deliveries the platform reports it failed to make since an ISO
-    #: time, from its own record (``webhooks status|heal``): returns (``[webhook.Missed]``, requests spent);
-    #: None for a platform that keeps no such record
-    missed: str | None = None
-    #: ``module:function(conn, rt, rows)``: fetch afresh the items of these failed jobs before a retry
-    #: (``retry-all --fresh``); returns (how many were refreshed, errors)
-    refetch: str | None = None
-    #: ``module:function(conn, rt)``: its own ``doctor`` rows, ``(check, status, detail, fix)``
-    checks: str | None = None
+    #: the module that checks and registers its webhook with the platform's API (``synctool webhooks``)
+    registration: Callable[[], Registration] | None = None
+    #: imports its ``@handler`` modules, so drain finds its job handlers (called when drain first needs them)
+    handlers: Callable[[], None] | None = None
+    #: CLI command groups: name -> a function returning the Typer app (called only when the group is named)
+    commands: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    routes: RoutesHook | None = None
+    #: its backup poll (``synctool poll``); its watermark is the ``poll_state`` row of its role
+    poll: PollHook | None = None
+    #: the deliveries it reports it failed to make (``webhooks status|heal``); None for a platform that keeps
+    #: no such record
+    missed: MissedHook | None = None
+    refetch: RefetchHook | None = None
+    checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()
     #: the tables it keeps records in (``dev reset-test-data`` empties them)
@@ -236,12 +266,6 @@ def turn_on(config: Config, platform: Platform) -> str:
     return f"add {platform.name} to `platforms:` in {where} (or: synctool init --platforms ...,{platform.name})"
 
 
-def load(name: str) -> Any:
-    """``module:attribute`` -> the attribute (imported on first use)."""
-    module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 @lru_cache(maxsize=1)
 def webhooks() -> dict[str, Webhook]:
     """Webhook role -> its registration, in registry order (read once: the receiver asks for every delivery)."""
@@ -256,7 +280,7 @@ def adapter(source: str) -> Adapter:
     """The webhook adapter module for a role; InvalidInput for an unknown one."""
     found = webhooks()
     one_of(source, tuple(found), "source")
-    return importlib.import_module(found[source].adapter)  # type: ignore[return-value]
+    return found[source].adapter()
 
 
 def secret_names() -> dict[str, str]:
@@ -271,9 +295,11 @@ def clients() -> dict[str, Client]:
     return {p.client.role: p.client for p in registered() if p.client}
 
 
-def reconcilers() -> dict[str, str]:
-    """Source (the role) -> its reconcile module, for the platforms that take in money."""
-    return {p.role: p.reconcile for p in registered() if p.reconcile}
+def listing(platform: Platform, conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+    """A platform's money in a period (``Platform.expected``, which reconcile and backfill read)."""
+    if platform.expected is None:
+        raise InvalidInput(f"{platform.role} lists no money", "`synctool platforms` says which platforms reconcile")
+    return platform.expected(conn, rt, start, end)
 
 
 def source_of_gift(external_id: str) -> str | None:
@@ -284,12 +310,12 @@ def source_of_gift(external_id: str) -> str | None:
 def register_handlers() -> None:
     """Import every platform's handler modules, so their job handlers are registered (``queue.handlers``)."""
     for p in registered():
-        for module in p.handlers:
-            importlib.import_module(module)
+        if p.handlers:
+            p.handlers()
 
 
-def command_groups() -> dict[str, str]:
-    groups: dict[str, str] = {}
+def command_groups() -> dict[str, Callable[[], Any]]:
+    groups: dict[str, Callable[[], Any]] = {}
     for p in registered():
         groups.update(p.commands)
     return groups
@@ -300,13 +326,8 @@ def admin_routes(call_type: Any, roles: dict[str, str], config: Config) -> list[
     rows: list[tuple[str, str, str, Any]] = []
     for p in in_use(config):
         if p.routes:
-            rows.extend(load(p.routes)(call_type, roles))
+            rows.extend(p.routes(call_type, roles))
     return rows
-
-
-def registrations() -> dict[str, str]:
-    """Role -> the module that checks and registers its webhook (``synctool webhooks``)."""
-    return {p.role: p.registration for p in registered() if p.registration}
 
 
 def fakes() -> dict[str, Fake]:
@@ -318,7 +339,7 @@ def open_client(rt: Any, role: str) -> Any:
     """A new API client for a platform role, built from the Runtime (its secrets and transport)."""
     found = clients()
     one_of(role, tuple(found), "platform")
-    return load(found[role].factory)(rt)
+    return found[role].factory(rt)
 
 
 @contextmanager
@@ -382,12 +403,11 @@ def describe(rt: Any) -> list[dict[str, Any]]:
             credentials = None
         else:
             credentials = "set" if not unset else "missing: " + ", ".join(unset)
-        pays_out = bool(p.reconcile) and hasattr(importlib.import_module(p.reconcile or ""), "payouts")
         can = {
             "poll": p.poll is not None,
             "heal": p.missed is not None,
-            "reconcile": p.reconcile is not None,
-            "payouts": pays_out,
+            "reconcile": p.expected is not None,
+            "payouts": p.payouts is not None,
             "backfill": p.backfill,
             "webhook registration": p.registration is not None,
             "connection test": bool(p.client and p.client.probe),

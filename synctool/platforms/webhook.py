@@ -119,7 +119,8 @@ class Adapter(Protocol):
     """A platform's webhook module (``platforms/givebutter/webhook.py``, ...): the headers worth keeping, the
     signature check on the raw bytes, and the one parse of a body into its ``Event``."""
 
-    KEPT_HEADERS: tuple[str, ...]
+    @property
+    def KEPT_HEADERS(self) -> tuple[str, ...]: ...
 
     def verify_webhook(
         self,

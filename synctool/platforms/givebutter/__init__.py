@@ -1,52 +1,77 @@
-"""Givebutter, the donation platform: donations, tickets, campaigns and refunds, with a backup poll."""
+"""Givebutter, the donation platform: donations, tickets, campaigns and refunds, with a backup poll.
+
+Each hook below imports its implementation when it is called, so a command that needs none of them loads none
+of them; mypy checks each against the ``Platform`` contract (``docs/platforms.md``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import sqlite3
+from datetime import date
+from typing import TYPE_CHECKING, Any
 
-from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
+from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
 
-PLATFORM = Platform(
-    name="givebutter",
-    role="donations",
-    webhook=Webhook("donations", "synctool.platforms.givebutter.webhook", secret="DONATIONS_WEBHOOK_SECRET"),
-    client=Client(
-        "donations", "synctool.platforms.givebutter.client:from_runtime", probe="synctool.platforms.givebutter.client:probe"
-    ),
-    secrets={
-        "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
-        "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
-    },
-    fake=Fake(
-        "givebutter",
-        "synctool.platforms.givebutter.fake",
-        "FakeGivebutter",
-        "DONATIONS_API_KEY",
-        "demo-givebutter-key",
-        "DONATIONS_API_BASE_URL",
-        "/v1",
-        contract="givebutter.json",
-    ),
-    external_id_prefixes=("donations_",),
-    mappings=Mappings(
-        # Givebutter's campaign types (``donations:event``), then a recurring plan's and the fallback
-        types=("general", "collect", "fundraise", "event", "recurring", "default"),
-        payment_case="lower",
-        payment_examples="donations:<method> (card, paypal, check, cash...)",
-    ),
-    reconcile="synctool.platforms.givebutter.reconcile",
-    backfill=True,
-    missed="synctool.platforms.givebutter.deliveries:missed",
-    registration="synctool.platforms.givebutter.registration",
-    handlers=("synctool.platforms.deposits", "synctool.platforms.givebutter.rules", "synctool.platforms.givebutter.refunds"),
-    commands={"donations": "synctool.platforms.givebutter.commands:app"},
-    routes="synctool.platforms.givebutter:routes",
-    poll="synctool.platforms.givebutter.poll:poll",
-    refetch="synctool.platforms.givebutter.ops:refetch",
-)
+if TYPE_CHECKING:
+    from synctool.platforms.reconcile import Expected, Payout
+    from synctool.platforms.webhook import Adapter, Missed
+    from synctool.runtime import Runtime
 
 
-def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _adapter() -> Adapter:
+    from synctool.platforms.givebutter import webhook
+
+    return webhook
+
+
+def _client(rt: Runtime) -> Any:
+    from synctool.platforms.givebutter.client import from_runtime
+
+    return from_runtime(rt)
+
+
+def _probe(made: Any) -> str:
+    from synctool.platforms.givebutter.client import probe
+
+    return probe(made)
+
+
+def _fake(key: str) -> tuple[Any, Any]:
+    from synctool.platforms.givebutter.fake import FakeGivebutter, create_app
+
+    made = FakeGivebutter(key)
+    return made, create_app(made)
+
+
+def _expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+    from synctool.platforms.givebutter import reconcile
+
+    return reconcile.expected(conn, rt, start, end)
+
+
+def _payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
+    from synctool.platforms.givebutter import reconcile
+
+    return reconcile.payouts(conn, rt, start, end)
+
+
+def _registration() -> Registration:
+    from synctool.platforms.givebutter import registration
+
+    return registration
+
+
+def _handlers() -> None:
+    from synctool.platforms import deposits  # noqa: F401
+    from synctool.platforms.givebutter import refunds, rules  # noqa: F401
+
+
+def _commands() -> Any:
+    from synctool.platforms.givebutter.commands import app
+
+    return app
+
+
+def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.givebutter import ops, poll
 
     admin = roles["admin"]
@@ -57,3 +82,59 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
         ("POST", "/api/dev/poll-now", admin, lambda c: poll.poll(c.conn, c.rt)),
         ("POST", "/api/poll-fresh", admin, lambda c: poll.poll(c.conn, c.rt, fresh=True)),
     ]
+
+
+def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
+    from synctool.platforms.givebutter import poll
+
+    return poll.poll(conn, rt, fresh=fresh, lookback=lookback)
+
+
+def _missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
+    from synctool.platforms.givebutter import deliveries
+
+    return deliveries.missed(conn, rt, since)
+
+
+def _refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
+    from synctool.platforms.givebutter import ops
+
+    return ops.refetch(conn, rt, rows)
+
+
+PLATFORM = Platform(
+    name="givebutter",
+    role="donations",
+    webhook=Webhook("donations", _adapter, secret="DONATIONS_WEBHOOK_SECRET"),
+    client=Client("donations", _client, probe=_probe),
+    secrets={
+        "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
+        "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
+    },
+    fake=Fake(
+        "givebutter",
+        _fake,
+        "DONATIONS_API_KEY",
+        "demo-givebutter-key",
+        "DONATIONS_API_BASE_URL",
+        "/v1",
+        contract="givebutter.json",
+    ),  # fmt: skip
+    external_id_prefixes=("donations_",),
+    mappings=Mappings(
+        # Givebutter's campaign types (``donations:event``), then a recurring plan's and the fallback
+        types=("general", "collect", "fundraise", "event", "recurring", "default"),
+        payment_case="lower",
+        payment_examples="donations:<method> (card, paypal, check, cash...)",
+    ),
+    expected=_expected,
+    payouts=_payouts,
+    backfill=True,
+    missed=_missed,
+    registration=_registration,
+    handlers=_handlers,
+    commands={"donations": _commands},
+    routes=_routes,
+    poll=_poll,
+    refetch=_refetch,
+)

@@ -2,41 +2,57 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from synctool.platforms import Client, Fake, Platform, Target, Webhook
+from synctool.platforms import Client, Fake, Platform, Registration, Target, Webhook
 
-PLATFORM = Platform(
-    name="mailchimp",
-    role="mailing",
-    # donors pushed to the mailing list, after the CRM's jobs
-    targets=(Target("mailing"),),
-    webhook=Webhook("mailing", "synctool.platforms.mailchimp.webhook", secret="MAILING_WEBHOOK_SECRET", url_check=True),
-    client=Client(
-        "mailing", "synctool.platforms.mailchimp.client:from_runtime", probe="synctool.platforms.mailchimp.client:probe"
-    ),
-    secrets={
-        "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
-        "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
-    },
-    fake=Fake(
-        "mailchimp",
-        "synctool.platforms.mailchimp.fake",
-        "FakeMailchimp",
-        "MAILING_API_KEY",
-        "demo-mailchimp-key-us14",
-        "MAILING_API_BASE_URL",
-        "/3.0",
-        contract="mailchimp.json",
-    ),
-    registration="synctool.platforms.mailchimp.registration",
-    handlers=("synctool.platforms.mailchimp.rules", "synctool.platforms.mailchimp.audience"),
-    commands={"mailing": "synctool.platforms.mailchimp.commands:app"},
-    routes="synctool.platforms.mailchimp:routes",
-)
+if TYPE_CHECKING:
+    from synctool.platforms.webhook import Adapter
+    from synctool.runtime import Runtime
 
 
-def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _adapter() -> Adapter:
+    from synctool.platforms.mailchimp import webhook
+
+    return webhook
+
+
+def _client(rt: Runtime) -> Any:
+    from synctool.platforms.mailchimp.client import from_runtime
+
+    return from_runtime(rt)
+
+
+def _probe(made: Any) -> str:
+    from synctool.platforms.mailchimp.client import probe
+
+    return probe(made)
+
+
+def _fake(key: str) -> tuple[Any, Any]:
+    from synctool.platforms.mailchimp.fake import FakeMailchimp, create_app
+
+    made = FakeMailchimp(key)
+    return made, create_app(made)
+
+
+def _registration() -> Registration:
+    from synctool.platforms.mailchimp import registration
+
+    return registration
+
+
+def _handlers() -> None:
+    from synctool.platforms.mailchimp import audience, rules  # noqa: F401
+
+
+def _commands() -> Any:
+    from synctool.platforms.mailchimp.commands import app
+
+    return app
+
+
+def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.mailchimp import ops
 
     admin = roles["admin"]
@@ -49,3 +65,30 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
         ("GET", "/api/mailing/tag-rules", admin, lambda c: ops.tag_rules(c.conn)),
         ("POST", "/api/mailing/tag-rules", admin, lambda c: ops.set_tag_rule(c.conn, c.body_as(ops.TagRuleBody))),
     ]
+
+
+PLATFORM = Platform(
+    name="mailchimp",
+    role="mailing",
+    # donors pushed to the mailing list, after the CRM's jobs
+    targets=(Target("mailing"),),
+    webhook=Webhook("mailing", _adapter, secret="MAILING_WEBHOOK_SECRET", url_check=True),
+    client=Client("mailing", _client, probe=_probe),
+    secrets={
+        "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
+        "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
+    },
+    fake=Fake(
+        "mailchimp",
+        _fake,
+        "MAILING_API_KEY",
+        "demo-mailchimp-key-us14",
+        "MAILING_API_BASE_URL",
+        "/3.0",
+        contract="mailchimp.json",
+    ),  # fmt: skip
+    registration=_registration,
+    handlers=_handlers,
+    commands={"mailing": _commands},
+    routes=_routes,
+)

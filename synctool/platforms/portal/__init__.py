@@ -2,35 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sqlite3
+from datetime import date
+from typing import TYPE_CHECKING, Any
 
 from synctool.platforms import Platform, Target, Webhook
 
-PLATFORM = Platform(
-    name="portal",
-    role="portal",
-    webhook=Webhook("portal", "synctool.platforms.portal.webhook", secret="PORTAL_WEBHOOK_SECRET"),
-    secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
-    # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
-    reconcile="synctool.platforms.portal.reconcile",
-    handlers=("synctool.platforms.portal.rules", "synctool.platforms.portal.refunds"),
-    commands={"portal": "synctool.platforms.portal.commands:app"},
-    routes="synctool.platforms.portal:routes",
-    # a portal push or a Stripe event becomes local records, and those CRM jobs: one at a time, before the CRM's
-    targets=(Target("portal", first=True, serial=True),),
-    tables=(
-        "portal_payment_items",
-        "portal_payments",
-        "portal_memberships",
-        "portal_enrollments",
-        "portal_family_links",
-        "portal_users",
-        "portal_products",
-    ),  # fmt: skip
-)
+if TYPE_CHECKING:
+    from synctool.platforms.reconcile import Expected
+    from synctool.platforms.webhook import Adapter
+    from synctool.runtime import Runtime
 
 
-def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _adapter() -> Adapter:
+    from synctool.platforms.portal import webhook
+
+    return webhook
+
+
+def _expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+    from synctool.platforms.portal import reconcile
+
+    return reconcile.expected(conn, rt, start, end)
+
+
+def _handlers() -> None:
+    from synctool.platforms.portal import refunds, rules  # noqa: F401
+
+
+def _commands() -> Any:
+    from synctool.platforms.portal.commands import app
+
+    return app
+
+
+def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.portal import ops
     from synctool.validation import ForceQuery
 
@@ -49,3 +55,27 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
             lambda c: {"job_id": ops.queue_sync(c.conn, "payment", c.path["paymentId"])},
         ),
     ]
+
+
+PLATFORM = Platform(
+    name="portal",
+    role="portal",
+    webhook=Webhook("portal", _adapter, secret="PORTAL_WEBHOOK_SECRET"),
+    secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
+    # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
+    expected=_expected,
+    handlers=_handlers,
+    commands={"portal": _commands},
+    routes=_routes,
+    # a portal push or a Stripe event becomes local records, and those CRM jobs: one at a time, before the CRM's
+    targets=(Target("portal", first=True, serial=True),),
+    tables=(
+        "portal_payment_items",
+        "portal_payments",
+        "portal_memberships",
+        "portal_enrollments",
+        "portal_family_links",
+        "portal_users",
+        "portal_products",
+    ),  # fmt: skip
+)

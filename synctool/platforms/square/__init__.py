@@ -1,44 +1,76 @@
-"""Square, the point-of-sale platform: orders and payments become gifts, customers become donors."""
+"""Square, the point-of-sale platform: orders and payments become gifts, customers become donors.
+
+Each hook below imports its implementation when it is called (``docs/platforms.md``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import sqlite3
+from datetime import date
+from typing import TYPE_CHECKING, Any
 
-from synctool.platforms import Client, Fake, Mappings, Platform, Webhook
+from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
 
-PLATFORM = Platform(
-    name="square",
-    role="pos",
-    webhook=Webhook("pos", "synctool.platforms.square.webhook", secret="POS_WEBHOOK_SIGNATURE_KEY"),
-    client=Client("pos", "synctool.platforms.square.client:from_runtime", probe="synctool.platforms.square.client:probe"),
-    secrets={
-        "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
-        "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
-    },
-    fake=Fake(
-        "square",
-        "synctool.platforms.square.fake",
-        "FakeSquare",
-        "POS_ACCESS_TOKEN",
-        "demo-square-token",
-        "POS_API_BASE_URL",
-        "",
-        contract="square.json",
-    ),
-    external_id_prefixes=("pos_order_",),
-    mappings=Mappings(types=("default",), payment_case="upper", payment_examples="pos:<tender type> (CARD, CASH, ...)"),
-    reconcile="synctool.platforms.square.reconcile",
-    backfill=True,
-    registration="synctool.platforms.square.registration",
-    poll="synctool.platforms.square.poll:poll",
-    handlers=("synctool.platforms.deposits", "synctool.platforms.square.rules", "synctool.platforms.square.refunds"),
-    commands={"pos": "synctool.platforms.square.commands:app"},
-    routes="synctool.platforms.square:routes",
-    checks="synctool.platforms.square:checks",
-)
+if TYPE_CHECKING:
+    from synctool.platforms.reconcile import Expected, Payout
+    from synctool.platforms.webhook import Adapter
+    from synctool.runtime import Runtime
 
 
-def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _adapter() -> Adapter:
+    from synctool.platforms.square import webhook
+
+    return webhook
+
+
+def _client(rt: Runtime) -> Any:
+    from synctool.platforms.square.client import from_runtime
+
+    return from_runtime(rt)
+
+
+def _probe(made: Any) -> str:
+    from synctool.platforms.square.client import probe
+
+    return probe(made)
+
+
+def _fake(key: str) -> tuple[Any, Any]:
+    from synctool.platforms.square.fake import FakeSquare, create_app
+
+    made = FakeSquare(key)
+    return made, create_app(made)
+
+
+def _expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+    from synctool.platforms.square import reconcile
+
+    return reconcile.expected(conn, rt, start, end)
+
+
+def _payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
+    from synctool.platforms.square import reconcile
+
+    return reconcile.payouts(conn, rt, start, end)
+
+
+def _registration() -> Registration:
+    from synctool.platforms.square import registration
+
+    return registration
+
+
+def _handlers() -> None:
+    from synctool.platforms import deposits  # noqa: F401
+    from synctool.platforms.square import refunds, rules  # noqa: F401
+
+
+def _commands() -> Any:
+    from synctool.platforms.square.commands import app
+
+    return app
+
+
+def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     from synctool.platforms.square import ops
     from synctool.validation import ForceQuery
 
@@ -63,8 +95,38 @@ def routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
     ]
 
 
-def checks(conn: Any, rt: Any) -> list[tuple[str, str, str, str]]:
+def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
+    from synctool.platforms.square import poll
+
+    return poll.poll(conn, rt, fresh=fresh, lookback=lookback)
+
+
+def _checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
     """``doctor``: Square signs the exact notification URL, so synctool must know it."""
     if rt.config.webhooks.pos_notification_url:
         return []
     return [("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")]
+
+
+PLATFORM = Platform(
+    name="square",
+    role="pos",
+    webhook=Webhook("pos", _adapter, secret="POS_WEBHOOK_SIGNATURE_KEY"),
+    client=Client("pos", _client, probe=_probe),
+    secrets={
+        "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
+        "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
+    },
+    fake=Fake("square", _fake, "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", "", contract="square.json"),
+    external_id_prefixes=("pos_order_",),
+    mappings=Mappings(types=("default",), payment_case="upper", payment_examples="pos:<tender type> (CARD, CASH, ...)"),
+    expected=_expected,
+    payouts=_payouts,
+    backfill=True,
+    registration=_registration,
+    poll=_poll,
+    handlers=_handlers,
+    commands={"pos": _commands},
+    routes=_routes,
+    checks=_checks,
+)

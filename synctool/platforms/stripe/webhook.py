@@ -16,7 +16,7 @@ from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_objec
 from synctool.validation import Payload, parse
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
-__all__ = ["sign", "verify_webhook", "parse_webhook", "Event", "PortalObject", "Charge"]
+__all__ = ["KEPT_HEADERS", "sign", "verify_webhook", "parse_webhook", "Event", "PortalObject", "Charge"]
 #: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
 #: ``async_payment_succeeded`` or ``async_payment_failed``
 SYNCED_EVENTS = (

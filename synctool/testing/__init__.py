@@ -1,0 +1,8 @@
+"""What a platform package needs to test itself, installed with synctool: ``check_platform(PLATFORM)`` calls
+every hook as the core calls it, and ``synctool.testing.fixtures`` (a pytest plugin: ``pytest_plugins =
+["synctool.testing.fixtures"]`` in the package's conftest) gives a test a synctool of its own with the fake CRM,
+the receiver, drain and the CLI. ``docs/platforms.md`` walks through a package that uses them."""
+
+from synctool.testing.conformance import Problems, check_platform, platform_site
+
+__all__ = ["Problems", "check_platform", "platform_site"]
