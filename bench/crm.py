@@ -34,7 +34,9 @@ HAMMER = """
 import sys
 from synctool import store
 from synctool.crm import target as crm
+from synctool import platforms
 from synctool.runtime import Runtime
+platforms.registered()
 rt = Runtime.from_environ()
 client = crm.open_client(store.connect(rt.db_path), rt)
 for _ in range(int(sys.argv[1])):

@@ -52,8 +52,6 @@ class ReceiverConfig(Section):
 
 
 class WebhooksConfig(Section):
-    #: the exact URL registered with Square; its signature covers it
-    pos_notification_url: Optional[str] = None
     #: Stripe and portal signatures older than this are refused
     tolerance_s: int = Field(300, ge=1)
 
@@ -91,32 +89,6 @@ class CrmConfig(Section):
     #: CRM group ids for members on a full or partial scholarship (portal memberships)
     scholarship_group_full: Optional[str] = None
     scholarship_group_partial: Optional[str] = None
-
-
-class DonationsConfig(Section):
-    base_url: str = "https://api.givebutter.com/v1"
-    poll_overlap_minutes: int = Field(60, ge=0)
-    poll_first_lookback_hours: int = Field(24, ge=1)
-    default_fund_id: Optional[int] = None
-    default_campaign_id: Optional[int] = None
-
-
-class PosConfig(Section):
-    base_url: str = "https://connect.squareup.com"
-    square_version: str = "2026-08-19"
-    #: the backup poll re-reads this much before its watermark (an offline POS sale reaches Square up to 72 h
-    #: late, with the time it arrived), and reads this far back on its first run
-    poll_overlap_minutes: int = Field(60, ge=0)
-    poll_first_lookback_hours: int = Field(24, ge=1)
-
-
-class PaymentsConfig(Section):
-    base_url: str = "https://api.stripe.com"
-
-
-class MailingConfig(Section):
-    #: when unset, derived from the API key's data-centre suffix (``...-us14``)
-    base_url: Optional[str] = None
 
 
 class QueueConfig(Section):
@@ -178,10 +150,6 @@ class Config(Section):
     receiver: ReceiverConfig = ReceiverConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
     crm: CrmConfig = CrmConfig()
-    donations: DonationsConfig = DonationsConfig()
-    pos: PosConfig = PosConfig()
-    mailing: MailingConfig = MailingConfig()
-    payments: PaymentsConfig = PaymentsConfig()
     queue: QueueConfig = QueueConfig()
     refunds: RefundsConfig = RefundsConfig()
     soft_credits: SoftCreditsConfig = SoftCreditsConfig()
@@ -252,11 +220,6 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CRM_RETRY_BASE_MS": ("crm", "retry_base_ms"),
     "CRM_TIMEOUT_S": ("crm", "timeout_s"),
     "CRM_CONFIRM_AFTER_S": ("crm", "confirm_after_s"),
-    "DONATIONS_API_BASE_URL": ("donations", "base_url"),
-    "POS_API_BASE_URL": ("pos", "base_url"),
-    "MAILING_API_BASE_URL": ("mailing", "base_url"),
-    "PAYMENTS_API_BASE_URL": ("payments", "base_url"),
-    "POS_WEBHOOK_NOTIFICATION_URL": ("webhooks", "pos_notification_url"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
     "RECEIVER_BUSY_TIMEOUT_S": ("receiver", "busy_timeout_s"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
@@ -270,8 +233,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
-#: the config sections of platforms registered beside the built-ins: role -> (pydantic model, env var -> key);
-#: the platform registry adds them (``platforms.register``, the entry point group) before a config is read
+#: the config sections of the registered platforms, built-ins and outside packages alike: role -> (pydantic model,
+#: env var -> key). The registry adds them as it loads (``platforms.registered``), which every command does before
+#: it reads the config (``cli/main.py``); a section no registered platform claims is an unknown key
 SECTIONS: dict[str, tuple[type[BaseModel], Mapping[str, str]]] = {}
 
 
@@ -317,8 +281,13 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     """Read and validate the configuration with ``environ``'s overrides (``os.environ`` when not given);
     raise ConfigError naming the key and where it was read. ``Runtime.from_environ`` is the usual caller."""
     environ = os.environ if environ is None else environ
+    if not SECTIONS:  # a caller's bug, not a user's: the platforms' sections would be refused as unknown keys
+        raise RuntimeError("load the platform registry (synctool.platforms.registered()) before reading the config")
     data, source = _read(*config_path(explicit, environ))
-    # a platform registered from outside brings its own section and overrides (add_section)
+    moved = (data.get("webhooks") or {}).pop("pos_notification_url", None) if isinstance(data.get("webhooks"), dict) else None
+    if moved is not None:  # before 0.3 the POS platform's URL was a core key; it is now its section's
+        data.setdefault("pos", {}).setdefault("notification_url", moved)
+    # each registered platform brings its own section and overrides (add_section)
     added = dict(SECTIONS)
     overrides = {**ENV_OVERRIDES, **{env: (role, key) for role, (_, env_keys) in added.items() for env, key in env_keys.items()}}
     from_env: dict[tuple[str, str], str] = {}
@@ -364,9 +333,6 @@ database: {database}
 receiver:
   host: 127.0.0.1
   port: 8787
-webhooks:
-  # the exact URL you register with Square (its signature covers it)
-  pos_notification_url: null
 crm:
   base_url: https://api.littlegreenlight.com/api/v1
   environment: production

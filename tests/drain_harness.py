@@ -43,6 +43,7 @@ def record(event, ctx):
 
 
 if __name__ == "__main__":
+    platforms.registered()
     config = Runtime.from_environ()
     store.connect(config.db_path).close()
     print(drain(platforms.services(config), max_seconds=float(sys.argv[2])).line(), flush=True)

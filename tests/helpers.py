@@ -23,6 +23,9 @@ CURRENT: dict[str, Any] = {}
 
 def runtime(**kwargs: Any) -> Runtime:
     """A Runtime for the running test: its environment and the transports to its fakes."""
+    from synctool import platforms
+
+    platforms.registered()  # as every command does: the platforms' config sections before the config
     return Runtime.from_environ(None, CURRENT["env"], transports=CURRENT["transports"], **kwargs)
 
 

@@ -61,7 +61,7 @@ def test_env_overrides_base_urls(env):
     env["CRM_API_BASE_URL"] = "http://127.0.0.1:9/api/v1"
     env["POS_API_BASE_URL"] = "http://127.0.0.1:9"
     config = runtime().config
-    assert config.crm.base_url == "http://127.0.0.1:9/api/v1" and config.pos.base_url == "http://127.0.0.1:9"
+    assert config.crm.base_url == "http://127.0.0.1:9/api/v1" and config.section("pos").base_url == "http://127.0.0.1:9"
 
 
 def test_store_settings_and_migrations(db):

@@ -20,7 +20,7 @@ SECRETS = WebhookSecrets(
         "PAYMENTS_WEBHOOK_SECRET": "whsec_x",
         "PORTAL_WEBHOOK_SECRET": "portal-x",
     },
-    pos_url="https://sync.example.org/webhooks/pos",
+    settings={"POS_WEBHOOK_NOTIFICATION_URL": "https://sync.example.org/webhooks/pos"},
 )
 
 
@@ -29,7 +29,15 @@ def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:
         return samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION), {"Signature": "gb"}, {}
     if source == "pos":
         body = samples.square_order_event("O1")
-        return body, {"X-Square-HmacSha256-Signature": samples.square_signature("sq", SECRETS.pos_url, body)}, {}
+        return (
+            body,
+            {
+                "X-Square-HmacSha256-Signature": samples.square_signature(
+                    "sq", SECRETS.settings["POS_WEBHOOK_NOTIFICATION_URL"] or "", body
+                )
+            },
+            {},
+        )
     if source == "mailing":
         return samples.mailchimp_unsubscribe(), {}, {"secret": "mc"}
     if source == "payments":

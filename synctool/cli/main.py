@@ -98,6 +98,9 @@ def root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log progress to stderr"),
     log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
 ) -> None:
+    from synctool import platforms
+
+    platforms.registered()  # every platform's config section is known before the config is read
     obj = ctx_obj(ctx)
     if config is not None or obj.runtime is None:
         obj.config_path = config

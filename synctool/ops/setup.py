@@ -19,6 +19,7 @@ def init(
     """Write the starter config (unless one exists) and create the database; ``environ`` is read once. With
     ``platforms``, the config's ``platforms:`` key is written (replaced in an existing file, the rest kept)."""
     path, _ = config_path(explicit_config, environ)
+    registry.registered()  # the platforms' config sections, before the config is read
     wrote = False
     if platforms is not None:
         _known_platforms(platforms)

@@ -23,7 +23,6 @@ from synctool.platforms import Platform
 from synctool.platforms.registration import Check
 
 PUBLIC_URL = "receiver_public_url"
-POS_URL = "pos_notification_url"
 
 
 def _chosen(rt: Any, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
@@ -45,11 +44,6 @@ def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:
     return settings.get(conn, PUBLIC_URL) or rt.config.receiver.public_url
 
 
-def verify_url(conn: sqlite3.Connection, rt: Any) -> str | None:
-    """The URL the POS platform's signatures are checked with: what registration saved, else the config's."""
-    return settings.get(conn, POS_URL) or rt.config.webhooks.pos_notification_url
-
-
 def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) -> dict[str, Any]:
     """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
@@ -65,7 +59,7 @@ def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) 
 
         def check(platform: Platform) -> list[Check]:
             with platforms.using(rt, platform.role) as client:
-                return _registration(platform).status(conn, rt, base.rstrip("/"), client, verify_url(conn, rt))
+                return _registration(platform).status(conn, rt, base.rstrip("/"), client)
 
         found, failed = each(chosen, check)
     for platform in chosen:

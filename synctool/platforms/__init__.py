@@ -54,7 +54,7 @@ class PollHook(Protocol):
 class Registration(Protocol):
     """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
 
-    def status(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]: ...
+    def status(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]: ...
 
     def register(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]: ...
 
@@ -87,6 +87,9 @@ class Webhook:
     secret: str | None = None
     #: Mailchimp checks a URL with a GET (and may POST an empty body) before it sends events
     url_check: bool = False
+    #: what else its signatures are checked with, read once when the receiver starts (Square signs the exact
+    #: notification URL): name -> value, handed to ``verify_webhook`` in ``WebhookSecrets.settings``
+    settings: Callable[[Runtime], Mapping[str, str | None]] | None = None
 
 
 @dataclass(frozen=True)

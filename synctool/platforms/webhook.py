@@ -64,36 +64,26 @@ class WebhookSecrets:
     (``DONATIONS_WEBHOOK_SECRET``, ...; each platform lists its own), plus Square's notification URL."""
 
     values: dict[str, str | None] = field(default_factory=dict)
-    pos_url: str | None = None
+    #: what else a platform's signatures are checked with (``Webhook.settings``: Square's notification URL)
+    settings: dict[str, str | None] = field(default_factory=dict)
     tolerance_s: int = 300
 
     def get(self, name: str) -> str | None:
-        return self.values.get(name) or None
+        return self.values.get(name) or self.settings.get(name) or None
 
     @classmethod
     def load(cls, rt: Any) -> WebhookSecrets:
-        from synctool.platforms import secret_names
+        from synctool.platforms import registered, secret_names
 
+        found: dict[str, str | None] = {}
+        for platform in registered():
+            if platform.webhook is not None and platform.webhook.settings is not None:
+                found.update(platform.webhook.settings(rt))
         return cls(
             values={name: rt.secrets.get(name) for name in secret_names()},
-            pos_url=_registered_pos_url(rt) or rt.config.webhooks.pos_notification_url,
+            settings=found,
             tolerance_s=rt.config.webhooks.tolerance_s,
         )
-
-
-def _registered_pos_url(rt: Any) -> str | None:
-    """The notification URL `synctool webhooks register` gave Square (it signs with exactly that URL)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{rt.db_path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM settings WHERE key = 'pos_notification_url'").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    return json.loads(row[0]) if row else None
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:

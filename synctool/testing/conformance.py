@@ -185,7 +185,7 @@ def check_platform(platform: Platform, environ: Mapping[str, str] | None = None)
                 module = registration()
                 made = client.factory(rt) if client is not None else None
                 try:
-                    return module.status(conn, rt, "https://sync.example.org", made, None)
+                    return module.status(conn, rt, "https://sync.example.org", made)
                 finally:
                     if made is not None:
                         made.close()

@@ -227,4 +227,5 @@ def serve(rt: Runtime, *, host: str | None = None, port: int | None = None, admi
 
 def app_from_env() -> Starlette:
     """A zero-argument factory (``uvicorn --factory synctool.web.receiver:app_from_env``)."""
+    platforms.registered()  # their config sections, before the config is read
     return build(Runtime.from_environ())

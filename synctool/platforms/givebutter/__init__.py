@@ -9,12 +9,31 @@ import sqlite3
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from synctool.config import Section
 from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
 
 if TYPE_CHECKING:
+    from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.webhook import Adapter, Missed
     from synctool.runtime import Runtime
+
+
+class DonationsConfig(Section):
+    """``donations:`` in config.yaml."""
+
+    base_url: str = "https://api.givebutter.com/v1"
+    poll_overlap_minutes: int = Field(60, ge=0)
+    poll_first_lookback_hours: int = Field(24, ge=1)
+    default_fund_id: int | None = None
+    default_campaign_id: int | None = None
+
+
+def section(config: Config) -> DonationsConfig:
+    """This platform's config section, typed."""
+    return config.section("donations")
 
 
 def _adapter() -> Adapter:
@@ -137,4 +156,6 @@ PLATFORM = Platform(
     routes=_routes,
     poll=_poll,
     refetch=_refetch,
+    config=DonationsConfig,
+    config_env={"DONATIONS_API_BASE_URL": "base_url"},
 )

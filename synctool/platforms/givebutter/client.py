@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from synctool.http import ApiClient
+from synctool.platforms import givebutter
 
 
 def _error_text(body: Any) -> str:
@@ -85,7 +86,7 @@ class DonationsClient:
 
 def from_runtime(rt: Any) -> DonationsClient:
     return DonationsClient(
-        rt.config.donations.base_url,
+        givebutter.section(rt.config).base_url,
         rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
         transport=rt.transport("donations"),
     )

@@ -16,7 +16,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm import refunds
 from synctool.errors import SynctoolError
-from synctool.platforms import watermark
+from synctool.platforms import givebutter, watermark
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -26,7 +26,7 @@ from synctool.validation import payload
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
 ) -> dict[str, Any]:
-    config = rt.config.donations
+    config = givebutter.section(rt.config)
     started, since_text = watermark.window(
         conn,
         "donations",

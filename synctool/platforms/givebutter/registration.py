@@ -32,7 +32,7 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     found = _found(client)
     mine = ours(found, want)

@@ -27,6 +27,7 @@ from synctool import mappings, settings, store
 from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
+from synctool.platforms import givebutter
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter.webhook import (
     Address,
@@ -208,7 +209,8 @@ def campaign_of(ctx: Job, txn: Transaction) -> dict[str, Any]:
 def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
     conn = ctx.conn
     campaign_id = txn.campaign_id or ""
-    config_default = {"fund_id": ctx.config.donations.default_fund_id, "campaign_id": ctx.config.donations.default_campaign_id}
+    donations = givebutter.section(ctx.config)
+    config_default = {"fund_id": donations.default_fund_id, "campaign_id": donations.default_campaign_id}
     plan_id = recurring_plan(txn)
     coding = mappings.coding(
         fund_mapping(conn, txn),

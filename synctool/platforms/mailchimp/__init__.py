@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from synctool.config import Section
 from synctool.platforms import Client, Fake, Platform, Registration, Target, Webhook
 
 if TYPE_CHECKING:
+    from synctool.config import Config
     from synctool.platforms.webhook import Adapter
     from synctool.runtime import Runtime
+
+
+class MailingConfig(Section):
+    """``mailing:`` in config.yaml."""
+
+    #: when unset, derived from the API key's data-centre suffix (``...-us14``)
+    base_url: str | None = None
+
+
+def section(config: Config) -> MailingConfig:
+    """This platform's config section, typed."""
+    return config.section("mailing")
 
 
 def _adapter() -> Adapter:
@@ -91,4 +105,6 @@ PLATFORM = Platform(
     handlers=_handlers,
     commands={"mailing": _commands},
     routes=_routes,
+    config=MailingConfig,
+    config_env={"MAILING_API_BASE_URL": "base_url"},
 )

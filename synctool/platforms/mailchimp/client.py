@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from synctool.http import ApiClient
+from synctool.platforms import mailchimp
 
 
 def subscriber_hash(email: str) -> str:
@@ -85,7 +86,7 @@ class MailingClient:
 
 def from_runtime(rt: Any) -> MailingClient:
     key = rt.secrets.require("MAILING_API_KEY", "the mailing platform")
-    return MailingClient(rt.config.mailing.base_url or base_url_for(key), key, transport=rt.transport("mailing"))
+    return MailingClient(mailchimp.section(rt.config).base_url or base_url_for(key), key, transport=rt.transport("mailing"))
 
 
 def probe(client: MailingClient) -> str:

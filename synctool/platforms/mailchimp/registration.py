@@ -41,7 +41,7 @@ def _found(client: Any, list_id: str) -> list[Found]:
     return found
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
     wants = wanted(conn, rt, base)
     if not wants:
         return [Check("mailing", "not configured", "no audience is mapped", "synctool mailing mappings set LIST_ID")]

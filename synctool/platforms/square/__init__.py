@@ -8,12 +8,41 @@ import sqlite3
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from synctool.config import Section
 from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
 
 if TYPE_CHECKING:
+    from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.webhook import Adapter
     from synctool.runtime import Runtime
+
+
+class PosConfig(Section):
+    """``pos:`` in config.yaml."""
+
+    base_url: str = "https://connect.squareup.com"
+    square_version: str = "2026-08-19"
+    #: the exact URL registered with Square, byte for byte: its signature covers it (`webhooks register` saves
+    #: the one it registers, which wins)
+    notification_url: str | None = None
+    #: the backup poll re-reads this much before its watermark (an offline POS sale reaches Square up to 72 h
+    #: late, with the time it arrived), and reads this far back on its first run
+    poll_overlap_minutes: int = Field(60, ge=0)
+    poll_first_lookback_hours: int = Field(24, ge=1)
+
+
+def section(config: Config) -> PosConfig:
+    """This platform's config section, typed."""
+    return config.section("pos")
+
+
+def _settings(rt: Runtime) -> dict[str, str | None]:
+    from synctool.platforms.square import notification
+
+    return notification.for_receiver(rt)
 
 
 def _adapter() -> Adapter:
@@ -103,15 +132,18 @@ def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookbac
 
 def _checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
     """``doctor``: Square signs the exact notification URL, so synctool must know it."""
-    if rt.config.webhooks.pos_notification_url:
+    from synctool.platforms.square import notification
+
+    if notification.url(conn, rt):
         return []
-    return [("pos notification url", "warn", "not set", "set webhooks.pos_notification_url to the URL registered with Square")]
+    return [("pos notification url", "fail", "not set: Square's deliveries cannot be verified",
+             "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip
 
 
 PLATFORM = Platform(
     name="square",
     role="pos",
-    webhook=Webhook("pos", _adapter, secret="POS_WEBHOOK_SIGNATURE_KEY"),
+    webhook=Webhook("pos", _adapter, secret="POS_WEBHOOK_SIGNATURE_KEY", settings=_settings),
     client=Client("pos", _client, probe=_probe),
     secrets={
         "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
@@ -129,4 +161,6 @@ PLATFORM = Platform(
     commands={"pos": _commands},
     routes=_routes,
     checks=_checks,
+    config=PosConfig,
+    config_env={"POS_API_BASE_URL": "base_url", "POS_WEBHOOK_NOTIFICATION_URL": "notification_url"},
 )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from synctool.http import ApiClient
+from synctool.platforms import square
 
 
 def _error_text(body: Any) -> str:
@@ -134,9 +135,9 @@ class PosClient:
 
 def from_runtime(rt: Any) -> PosClient:
     return PosClient(
-        rt.config.pos.base_url,
+        square.section(rt.config).base_url,
         rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
-        rt.config.pos.square_version,
+        square.section(rt.config).square_version,
         transport=rt.transport("pos"),
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 from synctool import platforms, settings, store
 from synctool.crm import refunds
 from synctool.money import cents_to_dollars
-from synctool.platforms import watermark
+from synctool.platforms import square, watermark
 from synctool.platforms.square.rules import LOCATIONS, eligibility
 from synctool.platforms.square.webhook import Order, external_id
 from synctool.queue import jobs, log
@@ -29,7 +29,7 @@ from synctool.validation import payload
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: Any = None
 ) -> dict[str, Any]:
-    config = rt.config.pos
+    config = square.section(rt.config)
     started, since_text = watermark.window(
         conn,
         "pos",

@@ -1,6 +1,6 @@
 """Square's webhook subscription: ``GET`` / ``POST`` / ``PUT /v2/webhooks/subscriptions``. The signature
 covers the notification URL byte for byte, so the URL registered is the one synctool verifies with
-(``webhooks.pos_notification_url``). Square shows a subscription's ``signature_key`` only when it is
+(``notification.py``). Square shows a subscription's ``signature_key`` only when it is
 created or rotated (``POST .../signature-key``)."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from synctool.platforms import square
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
+from synctool.platforms.square import notification
 
 SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
 EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
@@ -25,9 +27,10 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url: str | None) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     check = compare(want, _found(client), rt.secrets.get(SECRET))
+    verify_url = notification.url(conn, rt)
     if check.state == "ok" and verify_url != want.url:
         check = Check("pos", "wrong URL", f"registered {want.url}, but synctool verifies signatures with {verify_url or '(none)'}",
                       check.fix, registration_id=check.registration_id)  # fmt: skip
@@ -37,9 +40,9 @@ def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any, verify_url
 def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
-    keep = {"pos_notification_url": want.url}
+    keep = {notification.SETTING: want.url}
     if mine is None:
-        created = client.create_subscription(want.url, want.events, rt.config.pos.square_version)
+        created = client.create_subscription(want.url, want.events, square.section(rt.config).square_version)
         return [Outcome("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)]
     action, detail = "unchanged", mine.id
     if needs_repair(mine, want):

@@ -16,7 +16,7 @@ from typing import Any
 from synctool import mappings, settings, store
 from synctool.crm import gifts
 from synctool.crm.constituents import Person
-from synctool.errors import PermanentError, Skip, SynctoolError
+from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
 from synctool.money import cents_to_dollars
 from synctool.platforms.context import Job
 from synctool.platforms.mailchimp import audience
@@ -103,6 +103,15 @@ def customer_person(ctx: Job, order: Order) -> tuple[Person, str, bool]:
     return (Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent", False)
 
 
+def last_resort_fund(config: Any) -> int | None:
+    """The fund when no mapping names one: ``donations.default_fund_id`` serves POS sales too (config.example.yaml),
+    read from that section by name, when a donation platform is registered."""
+    try:
+        return config.section("donations").default_fund_id
+    except ConfigError:
+        return None
+
+
 def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
     if order.total_money is None or order.total_money.amount is None:
         raise PermanentError(f"order {order.id} has no total_money amount")
@@ -110,7 +119,7 @@ def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
     coding = mappings.coding(
         override,
         mappings.get(ctx.conn, "type_default", "pos:default"),
-        {"fund_id": ctx.config.donations.default_fund_id},
+        {"fund_id": last_resort_fund(ctx.config)},
     )
     tender = order.tenders[0] if order.tenders else Tender()
     zone = (location(ctx, order.location_id) or {}).get("timezone")

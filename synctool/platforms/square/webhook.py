@@ -156,16 +156,17 @@ def verify_webhook(
 ) -> None:
     if not secrets.get("POS_WEBHOOK_SIGNATURE_KEY"):
         raise ConfigError("POS_WEBHOOK_SIGNATURE_KEY", "keyring/environment", "not set; Square deliveries cannot be verified")
-    if not secrets.pos_url:
+    notification_url = secrets.get("POS_WEBHOOK_NOTIFICATION_URL")
+    if not notification_url:
         raise ConfigError(
             "POS_WEBHOOK_NOTIFICATION_URL",
-            "config webhooks.pos_notification_url / environment",
+            "config pos.notification_url / environment",
             "not set; it must be the exact URL registered with Square",
         )
     given = headers.get(SIGNATURE_HEADER) or ""
     if not given:
         raise InvalidSignature(f"missing {SIGNATURE_HEADER} header")
-    if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY") or "", secrets.pos_url):
+    if not is_valid_signature(body, given, secrets.get("POS_WEBHOOK_SIGNATURE_KEY") or "", notification_url):
         raise InvalidSignature(
             "Square signature does not verify",
             "check POS_WEBHOOK_SIGNATURE_KEY and that POS_WEBHOOK_NOTIFICATION_URL is byte for byte "

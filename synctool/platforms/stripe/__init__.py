@@ -6,11 +6,24 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from synctool.config import Section
 from synctool.platforms import Client, Fake, Platform, Registration, Webhook
 
 if TYPE_CHECKING:
+    from synctool.config import Config
     from synctool.platforms.webhook import Adapter, Missed
     from synctool.runtime import Runtime
+
+
+class PaymentsConfig(Section):
+    """``payments:`` in config.yaml."""
+
+    base_url: str = "https://api.stripe.com"
+
+
+def section(config: Config) -> PaymentsConfig:
+    """This platform's config section, typed."""
+    return config.section("payments")
 
 
 def _adapter() -> Adapter:
@@ -62,4 +75,6 @@ PLATFORM = Platform(
     fake=Fake("stripe", _fake, "PAYMENTS_API_KEY", "sk_test_demo", "PAYMENTS_API_BASE_URL", "", contract="stripe.json"),
     missed=_missed,
     registration=_registration,
+    config=PaymentsConfig,
+    config_env={"PAYMENTS_API_BASE_URL": "base_url"},
 )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from synctool.http import ApiClient
+from synctool.platforms import stripe
 
 
 def _error_text(body: Any) -> str:
@@ -65,7 +66,7 @@ class PaymentsClient:
 
 def from_runtime(rt: Any) -> PaymentsClient:
     return PaymentsClient(
-        rt.config.payments.base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), transport=rt.transport("payments")
+        stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), transport=rt.transport("payments")
     )
 
 
