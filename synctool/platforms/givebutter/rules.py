@@ -27,7 +27,7 @@ from synctool import mappings, settings, store
 from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
-from synctool.platforms import givebutter
+from synctool.platforms import givebutter, mailing_list
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter.webhook import (
     Address,
@@ -39,7 +39,6 @@ from synctool.platforms.givebutter.webhook import (
     Transaction,
     external_id,
 )
-from synctool.platforms.mailchimp import audience
 from synctool.platforms.webhook import Event
 from synctool.queue import log
 from synctool.queue.handlers import handler
@@ -355,7 +354,7 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
     # a job cut short after its own write finds the gift in the ledger here, and finishes what follows it
     constituent_id, gift_id, created = ctx.make_gift(person, body)
     credited = credit_fundraiser(ctx, raiser, body, constituent_id, gift_id) if raiser is not None else None
-    pushed = audience.queue_pushes(
+    pushed = mailing_list.queue_pushes(
         ctx.conn,
         person,
         source="donations",

@@ -18,9 +18,9 @@ from synctool.errors import PermanentError, Skip, Wait
 from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
+from synctool.platforms.payment_events import Charge
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.rules import gift_groups, stripe_event_of
-from synctool.platforms.stripe.webhook import Charge
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload

@@ -22,8 +22,8 @@ from synctool.errors import InvalidInput, PermanentError, Skip
 from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
+from synctool.platforms.payment_events import Event, PortalObject
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.stripe.webhook import Event, PortalObject
 from synctool.queue import jobs
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome

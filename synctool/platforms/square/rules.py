@@ -18,8 +18,8 @@ from synctool.crm import gifts
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
 from synctool.money import cents_to_dollars
+from synctool.platforms import mailing_list
 from synctool.platforms.context import Job
-from synctool.platforms.mailchimp import audience
 from synctool.platforms.square.webhook import (
     Customer,
     CustomerAddress,
@@ -157,7 +157,9 @@ def order(event: Event, ctx: Job) -> Outcome:
     person, who, consent = customer_person(ctx, full)
     constituent_id, gift_id, created = ctx.make_gift(person, body)
     place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
-    pushed = audience.queue_pushes(ctx.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")])
+    pushed = mailing_list.queue_pushes(
+        ctx.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
+    )
     return Outcome(
         "succeeded",
         ("gift created" if created else "gift already in the CRM; recorded")

@@ -6,14 +6,14 @@ payments; ``charge.refunded`` refunds them (``platforms/portal/refunds.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
 
 from synctool.errors import InvalidInput
 from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
+from synctool.platforms.payment_events import Charge, CustomerDetails, Event, PortalObject
 from synctool.platforms.signing import sign, verify_signed_delivery
 from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.validation import Payload, parse
+from synctool.validation import parse
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
 __all__ = ["KEPT_HEADERS", "sign", "verify_webhook", "parse_webhook", "Event", "PortalObject", "Charge"]
@@ -25,71 +25,6 @@ SYNCED_EVENTS = (
     "checkout.session.async_payment_failed",
     "payment_intent.succeeded",
 )
-
-
-class EventData(Payload):
-    object: dict[str, Any] = {}
-
-
-class Event(Payload):
-    """``{id: evt_..., type, created, data: {object}}``; ``data.object`` is read as the type's model."""
-
-    id: str
-    type: str = ""
-    data: EventData = EventData()
-
-
-class CustomerDetails(Payload):
-    email: Optional[str] = None
-    name: Optional[str] = None
-
-
-class PortalObject(Payload):
-    """What synctool reads of a Checkout Session or a PaymentIntent: its ids, money, state and the
-    portal's ids in ``metadata``."""
-
-    id: Optional[str] = None
-    metadata: dict[str, str] = {}
-    #: a Checkout Session's
-    payment_status: Optional[str] = None
-    payment_intent: Optional[str] = None
-    amount_total: Optional[int] = None
-    customer_email: Optional[str] = None
-    customer_details: Optional[CustomerDetails] = None
-    #: a PaymentIntent's
-    status: Optional[str] = None
-    amount: Optional[int] = None
-    amount_received: Optional[int] = None
-    receipt_email: Optional[str] = None
-
-
-class ChargeRefund(Payload):
-    id: Optional[str] = None
-    amount: Optional[int] = None
-    status: Optional[str] = None
-    created: Optional[int] = None
-
-
-class ChargeRefunds(Payload):
-    data: list[ChargeRefund] = []
-
-
-class Charge(Payload):
-    """``charge.refunded``'s ``data.object``: a Charge. ``amount_refunded`` is the running total in cents;
-    ``refunds`` is listed only on older API versions (it is not expanded by default since 2022-11-15)."""
-
-    id: str
-    amount: int = 0
-    amount_refunded: int = 0
-    refunded: bool = False
-    payment_intent: Optional[str] = None
-    metadata: dict[str, str] = {}
-    created: Optional[int] = None
-    refunds: Optional[ChargeRefunds] = None
-
-    def latest_refund(self) -> ChargeRefund | None:
-        listed = [r for r in (self.refunds.data if self.refunds else []) if r.status in (None, "succeeded")]
-        return max(listed, key=lambda r: r.created or 0) if listed else None
 
 
 def verify_webhook(
