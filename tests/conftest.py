@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from synctool import platforms
 from tests import helpers
 
+platforms.registered()  # as every command does first: the platforms' config sections are known before a config is read
+
 # the values the secret-leak tests grep for
 TEST_SECRETS = {
     "DONATIONS_WEBHOOK_SECRET": "gb-secret-7f3a9c",

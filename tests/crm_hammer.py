@@ -2,10 +2,11 @@
 
 import sys
 
-from synctool import store
+from synctool import platforms, store
 from synctool.crm import target as crm
 from synctool.runtime import Runtime
 
+platforms.registered()  # as every command does, before the config is read
 config = Runtime.from_environ()
 conn = store.connect(config.db_path)
 client = crm.open_client(conn, config)
