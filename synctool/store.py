@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,26 @@ MIGRATIONS: list[Callable[[Database], None]] = []
 def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
     MIGRATIONS.append(fn)
     return fn
+
+
+#: the registered platforms' own migration sets (``Platform.migrations``), added by the registry as it loads:
+#: set name (``synctool.portal``) -> a function returning its migrations, in order (imported when applied)
+PLATFORM_MIGRATIONS: dict[str, Callable[[], Sequence[Callable[[Database], None]]]] = {}
+
+
+def add_migrations(platform: str, migrations: Callable[[], Sequence[Callable[[Database], None]]]) -> None:
+    PLATFORM_MIGRATIONS[f"{MIGRATION_SET}.{platform}"] = migrations
+
+
+def migration_sets() -> dict[str, Sequence[Callable[[Database], None]]]:
+    """Every migration set this process knows: the core's, then each registered platform's."""
+    return {MIGRATION_SET: MIGRATIONS, **{name: load() for name, load in PLATFORM_MIGRATIONS.items()}}
+
+
+def migration_count() -> int:
+    """How many migrations a database up to date for this process's platforms has applied (``PRAGMA
+    user_version`` holds it, so an up-to-date database is recognised without sqlite-utils)."""
+    return len(MIGRATIONS) + sum(len(load()) for load in PLATFORM_MIGRATIONS.values())
 
 
 def database(conn: sqlite3.Connection) -> Database:
@@ -151,27 +171,30 @@ def _rollback(conn: sqlite3.Connection) -> None:
             pass  # the error being raised says what went wrong; this one would only hide it
 
 
-def migrations():
-    """The migration set as sqlite-utils' ``Migrations``."""
+def migrations(name: str = MIGRATION_SET, functions: Sequence[Callable[[Database], None]] = ()) -> Any:
+    """One migration set as sqlite-utils' ``Migrations`` (the core's by default)."""
     from sqlite_utils.migrations import Migrations
 
-    found = Migrations(MIGRATION_SET)
-    for fn in MIGRATIONS:
+    found = Migrations(name)
+    for fn in functions or (MIGRATIONS if name == MIGRATION_SET else ()):
         found()(fn)
     return found
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations this database has not seen; return their names."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+    """Apply the migrations this database has not seen, the core's then each platform's; return their names."""
+    total = migration_count()
+    if conn.execute("PRAGMA user_version").fetchone()[0] == total:
         return []
+    pending: list[str] = []
     with atomic(conn):  # one process at a time; the others then find nothing pending
         _bridge(conn)
         db = database(conn)
-        steps = migrations()
-        pending = [m.name for m in steps.pending(db)]
-        steps.apply(db)
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        for name, functions in migration_sets().items():
+            steps = migrations(name, functions)
+            pending += [m.name for m in steps.pending(db)]
+            steps.apply(db)
+        conn.execute(f"PRAGMA user_version = {total}")
     return pending
 
 
@@ -196,13 +219,14 @@ def _bridge(conn: sqlite3.Connection) -> None:
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
         return []
+    known = list(migration_sets())
+    marks = ",".join("?" * len(known))
     return [
-        row[0]
-        for row in conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", (MIGRATION_SET,))
+        row[0] for row in conn.execute(f"SELECT name FROM _sqlite_migrations WHERE migration_set IN ({marks}) ORDER BY id", known)
     ]
 
 
-def _script(conn: sqlite3.Connection, sql: str) -> None:
+def run_script(conn: sqlite3.Connection, sql: str) -> None:
     """Run statements one by one inside the caller's transaction (executescript would commit)."""
     pending = ""
     for line in sql.splitlines(keepends=True):
@@ -216,7 +240,7 @@ def _script(conn: sqlite3.Connection, sql: str) -> None:
 
 @migration
 def m001_core(db: Database) -> None:
-    _script(
+    run_script(
         db.conn,
         """
     CREATE TABLE deliveries (
@@ -356,50 +380,6 @@ def m001_core(db: Database) -> None:
 
 
 @migration
-def m002_portal(db: Database) -> None:
-    """The member portal's records, pushed to /webhooks/portal or imported, with their CRM linkage ids."""
-    _script(
-        db.conn,
-        """
-    CREATE TABLE portal_users (
-        id TEXT PRIMARY KEY, email TEXT, first_name TEXT, last_name TEXT, phone TEXT,
-        billing_address_1 TEXT, billing_address_2 TEXT, billing_city TEXT, billing_state TEXT,
-        billing_postcode TEXT, billing_country TEXT, crm_constituent_id TEXT, updated_at TEXT NOT NULL
-    );
-    CREATE INDEX portal_users_email ON portal_users (email);
-    CREATE TABLE portal_products (
-        id TEXT PRIMARY KEY, name TEXT, category TEXT NOT NULL, level TEXT, updated_at TEXT NOT NULL
-    );
-    CREATE TABLE portal_memberships (
-        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, product_id TEXT, level TEXT, status TEXT,
-        start_date TEXT, renewal_date TEXT, subsidy_tier TEXT, crm_membership_id TEXT, updated_at TEXT NOT NULL
-    );
-    CREATE INDEX portal_memberships_user ON portal_memberships (user_id);
-    CREATE TABLE portal_payments (
-        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL, gateway TEXT,
-        amount_cents INTEGER NOT NULL, created_at TEXT, payment_intent_id TEXT, membership_id TEXT,
-        enrollment_id TEXT, scholarship INTEGER NOT NULL DEFAULT 0, crm_gift_id TEXT, crm_gift_ids TEXT,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX portal_payments_intent ON portal_payments (payment_intent_id);
-    CREATE TABLE portal_payment_items (
-        id TEXT PRIMARY KEY, payment_id TEXT NOT NULL, product_id TEXT, category TEXT, description TEXT,
-        quantity INTEGER NOT NULL DEFAULT 1, amount_cents INTEGER NOT NULL
-    );
-    CREATE INDEX portal_payment_items_payment ON portal_payment_items (payment_id);
-    CREATE TABLE portal_enrollments (
-        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, product_id TEXT, payment_id TEXT, status TEXT,
-        crm_synced_at TEXT, updated_at TEXT NOT NULL
-    );
-    CREATE TABLE portal_family_links (
-        id TEXT PRIMARY KEY, primary_user_id TEXT NOT NULL, member_user_id TEXT NOT NULL,
-        crm_relationship_type_id TEXT, crm_relationship_id TEXT, updated_at TEXT NOT NULL
-    )
-    """,
-    )
-
-
-@migration
 def m003_locks(db: Database) -> None:
     """Named locks shared by every process (one person's jobs must not run side by side)."""
     db.table("locks").create({"name": str, "owner": str, "expires": float}, pk="name", not_null={"owner", "expires"})
@@ -408,7 +388,7 @@ def m003_locks(db: Database) -> None:
 @migration
 def m004_crm_mirror(db: Database) -> None:
     """The local mirror of the CRM's constituents that matching reads (see crm/mirror.py)."""
-    _script(
+    run_script(
         db.conn,
         """
     CREATE TABLE crm_constituents (

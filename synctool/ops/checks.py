@@ -116,7 +116,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         "" if rt.config.source != "defaults" else "run `synctool init`",
     )
     migrations = store.applied_migrations(conn)
-    add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{len(store.MIGRATIONS)} migrations")
+    add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{store.migration_count()} migrations")
     keyring = rt.secrets.keyring_name()
     add(
         "keyring",

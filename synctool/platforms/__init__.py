@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from synctool.errors import ConfigError, InvalidInput, one_of
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from synctool.config import Config
     from synctool.platforms.context import Services
     from synctool.platforms.reconcile import Expected, Payout
@@ -182,6 +184,9 @@ class Platform:
     targets: tuple[Target, ...] = ()
     #: the tables it keeps records in (``dev reset-test-data`` empties them)
     tables: tuple[str, ...] = ()
+    #: the migrations that make its tables, in order (its own set, ``synctool.<name>``, applied after the
+    #: core's by every connection that migrates)
+    migrations: Callable[[], Sequence[Callable[[Database], None]]] | None = None
     #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
     #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
     config: type[Any] | None = None
@@ -204,16 +209,24 @@ def unregister(name: str) -> None:
 
     gone = _EXTRA.pop(name, None)
     if gone is not None:
+        from synctool import store
+
         config.SECTIONS.pop(gone.role, None)
+        store.PLATFORM_MIGRATIONS.pop(f"{store.MIGRATION_SET}.{gone.name}", None)
     registered.cache_clear()
     webhooks.cache_clear()
 
 
 def _add_section(platform: Platform) -> None:
+    """What a platform brings to the floors below as it registers: its config section and its migrations."""
     if platform.config is not None:
         from synctool import config
 
         config.add_section(platform.role, platform.config, platform.config_env)
+    if platform.migrations is not None:
+        from synctool import store
+
+        store.add_migrations(platform.name, platform.migrations)
 
 
 @lru_cache(maxsize=1)

@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING, Any
 from synctool.platforms import Platform, Target, Webhook
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from sqlite_utils import Database
+
     from synctool.platforms.reconcile import Expected
     from synctool.platforms.webhook import Adapter
     from synctool.runtime import Runtime
@@ -24,6 +28,12 @@ def _expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> 
     from synctool.platforms.portal import reconcile
 
     return reconcile.expected(conn, rt, start, end)
+
+
+def _migrations() -> Sequence[Callable[[Database], None]]:
+    from synctool.platforms.portal.tables import MIGRATIONS
+
+    return MIGRATIONS
 
 
 def _handlers() -> None:
@@ -78,4 +88,5 @@ PLATFORM = Platform(
         "portal_users",
         "portal_products",
     ),  # fmt: skip
+    migrations=_migrations,
 )
