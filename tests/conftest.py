@@ -12,6 +12,9 @@ from typer.testing import CliRunner
 from synctool import platforms
 from tests import helpers
 
+#: tests/data/kinddesk is an outside platform package with tests of its own (tests/test_outside_platform.py runs them)
+collect_ignore = ["data"]
+
 platforms.registered()  # as every command does first: the platforms' config sections are known before a config is read
 
 # the values the secret-leak tests grep for

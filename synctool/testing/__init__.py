@@ -5,4 +5,12 @@ the receiver, drain and the CLI. ``docs/platforms.md`` walks through a package t
 
 from synctool.testing.conformance import Problems, check_platform, platform_site
 
-__all__ = ["Problems", "check_platform", "platform_site"]
+__all__ = ["Problems", "check_platform", "deliver", "platform_site"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "deliver":  # from the fixtures module, which imports pytest: only when asked for
+        from synctool.testing.fixtures import deliver
+
+        return deliver
+    raise AttributeError(name)

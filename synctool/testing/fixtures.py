@@ -1,0 +1,149 @@
+"""Pytest fixtures for a platform package's own tests: ``pytest_plugins = ["synctool.testing.fixtures"]`` in its
+``conftest.py``. Each test gets a synctool of its own (config and database in ``tmp_path``, no keyring, an
+environment that is a dict: the machine's is never read or changed), the CRM's fake in process, and the ways in
+that an operator and the platforms use: the CLI, the receiver and drain.
+
+    def test_a_gift_arrives(synctool_site, crm, receiver, drain):
+        synctool_site.use(PLATFORM, fake=True)           # registered, its secrets set, its fake answering
+        deliver(receiver, "kind", body, {"X-Kind-Signature": sign(body)})
+        drain()
+        assert [g["external_id"] for g in crm.gifts.values()] == ["kind_K1"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from synctool import platforms
+from synctool.platforms import Platform
+from synctool.runtime import Runtime
+
+CRM_KEY = "testing-crm-key"
+
+
+class Site:
+    """One synctool in a test's folder: its environment, the transports to the fakes, and the platforms the test
+    registered (unregistered when the test ends)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / "config.yaml").write_text("{}\n")
+        self.env: dict[str, str] = {
+            "SYNCTOOL_KEYRING": "off",
+            "SYNCTOOL_CONFIG": str(folder / "config.yaml"),
+            "SYNCTOOL_DB": str(folder / "synctool.db"),
+            # the CRM's pacing scaled down: a test is not a day of cron
+            "CRM_RATE_LIMIT_REQUESTS": "10000",
+            "CRM_SHARE_REQUESTS": "10000",
+            "CRM_RATE_LIMIT_WINDOW_S": "1",
+            "CRM_MIN_INTERVAL_MS": "0",
+            "CRM_RETRY_BASE_MS": "10",
+            "QUEUE_RETRY_DELAY_MS": "50",
+        }
+        self.transports: dict[str, Any] = {}
+        self.fakes: dict[str, Any] = {}
+        self._registered: list[str] = []
+
+    def config(self, text: str) -> None:
+        """Write the config file (YAML), as an operator would."""
+        (self.folder / "config.yaml").write_text(text)
+
+    def use(self, platform: Platform, *, fake: bool = True, secrets: Mapping[str, str] | None = None) -> Any:
+        """Register ``platform`` (as its entry point would), set its secrets (each to a test value unless given)
+        and, with ``fake``, serve its API from its ``Fake`` in process. Returns the fake, or None."""
+        from synctool.fakes.transport import AppTransport
+
+        if platform.name not in {p.name for p in platforms.registered()}:
+            platforms.register(platform)
+            self._registered.append(platform.name)
+        self.env.update({name: f"test-{name.lower()}" for name in platform.secrets})
+        self.env.update(secrets or {})
+        if fake and platform.fake is not None:
+            made, app = platform.fake.make(platform.fake.key)
+            self.fakes[platform.role] = made
+            self.transports[platform.role] = AppTransport(app)
+            self.env[platform.fake.base_url_env] = f"http://{platform.role}.fake.invalid{platform.fake.path}"
+            self.env[platform.fake.key_secret] = platform.fake.key
+            return made
+        return None
+
+    def runtime(self) -> Runtime:
+        """A Runtime as a command builds one (the registry first, then the config), pointed at the fakes."""
+        platforms.registered()
+        return Runtime.from_environ(None, self.env, transports=self.transports)
+
+    def close(self) -> None:
+        for name in self._registered:
+            platforms.unregister(name)
+
+
+@pytest.fixture
+def synctool_site(tmp_path: Path) -> Iterator[Site]:
+    site = Site(tmp_path)
+    yield site
+    site.close()
+
+
+@pytest.fixture
+def crm(synctool_site: Site) -> Any:
+    """The CRM's fake (LGL) in process, synctool pointed at it: its ``gifts`` and ``constituents`` are what the
+    CRM holds."""
+    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.transport import AppTransport
+
+    fake = FakeCrm(CRM_KEY, limit=10_000, window_s=1.0, timeout_sleep_s=1.5)
+    synctool_site.transports["crm"] = AppTransport(create_app(fake))
+    synctool_site.env.update(CRM_API_BASE_URL="http://crm.fake.invalid/api/v1", CRM_API_KEY=CRM_KEY)
+    return fake
+
+
+@pytest.fixture
+def cli(synctool_site: Site) -> Callable[..., Any]:
+    """Run a synctool command (``cli("poll", "--json")``); returns click's Result."""
+    from typer.testing import CliRunner
+
+    from synctool.cli.main import app
+    from synctool.console import AppContext
+
+    def run(*args: str, input: str | None = None) -> Any:
+        obj = AppContext(environ=synctool_site.env, transports=synctool_site.transports)
+        return CliRunner().invoke(app, list(args), input=input, catch_exceptions=False, obj=obj)
+
+    return run
+
+
+@pytest.fixture
+def receiver(synctool_site: Site) -> Iterator[Any]:
+    """The webhook receiver in process (Starlette's TestClient); build it after ``use`` registered the platform."""
+    from starlette.testclient import TestClient
+
+    from synctool.web.receiver import build
+
+    with TestClient(build(synctool_site.runtime())) as client:
+        yield client
+
+
+@pytest.fixture
+def drain(synctool_site: Site) -> Callable[..., Any]:
+    """Run the queue as cron's drain does; returns its summary."""
+    from synctool import store
+    from synctool.queue.worker import drain as run_queue
+
+    def run(max_seconds: float = 10) -> Any:
+        rt = synctool_site.runtime()
+        store.connect(rt.db_path).close()
+        return run_queue(platforms.services(rt), max_seconds=max_seconds)
+
+    return run
+
+
+def deliver(receiver: Any, role: str, body: bytes, headers: Mapping[str, str] | None = None, query: str = "") -> dict[str, Any]:
+    """POST a delivery to ``/webhooks/<role>`` as the platform would (signed by the caller) and return the
+    receiver's answer, which must be a 200."""
+    answer = receiver.post(f"/webhooks/{role}{query}", content=body, headers=dict(headers or {}))
+    assert answer.status_code == 200, answer.text
+    return answer.json()
