@@ -33,7 +33,7 @@ LIMIT, WINDOW_S, INTERVAL_MS, MARGIN_MS = 300, 3.0, 11.0, 0.2
 HAMMER = """
 import sys
 from synctool import store
-from synctool.crm import target as crm
+from synctool.crm import environment as crm
 from synctool import platforms
 from synctool.runtime import Runtime
 platforms.registered()

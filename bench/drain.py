@@ -94,7 +94,7 @@ def main() -> None:
         started = time.perf_counter()
         totals = Counter()
         while True:
-            summary = drain(platforms.services(rt), max_seconds=55)
+            summary = drain(platforms.runner(rt), max_seconds=55)
             totals.update(
                 {
                     "jobs": summary.claimed,

@@ -55,7 +55,7 @@ def main() -> None:
                 txns.append(txn)
                 kept[f"donations_{txn['id']}"] = Decimal(100)
                 send("transaction.succeeded", txn)
-            drain(platforms.services(rt), max_seconds=120)
+            drain(platforms.runner(rt), max_seconds=120)
             before = len(world.crm.requests)
             applied = 0
             third = args.gifts // 3
@@ -81,7 +81,7 @@ def main() -> None:
                     applied += 1
             for refund in refunds + refunds:  # every refund twice
                 send("refund.created", refund)
-            drain(platforms.services(rt), max_seconds=120)
+            drain(platforms.runner(rt), max_seconds=120)
         spent = len(world.crm.requests) - before
         floor = 2 * applied
         wrong = [

@@ -86,7 +86,7 @@ def races() -> str:
             conn.execute(
                 "UPDATE jobs SET delivery_id = (SELECT delivery_id FROM jobs WHERE id = ?) WHERE id = ?", (job_id, poll_job)
             )
-    while drain(platforms.services(rt), max_seconds=20, concurrency=3).claimed:
+    while drain(platforms.runner(rt), max_seconds=20, concurrency=3).claimed:
         pass
     per = Counter(g["external_id"] for g in world.crm.gifts.values())
     posts = sum(1 for r in world.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts"))
@@ -107,7 +107,7 @@ def late_commit() -> str:
     world.crm.faults.append({"mode": "late_commit", "count": 1, "method": "POST", "path": "/gifts"})
     job_id = deliver(rt, conn, samples.GIVEBUTTER_TRANSACTION)
     started = time.monotonic()
-    drain(platforms.services(rt), max_seconds=15)
+    drain(platforms.runner(rt), max_seconds=15)
     status = jobs.get(conn, job_id)["status"]
     return (
         f"late commit (CRM stores the gift 3 s after a 1.5 s client timeout): {len(world.crm.gifts)} gift (goal 1), "

@@ -118,7 +118,7 @@ def main() -> None:
         runs = 0
         totals = Counter()
         while True:
-            summary = drain(platforms.services(rt), max_seconds=CRON_RUN_S)
+            summary = drain(platforms.runner(rt), max_seconds=CRON_RUN_S)
             runs += 1
             totals.update({"jobs": summary.claimed, "succeeded": summary.succeeded, "failed": summary.failed})
             if summary.claimed == 0 and not conn.execute("SELECT 1 FROM jobs WHERE status IN ('queued', 'running')").fetchone():

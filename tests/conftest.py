@@ -143,7 +143,7 @@ def served_crm(env):
 
 @pytest.fixture
 def crm_client(fake_crm, db):
-    from synctool.crm import target as crm
+    from synctool.crm import environment as crm
 
     client = crm.open_client(db, helpers.runtime())
     yield client

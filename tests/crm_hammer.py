@@ -3,7 +3,7 @@
 import sys
 
 from synctool import platforms, store
-from synctool.crm import target as crm
+from synctool.crm import environment as crm
 from synctool.runtime import Runtime
 
 platforms.registered()  # as every command does, before the config is read

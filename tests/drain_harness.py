@@ -19,7 +19,7 @@ from synctool.runtime import Runtime
 
 def effect(ctx, started: float) -> None:
     ctx.conn.execute("CREATE TABLE IF NOT EXISTS effects (job_id TEXT, started REAL, ended REAL)")
-    ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.job["id"], started, time.time()))
+    ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.row["id"], started, time.time()))
 
 
 @handler(ANY_SOURCE, "slow")
@@ -46,4 +46,4 @@ if __name__ == "__main__":
     platforms.registered()
     config = Runtime.from_environ()
     store.connect(config.db_path).close()
-    print(drain(platforms.services(config), max_seconds=float(sys.argv[2])).line(), flush=True)
+    print(drain(platforms.runner(config), max_seconds=float(sys.argv[2])).line(), flush=True)

@@ -27,7 +27,7 @@ def pos_event(receiver, body: bytes):
 
 
 def run_drain():
-    return drain(platforms.services(runtime()), max_seconds=20)
+    return drain(platforms.runner(runtime()), max_seconds=20)
 
 
 def job(db, job_id: str):

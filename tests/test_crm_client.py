@@ -10,7 +10,7 @@ import pytest
 from synctool import store
 from synctool.config import ProfileDefaults
 from synctool.crm import constituents, gifts
-from synctool.crm import target as crm
+from synctool.crm import environment as crm
 from synctool.crm.client import CrmClient, search_params
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite, Wait

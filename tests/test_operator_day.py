@@ -61,9 +61,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
 
     stop = threading.Event()
     runs = []
-    worker = threading.Thread(
-        target=lambda: runs.append(watch(platforms.services(runtime()), stop, interval_s=0.1, max_seconds=2))
-    )
+    worker = threading.Thread(target=lambda: runs.append(watch(platforms.runner(runtime()), stop, interval_s=0.1, max_seconds=2)))
     worker.start()
     try:
         time.sleep(0.3)

@@ -69,7 +69,7 @@ def portal_db():
 
 
 def run():
-    return drain(platforms.services(runtime()), max_seconds=20)
+    return drain(platforms.runner(runtime()), max_seconds=20)
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
@@ -465,7 +465,7 @@ def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
     with store.atomic(db):
         a = jobs.enqueue(db, source="portal", target="cms", entity_type="page", entity_id="1")
         b = jobs.enqueue(db, source="portal", target="messaging", entity_type="email", entity_id="2")
-    drain(platforms.services(runtime()), max_seconds=2)
+    drain(platforms.runner(runtime()), max_seconds=2)
     listed = json.loads(cli("jobs", "list", "--status", "pending", "--json").stdout)
     assert {r["id"] for r in listed} == {a, b} and {r["target"] for r in listed} == {"cms", "messaging"}
 

@@ -7,7 +7,7 @@ import httpx
 from starlette.testclient import TestClient
 
 from synctool import platforms, store
-from synctool.crm import target
+from synctool.crm import environment
 from synctool.ops.checks import doctor
 from synctool.runtime import Runtime
 from synctool.web.receiver import create_app
@@ -36,7 +36,7 @@ def test_a_runtime_reads_only_the_environment_it_was_given(tmp_path):
     rt = Runtime.from_environ(config_file(tmp_path), environ, transports={"crm": httpx.MockTransport(crm)})
     environ["CRM_API_KEY"] = "changed later"  # a snapshot: later changes do not reach it
     conn = store.connect(rt.db_path)
-    client = target.open_client(conn, rt)
+    client = environment.open_client(conn, rt)
     client.request("GET", "/funds", params={"limit": 1})
     client.close()
     assert rt.db_path == tmp_path / "rt.db"

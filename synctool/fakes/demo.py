@@ -96,7 +96,7 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
 
         from synctool.queue.worker import drain
 
-        summary = drain(platforms.services(rt), max_seconds=45)
+        summary = drain(platforms.runner(rt), max_seconds=45)
         say(summary.line())
 
         credits = [g for g in world.crm.gifts.values() if g.get("gift_type_name") == "Soft Credit"]
@@ -121,7 +121,7 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
             + "; --fix: "
             + ", ".join(f"{f['external_id']} {f['action']}" for f in found["fixed"])
         )
-        say(drain(platforms.services(rt), max_seconds=20).line())
+        say(drain(platforms.runner(rt), max_seconds=20).line())
         clean = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations")
         say(f"reconcile again: {clean['differences']} difference(s), {clean['totals']['by_status']['matched']} matched")
 
@@ -213,9 +213,9 @@ def seed(world, conn, rt, say) -> None:
     from synctool.platforms.mailchimp import ops as mailing
 
     crm_client = None
-    from synctool.crm import target as crm_target
+    from synctool.crm import environment as crm_environment
 
-    crm_client = crm_target.open_client(conn, rt)
+    crm_client = crm_environment.open_client(conn, rt)
     crm.refresh(conn, rt, client=crm_client)
     jane = crm_client.create_constituent(
         {"first_name": "Jane", "last_name": "Doe", "email_addresses": [{"address": "jane.doe@example.org"}]}

@@ -95,7 +95,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
 
     from synctool import store
     from synctool.crm import donor_changes
-    from synctool.crm import target as crm_target
+    from synctool.crm import environment as crm_environment
     from synctool.ops import refunds as refund_ops
     from synctool.ops.checks import doctor
 
@@ -105,7 +105,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     open_failures = log.open_failure_rows(conn, SUMMARY_LIMIT)
     open_count = log.open_failures(conn)
     spent = log.crm_requests_since(conn, since)
-    budget = crm_target.budget(rt)
+    budget = crm_environment.budget(rt)
     freshness = [
         c
         for c in doctor(conn, rt)

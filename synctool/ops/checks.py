@@ -101,7 +101,7 @@ def receiver(rt: Runtime, public_url: str | None) -> list[tuple[str, str, str, s
 
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
-    from synctool.crm import target as crm_target
+    from synctool.crm import environment as crm_environment
     from synctool.secrets import CORE_SECRETS
 
     checks: list[dict[str, Any]] = []
@@ -149,14 +149,14 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
             (f"set ({source})" if source else "not set") + (f"; {platform.name}: {platform.secrets[name]}" if platform else ""),
             "" if source else fix,
         )
-    where = crm_target.target(conn, rt)
+    where = crm_environment.target(conn, rt)
     add(
         "crm",
         "ok" if where.key_source else "fail",
         f"{where.environment} at {where.base_url}",
         "" if where.key_source else "synctool crm config --api-key",
     )
-    share = crm_target.budget(rt)
+    share = crm_environment.budget(rt)
     add(
         "crm budget",
         "ok",

@@ -7,8 +7,8 @@ import sqlite3
 from typing import Any, Literal, Optional
 
 from synctool import settings, store
+from synctool.crm import environment as crm_environment
 from synctool.crm import references
-from synctool.crm import target as crm_target
 from synctool.errors import InvalidInput, SynctoolError
 from synctool.runtime import Runtime
 from synctool.validation import Body
@@ -16,7 +16,7 @@ from synctool.validation import Body
 
 def refresh(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, int]:
     """Fetch every CRM reference list (and the tag keywords and gift custom fields) into the cache."""
-    crm = client or crm_target.open_client(conn, rt)
+    crm = client or crm_environment.open_client(conn, rt)
     return references.refresh(conn, crm)
 
 
@@ -25,7 +25,7 @@ def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
 
 
 def status(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
-    where = crm_target.target(conn, rt)
+    where = crm_environment.target(conn, rt)
     return {
         "environment": where.environment,
         "base_url": where.base_url,
@@ -39,14 +39,14 @@ def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> di
     """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
     result = {**status(conn, rt), "ok": False, "configured": False}
     try:
-        crm = client or crm_target.open_client(conn, rt)
+        crm = client or crm_environment.open_client(conn, rt)
         result["configured"] = True
         page = crm.request("GET", "/constituents", params={"limit": 1})
         result["ok"] = True
         result["constituents"] = page.get("total_items")
     except SynctoolError as exc:
         result["error"] = str(exc)
-    result["rate_limit"] = crm_target.budget(rt)
+    result["rate_limit"] = crm_environment.budget(rt)
     return result
 
 
@@ -68,7 +68,7 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dic
     from synctool.crm.client import check_base_url
 
     base_url, api_key = body.base_url, body.api_key
-    env = crm_target.environment(conn, rt)
+    env = crm_environment.environment(conn, rt)
     if base_url is not None:
         check_base_url(base_url, "--base-url")
         with store.atomic(conn):
@@ -76,7 +76,7 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dic
     if api_key is not None:
         if not api_key.strip():
             raise InvalidInput("the API key is empty")
-        rt.secrets.set(crm_target.key_name(env), api_key.strip())
+        rt.secrets.set(crm_environment.key_name(env), api_key.strip())
     return status(conn, rt)
 
 
@@ -91,7 +91,7 @@ def budget(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """synctool's share of the account's request budget, what this window used, and the mirror's age."""
     from synctool.crm import mirror
 
-    return {**crm_target.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": settings.sync_mode(conn)}
+    return {**crm_environment.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": settings.sync_mode(conn)}
 
 
 def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False,
     """Refresh the constituent mirror from the CRM (incrementally, or a full rebuild) and say what it cost."""
     from synctool.crm import mirror
 
-    crm = client or crm_target.open_client(conn, rt)
+    crm = client or crm_environment.open_client(conn, rt)
     try:
         done = mirror.refresh(crm, conn, full=full, page_size=rt.config.crm.mirror_page_size)
     finally:

@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms, store
-from synctool.crm import target as crm_target
+from synctool.crm import environment as crm_environment
 from synctool.errors import Conflict
 from synctool.queue import log
 from synctool.runtime import Runtime
@@ -15,7 +15,7 @@ from synctool.runtime import Runtime
 def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     """Clear deliveries, jobs, ledgers and the platforms' local records; refused unless the CRM environment is sandbox.
     Settings, mappings and users are kept."""
-    env = crm_target.environment(conn, rt)
+    env = crm_environment.environment(conn, rt)
     if env != "sandbox":
         raise Conflict(
             f"refused: the CRM environment is {env}; reset-test-data runs only in sandbox (synctool crm environment sandbox)"
@@ -45,5 +45,5 @@ def poll_cron(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     from synctool.queue.worker import drain
 
     polled = poll(conn, rt)
-    summary = drain(platforms.services(rt), max_seconds=55)
+    summary = drain(platforms.runner(rt), max_seconds=55)
     return {"poll": polled, "drain": summary.line()}

@@ -7,7 +7,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from synctool.crm import donor_changes, target
+from synctool.crm import donor_changes, environment
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 from synctool.validation import Body, Query
@@ -48,7 +48,7 @@ def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> dict[str, 
     ids = _ids(conn, body)
     if not ids:
         return {"results": [], "applied": 0}
-    client = target.open_client(conn, rt)
+    client = environment.open_client(conn, rt)
     try:
         results = donor_changes.decide(client, conn, ids, apply=True)
     finally:

@@ -27,7 +27,7 @@ def drain(
 ) -> tuple[DrainSummary, dict[str, Any] | None]:
     """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
     summary = drain_queue(
-        platforms.services(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job
+        platforms.runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job
     )
     return summary, after_drain(conn, rt, summary.failed_jobs)
 
@@ -48,4 +48,4 @@ def watch(
         if on_run is not None:
             on_run(summary)
 
-    return watch_queue(platforms.services(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)
+    return watch_queue(platforms.runner(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)

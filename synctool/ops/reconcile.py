@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from synctool import platforms, settings, store
+from synctool.crm import environment as crm_environment
 from synctool.crm import soft_credits
-from synctool.crm import target as crm_target
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound
 from synctool.money import dollars
@@ -127,7 +127,7 @@ def reconcile(
     platform_requests = {name: spent for name, (_, spent) in listings.items()}
     # only the platforms read are compared: a CRM gift of one that failed, or is not in use, is no "extra"
     compared = set(listings)
-    owned = crm_target.open_client(conn, rt) if client is None else None
+    owned = crm_environment.open_client(conn, rt) if client is None else None
     crm: Any = client or owned
     try:
         sent_before = crm.requests_sent
@@ -434,7 +434,7 @@ def payouts(
     held: dict[str, dict[str, Any]] = {}
     crm_requests = 0
     if ledger:
-        owned = crm_target.open_client(conn, rt) if client is None else None
+        owned = crm_environment.open_client(conn, rt) if client is None else None
         crm: Any = client or owned
         try:
             sent_before = crm.requests_sent

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from synctool.config import Config
-    from synctool.platforms.context import Services
+    from synctool.platforms.context import Runner
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, Outcome
     from synctool.platforms.webhook import Adapter, Missed
@@ -393,12 +393,12 @@ def crm_bound() -> tuple[str, ...]:
     return tuple(t.name for t in targets() if t.first) + ("crm",)
 
 
-def services(rt: Any) -> Services:
+def runner(rt: Runtime) -> Runner:
     """What drain's handlers run with: every platform's handlers (registered when the first job is claimed),
     their clients built from the Runtime on first use, stored deliveries decoded by their adapter."""
-    from synctool.platforms.context import Services
+    from synctool.platforms.context import Runner
 
-    return Services(
+    return Runner(
         rt,
         open_client=lambda role: open_client(rt, role),
         parse=lambda source, body: adapter(source).parse_webhook(body),

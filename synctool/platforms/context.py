@@ -1,5 +1,5 @@
 """What a job handler works with: ``Job`` (its row, a connection of its own, the config, the outside
-clients) and the ``Services`` one drain shares between its jobs. The queue runs handlers through these
+clients) and the ``Runner`` one drain shares between its jobs. The queue runs handlers through these
 (``queue.handlers.Runner``) without knowing the CRM or any platform.
 """
 
@@ -25,11 +25,11 @@ from synctool.runtime import Runtime
 class Job:
     """The running job a handler gets: its row, a connection of its own, the config and the clients."""
 
-    job: sqlite3.Row
+    row: sqlite3.Row
     conn: sqlite3.Connection
     rt: Runtime
     owner: str
-    services: Services
+    runner: Runner
     #: when this job's run (a drain, or one operator command) started: the CRM mirror is refreshed at
     #: most once per run, and must have been refreshed since then before a constituent is created
     run_started: str = field(default_factory=store.iso)
@@ -43,11 +43,11 @@ class Job:
 
     @property
     def id(self) -> str:
-        return str(self.job["id"])
+        return str(self.row["id"])
 
     @property
     def force(self) -> bool:
-        return bool(self.job["force"])
+        return bool(self.row["force"])
 
     def heartbeat(self) -> None:
         """Extend the lease and the job's locks; called before each CRM request, so a job run outside a
@@ -60,12 +60,12 @@ class Job:
 
     def client(self, role: str) -> Any:
         """The API client for an outside system (``donations``, ``pos``, ``mailing``, ...)."""
-        return self.services.get(role, self)
+        return self.runner.get(role, self)
 
     @property
     def crm(self) -> CrmClient:
         """The CRM client; every request it sends is counted on this job's attempt."""
-        return self.services.get("crm", self)  # type: ignore[no-any-return]
+        return self.runner.get("crm", self)  # type: ignore[no-any-return]
 
     def match_or_create(self, person: constituents.Person, *, use_link: bool = True) -> tuple[str, bool]:
         """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
@@ -96,7 +96,7 @@ class Job:
         )
         how = donor_changes.policy(self.conn, self.config)
         self.donor_news = donor_changes.record(
-            self.crm, self.conn, constituent_id, person, how=how, source=self.job["source"],
+            self.crm, self.conn, constituent_id, person, how=how, source=self.row["source"],
             external_id=body.get("external_id"), job_id=self.id,
         )  # fmt: skip
         return constituent_id, gift_id, created
@@ -107,10 +107,10 @@ class Job:
 
     def refund_job(self) -> refunds.RefundJob:
         """This job as ``crm.refunds`` applies a refund for it."""
-        return refunds.RefundJob(self.crm, self.conn, self.id, self.job["created_at"], self.config)
+        return refunds.RefundJob(self.crm, self.conn, self.id, self.row["created_at"], self.config)
 
 
-class Services:
+class Runner:
     """Outside clients shared by the jobs of one drain: building an HTTPS client (its TLS context) costs
     more than most jobs, and httpx clients are thread-safe. CRM requests are counted on the job that the
     calling thread is running."""
@@ -143,7 +143,7 @@ class Services:
     def event(self, running: Any) -> Event:
         """The job's event: its stored delivery parsed by the platform's adapter, or (for a job no delivery
         brought) its payload."""
-        row = running.job
+        row = running.row
         payload = json.loads(row["payload"]) if row["payload"] else {}
         spec = JobSpec(row["entity_type"], row["entity_id"], row["target"], row["external_id"])
         if row["delivery_id"] is not None:
@@ -163,9 +163,9 @@ class Services:
         with self._lock:
             if name not in self._clients:
                 if name == "crm":
-                    from synctool.crm import target
+                    from synctool.crm import environment
 
-                    self._clients[name] = target.open_client(ctx.conn, self.rt, on_request=self._count, preview=self.preview)
+                    self._clients[name] = environment.open_client(ctx.conn, self.rt, on_request=self._count, preview=self.preview)
                 else:
                     self._clients[name] = self.open_client(name)
             return self._clients[name]

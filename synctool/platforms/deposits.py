@@ -17,7 +17,7 @@ from synctool.queue.jobs import Outcome
 @handler(ANY_SOURCE, "deposit")
 def deposit(event: Event, ctx: Job) -> Outcome:
     job = event.payload
-    ext, payout_id = ctx.job["external_id"], job["payout_id"]
+    ext, payout_id = ctx.row["external_id"], job["payout_id"]
     entry = gifts.recorded(ctx.conn, ext)
     if entry is None or entry["state"] != "done":
         raise Skip(f"no CRM gift {ext} in the ledger; `synctool reconcile` lists it as missing")
@@ -35,7 +35,7 @@ def deposit(event: Event, ctx: Job) -> Outcome:
                 "kind": "deposit",
                 "state": "done",
                 "crm_id": payout_id,
-                "job_id": ctx.job["id"],
+                "job_id": ctx.row["id"],
                 "updated_at": store.iso(),
             },
             pk="key",

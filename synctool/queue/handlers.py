@@ -7,7 +7,7 @@ returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped, ``TransientE
 ``PermanentError`` fails it at once.
 
 The queue knows neither the CRM nor the platforms: what it runs a job with comes from a ``Runner`` (the
-platforms' ``Services``), so nothing here imports above the queue's floor.
+platforms' ``Runner``), so nothing here imports above the queue's floor.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ def find(source: str, entity_type: str) -> Handler | None:
     return HANDLERS.get((source, entity_type)) or HANDLERS.get((ANY_SOURCE, entity_type))
 
 
-class RunningJob(Protocol):
-    """What the queue reads of a job while it runs it."""
+class Job(Protocol):
+    """What the queue reads of a job while it runs it (``platforms.context.Job``): its row, its connection."""
 
-    job: sqlite3.Row
+    row: sqlite3.Row
     conn: sqlite3.Connection
     owner: str
     crm_requests: int
@@ -73,9 +73,9 @@ class Runner(Protocol):
 
     def ready(self) -> None: ...
 
-    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> RunningJob: ...
+    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> Job: ...
 
-    def event(self, running: RunningJob) -> Any: ...
+    def event(self, running: Job) -> Any: ...
 
     def start_plan(self) -> None: ...
 

@@ -2,7 +2,7 @@
 
 Handlers are found by ``(source, entity_type)`` in ``HANDLERS`` (the platforms register theirs with
 ``@handler``) and called as ``handler(event, job)``; the ``Runner`` drain is given (the platforms'
-``Services``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
+``Runner``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
 ``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
 fix the cause, then retry), anything else is an internal error and is retried like a transient one.
 Drain is time-boxed for cron and safe to overlap with itself: the lease and the claim's conditional
@@ -30,7 +30,7 @@ from synctool.errors import (
     Wait,
 )
 from synctool.queue import jobs
-from synctool.queue.handlers import HANDLERS, Runner, RunningJob, find, handler
+from synctool.queue.handlers import HANDLERS, Job, Runner, find, handler
 
 __all__ = ["HANDLERS", "handler", "drain", "run_job", "DrainSummary"]
 
@@ -63,7 +63,7 @@ class DrainSummary:
 
 def run_job(
     runner: Runner,
-    ctx: RunningJob,
+    ctx: Job,
     summary: DrainSummary | None = None,
     lock: threading.Lock | None = None,
     *,
@@ -72,7 +72,7 @@ def run_job(
 ) -> str:
     """Run one claimed job to its next status and record the attempt (on ``record``, when the handler works
     on a copy of the database: preview mode); returns that status."""
-    job = ctx.job
+    job = ctx.row
     record = record or ctx.conn
     if preview:
         runner.start_plan()

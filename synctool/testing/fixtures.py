@@ -136,7 +136,7 @@ def drain(synctool_site: Site) -> Callable[..., Any]:
     def run(max_seconds: float = 10) -> Any:
         rt = synctool_site.runtime()
         store.connect(rt.db_path).close()
-        return run_queue(platforms.services(rt), max_seconds=max_seconds)
+        return run_queue(platforms.runner(rt), max_seconds=max_seconds)
 
     return run
 

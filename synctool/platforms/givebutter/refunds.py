@@ -35,7 +35,7 @@ def read(event: Event, ctx: Job) -> refunds.Refund:
     ext = external_id(details.transaction_id)
     on = gifts.gift_date(details.moment, data.timezone, ctx.config.timezone)
     if not details.cumulative:
-        refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or ctx.job['id']}"
+        refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or ctx.row['id']}"
         key = f"donations:{refund_id}"
         done = refunds.recorded(ctx.conn, key)
         amount = details.amount if done is not None else covered(ctx, details.transaction_id, ext, details.amount)

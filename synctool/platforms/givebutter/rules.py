@@ -340,7 +340,7 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
     if status != "succeeded":
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     ext = external_id(txn.id)
-    made = gifts.already_made(ctx.conn, ext, ctx.job)
+    made = gifts.already_made(ctx.conn, ext, ctx.row)
     if made is not None and made.status == "skipped":
         return made  # another job made this gift (and its soft credit)
     campaign = campaign_of(ctx, txn)
@@ -378,7 +378,7 @@ def transaction(event: Event, ctx: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
     data = event.payload.get("transaction") or event.data
     if not data:
-        data = ctx.client("donations").transaction(ctx.job["entity_id"])
+        data = ctx.client("donations").transaction(ctx.row["entity_id"])
     return sync_transaction(ctx, data)
 
 

@@ -49,7 +49,7 @@ def find_constituent(ctx: Job, email: str, first: str | None, last: str | None) 
 
 
 def apply_event(delivered: Event, ctx: Job) -> Outcome:
-    event = ctx.job["entity_type"]
+    event = ctx.row["entity_type"]
     if not settings.get(ctx.conn, ENABLED, True):
         raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
     if not isinstance(delivered.data, AudienceEvent):
@@ -62,7 +62,7 @@ def apply_event(delivered: Event, ctx: Job) -> Outcome:
     rules = rules_for(ctx.conn, list_id, event)
     if not rules or not (rules.get("add") or rules.get("remove")):
         raise Skip(f"no tag rules for {event} on list {list_id}")
-    email = event_data.email or ctx.job["entity_id"]
+    email = event_data.email or ctx.row["entity_id"]
     constituent_id = find_constituent(ctx, email, event_data.merges.FNAME or None, event_data.merges.LNAME or None)
     if constituent_id is None:
         raise Skip(f"no CRM constituent has the e-mail {email}; nothing to tag")

@@ -286,16 +286,16 @@ def user_locked(*user_ids_of):
 
 def _user_of(kind: str, *fields: str):
     def get(ctx: Job) -> list[str | None]:
-        record = portal_records.find(ctx.conn, kind, ctx.job["entity_id"]) or {}
+        record = portal_records.find(ctx.conn, kind, ctx.row["entity_id"]) or {}
         return [record.get(f) for f in fields]
 
     return get
 
 
 @handler("portal", "user")
-@user_locked(lambda ctx: [ctx.job["entity_id"]])
+@user_locked(lambda ctx: [ctx.row["entity_id"]])
 def user(event: webhook.Event, ctx: Job) -> Outcome:
-    constituent_id = sync_user(ctx, ctx.job["entity_id"])
+    constituent_id = sync_user(ctx, ctx.row["entity_id"])
     return Outcome("succeeded", f"user linked to constituent {constituent_id}", crm_constituent_id=constituent_id)
 
 
@@ -323,7 +323,7 @@ def finish_before(start: str | None, existing_start: str | None) -> str:
 @handler("portal", "membership")
 @user_locked(_user_of("membership", "user_id"))
 def membership(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "membership", ctx.job["entity_id"])
+    record = portal_records.get(ctx.conn, "membership", ctx.row["entity_id"])
     constituent_id = constituent_for(ctx, record["user_id"])
     crm = ctx.crm
     level_id = level_for(ctx, record)
@@ -406,8 +406,8 @@ def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
 @handler("portal", "payment")
 @user_locked(_user_of("payment", "user_id"))
 def payment(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "payment", ctx.job["entity_id"])
-    force = bool(ctx.job["force"])
+    record = portal_records.get(ctx.conn, "payment", ctx.row["entity_id"])
+    force = bool(ctx.row["force"])
     if record["status"] != "succeeded":
         raise Skip(f"payment {record['id']} is {record['status']}; only succeeded payments become gifts")
     if record.get("crm_gift_id") and not force:
@@ -439,7 +439,7 @@ def payment(event: webhook.Event, ctx: Job) -> Outcome:
             ctx.conn,
             constituent_id,
             body,
-            job_id=ctx.job["id"],
+            job_id=ctx.row["id"],
             force_lookup=force,
             confirm_after_s=ctx.config.crm.confirm_after_s,
         )
@@ -459,7 +459,7 @@ def payment(event: webhook.Event, ctx: Job) -> Outcome:
             queue(ctx.conn, "membership", membership_id, origin=f"payment {record['id']}")
         message += f"; membership {membership_id} sync queued"
     with store.atomic(ctx.conn):
-        jobs.record_crm_ids(ctx.conn, ctx.job["id"], constituent_id=constituent_id, gift_id=primary)
+        jobs.record_crm_ids(ctx.conn, ctx.row["id"], constituent_id=constituent_id, gift_id=primary)
     total = cents_to_dollars(sum(cents for _, cents in groups))
     return Outcome(
         "succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids, amount=f"{total:.2f}"
@@ -468,7 +468,7 @@ def payment(event: webhook.Event, ctx: Job) -> Outcome:
 
 @handler("portal", "enrollment")
 def enrollment(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "enrollment", ctx.job["entity_id"])
+    record = portal_records.get(ctx.conn, "enrollment", ctx.row["entity_id"])
     portal_records.set_link(ctx.conn, "enrollment", record["id"], crm_synced_at=store.iso())
     return Outcome("succeeded", "enrollment recorded (its gift comes from its payment)")
 
@@ -476,7 +476,7 @@ def enrollment(event: webhook.Event, ctx: Job) -> Outcome:
 @handler("portal", "relationship")
 @user_locked(_user_of("family_link", "primary_user_id", "member_user_id"))
 def relationship(event: webhook.Event, ctx: Job) -> Outcome:
-    link = portal_records.get(ctx.conn, "family_link", ctx.job["entity_id"])
+    link = portal_records.get(ctx.conn, "family_link", ctx.row["entity_id"])
     if link.get("crm_relationship_id"):
         raise Skip(f"family link {link['id']} is already CRM relationship {link['crm_relationship_id']}")
     primary = constituent_for(ctx, link["primary_user_id"])

@@ -141,9 +141,9 @@ def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
 
 @handler("pos", "order")
 def order(event: Event, ctx: Job) -> Outcome:
-    order_id = ctx.job["entity_id"]
+    order_id = ctx.row["entity_id"]
     ext = external_id(order_id)
-    made = gifts.already_made(ctx.conn, ext, ctx.job)
+    made = gifts.already_made(ctx.conn, ext, ctx.row)
     if made is not None:
         return made
     found = ctx.client("pos").order(order_id)
