@@ -20,6 +20,7 @@ from synctool.errors import InvalidInput
 from synctool.ops.each import by_source, each, words
 from synctool.ops.reconcile import period
 from synctool.queue import jobs, log
+from synctool.runtime import Runtime
 
 
 def _known(conn: sqlite3.Connection, external_id: str) -> bool:
@@ -30,7 +31,7 @@ def _known(conn: sqlite3.Connection, external_id: str) -> bool:
     )
 
 
-def estimate(conn: sqlite3.Connection, rt: Any, items: list[Any]) -> dict[str, Any]:
+def estimate(conn: sqlite3.Connection, rt: Runtime, items: list[Any]) -> dict[str, Any]:
     """What draining ``items`` will cost: CRM requests and time at synctool's share of the budget."""
     seen: set[str] = set()
     new_donors = 0
@@ -52,7 +53,7 @@ def estimate(conn: sqlite3.Connection, rt: Any, items: list[Any]) -> dict[str, A
 
 def backfill(
     conn: sqlite3.Connection,
-    rt: Any,
+    rt: Runtime,
     *,
     since: str,
     until: str | None = None,

@@ -28,6 +28,7 @@ from synctool.money import dollars
 from synctool.ops.each import by_source, each, words
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs, log
+from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration
 
 STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
@@ -110,7 +111,7 @@ def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3
 
 def reconcile(
     conn: sqlite3.Connection,
-    rt: Any,
+    rt: Runtime,
     *,
     start: str | None = None,
     end: str | None = None,
@@ -335,7 +336,7 @@ def _totals(items: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[s
     }
 
 
-def _fix(conn: sqlite3.Connection, rt: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _fix(conn: sqlite3.Connection, rt: Runtime, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For each difference, queue what the normal path should do, or say why nothing: a failed job is retried,
     money that never arrived is queued as the backup poll would, a gift synctool made that vanished from the
     CRM is re-made (a forced job), a refund not applied gets its refund job. Nothing else changes."""
@@ -406,7 +407,7 @@ def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
 
 def payouts(
     conn: sqlite3.Connection,
-    rt: Any,
+    rt: Runtime,
     *,
     start: str | None = None,
     end: str | None = None,

@@ -10,6 +10,7 @@ from typing import Any, Literal, Optional
 from synctool import settings, store
 from synctool.crm import refunds
 from synctool.errors import InvalidInput
+from synctool.runtime import Runtime
 from synctool.timeutil import parse_moment
 from synctool.validation import Body
 
@@ -31,7 +32,7 @@ class RefundsQuery(Body):
     limit: int = 200
 
 
-def refund_policy(conn: sqlite3.Connection, rt: Any, body: PolicyBody | None = None) -> dict[str, Any]:
+def refund_policy(conn: sqlite3.Connection, rt: Runtime, body: PolicyBody | None = None) -> dict[str, Any]:
     """Show or set what a platform's refund does to its CRM gift."""
     if body is not None:
         refunds.set_policy(conn, body.policy)

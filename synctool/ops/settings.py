@@ -10,6 +10,7 @@ from pydantic import Field
 from synctool import settings, store
 from synctool.crm import donor_changes
 from synctool.crm import soft_credits as soft
+from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
 
@@ -70,7 +71,7 @@ class DonorUpdatesBody(Body):
     policy: Literal["review", "add", "off"]
 
 
-def soft_credits(conn: sqlite3.Connection, rt: Any, body: SoftCreditsBody | None = None) -> dict[str, Any]:
+def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> dict[str, Any]:
     """Whether peer-to-peer fundraisers get Soft Credit gifts (the setting wins over ``soft_credits.enabled``)."""
     if body is not None:
         with store.atomic(conn):
@@ -81,7 +82,7 @@ def soft_credits(conn: sqlite3.Connection, rt: Any, body: SoftCreditsBody | None
     }
 
 
-def donor_updates(conn: sqlite3.Connection, rt: Any, body: DonorUpdatesBody | None = None) -> dict[str, Any]:
+def donor_updates(conn: sqlite3.Connection, rt: Runtime, body: DonorUpdatesBody | None = None) -> dict[str, Any]:
     """What a known donor's new contact points become (the setting wins over ``donors.updates``)."""
     if body is not None:
         with store.atomic(conn):

@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 from synctool import store
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.queue import jobs, log
+from synctool.runtime import Runtime
 from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
 
@@ -209,20 +210,22 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
 
 
 def retry_all(
-    conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Any = None
+    conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Runtime | None = None
 ) -> dict[str, Any]:
     """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
     source = (query or SourceQuery()).source
-    refetched = refetch(conn, rt, source) if fresh else None
+    if fresh and rt is None:
+        raise ValueError("retry_all(fresh=True) needs the Runtime")  # a caller's bug: the CLI and API pass it
+    refetched = refetch(conn, rt, source) if fresh and rt is not None else None
     result: dict[str, Any] = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
     if refetched is not None:
         result.update(refetched=refetched[0], refetch_errors=refetched[1])
     return result
 
 
-def refetch(conn: sqlite3.Connection, rt: Any, source: str | None) -> tuple[int, list[str]]:
+def refetch(conn: sqlite3.Connection, rt: Runtime, source: str | None) -> tuple[int, list[str]]:
     """Before ``retry-all --fresh``: each platform in use that can (``Platform.refetch``) puts the current state
     of its failed jobs' items, fetched from the platform, in their payloads; one that cannot be reached is an
     error in the list, and the others are refetched all the same."""

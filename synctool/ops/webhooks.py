@@ -21,11 +21,12 @@ from synctool.ops.each import each, words
 from synctool.ops.inbox import received
 from synctool.platforms import Platform
 from synctool.platforms.registration import Check
+from synctool.runtime import Runtime
 
 PUBLIC_URL = "receiver_public_url"
 
 
-def _chosen(rt: Any, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
+def _chosen(rt: Runtime, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
     """The platforms in use that ``can`` (all of them, or those ``sources`` names), in the platforms' order."""
     if not sources:
         return platforms.chosen(rt.config, None, can)
@@ -39,12 +40,12 @@ def _registration(platform: Platform) -> Any:
     return platform.registration()
 
 
-def public_url(conn: sqlite3.Connection, rt: Any) -> str | None:
+def public_url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
     """Where the platforms reach the receiver: what `webhooks register --url` saved, else ``receiver.public_url``."""
     return settings.get(conn, PUBLIC_URL) or rt.config.receiver.public_url
 
 
-def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) -> dict[str, Any]:
+def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = None) -> dict[str, Any]:
     """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
     base = public_url(conn, rt)
@@ -82,7 +83,7 @@ def status(conn: sqlite3.Connection, rt: Any, sources: list[str] | None = None) 
     }
 
 
-def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | None = None) -> dict[str, Any]:
+def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str] | None = None) -> dict[str, Any]:
     """Create or repair each source's registration at ``url`` and keep the secrets the platforms return.
     Returns what was done; ``export`` holds the secrets that could not be stored (no keyring)."""
     parts = urlsplit(url.strip())
@@ -130,7 +131,7 @@ def register(conn: sqlite3.Connection, rt: Any, url: str, sources: list[str] | N
 
 
 def _missing(
-    conn: sqlite3.Connection, rt: Any, since: str, sources: list[str] | None
+    conn: sqlite3.Connection, rt: Runtime, since: str, sources: list[str] | None
 ) -> tuple[dict[str, Any], dict[str, SynctoolError]]:
     """(source -> (missed deliveries, requests), source -> why it could not be read) for each platform in use
     that records its failed deliveries."""
@@ -143,13 +144,13 @@ def _missing(
     return each([p for p in chosen if p.missed], read)
 
 
-def unrecorded(rt: Any, sources: list[str] | None = None) -> list[str]:
+def unrecorded(rt: Runtime, sources: list[str] | None = None) -> list[str]:
     """The webhook sources in use whose platform keeps no record of failed deliveries."""
     return [p.role for p in _chosen(rt, sources, lambda p: p.missed or p.webhook) if p.webhook and not p.missed]
 
 
 def failed_deliveries(
-    conn: sqlite3.Connection, rt: Any, hours: float = 24, sources: list[str] | None = None
+    conn: sqlite3.Connection, rt: Runtime, hours: float = 24, sources: list[str] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Per platform in use that records it: how many deliveries it reports failed in the last ``hours`` and how
     many of those synctool never received (a delivery that failed at first and arrived on a retry is counted
@@ -170,7 +171,7 @@ def failed_deliveries(
 
 
 def heal(
-    conn: sqlite3.Connection, rt: Any, *, since: str = "7d", sources: list[str] | None = None, dry_run: bool = False
+    conn: sqlite3.Connection, rt: Runtime, *, since: str = "7d", sources: list[str] | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
     """Replay each delivery a platform reports it failed to make, from its own record, through the receiver's
     path: parsed by the platform's adapter, stored with its job in one commit, deduplicated on the provider's

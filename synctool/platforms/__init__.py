@@ -56,9 +56,9 @@ class PollHook(Protocol):
 class Registration(Protocol):
     """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
 
-    def status(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]: ...
+    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]: ...
 
-    def register(self, conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]: ...
+    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]: ...
 
 
 #: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
@@ -351,7 +351,7 @@ def fakes() -> dict[str, Fake]:
     return {p.client.role: p.fake for p in registered() if p.fake and p.client}
 
 
-def open_client(rt: Any, role: str) -> Any:
+def open_client(rt: Runtime, role: str) -> Any:
     """A new API client for a platform role, built from the Runtime (its secrets and transport)."""
     found = clients()
     one_of(role, tuple(found), "platform")
@@ -359,7 +359,7 @@ def open_client(rt: Any, role: str) -> Any:
 
 
 @contextmanager
-def using(rt: Any, role: str, client: Any = None) -> Iterator[Any]:
+def using(rt: Runtime, role: str, client: Any = None) -> Iterator[Any]:
     """The client given (tests pass one), else a new one for ``role`` that is closed afterwards."""
     if client is not None:
         yield client
@@ -408,7 +408,7 @@ def runner(rt: Runtime) -> Runner:
     )
 
 
-def describe(rt: Any) -> list[dict[str, Any]]:
+def describe(rt: Runtime) -> list[dict[str, Any]]:
     """One row per registered platform: its name and role, whether it is in use and, if so, whether its
     credentials are set (never their values), its webhook route, and what it can do."""
     rows = []

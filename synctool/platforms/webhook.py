@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from synctool.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from synctool.runtime import Runtime
 
 
 @dataclass
@@ -72,7 +75,7 @@ class WebhookSecrets:
         return self.values.get(name) or self.settings.get(name) or None
 
     @classmethod
-    def load(cls, rt: Any) -> WebhookSecrets:
+    def load(cls, rt: Runtime) -> WebhookSecrets:
         from synctool.platforms import registered, secret_names
 
         found: dict[str, str | None] = {}

@@ -7,6 +7,7 @@ from typing import Any
 
 from synctool.http import ApiClient
 from synctool.platforms import givebutter
+from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:
@@ -84,7 +85,7 @@ class DonationsClient:
         return list(self.pages("/campaigns", {"per_page": 100}))
 
 
-def from_runtime(rt: Any) -> DonationsClient:
+def from_runtime(rt: Runtime) -> DonationsClient:
     return DonationsClient(
         givebutter.section(rt.config).base_url,
         rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),

@@ -21,7 +21,7 @@ def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, c
     ]
 
 
-def refetch(conn: sqlite3.Connection, rt: Any, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
+def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
     """``retry-all --fresh``: each failed transaction job gets the transaction as Givebutter holds it now."""
     import json
 

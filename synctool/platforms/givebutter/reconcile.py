@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
 
 from synctool import platforms, settings
 from synctool.crm import gifts
@@ -16,10 +15,11 @@ from synctool.money import dollars
 from synctool.platforms.givebutter.rules import CAMPAIGNS
 from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
+from synctool.runtime import Runtime
 from synctool.validation import parse
 
 
-def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Expected], int]:
+def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """The period's transactions as gifts, and the Givebutter requests it cost. The query is a day wider on
     each side: the gift date is the donor's local day."""
     after = f"{start - timedelta(days=1)}T00:00:00Z"
@@ -77,7 +77,7 @@ def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple
         return items, client.api.requests_sent
 
 
-def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Payout], int]:
+def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
     """The period's payouts: transactions grouped by ``payout_id`` (each one's ``payout`` is its net), dated
     by Givebutter's payout list. Transactions are read from two weeks before the period: a payout pays
     out money taken in earlier."""

@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
+from synctool.runtime import Runtime
 
 SECRET = "DONATIONS_WEBHOOK_SECRET"
 EVENTS = [
@@ -15,7 +16,7 @@ EVENTS = [
 ]  # fmt: skip
 
 
-def wanted(conn: sqlite3.Connection, rt: Any, base: str) -> list[Wanted]:
+def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("donations", f"{base}/webhooks/donations", EVENTS, SECRET)]
 
 
@@ -32,7 +33,7 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     found = _found(client)
     mine = ours(found, want)
@@ -40,7 +41,7 @@ def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Ch
     return [compare(want, found, here, secret_matches=None if mine is None or not mine.secret else mine.secret == here)]
 
 
-def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is None:

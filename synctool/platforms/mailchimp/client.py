@@ -6,6 +6,7 @@ from typing import Any
 
 from synctool.http import ApiClient
 from synctool.platforms import mailchimp
+from synctool.runtime import Runtime
 
 
 def subscriber_hash(email: str) -> str:
@@ -84,7 +85,7 @@ class MailingClient:
                 return lists
 
 
-def from_runtime(rt: Any) -> MailingClient:
+def from_runtime(rt: Runtime) -> MailingClient:
     key = rt.secrets.require("MAILING_API_KEY", "the mailing platform")
     return MailingClient(mailchimp.section(rt.config).base_url or base_url_for(key), key, transport=rt.transport("mailing"))
 

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from synctool import mappings
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
+from synctool.runtime import Runtime
 
 SECRET = "MAILING_WEBHOOK_SECRET"
 EVENTS = {"subscribe": False, "unsubscribe": True, "profile": False, "cleaned": True, "upemail": False, "campaign": False}
@@ -22,7 +23,7 @@ def _secret_in(url: str) -> str | None:
     return found[0] if found else None
 
 
-def wanted(conn: sqlite3.Connection, rt: Any, base: str, secret: str | None = None) -> list[Wanted]:
+def wanted(conn: sqlite3.Connection, rt: Runtime, base: str, secret: str | None = None) -> list[Wanted]:
     secret = secret or rt.secrets.get(SECRET) or ""
     return [
         Wanted("mailing", f"{base}/webhooks/mailing?secret={secret}", ["unsubscribe", "cleaned"], SECRET, where=row["key"])
@@ -41,7 +42,7 @@ def _found(client: Any, list_id: str) -> list[Found]:
     return found
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
     wants = wanted(conn, rt, base)
     if not wants:
         return [Check("mailing", "not configured", "no audience is mapped", "synctool mailing mappings set LIST_ID")]
@@ -55,7 +56,7 @@ def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Ch
     return checks
 
 
-def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
     secret = rt.secrets.get(SECRET)
     # each mapped audience's webhooks, read once (the URL's secret is not known yet: match on the path)
     registered = {w.where: _found(client, w.where) for w in wanted(conn, rt, base, secret or "-")}

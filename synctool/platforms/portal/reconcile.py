@@ -7,16 +7,16 @@ from __future__ import annotations
 import sqlite3
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
 from synctool.errors import SyncError
 from synctool.money import cents_to_dollars
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.rules import gift_groups
 from synctool.platforms.reconcile import Expected
+from synctool.runtime import Runtime
 
 
-def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Expected], int]:
+def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     items = []
     rows = conn.execute(
         "SELECT id FROM portal_payments WHERE status = 'succeeded' AND substr(created_at, 1, 10) BETWEEN ? AND ?",

@@ -8,6 +8,7 @@ from typing import Any
 
 from synctool.http import ApiClient
 from synctool.platforms import square
+from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:
@@ -133,7 +134,7 @@ class PosClient:
         return self.api.request("POST", "/v2/orders/search", json=body)
 
 
-def from_runtime(rt: Any) -> PosClient:
+def from_runtime(rt: Runtime) -> PosClient:
     return PosClient(
         square.section(rt.config).base_url,
         rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),

@@ -14,11 +14,12 @@ from synctool.crm import gifts
 from synctool.money import cents_to_dollars
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.platforms.square.webhook import external_id
+from synctool.runtime import Runtime
 
 ZERO = Decimal("0.00")
 
 
-def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Expected], int]:
+def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """The period's paid orders as gifts, and the Square requests it cost (a day wider on each side: the
     gift date is the location's local day)."""
     begin = f"{start - timedelta(days=1)}T00:00:00Z"
@@ -75,7 +76,7 @@ def expected(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple
     return items, requests
 
 
-def payouts(conn: sqlite3.Connection, rt: Any, start: date, end: date) -> tuple[list[Payout], int]:
+def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
     """Each location's payouts of the period (``GET /v2/payouts``) with their entries (CHARGE, REFUND, FEE,
     ...); a charge or refund entry names its payment, and the payment its order (the gift)."""
     begin = f"{start}T00:00:00Z"

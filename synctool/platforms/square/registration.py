@@ -11,12 +11,13 @@ from typing import Any
 from synctool.platforms import square
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 from synctool.platforms.square import notification
+from synctool.runtime import Runtime
 
 SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
 EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
 
 
-def wanted(conn: sqlite3.Connection, rt: Any, base: str) -> list[Wanted]:
+def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("pos", f"{base}/webhooks/pos", EVENTS, SECRET)]
 
 
@@ -27,7 +28,7 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     check = compare(want, _found(client), rt.secrets.get(SECRET))
     verify_url = notification.url(conn, rt)
@@ -37,7 +38,7 @@ def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Ch
     return [check]
 
 
-def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     keep = {notification.SETTING: want.url}

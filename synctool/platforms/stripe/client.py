@@ -8,6 +8,7 @@ from typing import Any
 
 from synctool.http import ApiClient
 from synctool.platforms import stripe
+from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:
@@ -64,7 +65,7 @@ class PaymentsClient:
         return self.api.request("DELETE", f"/v1/webhook_endpoints/{endpoint_id}")
 
 
-def from_runtime(rt: Any) -> PaymentsClient:
+def from_runtime(rt: Runtime) -> PaymentsClient:
     return PaymentsClient(
         stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), transport=rt.transport("payments")
     )

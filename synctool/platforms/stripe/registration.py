@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
+from synctool.runtime import Runtime
 
 SECRET = "PAYMENTS_WEBHOOK_SECRET"
 EVENTS = [
@@ -16,7 +17,7 @@ EVENTS = [
 ]  # fmt: skip
 
 
-def wanted(conn: sqlite3.Connection, rt: Any, base: str) -> list[Wanted]:
+def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("payments", f"{base}/webhooks/payments", EVENTS, SECRET)]
 
 
@@ -27,12 +28,12 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     return [compare(want, _found(client), rt.secrets.get(SECRET))]
 
 
-def register(conn: sqlite3.Connection, rt: Any, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is not None and not rt.secrets.get(SECRET):
