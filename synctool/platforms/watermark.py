@@ -1,5 +1,6 @@
 """A backup poll's window (``poll_state``, one row per source): from the last run's start less an overlap, or
-from a lookback on the first run, ``--fresh`` or ``--lookback``; and the row the run leaves behind."""
+from a lookback on the first run, ``--fresh`` or ``--lookback``; the row the run leaves behind; and the one rule
+of what a poll queues (``queue_unseen``)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,16 @@ def save(conn: sqlite3.Connection, source: str, started: datetime, result: dict[
             {"source": source, "watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
             pk="source",
         )
+
+
+def queue_unseen(conn: sqlite3.Connection, max_attempts: int, **spec: Any) -> int:
+    """Queue the job ``spec`` describes (``jobs.enqueue``'s fields) unless a job already makes its gift (its
+    ``external_id``): what a webhook announced, a backfill or an earlier poll queued. A refund job naming the
+    gift does not count: the gift still has to be made. Returns 1 when it queued, else 0."""
+    from synctool.queue import jobs, log
+
+    with store.atomic(conn):
+        if log.gift_job(conn, spec["external_id"]) is not None:
+            return 0
+        jobs.enqueue(conn, max_attempts=max_attempts, **spec)
+    return 1

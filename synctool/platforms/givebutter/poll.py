@@ -41,23 +41,18 @@ def poll(
             seen += 1
             if str(txn.get("status") or "").lower() != "succeeded" or not txn.get("id"):
                 continue
-            ext = external_id(txn["id"])
-            with store.atomic(conn):
-                if log.gift_job(conn, ext) is not None:  # a refund job naming it does not make its gift
-                    continue
-                jobs.enqueue(
-                    conn,
-                    source="donations",
-                    entity_type="transaction",
-                    entity_id=str(txn["id"]),
-                    external_id=ext,
-                    payload={"transaction": txn, "origin": "poll"},
-                    email=txn.get("email"),
-                    name=supporter_name(txn),
-                    amount=str(txn.get("amount")),
-                    max_attempts=rt.config.queue.max_attempts,
-                )
-            queued += 1
+            queued += watermark.queue_unseen(
+                conn,
+                rt.config.queue.max_attempts,
+                source="donations",
+                entity_type="transaction",
+                entity_id=str(txn["id"]),
+                external_id=external_id(txn["id"]),
+                payload={"transaction": txn, "origin": "poll"},
+                email=txn.get("email"),
+                name=supporter_name(txn),
+                amount=str(txn.get("amount")),
+            )
         for txn in donations.transactions_updated_since(since_text, per_page=100):
             refunds_seen += 1
             refunds_queued += _queue_refund(conn, rt, txn)

@@ -71,22 +71,17 @@ def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -
     order = payload(Order, found, f"Square order {found.get('id')}")
     if eligibility(order) is not None or not order.id:
         return 0
-    ext = external_id(order.id)
     money = order.total_money
-    with store.atomic(conn):
-        if log.gift_job(conn, ext) is not None:  # a refund job naming the sale does not make its gift
-            return 0
-        jobs.enqueue(
-            conn,
-            source="pos",
-            entity_type="order",
-            entity_id=order.id,
-            external_id=ext,
-            payload={"origin": "poll"},
-            amount=None if money is None or money.amount is None else str(cents_to_dollars(money.amount)),
-            max_attempts=rt.config.queue.max_attempts,
-        )
-    return 1
+    return watermark.queue_unseen(
+        conn,
+        rt.config.queue.max_attempts,
+        source="pos",
+        entity_type="order",
+        entity_id=order.id,
+        external_id=external_id(order.id),
+        payload={"origin": "poll"},
+        amount=None if money is None or money.amount is None else str(cents_to_dollars(money.amount)),
+    )
 
 
 def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: dict[str, Any]) -> int:

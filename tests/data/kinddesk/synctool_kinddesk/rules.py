@@ -7,13 +7,12 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from synctool import mappings, platforms, store
+from synctool import mappings, platforms
 from synctool.crm.constituents import Person
 from synctool.platforms import watermark
 from synctool.platforms.context import Job
 from synctool.platforms.reconcile import Expected
 from synctool.platforms.webhook import Event
-from synctool.queue import jobs, log
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.runtime import Runtime
