@@ -49,12 +49,9 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
         found = client.gifts(since)
         spent = client.api.requests_sent
     for gift in found:
-        with store.atomic(conn):
-            if log.gift_job(conn, f"kind_{gift['id']}") is None:
-                jobs.enqueue(
-                    conn, max_attempts=rt.config.queue.max_attempts, **{**_job(gift), "payload": {"gift": gift, "origin": "poll"}}
-                )
-                queued += 1
+        queued += watermark.queue_unseen(
+            conn, rt.config.queue.max_attempts, **{**_job(gift), "payload": {"gift": gift, "origin": "poll"}}
+        )
     result = {"since": since, "seen": len(found), "queued": queued, "requests": spent}
     watermark.save(conn, ROLE, started, result)
     return result
