@@ -19,6 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,33 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+@dataclass(frozen=True)
+class LockHolder:
+    """Who the locks taken through a connection belong to: the running job's lease owner, so the drain's
+    heartbeat renews them with the lease and they lapse with it when the drain dies."""
+
+    owner: str
+    ttl_s: float
+
+
+class Connection(sqlite3.Connection):
+    """synctool's connection: ``lock_holder`` is set while a job runs on it (``held_by``)."""
+
+    lock_holder: LockHolder | None = None
+
+
+@contextmanager
+def held_by(conn: sqlite3.Connection, holder: LockHolder) -> Iterator[None]:
+    """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
+    if not isinstance(conn, Connection):
+        raise TypeError("held_by needs a connection from store.connect")
+    conn.lock_holder = holder
+    try:
+        yield
+    finally:
+        conn.lock_holder = None
+
+
 def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails."""
@@ -106,7 +134,9 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
     try:
         if str(path) != ":memory:":
             path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=Connection
+        )
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA journal_mode = WAL")
@@ -122,7 +152,7 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
 def snapshot(conn: sqlite3.Connection) -> sqlite3.Connection:
     """An in-memory copy of the database behind ``conn`` (SQLite's online backup), set up as ``connect``
     sets up a connection: preview mode runs its jobs against one and throws it away."""
-    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, factory=Connection)
     conn.backup(copy)
     copy.row_factory = sqlite3.Row
     copy.execute("PRAGMA foreign_keys = ON")
@@ -540,11 +570,6 @@ def m010_donor_changes(db: Database) -> None:
     db.conn.execute("CREATE INDEX donor_changes_status ON donor_changes (status)")
 
 
-#: who takes locks on this thread: drain sets it to the running job's lease owner, so the drain's heartbeat
-#: keeps the job's locks alive with its lease, and they lapse with it when the drain dies
-LOCK_HOLDER = threading.local()
-
-
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:
@@ -560,15 +585,15 @@ def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> in
 def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
     """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
 
-    Inside a drain the lock belongs to the running job's lease owner and is renewed with its lease; a lock
+    Taken through a job's connection (``held_by``) the lock belongs to the running job's lease owner and is renewed with its lease; a lock
     left by a process that died lapses after ``ttl_s`` without renewal. Waiting longer than ``wait_s``
     raises StoreUnavailable."""
     import time
 
-    holder = getattr(LOCK_HOLDER, "owner", None)
-    # inside a drain a lock lasts one lease past its last heartbeat; elsewhere a minute
-    ttl_s = ttl_s or (getattr(LOCK_HOLDER, "ttl_s", None) if holder else None) or 60.0
-    owner = f"{holder}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
+    holder: LockHolder | None = getattr(conn, "lock_holder", None)
+    # inside a job a lock lasts one lease past its last heartbeat; elsewhere a minute
+    ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
+    owner = f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
     names = sorted(set(names))
     deadline = time.monotonic() + wait_s
     while True:

@@ -82,12 +82,13 @@ def run_job(
     retry_after = None
     outcome = None
     waiting: Wait | None = None
-    store.LOCK_HOLDER.owner = ctx.owner  # locks the handler takes live and lapse with this job's lease
-    store.LOCK_HOLDER.ttl_s = ctx.config.queue.lease_seconds
+    # the locks the handler takes through its connection live and lapse with this job's lease
+    holder = store.LockHolder(ctx.owner, ctx.config.queue.lease_seconds)
     try:
         if fn is None:
             raise PermanentError(f"no handler for {job['source']} jobs of type {job['entity_type']!r}")
-        outcome = fn(runner.event(ctx), ctx) or jobs.Outcome()
+        with store.held_by(ctx.conn, holder):
+            outcome = fn(runner.event(ctx), ctx) or jobs.Outcome()
     except Skip as exc:
         outcome = jobs.Outcome(status="skipped", message=exc.reason)
     except Wait as exc:
@@ -101,8 +102,6 @@ def run_job(
     except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
         logger.exception("job %s: internal error", job["id"])
         error = f"internal error: {type(exc).__name__}: {exc}"
-    finally:
-        store.LOCK_HOLDER.owner = None
 
     if preview and (outcome is not None or waiting is not None or permanent):
         status = jobs.preview(record, job, ctx.owner, _plan(runner, outcome, waiting, error), ctx.crm_requests)
