@@ -81,18 +81,18 @@ def parse_webhook(body: bytes) -> Event:
 
 
 @handler(ROLE, "kind_gift")
-def kind_gift(event: Event, ctx: Job) -> Outcome:
+def kind_gift(event: Event, job: Job) -> Outcome:
     gift = event.payload.get("gift") or event.data
-    section = ctx.config.section(ROLE)
+    section = job.config.section(ROLE)
     body = {
         "external_id": f"kind_{gift['id']}",
         "received_amount": float(gift["amount"]),
         "received_date": gift["date"],
-        **mappings.coding(mappings.get(ctx.conn, "type_default", "kind:default"), {"fund_id": section.default_fund_id}),
-        **mappings.payment_coding(ctx.conn, "kind:card"),
+        **mappings.coding(mappings.get(job.conn, "type_default", "kind:default"), {"fund_id": section.default_fund_id}),
+        **mappings.payment_coding(job.conn, "kind:card"),
     }
     person = Person(gift["first_name"], gift["last_name"], gift["email"])
-    constituent_id, gift_id, created = ctx.make_gift(person, body)
+    constituent_id, gift_id, created = job.make_gift(person, body)
     return Outcome("succeeded", "gift created" if created else "gift already in the CRM", crm_constituent_id=constituent_id,
                    crm_gift_id=gift_id, amount=gift["amount"])  # fmt: skip
 

@@ -154,18 +154,18 @@ class Runner:
         return Event("", row["entity_type"], spec, None, payload)
 
     def _count(self) -> None:
-        ctx = getattr(self._current, "ctx", None)
-        if ctx is not None:
-            ctx.count_crm_request()
+        job = getattr(self._current, "job", None)
+        if job is not None:
+            job.count_crm_request()
 
-    def get(self, name: str, ctx: Job) -> Any:
-        self._current.ctx = ctx
+    def get(self, name: str, job: Job) -> Any:
+        self._current.job = job
         with self._lock:
             if name not in self._clients:
                 if name == "crm":
                     from synctool.crm import environment
 
-                    self._clients[name] = environment.open_client(ctx.conn, self.rt, on_request=self._count, preview=self.preview)
+                    self._clients[name] = environment.open_client(job.conn, self.rt, on_request=self._count, preview=self.preview)
                 else:
                     self._clients[name] = self.open_client(name)
             return self._clients[name]

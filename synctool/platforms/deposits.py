@@ -15,33 +15,33 @@ from synctool.queue.jobs import Outcome
 
 
 @handler(ANY_SOURCE, "deposit")
-def deposit(event: Event, ctx: Job) -> Outcome:
-    job = event.payload
-    ext, payout_id = ctx.row["external_id"], job["payout_id"]
-    entry = gifts.recorded(ctx.conn, ext)
+def deposit(event: Event, job: Job) -> Outcome:
+    details = event.payload
+    ext, payout_id = job.row["external_id"], details["payout_id"]
+    entry = gifts.recorded(job.conn, ext)
     if entry is None or entry["state"] != "done":
         raise Skip(f"no CRM gift {ext} in the ledger; `synctool reconcile` lists it as missing")
     key = f"deposit:{ext}"
-    done = ctx.conn.execute("SELECT crm_id FROM crm_writes WHERE key = ?", (key,)).fetchone()
+    done = job.conn.execute("SELECT crm_id FROM crm_writes WHERE key = ?", (key,)).fetchone()
     if done is not None and done["crm_id"] == payout_id:
         raise Skip(f"CRM gift {entry['crm_id']} already carries payout {payout_id}'s deposit")
-    ctx.crm.update_gift(
-        entry["crm_id"], {"deposit_date": job["deposit_date"], "deposited_amount": float(job["deposited_amount"])}
+    job.crm.update_gift(
+        entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(details["deposited_amount"])}
     )
-    with store.atomic(ctx.conn):
-        store.database(ctx.conn).table("crm_writes").upsert(
+    with store.atomic(job.conn):
+        store.database(job.conn).table("crm_writes").upsert(
             {
                 "key": key,
                 "kind": "deposit",
                 "state": "done",
                 "crm_id": payout_id,
-                "job_id": ctx.row["id"],
+                "job_id": job.row["id"],
                 "updated_at": store.iso(),
             },
             pk="key",
         )
     return Outcome(
         "succeeded",
-        f"CRM gift {entry['crm_id']}: deposited {job['deposited_amount']} on {job['deposit_date']} (payout {payout_id})",
+        f"CRM gift {entry['crm_id']}: deposited {details['deposited_amount']} on {details['deposit_date']} (payout {payout_id})",
         crm_gift_id=entry["crm_id"],
     )

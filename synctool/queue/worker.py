@@ -63,7 +63,7 @@ class DrainSummary:
 
 def run_job(
     runner: Runner,
-    ctx: Job,
+    running: Job,
     summary: DrainSummary | None = None,
     lock: threading.Lock | None = None,
     *,
@@ -72,8 +72,8 @@ def run_job(
 ) -> str:
     """Run one claimed job to its next status and record the attempt (on ``record``, when the handler works
     on a copy of the database: preview mode); returns that status."""
-    job = ctx.row
-    record = record or ctx.conn
+    job = running.row
+    record = record or running.conn
     if preview:
         runner.start_plan()
     fn = find(job["source"], job["entity_type"])
@@ -83,12 +83,12 @@ def run_job(
     outcome = None
     waiting: Wait | None = None
     # the locks the handler takes through its connection live and lapse with this job's lease
-    holder = store.LockHolder(ctx.owner, ctx.config.queue.lease_seconds)
+    holder = store.LockHolder(running.owner, running.config.queue.lease_seconds)
     try:
         if fn is None:
             raise PermanentError(f"no handler for {job['source']} jobs of type {job['entity_type']!r}")
-        with store.held_by(ctx.conn, holder):
-            outcome = fn(runner.event(ctx), ctx) or jobs.Outcome()
+        with store.held_by(running.conn, holder):
+            outcome = fn(runner.event(running), running) or jobs.Outcome()
     except Skip as exc:
         outcome = jobs.Outcome(status="skipped", message=exc.reason)
     except Wait as exc:
@@ -104,22 +104,22 @@ def run_job(
         error = f"internal error: {type(exc).__name__}: {exc}"
 
     if preview and (outcome is not None or waiting is not None or permanent):
-        status = jobs.preview(record, job, ctx.owner, _plan(runner, outcome, waiting, error), ctx.crm_requests)
+        status = jobs.preview(record, job, running.owner, _plan(runner, outcome, waiting, error), running.crm_requests)
     elif outcome is not None:
-        status = outcome.status if jobs.finish(record, job, ctx.owner, outcome, ctx.crm_requests) else "lost"
+        status = outcome.status if jobs.finish(record, job, running.owner, outcome, running.crm_requests) else "lost"
     elif waiting is not None:
-        status = jobs.wait(record, job, ctx.owner, str(waiting), waiting.retry_after or 0, ctx.crm_requests)
+        status = jobs.wait(record, job, running.owner, str(waiting), waiting.retry_after or 0, running.crm_requests)
         logger.info("job %s waits %.0f s: %s", job["id"], waiting.retry_after or 0, waiting)
     else:
         status = jobs.fail(
             record,
             job,
-            ctx.owner,
+            running.owner,
             error or "no outcome",
             permanent=permanent,
-            retry_delay_ms=ctx.config.queue.retry_delay_ms,
+            retry_delay_ms=running.config.queue.retry_delay_ms,
             retry_after_s=retry_after,
-            crm_requests=ctx.crm_requests,
+            crm_requests=running.crm_requests,
         )
         logger.log(
             logging.WARNING if status == "failed" else logging.INFO,
@@ -133,7 +133,7 @@ def run_job(
         )
     if summary is not None:
         with lock or threading.Lock():
-            summary.crm_requests += ctx.crm_requests
+            summary.crm_requests += running.crm_requests
             if status in ("succeeded", "skipped", "failed", "previewed"):
                 setattr(summary, status, getattr(summary, status) + 1)
             elif status == "queued":
@@ -157,20 +157,20 @@ def _plan(runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, er
     return {"decision": said, "ends": ends, "message": message, "writes": writes, "summary": f"{ends}: {said}; {message}"}
 
 
-def run_now(services: Runner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def run_now(runner: Runner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     """Run one queued job immediately, in this process (operator commands that sync "now")."""
-    rt = services.rt
+    rt = runner.rt
     owner = f"{socket.gethostname()}:{os.getpid()}:now"
     job = jobs.claim_one(conn, job_id, owner, lease_seconds=rt.config.queue.lease_seconds)
     if job is not None:
-        services.ready()
+        runner.ready()
         preview = job["target"] == "crm" and settings.sync_mode(conn) == "preview"  # "now" previews too
-        services.preview = preview
+        runner.preview = preview
         copy = store.snapshot(conn) if preview else conn
         try:
-            run_job(services, services.context(job, copy, owner, store.iso()), record=conn, preview=preview)
+            run_job(runner, runner.context(job, copy, owner, store.iso()), record=conn, preview=preview)
         finally:
-            services.close()
+            runner.close()
             if copy is not conn:
                 copy.close()
     return jobs.get(conn, job_id)
@@ -193,7 +193,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
 
 
 def drain(
-    services: Runner,
+    runner: Runner,
     *,
     max_seconds: float = 55,
     max_jobs: int | None = None,
@@ -207,16 +207,16 @@ def drain(
     ``targets`` (default: the runner's) are run in order: the platforms' local targets whose jobs make CRM
     jobs, then ``crm`` jobs, then the other platform targets; ``cms`` and ``messaging`` jobs are left for
     their own processors. Once ``stop`` is set, no new job is claimed: the running ones
-    finish and are recorded. ``services`` gives the handlers their clients; it is closed at the end."""
-    rt = services.rt
-    targets = targets or services.targets
+    finish and are recorded. ``runner`` gives the handlers their clients; it is closed at the end."""
+    rt = runner.rt
+    targets = targets or runner.targets
     setup = store.connect(rt.config.db_path, migrate=False)
     try:
         mode = settings.sync_mode(setup)
     finally:
         setup.close()
     preview = mode == "preview"
-    services.preview = preview
+    runner.preview = preview
     # preview jobs run one at a time, on a copy of the database that each run throws away
     concurrency = 1 if preview else max(1, min(concurrency, jobs.MAX_RUNNING))
     copy: list[sqlite3.Connection] = []
@@ -249,9 +249,7 @@ def drain(
             while time.monotonic() < deadline:
                 if not take_slot():
                     return
-                job = jobs.claim(
-                    conn, owner, targets=targets, serial=services.serial, lease_seconds=rt.config.queue.lease_seconds
-                )
+                job = jobs.claim(conn, owner, targets=targets, serial=runner.serial, lease_seconds=rt.config.queue.lease_seconds)
                 if job is None:
                     give_back()
                     due = jobs.next_due_in(conn, targets)
@@ -264,14 +262,14 @@ def drain(
                     else:
                         time.sleep(pause)
                     continue
-                services.ready()
+                runner.ready()
                 if preview and job["target"] == "crm":
                     if not copy or not copy[0].execute("SELECT 1 FROM jobs WHERE id = ?", (job["id"],)).fetchone():
                         copy[:] = [store.snapshot(conn)]  # first job, or one newer than the copy
-                    context = services.context(job, copy[0], owner, run_started)
-                    run_job(services, context, summary, lock, record=conn, preview=True)
+                    context = runner.context(job, copy[0], owner, run_started)
+                    run_job(runner, context, summary, lock, record=conn, preview=True)
                 else:
-                    run_job(services, services.context(job, conn, owner, run_started), summary, lock)
+                    run_job(runner, runner.context(job, conn, owner, run_started), summary, lock)
                 if on_job:
                     on_job(summary)
         finally:
@@ -287,7 +285,7 @@ def drain(
         t.join()
     done.set()
     beat.join()
-    services.close()
+    runner.close()
     for c in copy:
         c.close()
     summary.elapsed_s = time.monotonic() - started
@@ -302,7 +300,7 @@ def drain(
 
 
 def watch(
-    services: Runner,
+    runner: Runner,
     stop: threading.Event,
     *,
     interval_s: float = 30.0,
@@ -317,7 +315,7 @@ def watch(
     totals = DrainSummary()
     started = time.monotonic()
     while not stop.is_set():
-        summary = drain(services, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
+        summary = drain(runner, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
         for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "crm_requests"):
             setattr(totals, name, getattr(totals, name) + getattr(summary, name))
         totals.failed_jobs += summary.failed_jobs

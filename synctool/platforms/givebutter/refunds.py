@@ -20,7 +20,7 @@ from synctool.queue.jobs import Outcome
 from synctool.validation import parse, payload
 
 
-def read(event: Event, ctx: Job) -> refunds.Refund:
+def read(event: Event, job: Job) -> refunds.Refund:
     """The refund this job's ``refund.created`` delivery reports."""
     # reconcile --fix queues the refunded transaction itself; a webhook's job reads its delivery
     data = payload(Refund, event.payload.get("refund") or event.data, "the Givebutter refund")
@@ -33,14 +33,14 @@ def read(event: Event, ctx: Job) -> refunds.Refund:
             "adjust its CRM gift by hand, then `synctool syncs resolve` this record"
         )
     ext = external_id(details.transaction_id)
-    on = gifts.gift_date(details.moment, data.timezone, ctx.config.timezone)
+    on = gifts.gift_date(details.moment, data.timezone, job.config.timezone)
     if not details.cumulative:
-        refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or ctx.row['id']}"
+        refund_id = details.refund_id or f"{details.transaction_id}@{details.moment or job.row['id']}"
         key = f"donations:{refund_id}"
-        done = refunds.recorded(ctx.conn, key)
-        amount = details.amount if done is not None else covered(ctx, details.transaction_id, ext, details.amount)
+        done = refunds.recorded(job.conn, key)
+        amount = details.amount if done is not None else covered(job, details.transaction_id, ext, details.amount)
         return refunds.Refund("donations", "Givebutter", refund_id, ext, amount, on, key=key)
-    new = details.amount - refunds.refunded_so_far(ctx.conn, ext)
+    new = details.amount - refunds.refunded_so_far(job.conn, ext)
     refund_id = f"{details.transaction_id} (refunded total {details.amount})"
     if new <= 0:
         raise Skip(f"Givebutter transaction {details.transaction_id}: its refunded total {details.amount} is already applied")
@@ -49,21 +49,21 @@ def read(event: Event, ctx: Job) -> refunds.Refund:
     )
 
 
-def covered(ctx: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal:
+def covered(job: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal:
     """What a refund object adds beyond the refunds already applied. The same money can arrive in either
     shape (a refund object by webhook, the refunded transaction from ``reconcile --fix``), so the
     transaction's refunded total on Givebutter (one Givebutter request, no CRM request) bounds it; when
     Givebutter does not show the refund yet, the object's amount stands."""
     try:
-        total = refunded_parts(parse(Refund, ctx.client("donations").transaction(transaction_id), where="the transaction"))
+        total = refunded_parts(parse(Refund, job.client("donations").transaction(transaction_id), where="the transaction"))
     except SynctoolError:  # unreachable, or not readable: the object's amount stands
         return amount
-    so_far = refunds.refunded_so_far(ctx.conn, ext)
+    so_far = refunds.refunded_so_far(job.conn, ext)
     if total <= 0 or total >= so_far + amount:
         return amount
     return max(total - so_far, Decimal("0.00"))
 
 
 @handler("donations", "refund")
-def refund(event: Event, ctx: Job) -> Outcome:
-    return refunds.run(ctx.refund_job(), read(event, ctx))
+def refund(event: Event, job: Job) -> Outcome:
+    return refunds.run(job.refund_job(), read(event, job))

@@ -70,10 +70,10 @@ def supporter(txn: Transaction) -> Person:
     )
 
 
-def fetch_campaign(ctx: Job, campaign_id: str) -> dict[str, Any] | None:
+def fetch_campaign(job: Job, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
-        campaign = ctx.client("donations").campaign(campaign_id)
+        campaign = job.client("donations").campaign(campaign_id)
     except RemoteError as exc:
         if exc.status != 404:
             logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
@@ -82,8 +82,8 @@ def fetch_campaign(ctx: Job, campaign_id: str) -> dict[str, Any] | None:
     except SynctoolError as exc:
         logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
         return None
-    with store.atomic(ctx.conn):
-        settings.cache_put(ctx.conn, CAMPAIGNS, campaign_id, campaign)
+    with store.atomic(job.conn):
+        settings.cache_put(job.conn, CAMPAIGNS, campaign_id, campaign)
     return campaign
 
 
@@ -177,38 +177,38 @@ def deductible_amount(txn: Transaction) -> Decimal | None:
 FEE_FIELDS = ("fee_covered", "fee")
 
 
-def fee_fields(ctx: Job, txn: Transaction) -> list[dict[str, Any]]:
+def fee_fields(job: Job, txn: Transaction) -> list[dict[str, Any]]:
     """The mapped fee amounts as gift custom field values. LGL gift fields hold only their own values, so an
     amount the field does not offer yet is added to it first (one request, the first time it appears)."""
     out = []
     for name in FEE_FIELDS:
         amount = getattr(txn, name)
-        mapped = mappings.get(ctx.conn, "custom_field", name)
+        mapped = mappings.get(job.conn, "custom_field", name)
         if not mapped or amount is None:
             continue
-        field = references.gift_field(ctx.conn, mapped["crm_field"])
+        field = references.gift_field(job.conn, mapped["crm_field"])
         if field is None:
             raise PermanentError(
                 f"the CRM gift field {mapped['crm_field']!r} (mapped from {name}) is not in the cached CRM gift "
                 "fields; run `synctool crm refresh`, or fix `synctool mappings custom-fields`"
             )
         value = f"{amount:.2f}"
-        references.ensure_gift_field_value(ctx.conn, ctx.crm, field, value)
+        references.ensure_gift_field_value(job.conn, job.crm, field, value)
         out.append({"name": field["name"], "values": [{"name": value}]})
     return out
 
 
-def campaign_of(ctx: Job, txn: Transaction) -> dict[str, Any]:
+def campaign_of(job: Job, txn: Transaction) -> dict[str, Any]:
     """The transaction's campaign from the cache (fetched once when the cache has not seen it), or {}."""
     if not txn.campaign_id:
         return {}
-    return settings.cache_get(ctx.conn, CAMPAIGNS, txn.campaign_id) or fetch_campaign(ctx, txn.campaign_id) or {}
+    return settings.cache_get(job.conn, CAMPAIGNS, txn.campaign_id) or fetch_campaign(job, txn.campaign_id) or {}
 
 
-def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
-    conn = ctx.conn
+def gift_body(job: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
+    conn = job.conn
     campaign_id = txn.campaign_id or ""
-    donations = givebutter.section(ctx.config)
+    donations = givebutter.section(job.config)
     config_default = {"fund_id": donations.default_fund_id, "campaign_id": donations.default_campaign_id}
     plan_id = recurring_plan(txn)
     coding = mappings.coding(
@@ -224,7 +224,7 @@ def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str,
         "external_id": external_id(txn.id),
         "received_amount": float(txn.amount),
         "received_date": gifts.gift_date(
-            txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"), ctx.config.timezone
+            txn.transacted_at or txn.created_at, txn.timezone, campaign.get("timezone"), job.config.timezone
         ),
         **coding,
         **mappings.payment_coding(conn, f"donations:{method}"),
@@ -232,7 +232,7 @@ def gift_body(ctx: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str,
     deductible = deductible_amount(txn)
     if deductible is not None:
         body["deductible_amount"] = float(deductible)
-    fields = custom_fields(conn, txn) + fee_fields(ctx, txn)
+    fields = custom_fields(conn, txn) + fee_fields(job, txn)
     if fields:
         body["custom_fields"] = fields
     tribute_fields, tribute_note = tribute(txn.dedication)
@@ -271,91 +271,91 @@ class Fundraiser:
     why_not: str | None = None
 
 
-def fundraiser(ctx: Job, txn: Transaction) -> Fundraiser | None:
+def fundraiser(job: Job, txn: Transaction) -> Fundraiser | None:
     """The gift's fundraiser (``member_id``), matched like any person: on the mirror first (0 CRM requests
     when known), refreshed once per run; created only when ``soft_credits.create_fundraisers`` is on. A team
     page's gift without a member names no one person, so it gets none (the team's captain is not in the data)."""
     if not txn.member_id:
         return None
     name = txn.member_name or f"fundraiser {txn.member_id}"
-    if not soft_credits.enabled(ctx.conn, ctx.config):
+    if not soft_credits.enabled(job.conn, job.config):
         return Fundraiser(str(txn.member_id), name, None, "soft credits are off (synctool settings soft-credits on)")
-    member = _member(ctx, txn)
+    member = _member(job, txn)
     if member is None:
         return Fundraiser(str(txn.member_id), name, None, f"Givebutter has no member {txn.member_id} on the campaign")
     person = Person(first_name=member.get("first_name"), last_name=member.get("last_name"), email=member.get("email") or None)
     name = " ".join(p for p in (person.first_name, person.last_name) if p) or name
     if not person.email:
         return Fundraiser(str(txn.member_id), name, None, f"{name} has no e-mail on Givebutter to match a constituent by")
-    if ctx.config.soft_credits.create_fundraisers:
-        return Fundraiser(str(txn.member_id), name, ctx.match_or_create(person)[0])
-    found = constituents.lookup(ctx.conn, person)
+    if job.config.soft_credits.create_fundraisers:
+        return Fundraiser(str(txn.member_id), name, job.match_or_create(person)[0])
+    found = constituents.lookup(job.conn, person)
     if found is None:
-        crm = ctx.config.crm
-        mirror.ensure_fresh(ctx.crm, ctx.conn, ctx.run_started, page_size=crm.mirror_page_size)
-        found = constituents.lookup(ctx.conn, person)
+        crm = job.config.crm
+        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=crm.mirror_page_size)
+        found = constituents.lookup(job.conn, person)
     if found is None:
         why = f"{name} <{person.email}> is not in the CRM (soft_credits.create_fundraisers is off)"
         return Fundraiser(str(txn.member_id), name, None, why)
     return Fundraiser(str(txn.member_id), name, str(found["id"]))
 
 
-def _member(ctx: Job, txn: Transaction) -> dict[str, Any] | None:
+def _member(job: Job, txn: Transaction) -> dict[str, Any] | None:
     """The fundraiser's Givebutter record, cached (a fundraiser's page takes many gifts)."""
     key = f"{txn.campaign_id}:{txn.member_id}"
-    cached = settings.cache_get(ctx.conn, MEMBERS, key)
+    cached = settings.cache_get(job.conn, MEMBERS, key)
     if cached is not None:
         return cached
     try:
-        member = ctx.client("donations").member(str(txn.campaign_id), str(txn.member_id))
+        member = job.client("donations").member(str(txn.campaign_id), str(txn.member_id))
     except RemoteError as exc:
         if exc.status == 404:
             return None
         raise
-    with store.atomic(ctx.conn):
-        settings.cache_put(ctx.conn, MEMBERS, key, member)
+    with store.atomic(job.conn):
+        settings.cache_put(job.conn, MEMBERS, key, member)
     return member
 
 
-def credit_fundraiser(ctx: Job, raiser: Fundraiser, body: dict[str, Any], donor_id: str, gift_id: str) -> str:
+def credit_fundraiser(job: Job, raiser: Fundraiser, body: dict[str, Any], donor_id: str, gift_id: str) -> str:
     """The soft credit of the donor's gift for its fundraiser, made once; what happened, in words."""
     if raiser.constituent_id is None:
         return f"no soft credit: {raiser.why_not}"
     if raiser.constituent_id == donor_id:
         return f"no soft credit: {raiser.name} gave on their own page"
-    types = references.listing(ctx.conn, "gift-types")["items"]
+    types = references.listing(job.conn, "gift-types")["items"]
     if types and not any(t.get("name") == soft_credits.GIFT_TYPE for t in types):
         return f'no soft credit: the CRM has no "{soft_credits.GIFT_TYPE}" gift type (synctool crm gift-types)'
     credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
     # made once like any gift: 1 request when new, 0 when the ledger holds it
     credit_id, created = gifts.create_once(
-        ctx.crm, ctx.conn, raiser.constituent_id, credit, job_id=ctx.id, confirm_after_s=ctx.config.crm.confirm_after_s
+        job.crm, job.conn, raiser.constituent_id, credit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s
     )
     return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")
 
 
-def sync_transaction(ctx: Job, data: Any) -> Outcome:
+def sync_transaction(job: Job, data: Any) -> Outcome:
     txn = payload(Transaction, data, "the Givebutter transaction")
     status = txn.status.lower()
     if status != "succeeded":
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     ext = external_id(txn.id)
-    made = gifts.already_made(ctx.conn, ext, ctx.row)
+    made = gifts.already_made(job.conn, ext, job.row)
     if made is not None and made.status == "skipped":
         return made  # another job made this gift (and its soft credit)
-    campaign = campaign_of(ctx, txn)
-    body = gift_body(ctx, txn, campaign)
+    campaign = campaign_of(job, txn)
+    body = gift_body(job, txn, campaign)
     person = supporter(txn)
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")
-    raiser = fundraiser(ctx, txn)
+    raiser = fundraiser(job, txn)
     if raiser is not None:
         body["note"] += f"; raised by {raiser.name}" + ("" if raiser.constituent_id else " (no soft credit)")
     # a job cut short after its own write finds the gift in the ledger here, and finishes what follows it
-    constituent_id, gift_id, created = ctx.make_gift(person, body)
-    credited = credit_fundraiser(ctx, raiser, body, constituent_id, gift_id) if raiser is not None else None
+    constituent_id, gift_id, created = job.make_gift(person, body)
+    credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
     pushed = mailing_list.queue_pushes(
-        ctx.conn,
+        job.conn,
         person,
         source="donations",
         consent=txn.communication_opt_in,
@@ -366,7 +366,7 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
         "succeeded",
         said
         + (f"; {credited}" if credited else "")
-        + ctx.said()
+        + job.said()
         + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,
@@ -374,39 +374,39 @@ def sync_transaction(ctx: Job, data: Any) -> Outcome:
 
 
 @handler("donations", "transaction")
-def transaction(event: Event, ctx: Job) -> Outcome:
+def transaction(event: Event, job: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
     data = event.payload.get("transaction") or event.data
     if not data:
-        data = ctx.client("donations").transaction(ctx.row["entity_id"])
-    return sync_transaction(ctx, data)
+        data = job.client("donations").transaction(job.row["entity_id"])
+    return sync_transaction(job, data)
 
 
 @handler("donations", "ticket")
-def ticket(event: Event, ctx: Job) -> Outcome:
+def ticket(event: Event, job: Job) -> Outcome:
     found = payload(Ticket, event.data, "the Givebutter ticket")
     if not found.transaction_id:
         raise PermanentError(f"ticket {found.id} names no transaction_id")
     ext = external_id(found.transaction_id)
-    other = log.gift_job(ctx.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded"))
-    if other is not None or gifts.recorded(ctx.conn, ext) is not None:
+    other = log.gift_job(job.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded"))
+    if other is not None or gifts.recorded(job.conn, ext) is not None:
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
-    outcome = sync_transaction(ctx, ctx.client("donations").transaction(found.transaction_id))
+    outcome = sync_transaction(job, job.client("donations").transaction(found.transaction_id))
     outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
     return outcome
 
 
 @handler("donations", "campaign")
-def campaign(event: Event, ctx: Job) -> Outcome:
+def campaign(event: Event, job: Job) -> Outcome:
     data = event.data
     found = payload(Campaign, data, "the Givebutter campaign")
-    with store.atomic(ctx.conn):
-        settings.cache_put(ctx.conn, CAMPAIGNS, found.id, data)
+    with store.atomic(job.conn):
+        settings.cache_put(job.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
 
 
 @handler("donations", "plan")
-def plan(event: Event, ctx: Job) -> Outcome:
+def plan(event: Event, job: Job) -> Outcome:
     """``plan.canceled`` / ``plan.failed``: recorded (the daily summary lists them), nothing written."""
     found = payload(Plan, event.data, "the Givebutter plan")
     what = "canceled" if event.type == "plan.canceled" else "failed to charge"

@@ -23,17 +23,17 @@ from synctool.queue.jobs import Outcome
 
 
 @handler(ANY_SOURCE, "audience_member")
-def push(event: Event, ctx: Job) -> Outcome:
+def push(event: Event, job: Job) -> Outcome:
     data = event.payload
-    mapping = mappings.get(ctx.conn, "list_mapping", data["list_id"])
+    mapping = mappings.get(job.conn, "list_mapping", data["list_id"])
     if not mapping or not mapping.get("enabled", True) or not mapping.get("push_donors"):
         raise Skip(
             f"list {data['list_id']} no longer takes donors (synctool mailing mappings set {data['list_id']} --push-donors)"
         )
     merge = {k: v for k, v in (("FNAME", data.get("first_name")), ("LNAME", data.get("last_name"))) if v}
-    member = ctx.client("mailing").upsert_member(data["list_id"], data["email"], merge)
+    member = job.client("mailing").upsert_member(data["list_id"], data["email"], merge)
     if data.get("tags"):
-        ctx.client("mailing").tag_member(data["list_id"], data["email"], data["tags"])
+        job.client("mailing").tag_member(data["list_id"], data["email"], data["tags"])
     return Outcome(
         "succeeded",
         f"{data['email']} on list {mapping.get('label') or data['list_id']} "

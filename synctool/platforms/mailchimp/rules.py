@@ -24,52 +24,52 @@ def rules_for(conn, list_id: str, event: str) -> dict | None:
     return mappings.get(conn, "tag_rule", f"{list_id}:{event}") or mappings.get(conn, "tag_rule", f"*:{event}")
 
 
-def find_constituent(ctx: Job, email: str, first: str | None, last: str | None) -> str | None:
+def find_constituent(job: Job, email: str, first: str | None, last: str | None) -> str | None:
     """The link, else the mirror (refreshed once in this run if needed): the name rule when the event
     has merge names, else the e-mail alone, as LGL's ``eaddr`` search would."""
-    known = constituents.linked(ctx.conn, email)
+    known = constituents.linked(job.conn, email)
     if known:
         return known
     person = constituents.Person(first, last, email)
 
     def look() -> dict | None:
         if first or last:
-            return constituents.lookup(ctx.conn, person)
-        return next(iter(mirror.with_email(ctx.conn, email)), None)
+            return constituents.lookup(job.conn, person)
+        return next(iter(mirror.with_email(job.conn, email)), None)
 
     found = look()
     if found is None:
-        mirror.ensure_fresh(ctx.crm, ctx.conn, ctx.run_started, page_size=ctx.config.crm.mirror_page_size)
+        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=job.config.crm.mirror_page_size)
         found = look()
     if found is None:
         return None
-    with store.atomic(ctx.conn):
-        constituents.link(ctx.conn, email, found["id"])
+    with store.atomic(job.conn):
+        constituents.link(job.conn, email, found["id"])
     return str(found["id"])
 
 
-def apply_event(delivered: Event, ctx: Job) -> Outcome:
-    event = ctx.row["entity_type"]
-    if not settings.get(ctx.conn, ENABLED, True):
+def apply_event(delivered: Event, job: Job) -> Outcome:
+    event = job.row["entity_type"]
+    if not settings.get(job.conn, ENABLED, True):
         raise Skip("mailing sync is disabled (synctool settings mailing-sync-enabled on)")
     if not isinstance(delivered.data, AudienceEvent):
         raise PermanentError("the job has no Mailchimp event (its delivery is gone)")
     event_data = delivered.data.data
     list_id = event_data.list_id or ""
-    mapping = mappings.get(ctx.conn, "list_mapping", list_id)
+    mapping = mappings.get(job.conn, "list_mapping", list_id)
     if not mapping or not mapping.get("enabled", True):
         raise Skip(f"list {list_id or '(none)'} is not mapped (synctool mailing mappings set {list_id or 'LIST_ID'})")
-    rules = rules_for(ctx.conn, list_id, event)
+    rules = rules_for(job.conn, list_id, event)
     if not rules or not (rules.get("add") or rules.get("remove")):
         raise Skip(f"no tag rules for {event} on list {list_id}")
-    email = event_data.email or ctx.row["entity_id"]
-    constituent_id = find_constituent(ctx, email, event_data.merges.FNAME or None, event_data.merges.LNAME or None)
+    email = event_data.email or job.row["entity_id"]
+    constituent_id = find_constituent(job, email, event_data.merges.FNAME or None, event_data.merges.LNAME or None)
     if constituent_id is None:
         raise Skip(f"no CRM constituent has the e-mail {email}; nothing to tag")
     for keyword in rules.get("add") or []:
-        ctx.crm.add_keyword(constituent_id, keyword)
+        job.crm.add_keyword(constituent_id, keyword)
     for keyword in rules.get("remove") or []:
-        ctx.crm.remove_keyword(constituent_id, keyword)
+        job.crm.remove_keyword(constituent_id, keyword)
     reason = event_data.reason or event_data.action or ""
     return Outcome(
         "succeeded",

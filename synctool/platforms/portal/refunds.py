@@ -26,20 +26,20 @@ from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
 
-def portal_payment(ctx: Job, charge: Charge) -> dict:
+def portal_payment(job: Job, charge: Charge) -> dict:
     """The portal payment ``charge`` paid for."""
     payment_id = charge.metadata.get("portal_payment_id")
     if not payment_id and charge.payment_intent:
-        row = ctx.conn.execute("SELECT id FROM portal_payments WHERE payment_intent_id = ?", (charge.payment_intent,)).fetchone()
+        row = job.conn.execute("SELECT id FROM portal_payments WHERE payment_intent_id = ?", (charge.payment_intent,)).fetchone()
         payment_id = row["id"] if row else None
-    found = portal_records.find(ctx.conn, "payment", payment_id)
+    found = portal_records.find(job.conn, "payment", payment_id)
     if found is None and charge.metadata.get("portal_payment_id"):
         # a portal payment by its metadata, whose own record has not arrived yet
-        if refunds.still_patient(ctx.refund_job()):
+        if refunds.still_patient(job.refund_job()):
             raise Wait(
                 f"charge {charge.id} refunds portal payment {payment_id}, which synctool has not received yet; "
-                f"waiting up to {ctx.config.refunds.wait_for_gift_s:.0f} s for it",
-                retry_after=ctx.config.refunds.recheck_s,
+                f"waiting up to {job.config.refunds.wait_for_gift_s:.0f} s for it",
+                retry_after=job.config.refunds.recheck_s,
             )
     if found is None:
         raise Skip(
@@ -49,10 +49,10 @@ def portal_payment(ctx: Job, charge: Charge) -> dict:
     return found
 
 
-def shares(ctx: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]:
+def shares(job: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]:
     """(gift external id, dollars refunded so far) per gift of the payment: the charge's refunded total
     spread over the gifts in proportion, exactly, or a PermanentError."""
-    groups = gift_groups(ctx.conn, payment)
+    groups = gift_groups(job.conn, payment)
     if len(groups) == 1:
         return [(payment["id"], cents_to_dollars(charge.amount_refunded))]
     total = sum(cents for _, cents in groups)
@@ -73,17 +73,17 @@ def shares(ctx: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]
 
 
 @handler("payments", "charge_refund")
-def charge_refund(event: webhook.Event, ctx: Job) -> Outcome:
+def charge_refund(event: webhook.Event, job: Job) -> Outcome:
     charge = payload(Charge, stripe_event_of(event).data.object, "the refunded charge")
-    payment = portal_payment(ctx, charge)
+    payment = portal_payment(job, charge)
     latest = charge.latest_refund()
     refund_id = latest.id if latest and latest.id else f"{charge.id} (refunded total {cents_to_dollars(charge.amount_refunded)})"
     moment = latest.created if latest and latest.created else None
     when = datetime.fromtimestamp(moment, UTC).isoformat() if moment else None
-    on = gifts.gift_date(when, ctx.config.timezone)
+    on = gifts.gift_date(when, job.config.timezone)
     done, messages = [], []
-    for ext, refunded in shares(ctx, payment, charge):
-        new = refunded - refunds.refunded_so_far(ctx.conn, ext)
+    for ext, refunded in shares(job, payment, charge):
+        new = refunded - refunds.refunded_so_far(job.conn, ext)
         if new <= 0:
             continue
         refund = refunds.Refund(
@@ -97,11 +97,11 @@ def charge_refund(event: webhook.Event, ctx: Job) -> Outcome:
             gift_job_external_id=payment["id"],
         )
         try:
-            messages.append(refunds.apply(ctx.refund_job(), refund))
+            messages.append(refunds.apply(job.refund_job(), refund))
         except Skip as skipped:  # this gift's share needs nothing; the others may
             messages.append(str(skipped))
             continue
-        done.append(gifts.recorded(ctx.conn, ext))
+        done.append(gifts.recorded(job.conn, ext))
     if not done:
         raise Skip(
             "; ".join(messages)

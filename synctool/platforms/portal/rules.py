@@ -107,19 +107,19 @@ def stripe_event_of(event: webhook.Event) -> Event:
 
 
 @handler("portal", "push")
-def push(event: webhook.Event, ctx: Job) -> Outcome:
+def push(event: webhook.Event, job: Job) -> Outcome:
     body = event.data or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
     try:
-        with store.atomic(ctx.conn):
-            record, queued = apply_record(ctx.conn, kind, body.get("data"), "portal push")
+        with store.atomic(job.conn):
+            record, queued = apply_record(job.conn, kind, body.get("data"), "portal push")
     except InvalidInput as exc:
         raise PermanentError(f"{exc}: {exc.detail}" if exc.detail else str(exc)) from None
     return Outcome("succeeded", f"{kind} {record['id']} stored" + (f"; queued {len(queued)} CRM job(s)" if queued else ""))
 
 
 @handler("payments", "stripe_event")
-def stripe_event(event: webhook.Event, ctx: Job) -> Outcome:
+def stripe_event(event: webhook.Event, job: Job) -> Outcome:
     stripe = stripe_event_of(event)
     kind = stripe.type
     obj = payload(PortalObject, stripe.data.object, f"the {kind} object")
@@ -142,32 +142,32 @@ def stripe_event(event: webhook.Event, ctx: Job) -> Outcome:
             )
         raise Skip(f"{kind} {obj.id} carries no metadata.portal_payment_id: not a portal payment")
     if kind == "checkout.session.async_payment_failed":
-        return payment_failed(ctx, payment_id, obj)
+        return payment_failed(job, payment_id, obj)
     intent = obj.payment_intent if session else obj.id
     cents = obj.amount_total if session else (obj.amount_received if obj.amount_received is not None else obj.amount)
-    with store.atomic(ctx.conn):
-        before = portal_records.find(ctx.conn, "payment", payment_id)
+    with store.atomic(job.conn):
+        before = portal_records.find(job.conn, "payment", payment_id)
         if before is None:  # the portal's push has not arrived yet: build the payment from the metadata
             record = payment_from_metadata(payment_id, meta, cents)
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
         record.update(status="succeeded", payment_intent_id=intent or record.get("payment_intent_id"))
-        payment = portal_records.upsert(ctx.conn, "payment", record)
-        queued = jobs_for(ctx.conn, "payment", payment, before, kind)
+        payment = portal_records.upsert(job.conn, "payment", record)
+        queued = jobs_for(job.conn, "payment", payment, before, kind)
         outcomes = []
         membership_id = meta.get("portal_membership_id") or payment.get("membership_id")
-        membership = portal_records.find(ctx.conn, "membership", membership_id)
+        membership = portal_records.find(job.conn, "membership", membership_id)
         if membership is not None and membership["status"] != "active":
-            updated = portal_records.upsert(ctx.conn, "membership", {**membership, "status": "active"})
+            updated = portal_records.upsert(job.conn, "membership", {**membership, "status": "active"})
             outcomes.append(f"membership {membership_id} active")
-            if not flags(ctx.conn)["sync_on_payment"]:  # otherwise the payment sync triggers it
-                queued += jobs_for(ctx.conn, "membership", updated, membership, kind)
+            if not flags(job.conn)["sync_on_payment"]:  # otherwise the payment sync triggers it
+                queued += jobs_for(job.conn, "membership", updated, membership, kind)
         enrollment_id = meta.get("portal_enrollment_id") or payment.get("enrollment_id")
-        enrollment = portal_records.find(ctx.conn, "enrollment", enrollment_id)
+        enrollment = portal_records.find(job.conn, "enrollment", enrollment_id)
         if enrollment is not None and enrollment["status"] not in ("paid", "active"):
-            updated = portal_records.upsert(ctx.conn, "enrollment", {**enrollment, "status": "paid"})
+            updated = portal_records.upsert(job.conn, "enrollment", {**enrollment, "status": "paid"})
             outcomes.append(f"enrollment {enrollment_id} paid")
-            queued += jobs_for(ctx.conn, "enrollment", updated, enrollment, kind)
+            queued += jobs_for(job.conn, "enrollment", updated, enrollment, kind)
     return Outcome(
         "succeeded",
         f"payment {payment_id} succeeded" + "".join(f"; {o}" for o in outcomes) + f"; queued {len(queued)} CRM job(s)",
@@ -189,10 +189,10 @@ def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | No
     }
 
 
-def payment_failed(ctx: Job, payment_id: str, session: PortalObject) -> Outcome:
+def payment_failed(job: Job, payment_id: str, session: PortalObject) -> Outcome:
     """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
-    with store.atomic(ctx.conn):
-        before = portal_records.find(ctx.conn, "payment", payment_id)
+    with store.atomic(job.conn):
+        before = portal_records.find(job.conn, "payment", payment_id)
         if before is None:
             record = payment_from_metadata(payment_id, session.metadata, session.amount_total)
         elif before["status"] == "succeeded":
@@ -203,7 +203,7 @@ def payment_failed(ctx: Job, payment_id: str, session: PortalObject) -> Outcome:
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
         record.update(status="failed", payment_intent_id=session.payment_intent or record.get("payment_intent_id"))
-        portal_records.upsert(ctx.conn, "payment", record)
+        portal_records.upsert(job.conn, "payment", record)
     return Outcome("succeeded", f"payment {payment_id} failed (delayed payment did not settle); no gift")
 
 
@@ -228,13 +228,13 @@ def user_person(user: dict[str, Any]) -> constituents.Person:
     )
 
 
-def sync_user(ctx: Job, user_id: str) -> str:
+def sync_user(job: Job, user_id: str) -> str:
     """Rule 1 and 2: re-validate the link against the CRM e-mails; else match or create; then contacts."""
-    user = portal_records.get(ctx.conn, "user", user_id)
+    user = portal_records.get(job.conn, "user", user_id)
     person = user_person(user)
-    crm = ctx.crm
+    crm = job.crm
     linked = user.get("crm_constituent_id")
-    if linked and constituents.revalidate(crm, ctx.conn, linked, user["email"]):
+    if linked and constituents.revalidate(crm, job.conn, linked, user["email"]):
         body = {
             "first_name": person.first_name,
             "last_name": person.last_name or person.email,
@@ -248,23 +248,23 @@ def sync_user(ctx: Job, user_id: str) -> str:
             contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
         for kind, rows in contacts.items():
             crm.replace_contacts(linked, kind, rows)
-        with store.atomic(ctx.conn):
-            mirror.put(ctx.conn, {**updated, "id": linked, **contacts})
+        with store.atomic(job.conn):
+            mirror.put(job.conn, {**updated, "id": linked, **contacts})
         constituent_id = linked
     else:
-        with store.atomic(ctx.conn):
-            constituents.unlink(ctx.conn, user["email"])
-        constituent_id, _ = ctx.match_or_create(person, use_link=False)
-    portal_records.set_link(ctx.conn, "user", user_id, crm_constituent_id=constituent_id)
+        with store.atomic(job.conn):
+            constituents.unlink(job.conn, user["email"])
+        constituent_id, _ = job.match_or_create(person, use_link=False)
+    portal_records.set_link(job.conn, "user", user_id, crm_constituent_id=constituent_id)
     return constituent_id
 
 
-def constituent_for(ctx: Job, user_id: str) -> str:
+def constituent_for(job: Job, user_id: str) -> str:
     """The user's constituent, running the user sync first when there is none (rules 3, 4, 7)."""
-    user = portal_records.find(ctx.conn, "user", user_id)
+    user = portal_records.find(job.conn, "user", user_id)
     if user is None:
         raise PermanentError(f"portal user {user_id} is unknown to synctool (push or import it first)")
-    return user["crm_constituent_id"] or sync_user(ctx, user_id)
+    return user["crm_constituent_id"] or sync_user(job, user_id)
 
 
 def user_locked(*user_ids_of):
@@ -272,10 +272,10 @@ def user_locked(*user_ids_of):
     member (a user sync and a payment, two memberships) never run side by side."""
 
     def wrap(fn):
-        def handler_(event: webhook.Event, ctx: Job) -> Outcome:
-            users = [u for get in user_ids_of for u in get(ctx) if u]
-            with store.named_lock(ctx.conn, [f"portal_user:{u}" for u in users]):
-                return fn(event, ctx)
+        def handler_(event: webhook.Event, job: Job) -> Outcome:
+            users = [u for get in user_ids_of for u in get(job) if u]
+            with store.named_lock(job.conn, [f"portal_user:{u}" for u in users]):
+                return fn(event, job)
 
         handler_.__name__ = fn.__name__
         handler_.__doc__ = fn.__doc__
@@ -285,24 +285,24 @@ def user_locked(*user_ids_of):
 
 
 def _user_of(kind: str, *fields: str):
-    def get(ctx: Job) -> list[str | None]:
-        record = portal_records.find(ctx.conn, kind, ctx.row["entity_id"]) or {}
+    def get(job: Job) -> list[str | None]:
+        record = portal_records.find(job.conn, kind, job.row["entity_id"]) or {}
         return [record.get(f) for f in fields]
 
     return get
 
 
 @handler("portal", "user")
-@user_locked(lambda ctx: [ctx.row["entity_id"]])
-def user(event: webhook.Event, ctx: Job) -> Outcome:
-    constituent_id = sync_user(ctx, ctx.row["entity_id"])
+@user_locked(lambda job: [job.row["entity_id"]])
+def user(event: webhook.Event, job: Job) -> Outcome:
+    constituent_id = sync_user(job, job.row["entity_id"])
     return Outcome("succeeded", f"user linked to constituent {constituent_id}", crm_constituent_id=constituent_id)
 
 
-def level_for(ctx: Job, membership: dict[str, Any]) -> int:
+def level_for(job: Job, membership: dict[str, Any]) -> int:
     for key in (membership.get("product_id"), membership.get("level"), "*"):
         if key:
-            mapped = mappings.get(ctx.conn, "portal_level", str(key))
+            mapped = mappings.get(job.conn, "portal_level", str(key))
             if mapped:
                 return int(mapped["membership_level_id"])
     raise PermanentError(
@@ -322,11 +322,11 @@ def finish_before(start: str | None, existing_start: str | None) -> str:
 
 @handler("portal", "membership")
 @user_locked(_user_of("membership", "user_id"))
-def membership(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "membership", ctx.row["entity_id"])
-    constituent_id = constituent_for(ctx, record["user_id"])
-    crm = ctx.crm
-    level_id = level_for(ctx, record)
+def membership(event: webhook.Event, job: Job) -> Outcome:
+    record = portal_records.get(job.conn, "membership", job.row["entity_id"])
+    constituent_id = constituent_for(job, record["user_id"])
+    crm = job.crm
+    level_id = level_for(job, record)
     body = {
         "membership_level_id": level_id,
         "date_start": record.get("start_date") or date.today().isoformat(),
@@ -349,8 +349,8 @@ def membership(event: webhook.Event, ctx: Job) -> Outcome:
             )
             ended += 1
         membership_id = str(crm.create_membership(constituent_id, body)["id"])
-        portal_records.set_link(ctx.conn, "membership", record["id"], crm_membership_id=membership_id)
-    group = {"full": ctx.config.crm.scholarship_group_full, "partial": ctx.config.crm.scholarship_group_partial}.get(
+        portal_records.set_link(job.conn, "membership", record["id"], crm_membership_id=membership_id)
+    group = {"full": job.config.crm.scholarship_group_full, "partial": job.config.crm.scholarship_group_partial}.get(
         record.get("subsidy_tier") or ""
     )
     if record.get("subsidy_tier") in ("full", "partial"):
@@ -405,19 +405,19 @@ def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
 
 @handler("portal", "payment")
 @user_locked(_user_of("payment", "user_id"))
-def payment(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "payment", ctx.row["entity_id"])
-    force = bool(ctx.row["force"])
+def payment(event: webhook.Event, job: Job) -> Outcome:
+    record = portal_records.get(job.conn, "payment", job.row["entity_id"])
+    force = bool(job.row["force"])
     if record["status"] != "succeeded":
         raise Skip(f"payment {record['id']} is {record['status']}; only succeeded payments become gifts")
     if record.get("crm_gift_id") and not force:
         raise Skip(f"payment {record['id']} is already CRM gift {record['crm_gift_id']}")
-    constituent_id = constituent_for(ctx, record["user_id"])
-    gateway = mappings.get(ctx.conn, "portal_gateway", str(record.get("gateway") or "")) or {}
-    groups = gift_groups(ctx.conn, record)
+    constituent_id = constituent_for(job, record["user_id"])
+    gateway = mappings.get(job.conn, "portal_gateway", str(record.get("gateway") or "")) or {}
+    groups = gift_groups(job.conn, record)
     gift_ids: dict[str, str] = {}
     for key, cents in groups:
-        fund = mappings.get(ctx.conn, "portal_fund", key)
+        fund = mappings.get(job.conn, "portal_fund", key)
         if not fund:
             raise PermanentError(f"no fund mapping for {key} (synctool portal mappings funds set {key} --fund-id ...)")
         external_id = record["id"] if len(groups) == 1 else f"{record['id']}-{key}"
@@ -435,31 +435,31 @@ def payment(event: webhook.Event, ctx: Job) -> Outcome:
         if gateway.get("payment_type_id"):
             body["payment_type_id"] = gateway["payment_type_id"]
         gift_id, _ = gifts.create_once(
-            ctx.crm,
-            ctx.conn,
+            job.crm,
+            job.conn,
             constituent_id,
             body,
-            job_id=ctx.row["id"],
+            job_id=job.row["id"],
             force_lookup=force,
-            confirm_after_s=ctx.config.crm.confirm_after_s,
+            confirm_after_s=job.config.crm.confirm_after_s,
         )
         gift_ids[key] = gift_id
     primary = gift_ids[groups[0][0]]
-    portal_records.set_link(ctx.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
+    portal_records.set_link(job.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
     message = f"{len(gift_ids)} gift(s): " + ", ".join(f"{k} {v}" for k, v in gift_ids.items())
     membership_id = record.get("membership_id")
     if membership_id is None and any(k == "membership" for k, _ in groups):
-        active = ctx.conn.execute(
+        active = job.conn.execute(
             "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC LIMIT 1",
             (record["user_id"],),
         ).fetchone()
         membership_id = active[0] if active else None
-    if membership_id and flags(ctx.conn)["sync_on_membership"] and any(k == "membership" for k, _ in groups):
-        with store.atomic(ctx.conn):
-            queue(ctx.conn, "membership", membership_id, origin=f"payment {record['id']}")
+    if membership_id and flags(job.conn)["sync_on_membership"] and any(k == "membership" for k, _ in groups):
+        with store.atomic(job.conn):
+            queue(job.conn, "membership", membership_id, origin=f"payment {record['id']}")
         message += f"; membership {membership_id} sync queued"
-    with store.atomic(ctx.conn):
-        jobs.record_crm_ids(ctx.conn, ctx.row["id"], constituent_id=constituent_id, gift_id=primary)
+    with store.atomic(job.conn):
+        jobs.record_crm_ids(job.conn, job.row["id"], constituent_id=constituent_id, gift_id=primary)
     total = cents_to_dollars(sum(cents for _, cents in groups))
     return Outcome(
         "succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids, amount=f"{total:.2f}"
@@ -467,29 +467,29 @@ def payment(event: webhook.Event, ctx: Job) -> Outcome:
 
 
 @handler("portal", "enrollment")
-def enrollment(event: webhook.Event, ctx: Job) -> Outcome:
-    record = portal_records.get(ctx.conn, "enrollment", ctx.row["entity_id"])
-    portal_records.set_link(ctx.conn, "enrollment", record["id"], crm_synced_at=store.iso())
+def enrollment(event: webhook.Event, job: Job) -> Outcome:
+    record = portal_records.get(job.conn, "enrollment", job.row["entity_id"])
+    portal_records.set_link(job.conn, "enrollment", record["id"], crm_synced_at=store.iso())
     return Outcome("succeeded", "enrollment recorded (its gift comes from its payment)")
 
 
 @handler("portal", "relationship")
 @user_locked(_user_of("family_link", "primary_user_id", "member_user_id"))
-def relationship(event: webhook.Event, ctx: Job) -> Outcome:
-    link = portal_records.get(ctx.conn, "family_link", ctx.row["entity_id"])
+def relationship(event: webhook.Event, job: Job) -> Outcome:
+    link = portal_records.get(job.conn, "family_link", job.row["entity_id"])
     if link.get("crm_relationship_id"):
         raise Skip(f"family link {link['id']} is already CRM relationship {link['crm_relationship_id']}")
-    primary = constituent_for(ctx, link["primary_user_id"])
-    member = constituent_for(ctx, link["member_user_id"])
-    default = mappings.get(ctx.conn, "portal_relationship_type", "default") or {}
+    primary = constituent_for(job, link["primary_user_id"])
+    member = constituent_for(job, link["member_user_id"])
+    default = mappings.get(job.conn, "portal_relationship_type", "default") or {}
     type_id = link.get("crm_relationship_type_id") or default.get("id")
     body: dict[str, Any] = {"related_constituent_id": int(member), **SHARING}
     if type_id:
         body["relationship_type_id"] = int(type_id)
     else:
         body["name"] = "Family"  # the deprecated name-based path: LGL resolves the type by name
-    created = ctx.crm.create_relationship(primary, body)
-    portal_records.set_link(ctx.conn, "family_link", link["id"], crm_relationship_id=str(created["id"]))
+    created = job.crm.create_relationship(primary, body)
+    portal_records.set_link(job.conn, "family_link", link["id"], crm_relationship_id=str(created["id"]))
     return Outcome(
         "succeeded",
         f"CRM relationship {created['id']} ({'type ' + str(type_id) if type_id else 'by name'})",

@@ -22,12 +22,12 @@ from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
 
-def read(event: Event, ctx: Job) -> refunds.Refund:
+def read(event: Event, job: Job) -> refunds.Refund:
     """The completed refund this job's delivery reports, with the gift it reduces."""
     if event.payload.get("refund"):  # the backup poll read it already
         data = event.payload["refund"]
     elif event.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
-        data = ctx.client("pos").refund(event.payload["refund_id"])
+        data = job.client("pos").refund(event.payload["refund_id"])
     elif isinstance(event.data, Notification):
         data = event.data.data.object.get("refund")
     else:
@@ -38,16 +38,16 @@ def read(event: Event, ctx: Job) -> refunds.Refund:
     cents = (found.amount_money or Money()).amount
     if cents is None:
         raise PermanentError(f"Square refund {found.id} has no amount_money")
-    order_id = sale_order_id(ctx, found)
-    zone = (location(ctx, found.location_id) or {}).get("timezone")
-    on = gifts.gift_date(found.updated_at or found.created_at, zone, ctx.config.timezone)
+    order_id = sale_order_id(job, found)
+    zone = (location(job, found.location_id) or {}).get("timezone")
+    on = gifts.gift_date(found.updated_at or found.created_at, zone, job.config.timezone)
     return refunds.Refund("pos", "Square", found.id, external_id(order_id), cents_to_dollars(cents), on)
 
 
-def sale_order_id(ctx: Job, found: PaymentRefund) -> str:
+def sale_order_id(job: Job, found: PaymentRefund) -> str:
     """The sale a refund gives money back for: its payment's order, else its return order's source. An
     unlinked refund (``unlinked``, or a return order whose returns name no source order) has none."""
-    pos = ctx.client("pos")
+    pos = job.client("pos")
     unlinked = PermanentError(
         f"needs attention: Square refund {found.id} is unlinked (given back without its sale: its return names no "
         "source order), so no gift is known to reduce; if it refunds a gift, change that gift in the CRM by hand, "
@@ -78,5 +78,5 @@ def sale_order_id(ctx: Job, found: PaymentRefund) -> str:
 
 
 @handler("pos", "order_refund")
-def order_refund(event: Event, ctx: Job) -> Outcome:
-    return refunds.run(ctx.refund_job(), read(event, ctx))
+def order_refund(event: Event, job: Job) -> Outcome:
+    return refunds.run(job.refund_job(), read(event, job))

@@ -37,20 +37,20 @@ LOCATIONS = "pos:locations"
 logger = logging.getLogger("synctool.pos")
 
 
-def location(ctx: Job, location_id: str | None) -> dict[str, Any] | None:
+def location(job: Job, location_id: str | None) -> dict[str, Any] | None:
     """The order's location from the cache; a location the cache has not seen refreshes it once."""
     if not location_id:
         return None
-    found = settings.cache_get(ctx.conn, LOCATIONS, location_id)
+    found = settings.cache_get(job.conn, LOCATIONS, location_id)
     if found is None:
         try:
-            locations = ctx.client("pos").locations()
+            locations = job.client("pos").locations()
         except SynctoolError as exc:
             logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
             return None
-        with store.atomic(ctx.conn):
+        with store.atomic(job.conn):
             for loc in locations:
-                settings.cache_put(ctx.conn, LOCATIONS, loc["id"], loc)
+                settings.cache_put(job.conn, LOCATIONS, loc["id"], loc)
         found = next((loc for loc in locations if loc["id"] == location_id), None)
     return found
 
@@ -69,12 +69,12 @@ def eligibility(order: Order) -> str | None:
     return f"order is {order.state or 'in an unknown state'}"
 
 
-def customer_person(ctx: Job, order: Order) -> tuple[Person, str, bool]:
+def customer_person(job: Job, order: Order) -> tuple[Person, str, bool]:
     """The person to credit, who that is (for the log), and whether they consented to e-mail (Square has no
     opt-in: a customer who has explicitly not unsubscribed from marketing e-mail counts)."""
     customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
     if customer_id:
-        customer = payload(Customer, ctx.client("pos").customer(customer_id), f"Square customer {customer_id}")
+        customer = payload(Customer, job.client("pos").customer(customer_id), f"Square customer {customer_id}")
         address = customer.address or CustomerAddress()
         street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
         person = Person(
@@ -94,7 +94,7 @@ def customer_person(ctx: Job, order: Order) -> tuple[Person, str, bool]:
         if person.email or person.last_name:
             consent = customer.preferences is not None and customer.preferences.email_unsubscribed is False
             return person, f"customer {customer_id}", consent
-    default = settings.get(ctx.conn, DEFAULT_CONSTITUENT)
+    default = settings.get(job.conn, DEFAULT_CONSTITUENT)
     if not default or not default.get("email"):
         raise PermanentError(
             "the order has no customer with an e-mail or name, and no POS default constituent "
@@ -112,23 +112,23 @@ def last_resort_fund(config: Any) -> int | None:
         return None
 
 
-def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
+def gift_body(job: Job, order: Order) -> dict[str, Any]:
     if order.total_money is None or order.total_money.amount is None:
         raise PermanentError(f"order {order.id} has no total_money amount")
-    override = mappings.get(ctx.conn, "location_override", str(order.location_id)) or {}
+    override = mappings.get(job.conn, "location_override", str(order.location_id)) or {}
     coding = mappings.coding(
         override,
-        mappings.get(ctx.conn, "type_default", "pos:default"),
-        {"fund_id": last_resort_fund(ctx.config)},
+        mappings.get(job.conn, "type_default", "pos:default"),
+        {"fund_id": last_resort_fund(job.config)},
     )
     tender = order.tenders[0] if order.tenders else Tender()
-    zone = (location(ctx, order.location_id) or {}).get("timezone")
+    zone = (location(job, order.location_id) or {}).get("timezone")
     body: dict[str, Any] = {
         "external_id": external_id(order.id),
         "received_amount": float(cents_to_dollars(order.total_money.amount)),
-        "received_date": gifts.gift_date(order.created_at, zone, ctx.config.timezone),
+        "received_date": gifts.gift_date(order.created_at, zone, job.config.timezone),
         **coding,
-        **mappings.payment_coding(ctx.conn, f"pos:{tender.type}"),
+        **mappings.payment_coding(job.conn, f"pos:{tender.type}"),
     }
     if override.get("deductible") == "none":  # a shop sale is not a gift of its full price
         body["deductible_amount"] = 0.0
@@ -140,31 +140,31 @@ def gift_body(ctx: Job, order: Order) -> dict[str, Any]:
 
 
 @handler("pos", "order")
-def order(event: Event, ctx: Job) -> Outcome:
-    order_id = ctx.row["entity_id"]
+def order(event: Event, job: Job) -> Outcome:
+    order_id = job.row["entity_id"]
     ext = external_id(order_id)
-    made = gifts.already_made(ctx.conn, ext, ctx.row)
+    made = gifts.already_made(job.conn, ext, job.row)
     if made is not None:
         return made
-    found = ctx.client("pos").order(order_id)
+    found = job.client("pos").order(order_id)
     if not found:
         raise PermanentError(f"Square returned no order {order_id}")
     full = payload(Order, found, f"Square order {order_id}")
     reason = eligibility(full)
     if reason:
         raise Skip(reason)
-    body = gift_body(ctx, full)
-    person, who, consent = customer_person(ctx, full)
-    constituent_id, gift_id, created = ctx.make_gift(person, body)
-    place = (location(ctx, full.location_id) or {}).get("name") or full.location_id
+    body = gift_body(job, full)
+    person, who, consent = customer_person(job, full)
+    constituent_id, gift_id, created = job.make_gift(person, body)
+    place = (location(job, full.location_id) or {}).get("name") or full.location_id
     pushed = mailing_list.queue_pushes(
-        ctx.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
+        job.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
     )
     return Outcome(
         "succeeded",
         ("gift created" if created else "gift already in the CRM; recorded")
         + f" for {who}"
-        + ctx.said()
+        + job.said()
         + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,

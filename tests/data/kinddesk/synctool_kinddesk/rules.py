@@ -21,18 +21,18 @@ ROLE = "kind"
 
 
 @handler(ROLE, "kind_gift")
-def kind_gift(event: Event, ctx: Job) -> Outcome:
+def kind_gift(event: Event, job: Job) -> Outcome:
     gift = event.payload.get("gift") or event.data
-    default = {"fund_id": ctx.config.section(ROLE).default_fund_id}
+    default = {"fund_id": job.config.section(ROLE).default_fund_id}
     body = {
         "external_id": f"kind_{gift['id']}",
         "received_amount": float(gift["amount"]),
         "received_date": gift["created_at"][:10],
-        **mappings.coding(mappings.get(ctx.conn, "type_default", "kind:default"), default),
-        **mappings.payment_coding(ctx.conn, "kind:card"),
+        **mappings.coding(mappings.get(job.conn, "type_default", "kind:default"), default),
+        **mappings.payment_coding(job.conn, "kind:card"),
     }
     person = Person(gift["first_name"], gift["last_name"], gift["email"])
-    constituent_id, gift_id, created = ctx.make_gift(person, body)
+    constituent_id, gift_id, created = job.make_gift(person, body)
     return Outcome("succeeded", "gift created" if created else "gift already in the CRM", crm_constituent_id=constituent_id,
                    crm_gift_id=gift_id, amount=gift["amount"])  # fmt: skip
 
