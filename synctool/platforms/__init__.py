@@ -201,7 +201,7 @@ def register(platform: Platform) -> None:
     _EXTRA[platform.name] = platform
     registered.cache_clear()
     webhooks.cache_clear()
-    _add_section(platform)
+    _add_parts(platform)
 
 
 def unregister(name: str) -> None:
@@ -217,7 +217,7 @@ def unregister(name: str) -> None:
     webhooks.cache_clear()
 
 
-def _add_section(platform: Platform) -> None:
+def _add_parts(platform: Platform) -> None:
     """What a platform brings to the floors below as it registers: its config section and its migrations."""
     if platform.config is not None:
         from synctool import config
@@ -239,7 +239,7 @@ def registered() -> tuple[Platform, ...]:
         found.append(point.load())
     found += _EXTRA.values()
     for platform in found:
-        _add_section(platform)
+        _add_parts(platform)
     return tuple(found)
 
 
