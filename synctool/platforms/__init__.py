@@ -279,7 +279,8 @@ def chosen(config: Config, source: str | None, can: Callable[[Platform], Any], w
 def turn_on(config: Config, platform: Platform) -> str:
     """How to put a platform in use, in words."""
     where = config.source if config.source != "defaults" else "the config file"
-    return f"add {platform.name} to `platforms:` in {where} (or: synctool init --platforms ...,{platform.name})"
+    names = ",".join([p.name for p in in_use(config)] + [platform.name])
+    return f"add {platform.name} to `platforms:` in {where}, or run `synctool init --platforms {names}`"
 
 
 @lru_cache(maxsize=1)
