@@ -162,9 +162,7 @@ class Config(Section):
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def section(self, role: str) -> Any:
-        """A platform's config section: one of the built-ins' (``donations``, ``pos``, ...) or a registered one's."""
-        if role in type(self).model_fields:
-            return getattr(self, role)
+        """A registered platform's config section (``donations``, ``pos``, or an outside package's)."""
         if role not in self._sections:
             raise ConfigError(role, self._source, "no platform with this config section is registered")
         return self._sections[role]
@@ -241,8 +239,8 @@ SECTIONS: dict[str, tuple[type[BaseModel], Mapping[str, str]]] = {}
 
 def add_section(role: str, model: type[BaseModel], env: Mapping[str, str]) -> None:
     """Accept ``<role>:`` in config.yaml, validated by ``model``, with ``env``'s variables overriding its keys."""
-    if role in Config.model_fields:
-        return  # a built-in section
+    if role in Config.model_fields:  # a platform author's mistake, found when the registry loads
+        raise ValueError(f"a platform's config section cannot be the core's {role!r}")
     SECTIONS[role] = (model, dict(env))
 
 

@@ -41,7 +41,7 @@ def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, An
 
     probed = platforms.chosen(rt.config, None, lambda p: p.client and p.client.probe)
     found, failed = each(probed, probe)
-    return [_row("crm", crm)] + [_row(p.role, found.get(p.role) or failed[p.role]) for p in probed]
+    return [_row("crm", crm)] + [_row(p.role, found[p.role] if p.role in found else failed[p.role]) for p in probed]
 
 
 def _health(rt: Runtime, url: str) -> tuple[str | None, str]:
