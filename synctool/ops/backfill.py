@@ -17,7 +17,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm.mirror import normalize_email
 from synctool.errors import InvalidInput
-from synctool.ops.each import by_source, each, words
+from synctool.ops.each import each, requests_by_source, words
 from synctool.ops.reconcile import period
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -91,6 +91,6 @@ def backfill(
         "queued": queued,
         "dry_run": dry_run,
         "platform_requests": platform_requests,
-        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in platform_requests.items()}, failed),
+        "sources": requests_by_source(chosen, platform_requests, failed),
         "failed": words(failed),
     }

@@ -50,3 +50,10 @@ def by_source(
         elif role in results:
             rows[role] = {"status": "ok", "error": None, **results[role]}
     return rows
+
+
+def requests_by_source(
+    chosen: Iterable[Platform], requests: dict[str, int], failed: dict[str, SynctoolError]
+) -> dict[str, dict[str, Any]]:
+    """``by_source`` for an operation whose per-source result is the platform requests it spent."""
+    return by_source(chosen, {role: {"requests": spent} for role, spent in requests.items()}, failed)

@@ -25,7 +25,7 @@ from synctool.crm import soft_credits
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound
 from synctool.money import dollars
-from synctool.ops.each import by_source, each, words
+from synctool.ops.each import each, requests_by_source, words
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -232,7 +232,7 @@ def reconcile(
         "soft_credits": soft_count,
         "crm_requests": crm_requests,
         "platform_requests": platform_requests,
-        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in platform_requests.items()}, failed),
+        "sources": requests_by_source(chosen, platform_requests, failed),
         "failed": words(failed),
         "fixed": fixed,
     }
@@ -498,6 +498,6 @@ def payouts(
         "deposits_queued": queued,
         "platform_requests": requests,
         "crm_requests": crm_requests,
-        "sources": by_source(chosen, {name: {"requests": spent} for name, spent in requests.items()}, failed),
+        "sources": requests_by_source(chosen, requests, failed),
         "failed": words(failed),
     }
