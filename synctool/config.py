@@ -46,6 +46,8 @@ class ReceiverConfig(Section):
     port: int = Field(8787, ge=1, le=65535)
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
     admin_api: bool = False
+    #: the staff page under /admin (`serve --admin-ui`)
+    admin_ui: bool = False
     #: how long a delivery waits for another process's write lock on the database before it is refused
     #: with 503 (the platform retries it)
     busy_timeout_s: float = Field(30.0, gt=0)

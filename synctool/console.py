@@ -144,7 +144,10 @@ class RootGroup(SynctoolGroup):
             "Getting started",
             ("init", "platforms", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
         ),
-        ("Daily operation", ("serve", "drain", "poll", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup")),
+        (
+            "Daily operation",
+            ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup"),
+        ),
         ("Money", ("reconcile", "refunds", "mappings", "donors")),
         ("Platforms", ()),
         ("Team and settings", ("users", "settings", "inject", "dev")),

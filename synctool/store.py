@@ -570,6 +570,30 @@ def m010_donor_changes(db: Database) -> None:
     db.conn.execute("CREATE INDEX donor_changes_status ON donor_changes (status)")
 
 
+@migration
+def m011_staff_page(db: Database) -> None:
+    """The staff page (``serve --admin-ui``): one-time sign-in links and the sessions they open, each kept as
+    the SHA-256 of its secret (the database never holds a usable link or cookie); and the staff actions,
+    who did what through the page or the admin API."""
+    db.table("login_links").create(
+        {"token_hash": str, "user_id": int, "created_at": str, "expires_at": str, "used_at": str},
+        pk="token_hash",
+        not_null={"user_id", "created_at", "expires_at"},
+    )
+    db.table("staff_sessions").create(
+        {"id_hash": str, "user_id": int, "csrf": str, "created_at": str, "expires_at": str, "ended_at": str, "flash": str},
+        pk="id_hash",
+        not_null={"user_id", "csrf", "created_at", "expires_at"},
+    )
+    db.table("staff_actions").create(
+        {"id": int, "at": str, "who": str, "role": str, "via": str, "action": str, "target": str, "note": str,
+         "outcome": str},
+        pk="id",
+        not_null={"at", "who", "via", "action"},
+    )  # fmt: skip
+    db.conn.execute("CREATE INDEX staff_actions_target ON staff_actions (target)")
+
+
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:

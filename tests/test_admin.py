@@ -81,6 +81,8 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/inject-webhook": {"source": "pos", "payload": json.loads(samples.square_order_event("INJ-1"))},
         "/api/admin/crm/config/api": {"base_url": ids["crm_url"]},
         "/api/admin/crm/environment": {"environment": "production"},
+        "/api/reconcile/accept": {"external_id": "donations_DIFF", "note": "reviewed"},
+        "/api/users/login-link": {"email": "viewer@example.org"},
     }
     return url, ({"json": bodies[path]} if path in bodies and method != "GET" else {})
 
@@ -104,6 +106,13 @@ def test_every_route_by_role(api, db, monkeypatch):
         portal_records.upsert(
             db, "payment", {"id": "pay-1", "user_id": "u-1", "type": "donation", "status": "pending", "amount_cents": 100}
         )
+    from synctool import settings
+    from synctool.ops.reconcile import LAST_RUN
+
+    difference = {"external_id": "donations_DIFF", "source": "donations", "status": "missing", "platform_amount": "5.00",
+                  "crm_amount": None, "reason": "never arrived"}  # fmt: skip
+    with store.atomic(db):  # a reconcile's difference to accept
+        settings.put(db, LAST_RUN, {"at": store.iso(), "from": "2026-10-01", "to": "2026-10-31", "items": [difference]})
     user_id = str(db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0])
     rank = {"viewer": 0, "admin": 1, "super_admin": 2}
 
@@ -137,10 +146,11 @@ def test_spec_role_column():
     assert SPEC_ROLES["/api/refunds"] == "viewer"  # read-only, like the sync log it sits beside
     assert SPEC_ROLES["/api/syncs/{id}/resolve"] == "admin"
     assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
+    # the overview is the stats and the sync log's counts; the staff actions are the sync log's record of who did what
+    viewer_reads = ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds", "/api/overview", "/api/actions")
+    assert all(role == "viewer" for path, role in SPEC_ROLES.items() if path in viewer_reads)
     assert all(
-        role == "admin"
-        for path, role in SPEC_ROLES.items()
-        if path not in ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds") and not path.startswith("/api/users")
+        role == "admin" for path, role in SPEC_ROLES.items() if path not in viewer_reads and not path.startswith("/api/users")
     )
 
 

@@ -53,6 +53,7 @@ RootGroup.platform_groups = staticmethod(_platform_groups)  # each platform's ow
 app.command("test-connections")(checks.test_connections)
 app.command("doctor")(checks.doctor)
 app.command("stats")(syncs.stats)
+app.command("overview")(syncs.overview)
 app.command("retry-all")(jobs.retry_all)
 app.command("drain")(jobs.drain)
 app.command("backfill")(backfill.backfill)
@@ -187,14 +188,20 @@ def serve(
     admin_api: bool = typer.Option(
         None, "--admin-api/--no-admin-api", help="also mount the /api/* admin routes (JWT roles); default: receiver.admin_api"
     ),
+    admin_ui: bool = typer.Option(
+        None,
+        "--admin-ui/--no-admin-ui",
+        help="also serve the staff page under /admin (sign-in links: synctool users login-link); default: receiver.admin_ui",
+    ),
 ) -> None:
-    """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn, and optionally the admin API.
+    """Run the webhook receiver (GET /health, POST /webhooks/*) with uvicorn, and optionally the admin API
+    and the staff page.
 
-    Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api
+    Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api --admin-ui
     """
     from synctool.web.receiver import serve as serve_op
 
-    serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api)
+    serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
 
 
 @app.command()

@@ -146,6 +146,30 @@ def accepted(ctx: typer.Context, as_json: AsJson = False, columns: Columns = Non
     render(result, as_json, people=lambda d: render(d, rows=d["items"], columns=shown, chosen=columns, title="accepted"))
 
 
+@app.command("last")
+def last(ctx: typer.Context, as_json: AsJson = False, columns: Columns = None) -> None:
+    """The last reconcile's differences as they stand now (those reviewed since are listed as accepted), read
+    from the database: no platform or CRM request. Exit 1 while any is open.
+
+    Example: synctool reconcile last
+    """
+    from synctool.ops.reconcile import differences
+
+    result = differences(ctx_obj(ctx).db)
+    shown = ["status", "source", "external_id", "platform_amount", "crm_amount", "crm_gift_id", "reason"]
+
+    def for_people(d: dict) -> None:
+        if not d["ran"]:
+            typer.echo("no reconcile has run: synctool reconcile")
+            return
+        render(d, rows=d["items"], columns=shown, chosen=columns, title=f"reconcile {d['from']} .. {d['to']} (run {d['at']})")
+        typer.echo(f"{d['open']} open difference(s)")
+
+    render(result, as_json, people=for_people)
+    if result["open"]:
+        raise typer.Exit(1)
+
+
 @app.command("payouts")
 def payouts(
     ctx: typer.Context,

@@ -146,3 +146,65 @@ def stats(
         )
 
     render(result, as_json, people=for_people)
+
+
+@app.command("actions")
+def actions(
+    ctx: typer.Context,
+    target: str = typer.Option(None, help="only actions on this sync record id, external id or user e-mail"),
+    who: str = typer.Option(None, help="only this person's actions (their e-mail)"),
+    page: int = typer.Option(1, min=1),
+    limit: int = typer.Option(50, min=1, max=500),
+    as_json: AsJson = False,
+) -> None:
+    """Staff actions taken through the staff page or the admin API, newest first: when, who (and their role),
+    what, on which record, the note, and the outcome (a refused action is listed too).
+
+    Example: synctool syncs actions --who treasurer@example.org
+    """
+    from synctool.ops.actions import ActionsQuery, list_actions
+    from synctool.validation import parse
+
+    query = parse(ActionsQuery, {"target": target, "who": who, "page": page, "limit": limit}, where="options")
+    result = list_actions(ctx_obj(ctx).db, query)
+    shown = ["at", "who", "role", "via", "action", "target", "note", "outcome"]
+    render(result, as_json, people=lambda d: render(d, rows=d["items"], columns=shown, title=f"{d['total']} action(s)"))
+
+
+def overview(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """What the staff page's first page shows: the last 24 hours and 7 days (as `stats`), the queue, when
+    cron's drain, poll, heal and reconcile last ran, the deliveries the platforms reported failed (as the
+    last `webhooks heal` read them) and what needs a person, each with its command. Reads the database
+    only.
+
+    Example: synctool overview
+    """
+    from synctool.ops.overview import overview as op
+
+    obj = ctx_obj(ctx)
+    result = op(obj.db, obj.rt)
+
+    def for_people(data: dict) -> None:
+        for label, window in (("last 24 h", data["day"]), ("last 7 days", data["week"])):
+            typer.echo(
+                f"{label:<12} {window['total']} records: {window['succeeded']} succeeded, {window['failed']} failed, "
+                f"{window['skipped']} skipped, {window['queued']} queued"
+            )
+        queue = data["queue"]
+        typer.echo(
+            f"queue        {queue['queued']} queued" + (f", oldest due {queue['oldest_due']}" if queue["oldest_due"] else "")
+        )
+        for run in data["last_runs"]:
+            typer.echo(
+                f"{run['command']:<12} "
+                + (f"last ran {run['at']}" if run["at"] else "never ran")
+                + (" (late)" if run["stale"] else "")
+            )
+        for d in data["failed_deliveries"]:
+            typer.echo(f"deliveries   {d['source']}: {d['failed']} failed, {d['replayed']} replayed by heal at {d['at']}")
+        if not data["attention"]:
+            typer.echo("nothing needs attention")
+        for a in data["attention"]:
+            typer.echo(f"attention    {a['count']} {a['what']}: {a['command']}")
+
+    render(result, as_json, people=for_people)

@@ -6,7 +6,9 @@ import typer
 
 from synctool.console import AsJson, ctx_obj, emit_json, key_values, render, sub_app
 
-app = sub_app("The team: users with roles (viewer, admin, super_admin) and their admin API tokens.")
+app = sub_app(
+    "The team: users with roles (viewer, admin, super_admin), their admin API tokens and their sign-in links to the staff page."
+)
 
 
 @app.command("list")
@@ -26,16 +28,41 @@ def invite(
     ctx: typer.Context,
     email: str = typer.Argument(..., help="their e-mail"),
     role: str = typer.Option("viewer", help="viewer, admin or super_admin"),
+    send: bool = typer.Option(False, "--send", help="e-mail them a sign-in link to the staff page (smtp: in config)"),
 ) -> None:
-    """Add a user.
+    """Add a user; with --send, e-mail them a one-time sign-in link to the staff page (15 minutes).
 
-    Example: synctool users invite treasurer@example.org --role admin
+    Example: synctool users invite treasurer@example.org --role admin --send
     """
     from synctool.ops.users import InviteBody
     from synctool.ops.users import invite as op
     from synctool.validation import parse
 
-    emit_json(op(ctx_obj(ctx).db, parse(InviteBody, {"email": email, "role": role}, where="arguments")))
+    obj = ctx_obj(ctx)
+    user = op(obj.db, parse(InviteBody, {"email": email, "role": role}, where="arguments"))
+    if send:
+        from synctool.ops.sign_in import mail_link
+
+        user["link"] = mail_link(obj.db, obj.rt, user["email"])
+    emit_json(user)
+
+
+@app.command("login-link")
+def login_link(ctx: typer.Context, email: str = typer.Argument(..., help="the user's e-mail"), as_json: AsJson = False) -> None:
+    """Print a one-time sign-in link to the staff page (`serve --admin-ui`) for a user: it works once, for 15
+    minutes, and opens an 8-hour session. It starts with the public URL (receiver.public_url).
+
+    Example: synctool users login-link treasurer@example.org
+    """
+    from synctool.ops.sign_in import login_link as op
+
+    obj = ctx_obj(ctx)
+    link = op(obj.db, obj.rt, email)
+    render(
+        link,
+        as_json,
+        people=lambda d: typer.echo(f"{d['url']}\n(for {d['email']}, {d['role']}; works once, until {d['expires_at']})"),
+    )
 
 
 @app.command()

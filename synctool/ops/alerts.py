@@ -16,7 +16,7 @@ from synctool.runtime import Runtime
 logger = logging.getLogger("synctool.alerts")
 
 
-def _send(rt: Runtime, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
+def send_mail(rt: Runtime, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
     smtp = rt.config.smtp
     if not smtp.host and rt.mailer is None:
         raise ConfigError("smtp.host", rt.config.source, "not set; alerts need an SMTP server")
@@ -60,7 +60,7 @@ def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[st
         lines.append(f"  {r['last_error']}")
         lines.append(f"  synctool syncs show {r['id']}")
     lines += ["", "Fix the cause, then `synctool jobs retry ID` or `synctool retry-all`; or `synctool syncs resolve ID`."]
-    _send(rt, to, f"synctool: {len(rows)} sync job(s) failed", "\n".join(lines))
+    send_mail(rt, to, f"synctool: {len(rows)} sync job(s) failed", "\n".join(lines))
     return {"sent": True, "failed": len(rows), "recipients": len(to)}
 
 
@@ -68,7 +68,7 @@ def test(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     to = recipients(conn)
     if not to:
         raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
-    _send(rt, to, "synctool: test alert", "This is a test of synctool's failure alerts. Nothing is wrong.")
+    send_mail(rt, to, "synctool: test alert", "This is a test of synctool's failure alerts. Nothing is wrong.")
     return {"sent": True, "recipients": to}
 
 
@@ -219,6 +219,6 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         to = recipients(conn)
         if not to:
             raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
-        _send(rt, to, subject, text, html)
+        send_mail(rt, to, subject, text, html)
         report.update(sent=True, recipients=len(to))
     return report

@@ -17,7 +17,9 @@ from collections import defaultdict
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import Field
 
 from synctool import platforms, settings, store
 from synctool.crm import environment as crm_environment
@@ -30,6 +32,7 @@ from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration
+from synctool.validation import Body, Query
 
 STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
 #: statuses that are not a difference
@@ -238,7 +241,17 @@ def reconcile(
     }
     differences = sum(1 for r in items if r["status"] not in SETTLED)
     result["differences"] = differences
-    kept = ("external_id", "source", "status", "platform_amount", "crm_amount", "reason")
+    kept = (
+        "external_id",
+        "source",
+        "status",
+        "platform_amount",
+        "crm_amount",
+        "crm_gift_id",
+        "platform_date",
+        "crm_date",
+        "reason",
+    )
     with store.atomic(conn):
         settings.put(
             conn,
@@ -268,6 +281,21 @@ def _mark_accepted(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> Non
                 reason=f"{reviewed['status']} accepted by {reviewed['accepted_by']} on {reviewed['accepted_at'][:10]}: "
                 f"{reviewed['note']}",
             )
+
+
+class AcceptBody(Body):
+    """POST /api/reconcile/accept (who is the signed-in user)."""
+
+    external_id: str
+    note: str
+
+
+class PayoutsQuery(Query):
+    """GET /api/payouts."""
+
+    start: Optional[str] = Field(None, alias="from")
+    end: Optional[str] = Field(None, alias="to")
+    source: Optional[str] = None
 
 
 def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> dict[str, Any]:
@@ -403,6 +431,22 @@ def write_csv(result: dict[str, Any], path: str | Path) -> None:
 def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
     """The last reconcile: when, its period and source, and its differences (``doctor``, the daily summary)."""
     return settings.get(conn, LAST_RUN)
+
+
+def differences(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The last reconcile's differences as they stand now: each one a person reviewed since (and still the
+    same difference) is ``accepted``, with who and why; ``open`` counts the others."""
+    last = last_run(conn)
+    if last is None:
+        return {"ran": False, "items": [], "open": 0}
+    items = [dict(r) for r in last.get("items") or []]
+    _mark_accepted(conn, items)
+    return {
+        "ran": True,
+        **{k: last.get(k) for k in ("at", "from", "to", "source", "failed")},
+        "items": items,
+        "open": sum(1 for r in items if r["status"] not in SETTLED),
+    }
 
 
 def payouts(

@@ -131,6 +131,12 @@ def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     record["crm_ids"] = json.loads(row["crm_ids"]) if row["crm_ids"] else None
     record["force"] = bool(row["force"])
     record["attempts_log"] = log.attempts(conn, job_id)
+    record["crm_gift"] = None
+    if row["external_id"]:
+        from synctool.crm.gifts import recorded
+
+        written = recorded(conn, row["external_id"])
+        record["crm_gift"] = dict(written) if written is not None else None
     record["delivery"] = None
     if row["delivery_id"] is not None:
         from synctool.ops.deliveries import show_delivery

@@ -36,6 +36,13 @@ class InviteBody(Body):
     role: Role = "viewer"
 
 
+class LinkBody(Body):
+    """POST /api/users/login-link: a sign-in link to the staff page, printed back or (``send``) e-mailed."""
+
+    email: Email
+    send: bool = False
+
+
 class UserPatch(Body):
     """Spec: PATCH /api/users/:id. ``deactivate: true`` or ``active: false`` stops the user and their
     tokens; ``active: true`` re-activates (old tokens stay invalid)."""

@@ -24,6 +24,8 @@ from synctool.platforms.registration import Check
 from synctool.runtime import Runtime
 
 PUBLIC_URL = "receiver_public_url"
+#: the last `webhooks heal` (not a dry run): when, and per platform what it found (the staff page's overview)
+LAST_HEAL = "webhooks:last_heal"
 
 
 def _chosen(rt: Runtime, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
@@ -144,6 +146,12 @@ def _missing(
     return each([p for p in chosen if p.missed], read)
 
 
+def last_heal(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    """The last `webhooks heal`: when, and per platform how many deliveries it reported failed and how many
+    of those were replayed (each platform's record, as heal last read it)."""
+    return settings.get(conn, LAST_HEAL)
+
+
 def unrecorded(rt: Runtime, sources: list[str] | None = None) -> list[str]:
     """The webhook sources in use whose platform keeps no record of failed deliveries."""
     return [p.role for p in _chosen(rt, sources, lambda p: p.missed or p.webhook) if p.webhook and not p.missed]
@@ -211,6 +219,17 @@ def heal(
             else:
                 replayed += 1
                 rows.append({**row, "action": "replayed", "detail": f"job {job_id}"})
+    if not dry_run:
+        per_source = {
+            source: {
+                "failed": len(missed),
+                "replayed": sum(1 for r in rows if r["source"] == source and r["action"] == "replayed"),
+            }
+            for source, (missed, _) in found.items()
+        }
+        settings.put(
+            conn, LAST_HEAL, {"at": store.iso(), "since": store.iso(moment), "sources": per_source, "failed": words(failed)}
+        )
     return {
         "since": store.iso(moment),
         "found": len([r for r in rows if r["event_id"]]),

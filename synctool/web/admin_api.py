@@ -45,8 +45,8 @@ from synctool.errors import (
 )
 from synctool.runtime import Runtime
 from synctool.validation import parse
+from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
 
-VIEWER, ADMIN, SUPER = "viewer", "admin", "super_admin"
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -68,23 +68,6 @@ class Call:
         return parse(model, self.query, where="query string")
 
 
-class TeamMember(BaseUser):
-    def __init__(self, record: dict[str, Any]):
-        self.record = record
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def display_name(self) -> str:
-        return self.record["email"]
-
-    @property
-    def role(self) -> str:
-        return self.record["role"]
-
-
 class TokenBackend(AuthenticationBackend):
     """``Authorization: Bearer <JWT>`` -> the active user, with the scopes of their role and every role below."""
 
@@ -92,7 +75,7 @@ class TokenBackend(AuthenticationBackend):
         self.rt = rt
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        from synctool.ops.users import ROLES, verify_token
+        from synctool.ops.users import verify_token
 
         header = conn.headers.get("authorization")
         if not header:
@@ -114,8 +97,7 @@ class TokenBackend(AuthenticationBackend):
             raise AuthenticationError(str(exc)) from None
         except ConfigError as exc:
             raise AuthenticationError(str(exc)) from None
-        scopes = ["authenticated", *ROLES[: ROLES.index(record["role"]) + 1]]
-        return AuthCredentials(scopes), TeamMember(record)
+        return credentials(record)
 
 
 def _ops(config: Config):
@@ -123,14 +105,18 @@ def _ops(config: Config):
     Imported lazily: ops pull in clients."""
     from synctool import mappings as mapping_store
     from synctool.ops import (
+        actions,
         checks,
         crm,
         deliveries,
         dev,
         donors,
         mappings,
+        overview,
+        reconcile,
         refunds,
         settings,
+        sign_in,
         syncs,
         users,
     )
@@ -148,7 +134,26 @@ def _ops(config: Config):
     def crm_environment(c: Call) -> Any:
         return {"environment": crm_ops.set_environment(c.conn, c.rt, c.body_as(crm_ops.EnvironmentBody))["environment"]}
 
+    def accept_difference(c: Call) -> Any:
+        body = c.body_as(reconcile.AcceptBody)
+        return reconcile.accept(c.conn, body.external_id, body.note, c.user["email"])
+
+    def payouts(c: Call) -> Any:
+        query = c.query_as(reconcile.PayoutsQuery)
+        return reconcile.payouts(c.conn, c.rt, start=query.start, end=query.end, source=query.source)
+
+    def login_link(c: Call) -> Any:
+        body = c.body_as(users.LinkBody)
+        return (sign_in.mail_link if body.send else sign_in.login_link)(c.conn, c.rt, body.email)
+
     return [
+        ("GET", "/api/overview", VIEWER, lambda c: overview.overview(c.conn, c.rt)),
+        ("GET", "/api/actions", VIEWER, lambda c: actions.list_actions(c.conn, c.query_as(actions.ActionsQuery))),
+        ("GET", "/api/reconcile", ADMIN, lambda c: reconcile.differences(c.conn)),
+        ("GET", "/api/reconcile/accepted", ADMIN, lambda c: reconcile.accepted(c.conn)),
+        ("POST", "/api/reconcile/accept", ADMIN, accept_difference),
+        ("GET", "/api/payouts", ADMIN, payouts),
+        ("POST", "/api/users/login-link", SUPER, login_link),
         ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
         ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
         ("PATCH", "/api/syncs/{id}/resolve", ADMIN, resolve),
@@ -252,6 +257,38 @@ def int_id(value: str) -> int:
         raise NotFound(f"no user with id {value}") from None
 
 
+def _record(conn: Any, request: Request, body: Any, result: tuple[int, Any]) -> None:
+    """A change asked of the API goes in the staff actions, done or refused, with who asked."""
+    from synctool.ops.actions import record
+
+    status, data = result
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    target = next(iter(request.path_params.values()), None)
+    if target is None and isinstance(body, dict):
+        target = body.get("external_id") or body.get("email")
+    note = body.get("notes") or body.get("note") if isinstance(body, dict) else None
+    user = request.user.record
+    record(
+        conn,
+        who=user["email"],
+        role=user["role"],
+        via="api",
+        action=f"{request.method} /api{path}",
+        target=None if target is None else str(target),
+        note=note,
+        outcome="done" if status < 400 else f"refused ({status}): {data.get('error')}",
+    )
+
+
+def _record_apart(rt: Runtime, request: Request, body: Any, result: tuple[int, Any]) -> None:
+    conn = store.connect(rt.config.db_path, migrate=False)
+    try:
+        _record(conn, request, body, result)
+    finally:
+        conn.close()
+
+
 def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
@@ -264,7 +301,14 @@ def routes(rt: Runtime) -> list[Mount]:
             if not request.user.is_authenticated:
                 return error(401, "unauthorized", "send Authorization: Bearer <token> (synctool users token EMAIL)")
             if not has_required_scope(request, [min_role]):
-                return error(403, "forbidden", f"needs {min_role}; you are {request.user.role}")
+                refused = 403, {"error": "forbidden", "detail": f"needs {min_role}; you are {request.user.role}"}
+                if request.method != "GET":
+                    try:
+                        said = json.loads(await request.body() or b"{}")
+                    except (ValueError, RecursionError):
+                        said = {}
+                    await run_in_threadpool(_record_apart, rt, request, said, refused)
+                return error(403, "forbidden", refused[1]["detail"])
             raw = await request.body()
             body: Any = {}
             if raw.strip():
@@ -277,9 +321,13 @@ def routes(rt: Runtime) -> list[Mount]:
                 conn = store.connect(rt.config.db_path, migrate=False)
                 try:
                     call = Call(conn, rt, request.user.record, dict(request.path_params), dict(request.query_params), body)
-                    return 200, op(call)
-                except SynctoolError as exc:
-                    return http_status(exc), {"error": str(exc), "detail": getattr(exc, "detail", "")}
+                    try:
+                        result = 200, op(call)
+                    except SynctoolError as exc:
+                        result = http_status(exc), {"error": str(exc), "detail": getattr(exc, "detail", "")}
+                    if request.method != "GET":
+                        _record(conn, request, body, result)
+                    return result
                 finally:
                     conn.close()
 

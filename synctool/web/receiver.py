@@ -195,28 +195,39 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
     )
 
 
-def build(rt: Runtime, *, admin_api: bool | None = None) -> Starlette:
-    """The app `serve` runs: the database created and migrated first, and the admin API mounted when asked
-    (refused without its signing secret)."""
+def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> Starlette:
+    """The app `serve` runs: the database created and migrated first, the admin API mounted when asked
+    (refused without its signing secret), and the staff page when asked."""
     from synctool import store
 
     store.connect(rt.config.db_path).close()
-    extra = []
+    extra: list = []
     if rt.config.receiver.admin_api if admin_api is None else admin_api:
         from synctool.ops.users import signing_secret
         from synctool.web.admin_api import routes
 
         signing_secret(rt)
-        extra = routes(rt)
+        extra += routes(rt)
+    if rt.config.receiver.admin_ui if admin_ui is None else admin_ui:
+        from synctool.web.staff_page import routes as page_routes
+
+        extra += page_routes(rt)
     return create_app(rt, routes=extra)
 
 
-def serve(rt: Runtime, *, host: str | None = None, port: int | None = None, admin_api: bool | None = None) -> None:
-    """Run the receiver (and the admin API) with uvicorn until stopped."""
+def serve(
+    rt: Runtime,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    admin_api: bool | None = None,
+    admin_ui: bool | None = None,
+) -> None:
+    """Run the receiver (and the admin API, and the staff page) with uvicorn until stopped."""
     import uvicorn
 
     uvicorn.run(
-        build(rt, admin_api=admin_api),
+        build(rt, admin_api=admin_api, admin_ui=admin_ui),
         host=host or rt.config.receiver.host,
         port=port or rt.config.receiver.port,
         log_level="warning",

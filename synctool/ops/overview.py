@@ -1,0 +1,96 @@
+"""The overview (`synctool overview`, ``GET /api/overview``, the staff page's first page): the last 24 hours
+and 7 days as `synctool stats` counts them, the queue, when cron's commands last ran, the deliveries the
+platforms reported failed (as the last `webhooks heal` read them), and what needs a person.
+
+It reads the database only: opening the page costs no request to the CRM or a platform.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from synctool import platforms, settings
+from synctool.queue import log
+from synctool.runtime import Runtime
+from synctool.timeutil import age_s
+
+#: how old each cron command's last run may be before the overview says so (crontab.example's rhythm, with slack)
+STALE_AFTER_S = {"drain": 180, "poll": 1800, "heal": 2 * 86400, "reconcile": 8 * 86400}
+
+
+def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
+    from synctool.ops.reconcile import last_run
+    from synctool.ops.webhooks import last_heal
+
+    used = platforms.in_use(rt.config)
+    polling = [p.role for p in used if p.poll]
+    poll_at = None
+    if polling:
+        marks = ",".join("?" * len(polling))
+        poll_at = conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0]
+    found = {
+        "drain": (settings.get(conn, "last_drain") or {}).get("at"),
+        "poll": poll_at,
+        "heal": (last_heal(conn) or {}).get("at"),
+        "reconcile": (last_run(conn) or {}).get("at"),
+    }
+    if not polling:
+        found.pop("poll")
+    if not any(p.missed for p in used):
+        found.pop("heal")
+    rows = []
+    for name, at in found.items():
+        age = age_s(at)
+        rows.append(
+            {
+                "command": name,
+                "at": at,
+                "age_s": None if age is None else round(age),
+                "stale": age is None or age > STALE_AFTER_S[name],
+            }
+        )
+    return rows
+
+
+def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+    from synctool.crm import donor_changes
+    from synctool.ops.reconcile import differences
+    from synctool.ops.syncs import StatsQuery, stats
+    from synctool.ops.webhooks import last_heal
+
+    day, week = stats(conn, StatsQuery(window="24h")), stats(conn, StatsQuery(window="7d"))
+    backlog, oldest_due = log.backlog(conn, platforms.crm_bound())
+    runs = _last_runs(conn, rt)
+    heal = last_heal(conn) or {}
+    failed_deliveries = [
+        {"source": source, **counts, "at": heal.get("at")} for source, counts in sorted((heal.get("sources") or {}).items())
+    ]
+    reconcile = differences(conn)
+    attention = []
+
+    def needs(what: str, count: int, page: str, command: str) -> None:
+        if count:
+            attention.append({"what": what, "count": count, "page": page, "command": command})
+
+    needs("failed sync records to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
+    needs("reconcile differences to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
+    needs("donor changes to apply or dismiss", donor_changes.pending_count(conn), "donors", "synctool donors changes")
+    refunds = week["refunds"]
+    needs("refunds flagged for a person (7 days)", refunds.get("flagged") or 0, "syncs", "synctool refunds list --state flagged")
+    needs("deliveries the platforms failed and synctool never got", sum(d["failed"] - d["replayed"] for d in failed_deliveries),
+          "overview", "synctool webhooks heal")  # fmt: skip
+    for run in runs:
+        if run["stale"]:
+            ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"
+            attention.append({"what": f"cron's {run['command']} {ran}", "count": 1, "page": "overview",
+                              "command": "install crontab.example (synctool doctor says more)"})  # fmt: skip
+    return {
+        "day": day,
+        "week": week,
+        "queue": {"queued": backlog, "oldest_due": oldest_due, "oldest_queued_age_s": day["oldest_queued_age_s"]},
+        "last_runs": runs,
+        "failed_deliveries": failed_deliveries,
+        "attention": attention,
+        "in_use": [p.role for p in platforms.in_use(rt.config)],
+    }

@@ -1,0 +1,180 @@
+"""The staff page's views: each reads through the operation its CLI command and admin API route call, and
+hands a template its result. The actions return what to say on the next page and what they acted on."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from synctool.errors import InvalidInput
+from synctool.ops import actions as action_ops
+from synctool.ops import donors, sign_in, syncs, users
+from synctool.ops import overview as overview_ops
+from synctool.ops import reconcile as reconcile_ops
+from synctool.runtime import Runtime
+from synctool.timeutil import parse_moment
+from synctool.validation import parse
+
+
+@dataclass
+class Ask:
+    """One page request, as a view sees it."""
+
+    conn: sqlite3.Connection
+    rt: Runtime
+    user: dict[str, Any]
+    path: dict[str, Any]
+    query: dict[str, str]
+    form: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Shown:
+    """What a view hands back: a template and its context."""
+
+    template: str
+    context: dict[str, Any]
+    status: int = 200
+
+
+#: the sync log's page size on the page (the API's default)
+PAGE_SIZE = 50
+
+
+def when(value: str | None) -> str:
+    """A stored UTC time, shortened for a table: ``2026-11-24 14:05 UTC``."""
+    if not value:
+        return ""
+    try:
+        moment = parse_moment(value)
+    except InvalidInput:
+        return value
+    return datetime.strftime(moment, "%Y-%m-%d %H:%M UTC")
+
+
+def overview(ask: Ask) -> Shown:
+    return Shown("overview.html", {"o": overview_ops.overview(ask.conn, ask.rt), "page": "overview"})
+
+
+def sync_log(ask: Ask) -> Shown:
+    filters = {k: v for k, v in ask.query.items() if k in ("status", "source", "date_from", "date_to", "q", "page") and v}
+    try:
+        query = parse(syncs.SyncQuery, {**filters, "limit": PAGE_SIZE}, where="filters")
+    except InvalidInput as exc:
+        return Shown("syncs.html", {"filters": filters, "result": None, "problem": f"{exc} {exc.detail}", "page": "syncs",
+                                    "statuses": syncs.STATUSES_WITH_RESOLVED}, 400)  # fmt: skip
+    result = syncs.list_syncs(ask.conn, query)
+    return Shown("syncs.html", {"filters": filters, "result": result, "problem": None, "page": "syncs",
+                                "statuses": syncs.STATUSES_WITH_RESOLVED})  # fmt: skip
+
+
+def sync_record(ask: Ask) -> Shown:
+    record = syncs.show_sync(ask.conn, ask.path["id"])
+    done = action_ops.list_actions(ask.conn, action_ops.ActionsQuery(target=record["id"]))["items"]
+    return Shown("sync.html", {"r": record, "done": done, "page": "syncs"})
+
+
+def failed(ask: Ask) -> Shown:
+    number = ask.query.get("page") or "1"
+    query = parse(syncs.SyncQuery, {"status": "failed", "page": number, "limit": PAGE_SIZE}, where="filters")
+    return Shown("failed.html", {"result": syncs.list_syncs(ask.conn, query), "page": "failed", "filters": {}})
+
+
+def reconcile(ask: Ask) -> Shown:
+    found = reconcile_ops.differences(ask.conn)
+    reviewed = reconcile_ops.accepted(ask.conn)["items"][:50]
+    return Shown("reconcile.html", {"d": found, "reviewed": reviewed, "page": "reconcile"})
+
+
+def donor_changes(ask: Ask) -> Shown:
+    status = ask.query.get("status") or "pending"
+    found = donors.changes(ask.conn, parse(donors.ChangesQuery, {"status": status}, where="filters"))
+    return Shown("donors.html", {"changes": found, "status": status, "page": "donors"})
+
+
+def payouts(ask: Ask) -> Shown:
+    """The form; with a period, the payouts of that period, read from the platforms as `reconcile payouts`
+    reads them (the one page that spends requests, and only when asked)."""
+    query = parse(reconcile_ops.PayoutsQuery, ask.query, where="filters")
+    result = None
+    if query.start or ask.query.get("run"):
+        result = reconcile_ops.payouts(ask.conn, ask.rt, start=query.start, end=query.end, source=query.source)
+    return Shown("payouts.html", {"result": result, "start": query.start or "", "end": query.end or "", "page": "payouts"})
+
+
+def team(ask: Ask) -> Shown:
+    return Shown("team.html", {"users": users.list_users(ask.conn), "page": "team"})
+
+
+def actions(ask: Ask) -> Shown:
+    query = parse(action_ops.ActionsQuery, ask.query, where="filters")
+    return Shown("actions.html", {"result": action_ops.list_actions(ask.conn, query), "filters": {}, "page": "actions"})
+
+
+# -- actions: (what to say, what was acted on) -------------------------------------------------------------
+
+
+def retry(ask: Ask) -> tuple[str, str | None]:
+    job = syncs.retry(ask.conn, ask.path["id"])
+    return f"Sync record {job['id'][:8]} is queued again; the next drain runs it.", job["id"]
+
+
+def resolve(ask: Ask) -> tuple[str, str | None]:
+    note = (ask.form.get("note") or "").strip()
+    if not note:
+        raise InvalidInput("a note is required", "say what was done about it")
+    body = syncs.ResolveBody(notes=note, resolvedBy=ask.user["email"])
+    record = syncs.resolve(ask.conn, ask.path["id"], body)
+    return f"Sync record {record['id'][:8]} is resolved.", record["id"]
+
+
+def accept(ask: Ask) -> tuple[str, str | None]:
+    external_id = ask.form.get("target") or ""
+    row = reconcile_ops.accept(ask.conn, external_id, ask.form.get("note") or "", ask.user["email"])
+    return f"The difference on {row['external_id']} is accepted.", row["external_id"]
+
+
+def _change_ids(ask: Ask) -> donors.DecideBody:
+    return donors.DecideBody(ids=[ask.path["id"]])
+
+
+def apply_change(ask: Ask) -> tuple[str, str | None]:
+    result = donors.apply(ask.conn, ask.rt, _change_ids(ask))["results"][0]
+    return f"Donor change {result['id']}: {result['result']}" + (f" ({result['detail']})" if result.get("detail") else ""), str(
+        ask.path["id"]
+    )
+
+
+def dismiss_change(ask: Ask) -> tuple[str, str | None]:
+    result = donors.dismiss(ask.conn, _change_ids(ask))["results"][0]
+    return f"Donor change {result['id']}: {result['result']}", str(ask.path["id"])
+
+
+def invite(ask: Ask) -> tuple[str, str | None]:
+    body = parse(users.InviteBody, {"email": ask.form.get("email"), "role": ask.form.get("role") or "viewer"}, where="form")
+    user = users.invite(ask.conn, body)
+    said = f"{user['email']} is invited as {user['role']}."
+    if ask.form.get("send"):
+        sign_in.mail_link(ask.conn, ask.rt, user["email"])
+        said += " A sign-in link is on its way to them."
+    return said, user["email"]
+
+
+def change_user(ask: Ask) -> tuple[str, str | None]:
+    what = ask.form.get("change")
+    changes: dict[str, dict[str, Any]] = {
+        "role": {"role": ask.form.get("role")},
+        "deactivate": {"deactivate": True},
+        "activate": {"active": True},
+    }
+    patch = changes.get(what or "", {})
+    if not patch:
+        raise InvalidInput("say what to change", "role, deactivate or activate")
+    if ask.path["id"] == ask.user["id"] and (what != "role" or patch["role"] != "super_admin"):
+        # the last super_admin locking themselves out would leave the team page to no one
+        raise InvalidInput("you cannot lower or deactivate yourself here", "another super_admin can, or `synctool users update`")
+    user = users.update(ask.conn, ask.path["id"], parse(users.UserPatch, patch, where="form"))
+    state = "active" if user["active"] else "deactivated"
+    return f"{user['email']} is now {user['role']}, {state}.", user["email"]
