@@ -59,8 +59,11 @@ def link_path(cli, email: str) -> str:
     return "/admin/" + url.split("/admin/", 1)[1]
 
 
-def csrf(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+def csrf(html: str, action: str = "/admin/sign-out") -> str:
+    """The CSRF token of the page's form that posts to ``action``, as a browser would send it."""
+    form = re.search(rf'<form[^>]*action="{re.escape(action)}"[^>]*>(.*?)</form>', html, re.S)
+    assert form, f"no form posts to {action}"
+    return re.search(r'name="csrf" value="([^"]*)"', form.group(1)).group(1)
 
 
 def test_a_login_link_shows_who_it_is_for_then_works_once_and_opens_an_8_hour_session(page, cli, db):
@@ -139,7 +142,8 @@ def test_an_admin_retries_and_resolves_from_the_page_and_each_is_recorded_with_w
     admin = page("admin")
     failed = admin.get("/admin/failed")
     assert failed.text.count(">Retry<") == 2
-    token = csrf(failed.text)
+    token = csrf(failed.text, f"/admin/syncs/{first}/retry")
+    assert token == csrf(failed.text, f"/admin/syncs/{second}/resolve")
     done = admin.post(f"/admin/syncs/{first}/retry", data={"csrf": token, "back": "/admin/failed"})
     assert done.status_code == 303 and done.headers["location"] == "/admin/failed"
     assert db.execute("SELECT status FROM jobs WHERE id = ?", (first,)).fetchone()[0] == "queued"
@@ -176,7 +180,10 @@ def test_an_admin_accepts_a_reconcile_difference_with_a_note(page, coded, receiv
     admin = page("admin")
     shown = admin.get("/admin/reconcile")
     assert "donations_AC" in shown.text and "amount_differs" in shown.text and ">Accept<" in shown.text
-    admin.post("/admin/reconcile/accept", data={"csrf": csrf(shown.text), "target": "donations_AC", "note": "refunded by cheque"})
+    admin.post(
+        "/admin/reconcile/accept",
+        data={"csrf": csrf(shown.text, "/admin/reconcile/accept"), "target": "donations_AC", "note": "refunded by cheque"},
+    )
     after = admin.get("/admin/reconcile").text
     assert "accepted by admin@example.org" in after and "0 open difference" in after
     assert cli("reconcile", "last").exit_code == 0
@@ -218,7 +225,7 @@ def test_send_me_a_link_mails_a_user_and_answers_the_same_for_anyone(page, cli, 
 def test_a_super_admin_invites_changes_a_role_and_deactivates_from_the_team_page(page, db, cli):
     boss = page("super_admin")
     shown = boss.get("/admin/team")
-    token = csrf(shown.text)
+    token = csrf(shown.text, "/admin/team/invite")
     boss.post("/admin/team/invite", data={"csrf": token, "email": "Treasurer@Example.org", "role": "admin"})
     row = db.execute("SELECT id, role, active FROM users WHERE email = 'treasurer@example.org'").fetchone()
     assert (row["role"], row["active"]) == ("admin", 1)

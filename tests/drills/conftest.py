@@ -97,10 +97,12 @@ class Site:
             timeout=timeout,
         )
 
-    def serve(self, *options: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
-        """`synctool [options] serve` on a free loopback port, once it answers /health."""
+    def serve(
+        self, *options: str, args: tuple[str, ...] = (), env: dict[str, str] | None = None, **kwargs: Any
+    ) -> subprocess.Popen:
+        """`synctool [options] serve [args]` on a free loopback port, once it answers /health."""
         self.port = self.port or helpers.free_port()
-        proc = self.popen(*options, "serve", "--host", "127.0.0.1", "--port", str(self.port), env=env, **kwargs)
+        proc = self.popen(*options, "serve", "--host", "127.0.0.1", "--port", str(self.port), *args, env=env, **kwargs)
         helpers.wait_for(f"{self.url}/health")
         return proc
 

@@ -1,0 +1,260 @@
+"""The staff page in a real browser: Debian's headless Chromium, driven through its chromedriver by selenium,
+against the real `synctool serve --admin-ui` process. A viewer signs in from an e-mailed link on a phone
+(390 px, no sideways scrolling) and sees the day's gifts, filters the sync log, and has a forged action
+refused; an admin retries a failed job and accepts a reconcile difference; a form posted from another origin
+is refused for want of the session's CSRF token.
+
+`.ci/run` installs the ``chromium`` and ``chromium-driver`` packages; where they are absent these tests skip.
+"""
+
+from __future__ import annotations
+
+import copy
+import http.server
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from synctool.fakes import samples
+from tests.drills.conftest import Site, crm_fault
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+PHONE = {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 2}}
+
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)",
+)
+
+
+def browser(phone: bool = True) -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # the machine's network is closed: without these Chromium keeps trying Google's hosts
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={tempfile.mkdtemp(prefix='synctool-chromium-')}"):  # fmt: skip
+        options.add_argument(flag)
+    if phone:
+        options.add_experimental_option("mobileEmulation", PHONE)
+    else:
+        options.add_argument("--window-size=1280,900")
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.implicitly_wait(5)
+    return driver
+
+
+@pytest.fixture
+def chromium() -> Iterator[Any]:
+    made: list[Any] = []
+
+    def start(phone: bool = True) -> Any:
+        made.append(browser(phone))
+        return made[-1]
+
+    yield start
+    for driver in made:
+        user_data = next(
+            (
+                a.split("=", 1)[1]
+                for a in driver.capabilities.get("goog:chromeOptions", {}).get("args", [])
+                if a.startswith("--user-data-dir")
+            ),
+            None,
+        )
+        driver.quit()
+        if user_data:
+            shutil.rmtree(user_data, ignore_errors=True)
+
+
+@pytest.fixture
+def staff_site(coded_site: Site) -> Iterator[tuple[Site, Any]]:
+    """A site serving the staff page, its mail going to a sink, with a viewer, an admin and a super_admin."""
+    from tests.helpers import free_port
+    from tests.test_admin import SmtpSink
+
+    sink = SmtpSink()
+    site = coded_site
+    site.port = free_port()
+    (site.folder / "config.yaml").write_text(
+        f"receiver: {{public_url: '{site.url}'}}\n"
+        f"smtp: {{host: 127.0.0.1, port: {sink.server_address[1]}, starttls: false}}\n"
+        "queue: {max_attempts: 1}\n"
+    )
+    for role in ("viewer", "admin", "super_admin"):
+        assert site.run("users", "invite", f"{role}@example.org", "--role", role).returncode == 0
+    site.serve(args=("--admin-ui",))
+    yield site, sink
+    sink.shutdown()
+
+
+def go(driver: Any, element: Any) -> None:
+    """Click something that loads a page, and wait until the new page is there."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(old))
+
+
+def no_sideways_scroll(driver: Any) -> None:
+    width, scroll = driver.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
+    assert scroll <= width, f"{driver.current_url} scrolls sideways: {scroll} px in a {width} px window"
+
+
+def sign_in_by_link(driver: Any, url: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Sign in']"))
+    assert driver.find_element(By.TAG_NAME, "h1").text == "Overview"
+
+
+def printed_link(site: Site, email: str) -> str:
+    out = site.run("users", "login-link", email)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()[0]
+
+
+def drained(site: Site) -> dict[str, int]:
+    assert site.run("drain", "--max-seconds", "20").returncode in (0, 1)
+    return site.statuses()
+
+
+def failed_job(site: Site) -> str:
+    """A gift the CRM refuses with 500s until its one attempt fails."""
+    crm_fault(site.world, "500", count=1000, method="POST", path="/gifts")
+    site.give(900, email="refused@example.org")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        drained(site)
+        found = site.rows("SELECT id FROM jobs WHERE status = 'failed'")
+        if found:
+            crm_fault(site.world, "500", count=0)
+            return found[0][0]
+    raise AssertionError(f"no job failed: {site.statuses()}")
+
+
+def test_a_viewer_signs_in_from_an_emailed_link_on_a_phone_sees_the_days_gifts_and_a_forged_action_is_refused(
+    staff_site, chromium
+):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    site, sink = staff_site
+    for n in range(1, 4):
+        assert site.give(n).status_code == 200
+    assert drained(site) == {"succeeded": 3}
+    job = failed_job(site)
+    phone = chromium(phone=True)
+    phone.get(f"{site.url}/admin/")
+    assert phone.current_url.endswith("/admin/sign-in?")  # signed out: to the sign-in page
+    no_sideways_scroll(phone)
+    phone.find_element(By.ID, "email").send_keys("viewer@example.org")
+    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Send me a link']"))
+    assert "a sign-in link is on its way" in phone.find_element(By.TAG_NAME, "main").text
+    deadline = time.monotonic() + 10
+    while not sink.messages and time.monotonic() < deadline:
+        time.sleep(0.05)
+    link = re.search(r"http://\S+/admin/login/\S+", sink.messages[-1]).group(0)
+    sign_in_by_link(phone, link)
+    main = phone.find_element(By.TAG_NAME, "main").text
+    assert "Last 24 hours" in main and "1 failed sync records to retry or resolve" in main
+    no_sideways_scroll(phone)
+    go(phone, phone.find_element(By.LINK_TEXT, "Sync log"))
+    rows = phone.find_elements(By.CSS_SELECTOR, "main tbody tr")
+    assert len(rows) == 4 and sum("succeeded" in r.text for r in rows) == 3  # the day's gifts, and the refused one
+    assert "Number2" in phone.find_element(By.TAG_NAME, "main").text
+    no_sideways_scroll(phone)
+    phone.find_element(By.ID, "q").send_keys("Number2")
+    phone.find_element(By.ID, "status").send_keys("succeeded")
+    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Filter']"))
+    assert "1 record(s)." in phone.find_element(By.TAG_NAME, "main").text
+    go(phone, phone.find_element(By.CSS_SELECTOR, "main tbody a"))
+    assert "Sync record" in phone.find_element(By.TAG_NAME, "h1").text and "Attempts" in phone.page_source
+    no_sideways_scroll(phone)
+    go(phone, phone.find_element(By.LINK_TEXT, "Failed"))
+    assert "refused@example.org" in phone.page_source and not phone.find_elements(By.XPATH, "//button[normalize-space()='Retry']")
+    no_sideways_scroll(phone)
+    # the viewer forges the admin's form, with their own session's CSRF token: refused, and nothing changes
+    old = phone.find_element(By.TAG_NAME, "html")
+    phone.execute_script(
+        "const f = document.createElement('form'); f.method = 'post'; f.action = arguments[0];"
+        "const t = document.createElement('input'); t.name = 'csrf'; t.value = document.querySelector('input[name=csrf]').value;"
+        "f.appendChild(t); document.body.appendChild(f); f.submit();",
+        f"{site.url}/admin/syncs/{job}/retry",
+    )
+    WebDriverWait(phone, 10).until(expected_conditions.staleness_of(old))
+    assert phone.find_element(By.TAG_NAME, "h1").text == "Not for your role"
+    assert site.rows("SELECT status FROM jobs WHERE id = ?", job) == [("failed",)]
+    refused = site.rows("SELECT who, action, outcome FROM staff_actions WHERE target = ?", job)
+    assert refused[0][:2] == ("viewer@example.org", "retry") and refused[0][2].startswith("refused (403)")
+
+
+def test_an_admin_retries_a_failed_job_and_accepts_a_reconcile_difference(staff_site, chromium):
+    from selenium.webdriver.common.by import By
+
+    site, _ = staff_site
+    job = failed_job(site)
+    lost = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)  # money the platform took that never reached synctool
+    today = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    lost.update(id="LOST-1", amount=75, transacted_at=today, created_at=today, email="lost@example.org",
+                transactions=[{**lost["transactions"][0], "amount": 75}])  # fmt: skip
+    site.world.givebutter.add_transaction(lost)
+    assert site.run("reconcile", "--from", "2d", "--source", "donations").returncode == 1
+    desk = chromium(phone=False)
+    sign_in_by_link(desk, printed_link(site, "admin@example.org"))
+    go(desk, desk.find_element(By.LINK_TEXT, "Failed"))
+    go(desk, desk.find_element(By.XPATH, "//button[normalize-space()='Retry']"))
+    assert "is queued again" in desk.find_element(By.TAG_NAME, "main").text, desk.page_source
+    assert site.rows("SELECT status FROM jobs WHERE id = ?", job) == [("queued",)]
+    go(desk, desk.find_element(By.LINK_TEXT, "Reconcile"))
+    row = desk.find_element(By.XPATH, "//tr[.//code[text()='donations_LOST-1']]")
+    note = row.find_element(By.CSS_SELECTOR, "input[name=note]")
+    label = desk.find_element(By.CSS_SELECTOR, f"label[for='{note.get_attribute('id')}']")
+    assert label.text == "Why it is right"  # the control is labelled
+    note.send_keys("a test gift, refunded outside the platform")
+    go(desk, row.find_element(By.XPATH, ".//button[normalize-space()='Accept']"))
+    assert "is accepted" in desk.find_element(By.CSS_SELECTOR, ".flash").text
+    assert "accepted by admin@example.org" in desk.find_element(By.TAG_NAME, "main").text
+    assert site.rows("SELECT accepted_by, note FROM reconcile_accepted") == [
+        ("admin@example.org", "a test gift, refunded outside the platform")
+    ]
+    done = site.rows("SELECT who, action, outcome FROM staff_actions WHERE via = 'page' AND action != 'sign in' ORDER BY id")
+    assert done == [("admin@example.org", "retry", "done"), ("admin@example.org", "accept difference", "done")]
+
+
+def test_a_form_posted_from_another_origin_is_refused(staff_site, chromium, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    site, _ = staff_site
+    job = failed_job(site)
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "index.html").write_text(
+        f'<form method="post" action="{site.url}/admin/syncs/{job}/retry"><button id="go">Win a prize</button></form>'
+    )
+    handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path / "evil"), **kw)  # noqa: E731
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        desk = chromium(phone=False)
+        sign_in_by_link(desk, printed_link(site, "admin@example.org"))  # the admin is signed in in this browser
+        desk.get(f"http://127.0.0.1:{evil.server_address[1]}/")
+        go(desk, desk.find_element(By.ID, "go"))
+        assert "security token" in desk.find_element(By.TAG_NAME, "main").text
+    finally:
+        evil.shutdown()
+    assert site.rows("SELECT status FROM jobs WHERE id = ?", job) == [("failed",)]
