@@ -120,6 +120,29 @@ def test_the_nginx_block_passes_the_uri_as_sent(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
+def test_the_proxies_keep_the_staff_page_to_the_offices_addresses():
+    """The commented /admin blocks, once uncommented, pass only the office's addresses, unchanged."""
+    caddy = uncommented((ROOT / "deploy" / "Caddyfile").read_text(), "handle /admin*")
+    assert "@outside_office not remote_ip 203.0.113.0/24" in caddy and "respond @outside_office 403" in caddy
+    assert "reverse_proxy 127.0.0.1:8787" in caddy and caddy.count("{") == caddy.count("}")
+    nginx = uncommented((ROOT / "deploy" / "nginx.conf").read_text(), "location /admin")
+    assert "allow 203.0.113.0/24;" in nginx and "deny all;" in nginx
+    assert "proxy_pass http://127.0.0.1:8787;" in nginx and "X-Forwarded-Proto $scheme" in nginx  # the cookie's Secure flag
+
+
+def uncommented(text: str, start: str) -> str:
+    """The commented block that opens with ``start``, uncommented, to its closing brace."""
+    lines = [line.strip().lstrip("#").strip() for line in text.splitlines()]
+    first = next(i for i, line in enumerate(lines) if line.startswith(start))
+    depth, block = 0, []
+    for line in lines[first:]:
+        block.append(line)
+        depth += line.count("{") - line.count("}")
+        if depth == 0:
+            return "\n".join(block)
+    raise AssertionError(f"{start} has no end")
+
+
 def test_the_logrotate_rule_needs_no_copytruncate():
     rule = (ROOT / "deploy" / "synctool.logrotate").read_text()
     body = "\n".join(line.split("#", 1)[0] for line in rule.splitlines())

@@ -110,7 +110,7 @@ def test_a_viewer_sees_the_read_pages_without_action_controls_and_a_forged_actio
     job = seed_failed_job(db)
     viewer = page("viewer")
     home = viewer.get("/admin/")
-    assert home.status_code == 200 and "1 failed sync records to retry or resolve" in home.text
+    assert home.status_code == 200 and "1 failed sync record(s) to retry or resolve" in home.text
     for path in ("/admin/syncs", f"/admin/syncs/{job}", "/admin/failed", "/admin/actions"):
         r = viewer.get(path)
         assert r.status_code == 200, path

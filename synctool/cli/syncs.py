@@ -205,6 +205,6 @@ def overview(ctx: typer.Context, as_json: AsJson = False) -> None:
         if not data["attention"]:
             typer.echo("nothing needs attention")
         for a in data["attention"]:
-            typer.echo(f"attention    {a['count']} {a['what']}: {a['command']}")
+            typer.echo(f"attention    {a['text']}: {a['command']}")
 
     render(result, as_json, people=for_people)

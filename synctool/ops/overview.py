@@ -71,19 +71,22 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
 
     def needs(what: str, count: int, page: str, command: str) -> None:
         if count:
-            attention.append({"what": what, "count": count, "page": page, "command": command})
+            attention.append({"what": what, "count": count, "text": f"{count} {what}", "page": page, "command": command})
 
-    needs("failed sync records to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
-    needs("reconcile differences to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
-    needs("donor changes to apply or dismiss", donor_changes.pending_count(conn), "donors", "synctool donors changes")
+    needs("failed sync record(s) to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
+    needs("reconcile difference(s) to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
+    needs("donor change(s) to apply or dismiss", donor_changes.pending_count(conn), "donors", "synctool donors changes")
     refunds = week["refunds"]
-    needs("refunds flagged for a person (7 days)", refunds.get("flagged") or 0, "syncs", "synctool refunds list --state flagged")
-    needs("deliveries the platforms failed and synctool never got", sum(d["failed"] - d["replayed"] for d in failed_deliveries),
+    needs(
+        "refund(s) flagged for a person (7 days)", refunds.get("flagged") or 0, "syncs", "synctool refunds list --state flagged"
+    )
+    needs("delivery(ies) the platforms failed and synctool never got", sum(d["failed"] - d["replayed"] for d in failed_deliveries),
           "overview", "synctool webhooks heal")  # fmt: skip
     for run in runs:
         if run["stale"]:
             ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"
-            attention.append({"what": f"cron's {run['command']} {ran}", "count": 1, "page": "overview",
+            what = f"cron's {run['command']} {ran}"
+            attention.append({"what": what, "count": 1, "text": what, "page": "overview",
                               "command": "install crontab.example (synctool doctor says more)"})  # fmt: skip
     return {
         "day": day,

@@ -172,7 +172,7 @@ def test_a_viewer_signs_in_from_an_emailed_link_on_a_phone_sees_the_days_gifts_a
     link = re.search(r"http://\S+/admin/login/\S+", sink.messages[-1]).group(0)
     sign_in_by_link(phone, link)
     main = phone.find_element(By.TAG_NAME, "main").text
-    assert "Last 24 hours" in main and "1 failed sync records to retry or resolve" in main
+    assert "Last 24 hours" in main and "1 failed sync record(s) to retry or resolve" in main
     no_sideways_scroll(phone)
     go(phone, phone.find_element(By.LINK_TEXT, "Sync log"))
     rows = phone.find_elements(By.CSS_SELECTOR, "main tbody tr")
