@@ -129,6 +129,11 @@ class DonorsConfig(Section):
     #: and the CRM lacks: ``review`` records a proposed change (``synctool donors changes``), ``add`` adds it
     #: as a non-preferred one at once, ``off`` drops it (``synctool settings donor-updates`` overrides it)
     updates: Literal["review", "add", "off"] = "review"
+    #: a gift whose e-mail is in no constituent, but whose donor matches one by name and by street address or
+    #: phone: ``review`` holds it for a person (``synctool donors matches``), ``auto`` gives it to that
+    #: constituent (two candidates are held), ``email`` creates a new constituent (the e-mail match alone)
+    #: (``synctool settings donor-matching`` overrides it)
+    matching: Literal["review", "auto", "email"] = "review"
 
 
 class SmtpConfig(Section):
@@ -227,6 +232,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "SOFT_CREDITS_ENABLED": ("soft_credits", "enabled"),
     "SOFT_CREDITS_CREATE_FUNDRAISERS": ("soft_credits", "create_fundraisers"),
     "DONORS_UPDATES": ("donors", "updates"),
+    "DONORS_MATCHING": ("donors", "matching"),
     "REFUNDS_WAIT_FOR_GIFT_S": ("refunds", "wait_for_gift_s"),
     "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),

@@ -140,3 +140,12 @@ class Skip(Exception):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(reason)
+
+
+class NeedsReview(Exception):
+    """Raised while a job runs when its donor may be a known constituent under a new e-mail and a person must
+    decide (``donors.matching``): the job waits as ``review``, neither failed nor retried."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)

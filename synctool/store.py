@@ -594,6 +594,40 @@ def m011_staff_page(db: Database) -> None:
     db.conn.execute("CREATE INDEX staff_actions_target ON staff_actions (target)")
 
 
+@migration
+def m012_donor_matches(db: Database) -> None:
+    """Known donors under a new e-mail (``donors.matching``): a gift's job can wait as ``review`` while a person
+    decides who its donor is (``donor_matches``: the donor, the candidates with their evidence, the decision).
+    The mirror's addresses and phones are indexed by the keys the matching compares (postal code, phone's last
+    ten digits). The status CHECK is widened in place, as migration 007 did."""
+    conn = db.conn
+    if hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):
+        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)  # type: ignore[attr-defined]  # 3.12+ only
+    version = conn.execute("PRAGMA schema_version").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'jobs'",
+        ("'failed', 'previewed')", "'failed', 'previewed', 'review')"),
+    )
+    if "'review'" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]:
+        raise sqlite3.OperationalError("migration 012: the jobs table's status CHECK was not found")
+    conn.execute(f"PRAGMA schema_version = {version + 1}")
+    conn.execute("PRAGMA writable_schema = OFF")
+    db.table("donor_matches").create(
+        {"id": int, "job_id": str, "source": str, "external_id": str, "email": str, "donor": str, "candidates": str,
+         "why": str, "status": str, "constituent_id": str, "decided_by": str, "decided_at": str, "created_at": str},
+        pk="id",
+        not_null={"job_id", "status", "created_at"},
+    )  # fmt: skip
+    conn.execute("CREATE INDEX donor_matches_status ON donor_matches (status)")
+    conn.execute("CREATE INDEX donor_matches_job ON donor_matches (job_id)")
+    conn.execute(
+        "CREATE INDEX crm_constituent_addresses_postal ON crm_constituent_addresses"
+        " (upper(substr(replace(replace(postal_code, ' ', ''), '-', ''), 1, 5)))"
+    )
+    conn.execute("CREATE INDEX crm_constituent_phones_suffix ON crm_constituent_phones (substr(digits, -10))")
+
+
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:

@@ -123,6 +123,7 @@ def test_stats_over_known_data(db, cli):
         "skipped": 1,
         "failed": 1,
         "previewed": 0,
+        "review": 0,
     }
     assert 3 * 3600 < result["oldest_queued_age_s"] < 11 * 3600 + 120
     assert json.loads(cli("stats", "--window", "7d", "--json").stdout)["total"] == 12

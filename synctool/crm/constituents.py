@@ -12,6 +12,7 @@ and the person matched again.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,11 +119,14 @@ def match_or_create(
     fresh_since: str | None = None,
     page_size: int = 250,
     use_link: bool = True,
+    known_donor: Callable[[Person], str | None] | None = None,
 ) -> tuple[str, bool]:
     """The constituent id for ``person`` and whether it was created now.
 
     ``fresh_since`` is when the current run started (an ``store.iso`` time; now when omitted): before
-    creating, the mirror is refreshed unless that already happened since then."""
+    creating, the mirror is refreshed unless that already happened since then. ``known_donor``, when given, is
+    asked before creating: the id of a constituent who is the person by other evidence (``crm.matching``),
+    or None to create one; it may raise ``NeedsReview``."""
     fresh_since = fresh_since or store.iso()
     if use_link:
         known = linked(conn, person.email)
@@ -138,6 +142,10 @@ def match_or_create(
         if found is None:
             mirror.ensure_fresh(crm, conn, fresh_since, page_size=page_size)
             found = lookup(conn, person)
+        if found is None and known_donor is not None and person.key:
+            chosen = known_donor(person)
+            if chosen is not None:
+                found = {"id": chosen}
         created = found is None
         if found is None:
             found = _create(crm, conn, person, defaults, page_size)

@@ -5,6 +5,7 @@ clients) and the ``Runner`` one drain shares between its jobs. The queue runs ha
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -14,7 +15,7 @@ from typing import Any
 
 from synctool import store
 from synctool.config import Config
-from synctool.crm import constituents, donor_changes, gifts, refunds
+from synctool.crm import constituents, donor_changes, gifts, matching, refunds
 from synctool.crm.client import CrmClient
 from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import jobs
@@ -67,7 +68,13 @@ class Job:
         """The CRM client; every request it sends is counted on this job's attempt."""
         return self.runner.get("crm", self)  # type: ignore[no-any-return]
 
-    def match_or_create(self, person: constituents.Person, *, use_link: bool = True) -> tuple[str, bool]:
+    def match_or_create(
+        self,
+        person: constituents.Person,
+        *,
+        use_link: bool = True,
+        known_donor: Callable[[constituents.Person], str | None] | None = None,
+    ) -> tuple[str, bool]:
         """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
         crm = self.rt.config.crm
         return constituents.match_or_create(
@@ -78,7 +85,16 @@ class Job:
             fresh_since=self.run_started,
             page_size=crm.mirror_page_size,
             use_link=use_link,
+            known_donor=known_donor,
         )
+
+    def known_donor(self, person: constituents.Person) -> str | None:
+        """A gift's donor whose e-mail is in no constituent: a known constituent by name and address or phone,
+        by the policy ``donors.matching`` (``crm.matching``); the decision is said in the job's outcome."""
+        chosen, note = matching.resolve(self.conn, person, self.row, matching.policy(self.conn, self.config))
+        if note:
+            self.donor_news.append(note)
+        return chosen
 
     def make_gift(self, person: constituents.Person, body: dict[str, Any]) -> tuple[str, str, bool]:
         """The person's constituent and the gift ``body`` on it, made once (``crm.gifts.for_person``):
@@ -89,13 +105,13 @@ class Job:
             self.conn,
             person,
             body,
-            self.match_or_create,
+            functools.partial(self.match_or_create, known_donor=self.known_donor),
             job_id=self.id,
             force=self.force,
             confirm_after_s=self.config.crm.confirm_after_s,
         )
         how = donor_changes.policy(self.conn, self.config)
-        self.donor_news = donor_changes.record(
+        self.donor_news += donor_changes.record(
             self.crm, self.conn, constituent_id, person, how=how, source=self.row["source"],
             external_id=body.get("external_id"), job_id=self.id,
         )  # fmt: skip

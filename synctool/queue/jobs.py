@@ -19,7 +19,7 @@ from typing import Any
 from synctool import store
 from synctool.timeutil import age_s
 
-STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed")
+STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed", "review")
 #: the targets the core knows: the CRM, and two the spec names whose jobs are left for processors of their
 #: own; a platform adds its own (``platforms.Target``)
 TARGETS = ("crm", "cms", "messaging")
@@ -302,6 +302,32 @@ def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: dict[s
         if cur.rowcount == 1:
             _close_attempt(conn, job["id"], "previewed", None, crm_requests, now)
     return "previewed" if cur.rowcount == 1 else "lost"
+
+
+def hold(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, crm_requests: int = 0) -> str:
+    """The job waits for a person's decision about its donor (``donors.matching``): ``review``, not failed and
+    not retried; the attempt does not count. Returns ``review``, or ``lost``."""
+    now = store.iso()
+    with store.atomic(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = 'review', message = ?, last_error = NULL, lease_owner = NULL, lease_expires = NULL,"
+            " attempts = max(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (message[:2000], now, job["id"], owner),
+        )
+        if cur.rowcount == 1:
+            _close_attempt(conn, job["id"], "review", None, crm_requests, now)
+    return "review" if cur.rowcount == 1 else "lost"
+
+
+def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
+    """A person decided: these jobs held for review are queued again, due now. Returns how many."""
+    now = store.iso()
+    marks = ",".join("?" * len(job_ids))
+    with store.atomic(conn):
+        return conn.execute(
+            f"UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'review' AND id IN ({marks})",
+            (now, now, *job_ids),
+        ).rowcount
 
 
 def release_previewed(conn: sqlite3.Connection) -> int:

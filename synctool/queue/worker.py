@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from synctool import settings, store
 from synctool.errors import (
     ConfigError,
+    NeedsReview,
     PermanentError,
     Skip,
     SynctoolError,
@@ -45,6 +46,8 @@ class DrainSummary:
     retrying: int = 0
     failed: int = 0
     previewed: int = 0
+    #: held for a person's decision about the donor (``donors.matching: review``)
+    review: int = 0
     crm_requests: int = 0
     elapsed_s: float = 0.0
     failed_jobs: list[str] = field(default_factory=list)
@@ -57,6 +60,7 @@ class DrainSummary:
             f"drain [{self.mode}]: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
             f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed"
             + (f", {self.previewed} previewed (nothing written to the CRM)" if self.mode == "preview" else "")
+            + (f", {self.review} held for review (synctool donors matches)" if self.review else "")
             + f"; {self.crm_requests} CRM requests"
         )
 
@@ -82,6 +86,7 @@ def run_job(
     retry_after = None
     outcome = None
     waiting: Wait | None = None
+    held: NeedsReview | None = None
     # the locks the handler takes through its connection live and lapse with this job's lease
     holder = store.LockHolder(running.owner, running.config.queue.lease_seconds)
     try:
@@ -91,6 +96,8 @@ def run_job(
             outcome = fn(runner.event(running), running) or jobs.Outcome()
     except Skip as exc:
         outcome = jobs.Outcome(status="skipped", message=exc.reason)
+    except NeedsReview as exc:
+        held = exc
     except Wait as exc:
         waiting = exc
     except TransientError as exc:
@@ -103,8 +110,12 @@ def run_job(
         logger.exception("job %s: internal error", job["id"])
         error = f"internal error: {type(exc).__name__}: {exc}"
 
-    if preview and (outcome is not None or waiting is not None or permanent):
-        status = jobs.preview(record, job, running.owner, _plan(runner, outcome, waiting, error), running.crm_requests)
+    if preview and (outcome is not None or waiting is not None or permanent or held is not None):
+        plan = _plan(runner, outcome, waiting, error, held)
+        status = jobs.preview(record, job, running.owner, plan, running.crm_requests)
+    elif held is not None:
+        status = jobs.hold(record, job, running.owner, held.reason, running.crm_requests)
+        logger.info("job %s held for review: %s", job["id"], held.reason)
     elif outcome is not None:
         status = outcome.status if jobs.finish(record, job, running.owner, outcome, running.crm_requests) else "lost"
     elif waiting is not None:
@@ -134,7 +145,7 @@ def run_job(
     if summary is not None:
         with lock or threading.Lock():
             summary.crm_requests += running.crm_requests
-            if status in ("succeeded", "skipped", "failed", "previewed"):
+            if status in ("succeeded", "skipped", "failed", "previewed", "review"):
                 setattr(summary, status, getattr(summary, status) + 1)
             elif status == "queued":
                 summary.retrying += 1
@@ -143,11 +154,13 @@ def run_job(
     return status
 
 
-def _plan(runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None) -> dict:
+def _plan(runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None) -> dict:
     """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
     how the job would end."""
     writes = runner.plan()
-    if outcome is not None:
+    if held is not None:
+        ends, message = "would wait for review", held.reason
+    elif outcome is not None:
         ends, message = f"would be {outcome.status}", outcome.message or ""
     elif waiting is not None:
         ends, message = "would wait", str(waiting)
@@ -316,7 +329,7 @@ def watch(
     started = time.monotonic()
     while not stop.is_set():
         summary = drain(runner, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
-        for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "crm_requests"):
+        for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "review", "crm_requests"):
             setattr(totals, name, getattr(totals, name) + getattr(summary, name))
         totals.failed_jobs += summary.failed_jobs
         if on_run is not None:
