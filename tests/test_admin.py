@@ -51,10 +51,24 @@ def seed_failed_job(db) -> str:
     return job_id
 
 
+def seed_held_gift(db) -> str:
+    """A gift's job held for a donor decision, with one candidate; returns the match's id."""
+    from synctool.crm import matching
+    from synctool.crm.constituents import Person
+    from synctool.queue import jobs
+
+    with store.atomic(db):
+        job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id="H1", external_id="donations_H1")
+        db.execute("UPDATE jobs SET status = 'review' WHERE id = ?", (job_id,))
+        candidate = matching.Candidate("959480", "Robert Smith", ["Bob and Robert are one name (nickname)"], [])
+        person = Person(first_name="Bob", last_name="Smith", email=f"bob-{job_id[:8]}@example.org")
+        return str(matching.hold(db, jobs.get(db, job_id), person, [candidate], "may be Robert Smith"))
+
+
 def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]:
     """A request to the route that its operation can satisfy against the fakes."""
     url = (
-        path.replace("{id}", ids["job"] if "/syncs/" in path else ids["user"])
+        path.replace("{id}", ids["job"] if "/syncs/" in path else ids["match"] if "/matches/" in path else ids["user"])
         .replace("{orderId}", "ORDER-1")
         .replace("{paymentId}", "pay-1")
         .replace("{jobId}", ids["job"])
@@ -67,6 +81,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/settings/refund-policy": {"policy": "delete"},
         "/api/settings/soft-credits": {"enabled": False},
         "/api/settings/donor-updates": {"policy": "add"},
+        "/api/settings/donor-matching": {"policy": "auto"},
         "/api/donors/changes/apply": {"all": True},
         "/api/donors/changes/dismiss": {"all": True},
         "/api/settings/pos-default-constituent": {"email": "walkin@example.org", "first_name": "Walk", "last_name": "In"},
@@ -117,8 +132,9 @@ def test_every_route_by_role(api, db, monkeypatch):
     rank = {"viewer": 0, "admin": 1, "super_admin": 2}
 
     def request(method, path):
+        match = seed_held_gift(db) if "/matches/" in path else ""
         return request_for(
-            method, path, {"job": seed_failed_job(db), "user": user_id, "crm_url": world.env()["CRM_API_BASE_URL"]}
+            method, path, {"job": seed_failed_job(db), "user": user_id, "match": match, "crm_url": world.env()["CRM_API_BASE_URL"]}
         )
 
     for method, path, min_role, _ in _ops(Config()):

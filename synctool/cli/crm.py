@@ -197,3 +197,21 @@ def find(
         title=f"CRM constituents matching {text!r} (mirror)",
         chosen=columns,
     )
+
+
+@app.command()
+def duplicates(
+    ctx: typer.Context, limit: int = typer.Option(500, help="at most this many pairs"), as_json: AsJson = False
+) -> None:
+    """Likely duplicate constituents already in the CRM, by the rule donor matching uses (a matching name, with
+    nicknames and small typos, and the same street address with postal code, or phone; an organisation by its
+    exact name and address), read from the mirror: no CRM request. Merge them in the CRM.
+
+    Example: synctool crm duplicates --json
+    """
+    from synctool.ops.crm import duplicates as op
+
+    data = op(ctx_obj(ctx).db, limit=limit)
+    rows = [{**p, "evidence": "; ".join(p["evidence"])} for p in data["pairs"]]
+    shown = ["constituent_id", "name", "other_id", "other_name", "evidence"]
+    render(data, as_json, rows=rows, columns=shown, title=f"{data['count']} likely duplicate pair(s)")

@@ -7,9 +7,97 @@ import typer
 from synctool.console import AsJson, Columns, ctx_obj, emit_json, render, sub_app
 
 app = sub_app(
-    "News about known donors: a new e-mail, phone or address a returning donor's gift carried, proposed for their "
-    "CRM record (donors.updates: review).\n\nExample: synctool donors changes"
+    "Known donors: the new e-mail, phone or address a returning donor's gift carried, proposed for their CRM record "
+    "(donors.updates: review); and the gifts held because their donor may be a known constituent under a new e-mail "
+    "(donors.matching: review).\n\nExample: synctool donors matches"
 )
+matches_app = sub_app(
+    "Gifts held because their donor may be a known constituent under a new e-mail: list them with each candidate and "
+    "the evidence, then accept a candidate or make a new constituent.\n\nExample: synctool donors matches"
+)
+app.add_typer(matches_app, name="matches")
+matches_app.info.no_args_is_help = False
+
+
+@matches_app.callback(invoke_without_command=True)
+def matches(
+    ctx: typer.Context,
+    status: str = typer.Option("pending", help="pending, accepted, new or all"),
+    limit: int = typer.Option(200, help="at most this many (1-1000)"),
+    as_json: AsJson = False,
+) -> None:
+    """List the held gifts, newest first: the donor as the platform gave them, and each candidate constituent
+    with the evidence (name, street address, phone). Decide with `donors matches accept ID` or `new ID`.
+
+    Example: synctool donors matches --json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from synctool.ops.donors import MatchesQuery
+    from synctool.ops.donors import matches as op
+    from synctool.validation import parse
+
+    data = op(ctx_obj(ctx).db, parse(MatchesQuery, {"status": status, "limit": limit}, where="options"))
+
+    def for_people(d: dict) -> None:
+        if not d["items"]:
+            typer.echo("no gifts held for review")
+        for m in d["items"]:
+            donor = m["donor"]
+            who = " ".join(str(donor.get(k) or "") for k in ("first_name", "last_name")).strip() or donor.get("org_name", "")
+            typer.echo(f"match {m['id']} [{m['status']}]: {m['source']} {m['external_id']} from {who} <{donor.get('email', '')}>")
+            for c in m["candidates"]:
+                typer.echo(
+                    f"  candidate {c['constituent_id']} {c['name']} <{', '.join(c['emails']) or 'no e-mail'}>: {'; '.join(c['evidence'])}"
+                )
+            if m["status"] != "pending":
+                typer.echo(f"  decided: {m['status']} {m['constituent_id'] or ''} by {m['decided_by']} at {m['decided_at']}")
+        typer.echo(f"{d['pending']} pending")
+
+    render(data, as_json, people=for_people)
+
+
+def _by() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+@matches_app.command("accept")
+def accept_match(
+    ctx: typer.Context,
+    match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
+    constituent: str = typer.Option(None, "--constituent", help="the candidate the gift goes to (needed when there are several)"),
+    as_json: AsJson = False,
+) -> None:
+    """The held gift goes to the candidate constituent: its job is queued again and the next drain writes the
+    gift once; the e-mail is linked to the constituent and proposed as a donor change. Other gifts held for the
+    same e-mail are settled alike.
+
+    Example: synctool donors matches accept 12 --constituent 959480
+    """
+    from synctool.ops.donors import AcceptBody
+    from synctool.ops.donors import accept_match as op
+    from synctool.validation import parse
+
+    body = parse(AcceptBody, {"constituent_id": constituent}, where="options")
+    render(op(ctx_obj(ctx).db, match_id, body, by=_by()), as_json)
+
+
+@matches_app.command("new")
+def new_match(
+    ctx: typer.Context,
+    match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
+    as_json: AsJson = False,
+) -> None:
+    """The held gift's donor is someone new: its job is queued again and the next drain creates a constituent.
+
+    Example: synctool donors matches new 12
+    """
+    from synctool.ops.donors import new_constituent as op
+
+    render(op(ctx_obj(ctx).db, match_id, by=_by()), as_json)
+
 
 IDS = typer.Argument(None, help="the ids `synctool donors changes` lists")
 

@@ -139,6 +139,29 @@ def soft_credits(
     _out(op(obj.db, obj.rt, body), as_json)
 
 
+@app.command("donor-matching")
+def donor_matching(
+    ctx: typer.Context,
+    policy: str = typer.Argument(None, help="review, auto or email; omit to show"),
+    as_json: AsJson = False,
+) -> None:
+    """Show or set what a gift does whose e-mail is in no constituent, when its donor matches one by name
+    (nicknames and small typos) and by street address with postal code, or phone: review (the default): the
+    gift waits for a person (`synctool donors matches`); auto: it goes to that constituent, said in the sync
+    log, and the new e-mail becomes a proposed donor change (two candidates always wait); email: a new
+    constituent (the e-mail match alone). A name alone never matches. Overrides donors.matching.
+
+    Example: synctool settings donor-matching auto
+    """
+    from synctool.ops.settings import DonorMatchingBody
+    from synctool.ops.settings import donor_matching as op
+    from synctool.validation import parse
+
+    obj = ctx_obj(ctx)
+    body = None if policy is None else parse(DonorMatchingBody, {"policy": policy}, where="arguments")
+    _out(op(obj.db, obj.rt, body), as_json)
+
+
 @app.command("donor-updates")
 def donor_updates(
     ctx: typer.Context,

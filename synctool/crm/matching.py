@@ -159,7 +159,9 @@ def _places(conn: sqlite3.Connection, person: Any) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {}
     street, postal = street_key(person.address.get("street")), postal_key(person.address.get("postal_code"))
     if street and postal:
-        for row in conn.execute(f"SELECT constituent_id, street, postal_code FROM crm_constituent_addresses WHERE {POSTAL_PREFIX} = ?", (postal[:5],)):
+        for row in conn.execute(
+            f"SELECT constituent_id, street, postal_code FROM crm_constituent_addresses WHERE {POSTAL_PREFIX} = ?", (postal[:5],)
+        ):
             if postal_key(row["postal_code"]) == postal and street_key(row["street"]) == street:
                 found.setdefault(row["constituent_id"], []).append(f"same street address ({row['street']}, {row['postal_code']})")
     phone = phone_key(person.phone)
@@ -274,7 +276,9 @@ def resolve(conn: sqlite3.Connection, person: Any, job: Any, how: str) -> tuple[
     if len(found) == 1:
         why = f"{person.email} may be constituent {found[0].constituent_id} ({found[0].name}): {'; '.join(found[0].evidence)}"
     else:
-        why = f"{person.email} may be any of {len(found)} constituents: " + ", ".join(f"{c.constituent_id} ({c.name})" for c in found)
+        why = f"{person.email} may be any of {len(found)} constituents: " + ", ".join(
+            f"{c.constituent_id} ({c.name})" for c in found
+        )
     match_id = hold(conn, job, person, found, why)
     raise NeedsReview(f"held for review (donor match {match_id}): {why}; `synctool donors matches`")
 
@@ -318,15 +322,19 @@ def decide(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | Non
             if constituent_id is None:
                 if len(offered) != 1:
                     raise InvalidInput(
-                        f"donor match {match_id} has {len(offered)} candidates", "choose one: --constituent " + " or ".join(offered)
+                        f"donor match {match_id} has {len(offered)} candidates",
+                        "choose one: --constituent " + " or ".join(offered),
                     )
                 chosen = offered[0]
             elif str(constituent_id) not in offered:
-                raise InvalidInput(f"constituent {constituent_id} is not a candidate of match {match_id}", "one of: " + ", ".join(offered))
+                raise InvalidInput(
+                    f"constituent {constituent_id} is not a candidate of match {match_id}", "one of: " + ", ".join(offered)
+                )
             else:
                 chosen = str(constituent_id)
         same = conn.execute(
-            "SELECT * FROM donor_matches WHERE status = 'pending' AND (id = ? OR (email != '' AND email = ?))", (match_id, row["email"])
+            "SELECT * FROM donor_matches WHERE status = 'pending' AND (id = ? OR (email != '' AND email = ?))",
+            (match_id, row["email"]),
         ).fetchall()
         now = store.iso()
         conn.executemany(

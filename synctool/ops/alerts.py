@@ -94,7 +94,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     from html import escape
 
     from synctool import store
-    from synctool.crm import donor_changes
+    from synctool.crm import donor_changes, matching
     from synctool.crm import environment as crm_environment
     from synctool.ops import refunds as refund_ops
     from synctool.ops.checks import doctor
@@ -120,8 +120,10 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     refunds = refund_ops.since(conn, since)
     plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
     donor_news = donor_changes.pending_count(conn)
+    held = matching.pending_count(conn)
     report = {
         "donor_changes_pending": donor_news,
+        "donor_matches_pending": held,
         "refunds": refunds,
         "plans": plans,
         "hours": hours,
@@ -181,6 +183,9 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     ]
     if donor_news:
         lines += ["", f"Donor records: {donor_news} proposed change(s) to review: synctool donors changes"]
+    if held:
+        lines += ["", f"Gifts held for review: {held}, each from a donor who may be a known constituent under a new "
+                  "e-mail: synctool donors matches"]  # fmt: skip
     if plans:
         lines += ["", "Recurring plans to follow up (a call to the donor may save them):"]
         lines += [f"  - {p['message']}" for p in plans]

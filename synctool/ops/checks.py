@@ -224,6 +224,15 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"{backlog} queued" + (f", oldest due {int(age)} s ago" if age is not None and age > 0 else ""),
         "" if age is None or age < 600 else "is drain running? `synctool drain -v`; `synctool crm budget`",
     )
+    from synctool.crm import matching
+
+    held = matching.pending_count(conn)
+    add(
+        "donor matches",
+        "ok" if not held else "warn",
+        f"{held} gift(s) held for review (policy {matching.policy(conn, rt.config)})",
+        "" if not held else "synctool donors matches; accept a candidate or make a new constituent",
+    )
     failed = log.open_failures(conn)
     add(
         "failed jobs",

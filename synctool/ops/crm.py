@@ -120,3 +120,19 @@ def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -
     if not text.strip():
         raise InvalidInput("nothing to search for", "give a name, an e-mail or a phone number")
     return mirror.find(conn, text, limit=limit)
+
+
+def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> dict[str, Any]:
+    """Likely duplicate constituents in the CRM by donor matching's rule, read from the mirror (no CRM request)."""
+    from synctool.crm import matching, mirror
+
+    if not 1 <= limit <= 10_000:
+        raise InvalidInput("limit must be between 1 and 10000")
+    pairs = matching.duplicates(conn, limit=limit)
+    state = mirror.status(conn)
+    return {
+        "pairs": pairs,
+        "count": len(pairs),
+        "constituents": state["constituents"],
+        "mirror_refreshed_at": state["refreshed_at"],
+    }

@@ -1,13 +1,14 @@
-"""News about known donors (``crm.donor_changes``): list the proposed changes, apply or dismiss them."""
+"""Known donors: the news their gifts carried (``crm.donor_changes``: list, apply, dismiss), and the gifts held
+because their donor may be a known constituent under a new e-mail (``crm.matching``: list, accept, new)."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from synctool.crm import donor_changes, environment
+from synctool.crm import donor_changes, environment, matching
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 from synctool.validation import Body, Query
@@ -59,3 +60,54 @@ def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> dict[str, 
 def dismiss(conn: sqlite3.Connection, body: DecideBody) -> dict[str, Any]:
     results = donor_changes.decide(None, conn, _ids(conn, body), apply=False)
     return {"results": results, "dismissed": sum(r["result"] == "dismissed" for r in results)}
+
+
+class MatchesQuery(Query):
+    """GET /api/donors/matches."""
+
+    status: Optional[Literal["pending", "accepted", "new", "all"]] = "pending"
+    limit: int = Field(200, ge=1, le=1000)
+
+
+class AcceptBody(Body):
+    """POST /api/donors/matches/:id/accept: the candidate the gift goes to (needed when there are several)."""
+
+    constituent_id: Optional[str] = None
+
+    @field_validator("constituent_id", mode="before")
+    @classmethod
+    def as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def matches(conn: sqlite3.Connection, query: MatchesQuery | None = None) -> dict[str, Any]:
+    """The gifts held for a person's decision about their donor, each with its candidates and the evidence."""
+    query = query or MatchesQuery()
+    status = None if query.status == "all" else query.status
+    return {"items": matching.listing(conn, status, query.limit), "pending": matching.pending_count(conn)}
+
+
+def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> dict[str, Any]:
+    from synctool.queue import jobs
+
+    settled = matching.decide(conn, match_id, constituent_id=constituent_id, new=new, by=by)
+    queued = jobs.release_held(conn, [m["job_id"] for m in settled])
+    return {
+        "match": match_id,
+        "decision": "new constituent" if new else f"constituent {settled[0]['constituent_id']}",
+        "settled": [m["id"] for m in settled],
+        "jobs_queued": queued,
+        "next": "the next drain writes each gift through the normal path",
+    }
+
+
+def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptBody | None = None, *, by: str) -> dict[str, Any]:
+    """The held gift goes to the chosen candidate (the only one, when there is one): its job is queued again
+    and writes the gift once; the new e-mail becomes a proposed donor change (``donors.updates``). Every other
+    gift held for the same e-mail is settled alike."""
+    return _settle(conn, match_id, constituent_id=(body or AcceptBody()).constituent_id, new=False, by=by)
+
+
+def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> dict[str, Any]:
+    """The held gift's donor is someone new: its job is queued again and creates a constituent."""
+    return _settle(conn, match_id, constituent_id=None, new=True, by=by)

@@ -54,7 +54,7 @@ def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
 
 
 def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
-    from synctool.crm import donor_changes
+    from synctool.crm import donor_changes, matching
     from synctool.ops.reconcile import differences
     from synctool.ops.syncs import StatsQuery, stats
     from synctool.ops.webhooks import last_heal
@@ -75,6 +75,7 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
 
     needs("failed sync record(s) to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
     needs("reconcile difference(s) to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
+    needs("gift(s) held until someone says who the donor is", matching.pending_count(conn), "donors", "synctool donors matches")
     needs("donor change(s) to apply or dismiss", donor_changes.pending_count(conn), "donors", "synctool donors changes")
     refunds = week["refunds"]
     needs(

@@ -71,6 +71,22 @@ class DonorUpdatesBody(Body):
     policy: Literal["review", "add", "off"]
 
 
+class DonorMatchingBody(Body):
+    """PATCH /api/settings/donor-matching."""
+
+    policy: Literal["review", "auto", "email"]
+
+
+def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBody | None = None) -> dict[str, Any]:
+    """What a gift from a known donor under a new e-mail does (the setting wins over ``donors.matching``)."""
+    from synctool.crm import matching
+
+    if body is not None:
+        with store.atomic(conn):
+            settings.put(conn, matching.SETTING, body.policy)
+    return {"policy": matching.policy(conn, rt.config), "held": matching.pending_count(conn)}
+
+
 def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> dict[str, Any]:
     """Whether peer-to-peer fundraisers get Soft Credit gifts (the setting wins over ``soft_credits.enabled``)."""
     if body is not None:

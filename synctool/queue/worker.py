@@ -154,7 +154,9 @@ def run_job(
     return status
 
 
-def _plan(runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None) -> dict:
+def _plan(
+    runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None
+) -> dict:
     """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
     how the job would end."""
     writes = runner.plan()

@@ -207,6 +207,27 @@ def _ops(config: Config):
         ("GET", "/api/donors/changes", ADMIN, lambda c: donors.changes(c.conn, c.query_as(donors.ChangesQuery))),
         ("POST", "/api/donors/changes/apply", ADMIN, lambda c: donors.apply(c.conn, c.rt, c.body_as(donors.DecideBody))),
         ("POST", "/api/donors/changes/dismiss", ADMIN, lambda c: donors.dismiss(c.conn, c.body_as(donors.DecideBody))),
+        ("GET", "/api/donors/matches", ADMIN, lambda c: donors.matches(c.conn, c.query_as(donors.MatchesQuery))),
+        (
+            "POST",
+            "/api/donors/matches/{id}/accept",
+            ADMIN,
+            lambda c: donors.accept_match(c.conn, match_id(c.path["id"]), c.body_as(donors.AcceptBody), by=c.user["email"]),
+        ),
+        (
+            "POST",
+            "/api/donors/matches/{id}/new",
+            ADMIN,
+            lambda c: donors.new_constituent(c.conn, match_id(c.path["id"]), by=c.user["email"]),
+        ),
+        ("GET", "/api/settings/donor-matching", ADMIN, lambda c: settings.donor_matching(c.conn, c.rt)),
+        (
+            "PATCH",
+            "/api/settings/donor-matching",
+            ADMIN,
+            lambda c: settings.donor_matching(c.conn, c.rt, c.body_as(settings.DonorMatchingBody)),
+        ),
+        ("GET", "/api/crm/duplicates", ADMIN, lambda c: crm.duplicates(c.conn)),
         ("GET", "/api/users", SUPER, lambda c: users.list_users(c.conn)),
         ("POST", "/api/users/invite", SUPER, lambda c: users.invite(c.conn, c.body_as(users.InviteBody))),
         ("PATCH", "/api/users/{id}", SUPER, lambda c: users.update(c.conn, int_id(c.path["id"]), c.body_as(users.UserPatch))),
@@ -248,6 +269,13 @@ def _ops(config: Config):
         # each platform's own routes (synctool.platforms)
         *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}, config),
     ]
+
+
+def match_id(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise NotFound(f"no donor match with id {value}") from None
 
 
 def int_id(value: str) -> int:

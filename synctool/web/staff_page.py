@@ -58,7 +58,7 @@ NAV = (
     ("syncs", "Sync log", "/syncs", VIEWER),
     ("failed", "Failed", "/failed", VIEWER),
     ("reconcile", "Reconcile", "/reconcile", ADMIN),
-    ("donors", "Donor changes", "/donors", ADMIN),
+    ("donors", "Donors", "/donors", ADMIN),
     ("payouts", "Payouts", "/payouts", ADMIN),
     ("team", "Team", "/team", SUPER),
     ("actions", "Actions", "/actions", VIEWER),
@@ -308,6 +308,16 @@ def routes(rt: Runtime) -> list[Mount]:
         Route("/donors/{id:int}/apply", action(ADMIN, "apply donor change", views.apply_change, "/donors"), methods=["POST"]),
         Route(
             "/donors/{id:int}/dismiss", action(ADMIN, "dismiss donor change", views.dismiss_change, "/donors"), methods=["POST"]
+        ),
+        Route(
+            "/donors/matches/{id:int}/accept",
+            action(ADMIN, "accept donor match", views.accept_match, "/donors"),
+            methods=["POST"],
+        ),
+        Route(
+            "/donors/matches/{id:int}/new",
+            action(ADMIN, "new constituent for donor match", views.new_constituent, "/donors"),
+            methods=["POST"],
         ),
         Route("/team/invite", action(SUPER, "invite", views.invite, "/team"), methods=["POST"]),
         Route("/team/{id:int}", action(SUPER, "change user", views.change_user, "/team"), methods=["POST"]),

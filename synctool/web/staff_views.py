@@ -91,7 +91,8 @@ def reconcile(ask: Ask) -> Shown:
 def donor_changes(ask: Ask) -> Shown:
     status = ask.query.get("status") or "pending"
     found = donors.changes(ask.conn, parse(donors.ChangesQuery, {"status": status}, where="filters"))
-    return Shown("donors.html", {"changes": found, "status": status, "page": "donors"})
+    held = donors.matches(ask.conn, donors.MatchesQuery(status="pending"))
+    return Shown("donors.html", {"changes": found, "matches": held, "status": status, "page": "donors"})
 
 
 def payouts(ask: Ask) -> Shown:
@@ -150,6 +151,17 @@ def apply_change(ask: Ask) -> tuple[str, str | None]:
 def dismiss_change(ask: Ask) -> tuple[str, str | None]:
     result = donors.dismiss(ask.conn, _change_ids(ask))["results"][0]
     return f"Donor change {result['id']}: {result['result']}", str(ask.path["id"])
+
+
+def accept_match(ask: Ask) -> tuple[str, str | None]:
+    body = donors.AcceptBody(constituent_id=ask.form.get("constituent") or None)
+    result = donors.accept_match(ask.conn, ask.path["id"], body, by=ask.user["email"])
+    return f"Donor match {ask.path['id']}: the gift goes to {result['decision']}; the next drain writes it.", str(ask.path["id"])
+
+
+def new_constituent(ask: Ask) -> tuple[str, str | None]:
+    donors.new_constituent(ask.conn, ask.path["id"], by=ask.user["email"])
+    return f"Donor match {ask.path['id']}: a new constituent; the next drain writes the gift.", str(ask.path["id"])
 
 
 def invite(ask: Ask) -> tuple[str, str | None]:
