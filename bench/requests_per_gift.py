@@ -9,7 +9,9 @@ the bench has as many runs (and mirror refreshes) as the real day would.
 
 Prints the requests per gift measured at the fake, the floor (one gift POST per gift plus one create per
 new donor), floor / measured (goal >= 0.95), what a search-every-gift flow spends on the same day, and the
-duplicates (donors, gifts) and 429s (goal 0 each).
+duplicates (donors, gifts) and 429s (goal 0 each). The day runs twice, side by side: with donor matching as
+shipped (``donors.matching: review``: every new donor is also looked for by name, address and phone on the
+mirror) and with the e-mail match alone (``email``), so the matching's cost in CRM requests is the difference.
 
     python bench/requests_per_gift.py [--existing 400] [--first 120] [--new 72] [--repeats 48]
 """
@@ -65,10 +67,19 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=72, help="gifts from brand-new donors")
     parser.add_argument("--repeats", type=int, default=48, help="second gifts from donors who gave today")
     args = parser.parse_args()
+    spent = {how: run(args, how) for how in ("review", "email")}
+    print(
+        f"donor matching (review, the default) vs the e-mail match alone: {spent['review']} vs {spent['email']} CRM requests, "
+        f"{spent['review'] - spent['email']:+d} for the matching (it reads the mirror only)"
+    )
+
+
+def run(args: argparse.Namespace, how: str) -> int:
     from fake_world import fake_world
     from starlette.testclient import TestClient
 
-    from synctool import platforms
+    from synctool import platforms, settings, store
+    from synctool.crm import matching
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.queue.worker import drain
@@ -76,13 +87,16 @@ def main() -> None:
 
     rng = random.Random(7)
     with fake_world("synctool-gifts-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, rt, conn):
+        with store.atomic(conn):
+            settings.put(conn, matching.SETTING, how)
         existing = []
         for n in range(args.existing):  # in the CRM, last changed weeks before synctool was installed
             first, last = rng.choice(FIRST_NAMES), rng.choice(SURNAMES)
             email = f"{first}.{last}.{n}@example.org".lower()
             record = world.crm.create_constituent(
-                {"first_name": first, "last_name": last, "email_addresses": [{"address": email}]}
-            )
+                {"first_name": first, "last_name": last, "email_addresses": [{"address": email}],
+                 "street_addresses": [{"street": f"{n + 1} Main St", "postal_code": "94607"}]}
+            )  # fmt: skip
             record["updated_at"] = record["created_at"] = f"2026-10-{1 + n % 28:02d}T12:00:00Z"
             existing.append((first, last, email))
         world.crm.requests.clear()
@@ -104,7 +118,7 @@ def main() -> None:
                     last_name=last,
                     email=vary_case(email, rng),
                     phone=None,
-                    address=None,
+                    address={**txn["address"], "address_1": f"{n + 1} Market St", "zipcode": "94607"},
                     amount=rng.choice([10, 25, 50, 100]),
                 )
                 r = client.post(
@@ -139,7 +153,7 @@ def main() -> None:
         external = Counter(g["external_id"] for g in world.crm.gifts.values())
         duplicate_gifts = sum(c - 1 for c in external.values() if c > 1)
         print(
-            f"giving day: {len(gifts)} gifts ({args.first} first gifts from {args.existing} existing constituents, "
+            f"[donors.matching: {how}] giving day: {len(gifts)} gifts ({args.first} first gifts from {args.existing} existing constituents, "
             f"{args.new} new donors, {args.repeats} repeats); {runs} drain runs of {CRON_RUN_S} s "
             f"(cron's 55 s at 10x) in {elapsed:.1f} s; jobs {totals['succeeded']} succeeded, {totals['failed']} failed"
         )
@@ -157,6 +171,7 @@ def main() -> None:
             f"  duplicate donors: {duplicate_donors}; duplicate gifts: {duplicate_gifts}; gifts in the CRM: "
             f"{len(world.crm.gifts)} of {len(gifts)}; 429s: {stats['rejected_429']} (goal 0 each)"
         )
+        return int(stats["requests"])
 
 
 if __name__ == "__main__":

@@ -134,7 +134,9 @@ def test_every_route_by_role(api, db, monkeypatch):
     def request(method, path):
         match = seed_held_gift(db) if "/matches/" in path else ""
         return request_for(
-            method, path, {"job": seed_failed_job(db), "user": user_id, "match": match, "crm_url": world.env()["CRM_API_BASE_URL"]}
+            method,
+            path,
+            {"job": seed_failed_job(db), "user": user_id, "match": match, "crm_url": world.env()["CRM_API_BASE_URL"]},
         )
 
     for method, path, min_role, _ in _ops(Config()):

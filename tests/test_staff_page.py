@@ -307,3 +307,25 @@ def test_the_admin_api_records_its_actions_and_serves_the_pages_data(world, cli,
         ("api", "POST /api/users/login-link", "ops@example.org", "refused"),
         ("api", "POST /api/admin/sync/retry/{jobId}", job, "done"),
     ]
+
+
+def test_an_admin_settles_a_held_gift_from_the_donors_page(page, coded, receiver, cli, db, env):
+    from tests.test_donor_matching import ROBERT, gift
+
+    robert = str(coded.crm.create_constituent(dict(ROBERT))["id"])
+    assert cli("crm", "mirror", "--refresh").exit_code == 0
+    env["DONORS_MATCHING"] = "review"
+    held = give(receiver, gift("T1", "Bob", "Smith", "bob.smith@gmail.com"))["job_id"]
+    run_drain()
+    admin = page("admin")
+    home = admin.get("/admin/").text
+    assert "1 gift(s) held until someone says who the donor is" in home
+    shown = admin.get("/admin/donors").text
+    assert "bob.smith@gmail.com" in shown and "Bob and Robert are one name" in shown
+    match_id = json.loads(cli("donors", "matches", "--json").stdout)["items"][0]["id"]
+    action = f"/admin/donors/matches/{match_id}/accept"
+    done = admin.post(action, data={"csrf": csrf(shown, action), "constituent": robert})
+    assert done.status_code == 303 and "the gift goes to constituent" in admin.get("/admin/donors").text
+    run_drain()
+    row = db.execute("SELECT status, crm_constituent_id FROM jobs WHERE id = ?", (held,)).fetchone()
+    assert (row[0], str(row[1])) == ("succeeded", robert)

@@ -20,6 +20,7 @@ from synctool import settings, store
 from synctool.crm import mirror
 from synctool.crm.client import CrmClient
 from synctool.crm.constituents import Person
+from synctool.crm.matching import street_key
 from synctool.errors import InvalidInput, NotFound, RemoteError
 
 POLICIES = ("review", "add", "off")
@@ -54,8 +55,9 @@ def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[
     if street:
         key = _key(f"{street} {person.address.get('postal_code') or person.address.get('city') or ''}")
         known = {_key(f"{r['street']} {r['postal_code'] or r['city'] or ''}") for r in have["addresses"]}
-        streets = {_key(r["street"]) for r in have["addresses"]}
-        if key not in known and _key(street) not in streets:
+        # the same street spelled another way (St. / Street) is not news
+        streets = {street_key(r["street"]) for r in have["addresses"]}
+        if key not in known and street_key(street) not in streets:
             row = {k: person.address.get(k) for k in ("street", "city", "state", "postal_code", "country")}
             found.append(("address", row, key))
     return found

@@ -8,8 +8,9 @@ address with its postal code, or a phone number. A name alone never matches.
 Names match when the last names are the same (or one a small typo of the other, or the constituent's maiden
 name) and the first names are the same, related in the ``nicknames`` library's hand-curated data (Bob/Robert,
 Jon/John; Kathryn/Katherine share kate and kathy), or one is a small typo of the other (Micheal/Michael). Two
-guards keep a household's other members apart: a typo is one letter inside a name of five or more (never the
-first or the last letter, so Robert/Roberta, Paul/Paula and Joan/John differ), and two full names of one stem
+guards keep a household's other members apart: a typo is one edit inside a name of five letters or more, two
+in one of seven or more, with the first and the last letters the same (so Robert/Roberta, Paul/Paula and
+Joan/John differ), and two full names of one stem
 where one has a feminine ending and the other not (Alexander/Alexandra, Patrick/Patricia, Joseph/Josephine)
 never match, whatever the nickname data says. An organisation matches only by e-mail, or by its exact name
 and address.
@@ -40,6 +41,8 @@ STATUSES = ("pending", "accepted", "new")
 POSTAL_PREFIX = "upper(substr(replace(replace(postal_code, ' ', ''), '-', ''), 1, 5))"
 PHONE_SUFFIX = "substr(digits, -10)"
 FEMININE_ENDINGS = ("a", "ine", "ette", "elle", "yn", "ces")
+#: what turns a name into its feminine form (Paul -> Paula, Henri -> Henriette)
+FEMININE_SUFFIXES = ("a", "ia", "ine", "ina", "ette", "etta", "elle", "ella")
 STREET_WORDS = {
     "street": "st", "str": "st", "avenue": "ave", "av": "ave", "road": "rd", "drive": "dr", "lane": "ln",
     "boulevard": "blvd", "court": "ct", "place": "pl", "terrace": "ter", "circle": "cir", "highway": "hwy",
@@ -78,21 +81,35 @@ def _nicknames() -> Any:
     return NickNamer()
 
 
-def one_letter_inside(a: str, b: str) -> bool:
-    """One letter added, dropped, changed, or two neighbours swapped, neither at the first nor the last letter,
-    in names of five letters or more."""
-    if a == b or min(len(a), len(b)) < 5 or abs(len(a) - len(b)) > 1 or a[0] != b[0] or a[-1] != b[-1]:
+def _osa(a: str, b: str) -> int:
+    """Edits from one name to the other: letters added, dropped or changed, neighbours swapped."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def small_typo(a: str, b: str) -> bool:
+    """A slip of the keyboard inside a name: one edit in a name of five letters or more, two in one of seven or
+    more; the first and the last letters the same (so Robert/Roberta, Paul/Paula and Ronald/Donald differ)."""
+    if a == b or min(len(a), len(b)) < 5 or a[0] != b[0] or a[-1] != b[-1]:
         return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-        return len(diff) == 1 or swapped
-    short, long_ = sorted((a, b), key=len)
-    return any(long_[:i] + long_[i + 1 :] == short for i in range(1, len(long_) - 1))
+    return _osa(a, b) <= (2 if min(len(a), len(b)) >= 7 else 1)
 
 
 def _gendered(a: str, b: str) -> bool:
-    """Two full names of one stem, one with a feminine ending and the other not (Robert/Roberta)."""
+    """Two names of one stem, one with a feminine ending and the other not: Paul/Paula, Louis/Louise (the
+    stem and its ending), Robert/Roberta, Patrick/Patricia (two full names alike at the start)."""
+    short, long_ = sorted((a, b), key=len)
+    if len(short) >= 3 and long_.startswith(short):
+        ending = long_[len(short) :]
+        if ending in FEMININE_SUFFIXES or (ending == "e" and short.endswith("s")):
+            return True
     if min(len(a), len(b)) < 6 or a[:3] != b[:3]:
         return False
     return a.endswith(FEMININE_ENDINGS) != b.endswith(FEMININE_ENDINGS)
@@ -113,7 +130,7 @@ def first_names(given: str, known: str) -> str | None:
     shared = names.nicknames_of(a) & names.nicknames_of(b)
     if shared and a[0] == b[0]:
         return f"{given.strip()} and {known.strip()} share nicknames ({', '.join(sorted(shared)[:3])})"
-    if one_letter_inside(a, b):
+    if small_typo(a, b):
         return f"{given.strip()} looks like a typo of {known.strip()}"
     return None
 
@@ -127,7 +144,7 @@ def last_names(given: str, known: dict[str, Any]) -> str | None:
         if b and a == b:
             return said
     b = plain(known.get("last_name"))
-    if b and one_letter_inside(a, b):
+    if b and small_typo(a, b):
         return f"last name {given.strip()} looks like a typo of {known.get('last_name')}"
     return None
 
