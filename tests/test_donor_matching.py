@@ -249,3 +249,30 @@ def test_crm_duplicates_lists_likely_pairs_from_the_mirror_without_a_crm_request
 )
 def test_first_names(given, known_as, same):
     assert (matching.first_names(given, known_as) is not None) is same
+
+
+def test_a_held_gift_is_missing_from_reconcile_with_why_and_retry_says_what_to_do(known, receiver, cli, db, env):
+    world, robert = known
+    policy(env, "review")
+    t = gift("T1", "Bob", "Smith", "bob.smith@gmail.com")
+    world.givebutter.add_transaction(t)
+    held = give(receiver, t)["job_id"]
+    run_drain()
+    report = json.loads(
+        cli("reconcile", "--from", "2024-02-01", "--to", "2024-02-28", "--source", "donations", "--fix", "--json").stdout
+    )
+    row = next(r for r in report["items"] if r["external_id"] == "donations_T1")
+    assert row["status"] == "missing" and "held for review" in row["reason"]
+    assert next(f for f in report["fixed"] if f["external_id"] == "donations_T1")["action"] == "nothing"
+    retried = cli("jobs", "retry", held)
+    assert retried.exit_code == 4 and "synctool donors matches" in retried.output
+
+
+def test_in_preview_a_gift_that_would_be_held_says_so_and_holds_nothing(known, receiver, cli, db, env):
+    world, robert = known
+    policy(env, "review")
+    assert cli("sync-mode", "preview").exit_code == 0
+    held = give(receiver, gift("T1", "Bob", "Smith", "bob.smith@gmail.com"))["job_id"]
+    run_drain()
+    assert job(db, held)["status"] == "previewed" and "would wait for review" in job(db, held)["message"]
+    assert json.loads(cli("donors", "matches", "--json").stdout)["pending"] == 0  # the preview wrote nothing

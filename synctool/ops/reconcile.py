@@ -109,6 +109,10 @@ def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3
         return f"skipped: {job['message']}", job
     if job["status"] in ("queued", "running"):
         return f"still {job['status']}" + (f": {job['message']}" if job["message"] else ""), job
+    if job["status"] == "review":
+        return f"held for review (who is the donor?): `synctool donors matches`; {job['message']}", job
+    if job["status"] == "previewed":
+        return "previewed only: the sync mode is preview (`synctool sync-mode live`)", job
     return f"its job {job['id'][:8]} succeeded, but the CRM has no gift {item.external_id} in the period", job
 
 
@@ -397,6 +401,8 @@ def _fix(conn: sqlite3.Connection, rt: Runtime, items: list[dict[str, Any]]) -> 
                     note(r, "retried", job["id"])
                 elif job["status"] in ("queued", "running"):
                     note(r, "nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
+                elif job["status"] == "review":
+                    note(r, "nothing", job["id"], "held until someone says who the donor is: `synctool donors matches`")
                 else:
                     note(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
         elif r["status"] == "refund_not_applied":

@@ -210,7 +210,9 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
             "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
             "queued": "it is already queued",
             "running": "it is running now",
-        }[row["status"]]
+            "review": "it waits for someone to say who the donor is: synctool donors matches",
+            "previewed": "it was previewed; `synctool sync-mode live` runs it",
+        }.get(row["status"], "see the sync log")
         raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")
     return dict(jobs.get(conn, job_id) or {})
 
