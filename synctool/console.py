@@ -148,7 +148,7 @@ class RootGroup(SynctoolGroup):
             "Daily operation",
             ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup"),
         ),
-        ("Money", ("reconcile", "refunds", "mappings", "donors")),
+        ("Money", ("reconcile", "year-end", "refunds", "mappings", "donors")),
         ("Platforms", ()),
         ("Team and settings", ("users", "settings", "inject", "dev")),
     )

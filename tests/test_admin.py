@@ -72,6 +72,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         .replace("{orderId}", "ORDER-1")
         .replace("{paymentId}", "pay-1")
         .replace("{jobId}", ids["job"])
+        .replace("{year}", "2025")
     )
     bodies = {
         "/api/syncs/{id}/resolve": {"notes": "handled", "resolvedBy": "sam"},
@@ -126,8 +127,9 @@ def test_every_route_by_role(api, db, monkeypatch):
 
     difference = {"external_id": "donations_DIFF", "source": "donations", "status": "missing", "platform_amount": "5.00",
                   "crm_amount": None, "reason": "never arrived"}  # fmt: skip
-    with store.atomic(db):  # a reconcile's difference to accept
+    with store.atomic(db):  # a reconcile's difference to accept, and a year-end check to read
         settings.put(db, LAST_RUN, {"at": store.iso(), "from": "2026-10-01", "to": "2026-10-31", "items": [difference]})
+        settings.put(db, "year_end:2025", {"at": store.iso(), "blockers": 0, "by_kind": {}, "items": []})
     user_id = str(db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0])
     rank = {"viewer": 0, "admin": 1, "super_admin": 2}
 

@@ -37,6 +37,7 @@ RootGroup.lazy = {
     "refunds": "synctool.cli.refunds:app",
     "donors": "synctool.cli.donors:app",
     "reconcile": "synctool.cli.reconcile:app",
+    "year-end": "synctool.cli.year_end:app",
     "webhooks": "synctool.cli.webhooks:app",
     "alerts": "synctool.cli.alerts:app",
     "dev": "synctool.cli.dev:app",

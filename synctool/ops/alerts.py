@@ -121,7 +121,11 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
     donor_news = donor_changes.pending_count(conn)
     held = matching.pending_count(conn)
+    from synctool.ops import year_end
+
+    statements = year_end.season(conn, rt)
     report = {
+        "year_end": statements,
         "donor_changes_pending": donor_news,
         "donor_matches_pending": held,
         "refunds": refunds,
@@ -183,6 +187,13 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     ]
     if donor_news:
         lines += ["", f"Donor records: {donor_news} proposed change(s) to review: synctool donors changes"]
+    if statements is not None:
+        year = statements["year"]
+        if statements["checked_at"] is None:
+            lines += ["", f"Year-end {year}: not checked yet; the statements go out in January: synctool year-end check {year}"]
+        else:
+            lines += ["", f"Year-end {year}: {statements['blockers']} blocker(s) at the last check ({statements['checked_at'][:16]}): "
+                      f"synctool year-end check {year}"]  # fmt: skip
     if held:
         lines += ["", f"Gifts held for review: {held}, each from a donor who may be a known constituent under a new "
                   "e-mail: synctool donors matches"]  # fmt: skip

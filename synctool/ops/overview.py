@@ -83,6 +83,18 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     )
     needs("delivery(ies) the platforms failed and synctool never got", sum(d["failed"] - d["replayed"] for d in failed_deliveries),
           "overview", "synctool webhooks heal")  # fmt: skip
+    from synctool.ops import year_end
+
+    statements = year_end.season(conn, rt)
+    if statements is not None:
+        year = statements["year"]
+        if statements["checked_at"] is None:
+            what = f"the {year} statements go out in January and no year-end check has run"
+            attention.append(
+                {"what": what, "count": 1, "text": what, "page": "year-end", "command": f"synctool year-end check {year}"}
+            )
+        else:
+            needs(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
     for run in runs:
         if run["stale"]:
             ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"
@@ -97,4 +109,5 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         "failed_deliveries": failed_deliveries,
         "attention": attention,
         "in_use": [p.role for p in platforms.in_use(rt.config)],
+        "year_end": statements,
     }

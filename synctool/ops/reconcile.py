@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import sqlite3
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -128,7 +129,30 @@ def reconcile(
 ) -> dict[str, Any]:
     """Compare a period's platform money with the CRM's gifts; with ``fix``, queue a job for each item that
     should sync and each refund not applied (the CRM itself is never written here)."""
-    first, last = period(start, end)
+    return compare(conn, rt, period(start, end), source=source, fix=fix, client=client).result
+
+
+@dataclass
+class Comparison:
+    """A reconcile's result, with what it compared: each item with its platform side (``_item``), and every
+    CRM gift it read, by id (``year-end check`` looks at their deductible amounts, acknowledgements, donors)."""
+
+    result: dict[str, Any]
+    items: list[dict[str, Any]]
+    gifts: dict[str, dict[str, Any]]
+
+
+def compare(
+    conn: sqlite3.Connection,
+    rt: Runtime,
+    dates: tuple[date, date],
+    *,
+    source: str | None = None,
+    fix: bool = False,
+    client: Any = None,
+) -> Comparison:
+    """``reconcile`` over ``dates`` (first, last), remembered as the last reconcile."""
+    first, last = dates
     chosen = platforms.chosen(rt.config, source, lambda p: p.expected)
     listings, failed = each(chosen, lambda p: platforms.listing(p, conn, rt, first, last))
     expected: list[Expected] = [item for listed, _ in listings.values() for item in listed]
@@ -158,6 +182,7 @@ def reconcile(
         ledger = _ledger(conn, {item.external_id for item in expected} - set(by_ext))
         elsewhere_ids = [r["crm_id"] for r in ledger.values() if r["state"] == "done" and r["crm_id"]]
         elsewhere = {str(g.get("external_id")): g for g in _gifts_by_id(crm, elsewhere_ids).values()}
+        read = {str(g.get("id")): g for g in [*listed, *elsewhere.values()]}
         crm_requests = crm.requests_sent - sent_before
     finally:
         if owned is not None:
@@ -265,7 +290,7 @@ def reconcile(
              "by_status": result["totals"]["by_status"],
              "items": [{k: r[k] for k in kept} for r in items if r["status"] not in SETTLED]},
         )  # fmt: skip
-    return result
+    return Comparison(result, items, read)
 
 
 def _fingerprint(row: Any) -> tuple:

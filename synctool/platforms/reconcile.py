@@ -26,6 +26,14 @@ class Expected:
     sync_job: dict[str, Any] = field(default_factory=dict)
     #: ``jobs.enqueue`` keywords of the jobs that apply its refunds
     refund_jobs: list[dict[str, Any]] = field(default_factory=list)
+    #: the most the CRM gift's deductible amount may be now (after refunds), when less than ``amount``: a
+    #: ticket's fair market value, a shop sale; None when the whole amount is deductible
+    deductible: Decimal | None = None
+    #: why, in words (``ticket: fair market value 40.00``), for ``year-end check``
+    deductible_why: str | None = None
+
+    def most_deductible(self) -> Decimal:
+        return self.amount if self.deductible is None else min(self.deductible, self.amount)
 
 
 @dataclass

@@ -262,3 +262,12 @@ def clear(conn: sqlite3.Connection) -> dict[str, int]:
         conn.execute("DELETE FROM jobs_search")
         conn.execute("UPDATE search_state SET indexed_rowid = 0")
     return counts
+
+
+def gifts_written_between(conn: sqlite3.Connection, start: str, end: str) -> int:
+    """How many jobs created in [start, end) wrote a CRM gift (``year-end check`` sizes its search with it)."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM jobs WHERE crm_gift_id IS NOT NULL AND created_at >= ? AND created_at < ?", (start, end)
+        ).fetchone()[0]
+    )

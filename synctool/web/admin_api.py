@@ -119,6 +119,7 @@ def _ops(config: Config):
         sign_in,
         syncs,
         users,
+        year_end,
     )
     from synctool.ops import crm as crm_ops
     from synctool.platforms import admin_routes
@@ -142,6 +143,12 @@ def _ops(config: Config):
         query = c.query_as(reconcile.PayoutsQuery)
         return reconcile.payouts(c.conn, c.rt, start=query.start, end=query.end, source=query.source)
 
+    def last_year_end(c: Call) -> Any:
+        found = year_end.last(c.conn, year_of(c.path["year"]))
+        if found is None:
+            raise NotFound(f"no year-end check of {c.path['year']} has run", f"POST /api/year-end/{c.path['year']}/check")
+        return found
+
     def login_link(c: Call) -> Any:
         body = c.body_as(users.LinkBody)
         return (sign_in.mail_link if body.send else sign_in.login_link)(c.conn, c.rt, body.email)
@@ -153,6 +160,8 @@ def _ops(config: Config):
         ("GET", "/api/reconcile/accepted", ADMIN, lambda c: reconcile.accepted(c.conn)),
         ("POST", "/api/reconcile/accept", ADMIN, accept_difference),
         ("GET", "/api/payouts", ADMIN, payouts),
+        ("GET", "/api/year-end/{year}", ADMIN, last_year_end),
+        ("POST", "/api/year-end/{year}/check", ADMIN, lambda c: year_end.check(c.conn, c.rt, year_of(c.path["year"]))),
         ("POST", "/api/users/login-link", SUPER, login_link),
         ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
         ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
@@ -269,6 +278,13 @@ def _ops(config: Config):
         # each platform's own routes (synctool.platforms)
         *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}, config),
     ]
+
+
+def year_of(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise NotFound(f"no year {value}") from None
 
 
 def match_id(value: str) -> int:

@@ -60,6 +60,7 @@ NAV = (
     ("reconcile", "Reconcile", "/reconcile", ADMIN),
     ("donors", "Donors", "/donors", ADMIN),
     ("payouts", "Payouts", "/payouts", ADMIN),
+    ("year-end", "Year end", "/year-end", ADMIN),
     ("team", "Team", "/team", SUPER),
     ("actions", "Actions", "/actions", VIEWER),
 )
@@ -300,6 +301,7 @@ def routes(rt: Runtime) -> list[Mount]:
         Route("/reconcile", page(ADMIN, views.reconcile)),
         Route("/donors", page(ADMIN, views.donor_changes)),
         Route("/payouts", page(ADMIN, views.payouts)),
+        Route("/year-end", page(ADMIN, views.year_end_page)),
         Route("/team", page(SUPER, views.team)),
         Route("/actions", page(VIEWER, views.actions)),
         Route("/syncs/{id}/retry", action(ADMIN, "retry", views.retry, "/failed"), methods=["POST"]),

@@ -105,6 +105,17 @@ def payouts(ask: Ask) -> Shown:
     return Shown("payouts.html", {"result": result, "start": query.start or "", "end": query.end or "", "page": "payouts"})
 
 
+def year_end_page(ask: Ask) -> Shown:
+    """The last year-end check of a year (this season's by default), as stored: the page runs no check."""
+    from synctool.ops import year_end
+
+    try:
+        year = int(ask.query.get("year") or year_end.today(ask.rt).year - (1 if year_end.today(ask.rt).month == 1 else 0))
+    except ValueError:
+        raise InvalidInput("the year must be a number") from None
+    return Shown("year_end.html", {"year": year, "check": year_end.last(ask.conn, year), "page": "year-end"})
+
+
 def team(ask: Ask) -> Shown:
     return Shown("team.html", {"users": users.list_users(ask.conn), "page": "team"})
 

@@ -12,7 +12,7 @@ from synctool import platforms, settings
 from synctool.crm import gifts
 from synctool.errors import InvalidInput
 from synctool.money import dollars
-from synctool.platforms.givebutter.rules import CAMPAIGNS
+from synctool.platforms.givebutter.rules import CAMPAIGNS, deductible_amount
 from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.runtime import Runtime
@@ -44,6 +44,15 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
             if data.get("refunded") is True and not any(p.refunded for p in as_refund.transactions):
                 refunded = txn.amount
             ext = external_id(txn.id)
+            # a ticket's or auction item's deductible part, lowered by its refunds as the refund rule does
+            fair = deductible_amount(txn)
+            kept = max(txn.amount - refunded, Decimal("0.00"))
+            most: Decimal | None = None
+            if fair is not None or refunded:
+                most = min(kept, max((txn.amount if fair is None else fair) - refunded, Decimal("0.00")))
+            why = (
+                None if fair is None else f"{txn.amount - fair} of its {txn.amount} is a fair market value (a ticket or an item)"
+            )
             job = {
                 "source": "donations",
                 "entity_type": "transaction",
@@ -72,6 +81,8 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                     ]
                     if refunded
                     else [],
+                    deductible=most,
+                    deductible_why=why or (f"{refunded} refunded" if refunded else None),
                 )
             )
         return items, client.api.requests_sent

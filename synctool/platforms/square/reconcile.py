@@ -9,7 +9,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from synctool import platforms
+from synctool import mappings, platforms
 from synctool.crm import gifts
 from synctool.money import cents_to_dollars
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
@@ -38,6 +38,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                         "refund_ids": [],
                         "at": payment.get("created_at"),
                         "zone": location.get("timezone"),
+                        "location": location["id"],
                     },
                 )
                 order["cents"] += int((payment.get("total_money") or payment.get("amount_money") or {}).get("amount") or 0)
@@ -52,6 +53,8 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
             continue
         ext = external_id(order_id)
         job = {"source": "pos", "entity_id": order_id, "external_id": ext, "amount": str(cents_to_dollars(order["cents"]))}
+        # a sale at a location set `deductible: none` (a shop) is not a gift of its price
+        shop = (mappings.get(conn, "location_override", str(order["location"])) or {}).get("deductible") == "none"
         items.append(
             Expected(
                 "pos",
@@ -71,6 +74,8 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                     }
                     for rid in order["refund_ids"]
                 ],
+                deductible=Decimal("0.00") if shop else None,
+                deductible_why=f"a sale at location {order['location']}, set `deductible: none` (a shop)" if shop else None,
             )
         )
     return items, requests
