@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from synctool.fakes import samples  # noqa: E402
-from synctool.fakes.world import FakeWorld  # noqa: E402
+from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld  # noqa: E402
 from tests.drills.conftest import Site, coded  # noqa: E402
 from tests.drills.test_staff_page_browser import browser, failed_job, go, printed_link  # noqa: E402
 from tests.helpers import free_port  # noqa: E402
@@ -48,6 +48,15 @@ def main() -> None:
                         transactions=[{**lost["transactions"][0], "amount": 75}])  # fmt: skip
             world.givebutter.add_transaction(lost)
             site.run("reconcile", "--from", "2d", "--source", "donations")
+            # a known donor under a new e-mail, held for review (donors.matching: review)
+            world.crm.create_constituent({"first_name": "Robert", "last_name": "Smith", "email_addresses": [{"address": "robert@work.org"}],
+                                          "street_addresses": [{"street": "12 Analytical Way", "city": "Oakland", "postal_code": "94607"}]})  # fmt: skip
+            site.run("crm", "mirror", "--refresh")
+            bob = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+            bob.update(id="GT-5120", first_name="Bob", last_name="Smith", email="bob.smith@gmail.com", transacted_at=today, created_at=today)
+            site.post(None, "donations", samples.givebutter("transaction.succeeded", bob), {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+            site.run("drain", "--max-seconds", "20")
+            site.run("year-end", "check", "--quiet")
 
             desk = browser(phone=False)
             desk.get(f"{site.url}/admin/")
@@ -55,8 +64,8 @@ def main() -> None:
             desk.get(printed_link(site, "vol@example.org"))
             go(desk, desk.find_element(By.XPATH, "//button[normalize-space()='Sign in']"))
             for name, path in (("overview", "/admin/"), ("sync-log", "/admin/syncs"), ("failed", "/admin/failed"),
-                               ("reconcile", "/admin/reconcile"), ("donor-changes", "/admin/donors"),
-                               ("payouts", "/admin/payouts?from=30d&run=1"), ("team", "/admin/team"),
+                               ("reconcile", "/admin/reconcile"), ("donors", "/admin/donors"),
+                               ("payouts", "/admin/payouts?from=30d&run=1"), ("year-end", "/admin/year-end"), ("team", "/admin/team"),
                                ("actions", "/admin/actions")):  # fmt: skip
                 desk.get(site.url + path)
                 desk.set_window_size(1280, max(700, desk.execute_script("return document.body.scrollHeight") + 120))

@@ -69,9 +69,9 @@ class Candidate:
 
 
 def plain(text: Any) -> str:
-    """Lower case, no accents, letters only (``O'Brien-Smith`` -> ``obriensmith``)."""
+    """Lower case, no accents, letters and digits only (``O'Brien-Smith`` -> ``obriensmith``)."""
     decomposed = unicodedata.normalize("NFKD", str(text or ""))
-    return "".join(ch for ch in decomposed.lower() if ch.isalpha())
+    return "".join(ch for ch in decomposed.lower() if ch.isalnum())
 
 
 @lru_cache(maxsize=1)
