@@ -517,23 +517,27 @@ def m006_refunds(db: Database) -> None:
 
 @migration
 def m007_preview(db: Database) -> None:
-    """Preview mode: a job can end ``previewed`` with its ``plan`` (what it would write). Widening a CHECK
-    constraint is the one schema change SQLite allows in place (its ALTER TABLE docs, "simpler procedure"):
-    the table keeps its rows, its indexes and the attempts that reference it."""
-    conn = db.conn
+    """Preview mode: a job can end ``previewed`` with its ``plan`` (what it would write)."""
+    _widen_job_statuses(db.conn, "'skipped', 'failed'", "previewed", "007")
+    db.conn.execute("ALTER TABLE jobs ADD COLUMN plan TEXT")
+
+
+def _widen_job_statuses(conn: sqlite3.Connection, last: str, status: str, migration: str) -> None:
+    """Add ``status`` to the jobs table's status CHECK, after the statuses ending in ``last``. Widening a CHECK
+    constraint is the one schema change SQLite allows in place (its ALTER TABLE docs, "simpler procedure"): the
+    table keeps its rows, its indexes and the attempts that reference it."""
     if hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):  # Python 3.12+: a build that starts defensive refuses this
         conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)  # type: ignore[attr-defined]  # 3.12+ only
     version = conn.execute("PRAGMA schema_version").fetchone()[0]
     conn.execute("PRAGMA writable_schema = ON")
     conn.execute(
         "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'jobs'",
-        ("'skipped', 'failed')", "'skipped', 'failed', 'previewed')"),
+        (f"{last})", f"{last}, '{status}')"),
     )
-    if "'previewed'" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]:
-        raise sqlite3.OperationalError("migration 007: the jobs table's status CHECK was not found")
+    if f"'{status}'" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]:
+        raise sqlite3.OperationalError(f"migration {migration}: the jobs table's status CHECK was not found")
     conn.execute(f"PRAGMA schema_version = {version + 1}")
     conn.execute("PRAGMA writable_schema = OFF")
-    conn.execute("ALTER TABLE jobs ADD COLUMN plan TEXT")
 
 
 @migration
@@ -601,18 +605,7 @@ def m012_donor_matches(db: Database) -> None:
     The mirror's addresses and phones are indexed by the keys the matching compares (postal code, phone's last
     ten digits). The status CHECK is widened in place, as migration 007 did."""
     conn = db.conn
-    if hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):
-        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, False)  # type: ignore[attr-defined]  # 3.12+ only
-    version = conn.execute("PRAGMA schema_version").fetchone()[0]
-    conn.execute("PRAGMA writable_schema = ON")
-    conn.execute(
-        "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'jobs'",
-        ("'failed', 'previewed')", "'failed', 'previewed', 'review')"),
-    )
-    if "'review'" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]:
-        raise sqlite3.OperationalError("migration 012: the jobs table's status CHECK was not found")
-    conn.execute(f"PRAGMA schema_version = {version + 1}")
-    conn.execute("PRAGMA writable_schema = OFF")
+    _widen_job_statuses(conn, "'failed', 'previewed'", "review", "012")
     db.table("donor_matches").create(
         {"id": int, "job_id": str, "source": str, "external_id": str, "email": str, "donor": str, "candidates": str,
          "why": str, "status": str, "constituent_id": str, "decided_by": str, "decided_at": str, "created_at": str},

@@ -272,13 +272,19 @@ def test_fix_remakes_a_vanished_gift_and_says_why_it_leaves_the_rest(coded, rece
     assert len([g for g in coded.crm.gifts.values() if g["external_id"] == "donations_VA"]) == 1
 
 
-def test_an_accepted_difference_stays_accepted_until_it_changes(coded, receiver, cli, db):
-    t = txn("AC", 40)
-    coded.givebutter.add_transaction(t)
+def edited_by_hand(world, receiver, txn_id: str = "AC", amount: float = 40, in_crm: float = 30) -> dict:
+    """A gift synced, then its amount changed by hand in the CRM: an ``amount_differs``. Returns the CRM gift."""
+    t = txn(txn_id, amount)
+    world.givebutter.add_transaction(t)
     give(receiver, t)
     run_drain()
-    gift = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_AC"][0]
-    gift["received_amount"] = 30.0
+    gift = [g for g in world.crm.gifts.values() if g["external_id"] == f"donations_{txn_id}"][0]
+    gift["received_amount"] = float(in_crm)
+    return gift
+
+
+def test_an_accepted_difference_stays_accepted_until_it_changes(coded, receiver, cli, db):
+    gift = edited_by_hand(coded, receiver)
     assert reconcile(cli)[0] == 1
     missing = cli("reconcile", "accept", "donations_NOPE", "--note", "x")
     assert missing.exit_code == 3 and "not among the last reconcile's differences" in missing.output

@@ -17,7 +17,7 @@ from synctool.web.staff_page import COOKIE, routes
 from tests.flow_helpers import give, run_drain
 from tests.helpers import runtime
 from tests.test_admin import seed_failed_job
-from tests.test_reconcile import reconcile, txn
+from tests.test_reconcile import edited_by_hand, reconcile, txn
 
 ROLES = ("viewer", "admin", "super_admin")
 
@@ -169,12 +169,7 @@ def test_an_admin_retries_and_resolves_from_the_page_and_each_is_recorded_with_w
 
 
 def test_an_admin_accepts_a_reconcile_difference_with_a_note(page, coded, receiver, cli, db):
-    t = txn("AC", 40)
-    coded.givebutter.add_transaction(t)
-    give(receiver, t)
-    run_drain()
-    gift = [g for g in coded.crm.gifts.values() if g["external_id"] == "donations_AC"][0]
-    gift["received_amount"] = 30.0
+    edited_by_hand(coded, receiver)
     assert reconcile(cli)[0] == 1
     assert cli("reconcile", "last").exit_code == 1
     admin = page("admin")

@@ -181,7 +181,7 @@ def check(conn: sqlite3.Connection, rt: Runtime, year: int, *, client: Any = Non
         if status in SETTLED or status == "date_differs":  # a refund not applied is its own blocker
             _deductible(row, gift_of(row), block)
 
-    synced = {str(r["crm_gift_id"]) for r in found.items if r.get("crm_gift_id")}
+    synced = {str(r["crm_gift_id"]): r for r in found.items if r.get("crm_gift_id")}
     soft = 0
     per_donor: dict[str, Decimal] = {}
     for gift_id, gift in found.gifts.items():
@@ -191,8 +191,7 @@ def check(conn: sqlite3.Connection, rt: Runtime, year: int, *, client: Any = Non
             soft += 1
             continue
         if gift_id in synced and not (gift.get("ack_template_name") or "").strip():
-            row = next(r for r in found.items if str(r.get("crm_gift_id")) == gift_id)
-            block("no_acknowledgement", row, "neither an acknowledgement template nor do_not_ack",
+            block("no_acknowledgement", synced[gift_id], "neither an acknowledgement template nor do_not_ack",
                   "choose one in the CRM; for the next gifts, `synctool mappings types set ... --ack TEMPLATE` (or --no-ack)")  # fmt: skip
         if (gift.get("gift_type_name") or "Gift") == "Gift" and gift.get("constituent_id"):
             deductible = dollars(ledger.amounts_of(gift)[1] or 0)
