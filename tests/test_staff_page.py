@@ -87,6 +87,20 @@ def test_a_login_link_shows_who_it_is_for_then_works_once_and_opens_an_8_hour_se
     assert token not in dumped and session not in dumped
 
 
+def test_a_form_from_another_site_is_refused_even_with_a_good_link_or_token(page, cli, db):
+    path = link_path(cli, "viewer@example.org")
+    elsewhere = {"Origin": "https://evil.example"}
+    assert page().post(path, headers=elsewhere).status_code == 403  # no login CSRF
+    assert page().post(path, headers={"Origin": "http://testserver"}).status_code == 303  # and the link still works
+    job = seed_failed_job(db)
+    admin = page("admin")
+    token = csrf(admin.get("/admin/failed").text, f"/admin/syncs/{job}/retry")
+    refused = admin.post(f"/admin/syncs/{job}/retry", data={"csrf": token}, headers=elsewhere)
+    assert refused.status_code == 403 and "another site" in refused.text
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (job,)).fetchone()[0] == "failed"
+    assert page().post("/admin/sign-in", data={"email": "viewer@example.org"}, headers={"Origin": "null"}).status_code == 403
+
+
 def test_an_expired_or_unknown_link_is_refused_with_why(page, cli, db):
     path = link_path(cli, "admin@example.org")
     with store.atomic(db):

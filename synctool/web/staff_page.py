@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -35,6 +35,7 @@ from starlette.templating import Jinja2Templates
 from synctool import platforms, store
 from synctool.errors import InvalidInput, InvalidSignature, SynctoolError, http_status
 from synctool.ops import sign_in
+from synctool.ops.users import ROLES
 from synctool.runtime import Runtime
 from synctool.web import staff_views as views
 from synctool.web.auth import ADMIN, SUPER, VIEWER, TeamMember, credentials
@@ -106,6 +107,16 @@ def _form(raw: bytes) -> dict[str, str]:
     return dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
 
 
+def _other_site(request: Request) -> bool:
+    """A form posted from another host (its ``Origin`` names one; "null" is an opaque origin). Forms without an
+    ``Origin`` (older browsers, scripts) are judged by the CSRF token alone. This also stops a login CSRF: another
+    site signing a person in as someone else with its own link."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    return origin == "null" or urlsplit(origin).hostname != request.url.hostname
+
+
 def _back(target: str | None, fallback: str) -> str:
     """Where an action returns: a page of this site, never another origin."""
     if target and target.startswith(PREFIX + "/") and not target.startswith("//") and "\\" not in target:
@@ -119,7 +130,7 @@ def routes(rt: Runtime) -> list[Mount]:
         loader=jinja2.PackageLoader("synctool.web", "templates"),
         autoescape=jinja2.select_autoescape(default=True),
     )
-    env.globals.update(prefix=PREFIX, nav=NAV, roles=("viewer", "admin", "super_admin"))
+    env.globals.update(prefix=PREFIX, nav=NAV, roles=ROLES)
     env.filters["when"] = views.when
     env.filters["query"] = lambda params, **changes: urlencode({k: v for k, v in {**params, **changes}.items() if v})
     templates = Jinja2Templates(env=env)
@@ -186,7 +197,9 @@ def routes(rt: Runtime) -> list[Mount]:
                 return message(request, 413, str(exc), "")
             user, session = request.user.record, request.user.session
             refusal = None
-            if not has_required_scope(request, [min_role]):
+            if _other_site(request):
+                refusal = (403, "Refused", "The form came from another site.")
+            elif not has_required_scope(request, [min_role]):
                 refusal = (403, "Not for your role", f"{name} needs {min_role}; you are {user['role']}.")
             elif not sign_in.csrf_ok(session, form.get("csrf")):
                 refusal = (
@@ -231,6 +244,8 @@ def routes(rt: Runtime) -> list[Mount]:
         if request.method == "GET":
             why = request.query_params.get("why")
             return render(request, Shown("sign_in.html", {"sent": False, "why": why}))
+        if _other_site(request):
+            return message(request, 403, "Refused", "The form came from another site.")
         form = _form(await request.body())
         email = (form.get("email") or "").strip()
         if "@" not in email:
@@ -256,6 +271,8 @@ def routes(rt: Runtime) -> list[Mount]:
             except InvalidSignature as exc:
                 return message(request, 401, str(exc), exc.detail)
             return render(request, Shown("login.html", {"who": who, "token": token}))
+        if _other_site(request):
+            return message(request, 403, "Refused", "The form came from another site.")
 
         def open_session(conn: sqlite3.Connection) -> tuple[sign_in.Session, bool]:
             opened = sign_in.redeem(conn, token)
