@@ -281,7 +281,7 @@ def test_every_page_carries_the_security_headers_and_loads_nothing_from_another_
             "default-src 'none'" in r.headers["content-security-policy"]
             and "script-src" not in r.headers["content-security-policy"]
         )
-        assert r.headers["referrer-policy"] == "no-referrer" and r.headers["cache-control"] == "no-store"
+        assert r.headers["referrer-policy"] == "same-origin" and r.headers["cache-control"] == "no-store"
         assert "<script" not in r.text and not re.search(r'(src|href)="(https?:)?//', r.text), path
         assert '<meta name="viewport"' in r.text
         # every control is labelled: each input and select that a person fills has a <label for=...>

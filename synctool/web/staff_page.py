@@ -50,7 +50,9 @@ SECURITY_HEADERS = {
     "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",  # a sign-in link's token never leaves in a Referer
+    # a sign-in link's token never leaves in a Referer; the page's own forms keep their Origin (with no-referrer
+    # a browser sends "Origin: null", which the Origin check must refuse)
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 #: the pages in the navigation, with the least role that sees each
