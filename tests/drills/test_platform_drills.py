@@ -56,7 +56,9 @@ def givebutter_transaction(txn_id: str, email: str, amount: int = 30) -> dict:
     """A Givebutter transaction made a few minutes ago (inside the poll's first look back)."""
     now = datetime.now(UTC).isoformat(timespec="seconds")
     txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
-    txn.update(id=txn_id, email=email, amount=amount, transactions=[{**txn["transactions"][0], "amount": amount}])
+    # a donor of their own (the sample's name and address under two e-mails would be one person held for review)
+    txn.update(id=txn_id, email=email, amount=amount, transactions=[{**txn["transactions"][0], "amount": amount}],
+               last_name=f"Donor{txn_id}", phone=None, address=None)  # fmt: skip
     txn.update(created_at=now, transacted_at=now, updated_at=now)
     return txn
 
