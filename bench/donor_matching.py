@@ -180,6 +180,18 @@ def run(how: str, seed: int) -> None:
             held2, matched2, duplicates2, false2, per_gift2 = count()
             line += f"  ({duplicates2}, {false2}, {per_gift2:.3f}; {matched2} matched, {held2} still held)"
         print(line + f"  [{time.perf_counter() - started:.1f} s]")
+        if how == "email":  # what `synctool crm duplicates` finds of the duplicates this policy made, from the mirror
+            from synctool.ops import crm as crm_ops
+
+            crm_ops.mirror_refresh(conn, rt)
+            before_requests = len(world.crm.requests)
+            started = time.perf_counter()
+            pairs = crm_ops.duplicates(conn)["pairs"]
+            made_today = {str(c) for c in set(world.crm.constituents) - before}
+            found = sum(1 for p in pairs if p["constituent_id"] in made_today or p["other_id"] in made_today)
+            print(f"         crm duplicates: {len(pairs)} pairs over {len(world.crm.constituents):,} constituents in "
+                  f"{time.perf_counter() - started:.1f} s, {len(world.crm.requests) - before_requests} CRM requests; "
+                  f"{found} involve a constituent made today")  # fmt: skip
 
 
 if __name__ == "__main__":
