@@ -203,6 +203,31 @@ def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -
         conn.execute("UPDATE jobs SET external_id = ? WHERE id = ?", (external_id, job_id))
 
 
+def _end_attempt(
+    conn: sqlite3.Connection,
+    job: sqlite3.Row,
+    owner: str,
+    assignments: str,
+    params: tuple[Any, ...],
+    now: str,
+    outcome: str,
+    error: str | None,
+    crm_requests: int,
+) -> bool:
+    """Set ``assignments`` on a job ``owner`` still runs, release its lease and close its attempt as ``outcome``,
+    in one transaction; False when the lease was lost to another drain (nothing is changed then)."""
+    with store.atomic(conn):
+        cur = conn.execute(
+            f"UPDATE jobs SET {assignments}, lease_owner = NULL, lease_expires = NULL, updated_at = ?"
+            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
+            (*params, now, job["id"], owner),
+        )
+        if cur.rowcount != 1:
+            return False
+        _close_attempt(conn, job["id"], outcome, error, crm_requests, now)
+    return True
+
+
 def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
     """Mark a running job succeeded or skipped. False if the lease was lost to another drain."""
     now = store.iso()
@@ -260,15 +285,8 @@ def fail(
         if retry_after_s:
             delay = max(delay, retry_after_s)
         status, run_after = "queued", store.iso(now_dt + timedelta(seconds=delay))
-    with store.atomic(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, lease_owner = NULL, lease_expires = NULL,"
-            " updated_at = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
-            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (status, error[:2000], run_after, now, status, now, job["id"], owner),
-        )
-        if cur.rowcount == 1:
-            _close_attempt(conn, job["id"], "failed", error[:2000], crm_requests, now)
+    _end_attempt(conn, job, owner, "status = ?, last_error = ?, run_after = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END",
+                 (status, error[:2000], run_after, status, now), now, "failed", error[:2000], crm_requests)  # fmt: skip
     return status
 
 
@@ -277,46 +295,29 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
     words, and the attempt given back (it does not count against the job's retries). Returns ``queued``."""
     now_dt = store.utcnow()
     now = store.iso(now_dt)
-    with store.atomic(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'queued', message = ?, run_after = ?, attempts = max(attempts - 1, 0),"
-            " lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (message[:2000], store.iso(now_dt + timedelta(seconds=max(after_s, 0))), now, job["id"], owner),
-        )
-        if cur.rowcount == 1:
-            _close_attempt(conn, job["id"], "waiting", message[:2000], crm_requests, now)
-    return "queued" if cur.rowcount == 1 else "lost"
+    due = store.iso(now_dt + timedelta(seconds=max(after_s, 0)))
+    kept = _end_attempt(conn, job, owner, "status = 'queued', message = ?, run_after = ?, attempts = max(attempts - 1, 0)",
+                        (message[:2000], due), now, "waiting", message[:2000], crm_requests)  # fmt: skip
+    return "queued" if kept else "lost"
 
 
 def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: dict[str, Any], crm_requests: int = 0) -> str:
     """Preview mode: the job ran every rule and wrote nothing; it ends ``previewed`` with its ``plan`` (the
     decision, the bodies it would send, and how it would end). Returns ``previewed``, or ``lost``."""
     now = store.iso()
-    with store.atomic(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'previewed', plan = ?, message = ?, last_error = NULL, lease_owner = NULL,"
-            " lease_expires = NULL, attempts = max(attempts - 1, 0), updated_at = ?, finished_at = ?"
-            " WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (json.dumps(plan), str(plan.get("summary") or "")[:2000], now, now, job["id"], owner),
-        )
-        if cur.rowcount == 1:
-            _close_attempt(conn, job["id"], "previewed", None, crm_requests, now)
-    return "previewed" if cur.rowcount == 1 else "lost"
+    kept = _end_attempt(conn, job, owner, "status = 'previewed', plan = ?, message = ?, last_error = NULL,"
+                        " attempts = max(attempts - 1, 0), finished_at = ?",
+                        (json.dumps(plan), str(plan.get("summary") or "")[:2000], now), now, "previewed", None, crm_requests)  # fmt: skip
+    return "previewed" if kept else "lost"
 
 
 def hold(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, crm_requests: int = 0) -> str:
     """The job waits for a person's decision about its donor (``donors.matching``): ``review``, not failed and
     not retried; the attempt does not count. Returns ``review``, or ``lost``."""
     now = store.iso()
-    with store.atomic(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'review', message = ?, last_error = NULL, lease_owner = NULL, lease_expires = NULL,"
-            " attempts = max(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
-            (message[:2000], now, job["id"], owner),
-        )
-        if cur.rowcount == 1:
-            _close_attempt(conn, job["id"], "review", None, crm_requests, now)
-    return "review" if cur.rowcount == 1 else "lost"
+    kept = _end_attempt(conn, job, owner, "status = 'review', message = ?, last_error = NULL, attempts = max(attempts - 1, 0)",
+                        (message[:2000],), now, "review", None, crm_requests)  # fmt: skip
+    return "review" if kept else "lost"
 
 
 def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
