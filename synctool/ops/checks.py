@@ -99,6 +99,33 @@ def receiver(rt: Runtime, public_url: str | None) -> list[tuple[str, str, str, s
     return found
 
 
+#: how old each of cron's commands' last run may be before doctor and the overview say so (crontab.example's
+#: rhythm, with slack)
+STALE_AFTER_S = {"drain": 180, "poll": 1800, "heal": 2 * 86400, "reconcile": 8 * 86400}
+
+
+def cron_runs(conn: sqlite3.Connection, rt: Runtime) -> dict[str, dict[str, Any]]:
+    """When each of cron's commands last ran (``poll`` only when a platform in use polls, ``heal`` only when one
+    keeps a record of failed deliveries): its time, its age in seconds, and whether that is too old."""
+    from synctool.ops.reconcile import last_run
+    from synctool.ops.webhooks import last_heal
+
+    used = platforms.in_use(rt.config)
+    found = {"drain": (settings.get(conn, "last_drain") or {}).get("at")}
+    polling = [p.role for p in used if p.poll]
+    if polling:
+        marks = ",".join("?" * len(polling))
+        found["poll"] = conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0]
+    if any(p.missed for p in used):
+        found["heal"] = (last_heal(conn) or {}).get("at")
+    found["reconcile"] = (last_run(conn) or {}).get("at")
+    runs = {}
+    for name, at in found.items():
+        age = age_s(at)
+        runs[name] = {"command": name, "at": at, "age_s": age, "stale": age is None or age >= STALE_AFTER_S[name]}
+    return runs
+
+
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     from synctool.crm import environment as crm_environment
@@ -178,23 +205,22 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         if platform.checks:
             for row in platform.checks(conn, rt):
                 add(*row)
-    last_drain = settings.get(conn, "last_drain") or {}
-    age = age_s(last_drain.get("at"))
+    runs = cron_runs(conn, rt)
+    drain, poll = runs["drain"], runs.get("poll")
+    age = drain["age_s"]
     add(
         "cron drain",
-        "ok" if age is not None and age < 180 else "fail",
+        "ok" if not drain["stale"] else "fail",
         f"last run {int(age)} s ago" if age is not None else "never ran",
-        "" if age is not None and age < 180 else "install crontab.example (drain every minute)",
+        "" if not drain["stale"] else "install crontab.example (drain every minute)",
     )
-    polling = [p.role for p in used if p.poll]
-    if polling:
-        marks = ",".join("?" * len(polling))
-        age = age_s(conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0])
+    if poll is not None:
+        age = poll["age_s"]
         add(
             "cron poll",
-            "ok" if age is not None and age < 1800 else "warn",
+            "ok" if not poll["stale"] else "warn",
             f"last run {int(age)} s ago" if age is not None else "never ran",
-            "" if age is not None and age < 1800 else "install crontab.example (poll every 15 minutes)",
+            "" if not poll["stale"] else "install crontab.example (poll every 15 minutes)",
         )
     mode = settings.sync_mode(conn)
     add(
@@ -206,8 +232,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     from synctool.ops.reconcile import last_run
 
     last = last_run(conn) or {}
-    age = age_s(last.get("at"))
-    fresh = age is not None and age < 8 * 86400
+    age, fresh = runs["reconcile"]["age_s"], not runs["reconcile"]["stale"]
     add(
         "reconcile",
         "ok" if fresh else "warn",

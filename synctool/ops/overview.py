@@ -10,47 +10,15 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import platforms, settings
+from synctool import platforms
 from synctool.queue import log
 from synctool.runtime import Runtime
-from synctool.timeutil import age_s
-
-#: how old each cron command's last run may be before the overview says so (crontab.example's rhythm, with slack)
-STALE_AFTER_S = {"drain": 180, "poll": 1800, "heal": 2 * 86400, "reconcile": 8 * 86400}
 
 
 def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
-    from synctool.ops.reconcile import last_run
-    from synctool.ops.webhooks import last_heal
+    from synctool.ops.checks import cron_runs
 
-    used = platforms.in_use(rt.config)
-    polling = [p.role for p in used if p.poll]
-    poll_at = None
-    if polling:
-        marks = ",".join("?" * len(polling))
-        poll_at = conn.execute(f"SELECT min(last_run_at) FROM poll_state WHERE source IN ({marks})", polling).fetchone()[0]
-    found = {
-        "drain": (settings.get(conn, "last_drain") or {}).get("at"),
-        "poll": poll_at,
-        "heal": (last_heal(conn) or {}).get("at"),
-        "reconcile": (last_run(conn) or {}).get("at"),
-    }
-    if not polling:
-        found.pop("poll")
-    if not any(p.missed for p in used):
-        found.pop("heal")
-    rows = []
-    for name, at in found.items():
-        age = age_s(at)
-        rows.append(
-            {
-                "command": name,
-                "at": at,
-                "age_s": None if age is None else round(age),
-                "stale": age is None or age > STALE_AFTER_S[name],
-            }
-        )
-    return rows
+    return [{**run, "age_s": None if run["age_s"] is None else round(run["age_s"])} for run in cron_runs(conn, rt).values()]
 
 
 def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
