@@ -144,7 +144,7 @@ def _ops(config: Config):
         return reconcile.payouts(c.conn, c.rt, start=query.start, end=query.end, source=query.source)
 
     def last_year_end(c: Call) -> Any:
-        found = year_end.last(c.conn, year_of(c.path["year"]))
+        found = year_end.last(c.conn, number(c.path["year"], "year"))
         if found is None:
             raise NotFound(f"no year-end check of {c.path['year']} has run", f"POST /api/year-end/{c.path['year']}/check")
         return found
@@ -161,7 +161,7 @@ def _ops(config: Config):
         ("POST", "/api/reconcile/accept", ADMIN, accept_difference),
         ("GET", "/api/payouts", ADMIN, payouts),
         ("GET", "/api/year-end/{year}", ADMIN, last_year_end),
-        ("POST", "/api/year-end/{year}/check", ADMIN, lambda c: year_end.check(c.conn, c.rt, year_of(c.path["year"]))),
+        ("POST", "/api/year-end/{year}/check", ADMIN, lambda c: year_end.check(c.conn, c.rt, number(c.path["year"], "year"))),
         ("POST", "/api/users/login-link", SUPER, login_link),
         ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
         ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
@@ -221,13 +221,15 @@ def _ops(config: Config):
             "POST",
             "/api/donors/matches/{id}/accept",
             ADMIN,
-            lambda c: donors.accept_match(c.conn, match_id(c.path["id"]), c.body_as(donors.AcceptBody), by=c.user["email"]),
+            lambda c: donors.accept_match(
+                c.conn, number(c.path["id"], "donor match with id"), c.body_as(donors.AcceptBody), by=c.user["email"]
+            ),
         ),
         (
             "POST",
             "/api/donors/matches/{id}/new",
             ADMIN,
-            lambda c: donors.new_constituent(c.conn, match_id(c.path["id"]), by=c.user["email"]),
+            lambda c: donors.new_constituent(c.conn, number(c.path["id"], "donor match with id"), by=c.user["email"]),
         ),
         ("GET", "/api/settings/donor-matching", ADMIN, lambda c: settings.donor_matching(c.conn, c.rt)),
         (
@@ -239,7 +241,12 @@ def _ops(config: Config):
         ("GET", "/api/crm/duplicates", ADMIN, lambda c: crm.duplicates(c.conn)),
         ("GET", "/api/users", SUPER, lambda c: users.list_users(c.conn)),
         ("POST", "/api/users/invite", SUPER, lambda c: users.invite(c.conn, c.body_as(users.InviteBody))),
-        ("PATCH", "/api/users/{id}", SUPER, lambda c: users.update(c.conn, int_id(c.path["id"]), c.body_as(users.UserPatch))),
+        (
+            "PATCH",
+            "/api/users/{id}",
+            SUPER,
+            lambda c: users.update(c.conn, number(c.path["id"], "user with id"), c.body_as(users.UserPatch)),
+        ),
         ("GET", "/api/mappings/types", ADMIN, lambda c: mapping_store.all_of(c.conn, "type_default")),
         ("GET", "/api/mappings/overrides", ADMIN, lambda c: mapping_store.all_of(c.conn, "campaign_override")),
         (
@@ -280,25 +287,12 @@ def _ops(config: Config):
     ]
 
 
-def year_of(value: str) -> int:
+def number(value: str, what: str) -> int:
+    """A path's number; one that is not a number names nothing there (404 ``no <what> <value>``)."""
     try:
         return int(value)
     except ValueError:
-        raise NotFound(f"no year {value}") from None
-
-
-def match_id(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise NotFound(f"no donor match with id {value}") from None
-
-
-def int_id(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise NotFound(f"no user with id {value}") from None
+        raise NotFound(f"no {what} {value}") from None
 
 
 def _record(conn: Any, request: Request, body: Any, result: tuple[int, Any]) -> None:
