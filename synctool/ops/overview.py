@@ -37,9 +37,12 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     reconcile = differences(conn)
     attention = []
 
+    def say(what: str, count: int, text: str, page: str, command: str) -> None:
+        attention.append({"what": what, "count": count, "text": text, "page": page, "command": command})
+
     def needs(what: str, count: int, page: str, command: str) -> None:
         if count:
-            attention.append({"what": what, "count": count, "text": f"{count} {what}", "page": page, "command": command})
+            say(what, count, f"{count} {what}", page, command)
 
     needs("failed sync record(s) to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
     needs("reconcile difference(s) to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
@@ -58,17 +61,14 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         year = statements["year"]
         if statements["checked_at"] is None:
             what = f"the {year} statements go out in January and no year-end check has run"
-            attention.append(
-                {"what": what, "count": 1, "text": what, "page": "year-end", "command": f"synctool year-end check {year}"}
-            )
+            say(what, 1, what, "year-end", f"synctool year-end check {year}")
         else:
             needs(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
     for run in runs:
         if run["stale"]:
             ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"
             what = f"cron's {run['command']} {ran}"
-            attention.append({"what": what, "count": 1, "text": what, "page": "overview",
-                              "command": "install crontab.example (synctool doctor says more)"})  # fmt: skip
+            say(what, 1, what, "overview", "install crontab.example (synctool doctor says more)")
     return {
         "day": day,
         "week": week,
