@@ -46,7 +46,7 @@ def check(
         return
     if not (quiet or as_json):
         typer.echo(said, err=True)
-    result = op.check(obj.db, obj.rt, year)
+    result = op.check(obj.db, obj.rt, year, cost=cost)
     if csv_file:
         op.write_csv(result, csv_file)
 

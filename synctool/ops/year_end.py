@@ -95,12 +95,14 @@ def season(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any] | None:
     return {"year": year, "checked_at": found.get("at"), "blockers": found.get("blockers"), "by_kind": found.get("by_kind")}
 
 
-def check(conn: sqlite3.Connection, rt: Runtime, year: int, *, client: Any = None) -> dict[str, Any]:
+def check(
+    conn: sqlite3.Connection, rt: Runtime, year: int, *, client: Any = None, cost: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Every blocker of ``year``'s statements, the reviewed differences, and the totals per platform."""
     from synctool.ops.reconcile import SETTLED, compare
 
     first, last = _year(year, today(rt))
-    cost = estimate(conn, rt, year)
+    cost = cost or estimate(conn, rt, year)  # the caller may have said it already, before starting
     started = store.utcnow()
     owned = crm_environment.open_client(conn, rt) if client is None else None
     crm: Any = client or owned
