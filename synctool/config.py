@@ -58,6 +58,16 @@ class WebhooksConfig(Section):
     tolerance_s: int = Field(300, ge=1)
 
 
+class PlatformApiConfig(Section):
+    """How synctool calls the platforms' own APIs (Givebutter, Square, Mailchimp, Stripe, a package's): a call
+    that fails in a way worth repeating (no connection, 408, 429, 5xx) is tried again after retry_base_ms,
+    doubling, up to max_retries times; a platform's Retry-After wins when longer."""
+
+    timeout_s: float = Field(20.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    retry_base_ms: float = Field(500.0, ge=0)
+
+
 class ProfileDefaults(Section):
     """Fields sent on every constituent synctool creates (spec: default profile fields)."""
 
@@ -156,6 +166,7 @@ class Config(Section):
     platforms: Optional[list[str]] = None
     receiver: ReceiverConfig = ReceiverConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
+    platform_api: PlatformApiConfig = PlatformApiConfig()
     crm: CrmConfig = CrmConfig()
     queue: QueueConfig = QueueConfig()
     refunds: RefundsConfig = RefundsConfig()
@@ -226,6 +237,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CRM_TIMEOUT_S": ("crm", "timeout_s"),
     "CRM_CONFIRM_AFTER_S": ("crm", "confirm_after_s"),
     "QUEUE_RETRY_DELAY_MS": ("queue", "retry_delay_ms"),
+    "PLATFORM_API_RETRY_BASE_MS": ("platform_api", "retry_base_ms"),
+    "PLATFORM_API_TIMEOUT_S": ("platform_api", "timeout_s"),
     "RECEIVER_BUSY_TIMEOUT_S": ("receiver", "busy_timeout_s"),
     "QUEUE_LEASE_SECONDS": ("queue", "lease_seconds"),
     "REFUNDS_POLICY": ("refunds", "policy"),

@@ -58,3 +58,14 @@ class Runtime:
 
     def transport(self, role: str) -> httpx.BaseTransport | None:
         return self.transports.get(role)
+
+    def api_options(self, role: str) -> dict[str, Any]:
+        """What a platform's API client (``synctool.http.ApiClient``) is built with: its role's transport and the
+        ``platform_api`` timeout and retries."""
+        api = self.config.platform_api
+        return {
+            "transport": self.transport(role),
+            "timeout_s": api.timeout_s,
+            "max_retries": api.max_retries,
+            "retry_base_s": api.retry_base_ms / 1000,
+        }

@@ -112,8 +112,9 @@ CRM_KEY = "crm-test-key-0c1d"
 
 
 def quick_crm(env: dict[str, str], limit: int) -> None:
-    """CRM pacing scaled right down (``limit`` requests a second, no gap) and quick retries."""
+    """CRM pacing scaled right down (``limit`` requests a second, no gap) and quick retries, the platforms' too."""
     env.update(
+        PLATFORM_API_RETRY_BASE_MS="10",
         CRM_RATE_LIMIT_REQUESTS=str(limit),
         CRM_SHARE_REQUESTS=str(limit),
         CRM_RATE_LIMIT_WINDOW_S="1",

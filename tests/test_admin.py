@@ -106,6 +106,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
 SPEC_ROLES = {path: role for _, path, role, _ in _ops(Config())}
 
 
+@pytest.mark.registry
 def test_every_route_by_role(api, db, monkeypatch):
     world = api.world
     world.square.orders["ORDER-1"] = {
@@ -283,6 +284,7 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
     sink.shutdown()
 
 
+@pytest.mark.registry
 def test_test_connections_and_doctor(world, cli, env):
     result = cli("test-connections")
     tested = 1 + sum(bool(p.client and p.client.probe) for p in platforms.registered())  # the CRM and each platform
@@ -379,6 +381,7 @@ def test_no_secret_ever_shows(api, cli, db, caplog, world):
             assert secret not in text, secret
 
 
+@pytest.mark.registry
 def test_every_bad_caller_is_refused_on_every_route(api):
     """Starlette's authentication middleware in front of every route: each kind of bad token gets a JSON 401."""
     import time

@@ -51,6 +51,7 @@ def signed(source: str) -> tuple[bytes, dict[str, str], dict[str, str]]:
 BUILTIN = [p.webhook.role for p in platforms.registered() if p.name in platforms.DEFAULT_PLATFORMS and p.webhook]
 
 
+@pytest.mark.registry
 @pytest.mark.parametrize("source", BUILTIN)
 def test_each_role_verifies_and_parses_once_into_its_event(source, db):
     body, headers, query = signed(source)
@@ -68,6 +69,7 @@ def test_each_role_verifies_and_parses_once_into_its_event(source, db):
     assert db.execute("SELECT count(*) FROM jobs WHERE delivery_id IS NOT NULL").fetchone()[0] == 1
 
 
+@pytest.mark.registry
 def test_unknown_role_and_unused_events(db):
     with pytest.raises(InvalidInput, match="unknown source 'fax'"):
         accept("fax", b"{}", {}, {}, SECRETS)

@@ -15,6 +15,7 @@ from synctool.queue.handlers import HANDLERS
 from synctool.testing import Problems, check_platform
 
 REGISTERED = platforms.registered()
+pytestmark = pytest.mark.registry
 
 
 def test_names_roles_secrets_and_prefixes_are_each_ones_own():

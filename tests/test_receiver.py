@@ -144,6 +144,7 @@ def test_givebutter_bad_signature(client, db, header):
     assert count(db, "jobs") == 0
 
 
+@pytest.mark.registry
 @pytest.mark.parametrize("source", [hook.role for hook in platforms.webhooks().values() if hook.secret])
 def test_a_platform_whose_secret_is_not_set_is_refused_never_accepted_unverified(db, env, source):
     """One secret policy for every platform (``Webhook.secret``): 503 naming the secret, nothing stored; the

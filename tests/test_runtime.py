@@ -4,6 +4,7 @@ every API client; and the platform registry is the one list the receiver, doctor
 from __future__ import annotations
 
 import httpx
+import pytest
 from starlette.testclient import TestClient
 
 from synctool import platforms, store
@@ -43,6 +44,7 @@ def test_a_runtime_reads_only_the_environment_it_was_given(tmp_path):
     assert seen[0].url.host == "crm.example.org" and seen[0].headers["authorization"] == "Bearer k-123"
 
 
+@pytest.mark.registry
 def test_every_platform_client_takes_the_runtimes_transport(tmp_path):
     hosts: list[str] = []
     transport = httpx.MockTransport(lambda r: hosts.append(r.url.host) or httpx.Response(200, json={"locations": []}))
@@ -54,6 +56,21 @@ def test_every_platform_client_takes_the_runtimes_transport(tmp_path):
     assert hosts == ["connect.squareup.com"]
 
 
+def test_the_platform_api_settings_reach_every_platform_client(tmp_path):
+    """`platform_api` in config: a Square that answers 503 is asked 1 + max_retries times, then the error is said."""
+    from synctool.errors import TransientError
+
+    asked: list[str] = []
+    transport = httpx.MockTransport(lambda r: asked.append(r.url.path) or httpx.Response(503, json={"errors": []}))
+    path = tmp_path / "config.yaml"
+    path.write_text("platform_api: {max_retries: 1, retry_base_ms: 0}\n")
+    rt = Runtime.from_environ(path, {"POS_ACCESS_TOKEN": "t", "SYNCTOOL_KEYRING": "off"}, transports={"pos": transport})
+    with platforms.using(rt, "pos") as pos, pytest.raises(TransientError, match="Square answered 503"):
+        pos.locations()
+    assert asked == ["/v2/locations"] * 2
+
+
+@pytest.mark.registry
 def test_the_registry_builds_the_receivers_routes_and_doctors_secrets(tmp_path):
     rt = Runtime.from_environ(config_file(tmp_path), {"SYNCTOOL_DB": str(tmp_path / "r.db"), "SYNCTOOL_KEYRING": "off"})
     routes = {route.path for route in create_app(rt).routes}

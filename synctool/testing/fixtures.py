@@ -42,6 +42,7 @@ class Site:
             "CRM_RATE_LIMIT_WINDOW_S": "1",
             "CRM_MIN_INTERVAL_MS": "0",
             "CRM_RETRY_BASE_MS": "10",
+            "PLATFORM_API_RETRY_BASE_MS": "10",
             "QUEUE_RETRY_DELAY_MS": "50",
         }
         self.transports: dict[str, Any] = {}

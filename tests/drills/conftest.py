@@ -63,6 +63,7 @@ class Site:
             "CRM_RATE_LIMIT_WINDOW_S": "1",
             "CRM_MIN_INTERVAL_MS": "0",
             "CRM_RETRY_BASE_MS": "10",
+            "PLATFORM_API_RETRY_BASE_MS": "10",
             "CRM_TIMEOUT_S": "1",  # the CRM fake's "timeout" faults answer after 1.5 s
             "CRM_CONFIRM_AFTER_S": "1",
             "QUEUE_RETRY_DELAY_MS": "100",

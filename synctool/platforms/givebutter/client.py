@@ -89,7 +89,7 @@ def from_runtime(rt: Runtime) -> DonationsClient:
     return DonationsClient(
         givebutter.section(rt.config).base_url,
         rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
-        transport=rt.transport("donations"),
+        **rt.api_options("donations"),
     )
 
 

@@ -139,7 +139,7 @@ def from_runtime(rt: Runtime) -> PosClient:
         square.section(rt.config).base_url,
         rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
         square.section(rt.config).square_version,
-        transport=rt.transport("pos"),
+        **rt.api_options("pos"),
     )
 
 

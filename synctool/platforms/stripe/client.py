@@ -67,7 +67,7 @@ class PaymentsClient:
 
 def from_runtime(rt: Runtime) -> PaymentsClient:
     return PaymentsClient(
-        stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), transport=rt.transport("payments")
+        stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), **rt.api_options("payments")
     )
 
 

@@ -12,7 +12,7 @@ class KindClient:
     def __init__(self, rt: Runtime) -> None:
         key = rt.secrets.require("KIND_API_KEY", "KindDesk")
         self.api = ApiClient(rt.config.section("kind").base_url, name="KindDesk", headers={"Authorization": f"Bearer {key}"},
-                             transport=rt.transport("kind"))  # fmt: skip
+                             **rt.api_options("kind"))  # fmt: skip
 
     def gifts(self, since: str | None = None) -> list[dict[str, Any]]:
         return self.api.request("GET", "/gifts", params={"since": since} if since else None)["gifts"]
