@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from synctool.fakes import samples
 from tests.flow_helpers import CUSTOMER, add_order, give, pos_event, run_drain
 
@@ -57,6 +59,7 @@ def test_preview_writes_nothing_and_live_writes_the_plan(coded, receiver, cli, d
     assert sorted(json.dumps(b, sort_keys=True) for b in made) == sorted(json.dumps(b, sort_keys=True) for b in would)
 
 
+@pytest.mark.no_database
 def test_init_on_a_new_database_starts_in_preview(cli, env):
     result = cli("init")
     assert result.exit_code == 0 and "preview" in result.stdout
