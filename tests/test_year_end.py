@@ -33,8 +33,8 @@ def crm_gift(world, external_id: str) -> dict:
 
 @pytest.fixture
 def year(coded, receiver, cli, env, tmp_path):
-    """2025 in Los Angeles with 20 clean gifts and one planted instance of each blocker (``seed``)."""
-    return seed(coded, receiver, cli, tmp_path, clean=20)
+    """2025 in Los Angeles with 6 clean gifts and one planted instance of each blocker (``seed``)."""
+    return seed(coded, receiver, cli, tmp_path, clean=6)
 
 
 def seed(coded, receiver, cli, tmp_path, *, clean: int):
