@@ -15,6 +15,7 @@ from synctool.queue.worker import drain
 from synctool.web.receiver import create_app
 from tests import helpers
 from tests.conftest import TEST_SECRETS
+from tests.flow_helpers import run_drain
 from tests.helpers import runtime
 
 
@@ -69,7 +70,7 @@ def portal_db():
 
 
 def run():
-    return drain(platforms.runner(runtime()), max_seconds=20)
+    return run_drain()
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
@@ -201,7 +202,8 @@ def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(port
     crm = portal.world.crm
     [first] = crm.memberships.values()
     assert first["membership_level_id"] == 42 and first["date_start"] == "2026-01-01" and "is_current" not in first
-    assert spent == 5  # a new member: search + create constituent, the gift, list + create membership
+    # a new member: search + create constituent, the gift, list + create membership
+    assert spent == 5, [(r["method"], r["path"], r["status"]) for r in crm.requests[-spent:]]
     # a second membership ends the first the day before it starts
     push(
         portal,
