@@ -170,6 +170,9 @@ def test_routing_rows(portal, ptype, category, fund):
 
 def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(portal, db):
     seed_user(portal)
+    # the member is made first (search + create): a user job sharing a drain with the payment's may lose the person's
+    # lock to it, then sync the contact details on the constituent the payment made, 5 requests more
+    run()
     push(
         portal,
         "membership",
@@ -202,8 +205,8 @@ def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(port
     crm = portal.world.crm
     [first] = crm.memberships.values()
     assert first["membership_level_id"] == 42 and first["date_start"] == "2026-01-01" and "is_current" not in first
-    # a new member: search + create constituent, the gift, list + create membership
-    assert spent == 5, [(r["method"], r["path"], r["status"]) for r in crm.requests[-spent:]]
+    # a known member: the gift, list + create membership
+    assert spent == 3, [(r["method"], r["path"], r["status"]) for r in crm.requests[-spent:]]
     # a second membership ends the first the day before it starts
     push(
         portal,
