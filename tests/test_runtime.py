@@ -56,18 +56,28 @@ def test_every_platform_client_takes_the_runtimes_transport(tmp_path):
     assert hosts == ["connect.squareup.com"]
 
 
+@pytest.mark.registry
 def test_the_platform_api_settings_reach_every_platform_client(tmp_path):
-    """`platform_api` in config: a Square that answers 503 is asked 1 + max_retries times, then the error is said."""
+    """`platform_api` in config: each platform's API, answering 503, is asked 1 + max_retries times by its client's
+    connection test, which then says the error."""
     from synctool.errors import TransientError
 
-    asked: list[str] = []
-    transport = httpx.MockTransport(lambda r: asked.append(r.url.path) or httpx.Response(503, json={"errors": []}))
+    asked: dict[str, int] = {}
+
+    def unavailable(role: str) -> httpx.MockTransport:
+        return httpx.MockTransport(lambda r: asked.update({role: asked.get(role, 0) + 1}) or httpx.Response(503, json={}))
+
     path = tmp_path / "config.yaml"
     path.write_text("platform_api: {max_retries: 1, retry_base_ms: 0}\n")
-    rt = Runtime.from_environ(path, {"POS_ACCESS_TOKEN": "t", "SYNCTOOL_KEYRING": "off"}, transports={"pos": transport})
-    with platforms.using(rt, "pos") as pos, pytest.raises(TransientError, match="Square answered 503"):
-        pos.locations()
-    assert asked == ["/v2/locations"] * 2
+    secrets = {name: "key-us1" for name in platforms.secret_names()}  # Mailchimp's key names its data centre
+    probed = {role: client for role, client in platforms.clients().items() if client.probe}
+    rt = Runtime.from_environ(
+        path, {**secrets, "SYNCTOOL_KEYRING": "off"}, transports={role: unavailable(role) for role in probed}
+    )
+    for role, client in probed.items():
+        with platforms.using(rt, role) as made, pytest.raises(TransientError, match="answered 503"):
+            client.probe(made)
+    assert asked == dict.fromkeys(probed, 2) and len(probed) >= 4
 
 
 @pytest.mark.registry
