@@ -49,11 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # an immutable file) need a real file system. A place the caller chose (TMPDIR, --basetemp) is kept.
     if config.getoption("markexpr") != "not drill" or os.environ.get("TMPDIR") or config.option.basetemp:
         return
-    try:
-        roomy = MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK) and shutil.disk_usage(MEMORY_FS).free >= MEMORY_FS_FREE
-    except OSError:
-        roomy = False
-    if roomy:
+    if os.access(MEMORY_FS, os.W_OK) and shutil.disk_usage(MEMORY_FS).free >= MEMORY_FS_FREE:
         tempfile.tempdir = str(MEMORY_FS)  # where pytest's tmp_path_factory makes its folders (xdist's workers' too)
 
 

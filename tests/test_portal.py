@@ -15,7 +15,7 @@ from synctool.queue.worker import drain
 from synctool.web.receiver import create_app
 from tests import helpers
 from tests.conftest import TEST_SECRETS
-from tests.flow_helpers import run_drain
+from tests.flow_helpers import run_drain as run
 from tests.helpers import runtime
 
 
@@ -67,10 +67,6 @@ def stripe(client, event_type: str, obj: dict, event_id: str | None = None):
 def portal_db():
 
     return store.connect(helpers.CURRENT["env"]["SYNCTOOL_DB"])
-
-
-def run():
-    return run_drain()
 
 
 def checkout(client, payment_id: str, user_id: str, amount: int, event_id: str | None = None, **meta):
