@@ -11,7 +11,10 @@ the demo and the tests point synctool at the local fakes. Secrets are not here: 
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
+import ssl
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -28,6 +31,8 @@ from pydantic import (
 
 from synctool.errors import ConfigError
 from synctool.validation import field_of, problem
+
+logger = logging.getLogger("synctool.config")
 
 DEFAULT_CONFIG = Path("~/.config/synctool/config.yaml").expanduser()
 DEFAULT_DB = Path("~/.local/share/synctool/synctool.db").expanduser()
@@ -146,12 +151,72 @@ class DonorsConfig(Section):
     matching: Literal["review", "auto", "email"] = "review"
 
 
+class RetentionConfig(Section):
+    """How long ``synctool prune`` keeps what it may drop (cron runs it nightly)."""
+
+    #: a delivery's raw body (every donor's name, address and phone as the platform sent them) is emptied this many
+    #: days after it arrived; its row, its job (the sync log line) and its ids and amounts stay. A body a job still
+    #: needs (queued, running, failed and unresolved, held for review, previewed) is kept whatever its age. 400:
+    #: a whole year-end cycle can be replayed
+    raw_bodies_days: int = Field(400, ge=1)
+
+
 class SmtpConfig(Section):
+    """Where alert and sign-in e-mails go. Mail leaves only over TLS whose certificate and host name are
+    verified; ``none`` (no TLS) is accepted only for a relay on this machine."""
+
     host: Optional[str] = None
     port: int = Field(587, ge=1, le=65535)
     username: Optional[str] = None
-    starttls: bool = True
+    #: ``starttls``: a plain connection (usually port 587) upgraded before anything is sent, refused when the
+    #: server does not offer it; ``tls``: TLS from the first byte (usually port 465); ``none``: no TLS, only to
+    #: a loopback relay (127.0.0.1, ::1, localhost). Before 0.3: ``starttls: true|false`` (load_config maps it)
+    security: Literal["starttls", "tls", "none"] = "starttls"
+    #: a PEM file of CA certificates to trust instead of the system's (an internal relay's own CA)
+    ca_file: Optional[str] = None
     sender: str = "synctool@localhost"
+
+    def refusal(self) -> Optional[str]:
+        """Why mail must not be sent as configured (said before any connection), else None."""
+        if self.security == "none" and not is_loopback(self.host or ""):
+            return (
+                f"is none, so mail to {self.host} would go unencrypted; none is only for a relay on this machine "
+                "(127.0.0.1, ::1, localhost): use starttls (port 587) or tls (port 465)"
+            )
+        return None
+
+    def described(self) -> str:
+        """How mail leaves, in one line (doctor, `alerts test`)."""
+        if not self.host:
+            return "not configured (smtp.host is not set)"
+        where = f"{self.host}:{self.port}"
+        if self.refusal():
+            return f"refused: smtp.security is none and {self.host} is not a loopback address"
+        if self.security == "none":
+            return f"unencrypted to a loopback relay {where}"
+        how = "STARTTLS" if self.security == "starttls" else "implicit TLS"
+        trusted = f"the CAs in {self.ca_file}" if self.ca_file else "the system's CAs"
+        return f"{how} to {where}, certificate and host name verified against {trusted}"
+
+    def tls_context(self, source: str) -> ssl.SSLContext:
+        """A client context that verifies the server's certificate and host name, against ``ca_file`` when set
+        (instead of the system's CAs); ConfigError when that file cannot be read as PEM certificates."""
+        cafile = str(Path(self.ca_file).expanduser()) if self.ca_file else None
+        try:
+            return ssl.create_default_context(cafile=cafile)
+        except OSError as exc:  # a missing file, or one with no certificate in it (ssl.SSLError)
+            reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
+            raise ConfigError("smtp.ca_file", source, f"{self.ca_file} cannot be read as PEM certificates ({reason})") from None
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or ``localhost``: the only hosts mail may reach without TLS (a relay on this machine)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class Config(Section):
@@ -172,6 +237,7 @@ class Config(Section):
     refunds: RefundsConfig = RefundsConfig()
     soft_credits: SoftCreditsConfig = SoftCreditsConfig()
     donors: DonorsConfig = DonorsConfig()
+    retention: RetentionConfig = RetentionConfig()
     smtp: SmtpConfig = SmtpConfig()
 
     _source: str = PrivateAttr("defaults")
@@ -249,6 +315,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "REFUNDS_WAIT_FOR_GIFT_S": ("refunds", "wait_for_gift_s"),
     "CRM_GROUP_ID_SCHOLARSHIP_FULL": ("crm", "scholarship_group_full"),
     "CRM_GROUP_ID_SCHOLARSHIP_PARTIAL": ("crm", "scholarship_group_partial"),
+    "SMTP_SECURITY": ("smtp", "security"),
 }
 
 
@@ -296,6 +363,23 @@ def _read(path: Path, named: bool) -> tuple[dict[str, Any], str]:
     return loaded, source
 
 
+def _renamed_smtp_starttls(data: dict[str, Any], source: str) -> None:
+    """Before 0.3 ``smtp.starttls: true|false`` said whether to use STARTTLS; ``smtp.security`` replaces it
+    (true: ``starttls``, false: ``none``). The old key is still read, with a one-line notice."""
+    smtp = data.get("smtp")
+    if not isinstance(smtp, dict) or "starttls" not in smtp:
+        return
+    old = smtp.pop("starttls")
+    if not isinstance(old, bool):
+        raise ConfigError("smtp.starttls", source, "must be true or false (it is now smtp.security: starttls, tls or none)")
+    new = "starttls" if old else "none"
+    if "security" in smtp:
+        logger.warning("%s: smtp.starttls is now smtp.security, which is set here too and wins; remove smtp.starttls", source)
+    else:
+        smtp["security"] = new
+        logger.warning("%s: smtp.starttls is now smtp.security: %s (the old key still works; rename it)", source, new)
+
+
 def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Read and validate the configuration with ``environ``'s overrides (``os.environ`` when not given);
     raise ConfigError naming the key and where it was read. ``Runtime.from_environ`` is the usual caller."""
@@ -306,6 +390,7 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     moved = (data.get("webhooks") or {}).pop("pos_notification_url", None) if isinstance(data.get("webhooks"), dict) else None
     if moved is not None:  # before 0.3 the POS platform's URL was a core key; it is now its section's
         data.setdefault("pos", {}).setdefault("notification_url", moved)
+    _renamed_smtp_starttls(data, source)
     # each registered platform brings its own section and overrides (add_section)
     added = dict(SECTIONS)
     overrides = {**ENV_OVERRIDES, **{env: (role, key) for role, (_, env_keys) in added.items() for env, key in env_keys.items()}}

@@ -146,12 +146,13 @@ class RootGroup(SynctoolGroup):
         ),
         (
             "Daily operation",
-            ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts", "backup"),
+            ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts",
+             "backup", "prune"),
         ),
         ("Money", ("reconcile", "year-end", "refunds", "mappings", "donors")),
         ("Platforms", ()),
         ("Team and settings", ("users", "settings", "inject", "dev")),
-    )
+    )  # fmt: skip
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         platforms = tuple(self.platform_groups())

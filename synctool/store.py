@@ -14,6 +14,7 @@ in place by ``_bridge``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import uuid
@@ -127,13 +128,62 @@ def held_by(conn: sqlite3.Connection, holder: LockHolder) -> Iterator[None]:
         conn.lock_holder = None
 
 
+#: what synctool gives the files it creates (the database, backups, the config, logs) and the folders it makes
+#: for them: its own user's alone, whatever the umask (invariant 10)
+PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
+
+
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` and any missing parent, each ``PRIVATE_FOLDER``; a folder already there keeps its mode."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(PRIVATE_FOLDER)
+        except FileExistsError:  # another process made it first: it is theirs, as they made it
+            continue
+        os.chmod(made, PRIVATE_FOLDER)  # mkdir's mode passes through the umask
+
+
+def private_file(path: Path) -> bool:
+    """Create ``path`` empty and ``PRIVATE_FILE`` (and its missing folders ``PRIVATE_FOLDER``) unless it is there
+    already, whose mode is then left as it is; True when it was created. One system call for a file that exists."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        try:
+            fd = os.open(path, flags, PRIVATE_FILE)
+        except FileNotFoundError:  # its folder is missing
+            private_folder(path.parent)
+            fd = os.open(path, flags, PRIVATE_FILE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, PRIVATE_FILE)  # os.open's mode passes through the umask too
+    finally:
+        os.close(fd)
+    return True
+
+
+def private_to_write(path: Path) -> None:
+    """Before a file is written whole (a backup, the config ``init`` writes): created ``PRIVATE_FILE``, or made so
+    when it is there already (it is about to hold what synctool writes)."""
+    if not private_file(path):
+        os.chmod(path, PRIVATE_FILE)
+
+
 def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
-    to ``busy_timeout_ms`` for another process's write lock before it fails."""
+    to ``busy_timeout_ms`` for another process's write lock before it fails.
+
+    A new database file is created ``PRIVATE_FILE`` before SQLite opens it (its folders ``PRIVATE_FOLDER``):
+    SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
+    synctool's user's alone. An existing file's mode is left as it is (``doctor`` says when it is too open)."""
     path = Path(path)
     try:
-        if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) not in (":memory:", ""):
+            private_file(path)
         conn = sqlite3.connect(
             str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=Connection
         )
@@ -619,6 +669,36 @@ def m012_donor_matches(db: Database) -> None:
         " (upper(substr(replace(replace(postal_code, ' ', ''), '-', ''), 1, 5)))"
     )
     conn.execute("CREATE INDEX crm_constituent_phones_suffix ON crm_constituent_phones (substr(digits, -10))")
+
+
+@migration
+def m013_safe_on_the_internet(db: Database) -> None:
+    """Mail waits in an ``outbox`` that drain sends (never inside a request); "send me a link" requests are
+    counted per address and per client (``sign_in_requests``, as digests) for their rate limits; a delivery whose
+    raw body was dropped by ``retention.raw_bodies_days`` says when (``body_pruned_at``); a link or session
+    ended by a deactivation stays ended (``revoked_at``)."""
+    conn = db.conn
+    db.table("outbox").create(
+        {"id": int, "kind": str, "user_id": int, "recipients": str, "subject": str, "body": str, "html": str,
+         "created_at": str, "send_after": str, "attempts": int, "sent_at": str, "last_error": str},
+        pk="id",
+        not_null={"kind", "created_at", "send_after"},
+        defaults={"attempts": 0},
+    )  # fmt: skip
+    conn.execute("CREATE INDEX outbox_due ON outbox (sent_at, send_after)")
+    db.table("sign_in_requests").create(
+        {"id": int, "at": str, "email_hash": str, "client_hash": str},
+        pk="id",
+        not_null={"at", "email_hash", "client_hash"},
+    )
+    conn.execute("CREATE INDEX sign_in_requests_email ON sign_in_requests (email_hash, at)")
+    conn.execute("CREATE INDEX sign_in_requests_client ON sign_in_requests (client_hash, at)")
+    conn.execute("ALTER TABLE deliveries ADD COLUMN body_pruned_at TEXT")
+    conn.execute("ALTER TABLE login_links ADD COLUMN revoked_at TEXT")
+    conn.execute("ALTER TABLE staff_sessions ADD COLUMN revoked_at TEXT")
+    now = iso()
+    for table in ("login_links", "staff_sessions"):  # users deactivated before this version stay out when reactivated
+        conn.execute(f"UPDATE {table} SET revoked_at = ? WHERE user_id IN (SELECT id FROM users WHERE active = 0)", (now,))
 
 
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:

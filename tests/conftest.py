@@ -78,6 +78,7 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytes
     (tmp_path / "config.yaml").write_text("{}\n")
     if request.node.get_closest_marker("no_database") is None:
         (tmp_path / "synctool.db").write_bytes(migrated_database(tmp_path_factory.getbasetemp()))
+        (tmp_path / "synctool.db").chmod(0o600)  # as synctool makes it (doctor fails a database others can read)
     values = {
         "SYNCTOOL_KEYRING": "off",
         "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"),

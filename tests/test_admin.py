@@ -259,7 +259,7 @@ class SmtpSink(socketserver.ThreadingTCPServer):
 
 def test_alerts_digest_and_test(world, cli, db, tmp_path):
     sink = SmtpSink()
-    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
+    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  security: none\n")
     assert cli("alerts", "test").exit_code == 2  # no recipients yet
     cli("settings", "alert-recipients", "ops@example.org")
     assert cli("alerts", "test").exit_code == 0

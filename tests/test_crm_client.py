@@ -239,8 +239,11 @@ def test_environment_and_config_commands(fake_crm, cli):
     result = cli("crm", "environment", "staging")
     assert result.exit_code == 2
     cli("crm", "environment", "sandbox")
-    out = json.loads(cli("crm", "config", "--base-url", "http://127.0.0.1:9/api/v1", "--json").stdout)
-    assert out["environment"] == "sandbox" and out["base_url"] == "http://127.0.0.1:9/api/v1"
+    moving = ("crm", "config", "--base-url", "http://127.0.0.1:9/api/v1", "--json")
+    assert "needs the API key in the same request" in cli(*moving).output  # the key would go to the new host
+    said = cli(*moving, "--api-key", input=CRM_KEY + "\n").stdout  # the key synctool holds (no keyring here)
+    out = json.loads(said[said.index("{") :])
+    assert out["environment"] == "sandbox" and out["base_url"] == "http://127.0.0.1:9/api/v1" and CRM_KEY not in said
     refused = cli("crm", "config", "--api-key", input="secret-value\n")
     assert refused.exit_code == 2 and "no keyring backend" in refused.output and "secret-value" not in refused.output
     cli("crm", "environment", "production")

@@ -40,7 +40,7 @@ KNOWN_SERVICE_KEYS = {
     "Type", "User", "Group", "Environment", "EnvironmentFile", "ExecStart", "KillSignal", "TimeoutStopSec", "Restart",
     "RestartSec", "NoNewPrivileges", "ProtectSystem", "ProtectHome", "ReadWritePaths", "PrivateTmp", "PrivateDevices",
     "ProtectKernelTunables", "ProtectKernelModules", "ProtectControlGroups", "RestrictSUIDSGID", "LockPersonality",
-    "RestrictAddressFamilies",
+    "RestrictAddressFamilies", "UMask",
 }  # fmt: skip
 
 
@@ -50,6 +50,7 @@ def test_the_units_are_valid_and_hardened(name, tmp_path):
     assert set(service) <= KNOWN_SERVICE_KEYS, set(service) - KNOWN_SERVICE_KEYS
     assert service["Restart"] == "always" and service["User"] == "synctool" and service["NoNewPrivileges"] == "yes"
     assert service["ProtectSystem"] == "strict" and service["PrivateTmp"] == "yes"
+    assert service["UMask"] == "0077"  # whatever synctool's files are written by, they are its user's alone
     assert service["ReadWritePaths"] == as_user(DEFAULT_DB.parent)  # the database's folder, and only it
     assert service["EnvironmentFile"] == f"-{HOME}/.synctool.env"
     assert service["Environment"] == f"SYNCTOOL_CONFIG={as_user(DEFAULT_CONFIG)}"
@@ -147,7 +148,7 @@ def test_the_logrotate_rule_needs_no_copytruncate():
     rule = (ROOT / "deploy" / "synctool.logrotate").read_text()
     body = "\n".join(line.split("#", 1)[0] for line in rule.splitlines())
     assert body.strip().startswith("/var/log/synctool/*.log {") and "copytruncate" not in body
-    assert "rotate 8" in body and "create 0640 synctool synctool" in body
+    assert "rotate 8" in body and "create 0600 synctool synctool" in body
 
 
 def test_the_readme_install_steps_are_the_ones_the_files_contain():
@@ -160,7 +161,7 @@ def test_the_readme_install_steps_are_the_ones_the_files_contain():
         assert f"--home-dir {HOME}" in INSTALL and "useradd" in INSTALL and f"enable --now {UNITS[0].split('.')[0]}" in INSTALL
     assert "cp deploy/Caddyfile /etc/caddy/Caddyfile" in INSTALL
     assert "cp deploy/synctool.logrotate /etc/logrotate.d/synctool" in INSTALL
-    assert "install -d -o synctool /var/log/synctool" in INSTALL  # where crontab.example's lines log
+    assert "install -d -m 700 -o synctool /var/log/synctool" in INSTALL  # where crontab.example's lines log
     assert "/var/log/synctool/" in (ROOT / "crontab.example").read_text()
     assert "PATH=/opt/synctool/bin:" in (ROOT / "crontab.example").read_text()
 

@@ -47,7 +47,7 @@ def test_summary_is_sent_as_text_and_html(world, db, cli, isolated):
     from tests.test_admin import SmtpSink
 
     with SmtpSink() as sink:
-        (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
+        (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  security: none\n")
         cli("settings", "alert-recipients", "ops@example.org")
         result = cli("alerts", "summary")
         assert result.exit_code == 0, result.output

@@ -223,7 +223,7 @@ def test_a_crm_that_answers_500_to_every_gift_post_fails_the_job_within_its_atte
     from tests.test_admin import SmtpSink
 
     sink = SmtpSink()
-    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  starttls: false\n")
+    (tmp_path / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.server_address[1]}\n  security: none\n")
     cli("settings", "alert-recipients", "ops@example.org")
     env.update(CRM_CONFIRM_AFTER_S="0.2", QUEUE_RETRY_DELAY_MS="50")
     coded.crm.faults.append({"mode": "500", "count": 10_000, "method": "POST", "path": "/gifts"})

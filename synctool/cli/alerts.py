@@ -47,3 +47,4 @@ def alerts_test(ctx: typer.Context) -> None:
     obj = ctx_obj(ctx)
     result = test(obj.db, obj.rt)
     typer.echo(f"test alert sent to {', '.join(result['recipients'])}")
+    typer.echo(f"security: {result['security']}")

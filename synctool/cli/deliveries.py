@@ -48,8 +48,8 @@ def show(
     data = show_delivery(ctx_obj(ctx).db, delivery_id)
 
     def for_people(data: dict) -> None:
-        key_values({k: v for k, v in data.items() if k != "body"})
+        key_values({k: v for k, v in data.items() if k not in ("body", "body_dropped")})
         typer.echo("body:")
-        typer.echo(data["body"])
+        typer.echo(data["body_dropped"] or data["body"])
 
     render(data, as_json, people=for_people)

@@ -6,8 +6,9 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from io import TextIOWrapper
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 # synctool uses no pydantic plugin, and looking for one (reading every installed package's entry points)
 # costs about 20 ms of each command's start-up; a value the caller set is kept
@@ -74,6 +75,15 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def _private_open(path: str, flags: int) -> int:
+    """The log file's opener: a new file is created 0600 (its lines name donors and gifts); one already there
+    keeps its mode (deploy/synctool.logrotate creates them 0600)."""
+    from synctool.store import private_file
+
+    private_file(Path(path))
+    return os.open(path, flags)
+
+
 def _setup_logging(verbose: bool, log_file: str | None) -> None:
     handlers: list[logging.Handler] = []
     stream = _StderrHandler()
@@ -82,8 +92,15 @@ def _setup_logging(verbose: bool, log_file: str | None) -> None:
     if log_file:
         from logging.handlers import WatchedFileHandler
 
-        # reopened when logrotate moves the file away, so a long-running serve or drain --watch keeps logging
-        file_handler = WatchedFileHandler(Path(log_file).expanduser())
+        class PrivateLog(WatchedFileHandler):
+            """Reopened when logrotate moves the file away, so a long-running serve or drain --watch keeps
+            logging; opened, and reopened, through ``_private_open``."""
+
+            def _open(self) -> TextIOWrapper:
+                stream = open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors, opener=_private_open)
+                return cast(TextIOWrapper, stream)  # a text mode ("a"), so a TextIOWrapper
+
+        file_handler = PrivateLog(Path(log_file).expanduser())
         file_handler.setLevel(logging.INFO)
         handlers.append(file_handler)
     logging.basicConfig(
@@ -178,6 +195,51 @@ def backup(
         key_values({k: v for k, v in result.items() if k != "rows"})
         render([{"table": t, "rows": n} for t, n in result["rows"].items()], columns=["table", "rows"])
 
+    render(result, as_json, people=for_people)
+
+
+@app.command()
+def prune(
+    ctx: typer.Context,
+    dry_run: bool = typer.Option(False, "--dry-run", help="say what would go (counts, dates); change nothing"),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="for cron: print nothing (the log file gets one line); with --dry-run, one line"
+    ),
+    as_json: AsJson = False,
+) -> None:
+    """Drop the donor data synctool no longer needs: the raw bodies of deliveries older than
+    retention.raw_bodies_days (400 by default; the delivery rows, their jobs, ids and amounts stay, and a body a
+    job still needs is kept), and expired sign-in links and sessions, old sent mail and sign-in requests.
+
+    Cron runs it nightly (crontab.example). Running it again drops nothing more. A job whose body was dropped
+    cannot be replayed from it: `deliveries show` and `syncs show` say so.
+
+    Example: synctool prune --dry-run
+    """
+    from synctool.ops.retention import KINDS, said
+    from synctool.ops.retention import prune as prune_op
+
+    obj = ctx_obj(ctx)
+    result = prune_op(obj.db, obj.rt, dry_run=dry_run)
+
+    def for_people(result: dict) -> None:
+        received = result["raw_bodies_received"]
+        rows = [{"kind": name, "count": result["counts"][kind], "what": what} for kind, (name, what) in KINDS.items()]
+        if received:
+            rows[0]["what"] = (
+                f"received {received['from'][:10]} to {received['to'][:10]}, over {result['raw_bodies_days']} days ago"
+            )
+        table_title = "would drop (dry run)" if result["dry_run"] else "dropped"
+        render(rows, columns=["kind", "count", "what"], title=table_title)
+        if result["kept_for_jobs"]:
+            typer.echo(f"kept {result['kept_for_jobs']} older raw bodies for the jobs that still need them")
+        if result["dry_run"]:
+            typer.echo("dry run: nothing was changed")
+
+    if quiet and not as_json:
+        if dry_run:  # asked for what would go: said even when quiet
+            typer.echo(said(result))
+        return
     render(result, as_json, people=for_people)
 
 

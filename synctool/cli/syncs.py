@@ -92,7 +92,7 @@ def show(
             typer.echo(
                 f"\ndelivery {delivery['id']} ({delivery['source']} {delivery['event_type']}, received {delivery['received_at']}):"
             )
-            typer.echo(delivery["body"])
+            typer.echo(delivery["body_dropped"] or delivery["body"])
 
     render(record, as_json, people=for_people)
 

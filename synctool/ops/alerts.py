@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import ssl
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +17,16 @@ from synctool.runtime import Runtime
 logger = logging.getLogger("synctool.alerts")
 
 
+def mail_security(rt: Runtime) -> str:
+    """How alert and sign-in e-mails leave, in one line (doctor, `alerts test`)."""
+    if rt.mailer is not None:
+        return "handed to the in-process outbox (demo or tests), no network"
+    return rt.config.smtp.described()
+
+
 def send_mail(rt: Runtime, recipients: list[str], subject: str, body: str, html: str | None = None) -> None:
+    """Send one e-mail as ``smtp:`` says: over STARTTLS or implicit TLS with a verified certificate, or
+    unencrypted to a loopback relay; anything else is refused before a byte is sent."""
     smtp = rt.config.smtp
     if not smtp.host and rt.mailer is None:
         raise ConfigError("smtp.host", rt.config.source, "not set; alerts need an SMTP server")
@@ -33,15 +43,36 @@ def send_mail(rt: Runtime, recipients: list[str], subject: str, body: str, html:
     if rt.mailer is not None:  # the demo's and the tests' outbox
         rt.mailer(message)
         return
+    host, where = smtp.host or "", f"{smtp.host}:{smtp.port}"
+    refused = smtp.refusal()
+    if refused:
+        raise ConfigError("smtp.security", rt.config.source, refused)
+    context = smtp.tls_context(rt.config.source) if smtp.security != "none" else None
     try:
-        with smtplib.SMTP(smtp.host or "", smtp.port, timeout=20) as server:
-            if smtp.starttls and server.has_extn("starttls"):
-                server.starttls()
+        if smtp.security == "tls":
+            server: smtplib.SMTP = smtplib.SMTP_SSL(host, smtp.port, context=context, timeout=20)
+        else:
+            server = smtplib.SMTP(host, smtp.port, timeout=20)
+        with server:
+            if smtp.security == "starttls":
+                server.ehlo()
+                if not server.has_extn("starttls"):
+                    raise SyncError(
+                        f"{where} does not offer STARTTLS; smtp.security is starttls, so nothing was sent "
+                        "(use a port that offers it, or smtp.security: tls for port 465)"
+                    )
+                server.starttls(context=context)
+                server.ehlo()
             if smtp.username:
                 server.login(smtp.username, rt.secrets.get("SMTP_PASSWORD") or "")
             server.send_message(message)
+    except ssl.SSLCertVerificationError as exc:
+        raise SyncError(
+            f"the certificate of {host} could not be verified: {str(exc.verify_message).rstrip('.')}; nothing was sent "
+            "(smtp.ca_file names a CA bundle to trust instead of the system's)"
+        ) from None
     except (OSError, smtplib.SMTPException) as exc:
-        raise SyncError(f"could not send the alert e-mail via {smtp.host}:{smtp.port}: {exc}") from None
+        raise SyncError(f"could not send the e-mail via {where}: {exc}") from None
 
 
 def recipients(conn: sqlite3.Connection) -> list[str]:
@@ -69,7 +100,7 @@ def test(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     if not to:
         raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
     send_mail(rt, to, "synctool: test alert", "This is a test of synctool's failure alerts. Nothing is wrong.")
-    return {"sent": True, "recipients": to}
+    return {"sent": True, "recipients": to, "security": mail_security(rt)}
 
 
 def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]) -> dict[str, Any] | None:

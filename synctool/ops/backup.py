@@ -3,6 +3,8 @@
 Everything synctool knows (deliveries, jobs, the gift ledger, mappings, the CRM mirror) is one SQLite
 file. SQLite's online backup API copies it page by page and restarts if a writer changes a page it has
 copied, so the copy is a snapshot of one moment, never a torn file (a plain `cp` of a WAL database can be).
+The copy holds every donor's data: it is created 0600 (a file it replaces is made 0600 first), and a folder
+made for it 0700.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from synctool import store
 from synctool.errors import InvalidInput, StoreUnavailable
 from synctool.runtime import Runtime
 
@@ -25,7 +28,7 @@ def backup(rt: Runtime, destination: str | Path, *, overwrite: bool = False) -> 
     if not Path(rt.db_path).exists():
         raise StoreUnavailable(f"no database at {rt.db_path}")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        store.private_to_write(target)
         source = sqlite3.connect(str(rt.db_path), timeout=30)
         copy = sqlite3.connect(str(target))
         try:

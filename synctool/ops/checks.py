@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
+import stat
+from pathlib import Path
 from typing import Any
 
 from synctool import platforms, settings, store
@@ -104,6 +107,43 @@ def receiver(rt: Runtime, public_url: str | None) -> list[tuple[str, str, str, s
 STALE_AFTER_S = {"drain": 180, "poll": 1800, "heal": 2 * 86400, "reconcile": 8 * 86400}
 
 
+def mail(conn: sqlite3.Connection, rt: Runtime) -> tuple[str, str, str, str]:
+    """Doctor's ``smtp`` row: how alert and sign-in e-mails would leave (no connection is made; `synctool alerts
+    test` sends one). Unencrypted mail to another machine is a failure; no server while there are alert
+    recipients is a warning."""
+    smtp = rt.config.smtp
+    if rt.mailer is not None:  # the demo's outbox
+        return "smtp", "ok", "handed to the in-process outbox (demo or tests), no network", ""
+    if not smtp.host:
+        if settings.get(conn, "alert_recipients", []):
+            return "smtp", "warn", smtp.described() + ": alert and sign-in e-mails cannot be sent", "set smtp.host in config"
+        return "smtp", "ok", smtp.described(), ""
+    if smtp.refusal():
+        fix = "set smtp.security: starttls (port 587) or tls (port 465); none is only for a relay on this machine"
+        return "smtp", "fail", smtp.described(), fix
+    if smtp.security != "none":
+        try:
+            smtp.tls_context(rt.config.source)
+        except ConfigError as exc:
+            return "smtp", "fail", str(exc), "point smtp.ca_file at a readable PEM file of CA certificates, or remove it"
+    return "smtp", "ok", smtp.described(), ""
+
+
+def outbox_check(conn: sqlite3.Connection) -> tuple[str, str, str, str]:
+    """Doctor's ``outbox`` row: sign-in e-mails that drain could not send in the last day, or that wait too long."""
+    from synctool.ops import outbox
+
+    found = outbox.problems(conn)
+    why = f" (last error: {found['last_error']})" if found["last_error"] else ""
+    if found["failed"]:
+        return ("outbox", "fail", f"{found['failed']} e-mail(s) could not be sent in the last day{why}",
+                "synctool alerts test says why; fix smtp: in config")  # fmt: skip
+    if found["late"]:
+        return ("outbox", "warn", f"{found['late']} e-mail(s) waiting over 5 minutes{why}",
+                "is cron's drain running? (synctool drain sends them)")  # fmt: skip
+    return "outbox", "ok", f"{found['waiting']} e-mail(s) waiting", ""
+
+
 def cron_runs(conn: sqlite3.Connection, rt: Runtime) -> dict[str, dict[str, Any]]:
     """When each of cron's commands last ran (``poll`` only when a platform in use polls, ``heal`` only when one
     keeps a record of failed deliveries): its time, its age in seconds, and whether that is too old."""
@@ -126,6 +166,33 @@ def cron_runs(conn: sqlite3.Connection, rt: Runtime) -> dict[str, dict[str, Any]
     return runs
 
 
+def file_modes(db_path: Path) -> tuple[str, str, str]:
+    """(status, detail, fix): the database and its ``-wal`` and ``-shm`` files are synctool's user's alone (every
+    donor's name, address and phone is in them); one that its group or others may read or write fails."""
+    modes: dict[Path, int] = {}
+    for path in (Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm")):
+        try:
+            modes[path] = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:  # -wal and -shm come and go with the connections
+            continue
+    open_ = [path for path, mode in modes.items() if mode & 0o066]
+    if not open_:
+        return "ok", f"{', '.join(f'{p.name} {m:04o}' for p, m in modes.items())}: synctool's user's alone", ""
+    return (
+        "fail",
+        "; ".join(f"{p.name} is {modes[p]:04o}: {_who(modes[p])} may {_may(modes[p])} it" for p in open_),
+        "chmod 600 " + " ".join(shlex.quote(str(p)) for p in open_),
+    )
+
+
+def _who(mode: int) -> str:
+    return " and ".join(who for who, bits in (("its group", 0o060), ("others", 0o006)) if mode & bits)
+
+
+def _may(mode: int) -> str:
+    return " and ".join(what for what, bits in (("read", 0o044), ("write", 0o022)) if mode & bits)
+
+
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     from synctool.crm import environment as crm_environment
@@ -144,6 +211,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     )
     migrations = store.applied_migrations(conn)
     add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{store.migration_count()} migrations")
+    add("database file modes", *file_modes(rt.config.db_path))
     keyring = rt.secrets.keyring_name()
     add(
         "keyring",
@@ -177,12 +245,19 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
             "" if source else fix,
         )
     where = crm_environment.target(conn, rt)
-    add(
-        "crm",
-        "ok" if where.key_source else "fail",
-        f"{where.environment} at {where.base_url}",
-        "" if where.key_source else "synctool crm config --api-key",
-    )
+    from urllib.parse import urlparse
+
+    # every CRM request carries the API key to the base URL's host: a host other than LGL's is worth a look
+    # (the fakes of the tests and the demo are one too)
+    lgl, host = "api.littlegreenlight.com", urlparse(where.base_url or "").hostname or ""
+    crm_status, crm_detail, crm_fix = "ok", f"{where.environment} at {where.base_url}", ""
+    if not where.key_source:
+        crm_status, crm_fix = "fail", "synctool crm config --api-key"
+    elif host != lgl:
+        crm_status = "warn"
+        crm_detail += f" ({where.base_url_source}): the API key is sent to {host or 'that address'}, not {lgl}"
+        crm_fix = f"unless that host is meant: synctool crm config --base-url https://{lgl}/api/v1 --api-key"
+    add("crm", crm_status, crm_detail, crm_fix)
     share = crm_environment.budget(rt)
     add(
         "crm budget",
@@ -265,6 +340,8 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"{failed} unresolved",
         "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all",
     )
+    add(*mail(conn, rt))
+    add(*outbox_check(conn))
     from synctool.ops import webhooks
 
     public_url = webhooks.public_url(conn, rt)

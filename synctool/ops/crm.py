@@ -3,6 +3,7 @@ and budget."""
 
 from __future__ import annotations
 
+import hmac
 import sqlite3
 from typing import Any, Literal, Optional
 
@@ -63,20 +64,38 @@ class EnvironmentBody(Body):
     environment: Literal["production", "sandbox"]
 
 
+#: why a new base URL needs the key with it (invariant 8: the key is sent to whatever host the base URL names)
+KEY_WITH_BASE_URL = "changing the CRM base URL needs the API key in the same request: the key is sent to the new host"
+
+
 def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dict[str, Any]:
-    """Save the active environment's base URL (settings) and API key (keyring only)."""
+    """Save the active environment's base URL (settings) and API key (keyring only).
+
+    Every request carries the key to the base URL's host, so whoever changes the base URL must give the key in
+    the same call (an admin token alone must not be able to send it elsewhere). Where there is no keyring the
+    key cannot be saved: the base URL may still change when the key given is the one synctool already has.
+    Nothing is saved unless all of it can be."""
     from synctool.crm.client import check_base_url
 
-    base_url, api_key = body.base_url, body.api_key
     env = crm_environment.environment(conn, rt)
-    if base_url is not None:
-        check_base_url(base_url, "--base-url")
-        with store.atomic(conn):
-            settings.put(conn, f"crm_base_url_{env}", base_url.rstrip("/"))
+    where = crm_environment.target(conn, rt)
+    api_key = None if body.api_key is None else body.api_key.strip()
+    if body.api_key is not None and not api_key:
+        raise InvalidInput("the API key is empty")
+    base_url = None if body.base_url is None else check_base_url(body.base_url, "--base-url")
+    moved = base_url is not None and base_url != (where.base_url or "").rstrip("/")
+    if moved and api_key is None:
+        raise InvalidInput(
+            KEY_WITH_BASE_URL, "send api_key with base_url; on the command line, `synctool crm config --base-url URL --api-key`"
+        )
     if api_key is not None:
-        if not api_key.strip():
-            raise InvalidInput("the API key is empty")
-        rt.secrets.set(crm_environment.key_name(env), api_key.strip())
+        known = rt.secrets.get(where.key_name) or ""
+        held = hmac.compare_digest(api_key.encode(), known.encode())
+        if not (moved and held and not rt.secrets.keyring_available()):
+            rt.secrets.set(crm_environment.key_name(env), api_key)  # no keyring: ConfigError, and nothing saved
+    if base_url is not None:
+        with store.atomic(conn):
+            settings.put(conn, f"crm_base_url_{env}", base_url)
     return status(conn, rt)
 
 

@@ -46,6 +46,8 @@ def list_deliveries(
 
 
 def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
+    """One delivery as stored. One whose raw body retention dropped (``synctool prune``) has an empty ``body``
+    and ``headers``, its ``body_pruned_at``, and ``body_dropped`` saying so (None while the body is kept)."""
     row = conn.execute("SELECT * FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
     if row is None:
         raise NotFound(f"no delivery with id {delivery_id}")
@@ -53,6 +55,7 @@ def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
     result["headers"] = json.loads(row["headers"])
     result["verified"] = bool(row["verified"])
     result["body"] = bytes(row["body"]).decode("utf-8", errors="replace")
+    result["body_dropped"] = log.body_dropped(delivery_id, row["body_pruned_at"]) if row["body_pruned_at"] else None
     result["jobs"] = log.for_delivery(conn, [delivery_id]).get(delivery_id, [])
     return result
 

@@ -1,5 +1,5 @@
 """Draining the queue as the operator and cron do it: the run, then the failure digest for what failed for
-good in it (`synctool drain`, and each run of `synctool drain --watch`)."""
+good in it, then the mail waiting in the outbox (`synctool drain`, and each run of `synctool drain --watch`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from synctool import platforms
+from synctool.ops import outbox, sign_in
 from synctool.ops.alerts import after_drain
 from synctool.queue.worker import DrainSummary
 from synctool.queue.worker import drain as drain_queue
@@ -26,6 +27,7 @@ def drain(
     on_job: Callable[[DrainSummary], None] | None = None,
 ) -> tuple[DrainSummary, dict[str, Any] | None]:
     """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
+    send_mail(conn, rt)  # first: a sign-in link is waited for by a person, a job by nobody
     summary = drain_queue(
         platforms.runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job
     )
@@ -45,7 +47,13 @@ def watch(
 
     def after_run(summary: DrainSummary) -> None:
         after_drain(conn, rt, summary.failed_jobs)
+        send_mail(conn, rt)
         if on_run is not None:
             on_run(summary)
 
     return watch_queue(platforms.runner(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)
+
+
+def send_mail(conn: sqlite3.Connection, rt: Runtime) -> dict[str, int]:
+    """The mail waiting in the outbox, each kind through its sender."""
+    return outbox.send_due(conn, rt, {outbox.SIGN_IN: sign_in.send_link})

@@ -64,6 +64,10 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
             say(what, 1, what, "year-end", f"synctool year-end check {year}")
         else:
             needs(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
+    from synctool.ops import outbox
+
+    mail = outbox.problems(conn)
+    needs("sign-in e-mail(s) that could not be sent in the last day", mail["failed"], "overview", "synctool doctor")
     for run in runs:
         if run["stale"]:
             ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"

@@ -11,7 +11,6 @@ status: ``matched``, ``missing`` (with the sync log's reason), ``amount_differs`
 
 from __future__ import annotations
 
-import csv
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from synctool.crm import soft_credits
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound
 from synctool.money import dollars
+from synctool.ops import exports
 from synctool.ops.each import each, requests_by_source, words
 from synctool.platforms.reconcile import Expected
 from synctool.queue import jobs, log
@@ -451,12 +451,10 @@ def _fix(conn: sqlite3.Connection, rt: Runtime, items: list[dict[str, Any]]) -> 
 
 
 def write_csv(result: dict[str, Any], path: str | Path) -> None:
+    """Every item, one row each (``exports.write_csv``: formulas neutralised, mode 0600)."""
     fields = ["source", "external_id", "platform_id", "status", "platform_amount", "crm_amount", "crm_gift_id",
               "platform_date", "crm_date", "fund", "reason"]  # fmt: skip
-    with open(path, "w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(result["items"])
+    exports.write_csv(path, fields, result["items"], numbers=("platform_amount", "crm_amount"))
 
 
 def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from synctool import platforms as registry
@@ -24,11 +25,10 @@ def init(
     if platforms is not None:
         _known_platforms(platforms)
     if force or not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(STARTER_CONFIG.format(database=DEFAULT_DB), encoding="utf-8")
+        _write(path, STARTER_CONFIG.format(database=DEFAULT_DB))
         wrote = True
     if platforms is not None:
-        path.write_text(with_platforms(path.read_text(encoding="utf-8"), platforms), encoding="utf-8")
+        _write(path, with_platforms(path.read_text(encoding="utf-8"), platforms))
         wrote = True
     rt = Runtime.from_environ(path, environ)
     new_database = not rt.db_path.exists()
@@ -53,6 +53,12 @@ def init(
         if mode == "preview"
         else "",
     }
+
+
+def _write(path: Path, text: str) -> None:
+    """The config file, its user's alone (0600; a folder made for it 0700), as the database and the logs are."""
+    store.private_to_write(path)
+    path.write_text(text, encoding="utf-8")
 
 
 def _known_platforms(names: list[str]) -> None:

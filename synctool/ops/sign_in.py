@@ -2,10 +2,13 @@
 
 A link (``synctool users login-link EMAIL``, ``users invite --send``, the page's "send me a link" form) is
 good for 15 minutes and once. Following it shows a button; only the button's POST spends the link, so a mail
-scanner that fetches every link in a message does not use it up. The session it opens lasts 8 hours, or until
-sign-out; every request reads the user again, so a deactivated user's session ends at their next request and
-a role change applies at once. The database keeps the SHA-256 of each link and session secret, never the
-secret itself: a copy of the database opens no session.
+scanner that fetches (GET, HEAD) every link in a message does not use it up. The session it opens lasts 8 hours,
+or until sign-out; every request reads the user again, so a role change applies at once. Deactivating a user
+ends their sessions and unused links for good: a later reactivation needs a new link. The database keeps the
+SHA-256 of each link and session secret, never the secret itself: a copy of the database opens no session.
+
+"Send me a link" answers the same whoever asks: the link waits in the outbox (``synctool.ops.outbox``) for the
+next drain, and requests are limited per address and per client (``sign_in_requests``, kept as digests).
 """
 
 from __future__ import annotations
@@ -26,6 +29,23 @@ LINK_TTL = timedelta(minutes=15)
 SESSION_TTL = timedelta(hours=8)
 #: the page's own path, under the receiver's public URL
 PAGE_PATH = "/admin"
+
+
+class SignedOut(InvalidSignature):
+    """A session that no longer opens the page; ``code`` is what the sign-in page may say of it (``MESSAGES``)."""
+
+    def __init__(self, message: str, detail: str = "", *, code: str):
+        super().__init__(message, detail)
+        self.code = code
+
+
+#: the only things the sign-in page says, by the code in its URL (``?why=expired``): never text from the URL
+MESSAGES = {
+    "signed-out": "You are signed out. Ask for a new link to sign in.",
+    "expired": "Your session has expired (sessions last 8 hours). Ask for a new link to sign in.",
+    "deactivated": "This account is deactivated. Ask a super_admin.",
+    "email": "Give your e-mail address.",
+}
 
 
 @dataclass(frozen=True)
@@ -96,14 +116,47 @@ def mail_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> dict[str, An
     return {"email": link["email"], "role": link["role"], "sent": True, "expires_at": link["expires_at"]}
 
 
-def request_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> bool:
-    """The "send me a link" form: e-mail a link when ``email`` is an active user. The answer the page shows is
-    the same either way (the form tells no one who is a user); the return value is for the log."""
-    try:
-        mail_link(conn, rt, email)
-    except (NotFound, Conflict):
-        return False
-    return True
+#: "send me a link": at most this many requests per address, and per client address, in each window
+PER_ADDRESS = (3, timedelta(minutes=15))
+PER_CLIENT = (20, timedelta(hours=1))
+MAX_EMAIL = 254
+
+
+def send_link(conn: sqlite3.Connection, rt: Runtime, queued: sqlite3.Row) -> None:
+    """The outbox's sender of a queued sign-in mail: the link is made now, as it leaves."""
+    mail_link(conn, rt, queued["recipients"])
+
+
+def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
+    """The "send me a link" form: queue a link for an active user, within the rate limits. The work is the same
+    whoever asks (one transaction: the request is counted, the user looked up, the mail queued), and the page
+    answers the same; the return value (``queued``, ``unknown``, ``deactivated``, ``limited``) is for the log."""
+    address = (email or "").strip().lower()[:MAX_EMAIL]
+    now = store.utcnow()
+    email_key, client_key = _digest("email:" + address), _digest("client:" + (client or ""))
+    with store.atomic(conn):
+        by_address = conn.execute(
+            "SELECT count(*) FROM sign_in_requests WHERE email_hash = ? AND at > ?",
+            (email_key, store.iso(now - PER_ADDRESS[1])),
+        ).fetchone()[0]
+        by_client = conn.execute(
+            "SELECT count(*) FROM sign_in_requests WHERE client_hash = ? AND at > ?",
+            (client_key, store.iso(now - PER_CLIENT[1])),
+        ).fetchone()[0]
+        conn.execute(
+            "INSERT INTO sign_in_requests (at, email_hash, client_hash) VALUES (?, ?, ?)", (store.iso(now), email_key, client_key)
+        )
+        user = conn.execute("SELECT id, email, active FROM users WHERE email = ?", (address,)).fetchone()
+        if by_address >= PER_ADDRESS[0] or by_client >= PER_CLIENT[0]:
+            return "limited"
+        if user is None:
+            return "unknown"
+        if not user["active"]:
+            return "deactivated"
+        from synctool.ops.outbox import queue_sign_in
+
+        queue_sign_in(conn, user["id"], user["email"])
+    return "queued"
 
 
 def link_user(conn: sqlite3.Connection, token: str) -> dict[str, Any]:
@@ -114,6 +167,8 @@ def link_user(conn: sqlite3.Connection, token: str) -> dict[str, Any]:
     ).fetchone()
     if row is None:
         raise InvalidSignature("this sign-in link is not valid", "ask for a new one")
+    if row["revoked_at"] is not None:
+        raise InvalidSignature("this sign-in link was withdrawn", "ask for a new one")
     if row["used_at"] is not None:
         raise InvalidSignature("this sign-in link was used already", "each link works once: ask for a new one")
     if row["expires_at"] <= store.iso():
@@ -129,7 +184,7 @@ def redeem(conn: sqlite3.Connection, token: str) -> Session:
     with store.atomic(conn):
         link_user(conn, token)  # says why a link is refused
         spent = conn.execute(
-            "UPDATE login_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
+            "UPDATE login_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?",
             (now, _digest(token), now),
         )
         if spent.rowcount != 1:
@@ -156,15 +211,27 @@ def session(conn: sqlite3.Connection, secret: str) -> Session:
         "SELECT s.*, u.email, u.role, u.active FROM staff_sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ?",
         (_digest(secret),),
     ).fetchone()
-    if row is None or row["ended_at"] is not None:
-        raise InvalidSignature("signed out", "sign in again")
+    if row is not None and not row["active"]:
+        raise SignedOut(f"{row['email']} is deactivated", "ask a super_admin", code="deactivated")
+    if row is None or row["ended_at"] is not None or row["revoked_at"] is not None:
+        raise SignedOut("signed out", "sign in again", code="signed-out")
     if row["expires_at"] <= store.iso():
-        raise InvalidSignature("your session has expired", "sessions last 8 hours: sign in again")
-    if not row["active"]:
-        end(conn, secret)
-        raise InvalidSignature(f"{row['email']} is deactivated", "ask a super_admin")
+        raise SignedOut("your session has expired", "sessions last 8 hours: sign in again", code="expired")
     user = {"id": row["user_id"], "email": row["email"], "role": row["role"], "active": True}
     return Session(secret, row["csrf"], user, row["expires_at"])
+
+
+def revoke(conn: sqlite3.Connection, user_id: int) -> None:
+    """Deactivation: the user's open sessions and unused links end for good (a reactivation revives neither)."""
+    now = store.iso()
+    with store.atomic(conn):
+        conn.execute("UPDATE login_links SET revoked_at = ? WHERE user_id = ? AND used_at IS NULL AND revoked_at IS NULL",
+                     (now, user_id))  # fmt: skip
+        conn.execute(
+            "UPDATE staff_sessions SET revoked_at = ?, ended_at = coalesce(ended_at, ?) WHERE user_id = ? AND revoked_at IS NULL",
+            (now, now, user_id),
+        )
+        conn.execute("DELETE FROM outbox WHERE user_id = ? AND sent_at IS NULL", (user_id,))
 
 
 def say(conn: sqlite3.Connection, secret: str, message: str) -> None:

@@ -203,6 +203,13 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
     row = _job(conn, job_id)
     job_id = row["id"]
+    if row["status"] == "failed" and row["delivery_id"] is not None and not row["payload"]:
+        found = conn.execute("SELECT body_pruned_at FROM deliveries WHERE id = ?", (row["delivery_id"],)).fetchone()
+        if found is not None and found["body_pruned_at"]:  # a resolved failure, older than retention.raw_bodies_days
+            raise Conflict(
+                f"job {job_id} cannot run again: {log.body_dropped(row['delivery_id'], found['body_pruned_at'])};"
+                " queue the item afresh from the platform (its poll, a backfill or a resync)"
+            )
     if not jobs.requeue_failed(conn, job_id):
         row = _job(conn, job_id)
         hint = {

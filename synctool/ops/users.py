@@ -98,6 +98,10 @@ def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str,
             " token_version = token_version + ?, updated_at = ? WHERE id = ?",
             (role, int(deactivate), int(activate), int(deactivate), store.iso(), user_id),
         )
+        if deactivate:  # for good: reactivating later revives no session or link issued before
+            from synctool.ops.sign_in import revoke
+
+            revoke(conn, user_id)
     return _row(conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
 
 

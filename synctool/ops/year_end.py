@@ -22,7 +22,6 @@ Soft credits are never money: they are counted apart and in no total. The check 
 
 from __future__ import annotations
 
-import csv
 import math
 import sqlite3
 from datetime import date, timedelta
@@ -36,6 +35,7 @@ from synctool.crm import gifts as ledger
 from synctool.crm import mirror, soft_credits
 from synctool.errors import InvalidInput
 from synctool.money import dollars
+from synctool.ops import exports
 from synctool.queue import log
 from synctool.runtime import Runtime
 
@@ -278,16 +278,14 @@ def last(conn: sqlite3.Connection, year: int) -> dict[str, Any] | None:
 
 
 def write_csv(result: dict[str, Any], path: str | Path) -> None:
-    """For the bookkeeper: one row per blocker, then a totals row per platform."""
+    """For the bookkeeper: one row per blocker, then a totals row per platform (``exports.write_csv``: formulas
+    neutralised, mode 0600)."""
     fields = ["kind", "source", "external_id", "crm_gift_id", "constituent_id", "constituent", "platform_date", "crm_date",
               "platform_amount", "crm_amount", "detail", "fix"]  # fmt: skip
-    with open(path, "w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(result["blockers"])
-        for source, t in result["totals"].items():
-            writer.writerow({
-                "kind": "total", "source": source, "platform_amount": t["platform_dollars"], "crm_amount": t["crm_dollars"],
-                "detail": f"{t['platform_count']} platform transaction(s), {t['crm_count']} CRM gift(s) in {result['year']}; "
-                          f"{t['blockers']} blocker(s)",
-            })  # fmt: skip
+    totals = [
+        {"kind": "total", "source": source, "platform_amount": t["platform_dollars"], "crm_amount": t["crm_dollars"],
+         "detail": f"{t['platform_count']} platform transaction(s), {t['crm_count']} CRM gift(s) in {result['year']}; "
+                   f"{t['blockers']} blocker(s)"}
+        for source, t in result["totals"].items()
+    ]  # fmt: skip
+    exports.write_csv(path, fields, [*result["blockers"], *totals], numbers=("platform_amount", "crm_amount"))

@@ -17,8 +17,9 @@ from synctool import store
 from synctool.config import Config
 from synctool.crm import constituents, donor_changes, gifts, matching, refunds
 from synctool.crm.client import CrmClient
+from synctool.errors import PermanentError
 from synctool.platforms.webhook import Event, JobSpec
-from synctool.queue import jobs
+from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 
 
@@ -158,12 +159,23 @@ class Runner:
 
     def event(self, running: Any) -> Event:
         """The job's event: its stored delivery parsed by the platform's adapter, or (for a job no delivery
-        brought) its payload."""
+        brought) its payload. A delivery whose raw body retention dropped (``synctool prune``) gives the
+        job its payload alone when it has one (``retry-all --fresh`` re-fetched the item), else fails it
+        permanently, saying so."""
         row = running.row
         payload = json.loads(row["payload"]) if row["payload"] else {}
         spec = JobSpec(row["entity_type"], row["entity_id"], row["target"], row["external_id"])
         if row["delivery_id"] is not None:
-            found = running.conn.execute("SELECT source, body FROM deliveries WHERE id = ?", (row["delivery_id"],)).fetchone()
+            found = running.conn.execute(
+                "SELECT source, event_id, event_type, body, body_pruned_at FROM deliveries WHERE id = ?", (row["delivery_id"],)
+            ).fetchone()
+            if found is not None and found["body_pruned_at"]:
+                if not payload:
+                    raise PermanentError(
+                        log.body_dropped(row["delivery_id"], found["body_pruned_at"])
+                        + ": this job cannot run from it again; resolve it, or queue the item afresh from the platform"
+                    )
+                return Event(found["event_id"], found["event_type"] or row["entity_type"], spec, None, payload)
             if found is not None:
                 parsed = self.parse(found["source"], bytes(found["body"]))
                 return Event(parsed.id, parsed.type, parsed.job, parsed.data, payload)

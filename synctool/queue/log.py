@@ -20,6 +20,16 @@ LIST_COLUMNS = (
 OPEN_FAILURE = "status = 'failed' AND resolved_at IS NULL"
 #: a job that would make (or made) a money item's gift, not one of its refunds
 GIFT_JOB = "entity_type NOT LIKE '%refund'"
+#: a job that will still read its delivery's raw body: one to run or running, an open failure (a retry runs it
+#: again), one held for review or previewed (a decision, or live mode, runs it)
+NEEDS_BODY = f"status IN ('queued', 'running', 'review', 'previewed') OR ({OPEN_FAILURE})"
+#: the deliveries whose raw body a job still needs: ``id NOT IN (...)`` runs it once, not once per delivery
+NEEDED_DELIVERIES = f"SELECT delivery_id FROM jobs WHERE delivery_id IS NOT NULL AND ({NEEDS_BODY})"
+
+
+def body_dropped(delivery_id: int, pruned_at: str) -> str:
+    """What a reader of a delivery whose raw body retention dropped is told (``synctool prune``)."""
+    return f"the raw body of delivery {delivery_id} was dropped by retention on {pruned_at[:10]} (retention.raw_bodies_days)"
 
 
 def page(
@@ -50,7 +60,7 @@ def page(
     if created_to:
         where.add("created_at <= ?" if to_inclusive else "created_at < ?", store.iso(created_to))
     if q:
-        q = q.strip()
+        q = "".join(ch for ch in q if ch >= " " and ch != "\x7f").strip()  # a NUL ends SQLite's full-text query in an error
         if len(q) >= 3:  # the trigram index answers substrings of three characters or more
             jobs.index_search(conn)
             where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", '"' + q.replace('"', '""') + '"')

@@ -40,12 +40,14 @@ from synctool.errors import (
     ConfigError,
     InvalidSignature,
     NotFound,
+    PayloadTooLarge,
     SynctoolError,
     http_status,
 )
 from synctool.runtime import Runtime
 from synctool.validation import parse
 from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
+from synctool.web.bounds import read_body
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -342,12 +344,15 @@ def routes(rt: Runtime) -> list[Mount]:
                 refused = 403, {"error": "forbidden", "detail": f"needs {min_role}; you are {request.user.role}"}
                 if request.method != "GET":
                     try:
-                        said = json.loads(await request.body() or b"{}")
-                    except (ValueError, RecursionError):
+                        said = json.loads(await read_body(request, rt.config.receiver.max_body_bytes) or b"{}")
+                    except (ValueError, RecursionError, PayloadTooLarge):
                         said = {}
                     await run_in_threadpool(_record_apart, rt, request, said, refused)
                 return error(403, "forbidden", refused[1]["detail"])
-            raw = await request.body()
+            try:
+                raw = await read_body(request, rt.config.receiver.max_body_bytes)
+            except PayloadTooLarge as exc:
+                return error(413, str(exc), exc.detail)
             body: Any = {}
             if raw.strip():
                 try:

@@ -12,12 +12,12 @@ import logging
 import os
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -33,49 +33,13 @@ from synctool.errors import (
 from synctool.ops.inbox import Inbound, WebhookSecrets, accept, store_inbound
 from synctool.platforms import Platform
 from synctool.runtime import Runtime
+from synctool.web.bounds import QueryGuard, read_body
 
 logger = logging.getLogger("synctool.receiver")
 
 
 def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
-
-
-#: how much of a refused body is read (and dropped) so its sender gets the 413 instead of a reset
-DISCARD_BYTES = 16 * 1024 * 1024
-
-
-async def _discard(chunks: AsyncIterator[bytes], budget: int) -> None:
-    """Read what is left of a refused body from the stream already being read (a request's stream can be
-    iterated once). Answering while the client still sends, then closing, makes the kernel reset the
-    connection (unread data), and the client sees no answer at all."""
-    async for chunk in chunks:
-        budget -= len(chunk)
-        if budget < 0:
-            return
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, or PayloadTooLarge once it is over ``limit`` bytes, declared (Content-Length) or streamed
-    (chunked)."""
-    too_large = PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit():
-        if int(declared) > limit:
-            if int(declared) <= DISCARD_BYTES:
-                await _discard(request.stream(), DISCARD_BYTES)
-            raise too_large
-        return await request.body()  # the server enforces the declared length; read it at once
-    chunks = []
-    size = 0
-    stream = request.stream()
-    async for chunk in stream:
-        size += len(chunk)
-        if size > limit:
-            await _discard(stream, DISCARD_BYTES - size)
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
@@ -188,8 +152,15 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
         if hook.url_check:
             all_routes.append(Route(f"/webhooks/{hook.role}", url_check, methods=["GET", "HEAD"]))
     all_routes += routes or []
+
+    async def bad_query(request: Request) -> JSONResponse:
+        return error(400, "the query string holds a control character", f"{request.method} {request.url.path}")
+
+    from synctool.ops.sign_in import PAGE_PATH
+
     return Starlette(
         routes=all_routes,
+        middleware=[Middleware(QueryGuard, refuse=bad_query, leave=PAGE_PATH)],
         exception_handlers={HTTPException: http_error, Exception: unexpected},
         lifespan=lifespan,
     )

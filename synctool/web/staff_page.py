@@ -14,6 +14,7 @@ redirect to the page it came from (post, redirect, get), which shows what it did
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -33,13 +34,16 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from synctool import platforms, store
-from synctool.errors import InvalidInput, InvalidSignature, SynctoolError, http_status
+from synctool.errors import InvalidSignature, PayloadTooLarge, SynctoolError, http_status
 from synctool.ops import sign_in
 from synctool.ops.users import ROLES
 from synctool.runtime import Runtime
 from synctool.web import staff_views as views
 from synctool.web.auth import ADMIN, SUPER, VIEWER, TeamMember, credentials
+from synctool.web.bounds import QueryGuard, read_body
 from synctool.web.staff_views import Ask, Shown
+
+logger = logging.getLogger("synctool.staff_page")
 
 COOKIE = "synctool_session"
 PREFIX = sign_in.PAGE_PATH
@@ -95,17 +99,17 @@ class SessionBackend(AuthenticationBackend):
 
         try:
             found = await run_in_threadpool(find)
-        except InvalidSignature as exc:
-            conn.scope["synctool.signed_out"] = str(exc)
+        except sign_in.SignedOut as exc:
+            conn.scope["synctool.signed_out"] = exc.code
             return None
         scopes, _ = credentials(found.user)
         return scopes, StaffMember(found.user, found)
 
 
-def _form(raw: bytes) -> dict[str, str]:
-    """An HTML form's ``application/x-www-form-urlencoded`` body (the only kind these forms send)."""
-    if len(raw) > MAX_FORM_BYTES:
-        raise InvalidInput("the form is too large")
+async def _form(request: Request) -> dict[str, str]:
+    """An HTML form's ``application/x-www-form-urlencoded`` body (the only kind these forms send), read up to
+    MAX_FORM_BYTES as it streams (PayloadTooLarge past it, whatever the client declared)."""
+    raw = await read_body(request, MAX_FORM_BYTES)
     return dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
 
 
@@ -139,12 +143,13 @@ def routes(rt: Runtime) -> list[Mount]:
     sources = [p.role for p in platforms.in_use(rt.config)]
 
     def render(request: Request, shown: Shown, flash: str | None = None) -> Response:
-        user = request.user.record if request.user.is_authenticated else None
-        session = getattr(request.user, "session", None)
+        known = "user" in request.scope and request.user.is_authenticated  # not yet, when a guard refused the request
+        user = request.user.record if known else None
+        session = getattr(request.user, "session", None) if known else None
         context = {
             "user": user,
             "csrf": session.csrf if session else "",
-            "can": {role: has_required_scope(request, [role]) for role in (VIEWER, ADMIN, SUPER)},
+            "can": {role: known and has_required_scope(request, [role]) for role in (VIEWER, ADMIN, SUPER)},
             "flash": flash,
             "here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
             "sources": sources,
@@ -168,7 +173,7 @@ def routes(rt: Runtime) -> list[Mount]:
         async def endpoint(request: Request) -> Response:
             if not request.user.is_authenticated:
                 why = request.scope.get("synctool.signed_out")
-                return RedirectResponse(f"{PREFIX}/sign-in?" + urlencode({"why": why} if why else {}), status_code=303)
+                return RedirectResponse(f"{PREFIX}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
             if not has_required_scope(request, [min_role]):
                 return message(request, 403, "Not for your role", f"This page needs {min_role}; you are {request.user.role}.")
             secret = request.user.session.secret
@@ -194,9 +199,9 @@ def routes(rt: Runtime) -> list[Mount]:
             if not request.user.is_authenticated:
                 return message(request, 401, "Signed out", "Sign in again, then repeat what you did.")
             try:
-                form = _form(await request.body())
-            except InvalidInput as exc:
-                return message(request, 413, str(exc), "")
+                form = await _form(request)
+            except PayloadTooLarge as exc:
+                return too_large(request, exc)
             user, session = request.user.record, request.user.session
             refusal = None
             if _other_site(request):
@@ -243,31 +248,26 @@ def routes(rt: Runtime) -> list[Mount]:
     # -- signing in and out (no session needed) --------------------------------------------------------
 
     async def sign_in_form(request: Request) -> Response:
-        if request.method == "GET":
-            why = request.query_params.get("why")
+        if request.method != "POST":  # says only what its code names: no text from the URL reaches the page
+            why = sign_in.MESSAGES.get(request.query_params.get("why") or "")
             return render(request, Shown("sign_in.html", {"sent": False, "why": why}))
         if _other_site(request):
             return message(request, 403, "Refused", "The form came from another site.")
-        form = _form(await request.body())
+        try:
+            form = await _form(request)
+        except PayloadTooLarge as exc:
+            return too_large(request, exc)
         email = (form.get("email") or "").strip()
         if "@" not in email:
-            return render(request, Shown("sign_in.html", {"sent": False, "why": "Give your e-mail address."}, 400))
-
-        def send(conn: sqlite3.Connection) -> str | None:
-            try:
-                sign_in.request_link(conn, rt, email)
-            except SynctoolError as exc:  # no mail server: say so (this reveals nothing about who is a user)
-                return f"This synctool cannot send e-mail ({exc}). Ask your administrator for `synctool users login-link`."
-            return None
-
-        problem = await run_in_threadpool(in_db, send)
-        if problem:
-            return render(request, Shown("sign_in.html", {"sent": False, "why": problem}, 503))
+            return render(request, Shown("sign_in.html", {"sent": False, "why": sign_in.MESSAGES["email"]}, 400))
+        client = request.client.host if request.client else ""
+        # the same answer, status and work whoever asks, and the mail leaves from drain's outbox
+        await run_in_threadpool(in_db, lambda conn: sign_in.request_link(conn, email, client))
         return render(request, Shown("sign_in.html", {"sent": True, "why": None}))
 
     async def login(request: Request) -> Response:
         token = request.path_params["token"]
-        if request.method == "GET":  # only shows who the link is for: a mail scanner's fetch spends nothing
+        if request.method != "POST":  # GET and HEAD only show who the link is for: a mail scanner spends nothing
             try:
                 who = await run_in_threadpool(in_db, lambda conn: sign_in.link_user(conn, token))
             except InvalidSignature as exc:
@@ -294,7 +294,10 @@ def routes(rt: Runtime) -> list[Mount]:
 
     async def sign_out(request: Request) -> Response:
         if request.user.is_authenticated:
-            form = _form(await request.body())
+            try:
+                form = await _form(request)
+            except PayloadTooLarge as exc:
+                return too_large(request, exc)
             session = request.user.session
             if not sign_in.csrf_ok(session, form.get("csrf")):
                 return message(request, 403, "Refused", "The form's security token is not this session's: reload the page.")
@@ -308,9 +311,19 @@ def routes(rt: Runtime) -> list[Mount]:
         response.delete_cookie(COOKIE, path=PREFIX)
         return response
 
+    def too_large(request: Request, exc: PayloadTooLarge) -> Response:
+        return message(request, 413, "The form is too large", exc.detail)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         return message(request, exc.status_code, "Not here", f"{request.method} {request.url.path}")
+
+    async def broken(request: Request, exc: Exception) -> Response:
+        logger.exception("unexpected error on %s", request.url.path)
+        return message(request, 500, "Something went wrong", "It is in synctool's log; try again, or tell your administrator.")
+
+    async def bad_query(request: Request) -> Response:
+        return message(request, 400, "Not a valid address", "The address holds a control character.")
 
     page_routes = [
         Route("/", page(VIEWER, views.overview)),
@@ -349,8 +362,11 @@ def routes(rt: Runtime) -> list[Mount]:
     ]
     app = Starlette(
         routes=page_routes,
-        middleware=[Middleware(AuthenticationMiddleware, backend=SessionBackend(rt))],
-        exception_handlers={HTTPException: not_found},
+        middleware=[
+            Middleware(QueryGuard, refuse=bad_query),
+            Middleware(AuthenticationMiddleware, backend=SessionBackend(rt)),
+        ],
+        exception_handlers={HTTPException: not_found, Exception: broken},
     )
     return [Mount(PREFIX, app=app)]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from synctool.errors import InvalidInput
 from synctool.ops import actions as action_ops
-from synctool.ops import donors, sign_in, syncs, users
+from synctool.ops import donors, outbox, syncs, users
 from synctool.ops import overview as overview_ops
 from synctool.ops import reconcile as reconcile_ops
 from synctool.runtime import Runtime
@@ -179,9 +179,9 @@ def invite(ask: Ask) -> tuple[str, str | None]:
     body = parse(users.InviteBody, {"email": ask.form.get("email"), "role": ask.form.get("role") or "viewer"}, where="form")
     user = users.invite(ask.conn, body)
     said = f"{user['email']} is invited as {user['role']}."
-    if ask.form.get("send"):
-        sign_in.mail_link(ask.conn, ask.rt, user["email"])
-        said += " A sign-in link is on its way to them."
+    if ask.form.get("send"):  # through the outbox: the page never waits for the mail server
+        outbox.queue_sign_in(ask.conn, user["id"], user["email"])
+        said += " A sign-in link will be on its way to them at the next drain."
     return said, user["email"]
 
 

@@ -170,7 +170,7 @@ def test_an_installation_with_two_platforms_runs_every_cron_line_quietly(site: S
         (tmp_path / "backups").mkdir()
         (tmp_path / "config.yaml").write_text(
             f"database: {site.db_path}\nplatforms: [givebutter, mailchimp]\n"  # as `synctool init` writes them
-            f"smtp: {{host: 127.0.0.1, port: {sink.server_address[1]}, starttls: false}}\n"
+            f"smtp: {{host: 127.0.0.1, port: {sink.server_address[1]}, security: none}}\n"
         )
         for name in list(site.env):
             if name.startswith(("POS_", "PAYMENTS_", "PORTAL_")):

@@ -1,0 +1,209 @@
+"""Mail leaves only over verified TLS (DESIGN.md, invariant 10): ``smtp.security`` and its older form
+``smtp.starttls``, the refusals made before a connection, and what doctor and `alerts test` say. The real TLS
+handshakes (a throwaway CA, a wrong certificate, implicit TLS) are drilled in tests/drills/test_mail_tls.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import smtplib
+import socketserver
+import threading
+
+import pytest
+
+from synctool.config import is_loopback
+from synctool.errors import ConfigError
+from tests.helpers import runtime
+
+PASSWORD = "smtp-pass-71c2"
+
+
+class RecordingSink(socketserver.ThreadingTCPServer):
+    """A plain SMTP server on loopback that offers no STARTTLS and records every command it is sent."""
+
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+        self.messages: list[str] = []
+        sink = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                self.wfile.write(b"220 sink ready\r\n")
+                data: list[str] | None = None
+                for raw in self.rfile:
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if data is not None:
+                        if line == ".":
+                            sink.messages.append("\n".join(data))
+                            data = None
+                            self.wfile.write(b"250 queued\r\n")
+                        else:
+                            data.append(line)
+                        continue
+                    sink.commands.append(line)
+                    verb = line.split(" ", 1)[0].upper()
+                    if verb == "EHLO":
+                        self.wfile.write(b"250-sink\r\n250-AUTH PLAIN LOGIN\r\n250 OK\r\n")
+                    elif verb == "AUTH":
+                        self.wfile.write(b"235 ok\r\n")
+                    elif verb == "DATA":
+                        data = []
+                        self.wfile.write(b"354 go ahead\r\n")
+                    elif verb == "QUIT":
+                        self.wfile.write(b"221 bye\r\n")
+                        return
+                    else:
+                        self.wfile.write(b"250 OK\r\n")
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def verbs(self) -> list[str]:
+        return [c.split(" ", 1)[0].upper() for c in self.commands]
+
+
+@pytest.fixture
+def sink():
+    server = RecordingSink()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def recipients(cli):
+    assert cli("settings", "alert-recipients", "ops@example.org").exit_code == 0
+
+
+def no_connection(*args, **kwargs):
+    raise AssertionError("synctool connected to a mail server it should have refused")
+
+
+@pytest.mark.parametrize("old,new", [("true", "starttls"), ("false", "none")])
+def test_the_old_starttls_key_still_loads_with_a_one_line_notice(isolated, caplog, old, new):
+    (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  starttls: {old}\n")
+    with caplog.at_level(logging.WARNING, logger="synctool.config"):
+        config = runtime().config
+    assert config.smtp.security == new
+    notices = [r.getMessage() for r in caplog.records if r.name == "synctool.config"]
+    assert len(notices) == 1 and f"smtp.starttls is now smtp.security: {new}" in notices[0]
+    assert "unknown key" not in notices[0] and "\n" not in notices[0]
+
+
+def test_an_old_config_still_runs_its_commands(isolated, cli):
+    (isolated / "config.yaml").write_text("smtp:\n  host: smtp.example.org\n  starttls: true\n")
+    listed = cli("deliveries", "list")
+    assert listed.exit_code == 0 and "unknown key" not in listed.output
+    row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+    assert row["status"] == "ok" and row["detail"].startswith("STARTTLS to smtp.example.org:587")
+
+
+def test_security_beside_the_old_key_wins(isolated, caplog):
+    (isolated / "config.yaml").write_text("smtp:\n  host: smtp.example.org\n  starttls: false\n  security: tls\n")
+    with caplog.at_level(logging.WARNING, logger="synctool.config"):
+        assert runtime().config.smtp.security == "tls"
+    assert any("remove smtp.starttls" in r.getMessage() for r in caplog.records)
+
+
+def test_an_old_starttls_key_that_is_not_true_or_false_is_named(isolated):
+    (isolated / "config.yaml").write_text("smtp:\n  starttls: sometimes\n")
+    with pytest.raises(ConfigError) as info:
+        runtime()
+    assert info.value.key == "smtp.starttls" and "smtp.security" in str(info.value)
+
+
+def test_smtp_security_from_the_environment(env, cli):
+    assert runtime().config.smtp.security == "starttls"  # the default
+    env["SMTP_SECURITY"] = "tls"
+    assert runtime().config.smtp.security == "tls"
+    env["SMTP_SECURITY"] = "plain"
+    result = cli("deliveries", "list")
+    assert result.exit_code == 2 and "SMTP_SECURITY (environment)" in result.output
+
+
+@pytest.mark.parametrize(
+    "host,loopback",
+    [("127.0.0.1", True), ("127.8.9.10", True), ("::1", True), ("[::1]", True), ("localhost", True), ("LOCALHOST.", True),
+     ("10.0.0.5", False), ("smtp.example.org", False), ("localhost.example.org", False), ("", False)],
+)  # fmt: skip
+def test_only_loopback_hosts_may_take_mail_without_tls(host, loopback):
+    assert is_loopback(host) is loopback
+
+
+def test_none_to_a_remote_host_is_refused_before_connecting(isolated, cli, recipients, monkeypatch, env):
+    (isolated / "config.yaml").write_text("smtp:\n  host: smtp.example.org\n  username: alerts\n  security: none\n")
+    env["SMTP_PASSWORD"] = PASSWORD
+    monkeypatch.setattr(smtplib, "SMTP", no_connection)
+    monkeypatch.setattr(smtplib, "SMTP_SSL", no_connection)
+    result = cli("alerts", "test")
+    assert result.exit_code == 2, result.output
+    assert "smtp.security" in result.output and "smtp.example.org" in result.output and "unencrypted" in result.output
+    assert "Traceback" not in result.output and PASSWORD not in result.output
+    row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+    assert row["status"] == "fail" and "starttls" in row["fix"]
+
+
+def test_the_old_starttls_false_to_a_remote_host_is_refused_too(isolated, cli, recipients, monkeypatch):
+    (isolated / "config.yaml").write_text("smtp:\n  host: mail.example.org\n  starttls: false\n")
+    monkeypatch.setattr(smtplib, "SMTP", no_connection)
+    result = cli("alerts", "test")
+    assert result.exit_code == 2 and "smtp.security" in result.output
+
+
+def test_a_server_without_starttls_is_never_sent_the_password_or_the_message(isolated, cli, recipients, sink, env):
+    (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.port}\n  username: alerts\n")
+    env["SMTP_PASSWORD"] = PASSWORD
+    result = cli("alerts", "test")
+    assert result.exit_code == 1, result.output
+    assert "does not offer STARTTLS" in result.output and "smtp.security is starttls" in result.output
+    assert "Traceback" not in result.output and PASSWORD not in result.output
+    assert "AUTH" not in sink.verbs() and "MAIL" not in sink.verbs() and sink.messages == []
+    assert sink.verbs()[0] == "EHLO"
+
+
+def test_alerts_test_says_how_the_mail_went(isolated, cli, recipients, sink, env):
+    (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  port: {sink.port}\n  security: none\n")
+    result = cli("alerts", "test")
+    assert result.exit_code == 0, result.output
+    assert f"security: unencrypted to a loopback relay 127.0.0.1:{sink.port}" in result.stdout
+    assert len(sink.messages) == 1 and "STARTTLS" not in sink.verbs()
+    row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+    assert row["status"] == "ok" and "loopback relay" in row["detail"]
+
+
+def test_the_description_names_tls_and_the_trusted_cas(isolated, cli):
+    from synctool.ops.alerts import mail_security
+
+    (isolated / "config.yaml").write_text("smtp: {host: smtp.example.org, port: 465, security: tls}\n")
+    assert mail_security(runtime()) == (
+        "implicit TLS to smtp.example.org:465, certificate and host name verified against the system's CAs"
+    )
+    (isolated / "config.yaml").write_text("smtp: {host: smtp.example.org, ca_file: /etc/relay-ca.pem}\n")
+    assert mail_security(runtime()).startswith("STARTTLS to smtp.example.org:587")
+    assert mail_security(runtime()).endswith("the CAs in /etc/relay-ca.pem")
+    (isolated / "config.yaml").write_text("{}\n")
+    assert mail_security(runtime()) == "not configured (smtp.host is not set)"
+    row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+    assert row["status"] == "ok"  # no server and no one to tell
+    cli("settings", "alert-recipients", "ops@example.org")
+    row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+    assert row["status"] == "warn" and row["fix"] == "set smtp.host in config"
+
+
+def test_a_ca_file_that_cannot_be_read_is_named(isolated, cli, recipients, monkeypatch):
+    (isolated / "not-a-ca.pem").write_text("not a certificate\n")
+    for ca_file in (isolated / "missing.pem", isolated / "not-a-ca.pem"):
+        (isolated / "config.yaml").write_text(f"smtp: {{host: smtp.example.org, ca_file: '{ca_file}'}}\n")
+        monkeypatch.setattr(smtplib, "SMTP", no_connection)
+        result = cli("alerts", "test")
+        assert result.exit_code == 2 and "smtp.ca_file" in result.output and "Traceback" not in result.output
+        row = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["smtp"]
+        assert row["status"] == "fail" and "smtp.ca_file" in row["detail"]
