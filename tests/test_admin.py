@@ -254,7 +254,7 @@ class SmtpSink(socketserver.ThreadingTCPServer):
                         self.wfile.write(b"250 OK\r\n")
 
         super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
 
 def test_alerts_digest_and_test(world, cli, db, tmp_path):

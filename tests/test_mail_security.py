@@ -60,7 +60,7 @@ class RecordingSink(socketserver.ThreadingTCPServer):
                         self.wfile.write(b"250 OK\r\n")
 
         super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     @property
     def port(self) -> int:

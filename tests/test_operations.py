@@ -71,8 +71,17 @@ def test_missing_platform_key_is_one_clear_line(cli, monkeypatch):
     assert result.exit_code == 2 and "POS_ACCESS_TOKEN" in result.output and "Traceback" not in result.output
 
 
-def test_demo_runs_the_whole_path(cli):
+def test_demo_runs_the_whole_path(cli, monkeypatch):
+    from synctool.fakes import world as fake_world
+    from tests import contracts
+
+    world = fake_world.FakeWorld()  # the demo's own world, kept to read its traffic afterwards
+    monkeypatch.setattr(fake_world, "FakeWorld", lambda: world)
     report = out(cli("demo", "--json"))
+    if contracts.available():  # one demo run for both (it takes 7 s): its traffic, held to the platforms' descriptions
+        from tests.test_contracts import demo_problems
+
+        assert not demo_problems(world), "\n".join(demo_problems(world))
     answers = {d["delivery"]: d["status"] for d in report["deliveries"]}
     assert answers["Square order.updated, FORGED signature"] == 401
     assert report["deliveries"][1]["answer"] == {"status": "duplicate"}
