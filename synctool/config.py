@@ -209,6 +209,22 @@ class SmtpConfig(Section):
             raise ConfigError("smtp.ca_file", source, f"{self.ca_file} cannot be read as PEM certificates ({reason})") from None
 
 
+class OrganisationConfig(Section):
+    """The organisation itself."""
+
+    #: the CRM's one currency (ISO 4217: USD, CAD, EUR): a gift, refund or payout line in another currency is held
+    #: for a person (status ``review``), never written as this one; `synctool init --currency CAD` writes it
+    currency: str = "USD"
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def iso_4217(cls, value: Any) -> Any:
+        text = str(value or "").strip().upper()
+        if len(text) != 3 or not text.isascii() or not text.isalpha():
+            raise ValueError(f"{value!r} is not a currency code (three letters, ISO 4217: USD, CAD, EUR)")
+        return text
+
+
 def is_loopback(host: str) -> bool:
     """127.0.0.0/8, ::1 or ``localhost``: the only hosts mail may reach without TLS (a relay on this machine)."""
     if host.lower().rstrip(".") == "localhost":
@@ -239,6 +255,7 @@ class Config(Section):
     donors: DonorsConfig = DonorsConfig()
     retention: RetentionConfig = RetentionConfig()
     smtp: SmtpConfig = SmtpConfig()
+    organisation: OrganisationConfig = OrganisationConfig()
 
     _source: str = PrivateAttr("defaults")
     _db_override: Optional[str] = PrivateAttr(None)

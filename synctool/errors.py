@@ -143,8 +143,9 @@ class Skip(Exception):
 
 
 class NeedsReview(Exception):
-    """Raised while a job runs when its donor may be a known constituent under a new e-mail and a person must
-    decide (``donors.matching``): the job waits as ``review``, neither failed nor retried."""
+    """Raised while a job runs when a person must decide: its donor may be a known constituent under a new e-mail
+    (``donors.matching``), or its money is in another currency than the organisation's (``crm.currency``). The
+    job waits as ``review``, neither failed nor retried."""
 
     def __init__(self, reason: str):
         self.reason = reason

@@ -701,6 +701,25 @@ def m013_safe_on_the_internet(db: Database) -> None:
         conn.execute(f"UPDATE {table} SET revoked_at = ? WHERE user_id IN (SELECT id FROM users WHERE active = 0)", (now,))
 
 
+@migration
+def m014_currency_holds(db: Database) -> None:
+    """One currency (``organisation.currency``): a gift, refund or payout line in another currency holds its job as
+    ``review`` (``currency_holds``: the money line's key, its amount and currency, the decision: released at the
+    amount the bank credited, or resolved)."""
+    conn = db.conn
+    db.table("currency_holds").create(
+        {"id": int, "job_id": str, "source": str, "kind": str, "key": str, "external_id": str, "amount": str,
+         "currency": str, "organisation_currency": str, "status": str, "released_amount": str, "decided_by": str,
+         "decided_at": str, "created_at": str},
+        pk="id",
+        not_null={"job_id", "kind", "key", "amount", "currency", "status", "created_at"},
+    )  # fmt: skip
+    conn.execute("CREATE INDEX currency_holds_status ON currency_holds (status)")
+    conn.execute("CREATE INDEX currency_holds_job ON currency_holds (job_id)")
+    conn.execute("CREATE INDEX currency_holds_key ON currency_holds (key)")
+    conn.execute("CREATE INDEX currency_holds_external_id ON currency_holds (external_id)")
+
+
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:

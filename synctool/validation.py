@@ -7,8 +7,11 @@ CLI exits 2); ``problem`` words one pydantic error the same way everywhere.
 
 from __future__ import annotations
 
+import logging
 import re
+import typing
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -17,7 +20,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
 )
+from pydantic_core import PydanticUseDefault
 
 from synctool.errors import InvalidInput, PermanentError
 
@@ -45,6 +52,19 @@ def _text(value: Any) -> Any:
 Text = Annotated[str, BeforeValidator(_text)]
 
 
+def _moment(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.strip().replace("Z", "+00:00"))  # as timeutil.parse_iso reads it
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+    return value
+
+
+#: a time as platforms send it (ISO 8601: ``2024-02-03T20:49:24+00:00``); ``Lenient[Optional[Moment]]`` makes
+#: one that is not a time none, so a gift is dated by the next time known rather than by a word
+Moment = Annotated[str, AfterValidator(_moment)]
+
+
 def _crm_id(value: Any) -> Any:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
@@ -59,9 +79,70 @@ CrmId = Annotated[int, BeforeValidator(_crm_id)]
 
 
 class Payload(BaseModel):
-    """A platform's payload, loosely: the fields synctool reads are typed, everything else is ignored."""
+    """A platform's payload, loosely: the fields synctool reads are typed, everything else is ignored. A field that
+    decides the money, the person or the idempotency key is typed plainly and fails by name; every other field is
+    ``Lenient[...]`` (see ``strict_fields``)."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+T = TypeVar("T")
+logger = logging.getLogger("synctool.payload")
+
+
+def _lenient(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                return handler(str(value))  # a number where text is expected: the same meaning
+            except ValidationError:
+                pass
+        # the field's name and what did not fit, never its value (it may be personal data)
+        logger.info("payload field %s ignored: %s", info.field_name, problem(exc.errors()[0]).split(", got ")[0])
+        raise PydanticUseDefault() from None
+
+
+#: the marker ``strict_fields`` looks for
+LENIENT = WrapValidator(_lenient)
+
+#: a payload field synctool reads for a side matter (a note, a tag, consent, coding): a value that does not fit
+#: (null where a boolean is expected, ``[]`` where an object is, a word synctool does not know) takes the field's
+#: default and the gift goes on; a number where text is expected is read as its text. Booleans take pydantic's
+#: lax forms (``"true"``, ``1``, ``"yes"``). Give it a default: ``Lenient[bool] = False``.
+Lenient = Annotated[T, LENIENT]
+
+
+def is_lenient(model: type[BaseModel], name: str) -> bool:
+    return any(m is LENIENT for m in model.model_fields[name].metadata)
+
+
+def _models_in(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+    """The payload models a field's type holds, each with the path suffix it adds (``[]`` for a list's items)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, "")]
+    origin = typing.get_origin(annotation)
+    found = []
+    for arg in typing.get_args(annotation):
+        for model, suffix in _models_in(arg):
+            found.append((model, ("[]" if origin in (list, tuple, set) else "") + suffix))
+    return found
+
+
+def strict_fields(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """The dotted paths of the fields of ``model`` (and of the models it holds) whose bad value fails the whole
+    payload: each field not marked ``Lenient``, below no ``Lenient`` field. ``tests/test_strict_fields.py`` lists
+    them per platform, so making one lenient (or a new one strict) is a visible decision."""
+    found: set[str] = set()
+    for name, field in model.model_fields.items():
+        if is_lenient(model, name):
+            continue
+        path = f"{prefix}{name}"
+        found.add(path)
+        for inner, suffix in _models_in(field.annotation):
+            found |= strict_fields(inner, f"{path}{suffix}.")
+    return found
 
 
 class Body(BaseModel):

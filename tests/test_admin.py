@@ -65,10 +65,27 @@ def seed_held_gift(db) -> str:
         return str(matching.hold(db, jobs.get(db, job_id), person, [candidate], "may be Robert Smith"))
 
 
+def seed_currency_hold(db) -> str:
+    """A sale's job held for money in another currency (``crm.currency``); returns the job's id."""
+    from decimal import Decimal
+
+    from synctool.crm import currency
+    from synctool.queue import jobs
+
+    with store.atomic(db):
+        job_id = jobs.enqueue(db, source="pos", entity_type="order", entity_id="CAD1", external_id="pos_order_CAD1")
+        db.execute("UPDATE jobs SET status = 'review' WHERE id = ?", (job_id,))
+        currency.hold(db, job_id=job_id, source="pos", kind="gift", key=f"pos_order_CAD1-{job_id}", external_id="pos_order_CAD1",
+                      amount=Decimal("74.16"), currency="CAD", org="USD")  # fmt: skip
+    return job_id
+
+
 def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]:
     """A request to the route that its operation can satisfy against the fakes."""
     url = (
-        path.replace("{id}", ids["job"] if "/syncs/" in path else ids["match"] if "/matches/" in path else ids["user"])
+        path.replace(
+            "{id}", ids["job"] if "/syncs/" in path or "/jobs/" in path else ids["match"] if "/matches/" in path else ids["user"]
+        )
         .replace("{orderId}", "ORDER-1")
         .replace("{paymentId}", "pay-1")
         .replace("{jobId}", ids["job"])
@@ -76,6 +93,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
     )
     bodies = {
         "/api/syncs/{id}/resolve": {"notes": "handled", "resolvedBy": "sam"},
+        "/api/jobs/{id}/release": {"amount": "54.12"},
         "/api/settings/crm-environment": {"environment": "production"},
         "/api/settings/alert-recipients": {"emails": ["ops@example.org"]},
         "/api/settings/mailing-sync-enabled": {"enabled": True},
@@ -139,7 +157,12 @@ def test_every_route_by_role(api, db, monkeypatch):
         return request_for(
             method,
             path,
-            {"job": seed_failed_job(db), "user": user_id, "match": match, "crm_url": world.env()["CRM_API_BASE_URL"]},
+            {
+                "job": seed_currency_hold(db) if path.endswith("/release") else seed_failed_job(db),
+                "user": user_id,
+                "match": match,
+                "crm_url": world.env()["CRM_API_BASE_URL"],
+            },
         )
 
     for method, path, min_role, _ in _ops(Config()):

@@ -190,7 +190,7 @@ def test_other_422s_are_not_taken_for_a_deleted_constituent():
 
 @pytest.mark.off_contract  # the fake serves an order Square would never send
 def test_a_payload_that_does_not_fit_fails_its_job_naming_the_field(coded, receiver, db):
-    bad = give(receiver, transaction(id="BAD1", custom_fields="not a list"))
+    bad = give(receiver, transaction(id="BAD1", transactions="not a list"))  # the refunded parts: strict
     no_amount = transaction(id="BAD2")
     del no_amount["amount"]
     missing = give(receiver, no_amount)
@@ -200,7 +200,7 @@ def test_a_payload_that_does_not_fit_fails_its_job_naming_the_field(coded, recei
     run_drain()
     errors = {k: job(db, r["job_id"]) for k, r in (("bad", bad), ("missing", missing), ("pos", pos))}
     assert all(row["status"] == "failed" for row in errors.values())
-    assert "the Givebutter transaction does not fit: custom_fields: expected a list" in errors["bad"]["last_error"]
+    assert "the Givebutter transaction does not fit: transactions: expected a list" in errors["bad"]["last_error"]
     assert "amount: is required" in errors["missing"]["last_error"]
     assert "Square order BADPOS does not fit: total_money.amount" in errors["pos"]["last_error"]
     assert coded.crm.gifts == {} and all("Traceback" not in (r["last_error"] or "") for r in errors.values())

@@ -51,6 +51,35 @@ def jobs_retry(
     render(row, as_json, people=lambda _: typer.echo(f"job {job_id} queued; the next drain runs it"))
 
 
+@app.command("release")
+def jobs_release(
+    ctx: typer.Context,
+    job_id: str = typer.Argument(..., help="the held job's id (or its first 8 characters, as `synctool overview` shows)"),
+    amount: str = typer.Option(..., "--amount", help="what the bank credited, in the organisation's currency (54.12)"),
+    as_json: AsJson = False,
+) -> None:
+    """Release a job held for money in another currency ("held: 74.16 CAD in a USD organisation"): it is queued
+    again and the next drain writes the gift (or refund, or deposit) once at --amount, the amount the bank
+    credited, with a note naming the original amount and currency. `synctool syncs resolve ID` settles it
+    without writing anything instead.
+
+    Example: synctool jobs release 0b7e3c1e --amount 54.12
+    """
+    import getpass
+
+    from synctool.ops.syncs import ReleaseBody, release
+    from synctool.validation import parse
+
+    result = release(ctx_obj(ctx).db, job_id, parse(ReleaseBody, {"amount": amount}, where="options"), by=getpass.getuser())
+    render(
+        result,
+        as_json,
+        people=lambda r: typer.echo(
+            f"job {r['job']}: {r['held']} released at {r['released']}; {r['jobs_queued']} job(s) queued, the next drain writes it"
+        ),
+    )
+
+
 def retry_all(
     ctx: typer.Context,
     source: str = typer.Option(None, help="only this source's failed jobs"),

@@ -140,10 +140,14 @@ def init(
     platforms: str = typer.Option(
         None, "--platforms", help="the platforms this organisation uses, comma-separated (`synctool platforms` names them)"
     ),
+    currency: str = typer.Option(
+        None, "--currency", help="the CRM's one currency, ISO 4217 (default USD): money in another is held for a person"
+    ),
 ) -> None:
     """Write a starter config file and create the database. Re-running is harmless. --platforms writes the
     `platforms:` key (into an existing config file too, keeping the rest of it); the platforms left out are
-    absent everywhere: no webhook route, no doctor lines, no poll.
+    absent everywhere: no webhook route, no doctor lines, no poll. --currency writes `organisation.currency` (the
+    CRM's one currency; a gift in another is held until someone says what the bank credited).
 
     Example: synctool init --platforms NAME,NAME  (the names `synctool platforms` prints)
     """
@@ -153,7 +157,8 @@ def init(
     import os
 
     chosen = [name.strip() for name in platforms.split(",") if name.strip()] if platforms is not None else None
-    result = init_op(obj.config_path, os.environ if obj.environ is None else obj.environ, force=force, platforms=chosen)
+    environ = os.environ if obj.environ is None else obj.environ
+    result = init_op(obj.config_path, environ, force=force, platforms=chosen, currency=currency)
     key_values(result)
 
 

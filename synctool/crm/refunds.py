@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from synctool import settings, store
-from synctool.crm import gifts, soft_credits
+from synctool.crm import currency, gifts, soft_credits
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
 from synctool.queue import jobs, log
@@ -58,6 +58,10 @@ class Refund:
     key: str = ""
     #: the external id of the job that makes the gift, when it is not the gift's own (a cart's gifts)
     gift_job_external_id: str | None = None
+    #: the currency the platform named for ``amount`` (``crm.currency``: another than the organisation's is held)
+    currency: str | None = None
+    #: what the gift's note says beside the refund (a held refund released at another amount)
+    said: str | None = None
 
     def __post_init__(self) -> None:
         self.key = self.key or f"{self.source}:{self.refund_id}"
@@ -148,6 +152,13 @@ def apply(job: RefundJob, refund: Refund) -> str:
             f"{refund.words} was already applied: CRM gift {done['crm_gift_id']} "
             f"{_dollars(done['amount_before'])} -> {_dollars(done['amount_after'])} ({done['policy']})"
         )
+    settled = currency.settle(
+        job.conn, job.config, job_id=job.job_id, source=refund.source, kind="refund", key=refund.key,
+        amount=refund.amount, currency=refund.currency or currency.of_gift(job.conn, refund.gift_external_id),
+        external_id=refund.gift_external_id,
+    )  # fmt: skip
+    if settled.released:
+        refund.amount, refund.said = settled.amount, settled.note
     if refund.amount <= 0:
         raise Skip(
             f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
@@ -303,6 +314,7 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
             gifts.record_deleted(conn, ext)
     else:
         line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
+        line += f" ({refund.said})" if refund.said else ""
         note = "\n".join(p for p in ((gift.get("note") or "").rstrip(), line) if p)
         crm.update_gift(gift_id, {"received_amount": float(after), "deductible_amount": float(deductible), "note": note})
     return _finish(job, refund, gift_id, current, after, deductible, applied)

@@ -22,7 +22,7 @@ def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
 
 
 def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
-    from synctool.crm import donor_changes, matching
+    from synctool.crm import currency, donor_changes, matching
     from synctool.ops.reconcile import differences
     from synctool.ops.syncs import StatsQuery, stats
     from synctool.ops.webhooks import last_heal
@@ -47,6 +47,8 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     needs("failed sync record(s) to retry or resolve", day["failed_unresolved"], "failed", "synctool syncs list --status failed")
     needs("reconcile difference(s) to fix or accept", reconcile["open"], "reconcile", "synctool reconcile last")
     needs("gift(s) held until someone says who the donor is", matching.pending_count(conn), "donors", "synctool donors matches")
+    needs("gift(s), refund(s) or deposit(s) held in another currency until someone says what the bank credited",
+          currency.pending_count(conn), "failed", "synctool syncs list --status review; synctool jobs release ID --amount ...")  # fmt: skip
     needs("donor change(s) to apply or dismiss", donor_changes.pending_count(conn), "donors", "synctool donors changes")
     refunds = week["refunds"]
     needs(

@@ -22,8 +22,8 @@ from typing import Any, Optional
 from pydantic import Field
 
 from synctool import platforms, settings, store
+from synctool.crm import currency, soft_credits
 from synctool.crm import environment as crm_environment
-from synctool.crm import soft_credits
 from synctool.crm.client import search_params
 from synctool.errors import InvalidInput, NotFound
 from synctool.money import dollars
@@ -35,7 +35,7 @@ from synctool.runtime import Runtime
 from synctool.timeutil import parse_duration
 from synctool.validation import Body, Query
 
-STATUSES = ("missing", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
+STATUSES = ("missing", "held", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
 #: statuses that are not a difference
 SETTLED = ("matched", "accepted")
 PAGE = 250
@@ -189,6 +189,7 @@ def compare(
             owned.close()
 
     items: list[dict[str, Any]] = []
+    holds = currency.by_external_id(conn, [item.external_id for item in expected])
     for item in expected:
         gift = by_ext.pop(item.external_id, None) or elsewhere.get(item.external_id)
         row: dict[str, Any] = {
@@ -203,9 +204,13 @@ def compare(
             "fund": None,
             "reason": None,
         }
+        hold = holds.get(item.external_id)
+        released = hold if hold is not None and hold["status"] == "released" else None
         if gift is None:
             entry = ledger.get(item.external_id)
-            if item.amount == 0 and (entry is None or entry["state"] == "deleted"):
+            if item.no_gift and (entry is None or entry["state"] == "deleted"):
+                row.update(status="matched", reason=f"no gift: {item.no_gift}")
+            elif item.amount == 0 and (entry is None or entry["state"] == "deleted"):
                 row.update(status="matched", reason="refunded in full; no gift" + (" (deleted by policy)" if entry else ""))
             else:
                 reason, job = _why_missing(conn, item)
@@ -228,11 +233,14 @@ def compare(
                     row.update(
                         status="date_differs", reason=f"the CRM dates it {gift.get('received_date')}, the platform {item.date}"
                     )
+            elif released is not None and crm_amount == dollars(released["released_amount"]) - refunded_to(item, released):
+                row.update(status="matched", reason=held_words(released))
             elif crm_amount == item.gross and item.amount < item.gross:
                 row.update(status="refund_not_applied", reason=f"{item.gross - item.amount} refunded on the platform")
             else:
                 row.update(status="amount_differs", reason=f"expected {item.amount}, the CRM holds {crm_amount}")
         row["_item"] = item
+        _held(row, hold)
         items.append(row)
     for ext, gift in by_ext.items():
         origin = _source_of(conn, gift, made)
@@ -291,6 +299,35 @@ def compare(
              "items": [{k: r[k] for k in kept} for r in items if r["status"] not in SETTLED]},
         )  # fmt: skip
     return Comparison(result, items, read)
+
+
+def held_words(hold: sqlite3.Row) -> str:
+    """A currency hold, in words, for reconcile and year end."""
+    said = f"{hold['amount']} {hold['currency']} in a {hold['organisation_currency']} organisation"
+    if hold["status"] == "released":
+        return f"{said}: released at {hold['released_amount']} by {hold['decided_by'] or 'someone'} (job {hold['job_id'][:8]})"
+    if hold["status"] == "resolved":
+        return f"{said}: resolved by {hold['decided_by'] or 'someone'} without a gift (job {hold['job_id'][:8]})"
+    return f"held: {said}; `synctool jobs release {hold['job_id'][:8]} --amount ...` (what the bank credited) or `synctool syncs resolve`"
+
+
+def refunded_to(item: Expected, released: sqlite3.Row) -> Decimal:
+    """A released gift's refunds, in the organisation's currency: the platform's refunded share of the released
+    amount (none when it refunded nothing)."""
+    if item.gross <= 0 or item.amount >= item.gross:
+        return Decimal("0.00")
+    return (dollars(released["released_amount"]) * (item.gross - item.amount) / item.gross).quantize(Decimal("0.01"))
+
+
+def _held(row: dict[str, Any], hold: sqlite3.Row | None) -> None:
+    """Money in another currency than the organisation's is ``held`` while a person has not released it (never
+    ``missing``); one they resolved without a gift is settled (``accepted``, saying so)."""
+    if row["status"] not in ("missing", "amount_differs", "refund_not_applied"):
+        return
+    if hold is not None and hold["status"] == "pending" and row["crm_gift_id"] is None:
+        row.update(status="held", reason=held_words(hold))
+    elif hold is not None and hold["status"] == "resolved" and row["crm_gift_id"] is None:
+        row.update(status="accepted", reason=held_words(hold))
 
 
 def _fingerprint(row: Any) -> tuple:
@@ -430,6 +467,8 @@ def _fix(conn: sqlite3.Connection, rt: Runtime, items: list[dict[str, Any]]) -> 
                     note(r, "nothing", job["id"], "held until someone says who the donor is: `synctool donors matches`")
                 else:
                     note(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
+        elif r["status"] == "held":
+            note(r, "nothing", why=r["reason"])
         elif r["status"] == "refund_not_applied":
             if not item.refund_jobs:
                 note(r, "nothing", why="the platform lists no refund to apply; check the gift in the CRM")
@@ -561,7 +600,12 @@ def payouts(
                         entity_type="deposit",
                         entity_id=f"{payout.payout_id}:{line.external_id}",
                         external_id=line.external_id,
-                        payload={"payout_id": payout.payout_id, "deposit_date": payout.date, "deposited_amount": str(line.net)},
+                        payload={
+                            "payout_id": payout.payout_id,
+                            "deposit_date": payout.date,
+                            "deposited_amount": str(line.net),
+                            "currency": payout.currency,
+                        },
                     )
                     queued += 1
     return {

@@ -7,28 +7,46 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from synctool import platforms as registry
 from synctool import settings, store
-from synctool.config import DEFAULT_DB, STARTER_CONFIG, config_path
+from synctool.config import DEFAULT_DB, STARTER_CONFIG, OrganisationConfig, config_path
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 
 
 def init(
-    explicit_config: str | None, environ: Mapping[str, str], *, force: bool = False, platforms: list[str] | None = None
+    explicit_config: str | None,
+    environ: Mapping[str, str],
+    *,
+    force: bool = False,
+    platforms: list[str] | None = None,
+    currency: str | None = None,
 ) -> dict[str, Any]:
     """Write the starter config (unless one exists) and create the database; ``environ`` is read once. With
-    ``platforms``, the config's ``platforms:`` key is written (replaced in an existing file, the rest kept)."""
+    ``platforms``, the config's ``platforms:`` key is written (replaced in an existing file, the rest kept); with
+    ``currency``, its ``organisation.currency`` (ISO 4217, the CRM's one currency) alike."""
     path, _ = config_path(explicit_config, environ)
     registry.registered()  # the platforms' config sections, before the config is read
     wrote = False
     if platforms is not None:
         _known_platforms(platforms)
+    if currency is not None:
+        try:
+            currency = OrganisationConfig(currency=currency).currency
+        except ValidationError as exc:
+            raise InvalidInput(
+                f"--currency {currency!r} is not a currency code", "three letters, ISO 4217: USD, CAD, EUR"
+            ) from exc
     if force or not path.exists():
         _write(path, STARTER_CONFIG.format(database=DEFAULT_DB))
         wrote = True
     if platforms is not None:
         _write(path, with_platforms(path.read_text(encoding="utf-8"), platforms))
+        wrote = True
+    if currency is not None:
+        _write(path, with_currency(path.read_text(encoding="utf-8"), currency))
         wrote = True
     rt = Runtime.from_environ(path, environ)
     new_database = not rt.db_path.exists()
@@ -45,6 +63,7 @@ def init(
         "config": str(path),
         "config_written": wrote,
         "platforms": ", ".join(p.name for p in registry.in_use(rt.config)),
+        "currency": rt.config.organisation.currency,
         "database": str(rt.db_path),
         "migrations": len(migrations),
         "keyring": rt.secrets.keyring_notice() or "available",
@@ -86,6 +105,31 @@ def with_platforms(text: str, names: list[str]) -> str:
             at = len(kept)
             i += 1
             while i < len(lines) and lines[i].startswith((" ", "\t", "-")):
+                i += 1
+            continue
+        kept.append(lines[i])
+        i += 1
+    if at is None:
+        at = len(kept)
+    return "\n".join([*kept[:at], *block, *kept[at:]]) + "\n"
+
+
+def with_currency(text: str, currency: str) -> str:
+    """The config file's text with its top-level ``organisation:`` section (and the lines under it) replaced by one
+    naming ``currency``, in place, or added at the end; comments and every other key stay as they were."""
+    comment = "# the CRM's one currency (ISO 4217): money in another is held for a person (`synctool jobs release`)"
+    block = [comment, "organisation:", f"  currency: {currency}"]
+    kept: list[str] = []
+    at = None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if re.match(r"organisation\s*:", lines[i]):
+            if kept and kept[-1] == comment:
+                kept.pop()
+            at = len(kept)
+            i += 1
+            while i < len(lines) and (lines[i].startswith((" ", "\t")) or not lines[i].strip()):
                 i += 1
             continue
         kept.append(lines[i])

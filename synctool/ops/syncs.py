@@ -146,12 +146,40 @@ def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
     return record
 
 
+class ReleaseBody(Body):
+    """POST /api/jobs/:id/release: the amount the bank credited, in the organisation's currency."""
+
+    amount: str
+
+    @field_validator("amount", mode="before")
+    @classmethod
+    def as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def release(conn: sqlite3.Connection, job_id: str, body: ReleaseBody, *, by: str) -> dict[str, Any]:
+    """A job held because its money is in another currency (``crm.currency``) is queued again to write it at
+    ``amount``, the amount the bank credited, once, through the normal path (``synctool jobs release``)."""
+    from synctool.crm import currency
+
+    row = _job(conn, job_id)
+    return currency.release(conn, row["id"], body.amount, by=by)
+
+
 def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = None) -> dict[str, Any]:
-    """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve)."""
+    """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve); a record held for
+    money in another currency too (nothing is written; ``crm.currency``)."""
+    from synctool.crm import currency
+
     body = body or ResolveBody()
     notes, by = body.notes, body.resolvedBy
     row = _job(conn, job_id)
     job_id = row["id"]
+    if row["status"] == "review" and currency.pending_for_job(conn, job_id):
+        with store.atomic(conn):
+            currency.resolve(conn, job_id, by=by)
+            jobs.resolve(conn, job_id, by=by, notes=notes, statuses=("review",))
+        return show_sync(conn, job_id)
     if not jobs.resolve(conn, job_id, by=by, notes=notes):
         row = _job(conn, job_id)  # what it is now
         if row["status"] != "failed":
@@ -217,7 +245,8 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
             "skipped": "it was skipped on purpose: " + (row["message"] or "see the sync log"),
             "queued": "it is already queued",
             "running": "it is running now",
-            "review": "it waits for someone to say who the donor is: synctool donors matches",
+            "review": "it waits for a person: who the donor is (synctool donors matches), or the amount the bank "
+            "credited for money in another currency (synctool jobs release ID --amount ...)",
             "previewed": "it was previewed; `synctool sync-mode live` runs it",
         }.get(row["status"], "see the sync log")
         raise Conflict(f"job {job_id} is {row['status']}; only a failed job can be retried ({hint})")

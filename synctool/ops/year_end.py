@@ -9,6 +9,8 @@ looks for, in the organisation's time zone (``timezone:``):
   platform in use (refunds netted), run and remembered as reconcile's last run, so ``reconcile accept`` and
   ``reconcile --fix`` work on what it found; a difference reviewed with ``reconcile accept`` is listed as
   reviewed, not as a blocker;
+- ``held``: money in another currency than the organisation's (``organisation.currency``), held until a person
+  releases it with the amount the bank credited (listed as held, never as missing);
 - ``wrong_year``: a gift whose platform day and CRM ``received_date`` fall on either side of 1 January (the
   reconcile reads a day more on each side of the year to see them);
 - ``deductible``: a synced gift whose deductible amount is more than its source allows (a ticket's fair market
@@ -44,6 +46,7 @@ from synctool.runtime import Runtime
 THRESHOLD = Decimal("250.00")
 KINDS = (
     "missing",
+    "held",
     "amount_differs",
     "refund_not_applied",
     "extra",
@@ -150,7 +153,8 @@ def check(
         platform_in, crm_in = in_year(row.get("platform_date")), in_year(row.get("crm_date"))
         if not platform_in and not crm_in:
             continue  # the day before or after the year, rightly dated there
-        if platform_in and row.get("_item") is not None:
+        no_gift = row.get("_item") is not None and row["_item"].no_gift and row.get("crm_gift_id") is None
+        if platform_in and row.get("_item") is not None and not no_gift:  # a comped ticket is no money, no gift
             side = totals.setdefault(row["source"], {"platform_count": 0, "platform_dollars": Decimal(0), "crm_count": 0,
                                                      "crm_dollars": Decimal(0), "blockers": 0})  # fmt: skip
             side["platform_count"] += 1
@@ -174,6 +178,10 @@ def check(
             elif job is not None and job["status"] == "review":
                 fix = "`synctool donors matches`: say who the donor is"
             block("missing", row, row.get("reason") or "not in the CRM", fix)
+        elif status == "held" and platform_in:  # money in another currency: a person says what the bank credited
+            job_id = str((row.get("_job") or {"id": ""})["id"])[:8] or "ID"
+            block("held", row, row.get("reason") or "held: another currency",
+                  f"`synctool jobs release {job_id} --amount ...` (what the bank credited), or `synctool syncs resolve {job_id}`")  # fmt: skip
         elif status == "refund_not_applied" and platform_in:
             block("refund_not_applied", row, row.get("reason") or "", f"`synctool reconcile {span} --fix` (queues the refund)")
         elif status == "amount_differs" and platform_in:

@@ -16,8 +16,10 @@ from typing import Any
 from synctool import store
 from synctool.config import Config
 from synctool.crm import constituents, donor_changes, gifts, matching, refunds
+from synctool.crm import currency as currency_rule
 from synctool.crm.client import CrmClient
 from synctool.errors import PermanentError
+from synctool.money import dollars as as_dollars
 from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -97,10 +99,45 @@ class Job:
             self.donor_news.append(note)
         return chosen
 
-    def make_gift(self, person: constituents.Person, body: dict[str, Any]) -> tuple[str, str, bool]:
+    def money(self, kind: str, key: str, amount: Any, currency: Any, external_id: str | None = None) -> currency_rule.Settled:
+        """The amount of a money line (``gift``, ``refund``, ``deposit``) to write, in the organisation's currency
+        (``crm.currency.settle``): in another currency the job is held as ``review`` until a person releases it
+        with the amount the bank credited."""
+        return currency_rule.settle(
+            self.conn, self.config, job_id=self.id, source=self.row["source"], kind=kind, key=key, amount=amount,
+            currency=currency, external_id=external_id,
+        )  # fmt: skip
+
+    def gift_in_currency(self, body: dict[str, Any], currency: Any) -> None:
+        """The gift ``body`` in the organisation's currency: unchanged when its platform named that currency (or
+        none); at the amount a person released it at, with a note naming the original (its deductible amount in
+        proportion); else the job is held (``NeedsReview``). A gift the ledger holds already is left as it is."""
+        ext = str(body["external_id"])
+        done = gifts.recorded(self.conn, ext)
+        if currency_rule.foreign(self.config, currency) is None or (done is not None and done["state"] == "done"):
+            return
+        received = as_dollars(body["received_amount"])
+        settled = self.money("gift", ext, received, currency, ext)
+        if not settled.released:
+            return
+        if body.get("deductible_amount") is not None:
+            deductible = as_dollars(body["deductible_amount"])
+            body["deductible_amount"] = float(
+                settled.amount
+                if deductible >= received
+                else currency_rule.spread([deductible, received - deductible], settled.amount)[0]
+            )
+        body["received_amount"] = float(settled.amount)
+        body["note"] = "; ".join(p for p in (str(body.get("note") or ""), str(settled.note)) if p)[:1000]
+
+    def make_gift(self, person: constituents.Person, body: dict[str, Any], *, currency: Any = None) -> tuple[str, str, bool]:
         """The person's constituent and the gift ``body`` on it, made once (``crm.gifts.for_person``):
         (constituent id, gift id, whether the gift is new). A contact point the donor's data carries and the
-        constituent lacks is kept by ``donors.updates`` (``crm.donor_changes``; names are never changed)."""
+        constituent lacks is kept by ``donors.updates`` (``crm.donor_changes``; names are never changed).
+        ``currency`` is the one the platform named for the gift's amount: another than the organisation's holds
+        the job (``gift_in_currency``) before any constituent is matched or made; ``body`` is changed in place to
+        the amount written."""
+        self.gift_in_currency(body, currency)
         constituent_id, gift_id, created = gifts.for_person(
             self.crm,
             self.conn,

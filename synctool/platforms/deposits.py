@@ -25,9 +25,9 @@ def deposit(event: Event, job: Job) -> Outcome:
     done = job.conn.execute("SELECT crm_id FROM crm_writes WHERE key = ?", (key,)).fetchone()
     if done is not None and done["crm_id"] == payout_id:
         raise Skip(f"CRM gift {entry['crm_id']} already carries payout {payout_id}'s deposit")
-    job.crm.update_gift(
-        entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(details["deposited_amount"])}
-    )
+    # a payout in another currency than the organisation's is held until a person says what the bank credited
+    settled = job.money("deposit", f"{key}:{payout_id}", details["deposited_amount"], details.get("currency"), ext)
+    job.crm.update_gift(entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(settled.amount)})
     with store.atomic(job.conn):
         store.database(job.conn).table("crm_writes").upsert(
             {
@@ -42,6 +42,6 @@ def deposit(event: Event, job: Job) -> Outcome:
         )
     return Outcome(
         "succeeded",
-        f"CRM gift {entry['crm_id']}: deposited {details['deposited_amount']} on {details['deposit_date']} (payout {payout_id})",
+        f"CRM gift {entry['crm_id']}: deposited {settled.amount} on {details['deposit_date']} (payout {payout_id})",
         crm_gift_id=entry["crm_id"],
     )

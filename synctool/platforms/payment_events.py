@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from synctool.validation import Payload
+from synctool.validation import Lenient, Payload
 
 
 class EventData(Payload):
@@ -24,8 +24,8 @@ class Event(Payload):
 
 
 class CustomerDetails(Payload):
-    email: Optional[str] = None
-    name: Optional[str] = None
+    email: Lenient[Optional[str]] = None
+    name: Lenient[Optional[str]] = None
 
 
 class PortalObject(Payload):
@@ -38,20 +38,23 @@ class PortalObject(Payload):
     payment_status: Optional[str] = None
     payment_intent: Optional[str] = None
     amount_total: Optional[int] = None
-    customer_email: Optional[str] = None
-    customer_details: Optional[CustomerDetails] = None
+    #: lower-case ISO 4217 (``usd``): the money's currency (``crm.currency``: another than the organisation's is held)
+    currency: Optional[str] = None
+    #: who paid, as Stripe knows them (the job's label; the portal user in ``metadata`` is the donor)
+    customer_email: Lenient[Optional[str]] = None
+    customer_details: Lenient[Optional[CustomerDetails]] = None
     #: a PaymentIntent's
     status: Optional[str] = None
     amount: Optional[int] = None
     amount_received: Optional[int] = None
-    receipt_email: Optional[str] = None
+    receipt_email: Lenient[Optional[str]] = None
 
 
 class ChargeRefund(Payload):
     id: Optional[str] = None
     amount: Optional[int] = None
     status: Optional[str] = None
-    created: Optional[int] = None
+    created: Lenient[Optional[int]] = None
 
 
 class ChargeRefunds(Payload):
@@ -65,10 +68,12 @@ class Charge(Payload):
     id: str
     amount: int = 0
     amount_refunded: int = 0
+    #: lower-case ISO 4217 (``usd``)
+    currency: Optional[str] = None
     refunded: bool = False
     payment_intent: Optional[str] = None
     metadata: dict[str, str] = {}
-    created: Optional[int] = None
+    created: Lenient[Optional[int]] = None
     refunds: Optional[ChargeRefunds] = None
 
     def latest_refund(self) -> ChargeRefund | None:

@@ -26,11 +26,16 @@ class Expected:
     sync_job: dict[str, Any] = field(default_factory=dict)
     #: ``jobs.enqueue`` keywords of the jobs that apply its refunds
     refund_jobs: list[dict[str, Any]] = field(default_factory=list)
+    #: the currency the platform names for it (None: the organisation's): reconcile lists another one's as held
+    currency: str | None = None
     #: the most the CRM gift's deductible amount may be now (after refunds), when less than ``amount``: a
     #: ticket's fair market value, a shop sale; None when the whole amount is deductible
     deductible: Decimal | None = None
     #: why, in words (``ticket: fair market value 40.00``), for ``year-end check``
     deductible_why: str | None = None
+    #: why the sync writes no gift for it, as its job says (``no money (comped ticket)``): reconcile and year end
+    #: count it as matched while the CRM holds no gift for it, never as missing
+    no_gift: str | None = None
 
     def most_deductible(self) -> Decimal:
         return self.amount if self.deductible is None else min(self.deductible, self.amount)
@@ -58,3 +63,5 @@ class Payout:
     lines: list[PayoutLine] = field(default_factory=list)
     #: the deposit as the platform states it (None when it states none)
     net: Decimal | None = None
+    #: the currency the platform names for it (None: the organisation's); another one's deposits are held
+    currency: str | None = None

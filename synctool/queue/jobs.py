@@ -408,15 +408,19 @@ def requeue_failed(conn: sqlite3.Connection, job_id: str | None = None, *, sourc
         ).rowcount
 
 
-def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None, notes: str | None) -> bool:
-    """Mark a failed, unresolved job resolved without running it; False when it is not one."""
+def resolve(
+    conn: sqlite3.Connection, job_id: str, *, by: str | None, notes: str | None, statuses: tuple[str, ...] = ("failed",)
+) -> bool:
+    """Mark a failed (or, when ``statuses`` says so, a held) unresolved job resolved without running it; False
+    when it is not one."""
     now = store.iso()
+    marks = ",".join("?" * len(statuses))
     with store.atomic(conn):
         return (
             conn.execute(
                 "UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
-                " WHERE id = ? AND status = 'failed' AND resolved_at IS NULL",
-                (now, by, notes, now, job_id),
+                f" WHERE id = ? AND status IN ({marks}) AND resolved_at IS NULL",
+                (now, by, notes, now, job_id, *statuses),
             ).rowcount
             == 1
         )

@@ -60,7 +60,7 @@ class DrainSummary:
             f"drain [{self.mode}]: {self.claimed} jobs in {self.elapsed_s:.1f} s: {self.succeeded} succeeded, "
             f"{self.skipped} skipped, {self.retrying} to retry, {self.failed} failed"
             + (f", {self.previewed} previewed (nothing written to the CRM)" if self.mode == "preview" else "")
-            + (f", {self.review} held for review (synctool donors matches)" if self.review else "")
+            + (f", {self.review} held for review (synctool overview says why)" if self.review else "")
             + f"; {self.crm_requests} CRM requests"
         )
 

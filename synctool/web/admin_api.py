@@ -284,6 +284,13 @@ def _ops(config: Config):
         ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
         ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),
         ("POST", "/api/admin/sync/retry/{jobId}", ADMIN, lambda c: syncs.retry(c.conn, c.path["jobId"])),
+        # a job held for money in another currency: written at the amount the bank credited
+        (
+            "POST",
+            "/api/jobs/{id}/release",
+            ADMIN,
+            lambda c: syncs.release(c.conn, c.path["id"], c.body_as(syncs.ReleaseBody), by=c.user["email"]),
+        ),
         # each platform's own routes (synctool.platforms)
         *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}, config),
     ]

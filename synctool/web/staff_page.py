@@ -338,6 +338,7 @@ def routes(rt: Runtime) -> list[Mount]:
         Route("/actions", page(VIEWER, views.actions)),
         Route("/syncs/{id}/retry", action(ADMIN, "retry", views.retry, "/failed"), methods=["POST"]),
         Route("/syncs/{id}/resolve", action(ADMIN, "resolve", views.resolve, "/failed"), methods=["POST"]),
+        Route("/syncs/{id}/release", action(ADMIN, "release held money", views.release, "/failed"), methods=["POST"]),
         Route("/reconcile/accept", action(ADMIN, "accept difference", views.accept, "/reconcile"), methods=["POST"]),
         Route("/donors/{id:int}/apply", action(ADMIN, "apply donor change", views.apply_change, "/donors"), methods=["POST"]),
         Route(

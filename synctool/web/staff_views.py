@@ -79,7 +79,10 @@ def sync_record(ask: Ask) -> Shown:
 def failed(ask: Ask) -> Shown:
     number = ask.query.get("page") or "1"
     query = parse(syncs.SyncQuery, {"status": "failed", "page": number, "limit": PAGE_SIZE}, where="filters")
-    return Shown("failed.html", {"result": syncs.list_syncs(ask.conn, query), "page": "failed", "filters": {}})
+    from synctool.crm import currency
+
+    held = currency.listing(ask.conn, "pending", 100)  # money in another currency, waiting for the bank's amount
+    return Shown("failed.html", {"result": syncs.list_syncs(ask.conn, query), "held": held, "page": "failed", "filters": {}})
 
 
 def reconcile(ask: Ask) -> Shown:
@@ -140,6 +143,13 @@ def resolve(ask: Ask) -> tuple[str, str | None]:
     body = syncs.ResolveBody(notes=note, resolvedBy=ask.user["email"])
     record = syncs.resolve(ask.conn, ask.path["id"], body)
     return f"Sync record {record['id'][:8]} is resolved.", record["id"]
+
+
+def release(ask: Ask) -> tuple[str, str | None]:
+    """A job held for money in another currency, written at the amount the bank credited."""
+    body = parse(syncs.ReleaseBody, {"amount": (ask.form.get("amount") or "").strip()}, where="form")
+    result = syncs.release(ask.conn, ask.path["id"], body, by=ask.user["email"])
+    return f"{result['held']} is released at {result['released']}; the next drain writes it.", result["job"]
 
 
 def accept(ask: Ask) -> tuple[str, str | None]:

@@ -12,7 +12,7 @@ from synctool import platforms, settings
 from synctool.crm import gifts
 from synctool.errors import InvalidInput
 from synctool.money import dollars
-from synctool.platforms.givebutter.rules import CAMPAIGNS, deductible_amount
+from synctool.platforms.givebutter.rules import CAMPAIGNS, deductible_amount, no_money
 from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.runtime import Runtime
@@ -83,6 +83,8 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                     else [],
                     deductible=most,
                     deductible_why=why or (f"{refunded} refunded" if refunded else None),
+                    no_gift=no_money(txn),
+                    currency=txn.currency,
                 )
             )
         return items, client.api.requests_sent
@@ -106,7 +108,13 @@ def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tu
             day = str(info.get("paid_at") or info.get("created_at") or data.get("transacted_at") or "")[:10]
             payout = found.setdefault(
                 payout_id,
-                Payout("donations", payout_id, day, net=dollars(info["amount"]) if info.get("amount") is not None else None),
+                Payout(
+                    "donations",
+                    payout_id,
+                    day,
+                    net=dollars(info["amount"]) if info.get("amount") is not None else None,
+                    currency=info.get("currency") or data.get("currency"),
+                ),
             )
             # what the donor paid: the amount and the processing fee they chose to cover (a real body:
             # amount 10, fee 0.61, fee_covered 0.61, payout 10; reference A3.1), so gross - fee - refunds = payout

@@ -39,13 +39,20 @@ def read(event: Event, job: Job) -> refunds.Refund:
         key = f"donations:{refund_id}"
         done = refunds.recorded(job.conn, key)
         amount = details.amount if done is not None else covered(job, details.transaction_id, ext, details.amount)
-        return refunds.Refund("donations", "Givebutter", refund_id, ext, amount, on, key=key)
+        return refunds.Refund("donations", "Givebutter", refund_id, ext, amount, on, key=key, currency=data.currency)
     new = details.amount - refunds.refunded_so_far(job.conn, ext)
     refund_id = f"{details.transaction_id} (refunded total {details.amount})"
     if new <= 0:
         raise Skip(f"Givebutter transaction {details.transaction_id}: its refunded total {details.amount} is already applied")
     return refunds.Refund(
-        "donations", "Givebutter", refund_id, ext, new, on, key=f"donations:{details.transaction_id}:{details.amount}"
+        "donations",
+        "Givebutter",
+        refund_id,
+        ext,
+        new,
+        on,
+        key=f"donations:{details.transaction_id}:{details.amount}",
+        currency=data.currency,
     )
 
 

@@ -334,17 +334,30 @@ def credit_fundraiser(job: Job, raiser: Fundraiser, body: dict[str, Any], donor_
     return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")
 
 
+def no_money(txn: Transaction) -> str | None:
+    """Why a succeeded transaction is no gift, when it moved no money: a ticket comped with a 100% discount code
+    (``amount: 0``, ``method: none``); None when it did. Reconcile and year end expect no gift for it either."""
+    if txn.amount != 0:
+        return None
+    method = (txn.method or txn.payment_method or "none").lower()
+    return "no money (comped ticket)" if method == "none" else f"no money ({method}, amount 0)"
+
+
 def sync_transaction(job: Job, data: Any) -> Outcome:
     txn = payload(Transaction, data, "the Givebutter transaction")
     status = txn.status.lower()
     if status != "succeeded":
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
+    free = no_money(txn)
+    if free:
+        raise Skip(free)  # no gift, no donor record, no mailing list push
     ext = external_id(txn.id)
     made = gifts.already_made(job.conn, ext, job.row)
     if made is not None and made.status == "skipped":
         return made  # another job made this gift (and its soft credit)
     campaign = campaign_of(job, txn)
     body = gift_body(job, txn, campaign)
+    job.gift_in_currency(body, txn.currency)  # another currency than the organisation's holds the job (crm.currency)
     person = supporter(txn)
     if not person.email and not person.last_name:
         raise PermanentError(f"transaction {txn.id} has no supporter e-mail or name to match a constituent")

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator
 
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.validation import Payload, Text, parse
+from synctool.validation import Lenient, Moment, Payload, Text, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
@@ -45,89 +45,91 @@ Dollars = Annotated[Decimal, BeforeValidator(_dollars)]
 
 
 class Address(Payload):
-    address_1: Optional[str] = None
-    address_2: Optional[str] = None
-    city: Optional[str] = None
-    state: Optional[str] = None
-    zipcode: Optional[Text] = None
-    country: Optional[str] = None
+    address_1: Lenient[Optional[str]] = None
+    address_2: Lenient[Optional[str]] = None
+    city: Lenient[Optional[str]] = None
+    state: Lenient[Optional[str]] = None
+    zipcode: Lenient[Optional[Text]] = None
+    country: Lenient[Optional[str]] = None
 
 
 class Recipient(Payload):
-    name: Optional[str] = None
-    email: Optional[str] = None
+    name: Lenient[Optional[str]] = None
+    email: Lenient[Optional[str]] = None
 
 
 class Dedication(Payload):
     """``{type: in_memory_of|in_honor_of, name, recipient{name, email}}``."""
 
-    type: Optional[str] = None
-    name: Optional[str] = None
-    recipient: Optional[Recipient] = None
+    type: Lenient[Optional[str]] = None
+    name: Lenient[Optional[str]] = None
+    recipient: Lenient[Optional[Recipient]] = None
 
 
 class GivingSpace(Payload):
-    message: Optional[str] = None
+    message: Lenient[Optional[str]] = None
 
 
 class CustomField(Payload):
-    id: Optional[Text] = None
-    field_id: Optional[Text] = None
-    title: Optional[str] = None
-    value: Any = None
+    id: Lenient[Optional[Text]] = None
+    field_id: Lenient[Optional[Text]] = None
+    title: Lenient[Optional[str]] = None
+    value: Lenient[Any] = None
 
 
 class Part(Payload):
     """A sub-transaction (``transactions[]``)."""
 
-    id: Optional[Text] = None
-    plan_id: Optional[Text] = None
+    id: Lenient[Optional[Text]] = None
+    plan_id: Lenient[Optional[Text]] = None
     amount: Optional[Dollars] = None
     refunded: bool = False
-    refunded_at: Optional[str] = None
+    refunded_at: Lenient[Optional[Moment]] = None
 
 
 class Transaction(Payload):
     """The ``data`` of ``transaction.succeeded`` and the items of ``GET /v1/transactions`` (money in dollars)."""
 
     id: Text
-    number: Optional[Text] = None
-    campaign_id: Optional[Text] = None
-    campaign_code: Optional[str] = None
-    fund_id: Optional[Text] = None
-    fund_code: Optional[str] = None
-    first_name: Optional[str] = None
-    last_name: Optional[str] = None
-    company: Optional[str] = None
+    number: Lenient[Optional[Text]] = None
+    campaign_id: Lenient[Optional[Text]] = None
+    campaign_code: Lenient[Optional[str]] = None
+    fund_id: Lenient[Optional[Text]] = None
+    fund_code: Lenient[Optional[str]] = None
+    first_name: Lenient[Optional[str]] = None
+    last_name: Lenient[Optional[str]] = None
+    company: Lenient[Optional[str]] = None
     email: Optional[str] = None
-    phone: Optional[str] = None
-    address: Optional[Address] = None
+    phone: Lenient[Optional[str]] = None
+    address: Lenient[Optional[Address]] = None
     status: str = "succeeded"
-    method: Optional[str] = None
-    payment_method: Optional[str] = None
+    method: Lenient[Optional[str]] = None
+    payment_method: Lenient[Optional[str]] = None
     amount: Dollars
+    #: ISO 4217 (``USD``): the money's currency (``crm.currency``: another than the organisation's is held)
+    currency: Optional[str] = None
     #: the platform's processing fee, and the part of it the donor chose to cover (both in ``amount``)
-    fee: Optional[Dollars] = None
-    fee_covered: Optional[Dollars] = None
+    fee: Lenient[Optional[Dollars]] = None
+    fee_covered: Lenient[Optional[Dollars]] = None
     #: what the donor may deduct: tickets and auction items give back a fair market value
     tax_deductible_amount: Optional[Dollars] = None
     fair_market_value_amount: Optional[Dollars] = None
     #: set on each charge of a recurring plan
-    plan_id: Optional[Text] = None
+    plan_id: Lenient[Optional[Text]] = None
     #: the peer-to-peer fundraiser whose page took the gift, and their team (givebutter-square.md A7)
-    member_id: Optional[Text] = None
-    member_name: Optional[str] = None
-    team_id: Optional[Text] = None
-    team_name: Optional[str] = None
-    transacted_at: Optional[str] = None
-    created_at: Optional[str] = None
-    timezone: Optional[str] = None
-    giving_space: Optional[GivingSpace] = None
-    dedication: Union[Dedication, str, None] = None
-    custom_fields: list[CustomField] = []
+    member_id: Lenient[Optional[Text]] = None
+    member_name: Lenient[Optional[str]] = None
+    team_id: Lenient[Optional[Text]] = None
+    team_name: Lenient[Optional[str]] = None
+    transacted_at: Lenient[Optional[Moment]] = None
+    created_at: Lenient[Optional[Moment]] = None
+    timezone: Lenient[Optional[str]] = None
+    giving_space: Lenient[Optional[GivingSpace]] = None
+    dedication: Lenient[Union[Dedication, str, None]] = None
+    custom_fields: Lenient[list[CustomField]] = []
     transactions: list[Part] = []
-    #: the donor agreed to hear from the organisation (e-mail consent)
-    communication_opt_in: bool = False
+    #: the donor agreed to hear from the organisation (e-mail consent); real bodies hold true, false or null
+    communication_opt_in: Lenient[bool] = False
 
 
 class Ticket(Payload):
@@ -137,23 +139,23 @@ class Ticket(Payload):
 
 class Campaign(Payload):
     id: Text
-    title: Optional[str] = None
-    type: Optional[str] = None
-    timezone: Optional[str] = None
+    title: Lenient[Optional[str]] = None
+    type: Lenient[Optional[str]] = None
+    timezone: Lenient[Optional[str]] = None
 
 
 class Plan(Payload):
     """A recurring plan (``plan.*`` data; ``GET /v1/plans``): who gives, how much, how often."""
 
     id: Text
-    first_name: Optional[str] = None
-    last_name: Optional[str] = None
-    email: Optional[str] = None
-    phone: Optional[str] = None
-    amount: Optional[Dollars] = None
-    frequency: Optional[str] = None
-    status: Optional[str] = None
-    next_bill_date: Optional[str] = None
+    first_name: Lenient[Optional[str]] = None
+    last_name: Lenient[Optional[str]] = None
+    email: Lenient[Optional[str]] = None
+    phone: Lenient[Optional[str]] = None
+    amount: Lenient[Optional[Dollars]] = None
+    frequency: Lenient[Optional[str]] = None
+    status: Lenient[Optional[str]] = None
+    next_bill_date: Lenient[Optional[str]] = None
 
 
 #: plan events a person should hear about (someone may call the donor); logged, no CRM write
@@ -168,10 +170,12 @@ class Refund(Payload):
     id: Optional[Text] = None
     transaction_id: Optional[Text] = None
     amount: Optional[Dollars] = None
+    #: ISO 4217, when the data is the refunded transaction (a refund object names none: its transaction's)
+    currency: Optional[str] = None
     refunded: bool = False
-    refunded_at: Optional[str] = None
-    created_at: Optional[str] = None
-    timezone: Optional[str] = None
+    refunded_at: Lenient[Optional[Moment]] = None
+    created_at: Lenient[Optional[Moment]] = None
+    timezone: Lenient[Optional[str]] = None
     transactions: list[Part] = []
 
 

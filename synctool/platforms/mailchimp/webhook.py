@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 
 from synctool.errors import InvalidInput, InvalidSignature
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, text
-from synctool.validation import Payload, parse
+from synctool.validation import Lenient, Payload, parse
 
 KEPT_HEADERS = ("content-type", "user-agent")
 SYNCED_TYPES = ("unsubscribe", "cleaned")
@@ -25,16 +25,16 @@ _KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])*)$")
 
 
 class Merges(Payload):
-    FNAME: Optional[str] = None
-    LNAME: Optional[str] = None
+    FNAME: Lenient[Optional[str]] = None
+    LNAME: Lenient[Optional[str]] = None
 
 
 class EventData(Payload):
     list_id: Optional[str] = None
     email: Optional[str] = None
-    reason: Optional[str] = None
-    action: Optional[str] = None
-    merges: Merges = Merges()
+    reason: Lenient[Optional[str]] = None
+    action: Lenient[Optional[str]] = None
+    merges: Lenient[Merges] = Merges()
 
 
 class AudienceEvent(Payload):

@@ -11,7 +11,7 @@ from decimal import Decimal
 from synctool.errors import SyncError
 from synctool.money import cents_to_dollars
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.portal.rules import gift_groups
+from synctool.platforms.portal.rules import NO_MONEY, gift_groups, no_money
 from synctool.platforms.reconcile import Expected
 from synctool.runtime import Runtime
 
@@ -48,6 +48,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                         "payload": {"origin": "reconcile"},
                     },
                     refund_jobs=[{"retry": r["job_id"]} for r in reported if r["state"] != "applied" and r["job_id"]],
+                    no_gift=NO_MONEY if no_money(payment, groups) else None,
                 )
             )
     return items, 0

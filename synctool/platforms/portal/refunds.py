@@ -95,6 +95,7 @@ def charge_refund(event: webhook.Event, job: Job) -> Outcome:
             on,
             key=f"payments:{charge.id}:{charge.amount_refunded}:{ext}",
             gift_job_external_id=payment["id"],
+            currency=charge.currency,
         )
         try:
             messages.append(refunds.apply(job.refund_job(), refund))

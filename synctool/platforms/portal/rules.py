@@ -14,10 +14,12 @@ Five CRM handlers then do the work: user, membership, payment, enrollment, relat
 from __future__ import annotations
 
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 from synctool import mappings, settings, store
 from synctool.crm import constituents, gifts, mirror
+from synctool.crm import currency as currency_rule
 from synctool.errors import InvalidInput, PermanentError, Skip
 from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
@@ -95,6 +97,8 @@ def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any
     if before is not None and data.get("status", "pending") == "pending" and before.get("status") in SETTLED:
         # the processor's event already settled it; a record carrying the older state does not undo that
         data = {**data, "status": before["status"]}
+    if kind == "payment" and before is not None and before.get("currency") and not data.get("currency"):
+        data = {**data, "currency": before["currency"]}  # the processor named it; a push that does not keeps it
     record = portal_records.upsert(conn, kind, data)
     return record, jobs_for(conn, kind, record, before, origin)
 
@@ -152,6 +156,8 @@ def stripe_event(event: webhook.Event, job: Job) -> Outcome:
         else:
             record = {k: v for k, v in before.items() if k in portal_records.record_models()["payment"].model_fields}
         record.update(status="succeeded", payment_intent_id=intent or record.get("payment_intent_id"))
+        if obj.currency:  # the money's currency as the processor took it (crm.currency holds another)
+            record["currency"] = obj.currency
         payment = portal_records.upsert(job.conn, "payment", record)
         queued = jobs_for(job.conn, "payment", payment, before, kind)
         outcomes = []
@@ -403,6 +409,34 @@ def gift_groups(conn, payment: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted(groups.items(), key=lambda kv: FUND_KEYS.index(kv[0]))
 
 
+#: the sync log's reason for a $0 payment that is no scholarship (reconcile and year end expect no gift for it)
+NO_MONEY = "no money ($0 payment, no scholarship)"
+
+
+def no_money(payment: dict[str, Any], groups: list[tuple[str, int]]) -> bool:
+    """A payment that took no money and is no scholarship (a 100% discount code): no gift. A $0 scholarship
+    payment is a gift (rule 5), as it always was."""
+    return not payment.get("scholarship") and not any(cents for _, cents in groups)
+
+
+def membership_sync(job: Job, record: dict[str, Any], groups: list[tuple[str, int]]) -> str:
+    """A membership payment queues its membership's sync (the payment's, else the user's active one); in words."""
+    if not any(k == "membership" for k, _ in groups):
+        return ""
+    membership_id = record.get("membership_id")
+    if membership_id is None:
+        active = job.conn.execute(
+            "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC LIMIT 1",
+            (record["user_id"],),
+        ).fetchone()
+        membership_id = active[0] if active else None
+    if not membership_id or not flags(job.conn)["sync_on_membership"]:
+        return ""
+    with store.atomic(job.conn):
+        queue(job.conn, "membership", membership_id, origin=f"payment {record['id']}")
+    return f"; membership {membership_id} sync queued"
+
+
 @handler("portal", "payment")
 @user_locked(_user_of("payment", "user_id"))
 def payment(event: webhook.Event, job: Job) -> Outcome:
@@ -415,21 +449,32 @@ def payment(event: webhook.Event, job: Job) -> Outcome:
     constituent_id = constituent_for(job, record["user_id"])
     gateway = mappings.get(job.conn, "portal_gateway", str(record.get("gateway") or "")) or {}
     groups = gift_groups(job.conn, record)
+    if no_money(record, groups):  # a 100% discount: no gift; its membership still syncs
+        return Outcome("skipped", NO_MONEY + membership_sync(job, record, groups), crm_constituent_id=constituent_id)
+    amounts = [cents_to_dollars(cents) for _, cents in groups]
+    said = None
+    if not all((gifts.recorded(job.conn, ext) or {"state": None})["state"] == "done" for ext in _gift_ids(record, groups)):
+        # another currency than the organisation's holds the payment (crm.currency); released, its amount is shared
+        settled = job.money("gift", record["id"], sum(amounts), record.get("currency"), external_id=record["id"])
+        if settled.released:
+            amounts, said = currency_rule.spread(amounts, settled.amount), settled.note
     gift_ids: dict[str, str] = {}
-    for key, cents in groups:
+    for (key, _cents), amount in zip(groups, amounts, strict=True):
         fund = mappings.get(job.conn, "portal_fund", key)
         if not fund:
             raise PermanentError(f"no fund mapping for {key} (synctool portal mappings funds set {key} --fund-id ...)")
         external_id = record["id"] if len(groups) == 1 else f"{record['id']}-{key}"
         body = {
             "external_id": external_id,
-            "received_amount": float(cents_to_dollars(cents)),
+            "received_amount": float(amount),
             "received_date": (record.get("created_at") or store.iso())[:10],
             "fund_id": fund["fund_id"],
             "gift_type_name": "Gift",
             "note": f"portal payment {record['id']} ({record['type']}, {key}); intent "
             f"{record.get('payment_intent_id') or '-'}; status {record['status']}; {record.get('created_at') or ''}",
         }
+        if said:
+            body["note"] += f"; {said}"
         if fund.get("campaign_name"):
             body["campaign_name"] = fund["campaign_name"]
         if gateway.get("payment_type_id"):
@@ -447,23 +492,18 @@ def payment(event: webhook.Event, job: Job) -> Outcome:
     primary = gift_ids[groups[0][0]]
     portal_records.set_link(job.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
     message = f"{len(gift_ids)} gift(s): " + ", ".join(f"{k} {v}" for k, v in gift_ids.items())
-    membership_id = record.get("membership_id")
-    if membership_id is None and any(k == "membership" for k, _ in groups):
-        active = job.conn.execute(
-            "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC LIMIT 1",
-            (record["user_id"],),
-        ).fetchone()
-        membership_id = active[0] if active else None
-    if membership_id and flags(job.conn)["sync_on_membership"] and any(k == "membership" for k, _ in groups):
-        with store.atomic(job.conn):
-            queue(job.conn, "membership", membership_id, origin=f"payment {record['id']}")
-        message += f"; membership {membership_id} sync queued"
+    message += membership_sync(job, record, groups)
     with store.atomic(job.conn):
         jobs.record_crm_ids(job.conn, job.row["id"], constituent_id=constituent_id, gift_id=primary)
-    total = cents_to_dollars(sum(cents for _, cents in groups))
+    total = sum(amounts, Decimal("0.00"))
     return Outcome(
         "succeeded", message, crm_constituent_id=constituent_id, crm_gift_id=primary, crm_ids=gift_ids, amount=f"{total:.2f}"
     )
+
+
+def _gift_ids(record: dict[str, Any], groups: list[tuple[str, int]]) -> list[str]:
+    """The external ids of a payment's gifts: its id, or one per product group of a cart."""
+    return [record["id"] if len(groups) == 1 else f"{record['id']}-{key}" for key, _ in groups]
 
 
 @handler("portal", "enrollment")

@@ -57,4 +57,10 @@ def m001_portal(db: Database) -> None:
     )
 
 
-MIGRATIONS = [m001_portal]
+def m002_payment_currency(db: Database) -> None:
+    """A payment's currency (Stripe's ``currency``, or the portal's own): another than ``organisation.currency``
+    holds its gifts for a person (``crm.currency``)."""
+    db.conn.execute("ALTER TABLE portal_payments ADD COLUMN currency TEXT")
+
+
+MIGRATIONS = [m001_portal, m002_payment_currency]

@@ -125,6 +125,9 @@ def _build_models():
         membership_id: Optional[str] = None
         enrollment_id: Optional[str] = None
         scholarship: bool = False
+        #: ISO 4217 (Stripe's ``currency`` sets it when the portal's push does not): another than the
+        #: organisation's holds the payment's gifts (``crm.currency``)
+        currency: Optional[str] = None
         items: list[Item] = []
 
     class Enrollment(Record):

@@ -13,6 +13,7 @@ from synctool import mappings, platforms
 from synctool.crm import gifts
 from synctool.money import cents_to_dollars
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
+from synctool.platforms.square.rules import NO_MONEY
 from synctool.platforms.square.webhook import external_id
 from synctool.runtime import Runtime
 
@@ -39,6 +40,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                         "at": payment.get("created_at"),
                         "zone": location.get("timezone"),
                         "location": location["id"],
+                        "currency": (payment.get("total_money") or payment.get("amount_money") or {}).get("currency"),
                     },
                 )
                 order["cents"] += int((payment.get("total_money") or payment.get("amount_money") or {}).get("amount") or 0)
@@ -76,6 +78,8 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
                 ],
                 deductible=Decimal("0.00") if shop else None,
                 deductible_why=f"a sale at location {order['location']}, set `deductible: none` (a shop)" if shop else None,
+                no_gift=NO_MONEY if order["cents"] == 0 else None,
+                currency=order["currency"],
             )
         )
     return items, requests
@@ -103,6 +107,7 @@ def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tu
                     stated["id"],
                     str(stated.get("arrival_date") or stated.get("created_at") or "")[:10],
                     net=cents_to_dollars((stated.get("amount_money") or {}).get("amount") or 0),
+                    currency=(stated.get("amount_money") or {}).get("currency"),
                 )
                 lines: dict[str, PayoutLine] = {}
                 for entry in client.payout_entries(stated["id"]):

@@ -41,7 +41,15 @@ def read(event: Event, job: Job) -> refunds.Refund:
     order_id = sale_order_id(job, found)
     zone = (location(job, found.location_id) or {}).get("timezone")
     on = gifts.gift_date(found.updated_at or found.created_at, zone, job.config.timezone)
-    return refunds.Refund("pos", "Square", found.id, external_id(order_id), cents_to_dollars(cents), on)
+    return refunds.Refund(
+        "pos",
+        "Square",
+        found.id,
+        external_id(order_id),
+        cents_to_dollars(cents),
+        on,
+        currency=(found.amount_money or Money()).currency,
+    )
 
 
 def sale_order_id(job: Job, found: PaymentRefund) -> str:

@@ -55,15 +55,18 @@ def location(job: Job, location_id: str | None) -> dict[str, Any] | None:
     return found
 
 
+#: the sync log's reason for an order that took no money (reconcile and year end expect no gift for it)
+NO_MONEY = "no money ($0 order)"
+
+
 def eligibility(order: Order) -> str | None:
     """None when the order should become a gift, else why not."""
     if order.returns:
         sales = ", ".join(sorted(order.sale_ids())) or "a sale"
         return f"a return order (a refund of Square order {sales}); the refund changes that sale's gift"
-    if order.state == "COMPLETED":
-        return None
-    if order.state == "OPEN" and order.tenders:
-        return None
+    if order.state == "COMPLETED" or (order.state == "OPEN" and order.tenders):
+        free = order.total_money is not None and order.total_money.amount == 0
+        return NO_MONEY if free else None
     if order.state == "OPEN":
         return "order is OPEN without a payment yet"
     return f"order is {order.state or 'in an unknown state'}"
@@ -155,7 +158,8 @@ def order(event: Event, job: Job) -> Outcome:
         raise Skip(reason)
     body = gift_body(job, full)
     person, who, consent = customer_person(job, full)
-    constituent_id, gift_id, created = job.make_gift(person, body)
+    # total_money's currency: another than the organisation's holds the job (crm.currency)
+    constituent_id, gift_id, created = job.make_gift(person, body, currency=full.total_money and full.total_money.currency)
     place = (location(job, full.location_id) or {}).get("name") or full.location_id
     pushed = mailing_list.queue_pushes(
         job.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.money import cents_to_dollars
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.validation import Payload, Text, parse
+from synctool.validation import Lenient, Moment, Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
 KEPT_HEADERS = (
@@ -41,7 +41,7 @@ class Money(Payload):
 
 class NotificationData(Payload):
     id: Optional[Text] = None
-    object: dict[str, Any] = {}
+    object: Lenient[dict[str, Any]] = {}
 
 
 class Notification(Payload):
@@ -70,22 +70,22 @@ class PaymentRefund(Payload):
     amount_money: Optional[Money] = None
     payment_id: Optional[Text] = None
     order_id: Optional[Text] = None
-    location_id: Optional[str] = None
-    created_at: Optional[str] = None
-    updated_at: Optional[str] = None
-    reason: Optional[str] = None
+    location_id: Lenient[Optional[str]] = None
+    created_at: Lenient[Optional[Moment]] = None
+    updated_at: Lenient[Optional[Moment]] = None
+    reason: Lenient[Optional[str]] = None
     #: a refund made without its payment (an unlinked return: its return order names no source order)
     unlinked: Optional[bool] = None
 
 
 class Tender(Payload):
-    type: Optional[str] = None
+    type: Lenient[Optional[str]] = None
     customer_id: Optional[str] = None
 
 
 class LineItem(Payload):
-    name: Optional[str] = None
-    quantity: Optional[Text] = None
+    name: Lenient[Optional[str]] = None
+    quantity: Lenient[Optional[Text]] = None
 
 
 class OrderReturn(Payload):
@@ -101,11 +101,11 @@ class Order(Payload):
     id: Text
     location_id: Optional[str] = None
     state: Optional[str] = None
-    created_at: Optional[str] = None
+    created_at: Lenient[Optional[Moment]] = None
     customer_id: Optional[str] = None
     total_money: Optional[Money] = None
     tenders: list[Tender] = []
-    line_items: list[LineItem] = []
+    line_items: Lenient[list[LineItem]] = []
     returns: list[OrderReturn] = []
 
     def sale_ids(self) -> set[str]:
@@ -114,26 +114,26 @@ class Order(Payload):
 
 
 class CustomerAddress(Payload):
-    address_line_1: Optional[str] = None
-    address_line_2: Optional[str] = None
-    locality: Optional[str] = None
-    administrative_district_level_1: Optional[str] = None
-    postal_code: Optional[Text] = None
-    country: Optional[str] = None
+    address_line_1: Lenient[Optional[str]] = None
+    address_line_2: Lenient[Optional[str]] = None
+    locality: Lenient[Optional[str]] = None
+    administrative_district_level_1: Lenient[Optional[str]] = None
+    postal_code: Lenient[Optional[Text]] = None
+    country: Lenient[Optional[str]] = None
 
 
 class CustomerPreferences(Payload):
-    email_unsubscribed: Optional[bool] = None
+    email_unsubscribed: Lenient[Optional[bool]] = None
 
 
 class Customer(Payload):
-    preferences: Optional[CustomerPreferences] = None
-    given_name: Optional[str] = None
-    family_name: Optional[str] = None
+    preferences: Lenient[Optional[CustomerPreferences]] = None
+    given_name: Lenient[Optional[str]] = None
+    family_name: Lenient[Optional[str]] = None
     email_address: Optional[str] = None
-    phone_number: Optional[str] = None
-    company_name: Optional[str] = None
-    address: Optional[CustomerAddress] = None
+    phone_number: Lenient[Optional[str]] = None
+    company_name: Lenient[Optional[str]] = None
+    address: Lenient[Optional[CustomerAddress]] = None
 
 
 def external_id(order_id: str) -> str:
