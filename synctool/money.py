@@ -17,6 +17,9 @@ def dollars(value: Any) -> Decimal:
     if isinstance(value, float):
         value = repr(value)  # 10.1 -> "10.1", not the binary expansion
     try:
-        return Decimal(str(value)).quantize(CENT)
+        found = Decimal(str(value)).quantize(CENT)
     except (InvalidOperation, ValueError):
         raise ValueError(f"not an amount: {value!r}") from None
+    if not found.is_finite():  # "NaN" quantizes to NaN, which no comparison takes
+        raise ValueError(f"not an amount: {value!r}")
+    return found

@@ -93,43 +93,30 @@ def with_platforms(text: str, names: list[str]) -> str:
     """The config file's text with its top-level ``platforms:`` key (and the lines under it) replaced by
     ``names`` in place, or added at the end; comments and every other key stay as they were."""
     comment = "# the platforms this organisation uses (`synctool platforms`); the others are absent everywhere"
-    block = [comment, f"platforms: [{', '.join(names)}]"]
-    kept: list[str] = []
-    at = None
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if re.match(r"platforms\s*:", lines[i]):
-            if kept and kept[-1] == comment:
-                kept.pop()
-            at = len(kept)
-            i += 1
-            while i < len(lines) and lines[i].startswith((" ", "\t", "-")):
-                i += 1
-            continue
-        kept.append(lines[i])
-        i += 1
-    if at is None:
-        at = len(kept)
-    return "\n".join([*kept[:at], *block, *kept[at:]]) + "\n"
+    return _with_key(text, "platforms", [comment, f"platforms: [{', '.join(names)}]"], under=(" ", "\t", "-"))
 
 
 def with_currency(text: str, currency: str) -> str:
     """The config file's text with its top-level ``organisation:`` section (and the lines under it) replaced by one
     naming ``currency``, in place, or added at the end; comments and every other key stay as they were."""
     comment = "# the CRM's one currency (ISO 4217): money in another is held for a person (`synctool jobs release`)"
-    block = [comment, "organisation:", f"  currency: {currency}"]
+    return _with_key(text, "organisation", [comment, "organisation:", f"  currency: {currency}"], under=(" ", "\t"), blank=True)
+
+
+def _with_key(text: str, key: str, block: list[str], *, under: tuple[str, ...], blank: bool = False) -> str:
+    """``text`` with the top-level ``key`` (its lines, those starting with ``under``, and blank ones when ``blank``)
+    replaced by ``block`` (whose first line is its comment, dropped where it stood before), or ``block`` at the end."""
     kept: list[str] = []
     at = None
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        if re.match(r"organisation\s*:", lines[i]):
-            if kept and kept[-1] == comment:
+        if re.match(rf"{key}\s*:", lines[i]):
+            if kept and kept[-1] == block[0]:
                 kept.pop()
             at = len(kept)
             i += 1
-            while i < len(lines) and (lines[i].startswith((" ", "\t")) or not lines[i].strip()):
+            while i < len(lines) and (lines[i].startswith(under) or (blank and not lines[i].strip())):
                 i += 1
             continue
         kept.append(lines[i])

@@ -143,12 +143,13 @@ def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
             "SELECT count(*) FROM sign_in_requests WHERE client_hash = ? AND at > ?",
             (client_key, store.iso(now - PER_CLIENT[1])),
         ).fetchone()[0]
+        user = conn.execute("SELECT id, email, active FROM users WHERE email = ?", (address,)).fetchone()
+        if by_address >= PER_ADDRESS[0] or by_client >= PER_CLIENT[0]:
+            # not counted: whoever keeps an address at its limit has links sent to its owner, and no more
+            return "limited"
         conn.execute(
             "INSERT INTO sign_in_requests (at, email_hash, client_hash) VALUES (?, ?, ?)", (store.iso(now), email_key, client_key)
         )
-        user = conn.execute("SELECT id, email, active FROM users WHERE email = ?", (address,)).fetchone()
-        if by_address >= PER_ADDRESS[0] or by_client >= PER_CLIENT[0]:
-            return "limited"
         if user is None:
             return "unknown"
         if not user["active"]:

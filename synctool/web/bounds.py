@@ -36,12 +36,12 @@ async def read_body(request: Request, limit: int) -> bytes:
     (chunked)."""
     too_large = PayloadTooLarge("payload too large", f"the limit is {limit} bytes")
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit():
-        if int(declared) > limit:
-            if int(declared) <= DISCARD_BYTES:
-                await _discard(request.stream(), DISCARD_BYTES)
-            raise too_large
-        return await request.body()  # the server enforces the declared length; read it at once
+    if declared and declared.isdigit() and int(declared) > limit:
+        if int(declared) <= DISCARD_BYTES:
+            await _discard(request.stream(), DISCARD_BYTES)
+        raise too_large
+    # counted as it streams, declared or not: a server may read a chunked body despite a small Content-Length
+    # (h11 takes both headers and reads the chunks)
     chunks = []
     size = 0
     stream = request.stream()
