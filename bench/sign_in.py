@@ -24,15 +24,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
 from receiver import free_port, start  # noqa: E402
+from staff_page import percentile  # noqa: E402
 
 from synctool import platforms, store  # noqa: E402
 from synctool.ops import users  # noqa: E402
 from synctool.runtime import Runtime  # noqa: E402
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
 def main() -> None:

@@ -243,32 +243,39 @@ def test_deactivated_users_tokens_stop_working(api, cli, db):
 
 
 class SmtpSink(socketserver.ThreadingTCPServer):
+    """A plain SMTP server on loopback that offers AUTH but no STARTTLS, and records every command and message it is
+    sent (tests/drills/test_mail_tls.py drills the real TLS handshakes)."""
+
     allow_reuse_address = True
+    daemon_threads = True
 
-    def __init__(self):
+    def __init__(self) -> None:
+        self.commands: list[str] = []
         self.messages: list[str] = []
-
         sink = self
 
         class Handler(socketserver.StreamRequestHandler):
-            def handle(self):
+            def handle(self) -> None:
                 self.wfile.write(b"220 sink ready\r\n")
-                data, in_data = [], False
+                data: list[str] | None = None
                 for raw in self.rfile:
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    if in_data:
+                    if data is not None:
                         if line == ".":
                             sink.messages.append("\n".join(data))
-                            data, in_data = [], False
+                            data = None
                             self.wfile.write(b"250 queued\r\n")
                         else:
                             data.append(line)
                         continue
+                    sink.commands.append(line)
                     verb = line.split(" ", 1)[0].upper()
                     if verb == "EHLO":
-                        self.wfile.write(b"250-sink\r\n250 OK\r\n")
+                        self.wfile.write(b"250-sink\r\n250-AUTH PLAIN LOGIN\r\n250 OK\r\n")
+                    elif verb == "AUTH":
+                        self.wfile.write(b"235 ok\r\n")
                     elif verb == "DATA":
-                        in_data = True
+                        data = []
                         self.wfile.write(b"354 go ahead\r\n")
                     elif verb == "QUIT":
                         self.wfile.write(b"221 bye\r\n")
@@ -278,6 +285,13 @@ class SmtpSink(socketserver.ThreadingTCPServer):
 
         super().__init__(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def verbs(self) -> list[str]:
+        return [c.split(" ", 1)[0].upper() for c in self.commands]
 
 
 def test_alerts_digest_and_test(world, cli, db, tmp_path):

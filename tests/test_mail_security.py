@@ -7,72 +7,20 @@ from __future__ import annotations
 import json
 import logging
 import smtplib
-import socketserver
-import threading
 
 import pytest
 
 from synctool.config import is_loopback
 from synctool.errors import ConfigError
 from tests.helpers import runtime
+from tests.test_admin import SmtpSink
 
 PASSWORD = "smtp-pass-71c2"
 
 
-class RecordingSink(socketserver.ThreadingTCPServer):
-    """A plain SMTP server on loopback that offers no STARTTLS and records every command it is sent."""
-
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        self.commands: list[str] = []
-        self.messages: list[str] = []
-        sink = self
-
-        class Handler(socketserver.StreamRequestHandler):
-            def handle(self) -> None:
-                self.wfile.write(b"220 sink ready\r\n")
-                data: list[str] | None = None
-                for raw in self.rfile:
-                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    if data is not None:
-                        if line == ".":
-                            sink.messages.append("\n".join(data))
-                            data = None
-                            self.wfile.write(b"250 queued\r\n")
-                        else:
-                            data.append(line)
-                        continue
-                    sink.commands.append(line)
-                    verb = line.split(" ", 1)[0].upper()
-                    if verb == "EHLO":
-                        self.wfile.write(b"250-sink\r\n250-AUTH PLAIN LOGIN\r\n250 OK\r\n")
-                    elif verb == "AUTH":
-                        self.wfile.write(b"235 ok\r\n")
-                    elif verb == "DATA":
-                        data = []
-                        self.wfile.write(b"354 go ahead\r\n")
-                    elif verb == "QUIT":
-                        self.wfile.write(b"221 bye\r\n")
-                        return
-                    else:
-                        self.wfile.write(b"250 OK\r\n")
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
-
-    def verbs(self) -> list[str]:
-        return [c.split(" ", 1)[0].upper() for c in self.commands]
-
-
 @pytest.fixture
 def sink():
-    server = RecordingSink()
+    server = SmtpSink()
     yield server
     server.shutdown()
     server.server_close()

@@ -88,12 +88,12 @@ def send_due(conn: sqlite3.Connection, rt: Runtime, senders: Mapping[str, Sender
 
 
 def _end(conn: sqlite3.Connection, outbox_id: int, *, error: str | None = None) -> None:
+    """Sent; or, with ``error``, given up for good (no attempts left, the row stays for doctor until pruned)."""
     with store.atomic(conn):
-        conn.execute(
-            "UPDATE outbox SET sent_at = ?, last_error = coalesce(?, last_error),"
-            " attempts = CASE WHEN ? IS NULL THEN attempts ELSE ? END WHERE id = ?",
-            (store.iso() if error is None else None, error, error, MAX_ATTEMPTS, outbox_id),
-        )
+        if error is None:
+            conn.execute("UPDATE outbox SET sent_at = ? WHERE id = ?", (store.iso(), outbox_id))
+        else:
+            conn.execute("UPDATE outbox SET last_error = ?, attempts = ? WHERE id = ?", (error, MAX_ATTEMPTS, outbox_id))
 
 
 def problems(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -102,9 +102,9 @@ def problems(conn: sqlite3.Connection) -> dict[str, Any]:
     now = store.utcnow()
     row = conn.execute(
         "SELECT"
-        " sum(sent_at IS NULL AND attempts >= ? AND created_at >= ?) AS failed,"
-        " sum(sent_at IS NULL AND attempts < ? AND created_at <= ?) AS late,"
-        " sum(sent_at IS NULL AND attempts < ?) AS waiting"
+        " sum(attempts >= ? AND created_at >= ?) AS failed,"
+        " sum(attempts < ? AND created_at <= ?) AS late,"
+        " sum(attempts < ?) AS waiting"
         " FROM outbox WHERE sent_at IS NULL",
         (MAX_ATTEMPTS, store.iso(now - timedelta(days=1)), MAX_ATTEMPTS, store.iso(now - timedelta(minutes=5)), MAX_ATTEMPTS),
     ).fetchone()
