@@ -205,15 +205,13 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None) -> int:
 
 def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
     """The holds (pending ones by default), newest first, each with its job's donor and status (the staff page)."""
-    from synctool.queue import jobs
-
-    where, args = ("WHERE status = ?", [status]) if status else ("", [])
-    found = []
-    for r in conn.execute(f"SELECT * FROM currency_holds {where} ORDER BY id DESC LIMIT ?", (*args, limit)):
-        job = jobs.get(conn, r["job_id"])
-        found.append({**dict(r), **{k: None if job is None else job[k] for k in ("email", "name", "entity_type", "entity_id")},
-                      "job_status": None if job is None else job["status"]})  # fmt: skip
-    return found
+    where, args = ("WHERE h.status = ?", [status]) if status else ("", [])
+    rows = conn.execute(
+        "SELECT h.*, j.email, j.name, j.entity_type, j.entity_id, j.status AS job_status"
+        f" FROM currency_holds h LEFT JOIN jobs j ON j.id = h.job_id {where} ORDER BY h.id DESC LIMIT ?",
+        (*args, limit),
+    )
+    return [dict(r) for r in rows]
 
 
 def pending_count(conn: sqlite3.Connection) -> int:

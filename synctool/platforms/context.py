@@ -112,9 +112,11 @@ class Job:
         """The gift ``body`` in the organisation's currency: unchanged when its platform named that currency (or
         none); at the amount a person released it at, with a note naming the original (its deductible amount in
         proportion); else the job is held (``NeedsReview``). A gift the ledger holds already is left as it is."""
+        if currency_rule.foreign(self.config, currency) is None:  # the usual case: no ledger read
+            return
         ext = str(body["external_id"])
         done = gifts.recorded(self.conn, ext)
-        if currency_rule.foreign(self.config, currency) is None or (done is not None and done["state"] == "done"):
+        if done is not None and done["state"] == "done":
             return
         received = as_dollars(body["received_amount"])
         settled = self.money("gift", ext, received, currency, ext)
