@@ -205,13 +205,17 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None) -> int:
 
 def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
     """The holds (pending ones by default), newest first, each with its job's donor and status (the staff page)."""
-    where, args = ("WHERE h.status = ?", [status]) if status else ("", [])
-    rows = conn.execute(
-        "SELECT h.*, j.email, j.name, j.entity_type, j.entity_id, j.status AS job_status"
-        f" FROM currency_holds h LEFT JOIN jobs j ON j.id = h.job_id {where} ORDER BY h.id DESC LIMIT ?",
-        (*args, limit),
-    )
-    return [dict(r) for r in rows]
+    from synctool.queue import log
+
+    where, args = ("WHERE status = ?", [status]) if status else ("", [])
+    holds = conn.execute(f"SELECT * FROM currency_holds {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+    found = {j["id"]: j for j in log.by_ids(conn, sorted({h["job_id"] for h in holds}))} if holds else {}
+    listed = []
+    for h in holds:
+        job = found.get(h["job_id"])
+        of_job = {k: None if job is None else job[k] for k in ("email", "name", "entity_type", "entity_id")}
+        listed.append({**dict(h), **of_job, "job_status": None if job is None else job["status"]})
+    return listed
 
 
 def pending_count(conn: sqlite3.Connection) -> int:

@@ -208,7 +208,8 @@ def previewed(conn: sqlite3.Connection, limit: int) -> list[sqlite3.Row]:
 def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
     marks = ",".join("?" * len(job_ids))
     return conn.execute(
-        f"SELECT id, source, entity_type, entity_id, external_id, last_error FROM jobs WHERE id IN ({marks})", job_ids
+        f"SELECT id, source, entity_type, entity_id, external_id, email, name, status, last_error FROM jobs WHERE id IN ({marks})",
+        job_ids,
     ).fetchall()
 
 
