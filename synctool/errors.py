@@ -8,6 +8,7 @@
     ├── NotFound                  an unknown id                                  exit 3 / 404
     ├── Conflict                  a state rule refused the operation             exit 4 / 409
     ├── StoreUnavailable          the database could not commit                  exit 5 / 503 (the platform retries)
+    ├── DatabaseTooNew            a newer synctool migrated the database         exit 2 / 503
     └── SyncError                 a job's work failed                            exit 1 / 502
         ├── TransientError        worth retrying later: timeouts, 429, 5xx, a platform down (``status``,
         │   │                     ``retry_after`` when the platform gave them); the job retries
@@ -67,6 +68,10 @@ class StoreUnavailable(SynctoolError):
     pass
 
 
+class DatabaseTooNew(SynctoolError):
+    """The database holds a migration this synctool does not know: a newer version wrote it (``store``)."""
+
+
 class SyncError(SynctoolError):
     pass
 
@@ -106,6 +111,7 @@ class RemoteError(PermanentError):
 EXIT_CODES: list[tuple[type[SynctoolError], int]] = [
     (ConfigError, 2),
     (InvalidInput, 2),
+    (DatabaseTooNew, 2),
     (NotFound, 3),
     (Conflict, 4),
     (StoreUnavailable, 5),
@@ -119,6 +125,7 @@ HTTP_STATUSES: list[tuple[type[SynctoolError], int]] = [
     (Conflict, 409),
     (ConfigError, 503),
     (StoreUnavailable, 503),
+    (DatabaseTooNew, 503),
     (SynctoolError, 502),
 ]
 

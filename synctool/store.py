@@ -6,10 +6,11 @@ file.
 
 Migrations are small functions in order, applied by sqlite-utils' ``Migrations`` and recorded in its
 ``_sqlite_migrations`` table, so a fresh database and an old one reach the same schema. They run under
-``BEGIN IMMEDIATE``, so two processes starting at once take turns. ``PRAGMA user_version`` holds the
-number applied: a command on an up-to-date database checks that one number and does not import
-sqlite-utils at all. A database made before sqlite-utils (its ``_migrations`` table) is carried over
-in place by ``_bridge``.
+``BEGIN IMMEDIATE``, so two processes starting at once take turns. ``PRAGMA user_version`` holds a digest
+of the migrations applied (``fingerprint``): a command on an up-to-date database checks that one number and
+does not import sqlite-utils at all. A database made before sqlite-utils (its ``_migrations`` table) is
+carried over in place by ``_bridge``. A database a newer synctool migrated (a migration this one does not
+know) is refused before anything is written (``DatabaseTooNew``): an older synctool never runs on it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import sqlite3
 import threading
 import uuid
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synctool.errors import StoreUnavailable
+from synctool import __version__
+from synctool.errors import DatabaseTooNew, StoreUnavailable
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -57,10 +60,23 @@ def migration_sets() -> dict[str, Sequence[Callable[[Database], None]]]:
     return {MIGRATION_SET: MIGRATIONS, **{name: load() for name, load in PLATFORM_MIGRATIONS.items()}}
 
 
-def migration_count() -> int:
-    """How many migrations a database up to date for this process's platforms has applied (``PRAGMA
-    user_version`` holds it, so an up-to-date database is recognised without sqlite-utils)."""
-    return len(MIGRATIONS) + sum(len(load()) for load in PLATFORM_MIGRATIONS.values())
+#: migrations a set once had and gave away: a database that applied one is not newer for it (the core's
+#: ``m002_portal`` made the portal's tables before the portal had a set of its own, ``platforms/portal/tables.py``)
+RETIRED: dict[str, frozenset[str]] = {MIGRATION_SET: frozenset({"m002_portal"})}
+
+
+def migration_names(sets: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Each migration set's migration names, in order: every set this process knows, or those of ``sets``."""
+    return {
+        name: [fn.__name__ for fn in functions] for name, functions in migration_sets().items() if sets is None or name in sets
+    }
+
+
+def fingerprint() -> int:
+    """What ``PRAGMA user_version`` holds in a database up to date for this process's platforms: a digest of every
+    set's migration names (a count would take a database one migration newer, in another set, for up to date)."""
+    names = "\n".join(f"{name}:{m}" for name, found in migration_names().items() for m in found)
+    return zlib.crc32(names.encode()) & 0x7FFFFFFF or 1
 
 
 def database(conn: sqlite3.Connection) -> Database:
@@ -189,6 +205,8 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
         )
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: free pages can be given back (prune)
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -196,6 +214,9 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
             apply_migrations(conn)
     except (sqlite3.Error, OSError) as exc:
         raise StoreUnavailable(f"cannot open database {path}: {exc}") from None
+    except DatabaseTooNew:
+        conn.close()
+        raise
     return conn
 
 
@@ -262,20 +283,47 @@ def migrations(name: str = MIGRATION_SET, functions: Sequence[Callable[[Database
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations this database has not seen, the core's then each platform's; return their names."""
-    total = migration_count()
-    if conn.execute("PRAGMA user_version").fetchone()[0] == total:
+    """Apply the migrations this database has not seen, the core's then each platform's; return their names.
+    Raises DatabaseTooNew, having written nothing, when a newer synctool migrated it."""
+    version = fingerprint()
+    if conn.execute("PRAGMA user_version").fetchone()[0] == version:
         return []
     pending: list[str] = []
     with atomic(conn):  # one process at a time; the others then find nothing pending
+        _refuse_newer(conn)
         _bridge(conn)
         db = database(conn)
         for name, functions in migration_sets().items():
             steps = migrations(name, functions)
             pending += [m.name for m in steps.pending(db)]
             steps.apply(db)
-        conn.execute(f"PRAGMA user_version = {total}")
+        conn.executemany(
+            "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [("migrated_by", __version__), ("migrated_at", iso())],
+        )
+        conn.execute(f"PRAGMA user_version = {version}")
     return pending
+
+
+def _refuse_newer(conn: sqlite3.Connection) -> None:
+    """DatabaseTooNew when the database holds a migration of a set this synctool knows that it does not know: a
+    newer synctool made it, and this one would run on a schema it cannot read (and lower its ``user_version``)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
+        return
+    known = {name: set(found) | RETIRED.get(name, frozenset()) for name, found in migration_names().items()}
+    unknown = [
+        name
+        for migration_set, name in conn.execute("SELECT migration_set, name FROM _sqlite_migrations ORDER BY id")
+        if migration_set in known and name not in known[migration_set]
+    ]
+    if not unknown:
+        return
+    made_by = migrated_by(conn)
+    path = conn.execute("PRAGMA database_list").fetchone()[2] or "the database"
+    raise DatabaseTooNew(
+        f"{path} was migrated by a newer synctool ({made_by or 'unknown version'}: {unknown[0]}) than this one ({__version__});"
+        " nothing was changed: upgrade synctool (pip install -U synctool), or restore a backup made before the upgrade"
+    )
 
 
 def _bridge(conn: sqlite3.Connection) -> None:
@@ -296,14 +344,63 @@ def _bridge(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE _migrations")
 
 
-def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+def applied_migrations(conn: sqlite3.Connection, sets: Sequence[str] | None = None) -> list[str]:
+    """The migrations this database has applied that this synctool knows: of every set, or of ``sets`` (the sets in
+    use). A retired migration (``RETIRED``) is not counted."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
         return []
-    known = list(migration_sets())
-    marks = ",".join("?" * len(known))
+    known = migration_names(sets)
     return [
-        row[0] for row in conn.execute(f"SELECT name FROM _sqlite_migrations WHERE migration_set IN ({marks}) ORDER BY id", known)
+        name
+        for migration_set, name in conn.execute("SELECT migration_set, name FROM _sqlite_migrations ORDER BY id")
+        if name in known.get(migration_set, ())
     ]
+
+
+def migrated_by(conn: sqlite3.Connection) -> str | None:
+    """The synctool version that last migrated this database (None before 0.3.0)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_meta'").fetchone():
+        return None
+    found = conn.execute("SELECT value FROM store_meta WHERE key = 'migrated_by'").fetchone()
+    return found[0] if found else None
+
+
+def size(conn: sqlite3.Connection) -> dict[str, int]:
+    """The database file's size, the part of it that is free pages (reused by later writes, or given back by
+    ``prune``), and its ``auto_vacuum`` mode (2: incremental, what ``connect`` gives a new database)."""
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    return {
+        "bytes": conn.execute("PRAGMA page_count").fetchone()[0] * page,
+        "free_bytes": conn.execute("PRAGMA freelist_count").fetchone()[0] * page,
+        "auto_vacuum": conn.execute("PRAGMA auto_vacuum").fetchone()[0],
+    }
+
+
+def record_size(conn: sqlite3.Connection, day: str) -> dict[str, int]:
+    """Keep today's size (``prune`` does, nightly), for ``growth_per_month``; returns it."""
+    found = size(conn)
+    with atomic(conn):
+        conn.execute(
+            "INSERT INTO store_sizes (day, bytes, free_bytes) VALUES (?, ?, ?)"
+            " ON CONFLICT (day) DO UPDATE SET bytes = excluded.bytes, free_bytes = excluded.free_bytes",
+            (day, found["bytes"], found["free_bytes"]),
+        )
+        conn.execute("DELETE FROM store_sizes WHERE day < date(?, '-400 days')", (day,))
+    return found
+
+
+def growth_per_month(conn: sqlite3.Connection, *, days: int = 90) -> float | None:
+    """Bytes the database's data grew per 30 days over the last ``days`` of recorded sizes (free pages left
+    out, so a vacuum does not count as shrinking); None until two sizes a week apart are recorded."""
+    rows = conn.execute(
+        "SELECT day, bytes - free_bytes FROM store_sizes WHERE day >= date((SELECT max(day) FROM store_sizes), ?) ORDER BY day",
+        (f"-{days} days",),
+    ).fetchall()
+    if len(rows) < 2:
+        return None
+    (first, used_then), (last, used_now) = rows[0], rows[-1]
+    span = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).days
+    return (used_now - used_then) * 30 / span if span >= 7 else None
 
 
 def run_script(conn: sqlite3.Connection, sql: str) -> None:
@@ -718,6 +815,69 @@ def m014_currency_holds(db: Database) -> None:
     conn.execute("CREATE INDEX currency_holds_job ON currency_holds (job_id)")
     conn.execute("CREATE INDEX currency_holds_key ON currency_holds (key)")
     conn.execute("CREATE INDEX currency_holds_external_id ON currency_holds (external_id)")
+
+
+#: a job's counter in ``job_counts``: the hour it was created in, its source, its status, and whether it came from
+#: a platform's poll (the daily summary's "recovered by the backup poll"), as SQL on a row (``new``, ``old``)
+JOB_POLLED = "CASE WHEN json_valid({0}.payload) THEN coalesce(json_extract({0}.payload, '$.origin') = 'poll', 0) ELSE 0 END"
+_COUNTER = ("substr({0}.created_at, 1, 13)", "{0}.source", "{0}.status", JOB_POLLED)
+
+
+def _counter(row: str) -> str:
+    return ", ".join(part.format(row) for part in _COUNTER)
+
+
+@migration
+def m015_years_of_records(db: Database) -> None:
+    """Years of records: what the staff page and the CLI read costs what they show, not the whole log.
+
+    - The search index follows every job as it is written, changed and deleted (triggers, in the writer's own
+      transaction); it was filled in arrears by the first search, which held the write lock for seconds.
+    - ``job_counts``: jobs per hour created, source, status and origin, kept by triggers as jobs change, so a
+      window's counts (the overview, ``stats``, the daily summary) read its hours, not its rows.
+    - Open failures have an index of their own (the overview, doctor and the summary count them).
+    - ``store_meta`` records which synctool migrated the database (an older one refuses it); ``store_sizes`` the
+      database's size each day ``prune`` runs (``doctor``'s growth per month)."""
+    conn = db.conn
+    mark = conn.execute("SELECT indexed_rowid FROM search_state WHERE id = 1").fetchone()[0]
+    conn.execute(
+        "INSERT INTO jobs_search (rowid, external_id, email, name, last_error)"
+        " SELECT rowid, external_id, email, name, last_error FROM jobs WHERE rowid > ?",
+        (mark,),
+    )
+    conn.execute("DROP TRIGGER jobs_search_update")
+    conn.execute("DROP TABLE search_state")
+    columns = "external_id, email, name, last_error"
+    add = f"INSERT INTO jobs_search (rowid, {columns}) VALUES (new.rowid, new.external_id, new.email, new.name, new.last_error);"
+    remove = (
+        f"INSERT INTO jobs_search (jobs_search, rowid, {columns})"
+        " VALUES ('delete', old.rowid, old.external_id, old.email, old.name, old.last_error);"
+    )
+    conn.execute(f"CREATE TRIGGER jobs_search_insert AFTER INSERT ON jobs BEGIN {add} END")
+    conn.execute(f"CREATE TRIGGER jobs_search_update AFTER UPDATE OF {columns} ON jobs BEGIN {remove} {add} END")
+    conn.execute(f"CREATE TRIGGER jobs_search_delete AFTER DELETE ON jobs BEGIN {remove} END")
+
+    conn.execute(
+        "CREATE TABLE job_counts (hour TEXT NOT NULL, source TEXT NOT NULL, status TEXT NOT NULL, polled INTEGER NOT NULL,"
+        " n INTEGER NOT NULL, PRIMARY KEY (hour, source, status, polled)) WITHOUT ROWID"
+    )
+    conn.execute(
+        f"INSERT INTO job_counts (hour, source, status, polled, n) SELECT {_counter('jobs')}, count(*) FROM jobs"
+        " GROUP BY 1, 2, 3, 4"
+    )
+    count = "INSERT INTO job_counts (hour, source, status, polled, n) VALUES ({}, {}) ON CONFLICT (hour, source, status, polled) DO UPDATE SET n = n + excluded.n;"
+    plus, minus = count.format(_counter("new"), 1), count.format(_counter("old"), -1)
+    moved = " OR ".join(f"{part.format('old')} IS NOT {part.format('new')}" for part in _COUNTER)
+    conn.execute(f"CREATE TRIGGER job_counts_insert AFTER INSERT ON jobs BEGIN {plus} END")
+    conn.execute(
+        f"CREATE TRIGGER job_counts_update AFTER UPDATE OF status, source, created_at, payload ON jobs WHEN {moved}"
+        f" BEGIN {minus} {plus} END"
+    )
+    conn.execute(f"CREATE TRIGGER job_counts_delete AFTER DELETE ON jobs BEGIN {minus} END")
+
+    conn.execute("CREATE INDEX jobs_open_failures ON jobs (status, finished_at) WHERE status = 'failed' AND resolved_at IS NULL")
+    conn.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("CREATE TABLE store_sizes (day TEXT PRIMARY KEY, bytes INTEGER NOT NULL, free_bytes INTEGER NOT NULL)")
 
 
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:

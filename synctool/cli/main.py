@@ -207,6 +207,9 @@ def backup(
 def prune(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="say what would go (counts, dates); change nothing"),
+    vacuum: bool = typer.Option(
+        False, "--vacuum", help="then rewrite the database whole (VACUUM), once for a database made before 0.3.0"
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", help="for cron: print nothing (the log file gets one line); with --dry-run, one line"
     ),
@@ -214,18 +217,22 @@ def prune(
 ) -> None:
     """Drop the donor data synctool no longer needs: the raw bodies of deliveries older than
     retention.raw_bodies_days (400 by default; the delivery rows, their jobs, ids and amounts stay, and a body a
-    job still needs is kept), and expired sign-in links and sessions, old sent mail and sign-in requests.
+    job still needs is kept), and expired sign-in links and sessions, old sent mail and sign-in requests. Then keep
+    the database compact: free pages go back to the file system, the query planner's statistics are refreshed
+    (PRAGMA optimize), and the day's size is recorded for `doctor`.
 
     Cron runs it nightly (crontab.example). Running it again drops nothing more. A job whose body was dropped
-    cannot be replayed from it: `deliveries show` and `syncs show` say so.
+    cannot be replayed from it: `deliveries show` and `syncs show` say so. A database made before 0.3.0 only
+    reuses its free pages until `--vacuum` rewrites it once; the rewrite holds the write lock while it runs
+    (deliveries wait), so run it when traffic is low.
 
     Example: synctool prune --dry-run
     """
-    from synctool.ops.retention import KINDS, said
+    from synctool.ops.retention import KINDS, database_said, said
     from synctool.ops.retention import prune as prune_op
 
     obj = ctx_obj(ctx)
-    result = prune_op(obj.db, obj.rt, dry_run=dry_run)
+    result = prune_op(obj.db, obj.rt, dry_run=dry_run, vacuum=vacuum)
 
     def for_people(result: dict) -> None:
         received = result["raw_bodies_received"]
@@ -238,6 +245,7 @@ def prune(
         render(rows, columns=["kind", "count", "what"], title=table_title)
         if result["kept_for_jobs"]:
             typer.echo(f"kept {result['kept_for_jobs']} older raw bodies for the jobs that still need them")
+        typer.echo(database_said(result))
         if result["dry_run"]:
             typer.echo("dry run: nothing was changed")
 

@@ -193,6 +193,37 @@ def _may(mode: int) -> str:
     return " and ".join(what for what, bits in (("read", 0o044), ("write", 0o022)) if mode & bits)
 
 
+def megabytes(count: float) -> str:
+    return f"{count / 1_000_000:,.1f} MB"
+
+
+def database(conn: sqlite3.Connection, rt: Runtime) -> tuple[str, str, str, str]:
+    """The database: its migrations (of the sets in use: the core's and the platforms' in use), the synctool that
+    migrated it, its size, its free pages and how fast it grows (``prune`` records its size each night)."""
+    sets = [store.MIGRATION_SET, *(f"{store.MIGRATION_SET}.{p.name}" for p in platforms.in_use(rt.config))]
+    known = sum(len(found) for found in store.migration_names(sets).values())
+    applied = len(store.applied_migrations(conn, sets))
+    found = store.size(conn)
+    growth = store.growth_per_month(conn)
+    detail = (
+        f"{rt.config.db_path}, {applied}/{known} migrations (by synctool {store.migrated_by(conn) or 'before 0.3.0'}),"
+        f" {megabytes(found['bytes'])}, {megabytes(found['free_bytes'])} free, "
+        + (
+            "growth not known yet (prune records the size each night)"
+            if growth is None
+            else f"growing {megabytes(growth)} a month"
+        )
+    )
+    if found["auto_vacuum"] == 0 and found["free_bytes"] > found["bytes"] / 4:
+        return (
+            "database",
+            "warn",
+            detail,
+            "`synctool prune --vacuum` rewrites it once to give free pages back (and keep doing so)",
+        )
+    return "database", "ok", detail, ""
+
+
 def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     from synctool.crm import environment as crm_environment
@@ -209,8 +240,7 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"read from {rt.config.source}",
         "" if rt.config.source != "defaults" else "run `synctool init`",
     )
-    migrations = store.applied_migrations(conn)
-    add("database", "ok", f"{rt.config.db_path}, {len(migrations)}/{store.migration_count()} migrations")
+    add(*database(conn, rt))
     add("database file modes", *file_modes(rt.config.db_path))
     keyring = rt.secrets.keyring_name()
     add(

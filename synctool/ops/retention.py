@@ -12,6 +12,10 @@ was sent (or given up); a "send me a link" request after a day (its rate limits 
 
 Work goes in batches of ``BATCH`` rows, each its own short transaction, so the receiver's inserts wait for one
 batch at most. The dropped bytes are overwritten on disk (``secure_delete``), not left in free pages.
+
+Then the database is kept compact: the free pages go back to the file system, ``VACUUM_PAGES`` per transaction
+(a database made before 0.3.0 can only reuse them until ``prune --vacuum`` rewrites it once), ``PRAGMA optimize``
+refreshes the query planner's statistics, and the day's size is recorded (``doctor``'s growth per month).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ BATCH = 500
 SIGN_IN_KEPT = timedelta(days=1)
 #: how long a mail is kept after it was sent (or given up)
 MAIL_KEPT = timedelta(days=30)
+#: free pages given back to the file system per transaction (4 MB at SQLite's page size)
+VACUUM_PAGES = 1000
 
 #: the raw bodies retention may drop: older than the cutoff, not dropped yet, needed by no job
 _DROPPABLE = f"received_at < ? AND body_pruned_at IS NULL AND id NOT IN ({log.NEEDED_DELIVERIES})"
@@ -50,11 +56,12 @@ def _deleted(now: datetime) -> dict[str, tuple[str, tuple[Any, ...]]]:
     }
 
 
-def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
+def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False, vacuum: bool = False) -> dict[str, Any]:
     """Drop the raw bodies older than ``retention.raw_bodies_days`` that no job needs, and the ended sign-in
-    links, sessions, sent mail and old sign-in requests; with ``dry_run``, count them and change nothing.
-    Returns the counts per kind, the dates the dropped bodies were received between, and how many old bodies
-    were kept for the jobs that still need them. Running it again drops nothing more."""
+    links, sessions, sent mail and old sign-in requests, then compact the database (``vacuum``: rewrite it whole);
+    with ``dry_run``, count them and change nothing. Returns the counts per kind, the dates the dropped bodies were
+    received between, how many old bodies were kept for the jobs that still need them, and the database's size.
+    Running it again drops nothing more."""
     now = rt.clock()
     days = rt.config.retention.raw_bodies_days
     cutoff = store.iso(now - timedelta(days=days))
@@ -80,6 +87,7 @@ def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False) -> di
                 counts[table] = _delete(conn, table, where, params)
         finally:
             conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+    size = store.size(conn) if dry_run else _compact(conn, now.date().isoformat(), vacuum=vacuum)
     result = {
         "dry_run": dry_run,
         "raw_bodies_days": days,
@@ -87,6 +95,7 @@ def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False) -> di
         "counts": counts,
         "raw_bodies_received": {"from": found[1], "to": found[2]} if found[0] else None,
         "kept_for_jobs": kept,
+        "database": size,
     }
     if not dry_run:
         logger.info("prune: %s", said(result))
@@ -113,6 +122,28 @@ def _drop_bodies(conn: sqlite3.Connection, cutoff: str, now: str) -> int:
             )
         dropped += len(ids)
         after = ids[-1]
+
+
+def _compact(conn: sqlite3.Connection, day: str, *, vacuum: bool) -> dict[str, Any]:
+    """Give the free pages back (``VACUUM_PAGES`` a transaction, so a delivery waits for one step at most; with
+    ``vacuum``, rewrite the whole file, switching an old database to incremental vacuum), refresh the planner's
+    statistics, record the day's size. Returns the size before and after."""
+    before = store.size(conn)
+    if vacuum:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect with the VACUUM
+        conn.execute("VACUUM")
+    elif before["auto_vacuum"] == 2:
+        free = before["free_bytes"]
+        while free:
+            with store.atomic(conn):
+                conn.execute(f"PRAGMA incremental_vacuum({VACUUM_PAGES})").fetchall()
+            free, was = store.size(conn)["free_bytes"], free
+            if free >= was:
+                break
+    conn.execute("PRAGMA analysis_limit = 1000")  # bounds the statistics' reading on a large table
+    conn.execute("PRAGMA optimize")
+    after = store.record_size(conn, day)
+    return {**after, "bytes_before": before["bytes"], "vacuumed": vacuum}
 
 
 def _delete(conn: sqlite3.Connection, table: str, where: str, params: tuple[Any, ...]) -> int:
@@ -146,4 +177,16 @@ def said(result: dict[str, Any]) -> str:
         line += f"; the bodies were received {received['from'][:10]} to {received['to'][:10]}"
     if result["kept_for_jobs"]:
         line += f"; {result['kept_for_jobs']} older bodies kept for the jobs that still need them"
+    return line + "; " + database_said(result)
+
+
+def database_said(result: dict[str, Any]) -> str:
+    size = result["database"]
+    line = f"database {size['bytes'] / 1_000_000:,.1f} MB"
+    if "bytes_before" in size and size["bytes_before"] > size["bytes"]:
+        line += f" ({(size['bytes_before'] - size['bytes']) / 1_000_000:,.1f} MB given back)"
+    if size["free_bytes"]:
+        line += f", {size['free_bytes'] / 1_000_000:,.1f} MB free"
+    if size["free_bytes"] and size["auto_vacuum"] != 2:
+        line += " (reused by later writes; `synctool prune --vacuum` gives it back)"
     return line

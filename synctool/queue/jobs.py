@@ -365,26 +365,6 @@ def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -
     return max(0.0, -(age_s(row[0]) or 0.0))
 
 
-def index_search(conn: sqlite3.Connection, batch: int = 50_000) -> int:
-    """Bring the full-text index of the sync log up to date with jobs inserted since; returns rows added."""
-    added = 0
-    while True:
-        with store.atomic(conn):
-            mark = conn.execute("SELECT indexed_rowid FROM search_state WHERE id = 1").fetchone()[0]
-            top = conn.execute(
-                "SELECT max(rowid) FROM (SELECT rowid FROM jobs WHERE rowid > ? ORDER BY rowid LIMIT ?)", (mark, batch)
-            ).fetchone()[0]
-            if top is None:
-                return added
-            cur = conn.execute(
-                "INSERT INTO jobs_search (rowid, external_id, email, name, last_error)"
-                " SELECT rowid, external_id, email, name, last_error FROM jobs WHERE rowid > ? AND rowid <= ?",
-                (mark, top),
-            )
-            added += cur.rowcount
-            conn.execute("UPDATE search_state SET indexed_rowid = ? WHERE id = 1", (top,))
-
-
 #: an operator retry gives the job this many fresh attempts
 RETRY_ATTEMPTS = 3
 

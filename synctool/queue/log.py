@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from synctool import store
@@ -62,7 +62,6 @@ def page(
     if q:
         q = "".join(ch for ch in q if ch >= " " and ch != "\x7f").strip()  # a NUL ends SQLite's full-text query in an error
         if len(q) >= 3:  # the trigram index answers substrings of three characters or more
-            jobs.index_search(conn)
             where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", '"' + q.replace('"', '""') + '"')
         else:
             like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -84,17 +83,30 @@ def ids_starting(conn: sqlite3.Connection, prefix: str, limit: int = 2) -> list[
     return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT ?", (like, limit))]
 
 
+def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
+    """The jobs created since ``since``, counted per source, status and origin (``polled``): the whole hours from
+    ``job_counts`` (kept by triggers as jobs change), the first, partial hour from the jobs themselves, so the
+    cost follows the window's hours, not the log's rows."""
+    start = datetime.strptime(since, store.TIME_FORMAT).replace(tzinfo=UTC)
+    next_hour = store.iso(start.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
+    return conn.execute(
+        "SELECT source, status, polled, sum(n) AS n FROM (SELECT source, status, polled, n FROM job_counts WHERE hour >= ?"
+        f" UNION ALL SELECT source, status, {store.JOB_POLLED.format('jobs')}, 1 FROM jobs WHERE created_at >= ? AND created_at < ?)"
+        " GROUP BY source, status, polled",
+        (next_hour[:13], since, next_hour),
+    ).fetchall()
+
+
 def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Jobs created since ``since``: the total and one count per status, overall and per source."""
-    counts = "count(*) AS total, " + ", ".join(f"sum(status = '{s}') AS {s}" for s in jobs.STATUSES)
-    overall = dict(conn.execute(f"SELECT {counts} FROM jobs WHERE created_at >= ?", (since,)).fetchone())
-    per_source = {
-        r["source"]: {k: r[k] or 0 for k in r.keys() if k != "source"}
-        for r in conn.execute(
-            f"SELECT source, {counts} FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source", (since,)
-        )
-    }
-    return overall, per_source
+    empty = {"total": 0, **{s: 0 for s in jobs.STATUSES}}
+    overall, per_source = dict(empty), dict[str, dict[str, Any]]()
+    for row in _window(conn, since):
+        counts = per_source.setdefault(row["source"], dict(empty))
+        for found in (overall, counts):
+            found["total"] += row["n"]
+            found[row["status"]] += row["n"]
+    return overall, dict(sorted(per_source.items()))
 
 
 def oldest_queued_at(conn: sqlite3.Connection) -> str | None:
@@ -215,16 +227,18 @@ def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
 
 def summary_per_source(conn: sqlite3.Connection, since: str) -> dict[str, dict[str, Any]]:
     """Per source since ``since``: succeeded, skipped, failed, pending, and recovered by the backup poll."""
-    return {
-        r["source"]: dict(r)
-        for r in conn.execute(
-            "SELECT source, sum(status = 'succeeded') AS succeeded, sum(status = 'skipped') AS skipped,"
-            " sum(status = 'failed') AS failed, sum(status IN ('queued', 'running')) AS pending,"
-            " sum(status = 'succeeded' AND json_extract(payload, '$.origin') = 'poll') AS recovered_by_poll"
-            " FROM jobs WHERE created_at >= ? GROUP BY source ORDER BY source",
-            (since,),
+    found: dict[str, dict[str, Any]] = {}
+    for row in _window(conn, since):
+        counts = found.setdefault(
+            row["source"],
+            {"source": row["source"], "succeeded": 0, "skipped": 0, "failed": 0, "pending": 0, "recovered_by_poll": 0},
         )
-    }
+        status = "pending" if row["status"] in ("queued", "running") else row["status"]
+        if status in counts:
+            counts[status] += row["n"]
+        if row["status"] == "succeeded" and row["polled"]:
+            counts["recovered_by_poll"] += row["n"]
+    return dict(sorted(found.items()))
 
 
 def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
@@ -267,11 +281,9 @@ def crm_requests_since(conn: sqlite3.Connection, since: str) -> int:
 
 
 def clear(conn: sqlite3.Connection) -> dict[str, int]:
-    """Delete every job, its attempts and its search index (``dev reset-test-data``, sandbox only); the counts."""
+    """Delete every job and its attempts (the search index and the counters follow; ``dev reset-test-data``, sandbox only); the counts."""
     with store.atomic(conn):
         counts = {table: conn.execute(f"DELETE FROM {table}").rowcount for table in ("job_attempts", "jobs")}
-        conn.execute("DELETE FROM jobs_search")
-        conn.execute("UPDATE search_state SET indexed_rowid = 0")
     return counts
 
 

@@ -306,7 +306,6 @@ def drain(
     summary.elapsed_s = time.monotonic() - started
     conn = store.connect(rt.config.db_path, migrate=False)
     try:
-        jobs.index_search(conn)
         with store.atomic(conn):
             settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})
     finally:
