@@ -149,7 +149,7 @@ class RootGroup(SynctoolGroup):
             ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts",
              "backup", "prune"),
         ),
-        ("Money", ("reconcile", "year-end", "refunds", "mappings", "donors")),
+        ("Money", ("reconcile", "year-end", "refunds", "mappings", "donors", "events")),
         ("Platforms", ()),
         ("Team and settings", ("users", "settings", "inject", "dev")),
     )  # fmt: skip

@@ -10,6 +10,7 @@
 | custom_field | Givebutter custom field id or title | crm_field, crm_field_name (a CRM gift custom field) |
 | list_mapping | Mailchimp list id | enabled, label |
 | tag_rule | ``<list id or *>:<unsubscribe or cleaned>`` | add, remove (keyword ids) |
+| event | a donation platform's event campaign id | event_id, event_name (the CRM event its orders are invited to) |
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ KINDS = (
     "custom_field",
     "list_mapping",
     "tag_rule",
+    "event",
 )
 #: ``ack_template_name``: the CRM's acknowledgement template for the gift (``do_not_ack``: none)
 CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name")

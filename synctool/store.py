@@ -880,6 +880,39 @@ def m015_years_of_records(db: Database) -> None:
     conn.execute("CREATE TABLE store_sizes (day TEXT PRIMARY KEY, bytes INTEGER NOT NULL, free_bytes INTEGER NOT NULL)")
 
 
+@migration
+def m016_event_invitations(db: Database) -> None:
+    """Who came: a platform's event orders and their tickets (holder, type, check-in, refund), and the CRM
+    invitations synctool wrote for them (``crm.invitations``): the buyer's one per event, and one per guest."""
+    db.table("event_orders").create(
+        {"source": str, "order_id": str, "campaign_id": str, "campaign": str, "buyer_first_name": str,
+         "buyer_last_name": str, "buyer_email": str, "constituent_id": str, "constituent_new": int, "amount": str,
+         "tickets_expected": int,
+         "refunded": int, "ordered_at": str, "updated_at": str},
+        pk=("source", "order_id"),
+        not_null={"source", "order_id", "campaign_id", "updated_at"},
+        defaults={"refunded": 0},
+    )  # fmt: skip
+    db.table("event_orders").create_index(["campaign_id"])
+    db.table("event_tickets").create(
+        {"source": str, "ticket_id": str, "order_id": str, "first_name": str, "last_name": str, "email": str,
+         "title": str, "price": str, "checked_in_at": str, "refunded": int, "updated_at": str},
+        pk=("source", "ticket_id"),
+        not_null={"source", "ticket_id", "order_id", "updated_at"},
+        defaults={"refunded": 0},
+    )  # fmt: skip
+    db.table("event_tickets").create_index(["source", "order_id"])
+    db.table("invitations").create(
+        {"id": int, "event_id": int, "constituent_id": str, "guest_key": str, "parent_id": int, "first_name": str,
+         "last_name": str, "crm_id": str, "state": str, "rsvp": int, "notes": str, "attendee_names": str,
+         "attended_on": str, "attendance_sent": str, "job_id": str, "error": str, "updated_at": str},
+        pk="id",
+        not_null={"event_id", "constituent_id", "guest_key", "state", "updated_at"},
+        defaults={"guest_key": ""},
+    )  # fmt: skip
+    db.conn.execute("CREATE UNIQUE INDEX invitations_once ON invitations (event_id, constituent_id, guest_key)")
+
+
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:

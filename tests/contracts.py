@@ -26,6 +26,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("givebutter.json", "query page"): "pagination is documented on Givebutter's pagination page, not per operation "
     "(specs/README.md; givebutter-square.md A5)",
     ("givebutter.json", "query per_page"): "the same pagination page",
+    ("givebutter.json", "GET /v1/tickets"): "the extracted description holds four of Givebutter's tags and not tickets; "
+    "givebutter-square.md A5: GET /v1/tickets (GB-OAS tickets.index) takes no filters, only paging",
     ("givebutter.json", "meta/unfiltered_total type"): "a count: the transactions list's own description types it as "
     "an integer, the campaigns list's (machine-generated) as a string; Laravel's paginator sends a number (A5)",
 }
@@ -45,6 +47,10 @@ LOOSE: dict[str, set[str]] = {
         "check_deposited_at", "external_id", "dedication", "giving_space", "transactions", "custom_fields",
         "field_id", "value", "fair_market_value_amount", "tax_deductible_amount", "payout_id", "line_items",
         "payload", "response", "phone", "picture",
+        # an event campaign's ``event`` block as recorded (givebutter-square.md A3.3): booleans and nulls where the
+        # machine-generated description says strings
+        "private", "tickets_required", "details", "livestream", "livestream_start_at", "livestream_end_at",
+        "google_place_id", "location_name", "address_formatted",
     },
 }  # fmt: skip
 
@@ -173,7 +179,8 @@ def problems(name: str, exchanges: list[dict[str, Any]]) -> list[str]:
         where = f"{ex['method']} {ex['path']}"
         op = operation(name, ex["method"], ex["path"])
         if op is None:
-            found.append(f"{name}: {where} is not a described operation")
+            if (name, where.split("?")[0]) not in ALLOWED:
+                found.append(f"{name}: {where} is not a described operation")
             continue
         declared = {p["name"] for p in op.get("parameters", []) if p.get("in") == "query"}
         for key, _ in parse_qsl(ex["query"], keep_blank_values=True):

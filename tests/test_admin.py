@@ -90,6 +90,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         .replace("{paymentId}", "pay-1")
         .replace("{jobId}", ids["job"])
         .replace("{year}", "2025")
+        .replace("{campaign}", "555")
     )
     bodies = {
         "/api/syncs/{id}/resolve": {"notes": "handled", "resolvedBy": "sam"},
@@ -108,6 +109,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/users/{id}": {"role": "viewer"},
         "/api/mappings/overrides": {"campaign": "118722", "fund_id": 2398},
         "/api/mappings/funds": {"fund": "BUILDING", "fund_id": 2401},
+        "/api/mappings/events": {"campaign": "555", "event_id": 1069},
         "/api/pos/orders/enrich": {"orderIds": ["ORDER-1"]},
         "/api/pos/location-overrides": [{"location_id": "FPYCBCHYMXFK1", "fund_id": 2402}],
         "/api/mailing/mappings": {"list_id": "b7e21c0d94", "label": "News"},
@@ -154,6 +156,10 @@ def test_every_route_by_role(api, db, monkeypatch):
 
     def request(method, path):
         match = seed_held_gift(db) if "/matches/" in path else ""
+        if "/events" in path:  # an event campaign mapped to a CRM event, for each call (one removes it)
+            from synctool.ops import events
+
+            events.set_mapping(db, events.EventMappingBody(campaign="555", event_id=1069))
         return request_for(
             method,
             path,
@@ -191,7 +197,8 @@ def test_spec_role_column():
     assert SPEC_ROLES["/api/syncs/{id}/resolve"] == "admin"
     assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
     # the overview is the stats and the sync log's counts; the staff actions are the sync log's record of who did what
-    viewer_reads = ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds", "/api/overview", "/api/actions")
+    viewer_reads = ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds", "/api/overview", "/api/actions",
+                    "/api/events", "/api/events/{campaign}")  # fmt: skip
     assert all(role == "viewer" for path, role in SPEC_ROLES.items() if path in viewer_reads)
     assert all(
         role == "admin" for path, role in SPEC_ROLES.items() if path not in viewer_reads and not path.startswith("/api/users")

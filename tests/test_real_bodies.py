@@ -212,6 +212,9 @@ def test_a_real_body_ends_as_expected(body, coded, receiver, db, cli):
         assert tag in world.crm.keywords.get(constituent, set()), why
     elif kind == "waits:":  # a refund whose gift is not in the CRM (yet): queued again, saying so
         assert not gifts and rows and rows[0]["status"] == "queued" and detail in (rows[0]["message"] or ""), why
+    elif kind == "failed:":  # the job failed, its error saying why; no gift
+        assert not gifts and rows and all(r["status"] == "failed" for r in rows), why
+        assert any(detail in (r["last_error"] or r["message"] or "") for r in rows), why
     elif kind == "not":  # not queued: the poll read it and left it
         assert not job_ids and not gifts, why
     else:

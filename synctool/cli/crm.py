@@ -17,7 +17,7 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
         {
             "id": i.get("id"),
             "name": i.get("name") or i.get("display_name"),
-            "extra": i.get("key") or i.get("code") or i.get("gift_type_name"),
+            "extra": i.get("key") or i.get("code") or i.get("gift_type_name") or i.get("date"),
             "values": ", ".join(k["name"] for k in i.get("keywords") or []),
         }
         for i in data["items"]
@@ -53,6 +53,7 @@ for _kind in (
     "groups",
     "tags",
     "gift-fields",
+    "events",
 ):
     app.command(_kind)(_list_command(_kind))
 

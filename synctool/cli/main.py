@@ -37,6 +37,7 @@ RootGroup.lazy = {
     "users": "synctool.cli.users:app",
     "refunds": "synctool.cli.refunds:app",
     "donors": "synctool.cli.donors:app",
+    "events": "synctool.cli.events:app",
     "reconcile": "synctool.cli.reconcile:app",
     "year-end": "synctool.cli.year_end:app",
     "webhooks": "synctool.cli.webhooks:app",

@@ -27,6 +27,11 @@ app.add_typer(overrides_app, name="overrides")
 app.add_typer(funds_app, name="funds")
 app.add_typer(payments_app, name="payments")
 app.add_typer(fields_app, name="custom-fields")
+events_app = sub_app(
+    "Event mappings: a donation platform's event campaign -> the CRM event its ticket orders become invitations of.\n\n"
+    "Example: synctool mappings events set 7EJRGQ --event 1069"
+)
+app.add_typer(events_app, name="events")
 
 CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
 
@@ -223,3 +228,42 @@ def remove(
     from synctool.ops.mappings import remove as remove_op
 
     emit_json(remove_op(ctx_obj(ctx).db, kind, key))
+
+
+@events_app.callback(invoke_without_command=True)
+def events_list(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """List event mappings (campaign -> CRM event).
+
+    Example: synctool mappings events
+    """
+    if ctx.invoked_subcommand is None:
+        _show(ctx, "event", ["event_id", "event_name", "campaign"], as_json)
+
+
+@events_app.command("set")
+def events_set(
+    ctx: typer.Context,
+    campaign: str = typer.Argument(..., help="the donation platform's event campaign: its id or its code"),
+    event: int = typer.Option(..., "--event", help="the CRM event id (synctool crm events lists them)"),
+) -> None:
+    """Map an event campaign to a CRM event (made in the CRM first: LGL's API makes no events). Its orders that
+    waited are queued: each becomes the buyer's invitation, its guests' and their attendance.
+
+    Example: synctool mappings events set 7EJRGQ --event 1069
+    """
+    from synctool.ops.events import EventMappingBody, set_mapping
+    from synctool.validation import parse
+
+    body = parse(EventMappingBody, {"campaign": campaign, "event_id": event}, where="options")
+    emit_json(set_mapping(ctx_obj(ctx).db, body))
+
+
+@events_app.command("remove")
+def events_remove(ctx: typer.Context, campaign: str = typer.Argument(..., help="the campaign's id or code")) -> None:
+    """Remove an event mapping (invitations already written stay in the CRM; new orders wait).
+
+    Example: synctool mappings events remove 7EJRGQ
+    """
+    from synctool.ops.events import remove_mapping
+
+    emit_json(remove_mapping(ctx_obj(ctx).db, campaign))

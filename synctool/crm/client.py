@@ -221,6 +221,31 @@ class CrmClient:
     def delete_gift(self, gift_id: int | str) -> dict:
         return self.request("DELETE", f"/gifts/{gift_id}")
 
+    # -- events and invitations (LGL's events are made in LGL; their invitations through the API) ---------
+
+    def events(self) -> list[dict]:
+        """Every CRM event: ``{id, name, description, date, end_date, financial_goal, projected_amount, code}``."""
+        return list(self.iter_items("/events", page_size=100))
+
+    def constituent_invitations(self, constituent_id: int | str) -> list[dict]:
+        """A constituent's invitations, to every event (their guests' invitations among them)."""
+        return list(self.iter_items(f"/constituents/{constituent_id}/invitations"))
+
+    def create_invitation(self, event_id: int | str, body: dict) -> dict:
+        """``POST /events/{event_id}/invitations``: a constituent's invitation, or a guest's under one
+        (``parent_invitation_id``, ``is_a_guest``, ``guest_first_name``, ``guest_last_name``)."""
+        return self.request("POST", f"/events/{event_id}/invitations", json=body)
+
+    def get_invitation(self, invitation_id: int | str) -> dict:
+        return self.request("GET", f"/invitations/{invitation_id}")
+
+    def update_invitation(self, invitation_id: int | str, body: dict) -> dict:
+        """``PATCH /invitations/{id}``; LGL requires ``constituent_id`` in the body."""
+        return self.request("PATCH", f"/invitations/{invitation_id}", json=body)
+
+    def delete_invitation(self, invitation_id: int | str) -> dict:
+        return self.request("DELETE", f"/invitations/{invitation_id}")
+
     # -- memberships, relationships, groups, tags ----------------------------------------------
 
     def list_memberships(self, constituent_id: int | str) -> list[dict]:

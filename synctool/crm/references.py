@@ -25,6 +25,7 @@ LISTS = {
     "relationship-types": "/relationship_types",
     "groups": "/groups",
     "mailing-templates": "/mailing_templates",
+    "events": "/events",
 }
 #: cached from ``/categories``: the constituent category with key ``tags``, and every gift category
 CATEGORY_KINDS = ("tags", "gift-fields")

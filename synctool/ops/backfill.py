@@ -51,6 +51,19 @@ def estimate(conn: sqlite3.Connection, rt: Runtime, items: list[Any]) -> dict[st
     return {"gifts": len(items), "new_donors": new_donors, "crm_requests": requests, "seconds": round(requests / per_second)}
 
 
+def _tickets(conn: sqlite3.Connection, rt: Runtime, chosen: Any) -> dict[str, Any]:
+    """The tickets of mapped event campaigns (``Platform.checkins``), kept so the backfilled orders' jobs write
+    their invitations, guests and attendance through the same path as a webhook's."""
+    from synctool import mappings
+    from synctool.platforms import tickets
+
+    mapped = [m["key"] for m in mappings.all_of(conn, tickets.EVENT)]
+    if not mapped:
+        return {}
+    readers = [p for p in chosen if p.checkins is not None]
+    return {p.role: p.checkins(conn, rt, mapped[0]) for p in readers if p.checkins is not None}
+
+
 def backfill(
     conn: sqlite3.Connection,
     rt: Runtime,
@@ -71,7 +84,7 @@ def backfill(
     found = [item for listed, _ in listings.values() for item in listed]
     new = [item for item in found if not _known(conn, item.external_id)]
     cost = estimate(conn, rt, new)
-    queued = 0
+    queued, read = 0, {}
     if not dry_run:
         for n, item in enumerate(new, 1):
             with store.atomic(conn):
@@ -81,6 +94,7 @@ def backfill(
                     queued += 1
             if progress:
                 progress(n, len(new))
+        read = _tickets(conn, rt, chosen)
     return {
         "from": str(first),
         "to": str(last),
@@ -93,4 +107,5 @@ def backfill(
         "platform_requests": platform_requests,
         "sources": requests_by_source(chosen, platform_requests, failed),
         "failed": words(failed),
+        **({"tickets": read} if not dry_run and read else {}),
     }

@@ -370,6 +370,12 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"{failed} unresolved",
         "" if not failed else "synctool syncs list --status failed; fix, then synctool retry-all",
     )
+    from synctool.platforms import tickets
+
+    for waiting in tickets.waiting(conn):
+        add("event mapping", "warn",
+            f"{waiting['tickets']} ticket(s) of {waiting['campaign'] or waiting['campaign_id']} wait for an event mapping",
+            f"synctool mappings events set {waiting['campaign_id']} --event N (synctool crm events lists them)")  # fmt: skip
     add(*mail(conn, rt))
     add(*outbox_check(conn))
     from synctool.ops import webhooks

@@ -66,6 +66,13 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
             say(what, 1, what, "year-end", f"synctool year-end check {year}")
         else:
             needs(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
+    from synctool.platforms import tickets
+
+    for waiting in tickets.waiting(conn):
+        name = waiting["campaign"] or waiting["campaign_id"]
+        say(f"ticket(s) of {name} wait for an event mapping", waiting["tickets"],
+            f"{waiting['tickets']} ticket(s) of {name} wait for an event mapping", "events",
+            f"synctool mappings events set {waiting['campaign_id']} --event N")  # fmt: skip
     from synctool.ops import outbox
 
     mail = outbox.problems(conn)

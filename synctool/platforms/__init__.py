@@ -179,6 +179,9 @@ class Platform:
     #: no such record
     missed: MissedHook | None = None
     refetch: RefetchHook | None = None
+    #: reads one event campaign's ticket check-ins now (``synctool events checkins``): (conn, rt, campaign id)
+    #: -> what it read; its orders' invitations are queued (``tickets``, ``crm.invitations``)
+    checkins: Callable[[sqlite3.Connection, Runtime, str], dict[str, Any]] | None = None
     checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()

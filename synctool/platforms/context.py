@@ -40,6 +40,8 @@ class Job:
     crm_requests: int = 0
     #: what the job's gift taught about its known donor (``crm.donor_changes``), in words for the outcome
     donor_news: list[str] = field(default_factory=list)
+    #: the constituents this job created (a buyer made for this order was invited by nobody yet)
+    created: set[str] = field(default_factory=set)
 
     @property
     def config(self) -> Config:
@@ -80,7 +82,7 @@ class Job:
     ) -> tuple[str, bool]:
         """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
         crm = self.rt.config.crm
-        return constituents.match_or_create(
+        found, created = constituents.match_or_create(
             self.crm,
             self.conn,
             person,
@@ -90,6 +92,9 @@ class Job:
             use_link=use_link,
             known_donor=known_donor,
         )
+        if created:
+            self.created.add(str(found))
+        return found, created
 
     def known_donor(self, person: constituents.Person) -> str | None:
         """A gift's donor whose e-mail is in no constituent: a known constituent by name and address or phone,

@@ -113,6 +113,7 @@ def _ops(config: Config):
         deliveries,
         dev,
         donors,
+        events,
         mappings,
         overview,
         reconcile,
@@ -264,6 +265,13 @@ def _ops(config: Config):
             ADMIN,
             lambda c: mappings.set_fund_override(c.conn, c.body_as(mappings.FundOverrideBody)),
         ),
+        # who came: event campaigns mapped to CRM events (read as the sync log; mapping and reading check-ins: admin)
+        ("GET", "/api/events", VIEWER, lambda c: events.list_events(c.conn)),
+        ("GET", "/api/events/{campaign}", VIEWER, lambda c: events.show_event(c.conn, c.path["campaign"])),
+        ("POST", "/api/events/{campaign}/checkins", ADMIN, lambda c: events.checkins(c.conn, c.rt, c.path["campaign"])),
+        ("GET", "/api/mappings/events", ADMIN, lambda c: events.list_mappings(c.conn)),
+        ("POST", "/api/mappings/events", ADMIN, lambda c: events.set_mapping(c.conn, c.body_as(events.EventMappingBody))),
+        ("DELETE", "/api/mappings/events/{campaign}", ADMIN, lambda c: events.remove_mapping(c.conn, c.path["campaign"])),
         *[
             ("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
             for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")
@@ -313,7 +321,7 @@ def _record(conn: Any, request: Request, body: Any, result: tuple[int, Any]) -> 
     path = getattr(route, "path", request.url.path)
     target = next(iter(request.path_params.values()), None)
     if target is None and isinstance(body, dict):
-        target = body.get("external_id") or body.get("email")
+        target = body.get("external_id") or body.get("email") or body.get("campaign")
     note = body.get("notes") or body.get("note") if isinstance(body, dict) else None
     user = request.user.record
     record(

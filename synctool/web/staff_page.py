@@ -18,7 +18,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -64,6 +64,7 @@ NAV = (
     ("overview", "Overview", "/", VIEWER),
     ("syncs", "Sync log", "/syncs", VIEWER),
     ("failed", "Failed", "/failed", VIEWER),
+    ("events", "Events", "/events", VIEWER),
     ("reconcile", "Reconcile", "/reconcile", ADMIN),
     ("donors", "Donors", "/donors", ADMIN),
     ("payouts", "Payouts", "/payouts", ADMIN),
@@ -139,6 +140,7 @@ def routes(rt: Runtime) -> list[Mount]:
     env.globals.update(prefix=PREFIX, nav=NAV, roles=ROLES)
     env.filters["when"] = views.when
     env.filters["query"] = lambda params, **changes: urlencode({k: v for k, v in {**params, **changes}.items() if v})
+    env.filters["segment"] = lambda value: quote(str(value), safe="")  # one path segment, whatever it holds
     templates = Jinja2Templates(env=env)
     sources = [p.role for p in platforms.in_use(rt.config)]
 
@@ -334,6 +336,10 @@ def routes(rt: Runtime) -> list[Mount]:
         Route("/donors", page(ADMIN, views.donor_changes)),
         Route("/payouts", page(ADMIN, views.payouts)),
         Route("/year-end", page(ADMIN, views.year_end_page)),
+        Route("/events", page(VIEWER, views.events)),
+        Route("/events/map", action(ADMIN, "map event campaign", views.map_event, "/events"), methods=["POST"]),
+        Route("/events/remove", action(ADMIN, "remove event mapping", views.unmap_event, "/events"), methods=["POST"]),
+        Route("/events/{campaign}", page(VIEWER, views.event_detail)),
         Route("/team", page(SUPER, views.team)),
         Route("/actions", page(VIEWER, views.actions)),
         Route("/syncs/{id}/retry", action(ADMIN, "retry", views.retry, "/failed"), methods=["POST"]),

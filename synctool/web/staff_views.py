@@ -119,6 +119,30 @@ def year_end_page(ask: Ask) -> Shown:
     return Shown("year_end.html", {"year": year, "check": year_end.last(ask.conn, year), "page": "year-end"})
 
 
+#: an invitation's RSVP as LGL numbers it, in words (none yet, or another number: "not said")
+RSVP = {1: "yes", 2: "no"}
+
+
+def events(ask: Ask) -> Shown:
+    """Who came: as `synctool events list`, with the cached CRM events for an admin's mapping form."""
+    from synctool.ops import crm
+    from synctool.ops import events as event_ops
+
+    found = event_ops.list_events(ask.conn)
+    crm_events = crm.reference(ask.conn, "events")["items"]
+    return Shown("events.html", {"e": found, "crm_events": crm_events, "detail": None, "page": "events"})
+
+
+def event_detail(ask: Ask) -> Shown:
+    """One event campaign's orders, as `synctool events show CAMPAIGN`; its counts and title as the list shows them."""
+    from synctool.ops import events as event_ops
+
+    shown = event_ops.show_event(ask.conn, ask.path["campaign"])
+    listed = event_ops.list_events(ask.conn)
+    row = next((r for r in [*listed["items"], *listed["waiting"]] if r["campaign_id"] == shown["campaign_id"]), None)
+    return Shown("events.html", {"detail": shown, "row": row, "rsvp": RSVP, "page": "events"})
+
+
 def team(ask: Ask) -> Shown:
     return Shown("team.html", {"users": users.list_users(ask.conn), "page": "team"})
 
@@ -183,6 +207,27 @@ def accept_match(ask: Ask) -> tuple[str, str | None]:
 def new_constituent(ask: Ask) -> tuple[str, str | None]:
     donors.new_constituent(ask.conn, ask.path["id"], by=ask.user["email"])
     return f"Donor match {ask.path['id']}: a new constituent; the next drain writes the gift.", str(ask.path["id"])
+
+
+def map_event(ask: Ask) -> tuple[str, str | None]:
+    """A waiting event campaign -> a CRM event (`synctool mappings events set`); its orders are queued."""
+    from synctool.ops import events as event_ops
+
+    campaign = (ask.form.get("target") or "").strip()
+    body = parse(event_ops.EventMappingBody, {"campaign": campaign, "event_id": (ask.form.get("event_id") or "").strip()},
+                 where="form")  # fmt: skip
+    done = event_ops.set_mapping(ask.conn, body)
+    event = f"{done['event_name']} ({done['event_id']})" if done.get("event_name") else str(done["event_id"])
+    said = f"Campaign {done.get('campaign') or done['key']} is mapped to CRM event {event}"
+    return said + f"; {done['orders_queued']} order(s) are queued for the next drain.", done["key"]
+
+
+def unmap_event(ask: Ask) -> tuple[str, str | None]:
+    """`synctool mappings events remove`: invitations written stay in the CRM; new orders wait."""
+    from synctool.ops import events as event_ops
+
+    done = event_ops.remove_mapping(ask.conn, (ask.form.get("target") or "").strip())
+    return f"Campaign {done['removed']} is mapped to no CRM event now: its new orders wait.", done["removed"]
 
 
 def invite(ask: Ask) -> tuple[str, str | None]:

@@ -81,7 +81,7 @@ def _registration() -> Registration:
 
 def _handlers() -> None:
     from synctool.platforms import deposits  # noqa: F401
-    from synctool.platforms.givebutter import refunds, rules  # noqa: F401
+    from synctool.platforms.givebutter import events, refunds, rules  # noqa: F401
 
 
 def _commands() -> Any:
@@ -113,6 +113,12 @@ def _missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Mis
     from synctool.platforms.givebutter import deliveries
 
     return deliveries.missed(conn, rt, since)
+
+
+def _checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, Any]:
+    from synctool.platforms.givebutter import events
+
+    return events.checkins(conn, rt, campaign_id)
 
 
 def _refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
@@ -156,6 +162,7 @@ PLATFORM = Platform(
     routes=_routes,
     poll=_poll,
     refetch=_refetch,
+    checkins=_checkins,
     config=DonationsConfig,
     config_env={"DONATIONS_API_BASE_URL": "base_url"},
 )

@@ -84,6 +84,11 @@ class DonationsClient:
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.pages("/campaigns", {"per_page": 100}))
 
+    def tickets(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        """Every ticket of the account (``GET /v1/tickets`` takes no filter, only paging): holder, type (``title``),
+        ``transaction_id``, ``checked_in_at``."""
+        return self.pages("/tickets", {"per_page": per_page})
+
 
 def from_runtime(rt: Runtime) -> DonationsClient:
     return DonationsClient(

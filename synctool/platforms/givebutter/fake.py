@@ -1,20 +1,30 @@
 """A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
 ``transactedAfter`` and ``transactedBefore`` filters),
 campaigns and their members (peer-to-peer fundraisers), tickets, payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
-auth, and an optional rate limit answered with 429 and ``Retry-After``."""
+auth, and an optional rate limit answered with 429 and ``Retry-After``.
+
+Events: ``add_event_campaign`` (a campaign of type "event" with its ``event`` block), ``sell_tickets`` (an order:
+its transaction and a ticket per holder), ``check_in``, and refunds of a whole order (``refund_transaction``,
+optionally revoking its tickets) or of some of its tickets (``refund_tickets``). Shapes follow the recorded bodies
+(tests/data/real_bodies/givebutter) through ``synctool.fakes.samples``."""
 
 from __future__ import annotations
 
 import json
+import random
 import secrets
+import string
 import time
 import uuid
 from datetime import datetime
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from synctool.fakes import samples
 
 #: the live API's webhook event enum
 WEBHOOK_EVENTS = {
@@ -31,6 +41,13 @@ class FakeGivebutter:
         #: peer-to-peer fundraisers (``CampaignMemberResource``), by (campaign id, member id)
         self.members: dict[tuple[int, int], dict] = {}
         self.tickets: dict[str, dict] = {}
+        #: tickets a refund revoked ("returned to the ticket pool"): no longer listed, kept here for the tests
+        self.revoked_tickets: dict[str, dict] = {}
+        #: refunds made here, newest last: ``{transaction_id, ticket_ids (None: the whole order), amount, at}``
+        self.refunds: list[dict] = []
+        self._sold: dict[int, int] = {}  # tickets sold per campaign: the next ``id_suffix`` count
+        self._contacts: dict[str, int] = {}  # buyer e-mail -> contact id
+        self._rng = random.Random(f"givebutter:{api_key}")  # the same ids run after run
         #: bank deposits: ``{id, amount, fee, status, paid_at, created_at}``; transactions name theirs by ``payout_id``
         self.payouts: dict[str, dict] = {}
         #: registered webhooks (``WebhookResource``: id, name, events, enabled, url, signature, ...)
@@ -71,18 +88,168 @@ class FakeGivebutter:
         self.members[(int(campaign_id), int(member["id"]))] = full
         return full
 
-    def refund_transaction(self, txn_id: str) -> dict:
+    def refund_transaction(self, txn_id: str, *, revoke_tickets: bool = False, at: datetime | str | None = None) -> dict:
         """Refund a transaction's parts as Givebutter records it: each part ``refunded`` with ``refunded_at``, and
-        the transaction's ``updated_at`` moved (which ``updatedAfter`` filters on). No webhook is sent."""
+        the transaction's ``updated_at`` moved (which ``updatedAfter`` filters on). No webhook is sent.
+
+        ``revoke_tickets``: Givebutter's refund dialog has an "Item or ticket return" choice that revokes the
+        order's tickets and returns them to the ticket pool (help.givebutter.com, "How to issue a refund"). How a
+        revoked ticket shows in the API is not documented or recorded; here it is no longer listed by
+        ``/v1/tickets`` (nor found by ``/v1/tickets/{id}``) and is kept in ``revoked_tickets``."""
         txn = self.transactions[txn_id]
-        now = datetime.now().astimezone().isoformat(timespec="seconds")
+        now = samples.givebutter_moment(at) if at else datetime.now().astimezone().isoformat(timespec="seconds")
         txn["transactions"] = [{**t, "refunded": True, "refunded_at": now} for t in txn.get("transactions") or []]
         txn["updated_at"] = now  # the resource itself has no refunded flag (its description): its parts do
+        if revoke_tickets:
+            for ticket in self.tickets_of(txn_id):
+                self.revoked_tickets[ticket["id"]] = self.tickets.pop(ticket["id"])
+        self.refunds.append({"transaction_id": txn_id, "ticket_ids": None, "amount": txn.get("amount"), "at": now})
         return txn
+
+    # -- events: an event campaign, its ticket orders, check-ins and refunds ------------------------------------------
+
+    def add_event_campaign(
+        self,
+        code: str,
+        title: str,
+        start_at: datetime | str,
+        end_at: datetime | str,
+        timezone: str = "America/Los_Angeles",
+        *,
+        campaign_id: int | None = None,
+        **fields: Any,
+    ) -> dict:
+        """A campaign of ``type`` "event" with its ``event`` block, served by ``/v1/campaigns`` and
+        ``/v1/campaigns/{id}``, shaped as the recorded one (``samples.givebutter_event_campaign``): the event's
+        ``start_at`` / ``end_at`` written as Givebutter writes them, ``YYYY-MM-DD HH:MM:SS`` in UTC (an aware
+        datetime or an ISO string with an offset is converted; a naive one is taken as UTC), its zone in
+        ``event.timezone``. ``fields`` override any key (``campaign_id`` picks the id)."""
+        # ids like the recorded ones (172264, 172267, 173909, 201792), clear of them
+        campaign_id = campaign_id or max([300000, *self.campaigns]) + 1
+        fields.setdefault("created_at", samples.givebutter_moment())
+        campaign = samples.givebutter_event_campaign(code, title, start_at, end_at, timezone, campaign_id=campaign_id, **fields)
+        self.campaigns[campaign_id] = campaign
+        return campaign
+
+    def sell_tickets(
+        self,
+        campaign: dict | int | str,
+        buyer: dict,
+        holders: list[dict] | None = None,
+        *,
+        ticket_type: str = "General Admission",
+        price: float = 25,
+        discount: float = 0,
+        discount_code: str | None = None,
+        method: str = "card",
+        fee: float | None = None,
+        fee_covered: bool = True,
+        at: datetime | str | None = None,
+        fair_market_value: float | None = None,
+        retail_price: float | None = None,
+    ) -> tuple[dict, list[dict]]:
+        """One order on an event campaign: the transaction (one part, a ``item``/``ticket`` line item per ticket
+        type, the covered "Processing fee" line) and a ticket per holder (``holders``: first_name, last_name,
+        email, phone, and ``title`` / ``price`` for another type; None: the buyer's one ticket), each naming the
+        transaction, ``checked_in_at`` null, ids shaped as recorded ("81347746A0020": 8 digits, then the campaign's
+        count). ``discount`` is a percentage: 100 comps the order (amount 0, method "none", no fee). Both are
+        stored and served; no webhook is sent (``samples.givebutter`` makes the deliveries). See
+        ``samples.givebutter_ticket_order`` for what is recorded and what is this fake's choice."""
+        found = campaign if isinstance(campaign, dict) else self.campaigns[int(campaign)]
+        campaign_id = int(found["id"])
+        first = self._sold.get(campaign_id, 0) + 1
+        count = len(holders) if holders is not None else 1
+        self._sold[campaign_id] = first + count - 1
+        email = str(buyer.get("email") or "").lower()
+        contact = self._contacts.setdefault(email, 8800000 + len(self._contacts) + 1) if email else 8800000
+        txn, tickets = samples.givebutter_ticket_order(
+            found, buyer, holders, transaction_id=self._id(16), part_id=self._part_id(), contact_id=contact,
+            first_number=first, ticket_type=ticket_type, price=price, discount=discount, discount_code=discount_code,
+            method=method, fee=fee, fee_covered=fee_covered, at=samples.givebutter_moment(at),
+            fair_market_value=fair_market_value, retail_price=retail_price,
+        )  # fmt: skip
+        self.transactions[txn["id"]] = txn
+        for ticket in tickets:
+            self.tickets[ticket["id"]] = ticket
+        return txn, tickets
+
+    def tickets_of(self, txn_id: str) -> list[dict]:
+        """The listed (not revoked) tickets of a transaction."""
+        return [t for t in self.tickets.values() if t.get("transaction_id") == txn_id]
+
+    def check_in(self, ticket_id: str, at: datetime | str | None = None) -> dict:
+        """A ticket scanned at the door: ``checked_in_at`` and ``updated_at`` set (ISO 8601 in UTC like
+        ``created_at``: no recording shows a check-in, so the format is this fake's choice; pass a string to
+        stage another). A revoked ticket cannot be checked in."""
+        if ticket_id in self.revoked_tickets:
+            raise ValueError(f"ticket {ticket_id} was revoked by a refund")
+        ticket = self.tickets[ticket_id]
+        when = samples.givebutter_moment(at)
+        ticket.update(checked_in_at=when, updated_at=when)
+        return ticket
+
+    def refund_tickets(
+        self,
+        txn_id: str,
+        ticket_ids: list[str],
+        *,
+        amount: float | None = None,
+        revoke: bool = True,
+        at: datetime | str | None = None,
+    ) -> dict:
+        """Refund some of an order's tickets; returns ``refund.created`` data in the refund-object shape synctool
+        reads (``samples.givebutter_refund``: {id, transaction_id, amount, reason, created_at}), which names no
+        ticket: Givebutter publishes no refund schema and nothing recorded or documented says which tickets a
+        partial refund refunded (its help describes refunding a whole transaction, with the option to revoke its
+        tickets). So, as far as the reference allows: the transaction's one part stays unrefunded (its only refund
+        fields are ``refunded`` and ``refunded_at``, which would say the whole part), its ``updated_at`` moves, and
+        with ``revoke`` the tickets leave ``/v1/tickets`` (``revoked_tickets``). ``amount``: by default what those
+        tickets cost after the order's discount. Every ticket of the order: a whole refund
+        (``refund_transaction``)."""
+        txn = self.transactions[txn_id]
+        held = {t["id"]: t for t in self.tickets_of(txn_id)}
+        missing = [i for i in ticket_ids if i not in held]
+        if missing:
+            raise KeyError(f"not listed tickets of {txn_id}: {missing}")
+        paid = amount if amount is not None else round(sum(_paid(txn, held[i]) for i in ticket_ids), 2)
+        when = samples.givebutter_moment(at)
+        if set(ticket_ids) == set(held):
+            self.refund_transaction(txn_id, revoke_tickets=revoke, at=when)
+            self.refunds[-1].update(ticket_ids=list(ticket_ids), amount=paid)
+        else:
+            txn["updated_at"] = when
+            if revoke:
+                for ticket_id in ticket_ids:
+                    self.revoked_tickets[ticket_id] = self.tickets.pop(ticket_id)
+            self.refunds.append({"transaction_id": txn_id, "ticket_ids": list(ticket_ids), "amount": paid, "at": when})
+        refund = samples.givebutter_refund(txn, amount=paid)
+        refund.update(id=f"rf_{txn_id}_{len(self.refunds)}", reason="item_return", created_at=when)
+        return refund
+
+    def _id(self, n: int) -> str:
+        """A Givebutter-looking id ("hD0G2jBhuVpUVJwg": letters and digits)."""
+        while True:
+            made = "".join(self._rng.choices(string.ascii_letters + string.digits, k=n))
+            if made not in self.transactions:
+                return made
+
+    def _part_id(self) -> str:
+        """A transaction part's id: ten digits as a string ("5007437922")."""
+        return str(self._rng.randrange(10**9, 10**10))
 
     def add_transaction(self, txn: dict) -> dict:
         self.transactions[txn["id"]] = txn
         return txn
+
+
+def _paid(txn: dict, ticket: dict) -> float:
+    """What one ticket cost: its type's line (``total / quantity``), else its price."""
+    for part in txn.get("transactions") or []:
+        for line in part.get("line_items") or []:
+            described, kind = str(line.get("description") or ""), str(ticket.get("title"))
+            if line.get("subtype") == "ticket" and (described == kind or described.startswith(f"{kind} (")):
+                return float(line.get("total") or 0) / max(int(line.get("quantity") or 1), 1)
+    return float(ticket.get("price") or 0)
 
 
 def _payout(stored: dict) -> dict:
@@ -95,7 +262,10 @@ def _payout(stored: dict) -> dict:
     }  # fmt: skip
 
 
-def _page(items: list, request: Request) -> JSONResponse:
+def _page(items: list, request: Request, *, unfiltered: bool = False) -> JSONResponse:
+    """One page of ``items``, as Laravel's paginator answers (reference A5). ``meta.links`` holds the previous and
+    next entries around the page numbers, as the recorded pages do; ``meta.unfiltered_total`` only where the
+    recorded pages and the description have it (the transactions and campaigns lists, ``unfiltered``)."""
     try:
         per_page = int(request.query_params.get("per_page", 20))
         page = int(request.query_params.get("page", 1))
@@ -125,12 +295,16 @@ def _page(items: list, request: Request) -> JSONResponse:
                 "current_page": page,
                 "from": (page - 1) * per_page + 1 if chunk else None,
                 "last_page": last,
-                "links": [{"url": f"{base}?page={n}", "label": str(n), "active": n == page} for n in range(1, min(last, 10) + 1)],
+                "links": [
+                    {"url": f"{base}?page={page - 1}" if page > 1 else None, "label": "&laquo; Previous", "active": False},
+                    *({"url": f"{base}?page={n}", "label": str(n), "active": n == page} for n in range(1, min(last, 10) + 1)),
+                    {"url": f"{base}?page={page + 1}" if page < last else None, "label": "Next &raquo;", "active": False},
+                ],
                 "path": base,
                 "per_page": per_page,
                 "to": (page - 1) * per_page + len(chunk) if chunk else None,
                 "total": len(items),
-                "unfiltered_total": len(items),
+                **({"unfiltered_total": len(items)} if unfiltered else {}),
             },
         }
     )
@@ -184,7 +358,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
                     for t in items
                     if keep(datetime.fromisoformat((t.get(field) or t["created_at"]).replace("Z", "+00:00")), cutoff)
                 ]
-        return _page(items, request)
+        return _page(items, request, unfiltered=True)
 
     async def transaction(request: Request):
         if (denied := guard(request)) is not None:
@@ -196,7 +370,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
     async def campaigns(request: Request):
         if (denied := guard(request)) is not None:
             return denied
-        return _page(list(gb.campaigns.values()), request)
+        return _page(list(gb.campaigns.values()), request, unfiltered=True)
 
     async def campaign(request: Request):
         if (denied := guard(request)) is not None:
@@ -288,7 +462,22 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
     async def tickets(request: Request):
         if (denied := guard(request)) is not None:
             return denied
-        return _page(list(gb.tickets.values()), request)
+        # The list takes no filter, only paging (reference A5), and neither the reference nor the description
+        # documents its order. The one recorded page (MissionBit ticket.spec.ts) lists A0020 (created 04:31:32)
+        # before A0019 (04:30:49): newest first, which this fake follows; the tickets of one order (one moment) by
+        # their count (``id_suffix``), then id, so the order is stable.
+        listed = sorted(
+            gb.tickets.values(),
+            key=lambda t: (str(t.get("created_at") or ""), str(t.get("id_suffix") or ""), str(t.get("id"))),
+            reverse=True,
+        )
+        return _page(listed, request)
+
+    async def ticket(request: Request):
+        if (denied := guard(request)) is not None:
+            return denied
+        found = gb.tickets.get(request.path_params["id"])  # a revoked ticket is not found (refund_transaction)
+        return JSONResponse(found) if found else JSONResponse({"message": "Not found."}, status_code=404)
 
     app = Starlette(
         routes=[
@@ -298,6 +487,7 @@ def create_app(gb: FakeGivebutter | None = None) -> Starlette:
             Route("/v1/campaigns/{id}", campaign),
             Route("/v1/campaigns/{campaign}/members/{member}", member),
             Route("/v1/tickets", tickets),
+            Route("/v1/tickets/{id}", ticket),
             Route("/v1/payouts", payouts),
             Route("/v1/webhooks", webhooks, methods=["GET", "POST"]),
             Route("/v1/webhooks/{id}", webhook, methods=["GET", "PUT", "DELETE"]),

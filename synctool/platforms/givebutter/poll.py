@@ -17,6 +17,7 @@ from synctool import platforms, store
 from synctool.crm import refunds
 from synctool.errors import SynctoolError
 from synctool.platforms import givebutter, watermark
+from synctool.platforms.givebutter import events
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -56,17 +57,21 @@ def poll(
         for txn in donations.transactions_updated_since(since_text, per_page=100):
             refunds_seen += 1
             refunds_queued += _queue_refund(conn, rt, txn)
+        # the check-ins of mapped event campaigns, from a day before each event to two days after it
+        checked = events.poll_checkins(conn, rt, donations)
         requests = donations.api.requests_sent
     result = {
         "since": since_text,
         "seen": seen,
         "transactions_seen": seen,
-        "queued": queued + refunds_queued,
+        "queued": queued + refunds_queued + (checked or {}).get("orders_queued", 0),
         "updated_seen": refunds_seen,
         "refunds_queued": refunds_queued,
         "requests": requests,
         "fresh": bool(fresh or lookback),
     }
+    if checked is not None:
+        result["checkins"] = checked
     watermark.save(conn, "donations", started, result)
     return result
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip, SynctoolError
 from synctool.platforms.context import Job
+from synctool.platforms.givebutter import events
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import handler
@@ -73,4 +74,9 @@ def covered(job: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal
 
 @handler("donations", "refund")
 def refund(event: Event, job: Job) -> Outcome:
-    return refunds.run(job.refund_job(), read(event, job))
+    found = read(event, job)
+    outcome = refunds.run(job.refund_job(), found)
+    said = events.refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"))
+    if said:
+        outcome.message = f"{outcome.message}; {said}"
+    return outcome

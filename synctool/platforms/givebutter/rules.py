@@ -27,9 +27,11 @@ from synctool import mappings, settings, store
 from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
-from synctool.platforms import givebutter, mailing_list
+from synctool.platforms import givebutter, mailing_list, tickets
 from synctool.platforms.context import Job
+from synctool.platforms.givebutter import events
 from synctool.platforms.givebutter.webhook import (
+    CAMPAIGNS,
     Address,
     Campaign,
     Dedication,
@@ -45,7 +47,6 @@ from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
-CAMPAIGNS = "donations:campaigns"
 #: the peer-to-peer fundraisers read so far, by "<campaign id>:<member id>"
 MEMBERS = "donations:members"
 logger = logging.getLogger("synctool.donations")
@@ -350,6 +351,8 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     free = no_money(txn)
     if free:
+        if txn.campaign_id and events.note_order(job, txn, campaign_of(job, txn)):
+            free += "; its tickets become invitations"  # a comped gala seat: no gift, but the guest list
         raise Skip(free)  # no gift, no donor record, no mailing list push
     ext = external_id(txn.id)
     made = gifts.already_made(job.conn, ext, job.row)
@@ -366,6 +369,7 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         body["note"] += f"; raised by {raiser.name}" + ("" if raiser.constituent_id else " (no soft credit)")
     # a job cut short after its own write finds the gift in the ledger here, and finishes what follows it
     constituent_id, gift_id, created = job.make_gift(person, body)
+    events.note_order(job, txn, campaign, constituent_id)  # an event's order: its invitations come after the gift
     credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
     pushed = mailing_list.queue_pushes(
         job.conn,
@@ -400,10 +404,15 @@ def ticket(event: Event, job: Job) -> Outcome:
     found = payload(Ticket, event.data, "the Givebutter ticket")
     if not found.transaction_id:
         raise PermanentError(f"ticket {found.id} names no transaction_id")
+    events.note_ticket(job.conn, event.data)
+    invited = tickets.order(job.conn, events.SOURCE, found.transaction_id) is not None
+    if invited:  # else its transaction's job, if it is an event's order, queues the invitations
+        events.queue(job.conn, found.transaction_id)
     ext = external_id(found.transaction_id)
-    other = log.gift_job(job.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded"))
+    other = log.gift_job(job.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded", "skipped"))
     if other is not None or gifts.recorded(job.conn, ext) is not None:
-        raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase)")
+        also = "; its invitations queued" if invited else ""
+        raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase){also}")
     outcome = sync_transaction(job, job.client("donations").transaction(found.transaction_id))
     outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
     return outcome

@@ -85,6 +85,9 @@ class Part(Payload):
     amount: Optional[Dollars] = None
     refunded: bool = False
     refunded_at: Lenient[Optional[Moment]] = None
+    #: ``{type: donation|item, subtype: donation|fee|ticket|product|shipping, quantity, ...}`` (A3.1): an event
+    #: order's tickets are counted from them
+    line_items: Lenient[list[dict[str, Any]]] = []
 
 
 class Transaction(Payload):
@@ -130,6 +133,10 @@ class Transaction(Payload):
     transactions: list[Part] = []
     #: the donor agreed to hear from the organisation (e-mail consent); real bodies hold true, false or null
     communication_opt_in: Lenient[bool] = False
+
+
+#: the campaign cache (``settings.cache_*``): Givebutter campaign id -> the campaign as Givebutter sent it
+CAMPAIGNS = "donations:campaigns"
 
 
 class Ticket(Payload):

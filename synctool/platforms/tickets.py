@@ -1,0 +1,177 @@
+"""Event orders and their tickets, as a platform reports them (a Givebutter event campaign's transactions and
+``ticket.created``s, its ``/v1/tickets`` check-ins), and what the CRM's invitations should say of them.
+
+An order belongs to a platform campaign; a campaign mapped to a CRM event (``synctool mappings events set``,
+mapping kind ``event``) has its orders written as that event's invitations (``crm.invitations``): one per buyer,
+with a note per order and every holder's name, a guest invitation per holder who is not the buyer, attendance
+for those who checked in. The orders of an event campaign with no mapping wait, counted (``waiting``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from typing import Any
+
+from synctool import mappings, store
+from synctool.crm import gifts
+from synctool.crm.invitations import NO, YES, Guest, Invited
+
+#: the mapping kind: platform campaign id -> ``{event_id, event_name}``
+EVENT = "event"
+
+
+def record_order(conn: sqlite3.Connection, source: str, order_id: str, **values: Any) -> None:
+    """Keep an order (campaign_id, campaign, buyer_*, amount, tickets_expected, ordered_at, constituent_id,
+    constituent_new); values not given are left as they were."""
+    values = {k: v for k, v in values.items() if v is not None} | {"updated_at": store.iso()}
+    with store.atomic(conn):
+        if order(conn, source, order_id) is None:
+            conn.execute(
+                f"INSERT INTO event_orders (source, order_id, {', '.join(values)}) VALUES (?, ?, {', '.join('?' * len(values))})",
+                (source, order_id, *values.values()),
+            )
+        else:
+            conn.execute(
+                f"UPDATE event_orders SET {', '.join(f'{n} = ?' for n in values)} WHERE source = ? AND order_id = ?",
+                (*values.values(), source, order_id),
+            )
+
+
+def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_id: str, **values: Any) -> bool:
+    """Keep a ticket (first_name, last_name, email, title, price, checked_in_at, refunded); True when it is new or
+    what an invitation shows of it changed (its holder, its check-in, its refund)."""
+    before = conn.execute("SELECT * FROM event_tickets WHERE source = ? AND ticket_id = ?", (source, ticket_id)).fetchone()
+    values = {k: v for k, v in values.items() if v is not None}
+    if before is not None and all(str(before[k]) == str(v) for k, v in values.items()):
+        return False
+    values |= {"order_id": order_id, "updated_at": store.iso()}
+    names = ", ".join(values)
+    with store.atomic(conn):
+        conn.execute(
+            f"INSERT INTO event_tickets (source, ticket_id, {names}) VALUES (?, ?, {', '.join('?' * len(values))})"
+            f" ON CONFLICT (source, ticket_id) DO UPDATE SET {', '.join(f'{n} = excluded.{n}' for n in values)}",
+            (source, ticket_id, *values.values()),
+        )
+    return True
+
+
+def refund_tickets(conn: sqlite3.Connection, source: str, order_id: str, ticket_ids: list[str] | None = None) -> int:
+    """A refund of the whole order (``ticket_ids`` None), or of these tickets; how many tickets it ended."""
+    with store.atomic(conn):
+        if ticket_ids is None:
+            conn.execute("UPDATE event_orders SET refunded = 1, updated_at = ? WHERE source = ? AND order_id = ?",
+                         (store.iso(), source, order_id))  # fmt: skip
+            where, params = "", tuple[str, ...]()
+        else:
+            where, params = f" AND ticket_id IN ({','.join('?' * len(ticket_ids))})", tuple(ticket_ids)
+        return conn.execute(
+            f"UPDATE event_tickets SET refunded = 1, updated_at = ? WHERE source = ? AND order_id = ? AND refunded = 0{where}",
+            (store.iso(), source, order_id, *params),
+        ).rowcount
+
+
+def order(conn: sqlite3.Connection, source: str, order_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM event_orders WHERE source = ? AND order_id = ?", (source, order_id)).fetchone()
+
+
+def tickets_of(conn: sqlite3.Connection, source: str, order_ids: list[str]) -> list[sqlite3.Row]:
+    marks = ",".join("?" * len(order_ids))
+    return conn.execute(
+        f"SELECT * FROM event_tickets WHERE source = ? AND order_id IN ({marks}) ORDER BY order_id, ticket_id",
+        (source, *order_ids),
+    ).fetchall()
+
+
+def event_of(conn: sqlite3.Connection, campaign_id: str) -> dict[str, Any] | None:
+    """The CRM event a platform campaign is mapped to (``{event_id, event_name, ...}``), or None."""
+    return mappings.get(conn, EVENT, str(campaign_id))
+
+
+def _name(first: str | None, last: str | None) -> str:
+    return " ".join(p.strip() for p in (first or "", last or "") if p and p.strip())
+
+
+def is_buyer(ticket: sqlite3.Row, order_row: sqlite3.Row) -> bool:
+    """A holder is the buyer unless the ticket names another person (another e-mail, or another name)."""
+    email, name = (ticket["email"] or "").strip().lower(), _name(ticket["first_name"], ticket["last_name"]).lower()
+    buyer_email = (order_row["buyer_email"] or "").strip().lower()
+    buyer_name = _name(order_row["buyer_first_name"], order_row["buyer_last_name"]).lower()
+    return (not email or email == buyer_email) and (not name or name == buyer_name)
+
+
+def invited(
+    conn: sqlite3.Connection, source: str, label: str, event_id: int, constituent_id: str, *, timezones: tuple[str | None, ...]
+) -> Invited:
+    """What the CRM should hold for ``constituent_id`` at ``event_id``: built from every order of theirs in a
+    campaign mapped to that event. ``label`` names the platform's orders in notes ("Givebutter order"); a check-in
+    is dated in the first known of ``timezones`` (the event's, then the organisation's)."""
+    campaigns = [m["key"] for m in mappings.all_of(conn, EVENT) if str(m.get("event_id")) == str(event_id)]
+    marks = ",".join("?" * len(campaigns)) or "NULL"
+    orders = conn.execute(
+        f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at, order_id",
+        (source, str(constituent_id), *campaigns),
+    ).fetchall()
+    by_order: dict[str, list[sqlite3.Row]] = {}
+    for ticket in tickets_of(conn, source, [o["order_id"] for o in orders]):
+        by_order.setdefault(ticket["order_id"], []).append(ticket)
+    notes, names, guests, removed, check_ins = [], [], [], [], []
+    for found in orders:
+        held = by_order.get(found["order_id"], [])
+        live = [t for t in held if not (t["refunded"] or found["refunded"])]
+        if not live:
+            notes.append(f"{label} {found['order_id']}: refunded")
+        else:
+            kinds = Counter(t["title"] or "ticket" for t in live)
+            notes.append(f"{label} {found['order_id']}: " + ", ".join(f"{kind} x{n}" for kind, n in kinds.items()))
+        for ticket in held:
+            key = f"{source}:{ticket['ticket_id']}"
+            on = gifts.gift_date(ticket["checked_in_at"], *timezones) if ticket["checked_in_at"] else None
+            if ticket in live:
+                holder = _name(ticket["first_name"], ticket["last_name"]) or _name(
+                    found["buyer_first_name"], found["buyer_last_name"]
+                )
+                if holder and holder not in names:
+                    names.append(holder)
+            if is_buyer(ticket, found):
+                if ticket in live and on:
+                    check_ins.append(on)
+            elif ticket in live:
+                guests.append(Guest(key, (ticket["first_name"] or "").strip(), (ticket["last_name"] or "").strip(), on))
+            else:
+                removed.append(key)
+    any_live = any(not (t["refunded"] or o["refunded"]) for o in orders for t in by_order.get(o["order_id"], []))
+    return Invited(
+        event_id=int(event_id),
+        constituent_id=str(constituent_id),
+        notes="; ".join(notes)[:1000],
+        attendee_names=", ".join(names)[:1000],
+        rsvp=YES if any_live else NO,
+        checked_in_on=min(check_ins) if check_ins else None,
+        guests=guests,
+        removed=removed,
+    )
+
+
+def waiting(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The event campaigns whose orders wait for an event mapping: campaign, its tickets and orders."""
+    mapped = {m["key"] for m in mappings.all_of(conn, EVENT)}
+    rows = conn.execute(
+        "SELECT o.source, o.campaign_id, max(o.campaign) AS campaign, count(DISTINCT o.order_id) AS orders,"
+        " count(t.ticket_id) AS tickets FROM event_orders o LEFT JOIN event_tickets t"
+        " ON t.source = o.source AND t.order_id = o.order_id GROUP BY o.source, o.campaign_id ORDER BY o.campaign_id"
+    ).fetchall()
+    return [dict(r) for r in rows if r["campaign_id"] not in mapped]
+
+
+def counts(conn: sqlite3.Connection, source: str, campaign_id: str) -> dict[str, int]:
+    """One campaign's orders, tickets, check-ins and refunds, and the invitations synctool wrote for them."""
+    row = conn.execute(
+        "SELECT count(DISTINCT o.order_id) AS orders, count(t.ticket_id) AS tickets,"
+        " coalesce(sum(t.checked_in_at IS NOT NULL AND t.refunded = 0 AND o.refunded = 0), 0) AS checked_in,"
+        " coalesce(sum(t.refunded = 1 OR o.refunded = 1), 0) AS refunded"
+        " FROM event_orders o LEFT JOIN event_tickets t ON t.source = o.source AND t.order_id = o.order_id"
+        " WHERE o.source = ? AND o.campaign_id = ?",
+        (source, str(campaign_id)),
+    ).fetchone()
+    return dict(row)
