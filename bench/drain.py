@@ -31,8 +31,8 @@ def main() -> None:
     from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.ops import settings
     from synctool.platforms.mailchimp import ops as mailing
+    from synctool.platforms.square import settings as pos_settings
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -40,7 +40,7 @@ def main() -> None:
     with fake_world("synctool-drain-", limit=LIMIT, window_s=WINDOW_S, interval_ms=INTERVAL_MS) as (world, rt, conn):
         mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94"))
         mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="*", event="unsubscribe", add=[12222], remove=[12221]))
-        settings.pos_default_constituent(conn, settings.PosDefaultBody(email="walkin@example.org", last_name="Customer"))
+        pos_settings.write(conn, pos_settings.PosDefaultBody(email="walkin@example.org", last_name="Customer"))
         donors = [f"donor{n}@example.org" for n in range(120)]
         kinds = Counter()
         bodies = []

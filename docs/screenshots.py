@@ -53,8 +53,20 @@ def main() -> None:
                                           "street_addresses": [{"street": "12 Analytical Way", "city": "Oakland", "postal_code": "94607"}]})  # fmt: skip
             site.run("crm", "mirror", "--refresh")
             bob = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
-            bob.update(id="GT-5120", first_name="Bob", last_name="Smith", email="bob.smith@gmail.com", transacted_at=today, created_at=today)
-            site.post(None, "donations", samples.givebutter("transaction.succeeded", bob), {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]})
+            bob.update(
+                id="GT-5120",
+                first_name="Bob",
+                last_name="Smith",
+                email="bob.smith@gmail.com",
+                transacted_at=today,
+                created_at=today,
+            )
+            site.post(
+                None,
+                "donations",
+                samples.givebutter("transaction.succeeded", bob),
+                {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]},
+            )
             site.run("drain", "--max-seconds", "20")
             site.run("year-end", "check", "--quiet")
 
@@ -66,7 +78,7 @@ def main() -> None:
             for name, path in (("overview", "/admin/"), ("sync-log", "/admin/syncs"), ("failed", "/admin/failed"),
                                ("reconcile", "/admin/reconcile"), ("donors", "/admin/donors"),
                                ("payouts", "/admin/payouts?from=30d&run=1"), ("year-end", "/admin/year-end"), ("team", "/admin/team"),
-                               ("actions", "/admin/actions")):  # fmt: skip
+                               ("mappings", "/admin/mappings"), ("settings", "/admin/settings"), ("actions", "/admin/actions")):  # fmt: skip
                 desk.get(site.url + path)
                 desk.set_window_size(1280, max(700, desk.execute_script("return document.body.scrollHeight") + 120))
                 desk.save_screenshot(str(OUT / f"{name}.png"))

@@ -4,6 +4,7 @@ use it without importing the CLI above them; the core (ops, queue, crm, store) n
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -30,6 +31,9 @@ class AppContext:
     transports: Mapping[str, Any] = field(default_factory=dict)
     _db: sqlite3.Connection | None = None
     extra: dict = field(default_factory=dict)
+    #: writes one row of the staff actions log: ``(conn, action, target, note, outcome)`` (the CLI's root sets it,
+    #: ``synctool.cli.main``; none: a command run without the root records nothing)
+    log_action: Callable[[sqlite3.Connection, str, str | None, str | None, str], None] | None = None
 
     @property
     def rt(self):
@@ -57,6 +61,74 @@ def ctx_obj(ctx: typer.Context) -> AppContext:
     if root.obj is None:
         root.obj = AppContext()
     return root.obj
+
+
+#: a command's argument by its parameter's name, or a function of its arguments
+Said = str | Callable[[dict[str, Any]], Any] | None
+
+
+def action(
+    target: Said = None, *, note: Said = None, when: Callable[[dict[str, Any]], Any] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a command that changes something, so each run of it joins the staff actions log that the staff
+    page and the admin API write (`synctool syncs actions`): who ran it (the OS user), role and ``via`` ``cli``,
+    the command (``jobs retry``), its target (the argument ``target`` names, or what it makes of the arguments),
+    the note (``note``'s, alike) and the outcome: ``done``, ``refused: <why>`` or ``failed (exit N)``. Not
+    written: a run with ``--dry-run``, or one that ``when(arguments)`` says changes nothing (a show-or-set
+    command that only shows).
+
+    The one place a CLI action is recorded: a command names what it acts on, never how it is written."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            ctx = kwargs.get("ctx")  # click's context (typer hands over its base class, not ``typer.Context``)
+            if ctx is None or kwargs.get("dry_run") or (when is not None and not when(kwargs)):
+                return fn(*args, **kwargs)
+            said, aim = _value(note, kwargs), _value(target, kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            except SynctoolError as exc:
+                _log(ctx, aim, said, f"refused: {exc}")
+                raise
+            except typer.Exit as exc:
+                _log(ctx, aim, said, "done" if not exc.exit_code else f"failed (exit {exc.exit_code})")
+                raise
+            _log(ctx, aim, said, "done")
+            return result
+
+        run.synctool_action = True  # type: ignore[attr-defined]  # (tests list the commands that are actions)
+        return run
+
+    return mark
+
+
+def _value(said: Said, arguments: dict[str, Any]) -> str | None:
+    if said is None:
+        return None
+    value = said(arguments) if callable(said) else arguments.get(said)
+    if value is None or value == "" or value == [] or value == ():
+        return None
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _log(ctx: Any, target: str | None, note: str | None, outcome: str) -> None:
+    """One row of the staff actions log for the running command, when the database can be opened (a command
+    that failed because it cannot has nothing to record in)."""
+    obj = ctx_obj(ctx)
+    if obj.log_action is None:
+        return
+    names = []
+    at: Any = ctx
+    while at.parent is not None:
+        names.append(at.info_name)
+        at = at.parent
+    try:
+        obj.log_action(obj.db, " ".join(reversed(names)), target, note, outcome)
+    except SynctoolError:
+        pass
 
 
 #: the metavar an option's value shows in --help, by the option's name (else its name in capitals, as argparse does)
@@ -112,72 +184,84 @@ class SynctoolGroup(TyperGroup):
             name_metavars(command.params)
         return command
 
-    #: (title, command names) for the command list; one section, "Commands", when empty
-    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        found = {n: c for n in self.list_commands(ctx) if (c := self.get_command(ctx, n)) is not None and not c.hidden}
-        placed: set[str] = set()
-        for title, names in self.sections:
-            rows = [(n, summary(found[n])) for n in names if n in found]
-            placed.update(n for n, _ in rows)
-            if rows:
-                with formatter.section(title):
-                    formatter.write_dl(rows)
-        rest = [(n, summary(c)) for n, c in found.items() if n not in placed]
-        if rest:
-            with formatter.section("Other commands" if self.sections else "Commands"):
-                formatter.write_dl(rest)
+        rows = [(n, summary(c)) for n in self.list_commands(ctx) if (c := self.get_command(ctx, n)) is not None and not c.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One top-level command of `synctool`, the core's and a platform's alike (``Platform.commands``): where it
+    is and the section of `synctool --help` that lists it. ``target`` is ``"module:attribute"`` (a Typer app: a
+    command group; or a function: one command) or a function that returns either (a platform's hook). It is
+    imported only when the command is named or the whole list is shown."""
+
+    target: str | Callable[[], Any]
+    section: str
+
+
+def load_command(name: str, entry: Command) -> Any:
+    """The click command of a table entry: a Typer app becomes a group, a function one command."""
+    if isinstance(entry.target, str):
+        import importlib
+
+        module, _, attr = entry.target.partition(":")
+        found = getattr(importlib.import_module(module), attr)
+    else:
+        found = entry.target()
+    command: Any
+    if isinstance(found, typer.Typer):
+        command = typer.main.get_group(found)
+    else:  # one command, built as ``app.command(name)(found)`` would build it
+        from typer.models import CommandInfo
+
+        command = typer.main.get_command_from_info(
+            CommandInfo(name=name, callback=found), pretty_exceptions_short=True, rich_markup_mode=None
+        )
+    command.name = name
+    name_metavars(command.params)
+    return command
 
 
 class RootGroup(SynctoolGroup):
-    """The `synctool` group. Command groups are built only when named: typer spends about 1 ms per
-    command building them, which a cron job or `syncs list --json` should not pay for 80 commands."""
+    """The `synctool` group, built from one table of commands (name -> ``Command``) that the CLI and the
+    platforms feed; its help lists them by section. A command is built only when named: typer spends about
+    1 ms per command building them, which a cron job or `syncs list --json` should not pay for 80 commands."""
 
-    lazy: dict[str, str] = {}
-    #: the platforms' own command groups (name -> ``module:app``), read from the registry only when a name
-    #: is not a built-in's or the whole list is shown: `syncs list` does not load every platform
-    platform_groups: Callable[[], dict[str, Callable[[], Any]]] = staticmethod(dict)
-    #: the top-level commands by task (a platform's own group joins "Platforms" by itself)
-    sections: tuple[tuple[str, tuple[str, ...]], ...] = (
-        (
-            "Getting started",
-            ("init", "platforms", "doctor", "test-connections", "crm", "webhooks", "backfill", "sync-mode", "preview", "demo"),
-        ),
-        (
-            "Daily operation",
-            ("serve", "drain", "poll", "overview", "syncs", "jobs", "retry-all", "deliveries", "stats", "alerts",
-             "backup", "prune"),
-        ),
-        ("Money", ("reconcile", "year-end", "refunds", "mappings", "donors", "events")),
-        ("Platforms", ()),
-        ("Team and settings", ("users", "settings", "inject", "dev")),
-    )  # fmt: skip
+    #: the core's commands, in the order `--help` lists them within their sections
+    table: dict[str, Command] = {}
+    #: the commands the platforms add (``Platform.commands``), read from the registry only when a name is not
+    #: the core's or the whole list is shown: `syncs list` does not load every platform
+    more: Callable[[], dict[str, Command]] = staticmethod(dict)
+    #: the sections of `--help`, in order (a section no title names comes after them)
+    titles: tuple[str, ...] = ()
+
+    def every(self) -> dict[str, Command]:
+        """The whole table: the core's commands, then the platforms' (a core name is never taken)."""
+        return {**self.table, **{name: entry for name, entry in self.more().items() if name not in self.table}}
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        platforms = tuple(self.platform_groups())
-        self.sections = tuple((title, platforms if title == "Platforms" else names) for title, names in type(self).sections)
-        super().format_commands(ctx, formatter)
+        every = self.every()
+        found = {n: c for n in every if (c := self.get_command(ctx, n)) is not None and not c.hidden}
+        titles = list(dict.fromkeys([*self.titles, *(entry.section for entry in every.values())]))
+        for title in titles:
+            rows = [(n, summary(c)) for n, c in found.items() if every[n].section == title]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def list_commands(self, ctx: Any) -> list[str]:
-        every = {**self.lazy, **self.platform_groups()}
-        return list(super().list_commands(ctx)) + [name for name in every if name not in self.commands]
+        return list(self.every())
 
     def get_command(self, ctx: Any, name: str) -> Any:
-        command = super().get_command(ctx, name)
-        if command is None and name not in self.commands:
-            if name in self.lazy:  # the CLI's own groups: ``module:attribute``
-                import importlib
-
-                module, _, attr = self.lazy[name].partition(":")
-                app = getattr(importlib.import_module(module), attr)
-            elif name in (groups := self.platform_groups()):  # a platform's: its hook returns the app
-                app = groups[name]()
-            else:
+        command: Any = self.commands.get(name)
+        if command is None:
+            entry = self.table.get(name) or self.more().get(name)
+            if entry is None:
                 return None
-            command = typer.main.get_group(app)
-            command.name = name
-            self.commands[name] = command
+            command = self.commands[name] = load_command(name, entry)
         return command
 
 
@@ -309,6 +393,34 @@ def table(rows: list[dict[str, Any]], columns: list[str], title: str | None = No
     console.print(t)
     if not rows:
         typer.echo("(none)")
+
+
+def blocks(rows: list[dict[str, Any]], heading: Callable[[dict[str, Any]], str], fields: list[str]) -> None:
+    """One block per row, for rows too wide for a table: a heading line, then ``field  value`` lines indented
+    under it, the values wrapped at the terminal's width between words: nothing is cut short (a secret's
+    name, a command). A field a row has no value for is left out."""
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size().columns
+    label = max((len(f) for f in fields), default=0)
+    indent = " " * (2 + label + 2)
+    out = []
+    for n, row in enumerate(rows):
+        out.extend([""] * (n > 0) + [heading(row)])
+        for name in fields:
+            value = row.get(name)
+            if value is None or value == "":
+                continue
+            lines = textwrap.wrap(
+                str(value),
+                max(width - len(indent), 20),
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            out.append(f"  {name.replace('_', ' ').ljust(label)}  {lines[0]}")
+            out.extend(indent + line for line in lines[1:])
+    typer.echo("\n".join(out))
 
 
 def key_values(data: dict[str, Any]) -> None:

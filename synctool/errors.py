@@ -57,7 +57,11 @@ class PayloadTooLarge(InvalidInput):
 
 
 class NotFound(SynctoolError):
-    pass
+    """An unknown id; ``detail`` says where to find the known ones."""
+
+    def __init__(self, message: str, detail: str = ""):
+        self.detail = detail
+        super().__init__(message)
 
 
 class Conflict(SynctoolError):

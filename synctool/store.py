@@ -905,7 +905,8 @@ def m016_event_invitations(db: Database) -> None:
     db.table("invitations").create(
         {"id": int, "event_id": int, "constituent_id": str, "guest_key": str, "parent_id": int, "first_name": str,
          "last_name": str, "crm_id": str, "state": str, "rsvp": int, "notes": str, "attendee_names": str,
-         "attended_on": str, "attendance_sent": str, "job_id": str, "error": str, "updated_at": str},
+         "staff_notes": str, "staff_names": str, "attended_on": str, "attendance_sent": str, "job_id": str, "error": str,
+         "updated_at": str},
         pk="id",
         not_null={"event_id", "constituent_id", "guest_key", "state", "updated_at"},
         defaults={"guest_key": ""},

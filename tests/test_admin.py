@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from synctool import platforms, store
 from synctool.config import Config
 from synctool.fakes import samples
-from synctool.web.admin_api import _ops, routes
+from synctool.web.admin_api import routes, table
 from synctool.web.receiver import create_app
 from tests.conftest import CRM_KEY, TEST_SECRETS
 from tests.helpers import runtime
@@ -123,7 +123,7 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
     return url, ({"json": bodies[path]} if path in bodies and method != "GET" else {})
 
 
-SPEC_ROLES = {path: role for _, path, role, _ in _ops(Config())}
+SPEC_ROLES = {r.path: r.role for r in table(Config())}
 
 
 @pytest.mark.registry
@@ -171,7 +171,7 @@ def test_every_route_by_role(api, db, monkeypatch):
             },
         )
 
-    for method, path, min_role, _ in _ops(Config()):
+    for method, path, min_role in ((r.method, r.path, r.role) for r in table(Config())):
         url, kw = request(method, path)
         assert call(api, method, url, None, **kw).status_code == 401, path
         bad = api.request(method, url, headers={"Authorization": "Bearer not.a.token"}, **kw)
@@ -235,6 +235,40 @@ def test_api_and_cli_give_the_same_results(api, cli, db):
     assert call(api, "GET", "/api/stats", "viewer").json()["total"] == json.loads(cli("stats", "--json").stdout)["total"]
     call(api, "PATCH", "/api/settings/alert-recipients", "admin", json={"emails": ["a@example.org"]})
     assert json.loads(cli("settings", "alert-recipients", "--json").stdout) == {"emails": ["a@example.org"]}
+
+
+def test_poll_now_polls_what_synctool_poll_polls(api, cli, db):
+    """``POST /api/poll-now`` (and its ``/api/dev/poll-now`` twin) is `synctool poll`: every platform in use that
+    polls, not one platform's; ``/api/poll-fresh`` is `synctool poll --fresh`."""
+    polled = {p.role for p in platforms.in_use(Config()) if p.poll}
+    assert len(polled) > 1
+    for path in ("/api/poll-now", "/api/dev/poll-now", "/api/poll-fresh"):
+        assert call(api, "POST", path, "viewer").status_code == 403
+        answer = call(api, "POST", path, "admin")
+        assert answer.status_code == 200, answer.text
+        assert set(answer.json()["sources"]) == polled and answer.json()["ok"], answer.text
+    via_cli = json.loads(cli("poll", "--json").stdout)
+    assert set(via_cli["sources"]) == polled
+    done = call(api, "GET", "/api/actions", "viewer").json()["items"]
+    assert {"POST /api/poll-now", "POST /api/dev/poll-now", "POST /api/poll-fresh"} <= {a["action"] for a in done}
+
+
+def test_an_api_request_opens_one_connection(api, monkeypatch):
+    """The token check, the role check, the handler and its staff-action record share the request's connection."""
+    opened = []
+    real = store.connect
+
+    def counting(*args, **kwargs):
+        opened.append(real(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(store, "connect", counting)
+    assert call(api, "PATCH", "/api/settings/alert-recipients", "admin", json={"emails": ["a@example.org"]}).status_code == 200
+    assert call(api, "PATCH", "/api/settings/alert-recipients", "viewer", json={"emails": []}).status_code == 403
+    assert call(api, "GET", "/api/stats", "viewer").status_code == 200
+    assert len(opened) == 3
+    done = call(api, "GET", "/api/actions", "viewer").json()["items"]
+    assert [a["outcome"][:7] for a in done[:2]] == ["refused", "done"]
 
 
 def test_deactivated_users_tokens_stop_working(api, cli, db):
@@ -331,7 +365,7 @@ def test_alerts_digest_and_test(world, cli, db, tmp_path):
 @pytest.mark.registry
 def test_test_connections_and_doctor(world, cli, env):
     result = cli("test-connections")
-    tested = 1 + sum(bool(p.client and p.client.probe) for p in platforms.registered())  # the CRM and each platform
+    tested = 1 + sum(bool(p.client and p.client.probe) for p in platforms.in_use(Config()))  # the CRM and each one in use
     assert result.exit_code == 0 and [line.split()[1] for line in result.output.splitlines()] == ["ok"] * tested
     del env["PAYMENTS_API_KEY"]  # a platform in use without its key fails, alone: the others are tested all the same
     unset = cli("test-connections")
@@ -442,7 +476,7 @@ def test_every_bad_caller_is_refused_on_every_route(api):
         "alg none": "Bearer " + jwt.encode(claims, None, algorithm="none"),
         "unknown user": "Bearer " + jwt.encode({**claims, "sub": "nobody@example.org"}, JWT_SECRET, algorithm="HS256"),
     }
-    for method, path, _, _ in _ops(Config()):
+    for method, path in ((r.method, r.path) for r in table(Config())):
         url = path.replace("{id}", "1").replace("{orderId}", "O").replace("{paymentId}", "P").replace("{jobId}", "J")
         for name, header in callers.items():
             r = api.request(method, url, headers={"Authorization": header})

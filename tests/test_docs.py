@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from synctool.cli.main import app
-from synctool.cli.reference import commands, markdown
+from synctool.cli.reference import commands, markdown, outside_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -35,7 +35,8 @@ def test_every_command_has_help_with_an_example():
 def test_the_command_reference_is_current_and_names_every_command():
     written = (ROOT / "docs" / "commands.md").read_text()
     assert written == markdown(), "docs/commands.md is out of date: python -m synctool.cli.reference > docs/commands.md"
-    missing = [path for path, _ in ALL if f"## `{path}`" not in written]
+    outside = outside_groups()
+    missing = [path for path, _ in ALL if f"## `{path}`" not in written and (path.split() + [""])[1] not in outside]
     assert missing == []
 
 

@@ -237,3 +237,64 @@ def test_poll_reads_check_ins_only_around_the_event_and_a_partial_refund_removes
     shown = json.loads(cli("events", "show", "NOW26", "--json").stdout)
     [order_shown] = shown["orders"]
     assert [h["refunded"] for h in order_shown["holders"]].count(True) == 1
+
+
+def test_a_ticket_missing_from_one_listing_is_not_taken_for_a_refund(coded, receiver, cli, db):
+    """A short or shifting /v1/tickets page revokes nothing: only a ticket Givebutter answers 404 for is refunded."""
+    world = coded
+    event = mapped(world, cli)
+    ada = ("Ada", "Lovelace", "ada@example.org")
+    txn, tickets = order(
+        "80001", ada, [("Ada", "Lovelace", "ada@example.org", "GA"), ("Charles", "Babbage", "cb@example.org", "GA")]
+    )
+    sell(world, receiver, txn, tickets)
+    run_drain()
+
+    class ShortListing(dict):
+        """A /v1/tickets listing that comes back without these tickets (a page that shifted, a glitch), while
+        each is still there when asked for by its id."""
+
+        def values(self):
+            return []
+
+    listed = world.givebutter.tickets
+    world.givebutter.tickets = ShortListing(listed)
+    assert cli("events", "checkins", "GALA26").exit_code == 0
+    world.givebutter.tickets = listed
+    run_drain()
+    assert sorted((i["guest_name"], i["rsvp"]) for i in invitations(world, event["id"])) == [
+        ("Ada Lovelace", 1),
+        ("Charles Babbage", 1),
+    ]
+
+
+def test_two_guests_of_one_name_keep_their_own_invitations_through_a_lost_create_and_a_refund(coded, receiver, cli, db, env):
+    world = coded
+    env["CRM_CONFIRM_AFTER_S"] = "0"
+    event = mapped(world, cli)
+    ada = ("Ada", "Lovelace", "ada@example.org")
+    sell(world, receiver, *order("90001", ada, [("Ada", "Lovelace", "ada@example.org", "GA"), ("Guest", "Smith", "", "GA")]))
+    run_drain()
+    world.crm.faults.append({"mode": "timeout", "count": 1, "method": "POST", "path": "/invitations"})  # never reached LGL
+    sell(world, receiver, *order("90002", ada, [("Guest", "Smith", "", "GA")]))
+    run_drain()
+    assert [i["guest_name"] for i in invitations(world, event["id"]) if i["is_a_guest"]] == ["Guest Smith", "Guest Smith"]
+    give(receiver, samples.givebutter_refund(world.givebutter.transactions["90001"]), event="refund.created", event_id="rf-90001")
+    run_drain()
+    assert [i["guest_name"] for i in invitations(world, event["id"]) if i["is_a_guest"]] == ["Guest Smith"]  # 90002's stays
+
+
+def test_a_staff_invitation_taken_keeps_what_staff_wrote(coded, receiver, cli, db):
+    world = coded
+    event = mapped(world, cli)
+    grace = world.crm.create_constituent({"first_name": "Grace", "last_name": "Hopper",
+                                          "email_addresses": [{"address": "grace@example.org"}]})  # fmt: skip
+    world.crm.invite(event["id"], grace["id"], rsvp=3, notes="Board member: table 1", attendee_names="Grace Hopper, Dr. X")
+    sell(world, receiver, *order("71001", ("Grace", "Hopper", "grace@example.org"), [("Grace", "Hopper", "grace@example.org", "GA")]))  # fmt: skip
+    run_drain()
+    [only] = invitations(world, event["id"])
+    assert only["notes"] == "Board member: table 1; Givebutter order 71001: GA x1" and only["rsvp"] == 1
+    assert only["attendee_names"] == "Grace Hopper, Dr. X, Grace Hopper"
+    # an event id out of any CRM's range is refused, not stored
+    result = cli("mappings", "events", "set", "GALA26", "--event", "99999999999999999999")
+    assert result.exit_code == 2

@@ -62,7 +62,9 @@ def test_no_core_module_names_a_platform():
     from pathlib import Path
 
     package = Path(platforms.__file__).resolve().parents[1]
-    names = re.compile("|".join(sorted({p.name for p in REGISTERED} | {"givebutter", "square", "mailchimp", "stripe"})), re.I)
+    # the built-ins' names (an installed package's name may be any word: the core cannot know it to name it)
+    built_in = {p.name for p in REGISTERED if p.name in platforms.DEFAULT_PLATFORMS}
+    names = re.compile("|".join(sorted(built_in | {"givebutter", "square", "mailchimp", "stripe"})), re.I)
     found = [
         f"{path.relative_to(package.parent)}:{n}"
         for folder in ("cli", "web", "ops", "queue", "crm")

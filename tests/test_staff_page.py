@@ -314,7 +314,7 @@ def test_the_admin_api_records_its_actions_and_serves_the_pages_data(world, cli,
         link = api.post("/api/users/login-link", headers=headers, json={"email": "ops@example.org"})
         assert link.status_code == 403  # super_admin only
         listed = api.get("/api/actions", headers=headers).json()["items"]
-    assert [(a["via"], a["action"], a["target"], a["outcome"][:7]) for a in listed] == [
+    assert [(a["via"], a["action"], a["target"], a["outcome"][:7]) for a in listed if a["via"] == "api"] == [
         ("api", "POST /api/users/login-link", "ops@example.org", "refused"),
         ("api", "POST /api/admin/sync/retry/{jobId}", job, "done"),
     ]
@@ -340,3 +340,60 @@ def test_an_admin_settles_a_held_gift_from_the_donors_page(page, coded, receiver
     run_drain()
     row = db.execute("SELECT status, crm_constituent_id FROM jobs WHERE id = ?", (held,)).fetchone()
     assert (row[0], str(row[1])) == ("succeeded", robert)
+
+
+def test_each_page_has_one_name_and_the_navigation_is_the_pages_table():
+    """``PAGES``: a view, its template (the view's name) and the navigation's key are one name; the navigation is
+    the rows with a label, in the table's order."""
+    from pathlib import Path
+
+    from synctool.web import staff_page
+
+    folder = Path(staff_page.__file__).parent / "templates"
+    names = [p.name for p in staff_page.PAGES]
+    assert len(set(names)) == len(names) and len({p.path for p in staff_page.PAGES}) == len(names)
+    for p in staff_page.PAGES:
+        assert (folder / p.template).is_file(), p.template
+    assert [p.label for p in staff_page.NAV] == [
+        "Overview", "Sync log", "Failed", "Events", "Reconcile", "Donors", "Payouts", "Year end", "Mappings", "Settings",
+        "Team", "Actions",
+    ]  # fmt: skip
+    assert staff_page.section(next(p for p in staff_page.PAGES if p.path == "/syncs/{id}")) == "syncs"
+    assert len({(a.path, a.name) for a in staff_page.ACTIONS}) == len(staff_page.ACTIONS)
+
+
+def test_a_request_opens_one_connection_and_a_click_commits_once(page, db, monkeypatch):
+    """The session check, the role check, the operation, its record and the message for the next page share the
+    request's one connection, and a click writes them in one transaction, done or refused."""
+    job = seed_failed_job(db)
+    admin = page("admin")
+    token = csrf(admin.get("/admin/failed").text, f"/admin/syncs/{job}/retry")
+    opened, commits = [], []
+    real = store.connect
+
+    def counting(*args, **kwargs):
+        conn = real(*args, **kwargs)
+        opened.append(conn)
+        conn.set_trace_callback(lambda sql: commits.append(sql) if sql.lstrip().upper().startswith("COMMIT") else None)
+        return conn
+
+    monkeypatch.setattr(store, "connect", counting)
+
+    def measured(response):
+        found = (response.status_code, len(opened), len(commits))
+        opened.clear()
+        commits.clear()
+        return found
+
+    assert measured(admin.post(f"/admin/syncs/{job}/retry", data={"csrf": token})) == (303, 1, 1)
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (job,)).fetchone()[0] == "queued"
+    shown = admin.get("/admin/failed")
+    assert measured(shown) == (200, 1, 1) and "is queued again" in shown.text  # the message read, once
+    assert measured(admin.get("/admin/failed")) == (200, 1, 0)  # nothing to say: nothing written
+    # refused by the operation: its own writes undone, its record and the message kept, in one commit
+    assert measured(admin.post(f"/admin/syncs/{job}/retry", data={"csrf": token})) == (303, 1, 1)
+    assert "only a failed job can be retried" in admin.get("/admin/failed").text
+    opened.clear()
+    commits.clear()
+    assert measured(admin.post(f"/admin/syncs/{job}/retry", data={"csrf": "wrong"})) == (403, 1, 1)  # the refusal's record
+    assert measured(admin.get("/admin/nothing-here")) == (404, 1, 0)

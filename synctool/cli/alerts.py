@@ -6,7 +6,10 @@ import typer
 
 from synctool.console import AsJson, ctx_obj, render, sub_app
 
-app = sub_app("Alert e-mails: a digest after a drain in which jobs failed for good, and the daily summary.")
+app = sub_app(
+    "Alert e-mails: the failure digest and the daily summary. The digest goes after a drain in which jobs failed for "
+    "good; the summary once a day."
+)
 
 
 @app.command("summary")

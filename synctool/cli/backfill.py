@@ -6,9 +6,10 @@ import sys
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, exit_if_failed, render
+from synctool.console import AsJson, action, ctx_obj, exit_if_failed, render
 
 
+@action(target="source")
 def backfill(
     ctx: typer.Context,
     since: str = typer.Option(..., help="first day, YYYY-MM-DD or a duration back (180d)"),
@@ -17,9 +18,10 @@ def backfill(
     dry_run: bool = typer.Option(False, "--dry-run", help="say what was found and what it will cost; queue nothing"),
     as_json: AsJson = False,
 ) -> None:
-    """Bring in the gifts of the months before synctool: page the history of each platform
-    that offers one (`synctool platforms` says which) and queue each item synctool has never seen, through the
-    normal path (drain writes them; nothing already synced is written twice). First it says what it found
+    """Past gifts: page the history of each platform that offers one.
+
+    This brings in the gifts of the months before synctool: each platform that offers a history (`synctool
+    platforms` says which) is paged, and each item synctool has never seen is queued, through the normal path (drain writes them; nothing already synced is written twice). First it says what it found
     and what it will cost in CRM requests and time at synctool's share of the CRM budget. A platform whose
     history cannot be read is named on stderr (exit 1); the others' items are queued all the same.
 

@@ -10,8 +10,8 @@ from synctool.console import AsJson, ctx_obj, render
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Check the CRM and each platform in use (`synctool platforms`), one line each: ok, or FAIL with why
-    (credentials not set, refused, down). Every one is tried whatever the others answer; exit 1 when any fails.
+    """Check the CRM and each platform in use, one line each. Each says ok, or FAIL with why (credentials not
+    set, refused, down); the platforms in use are those `synctool platforms` names. Every one is tried whatever the others answer; exit 1 when any fails.
 
     Example: synctool test-connections
     """
@@ -27,7 +27,8 @@ def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Check configuration, secrets (present or not; never their values), keyring, database, cron and backlog.
+    """Check configuration, secrets, database, cron and backlog. Secrets are said present or not, never their
+    values; the keyring too.
 
     Example: synctool doctor
     """

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, render, sub_app
 
-app = sub_app("The CRM (Little Green Light): connection, environment, reference lists, constituent mirror and request budget.")
+app = sub_app(
+    "The CRM (Little Green Light): connection, lists, mirror. Its connection and environment, the reference lists, "
+    "the constituent mirror and the request budget."
+)
 
 
 def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
@@ -89,6 +92,7 @@ def test_connection(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @app.command()
+@action(note="base_url", when=lambda a: a["base_url"] is not None or a["api_key"])
 def config(
     ctx: typer.Context,
     base_url: str = typer.Option(None, "--base-url", help="the CRM API base URL for the active environment"),
@@ -112,6 +116,7 @@ def config(
 
 
 @app.command()
+@action(note="name", when=lambda a: a["name"] is not None)
 def environment(
     ctx: typer.Context,
     name: str = typer.Argument(None, help="production or sandbox; omit to show"),

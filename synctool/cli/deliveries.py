@@ -6,7 +6,7 @@ import typer
 
 from synctool.console import AsJson, Columns, ctx_obj, key_values, render, sub_app
 
-app = sub_app("Stored webhook deliveries (headers and raw bodies), newest first.")
+app = sub_app("Stored webhook deliveries, with their raw bodies, newest first.")
 
 
 @app.command("list")

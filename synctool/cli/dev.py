@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import ctx_obj, emit_json, key_values, sub_app
+from synctool.console import action, ctx_obj, emit_json, key_values, sub_app
 
 app = sub_app("Development and test operations.")
 
 
 @app.command("reset-test-data")
+@action()
 def reset_test_data(ctx: typer.Context, yes: bool = typer.Option(False, "--yes", help="do not ask")) -> None:
     """Delete deliveries, jobs, ledgers and the platforms' local records (sandbox CRM environment only).
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, render, sub_app
 
 app = sub_app(
-    "Known donors: the new e-mail, phone or address a returning donor's gift carried, proposed for their CRM record "
+    "Known donors: new contact points, and gifts held for a match. "
+    "The new e-mail, phone or address a returning donor's gift carried, proposed for their CRM record "
     "(donors.updates: review); and the gifts held because their donor may be a known constituent under a new e-mail "
     "(donors.matching: review).\n\nExample: synctool donors matches"
 )
@@ -64,6 +65,7 @@ def _by() -> str:
 
 
 @matches_app.command("accept")
+@action(target="match_id", note="constituent")
 def accept_match(
     ctx: typer.Context,
     match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
@@ -85,6 +87,7 @@ def accept_match(
 
 
 @matches_app.command("new")
+@action(target="match_id")
 def new_match(
     ctx: typer.Context,
     match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
@@ -139,6 +142,7 @@ def _decide(ctx: typer.Context, ids: list[int] | None, every: bool, apply: bool)
 
 
 @app.command("apply")
+@action(target=lambda a: "every" if a["every"] else a["ids"])
 def apply(
     ctx: typer.Context,
     ids: list[int] = IDS,
@@ -153,6 +157,7 @@ def apply(
 
 
 @app.command("dismiss")
+@action(target=lambda a: "every" if a["every"] else a["ids"])
 def dismiss(
     ctx: typer.Context,
     ids: list[int] = IDS,

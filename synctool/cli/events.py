@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, render, sub_app
 
 app = sub_app(
-    "Who came: event ticket orders as CRM event invitations, with guests and check-ins.\n\nExample: synctool events list"
+    "Who came: ticket orders as CRM event invitations, and check-ins. Each order invites its buyer, one invitation "
+    "per guest, and check-ins become attendance.\n\nExample: synctool events list"
 )
 
 
@@ -56,6 +57,7 @@ def show(
 
 
 @app.command("checkins")
+@action(target="campaign")
 def checkins(
     ctx: typer.Context, campaign: str = typer.Argument(..., help="the campaign's id or code"), as_json: AsJson = False
 ) -> None:

@@ -7,9 +7,9 @@ import sys
 import typer
 
 from synctool.cli.syncs import for_people
-from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, render, sub_app
 
-app = sub_app("The job queue: list pending or failed jobs and put failed ones back in the queue.")
+app = sub_app("The job queue: list it, and put failed jobs back. Pending and failed jobs, and retries.")
 
 JOB_COLUMNS = ["id", "target", "entity", "status", "attempts", "run_after", "last_error"]
 
@@ -36,6 +36,7 @@ def jobs_list(
 
 
 @app.command("retry")
+@action(target="job_id")
 def jobs_retry(
     ctx: typer.Context,
     job_id: str = typer.Argument(..., help="the failed job's id"),
@@ -52,6 +53,7 @@ def jobs_retry(
 
 
 @app.command("release")
+@action(target="job_id", note="amount")
 def jobs_release(
     ctx: typer.Context,
     job_id: str = typer.Argument(..., help="the held job's id (or its first 8 characters, as `synctool overview` shows)"),
@@ -80,6 +82,7 @@ def jobs_release(
     )
 
 
+@action(target="source")
 def retry_all(
     ctx: typer.Context,
     source: str = typer.Option(None, help="only this source's failed jobs"),

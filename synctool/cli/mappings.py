@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
 
-app = sub_app("CRM coding for incoming money: type defaults, campaign and fund overrides, payment methods, custom fields.")
+app = sub_app(
+    "CRM coding for incoming money: type defaults, overrides, fields. Type defaults, campaign and fund overrides, "
+    "payment methods, custom fields and event mappings."
+)
 types_app = sub_app(
     "Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json"
 )
@@ -62,6 +65,7 @@ def types_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @types_app.command("set")
+@action(target="key")
 def types_set(
     ctx: typer.Context,
     key: str = typer.Argument(
@@ -106,6 +110,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @overrides_app.command("set")
+@action(target="campaign")
 def overrides_set(
     ctx: typer.Context,
     campaign: str = typer.Argument(..., help="the donation platform's campaign id"),
@@ -143,6 +148,7 @@ def funds_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @funds_app.command("set")
+@action(target="fund")
 def funds_set(
     ctx: typer.Context,
     fund: str = typer.Argument(..., help="the donation platform's fund code, or its fund id"),
@@ -169,6 +175,7 @@ def payments_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @payments_app.command("set")
+@action(target="key")
 def payments_set(
     ctx: typer.Context,
     key: str = typer.Argument(
@@ -197,6 +204,7 @@ def fields_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @fields_app.command("set")
+@action(target="field")
 def fields_set(
     ctx: typer.Context,
     field: str = typer.Argument(..., help="the donation platform's custom field id or title"),
@@ -213,6 +221,7 @@ def fields_set(
 
 
 @app.command("remove")
+@action(target="key", note="kind")
 def remove(
     ctx: typer.Context,
     kind: str = typer.Argument(
@@ -241,6 +250,7 @@ def events_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @events_app.command("set")
+@action(target="campaign", note="event")
 def events_set(
     ctx: typer.Context,
     campaign: str = typer.Argument(..., help="the donation platform's event campaign: its id or its code"),
@@ -259,6 +269,7 @@ def events_set(
 
 
 @events_app.command("remove")
+@action(target="campaign")
 def events_remove(ctx: typer.Context, campaign: str = typer.Argument(..., help="the campaign's id or code")) -> None:
     """Remove an event mapping (invitations already written stay in the CRM; new orders wait).
 

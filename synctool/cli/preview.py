@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, render
+from synctool.console import AsJson, Columns, action, ctx_obj, render
 
 
+@action(note="mode", when=lambda a: a["mode"] is not None)
 def sync_mode(
     ctx: typer.Context,
     mode: str = typer.Argument(None, help="live or preview; omit to show"),
@@ -40,7 +41,7 @@ def preview(
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:
-    """List what the previewed jobs would write: donor, constituent decision ("matched #959482" / "would
+    """List what the previewed jobs would write. For each: donor, constituent decision ("matched #959482" / "would
     create Jane Doe <jane@...>"), amount, fund, date, acknowledgement template, how each would end, and what
     else it would write (a fundraiser's soft credit, a donor's new contact point); --json adds the exact
     bodies of every CRM write.

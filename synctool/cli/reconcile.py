@@ -7,10 +7,10 @@ import textwrap
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, exit_if_failed, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app(
-    "Prove that every platform dollar of a period is in the CRM: each platform transaction is matched to its gift "
+    "Prove that every platform dollar of a period is in the CRM. Each platform transaction is matched to its gift "
     "by external id, amount (after refunds) and date. Statuses: matched, missing (with the sync log's reason), "
     "extra, amount_differs, date_differs, refund_not_applied. Differences first, then totals per source and per "
     "fund. Exit 0 when everything matches, 1 when something differs or a platform could not be read (each "
@@ -25,6 +25,7 @@ To = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a dura
 
 
 @app.callback(invoke_without_command=True)
+@action(target="source", when=lambda a: a["fix"])
 def reconcile(
     ctx: typer.Context,
     start: str = typer.Option(
@@ -111,6 +112,7 @@ def reconcile(
 
 
 @app.command("accept")
+@action(target="external_id", note="note")
 def accept(
     ctx: typer.Context,
     external_id: str = typer.Argument(..., help="the item's external id, as the last reconcile listed it"),
@@ -171,6 +173,7 @@ def last(ctx: typer.Context, as_json: AsJson = False, columns: Columns = None) -
 
 
 @app.command("payouts")
+@action(target="source", when=lambda a: a["write_deposits"])
 def payouts(
     ctx: typer.Context,
     start: str = From,

@@ -49,12 +49,22 @@ def _option(param: Any) -> str:
     return f"| {names} | {' '.join(p for p in parts if p).replace('|', '/')} |"
 
 
+def outside_groups() -> set[str]:
+    """The command groups of platform packages installed beside synctool: not synctool's own reference."""
+    from synctool import platforms
+
+    return {name for p in platforms.registered() if p.name not in platforms.DEFAULT_PLATFORMS for name in p.commands}
+
+
 def markdown() -> str:
     from synctool.cli.main import app
 
     out = [HEADER]
     root = typer.main.get_command(app)
+    outside = outside_groups()
     for path, command in commands(root):
+        if len(path.split()) > 1 and path.split()[1] in outside:
+            continue
         out.append(f"## `{path}`\n")
         pieces = " ".join(command.collect_usage_pieces(typer.Context(command)))
         out.append(f"```\n{path} {pieces}\n```\n")

@@ -6,7 +6,7 @@ import typer
 
 from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
 
-app = sub_app("Refunds from the platforms, and what each did to its CRM gift (the refund policy).")
+app = sub_app("Refunds from the platforms, and what each did to its CRM gift. What it did follows the refund policy.")
 
 
 @app.command("list")

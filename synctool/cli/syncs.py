@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, key_values, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, key_values, render, sub_app
 
-app = sub_app("The sync log: every delivery, poll result and operator request, with its outcome.")
+app = sub_app("The sync log: every delivery, poll result and operator request. Each with its outcome, and the staff actions.")
 
 #: in order of importance; a narrow terminal shows the first ones (--json has every field)
 SYNC_COLUMNS = ["id", "when", "source", "entity", "status", "amount", "message", "email", "attempts", "crm_gift_id"]
@@ -98,6 +98,7 @@ def show(
 
 
 @app.command("resolve")
+@action(target="sync_id", note="notes")
 def resolve(
     ctx: typer.Context,
     sync_id: str = typer.Argument(..., help="the failed record's UUID"),
@@ -122,8 +123,8 @@ def stats(
     window: str = typer.Option("24h", help="24h, 7d or 30d"),
     as_json: AsJson = False,
 ) -> None:
-    """Counts of sync records over a window: total, succeeded, failed, skipped, queued, per source; and the
-    refunds (applied, with their dollars, waiting, flagged, skipped).
+    """Counts of sync records over a window, and the refunds. Total, succeeded, failed, skipped, queued, per
+    source; and the refunds applied (with their dollars), waiting, flagged and skipped.
 
     Example: synctool stats --window 7d
     """
@@ -152,13 +153,14 @@ def stats(
 def actions(
     ctx: typer.Context,
     target: str = typer.Option(None, help="only actions on this sync record id, external id or user e-mail"),
-    who: str = typer.Option(None, help="only this person's actions (their e-mail)"),
+    who: str = typer.Option(None, help="only this person's actions (their e-mail, or the OS user for the CLI's)"),
     page: int = typer.Option(1, min=1),
     limit: int = typer.Option(50, min=1, max=500),
     as_json: AsJson = False,
 ) -> None:
-    """Staff actions taken through the staff page or the admin API, newest first: when, who (and their role),
-    what, on which record, the note, and the outcome (a refused action is listed too).
+    """Staff actions, newest first, wherever they were taken: the staff page, the admin API and the command
+    line (a command that changes something; its who is the OS user who ran it, its role `cli`): when, who,
+    through what, what, on which record, the outcome (a refused action is listed too), the note and the role.
 
     Example: synctool syncs actions --who treasurer@example.org
     """
@@ -167,12 +169,12 @@ def actions(
 
     query = parse(ActionsQuery, {"target": target, "who": who, "page": page, "limit": limit}, where="options")
     result = list_actions(ctx_obj(ctx).db, query)
-    shown = ["at", "who", "role", "via", "action", "target", "note", "outcome"]
+    shown = ["at", "who", "via", "action", "target", "outcome", "note", "role"]
     render(result, as_json, people=lambda d: render(d, rows=d["items"], columns=shown, title=f"{d['total']} action(s)"))
 
 
 def overview(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """What the staff page's first page shows: the last 24 hours and 7 days (as `stats`), the queue, when
+    """What the staff page's first page shows. The last 24 hours and 7 days (as `stats`), the queue, when
     cron's drain, poll, heal and reconcile last ran, the deliveries the platforms reported failed (as the
     last `webhooks heal` read them) and what needs a person, each with its command. Reads the database
     only.

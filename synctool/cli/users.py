@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, emit_json, key_values, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, emit_json, key_values, render, sub_app
 
 app = sub_app(
-    "The team: users with roles (viewer, admin, super_admin), their admin API tokens and their sign-in links to the staff page."
+    "The team: users, roles, API tokens and sign-in links. Each user has a role (viewer, admin, super_admin), admin "
+    "API tokens and sign-in links to the staff page."
 )
 
 
@@ -24,6 +25,7 @@ def list_(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @app.command()
+@action(target="email", note="role")
 def invite(
     ctx: typer.Context,
     email: str = typer.Argument(..., help="their e-mail"),
@@ -48,6 +50,7 @@ def invite(
 
 
 @app.command("login-link")
+@action(target="email")
 def login_link(ctx: typer.Context, email: str = typer.Argument(..., help="the user's e-mail"), as_json: AsJson = False) -> None:
     """Print a one-time sign-in link to the staff page (`serve --admin-ui`) for a user: it works once, for 15
     minutes, and opens an 8-hour session. It starts with the public URL (receiver.public_url).
@@ -66,6 +69,7 @@ def login_link(ctx: typer.Context, email: str = typer.Argument(..., help="the us
 
 
 @app.command()
+@action(target="user_id")
 def update(
     ctx: typer.Context,
     user_id: int = typer.Argument(..., help="the user's id (synctool users list)"),
@@ -86,6 +90,7 @@ def update(
 
 
 @app.command()
+@action(target="email")
 def token(
     ctx: typer.Context,
     email: str = typer.Argument(..., help="the user's e-mail"),

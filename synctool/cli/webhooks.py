@@ -6,9 +6,9 @@ import sys
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, exit_if_failed, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, exit_if_failed, render, sub_app
 
-app = sub_app("The platforms' webhooks: check what is registered, and register or repair it through their APIs.")
+app = sub_app("The platforms' webhooks: check and register them. Registered or repaired through their APIs.")
 
 
 def _sources(value: str | None) -> list[str] | None:
@@ -86,6 +86,7 @@ def heal(
 
 
 @app.command("register")
+@action(target="source", note="url")
 def register(
     ctx: typer.Context,
     url: str = typer.Option(..., help="the receiver's public address, https://HOST (the routes /webhooks/<source> are added)"),

@@ -7,7 +7,7 @@ import typer
 from synctool.console import AsJson, Columns, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app(
-    "Year-end ready: one command says whether the CRM's year is right before the giving statements go out.\n\n"
+    "Is the CRM's year right before the giving statements go out? One command says.\n\n"
     "Example: synctool year-end check 2026 --csv year-end-2026.csv"
 )
 

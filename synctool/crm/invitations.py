@@ -22,6 +22,7 @@ second pass writes only what changed.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ from synctool.timeutil import age_s
 #: LGL's RSVP codes (Invitations_Post_Invitations_CreateBody: 1 Yes, 2 No, 3 Maybe, 4 Unknown; 0 in the examples
 #: for an invitation nobody answered)
 YES, NO, UNKNOWN = 1, 2, (0, 4)
+#: what synctool writes in ``notes`` and ``attendee_names`` at most: LGL documents no limit for either, so the text
+#: stays within what a person reads (``tickets.invited`` says how many orders it left out)
+LIMIT = 2000
 
 
 @dataclass
@@ -105,12 +109,35 @@ class Writer:
             self._theirs = self.crm.constituent_invitations(constituent_id)
         return self._theirs
 
-    def write(self, wanted: Invited) -> str:
+    def write(self, event_id: int, constituent_id: str, build: Callable[[], Invited]) -> str:
+        """Write what ``build()`` says the CRM should hold for one constituent at one event; it is built under the
+        constituent's lock, so a job that waited for it writes the orders recorded meanwhile too."""
         try:
-            with store.named_lock(self.conn, [f"invitation:{wanted.event_id}:{wanted.constituent_id}"], wait_s=5):
-                return self._write(wanted)
+            with store.named_lock(self.conn, [f"invitation:{event_id}:{constituent_id}"], wait_s=5):
+                return self._write(build())
         except StoreUnavailable:
-            raise Wait(f"another job is writing {wanted.constituent_id}'s invitation; waiting for it", retry_after=5) from None
+            raise Wait(f"another job is writing {constituent_id}'s invitation; waiting for it", retry_after=5) from None
+
+    def _taken(self, event_id: int, constituent_id: str) -> set[str]:
+        """The CRM invitations the ledger holds already: a lost create's look-up never takes one of them."""
+        return {
+            str(r[0])
+            for r in self.conn.execute(
+                "SELECT crm_id FROM invitations WHERE event_id = ? AND constituent_id = ? AND crm_id IS NOT NULL",
+                (event_id, str(constituent_id)),
+            )
+        }
+
+    def _lost_guest(self, wanted: Invited, buyer: sqlite3.Row, row: sqlite3.Row) -> dict[str, Any] | None:
+        """The CRM's guest invitation a create whose answer was lost made: under the buyer's invitation, with the
+        guest's name, and held by no other ledger row (two guests of one name each keep their own)."""
+        taken = self._taken(wanted.event_id, wanted.constituent_id)
+        guest = Guest(row["guest_key"], row["first_name"] or "", row["last_name"] or "")
+        return next(
+            (i for i in self.theirs(wanted.constituent_id)
+             if _same(i.get("parent_invitation_id"), buyer["crm_id"]) and _named(i, guest) and str(i.get("id")) not in taken),
+            None,
+        )  # fmt: skip
 
     def _write(self, wanted: Invited) -> str:
         buyer = self._buyer(wanted)
@@ -134,9 +161,12 @@ class Writer:
                     (i for i in self.theirs(cid) if _same(i.get("event_id"), event_id) and not i.get("is_a_guest")), None
                 )
             if found is not None:
+                # staff's own words stay: synctool's note and names are added after theirs, never written over them
+                staff = (found.get("notes") or "").strip() if row is None else (row["staff_notes"] or "")
+                names = (found.get("attendee_names") or "").strip() if row is None else (row["staff_names"] or "")
                 row = _save(self.conn, event_id, cid, "", crm_id=str(found["id"]), state="done", rsvp=found.get("rsvp"),
                             notes=found.get("notes"), attendee_names=found.get("attendee_names"), job_id=self.job_id,
-                            attended_on=_attended(found, wanted.checked_in_on))  # fmt: skip
+                            staff_notes=staff, staff_names=names, attended_on=_attended(found, wanted.checked_in_on))  # fmt: skip
                 self.done.append(f"took invitation {found['id']} (already in the CRM)")
             else:
                 body = {"constituent_id": int(cid), "rsvp": wanted.rsvp, "notes": wanted.notes,
@@ -147,10 +177,12 @@ class Writer:
                             job_id=self.job_id, error=None)  # fmt: skip
                 self.done.append(f"invitation {made['id']} created")
                 return row
-        changes: dict[str, Any] = {}
-        for name in ("rsvp", "notes", "attendee_names"):
-            if getattr(wanted, name) != row[name]:
-                changes[name] = getattr(wanted, name)
+        desired = {
+            "rsvp": wanted.rsvp,
+            "notes": _joined(row["staff_notes"], wanted.notes),
+            "attendee_names": _joined(row["staff_names"], wanted.attendee_names, ", "),
+        }
+        changes = {name: value for name, value in desired.items() if value != row[name]}
         on = wanted.checked_in_on
         if on and not row["attended_on"]:
             if self._attendance_confirmed(row, on):
@@ -181,8 +213,7 @@ class Writer:
             pass  # a ticket live again after its refund was undone: invited again
         elif row is not None:
             self._due(row, f"the guest invitation of {guest.first_name} {guest.last_name}")
-            found = next((i for i in self.theirs(cid) if _same(i.get("parent_invitation_id"), buyer["crm_id"])
-                          and _named(i, guest)), None)  # fmt: skip
+            found = self._lost_guest(wanted, buyer, row)
             if found is not None:
                 _save(self.conn, event_id, cid, guest.key, crm_id=str(found["id"]), state="done", job_id=self.job_id,
                       attended_on=_attended(found, guest.checked_in_on))  # fmt: skip
@@ -203,6 +234,12 @@ class Writer:
         row = recorded(self.conn, wanted.event_id, wanted.constituent_id, key)
         if row is None or row["state"] == "removed":
             return
+        if not row["crm_id"]:  # its create's answer was lost: the CRM may hold it all the same
+            self._due(row, f"the guest invitation of {row['first_name']} {row['last_name']}")
+            buyer = recorded(self.conn, wanted.event_id, wanted.constituent_id)
+            found = self._lost_guest(wanted, buyer, row) if buyer is not None and buyer["crm_id"] else None
+            if found is not None:
+                row = _save(self.conn, wanted.event_id, wanted.constituent_id, key, crm_id=str(found["id"]))
         if row["crm_id"]:
             try:
                 self.crm.delete_invitation(row["crm_id"])
@@ -261,6 +298,11 @@ class Writer:
             return False
         found = self.crm.get_invitation(row["crm_id"])
         return _attended(found, on) == on
+
+
+def _joined(staff: str | None, ours: str, sep: str = "; ") -> str:
+    """Staff's own words first, then synctool's (an invitation taken from staff keeps what they wrote)."""
+    return sep.join(p for p in ((staff or "").strip(), ours) if p)[:LIMIT]
 
 
 def _attendance(on: str | None) -> dict[str, Any]:

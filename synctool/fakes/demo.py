@@ -209,8 +209,9 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
 
 def seed(world, conn, rt, say) -> None:
     from synctool.fakes import samples
-    from synctool.ops import crm, mappings, settings
+    from synctool.ops import crm, mappings
     from synctool.platforms.mailchimp import ops as mailing
+    from synctool.platforms.square import settings as pos_settings
 
     crm_client = None
     from synctool.crm import environment as crm_environment
@@ -230,9 +231,7 @@ def seed(world, conn, rt, say) -> None:
     mappings.set_payment_method(conn, "pos:CASH", payment_type_id=1507)
     mailing.set_mapping(conn, mailing.ListMappingBody(list_id="b7e21c0d94", label="Newsletter"))
     mailing.set_tag_rule(conn, mailing.TagRuleBody(list_id="b7e21c0d94", event="unsubscribe", add=[12222], remove=[12221]))
-    settings.pos_default_constituent(
-        conn, settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in", last_name="Customer")
-    )
+    pos_settings.write(conn, pos_settings.PosDefaultBody(email="walkin@example.org", first_name="Walk-in", last_name="Customer"))
     from synctool.platforms.portal import ops as portal
 
     portal.set_mapping(conn, "funds", "membership", fund_id=2400, campaign_name="Membership Drive")

@@ -1,7 +1,9 @@
-"""Staff actions: who did what through the staff page or the admin API (a retry, a resolve, an accepted
-difference, a donor change applied, a user invited), kept beside the sync log and shown with it
-(`synctool syncs actions`, ``GET /api/actions``, the staff page's sync log). An action that was refused is
-written too, with why, so a forged or mistaken request leaves a trace."""
+"""Staff actions: who did what, wherever it was taken (a retry, a resolve, an accepted difference, a donor change
+applied, a user invited, a setting changed): through the staff page (``via`` ``page``), the admin API (``api``) or
+the command line (``cli``: the OS user who ran the command, role ``cli``; ``console.action`` marks the commands
+that change something), kept beside the sync log and shown with it (`synctool syncs actions`,
+``GET /api/actions``, the staff page's sync log). An action that was refused is written too, with why, so a
+forged or mistaken request leaves a trace."""
 
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ def record(
 
 
 def list_actions(conn: sqlite3.Connection, query: ActionsQuery | None = None) -> dict[str, Any]:
-    """Newest first; ``target`` (a sync record's id, an external id, a user's e-mail) and ``who`` filter."""
+    """Newest first; ``target`` (a sync record's id, an external id, a user's e-mail) and ``who`` (an e-mail, or
+    the OS user of a command) filter."""
     query = query or ActionsQuery()
     where = store.Where()
     if query.target:

@@ -255,8 +255,11 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         "ok",
         "in use: "
         + (", ".join(f"{p.name} ({p.role})" for p in used) or "none")
-        + ("" if rt.config.platforms is not None else " (every registered one: `platforms:` is not set)"),
+        + ("" if rt.config.platforms is not None else " (the built-in ones: `platforms:` is not set)"),
     )
+    for unrun, by in platforms.jobs_unrun(rt.config):
+        add(f"platform {unrun.name}", "warn", f"its jobs are run by {by.name}, which is not in use",
+            platforms.turn_on(rt.config, by))  # fmt: skip
     # the core's secrets, then each platform in use names its own: a platform's is needed for it to work
     wanted = [(name, None) for name in CORE_SECRETS] + [(name, p) for p in used for name in p.secrets]
     for name, platform in wanted:

@@ -6,13 +6,13 @@ wait for a mapping; mapping one (``synctool mappings events``), which queues its
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from synctool import mappings, settings
 from synctool.crm import references
-from synctool.errors import InvalidInput, NotFound
+from synctool.errors import Conflict, InvalidInput, NotFound
 from synctool.platforms import tickets
 from synctool.queue import jobs
 from synctool.runtime import Runtime
@@ -23,13 +23,13 @@ class EventMappingBody(Body):
     """POST /api/mappings/events: a platform event campaign (its id or code) -> a CRM event."""
 
     campaign: str = Field(min_length=1, max_length=100)
-    event_id: CrmId
+    event_id: Annotated[CrmId, Field(ge=1, le=2_147_483_647)]
 
 
 def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
     """A platform campaign's id from its id or its code, as the platforms' campaign caches and orders know it."""
     wanted = campaign.strip()
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns'"):
+    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
         for found in settings.cache_list(conn, row["kind"]):
             if isinstance(found, dict) and wanted in (str(found.get("id")), str(found.get("code") or "")):
                 return str(found["id"])
@@ -41,7 +41,7 @@ def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
 
 
 def _campaign_title(conn: sqlite3.Connection, key: str) -> str | None:
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns'"):
+    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
         found = settings.cache_get(conn, row["kind"], key)
         if isinstance(found, dict):
             return found.get("title") or found.get("code")
@@ -56,6 +56,16 @@ def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> dict[str, A
     event = references.find(conn, "events", body.event_id)
     if event is None and settings.cache_refreshed_at(conn, "crm:events"):
         raise InvalidInput(f"no CRM event {body.event_id}", "synctool crm events lists them (synctool crm refresh reads them)")
+    before = tickets.event_of(conn, key)
+    if (
+        before is not None
+        and int(before["event_id"]) != int(body.event_id)
+        and _invited(conn, int(before["event_id"]), key)["invitations"]
+    ):
+        raise Conflict(
+            f"campaign {body.campaign} is mapped to CRM event {before['event_id']}, whose invitations synctool wrote:"
+            " move them in the CRM by hand, then `synctool mappings events remove` it and set it again"
+        )
     value = {"event_id": int(body.event_id), "event_name": (event or {}).get("name"), "campaign": _campaign_title(conn, key)}
     mappings.put(conn, tickets.EVENT, key, value)
     orders = conn.execute("SELECT source, order_id FROM event_orders WHERE campaign_id = ?", (key,)).fetchall()

@@ -1,6 +1,7 @@
 """The overview (`synctool overview`, ``GET /api/overview``, the staff page's first page): the last 24 hours
 and 7 days as `synctool stats` counts them, the queue, when cron's commands last ran, the deliveries the
-platforms reported failed (as the last `webhooks heal` read them), and what needs a person.
+platforms reported failed (as the last `webhooks heal` read them), and what needs a person, among it the
+campaigns whose gifts fell to the default coding for want of a mapping (``unmapped_campaigns``).
 
 It reads the database only: opening the page costs no request to the CRM or a platform.
 """
@@ -19,6 +20,39 @@ def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
     from synctool.ops.checks import cron_runs
 
     return [{**run, "age_s": None if run["age_s"] is None else round(run["age_s"])} for run in cron_runs(conn, rt).values()]
+
+
+#: how far back the overview looks for gifts of campaigns with no mapping
+UNMAPPED_DAYS = 30
+
+
+def unmapped_campaigns(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
+    """The campaigns of a platform coded by campaign type (``Platform.mappings.types``) that received gifts in
+    the last ``UNMAPPED_DAYS`` days and have no campaign override, and whose type has no type default: their
+    gifts fall to the default coding (``<role>:default``, then the config's). Each with its title and type as
+    the platform's campaign cache knows them, its gifts and the last one's time."""
+    from datetime import timedelta
+
+    from synctool import mappings, settings, store
+
+    since = store.iso(store.utcnow() - timedelta(days=UNMAPPED_DAYS))
+    found = []
+    for platform in platforms.in_use(rt.config):
+        if not platform.mappings.types:
+            continue
+        rows = log.gifts_by_campaign(conn, platform.role, since)
+        for row in rows:
+            key = row["campaign_id"]
+            if mappings.get(conn, "campaign_override", key) is not None:
+                continue
+            cached = settings.cache_get(conn, f"{platform.role}:campaigns", key)
+            campaign = cached if isinstance(cached, dict) else {}
+            kind = campaign.get("type")
+            if kind and mappings.get(conn, "type_default", f"{platform.role}:{kind}") is not None:
+                continue
+            found.append({"source": platform.role, "campaign_id": key, "campaign": campaign.get("title") or campaign.get("code"),
+                          "type": kind, "gifts": row["gifts"], "last_gift_at": row["last_gift_at"]})  # fmt: skip
+    return found
 
 
 def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
@@ -73,6 +107,12 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         say(f"ticket(s) of {name} wait for an event mapping", waiting["tickets"],
             f"{waiting['tickets']} ticket(s) of {name} wait for an event mapping", "events",
             f"synctool mappings events set {waiting['campaign_id']} --event N")  # fmt: skip
+    unmapped = unmapped_campaigns(conn, rt)
+    for campaign in unmapped:
+        name = campaign["campaign"] or campaign["campaign_id"]
+        what = f"gift(s) of {name} fell to the default coding: the campaign has no mapping"
+        say(what, campaign["gifts"], f"{campaign['gifts']} {what}", "mappings",
+            f"synctool mappings overrides set {campaign['campaign_id']} --fund-id N")  # fmt: skip
     from synctool.ops import outbox
 
     mail = outbox.problems(conn)
@@ -91,4 +131,5 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
         "attention": attention,
         "in_use": [p.role for p in platforms.in_use(rt.config)],
         "year_end": statements,
+        "unmapped_campaigns": unmapped,
     }

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from synctool import store
+from synctool.errors import InvalidInput
 from synctool.ops.outbox import MAX_ATTEMPTS
 from synctool.queue import log
 from synctool.runtime import Runtime
@@ -62,6 +63,8 @@ def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False, vacuu
     with ``dry_run``, count them and change nothing. Returns the counts per kind, the dates the dropped bodies were
     received between, how many old bodies were kept for the jobs that still need them, and the database's size.
     Running it again drops nothing more."""
+    if dry_run and vacuum:
+        raise InvalidInput("--vacuum rewrites the database; --dry-run changes nothing", "give one of them")
     now = rt.clock()
     days = rt.config.retention.raw_bodies_days
     cutoff = store.iso(now - timedelta(days=days))

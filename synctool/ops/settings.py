@@ -1,11 +1,10 @@
-"""Operator settings (spec: Settings table): each validates its input and returns the current value."""
+"""The core's operator settings (spec: Settings table): each validates its input and returns the current
+value. A platform's own settings live in its package and are declared on it (``Platform.settings``)."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Literal, Optional
-
-from pydantic import Field
+from typing import Any, Literal
 
 from synctool import settings, store
 from synctool.crm import donor_changes
@@ -20,43 +19,11 @@ class RecipientsBody(Body):
     emails: list[Email]
 
 
-class EnabledBody(Body):
-    """Spec: PATCH /api/settings/mailing-sync-enabled."""
-
-    enabled: bool
-
-
-class PosDefaultBody(Body):
-    """Spec: PATCH /api/settings/pos-default-constituent."""
-
-    email: Email
-    first_name: Optional[str] = None
-    last_name: str = Field(min_length=1)
-
-
 def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> dict[str, Any]:
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, "alert_recipients", body.emails)
     return {"emails": settings.get(conn, "alert_recipients", [])}
-
-
-def mailing_sync_enabled(conn: sqlite3.Connection, body: EnabledBody | None = None) -> dict[str, Any]:
-    if body is not None:
-        with store.atomic(conn):
-            settings.put(conn, "mailing_sync_enabled", body.enabled)
-    return {"enabled": settings.get(conn, "mailing_sync_enabled", True)}
-
-
-def pos_default_constituent(conn: sqlite3.Connection, body: PosDefaultBody | None = None) -> dict[str, Any]:
-    if body is not None:
-        with store.atomic(conn):
-            settings.put(
-                conn,
-                "pos_default_constituent",
-                {"email": body.email, "first_name": body.first_name or None, "last_name": body.last_name},
-            )
-    return settings.get(conn, "pos_default_constituent") or {"email": None, "first_name": None, "last_name": None}
 
 
 class SoftCreditsBody(Body):

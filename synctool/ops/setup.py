@@ -24,9 +24,11 @@ def init(
     platforms: list[str] | None = None,
     currency: str | None = None,
 ) -> dict[str, Any]:
-    """Write the starter config (unless one exists) and create the database; ``environ`` is read once. With
-    ``platforms``, the config's ``platforms:`` key is written (replaced in an existing file, the rest kept); with
-    ``currency``, its ``organisation.currency`` (ISO 4217, the CRM's one currency) alike."""
+    """Write the starter config (unless one exists) and create the database; ``environ`` is read once. The config's
+    ``platforms:`` key is always written in a new file: ``platforms`` (the names asked for), else the built-in
+    platforms (a platform package installed beside synctool is in use only once ``platforms:`` names it). With
+    ``platforms``, an existing file's key is replaced (the rest kept); with ``currency``, its
+    ``organisation.currency`` (ISO 4217, the CRM's one currency) alike."""
     path, _ = config_path(explicit_config, environ)
     registry.registered()  # the platforms' config sections, before the config is read
     wrote = False
@@ -42,6 +44,8 @@ def init(
     if force or not path.exists():
         _write(path, STARTER_CONFIG.format(database=DEFAULT_DB))
         wrote = True
+        if platforms is None:  # named, so that a platform package installed later changes nothing until named too
+            platforms = [p.name for p in registry.registered() if p.name in registry.DEFAULT_PLATFORMS]
     if platforms is not None:
         _write(path, with_platforms(path.read_text(encoding="utf-8"), platforms))
         wrote = True

@@ -18,7 +18,9 @@ while mypy checks every hook's signature against the contract below.
 from __future__ import annotations
 
 import importlib
+import os
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,8 +73,43 @@ MissedHook = Callable[[sqlite3.Connection, "Runtime", str], "tuple[list[Missed],
 RefetchHook = Callable[[sqlite3.Connection, "Runtime", list[sqlite3.Row]], tuple[int, list[str]]]
 #: its own ``doctor`` rows: ``(check, status, detail, fix)``
 ChecksHook = Callable[[sqlite3.Connection, "Runtime"], list[tuple[str, str, str, str]]]
-#: the admin API rows ``(method, path, minimum role, operation)``, given the call type and the role names
-RoutesHook = Callable[[Any, dict[str, str]], list[tuple[str, str, str, Any]]]
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """One admin API route a platform adds (``Platform.routes``): ``handler(call)`` gets the request's ``Call``
+    (``synctool.web.api_handlers.Call``: ``conn``, ``rt``, ``user``, ``path`` (the path's parameters), ``query``,
+    ``body``, ``body_as(Model)``, ``query_as(Model)``) and returns what the route answers as JSON; ``role`` is the
+    minimum role: ``viewer``, ``admin`` or ``super_admin``."""
+
+    method: str
+    path: str
+    role: str
+    handler: Callable[[Any], Any]
+
+
+#: the admin API routes a platform adds
+RoutesHook = Callable[[], Sequence[ApiRoute]]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run-time setting a platform owns (``Platform.settings``), kept in synctool's database: what
+    `synctool settings NAME` shows and changes, and what a Settings page lists for every platform in use.
+
+    ``body()`` returns the pydantic model a change is checked with (its fields, with their descriptions, are
+    the command's argument or options: one field is an argument, several are options); ``read(conn)`` returns
+    the value as a mapping, ``write(conn, body)`` saves a checked body and returns the new value. The three
+    import their implementation when called, as every hook does."""
+
+    name: str
+    #: what it decides, in one sentence (the command's summary), then whatever else a person should know
+    help: str
+    body: Callable[[], type[Any]]
+    read: Callable[[sqlite3.Connection], Mapping[str, Any]]
+    write: Callable[[sqlite3.Connection, Any], Mapping[str, Any]]
+    #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
+    example: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,8 +207,14 @@ class Platform:
     registration: Callable[[], Registration] | None = None
     #: imports its ``@handler`` modules, so drain finds its job handlers (called when drain first needs them)
     handlers: Callable[[], None] | None = None
-    #: CLI command groups: name -> a function returning the Typer app (called only when the group is named)
+    #: its top-level commands: name -> a function returning the Typer app (called only when the command is
+    #: named, or `synctool --help` lists them, in its Platforms section)
     commands: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    #: its run-time settings (`synctool settings NAME`; a Settings page lists them)
+    settings: tuple[Setting, ...] = ()
+    #: the other platforms' sources whose jobs its handlers run (the portal runs Stripe's ``payments`` jobs):
+    #: such a source's platform works only beside this one
+    handles: tuple[str, ...] = ()
     routes: RoutesHook | None = None
     #: its backup poll (``synctool poll``); its watermark is the ``poll_state`` row of its role
     poll: PollHook | None = None
@@ -232,14 +275,42 @@ def _add_parts(platform: Platform) -> None:
         store.add_migrations(platform.name, platform.migrations)
 
 
+def _may_declare_platforms() -> bool:
+    """Whether an installed distribution may declare a platform: False only when no distribution's
+    ``entry_points.txt`` on ``sys.path`` names the group. Every command loads the registry, and reading every
+    distribution's entry points (``importlib.metadata``) costs 10 to 70 ms with the test extras installed; this
+    reads the same files as text and parses none, so a machine with no platform package pays a few ms. Anything
+    it cannot look into (a zip or an egg on the path) answers True, and the entry points are read."""
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as found:
+                for item in found:
+                    if item.name.endswith(".egg"):
+                        return True
+                    if not item.name.endswith((".dist-info", ".egg-info")):
+                        continue
+                    try:
+                        with open(os.path.join(item.path, "entry_points.txt"), encoding="utf-8", errors="replace") as f:
+                            if ENTRY_POINT_GROUP in f.read():
+                                return True
+                    except OSError:  # none, or an .egg-info file
+                        continue
+        except NotADirectoryError:  # a zip file on the path
+            return True
+        except OSError:  # a folder that is not there
+            continue
+    return False
+
+
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
     """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
-    from importlib.metadata import entry_points
-
     found = [importlib.import_module(f"synctool.platforms.{name}").PLATFORM for name in DEFAULT_PLATFORMS]
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        found.append(point.load())
+    if _may_declare_platforms():
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            found.append(point.load())
     found += _EXTRA.values()
     for platform in found:
         _add_parts(platform)
@@ -247,11 +318,12 @@ def registered() -> tuple[Platform, ...]:
 
 
 def in_use(config: Config) -> tuple[Platform, ...]:
-    """The registered platforms this organisation uses: ``platforms:`` in config (absent: every one), in
-    registry order. A name no registered platform has is a ConfigError naming it."""
+    """The registered platforms this organisation uses: ``platforms:`` in config (absent: every built-in one; a
+    platform package installed beside synctool only when ``platforms:`` names it, so installing one changes
+    nothing until then), in registry order. A name no registered platform has is a ConfigError naming it."""
     found = registered()
     if config.platforms is None:
-        return found
+        return tuple(p for p in found if p.name in DEFAULT_PLATFORMS)
     names = [p.name for p in found]
     for name in config.platforms:
         if name not in names:
@@ -327,9 +399,19 @@ def source_of_gift(external_id: str) -> str | None:
     return next((p.role for p in registered() for prefix in p.external_id_prefixes if external_id.startswith(prefix)), None)
 
 
-def register_handlers() -> None:
-    """Import every platform's handler modules, so their job handlers are registered (``queue.handlers``)."""
-    for p in registered():
+def running(config: Config) -> tuple[Platform, ...]:
+    """The platforms whose handlers drain runs: those in use, and the one that runs an in-use platform's jobs
+    (``Platform.handles``: Stripe's jobs are the portal's to run), in registry order."""
+    used = in_use(config)
+    roles = {p.role for p in used}
+    return tuple(p for p in registered() if p in used or roles & set(p.handles))
+
+
+def register_handlers(config: Config | None = None) -> None:
+    """Import the handler modules of the platforms that run jobs here (``running``; every registered one without
+    a config), so their job handlers are registered (``queue.handlers``). A package installed but not in use
+    adds none: installing one changes nothing that runs."""
+    for p in registered() if config is None else running(config):
         if p.handlers:
             p.handlers()
 
@@ -341,13 +423,28 @@ def command_groups() -> dict[str, Callable[[], Any]]:
     return groups
 
 
-def admin_routes(call_type: Any, roles: dict[str, str], config: Config) -> list[tuple[str, str, str, Any]]:
-    """The admin API rows of the platforms in use (one not in use has none: its routes answer 404)."""
-    rows: list[tuple[str, str, str, Any]] = []
-    for p in in_use(config):
-        if p.routes:
-            rows.extend(p.routes(call_type, roles))
-    return rows
+def settings(config: Config | None = None) -> dict[str, Setting]:
+    """The platforms' settings by name: those of the platforms in use (``config``), or of every registered one."""
+    return {setting.name: setting for p in (registered() if config is None else in_use(config)) for setting in p.settings}
+
+
+def runs_jobs_of(role: str) -> Platform | None:
+    """The registered platform whose handlers run ``role``'s jobs when it is not ``role``'s own
+    (``Platform.handles``: the portal runs Stripe's), else None."""
+    return next((p for p in registered() if role in p.handles), None)
+
+
+def jobs_unrun(config: Config) -> list[tuple[Platform, Platform]]:
+    """``(platform, runner)`` for each platform in use whose jobs are run by a platform that is not in use (Stripe
+    without the portal): drain still runs them with the runner's handlers (``running``), but the runner's own
+    webhook, records and reconcile are off, which is seldom what was meant (``doctor`` says so)."""
+    used = in_use(config)
+    found = []
+    for p in used:
+        by = runs_jobs_of(p.role)
+        if by is not None and by not in used:
+            found.append((p, by))
+    return found
 
 
 def fakes() -> dict[str, Fake]:
@@ -398,15 +495,16 @@ def crm_bound() -> tuple[str, ...]:
 
 
 def runner(rt: Runtime) -> Runner:
-    """What drain's handlers run with: every platform's handlers (registered when the first job is claimed),
-    their clients built from the Runtime on first use, stored deliveries decoded by their adapter."""
+    """What drain's handlers run with: the handlers of the platforms that run jobs here (``running``, registered
+    when the first job is claimed), their clients built from the Runtime on first use, stored deliveries decoded
+    by their adapter."""
     from synctool.platforms.context import Runner
 
     return Runner(
         rt,
         open_client=lambda role: open_client(rt, role),
         parse=lambda source, body: adapter(source).parse_webhook(body),
-        register=register_handlers,
+        register=lambda: register_handlers(rt.config),
         targets=drained_targets(),
         serial=tuple(t.name for t in targets() if t.serial),
     )
@@ -414,7 +512,8 @@ def runner(rt: Runtime) -> Runner:
 
 def describe(rt: Runtime) -> list[dict[str, Any]]:
     """One row per registered platform: its name and role, whether it is in use and, if so, whether its
-    credentials are set (never their values), its webhook route, and what it can do."""
+    credentials are set (never their values), its webhook route, commands and settings, what it can do, the
+    platform that runs its jobs when another does, and, when it is not in use, how to turn it on."""
     rows = []
     used = in_use(rt.config)
     for p in registered():
@@ -440,9 +539,12 @@ def describe(rt: Runtime) -> list[dict[str, Any]]:
                 "credentials": credentials,
                 "webhook": f"/webhooks/{p.webhook.role}" if p.webhook else None,
                 "commands": ", ".join(p.commands) or None,
+                "settings": ", ".join(setting.name for setting in p.settings) or None,
                 "can": ", ".join(k for k, v in can.items() if v) or None,
                 "targets": ", ".join(t.name for t in p.targets) or None,
+                "jobs_run_by": by.name if (by := runs_jobs_of(p.role)) is not None else None,
                 "secrets": ", ".join(p.secrets) or None,
+                "turn_on": None if p in used else turn_on(rt.config, p),
             }
         )
     return rows

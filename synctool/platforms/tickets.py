@@ -15,7 +15,7 @@ from typing import Any
 
 from synctool import mappings, store
 from synctool.crm import gifts
-from synctool.crm.invitations import NO, YES, Guest, Invited
+from synctool.crm.invitations import LIMIT, NO, YES, Guest, Invited
 
 #: the mapping kind: platform campaign id -> ``{event_id, event_name}``
 EVENT = "event"
@@ -115,42 +115,64 @@ def invited(
     by_order: dict[str, list[sqlite3.Row]] = {}
     for ticket in tickets_of(conn, source, [o["order_id"] for o in orders]):
         by_order.setdefault(ticket["order_id"], []).append(ticket)
-    notes, names, guests, removed, check_ins = [], [], [], [], []
+    notes: list[str] = []
+    names: dict[str, None] = {}  # ordered, each name once
+    guests, removed, check_ins = [], [], []
     for found in orders:
         held = by_order.get(found["order_id"], [])
-        live = [t for t in held if not (t["refunded"] or found["refunded"])]
+        live = {t["ticket_id"] for t in held if not (t["refunded"] or found["refunded"])}
         if not live:
             notes.append(f"{label} {found['order_id']}: refunded")
         else:
-            kinds = Counter(t["title"] or "ticket" for t in live)
+            kinds = Counter(t["title"] or "ticket" for t in held if t["ticket_id"] in live)
             notes.append(f"{label} {found['order_id']}: " + ", ".join(f"{kind} x{n}" for kind, n in kinds.items()))
         for ticket in held:
             key = f"{source}:{ticket['ticket_id']}"
             on = gifts.gift_date(ticket["checked_in_at"], *timezones) if ticket["checked_in_at"] else None
-            if ticket in live:
-                holder = _name(ticket["first_name"], ticket["last_name"]) or _name(
-                    found["buyer_first_name"], found["buyer_last_name"]
+            alive = ticket["ticket_id"] in live
+            if alive:
+                names.setdefault(
+                    _name(ticket["first_name"], ticket["last_name"]) or _name(found["buyer_first_name"], found["buyer_last_name"])
                 )
-                if holder and holder not in names:
-                    names.append(holder)
             if is_buyer(ticket, found):
-                if ticket in live and on:
+                if alive and on:
                     check_ins.append(on)
-            elif ticket in live:
-                guests.append(Guest(key, (ticket["first_name"] or "").strip(), (ticket["last_name"] or "").strip(), on))
+            elif alive:
+                guests.append(
+                    Guest(key, (ticket["first_name"] or "").strip()[:NAME], (ticket["last_name"] or "").strip()[:NAME], on)
+                )
             else:
                 removed.append(key)
+    names.pop("", None)
     any_live = any(not (t["refunded"] or o["refunded"]) for o in orders for t in by_order.get(o["order_id"], []))
     return Invited(
         event_id=int(event_id),
         constituent_id=str(constituent_id),
-        notes="; ".join(notes)[:1000],
-        attendee_names=", ".join(names)[:1000],
+        notes=_within(notes, "; ", "order"),
+        attendee_names=_within(list(names), ", ", "guest"),
         rsvp=YES if any_live else NO,
         checked_in_on=min(check_ins) if check_ins else None,
         guests=guests,
         removed=removed,
     )
+
+
+#: a guest's first or last name as written to the CRM, at most
+NAME = 100
+
+
+def _within(parts: list[str], sep: str, what: str) -> str:
+    """``parts`` joined, within ``invitations.LIMIT``: whole parts only, then how many were left out."""
+    text = sep.join(parts)
+    if len(text) <= LIMIT:
+        return text
+    kept: list[str] = []
+    for n, part in enumerate(parts):
+        tail = f"{sep}and {len(parts) - n} more {what}(s)"
+        if len(sep.join([*kept, part])) + len(tail) > LIMIT:
+            return sep.join(kept) + tail
+        kept.append(part)
+    return sep.join(kept)
 
 
 def waiting(conn: sqlite3.Connection) -> list[dict[str, Any]]:

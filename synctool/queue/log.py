@@ -294,3 +294,24 @@ def gifts_written_between(conn: sqlite3.Connection, start: str, end: str) -> int
             "SELECT count(*) FROM jobs WHERE crm_gift_id IS NOT NULL AND created_at >= ? AND created_at < ?", (start, end)
         ).fetchone()[0]
     )
+
+
+#: a gift job's campaign: in the payload a poll or a re-queue kept, or in the delivery the platform sent
+_CAMPAIGN_OF = (
+    "coalesce(CASE WHEN json_valid(j.payload) THEN json_extract(j.payload, '$.transaction.campaign_id') END,"
+    " CASE WHEN json_valid(CAST(d.body AS TEXT)) THEN json_extract(CAST(d.body AS TEXT), '$.data.campaign_id') END)"
+)
+
+
+def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list[dict[str, Any]]:
+    """A source's gift jobs (``transaction``) created since ``since``, per campaign named in their payload or
+    delivery: ``campaign_id``, ``gifts`` and ``last_gift_at``, the latest first (the overview's campaigns with
+    no mapping)."""
+    rows = conn.execute(
+        f"SELECT {_CAMPAIGN_OF} AS campaign_id, count(DISTINCT j.entity_id) AS gifts, max(j.created_at) AS last_gift_at"
+        " FROM jobs j LEFT JOIN deliveries d ON d.id = j.delivery_id"
+        " WHERE j.source = ? AND j.target = 'crm' AND j.entity_type = 'transaction' AND j.created_at >= ?"
+        " GROUP BY 1 HAVING campaign_id IS NOT NULL ORDER BY last_gift_at DESC",
+        (source, since),
+    ).fetchall()
+    return [{**dict(r), "campaign_id": str(r["campaign_id"])} for r in rows]

@@ -9,6 +9,7 @@ exception, or an answer of the wrong shape is a problem. All the problems are ra
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sqlite3
 import tempfile
@@ -72,7 +73,14 @@ def _pair(found: Any, first: type | tuple[type, ...], what: str) -> None:
 
 def check_platform(platform: Platform, environ: Mapping[str, str] | None = None) -> list[str]:
     """Call every hook ``platform`` declares as the core does; raise ``Problems`` naming each that does not keep
-    the contract. Returns the hooks exercised (``"poll"``, ``"expected"``, ...)."""
+    the contract. Returns the hooks exercised (``"poll"``, ``"expected"``, ``"settings.<name>"``, ...).
+
+    In ``platform_site``: ``config()``; the webhook's ``adapter()`` (``KEPT_HEADERS``, ``parse_webhook`` of three
+    bad bodies, ``verify_webhook`` of an unsigned one); ``client.factory(rt)`` and ``probe``; ``poll(conn, rt,
+    fresh=False, lookback=None)``; ``expected`` and ``payouts`` over the last 30 days; ``missed`` since a day ago;
+    ``refetch(conn, rt, [])``; ``checks``; ``registration().status(...)``; ``routes()``; each setting's ``read(conn)``
+    and ``body()``; ``checkins(conn, rt, "conformance-campaign")``; ``handlers()``; each command group; ``fake.make``;
+    and the tables its migrations make (the table in ``docs/platforms.md``, "Testing", says what each must answer)."""
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check
     from synctool.platforms.webhook import Event, Missed, WebhookSecrets
@@ -193,20 +201,38 @@ def check_platform(platform: Platform, environ: Mapping[str, str] | None = None)
             attempt("registration", registered, lambda f: _all(f, Check, "Check"))
         if platform.routes is not None:
             routes = platform.routes
-            roles = {"viewer": "viewer", "admin": "admin", "super_admin": "super_admin"}
 
             def table(found: Any) -> None:
-                for row in found:
-                    method, path, role, operation = row
-                    assert method in ("GET", "POST", "PUT", "PATCH", "DELETE") and path.startswith("/api/"), f"route {row!r}"
-                    assert role in roles.values() and callable(operation), f"route {path}: role or operation"
+                from synctool.platforms import ApiRoute
 
-            attempt("routes", lambda: routes(object, roles), table)
+                _all(found, ApiRoute, "ApiRoute")
+                for route in found:
+                    assert route.method in ("GET", "POST", "PUT", "PATCH", "DELETE"), f"route {route.path}: {route.method}"
+                    assert route.path.startswith("/api/"), f"route {route.path}: not under /api/"
+                    assert route.role in ("viewer", "admin", "super_admin"), f"route {route.path}: role {route.role!r}"
+                    assert callable(route.handler), f"route {route.path}: its handler is not callable"
+
+            attempt("routes", routes, table)
+        for setting in platform.settings:
+            attempt(f"settings.{setting.name}", functools.partial(setting.read, conn), functools.partial(_setting_kept, setting))
+        if platform.checkins is not None:
+            checkins = platform.checkins
+            attempt("checkins", lambda: checkins(conn, rt, "conformance-campaign"), lambda f: _is(f, dict, "its answer"))
+        for role in platform.handles:
+            if not isinstance(role, str) or role in ("crm", platform.role):
+                problems.append(f"handles: {role!r} is not another platform's source")
+        if platform.migrations is not None:
+            made = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            unmade = [t for t in platform.tables if t not in made]
+            if unmade:
+                problems.append(f"tables: its migrations make no {', '.join(unmade)}")
         if platform.handlers is not None:
             handlers = platform.handlers
 
             def handles(_: Any) -> None:
-                assert any(source in (platform.role, ANY_SOURCE) for source, _ in HANDLERS), "registers no job handler"
+                assert any(source in (platform.role, ANY_SOURCE, *platform.handles) for source, _ in HANDLERS), (
+                    "registers no job handler"
+                )
 
             attempt("handlers", handlers, handles)
         for name, group in platform.commands.items():
@@ -227,6 +253,15 @@ def check_platform(platform: Platform, environ: Mapping[str, str] | None = None)
     if problems:
         raise Problems(f"{platform.name} does not keep the platform contract:\n- " + "\n- ".join(problems))
     return exercised
+
+
+def _setting_kept(setting: Any, found: Any) -> None:
+    from pydantic import BaseModel
+
+    assert isinstance(setting.name, str) and setting.name and setting.help, "a name and a help line"
+    model = setting.body()
+    assert isinstance(model, type) and issubclass(model, BaseModel), "body() returns no pydantic model"
+    assert isinstance(found, Mapping), f"read(conn) returns {type(found).__name__}, not a mapping"
 
 
 def _is(found: Any, kind: Any, what: str) -> None:

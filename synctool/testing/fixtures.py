@@ -3,15 +3,24 @@
 environment that is a dict: the machine's is never read or changed), the CRM's fake in process, and the ways in
 that an operator and the platforms use: the CLI, the receiver and drain.
 
+    from synctool.testing import deliver
+
     def test_a_gift_arrives(synctool_site, crm, receiver, drain):
-        synctool_site.use(PLATFORM, fake=True)           # registered, its secrets set, its fake answering
-        deliver(receiver, "kind", body, {"X-Kind-Signature": sign(body)})
+        synctool_site.use(PLATFORM)  # registered, in use, its secrets set, its fake answering
+        body = json.dumps({"id": "evt_K1", "type": "gift.created", "gift": GIFT}).encode()
+        secret = synctool_site.env["KIND_WEBHOOK_SECRET"]  # use() set it to "test-kind_webhook_secret"
+        deliver(receiver, "kind", body, {"X-Kind-Signature": sign(secret, body)})
         drain()
         assert [g["external_id"] for g in crm.gifts.values()] == ["kind_K1"]
+
+The order of the fixtures does not matter: the receiver and drain read the site (its config, its secrets, the
+platforms it uses) when a request comes or a drain runs, never before; a site changed after the receiver answered
+(``use``, ``config``, ``env``) is read afresh at the next request.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,12 +35,11 @@ CRM_KEY = "testing-crm-key"
 
 
 class Site:
-    """One synctool in a test's folder: its environment, the transports to the fakes, and the platforms the test
-    registered (unregistered when the test ends)."""
+    """One synctool in a test's folder: its environment, the transports to the fakes, the platforms the test put
+    in use (``platforms:`` in its config names them) and those it registered (unregistered when the test ends)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        (folder / "config.yaml").write_text("{}\n")
         self.env: dict[str, str] = {
             "SYNCTOOL_KEYRING": "off",
             "SYNCTOOL_CONFIG": str(folder / "config.yaml"),
@@ -47,20 +55,38 @@ class Site:
         }
         self.transports: dict[str, Any] = {}
         self.fakes: dict[str, Any] = {}
+        #: the platforms ``use`` put in use, by name
+        self.used: list[str] = []
+        self._text = ""
         self._registered: list[str] = []
+        self._write()
 
     def config(self, text: str) -> None:
-        """Write the config file (YAML), as an operator would."""
-        (self.folder / "config.yaml").write_text(text)
+        """Write the config file (YAML), as an operator would. Unless ``text`` has a ``platforms:`` key of its own,
+        the platforms ``use`` put in use are added to it."""
+        self._text = text
+        self._write()
+
+    def _write(self) -> None:
+        text = self._text.rstrip("\n")
+        if self.used and not re.search(r"(?m)^platforms\s*:", text):
+            text += ("\n" if text else "") + f"platforms: [{', '.join(self.used)}]"
+        (self.folder / "config.yaml").write_text((text or "{}") + "\n")
 
     def use(self, platform: Platform, *, fake: bool = True, secrets: Mapping[str, str] | None = None) -> Any:
-        """Register ``platform`` (as its entry point would), set its secrets (each to a test value unless given)
-        and, with ``fake``, serve its API from its ``Fake`` in process. Returns the fake, or None."""
+        """Put ``platform`` in use: registered (as its entry point would, unless it is already), named in the
+        config's ``platforms:`` (the site then uses the platforms ``use`` named, and no other), each of its
+        ``secrets`` set in ``env`` to ``test-<name in lower case>`` unless ``secrets`` gives its value, and,
+        with ``fake``, its API served in process by its ``Fake`` (its ``base_url_env`` and ``key_secret`` set).
+        Returns the fake's state (``Fake.make``'s first value), or None."""
         from synctool.fakes.transport import AppTransport
 
         if platform.name not in {p.name for p in platforms.registered()}:
             platforms.register(platform)
             self._registered.append(platform.name)
+        if platform.name not in self.used:
+            self.used.append(platform.name)
+            self._write()
         self.env.update({name: f"test-{name.lower()}" for name in platform.secrets})
         self.env.update(secrets or {})
         if fake and platform.fake is not None:
@@ -77,9 +103,54 @@ class Site:
         platforms.registered()
         return Runtime.from_environ(None, self.env, transports=self.transports)
 
+    def state(self) -> tuple[Any, ...]:
+        """What the receiver is built from: when this changes, a started receiver is started afresh."""
+        text = (self.folder / "config.yaml").read_text()
+        return (
+            text,
+            tuple(sorted(self.env.items())),
+            tuple(sorted(self.transports)),
+            tuple(p.name for p in platforms.registered()),
+        )
+
     def close(self) -> None:
         for name in self._registered:
             platforms.unregister(name)
+
+
+class Receiver:
+    """The webhook receiver in process, answering as ``serve`` does (Starlette's TestClient: ``post``, ``get``,
+    ...). It starts at its first request with the site as it is then, and starts again at the next request
+    after the site changed (``use``, ``config``, ``env``): a test may ask for it before or after ``use``."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self._client: Any = None
+        self._state: tuple[Any, ...] | None = None
+
+    def client(self) -> Any:
+        """The TestClient of the receiver built from the site as it is now."""
+        from starlette.testclient import TestClient
+
+        from synctool.web.receiver import build
+
+        state = self.site.state()
+        if self._client is None or state != self._state:
+            self.close()
+            client = TestClient(build(self.site.runtime()))
+            client.__enter__()
+            self._client, self._state = client, state
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:  # post, get, request, ...: the client's, started as the site is now
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.client(), name)
+
+    def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            client.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -118,14 +189,12 @@ def cli(synctool_site: Site) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def receiver(synctool_site: Site) -> Iterator[Any]:
-    """The webhook receiver in process (Starlette's TestClient); build it after ``use`` registered the platform."""
-    from starlette.testclient import TestClient
-
-    from synctool.web.receiver import build
-
-    with TestClient(build(synctool_site.runtime())) as client:
-        yield client
+def receiver(synctool_site: Site) -> Iterator[Receiver]:
+    """The webhook receiver in process (``Receiver``): it reads the site when a request comes, so it may be asked
+    for before ``use`` put the platform in use."""
+    found = Receiver(synctool_site)
+    yield found
+    found.close()
 
 
 @pytest.fixture

@@ -1,9 +1,15 @@
 """The admin API (``synctool serve --admin-api``): every ``/api/*`` route of the spec, each calling the same
 operation as its CLI command, behind ``Authorization: Bearer <JWT>`` with the spec's minimum role.
 
+Read it top-down: ``ROUTES`` is the table (method, path, minimum role, handler), one row a route; the handlers
+are plain functions of ``api_handlers`` taking the request's ``Call``. ``table`` adds the routes of the
+platforms in use (``Platform.routes``, ``ApiRoute`` rows whose handlers live in each platform's package).
+``AdminApi.handle`` runs any row behind the request guard (``guard``): the token, then the role, then the body,
+then the handler on the request's one connection, and a change's staff-action record.
+
 Authentication is Starlette's own: ``TokenBackend`` turns the bearer token into the user and role scopes
-(a role's scopes include every lower role), and each route checks its minimum role with
-``has_required_scope``. Bodies and queries are the operations' pydantic models, shared with the CLI.
+(a role's scopes include every lower role). Bodies and queries are the operations' pydantic models, shared
+with the CLI.
 
 Missing or bad token -> 401, too low a role -> 403, unknown id -> 404, a refused state change -> 409, bad
 body or query -> 422 naming the field, an outside system failing -> 502, synctool not configured for it ->
@@ -13,20 +19,12 @@ body or query -> 422 naming the field, an outside system failing -> 502, synctoo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+import sqlite3
+from functools import partial
+from typing import Any
 
-from pydantic import BaseModel
 from starlette.applications import Starlette
-from starlette.authentication import (
-    AuthCredentials,
-    AuthenticationBackend,
-    AuthenticationError,
-    BaseUser,
-    has_required_scope,
-)
-from starlette.concurrency import run_in_threadpool
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -34,44 +32,121 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from synctool import store
+from synctool import platforms
 from synctool.config import Config
-from synctool.errors import (
-    ConfigError,
-    InvalidSignature,
-    NotFound,
-    PayloadTooLarge,
-    SynctoolError,
-    http_status,
-)
+from synctool.errors import ConfigError, InvalidSignature, PayloadTooLarge
+from synctool.platforms import ApiRoute
 from synctool.runtime import Runtime
-from synctool.validation import parse
+from synctool.web import api_handlers as h
+from synctool.web import guard
+from synctool.web.api_handlers import Call, number
 from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
 from synctool.web.bounds import read_body
 
-M = TypeVar("M", bound=BaseModel)
+__all__ = ["ROUTES", "Call", "TokenBackend", "number", "routes", "table"]
+
+ROUTES = (
+    ApiRoute("GET", "/api/overview", VIEWER, h.show_overview),
+    ApiRoute("GET", "/api/actions", VIEWER, h.list_actions),
+    ApiRoute("GET", "/api/reconcile", ADMIN, h.differences),
+    ApiRoute("GET", "/api/reconcile/accepted", ADMIN, h.accepted_differences),
+    ApiRoute("POST", "/api/reconcile/accept", ADMIN, h.accept_difference),
+    ApiRoute("GET", "/api/payouts", ADMIN, h.payouts),
+    ApiRoute("GET", "/api/year-end/{year}", ADMIN, h.last_year_end),
+    ApiRoute("POST", "/api/year-end/{year}/check", ADMIN, h.check_year_end),
+    ApiRoute("POST", "/api/users/login-link", SUPER, h.login_link),
+    ApiRoute("GET", "/api/syncs", VIEWER, h.list_syncs),
+    ApiRoute("GET", "/api/syncs/{id}", VIEWER, h.show_sync),
+    ApiRoute("PATCH", "/api/syncs/{id}/resolve", ADMIN, h.resolve),
+    ApiRoute("GET", "/api/stats", VIEWER, h.stats),
+    ApiRoute("GET", "/api/settings/crm-environment", ADMIN, h.crm_environment),
+    ApiRoute("PATCH", "/api/settings/crm-environment", ADMIN, h.set_crm_environment),
+    ApiRoute("POST", "/api/settings/crm-reference-refresh", ADMIN, h.refresh_crm_reference),
+    ApiRoute("GET", "/api/settings/alert-recipients", ADMIN, h.alert_recipients),
+    ApiRoute("PATCH", "/api/settings/alert-recipients", ADMIN, h.set_alert_recipients),
+    ApiRoute("GET", "/api/settings/refund-policy", ADMIN, h.refund_policy),
+    ApiRoute("PATCH", "/api/settings/refund-policy", ADMIN, h.set_refund_policy),
+    ApiRoute("GET", "/api/refunds", VIEWER, h.list_refunds),
+    ApiRoute("GET", "/api/settings/soft-credits", ADMIN, h.soft_credits),
+    ApiRoute("PATCH", "/api/settings/soft-credits", ADMIN, h.set_soft_credits),
+    ApiRoute("GET", "/api/settings/donor-updates", ADMIN, h.donor_updates),
+    ApiRoute("PATCH", "/api/settings/donor-updates", ADMIN, h.set_donor_updates),
+    ApiRoute("GET", "/api/donors/changes", ADMIN, h.donor_changes),
+    ApiRoute("POST", "/api/donors/changes/apply", ADMIN, h.apply_donor_changes),
+    ApiRoute("POST", "/api/donors/changes/dismiss", ADMIN, h.dismiss_donor_changes),
+    ApiRoute("GET", "/api/donors/matches", ADMIN, h.donor_matches),
+    ApiRoute("POST", "/api/donors/matches/{id}/accept", ADMIN, h.accept_donor_match),
+    ApiRoute("POST", "/api/donors/matches/{id}/new", ADMIN, h.new_constituent),
+    ApiRoute("GET", "/api/settings/donor-matching", ADMIN, h.donor_matching),
+    ApiRoute("PATCH", "/api/settings/donor-matching", ADMIN, h.set_donor_matching),
+    ApiRoute("GET", "/api/crm/duplicates", ADMIN, h.crm_duplicates),
+    ApiRoute("GET", "/api/users", SUPER, h.list_users),
+    ApiRoute("POST", "/api/users/invite", SUPER, h.invite_user),
+    ApiRoute("PATCH", "/api/users/{id}", SUPER, h.update_user),
+    ApiRoute("GET", "/api/mappings/types", ADMIN, h.type_defaults),
+    ApiRoute("GET", "/api/mappings/overrides", ADMIN, h.campaign_overrides),
+    ApiRoute("POST", "/api/mappings/overrides", ADMIN, h.set_campaign_override),
+    ApiRoute("GET", "/api/mappings/funds", ADMIN, h.fund_overrides),
+    ApiRoute("POST", "/api/mappings/funds", ADMIN, h.set_fund_override),
+    # who came: event campaigns mapped to CRM events (read as the sync log; mapping and reading check-ins: admin)
+    ApiRoute("GET", "/api/events", VIEWER, h.list_events),
+    ApiRoute("GET", "/api/events/{campaign}", VIEWER, h.show_event),
+    ApiRoute("POST", "/api/events/{campaign}/checkins", ADMIN, h.read_checkins),
+    ApiRoute("GET", "/api/mappings/events", ADMIN, h.event_mappings),
+    ApiRoute("POST", "/api/mappings/events", ADMIN, h.set_event_mapping),
+    ApiRoute("DELETE", "/api/mappings/events/{campaign}", ADMIN, h.remove_event_mapping),
+    ApiRoute("GET", "/api/crm/funds", ADMIN, h.crm_funds),
+    ApiRoute("GET", "/api/crm/campaigns", ADMIN, h.crm_campaigns),
+    ApiRoute("GET", "/api/crm/gift-types", ADMIN, h.crm_gift_types),
+    ApiRoute("GET", "/api/crm/gift-categories", ADMIN, h.crm_gift_categories),
+    ApiRoute("GET", "/api/crm/payment-types", ADMIN, h.crm_payment_types),
+    ApiRoute("GET", "/api/test-connections", ADMIN, h.check_connections),
+    ApiRoute("POST", "/api/inject-webhook", ADMIN, h.inject),
+    ApiRoute("POST", "/api/retry-all", ADMIN, h.retry_all),
+    ApiRoute("POST", "/api/retry-all-fresh", ADMIN, h.retry_all_fresh),
+    ApiRoute("POST", "/api/reset-test-data", ADMIN, h.reset_test_data),
+    # the backup poll of every platform in use, as `synctool poll` (and `synctool dev poll-now`) runs it
+    ApiRoute("POST", "/api/poll-now", ADMIN, h.poll_now),
+    ApiRoute("POST", "/api/dev/poll-now", ADMIN, h.poll_now),
+    ApiRoute("POST", "/api/poll-fresh", ADMIN, h.poll_fresh),
+    ApiRoute("POST", "/api/dev/poll-cron", ADMIN, h.poll_cron),
+    # the admin routes of the queue spec
+    ApiRoute("GET", "/api/admin/crm/test-connection", ADMIN, h.crm_test_connection),
+    ApiRoute("POST", "/api/admin/crm/config/api", ADMIN, h.configure_crm),
+    ApiRoute("POST", "/api/admin/crm/environment", ADMIN, h.set_crm_environment),
+    ApiRoute("POST", "/api/admin/sync/retry/{jobId}", ADMIN, h.retry_job),
+    # a job held for money in another currency: written at the amount the bank credited
+    ApiRoute("POST", "/api/jobs/{id}/release", ADMIN, h.release_held),
+)
 
 
-@dataclass
-class Call:
-    """One API request, as the operation sees it."""
+def platform_routes(platform: platforms.Platform) -> list[ApiRoute]:
+    """A platform's rows: ``GET`` and ``PATCH /api/settings/<name>`` for each of its settings
+    (``Platform.settings``, admin), then its own routes (``Platform.routes``)."""
+    rows = []
+    for setting in platform.settings:
+        rows.append(ApiRoute("GET", f"/api/settings/{setting.name}", ADMIN, h.ReadSetting(setting)))
+        rows.append(ApiRoute("PATCH", f"/api/settings/{setting.name}", ADMIN, h.ChangeSetting(setting)))
+    return rows + list(platform.routes() if platform.routes else ())
 
-    conn: Any
-    rt: Runtime
-    user: dict[str, Any]
-    path: dict[str, str]
-    query: dict[str, str]
-    body: Any = field(default_factory=dict)
 
-    def body_as(self, model: type[M]) -> M:
-        return parse(model, self.body, where="request body", strict=True)
-
-    def query_as(self, model: type[M]) -> M:
-        return parse(model, self.query, where="query string")
+def table(config: Config) -> list[ApiRoute]:
+    """``ROUTES``, then the rows of each platform in use (``platform_routes``; one not in use has none: its
+    routes answer 404). A platform's route that another row already answers is a ConfigError naming it."""
+    rows = list(ROUTES)
+    taken = {(r.method, r.path) for r in rows}
+    for p in platforms.in_use(config):
+        for row in platform_routes(p):
+            if (row.method, row.path) in taken or row.role not in (VIEWER, ADMIN, SUPER):
+                raise ConfigError("platforms", config.source, f"{p.name}'s route {row.method} {row.path} is taken or has no role")
+            taken.add((row.method, row.path))
+            rows.append(row)
+    return rows
 
 
 class TokenBackend(AuthenticationBackend):
-    """``Authorization: Bearer <JWT>`` -> the active user, with the scopes of their role and every role below."""
+    """``Authorization: Bearer <JWT>`` -> the active user, with the scopes of their role and every role below,
+    checked on the request's one connection (``guard.OneConnection``)."""
 
     def __init__(self, rt: Runtime):
         self.rt = rt
@@ -85,314 +160,90 @@ class TokenBackend(AuthenticationBackend):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise AuthenticationError("send Authorization: Bearer <token> (synctool users token EMAIL)")
-
-        def verify() -> dict[str, Any]:
-            db = store.connect(self.rt.db_path, migrate=False)
-            try:
-                return verify_token(db, self.rt, token.strip())
-            finally:
-                db.close()
-
         try:
-            record = await run_in_threadpool(verify)
-        except InvalidSignature as exc:
-            raise AuthenticationError(str(exc)) from None
-        except ConfigError as exc:
+            record = await guard.in_thread(conn, lambda db: verify_token(db, self.rt, token.strip()))
+        except (InvalidSignature, ConfigError) as exc:
             raise AuthenticationError(str(exc)) from None
         return credentials(record)
-
-
-def _ops(config: Config):
-    """The route table: (method, path, minimum role, operation), with the routes of the platforms in use.
-    Imported lazily: ops pull in clients."""
-    from synctool import mappings as mapping_store
-    from synctool.ops import (
-        actions,
-        checks,
-        crm,
-        deliveries,
-        dev,
-        donors,
-        events,
-        mappings,
-        overview,
-        reconcile,
-        refunds,
-        settings,
-        sign_in,
-        syncs,
-        users,
-        year_end,
-    )
-    from synctool.ops import crm as crm_ops
-    from synctool.platforms import admin_routes
-
-    def inject(c: Call) -> Any:
-        body = c.body_as(deliveries.InjectBody)
-        return deliveries.inject(c.conn, c.rt, body.source, body.raw())
-
-    def resolve(c: Call) -> Any:
-        body = c.body_as(syncs.ResolveBody)
-        return syncs.resolve(c.conn, c.path["id"], body.model_copy(update={"resolvedBy": body.resolvedBy or c.user["email"]}))
-
-    def crm_environment(c: Call) -> Any:
-        return {"environment": crm_ops.set_environment(c.conn, c.rt, c.body_as(crm_ops.EnvironmentBody))["environment"]}
-
-    def accept_difference(c: Call) -> Any:
-        body = c.body_as(reconcile.AcceptBody)
-        return reconcile.accept(c.conn, body.external_id, body.note, c.user["email"])
-
-    def payouts(c: Call) -> Any:
-        query = c.query_as(reconcile.PayoutsQuery)
-        return reconcile.payouts(c.conn, c.rt, start=query.start, end=query.end, source=query.source)
-
-    def last_year_end(c: Call) -> Any:
-        found = year_end.last(c.conn, number(c.path["year"], "year"))
-        if found is None:
-            raise NotFound(f"no year-end check of {c.path['year']} has run", f"POST /api/year-end/{c.path['year']}/check")
-        return found
-
-    def login_link(c: Call) -> Any:
-        body = c.body_as(users.LinkBody)
-        return (sign_in.mail_link if body.send else sign_in.login_link)(c.conn, c.rt, body.email)
-
-    return [
-        ("GET", "/api/overview", VIEWER, lambda c: overview.overview(c.conn, c.rt)),
-        ("GET", "/api/actions", VIEWER, lambda c: actions.list_actions(c.conn, c.query_as(actions.ActionsQuery))),
-        ("GET", "/api/reconcile", ADMIN, lambda c: reconcile.differences(c.conn)),
-        ("GET", "/api/reconcile/accepted", ADMIN, lambda c: reconcile.accepted(c.conn)),
-        ("POST", "/api/reconcile/accept", ADMIN, accept_difference),
-        ("GET", "/api/payouts", ADMIN, payouts),
-        ("GET", "/api/year-end/{year}", ADMIN, last_year_end),
-        ("POST", "/api/year-end/{year}/check", ADMIN, lambda c: year_end.check(c.conn, c.rt, number(c.path["year"], "year"))),
-        ("POST", "/api/users/login-link", SUPER, login_link),
-        ("GET", "/api/syncs", VIEWER, lambda c: syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))),
-        ("GET", "/api/syncs/{id}", VIEWER, lambda c: syncs.show_sync(c.conn, c.path["id"])),
-        ("PATCH", "/api/syncs/{id}/resolve", ADMIN, resolve),
-        ("GET", "/api/stats", VIEWER, lambda c: syncs.stats(c.conn, c.query_as(syncs.StatsQuery))),
-        ("GET", "/api/settings/crm-environment", ADMIN, lambda c: {"environment": crm_ops.status(c.conn, c.rt)["environment"]}),
-        ("PATCH", "/api/settings/crm-environment", ADMIN, crm_environment),
-        ("POST", "/api/settings/crm-reference-refresh", ADMIN, lambda c: crm.refresh(c.conn, c.rt)),
-        ("GET", "/api/settings/alert-recipients", ADMIN, lambda c: settings.alert_recipients(c.conn)),
-        (
-            "PATCH",
-            "/api/settings/alert-recipients",
-            ADMIN,
-            lambda c: settings.alert_recipients(c.conn, c.body_as(settings.RecipientsBody)),
-        ),
-        ("GET", "/api/settings/mailing-sync-enabled", ADMIN, lambda c: settings.mailing_sync_enabled(c.conn)),
-        (
-            "PATCH",
-            "/api/settings/mailing-sync-enabled",
-            ADMIN,
-            lambda c: settings.mailing_sync_enabled(c.conn, c.body_as(settings.EnabledBody)),
-        ),
-        ("GET", "/api/settings/pos-default-constituent", ADMIN, lambda c: settings.pos_default_constituent(c.conn)),
-        (
-            "PATCH",
-            "/api/settings/pos-default-constituent",
-            ADMIN,
-            lambda c: settings.pos_default_constituent(c.conn, c.body_as(settings.PosDefaultBody)),
-        ),
-        ("GET", "/api/settings/refund-policy", ADMIN, lambda c: refunds.refund_policy(c.conn, c.rt)),
-        (
-            "PATCH",
-            "/api/settings/refund-policy",
-            ADMIN,
-            lambda c: refunds.refund_policy(c.conn, c.rt, c.body_as(refunds.PolicyBody)),
-        ),
-        ("GET", "/api/refunds", VIEWER, lambda c: refunds.list_refunds(c.conn, c.query_as(refunds.RefundsQuery))),
-        ("GET", "/api/settings/soft-credits", ADMIN, lambda c: settings.soft_credits(c.conn, c.rt)),
-        (
-            "PATCH",
-            "/api/settings/soft-credits",
-            ADMIN,
-            lambda c: settings.soft_credits(c.conn, c.rt, c.body_as(settings.SoftCreditsBody)),
-        ),
-        ("GET", "/api/settings/donor-updates", ADMIN, lambda c: settings.donor_updates(c.conn, c.rt)),
-        (
-            "PATCH",
-            "/api/settings/donor-updates",
-            ADMIN,
-            lambda c: settings.donor_updates(c.conn, c.rt, c.body_as(settings.DonorUpdatesBody)),
-        ),
-        ("GET", "/api/donors/changes", ADMIN, lambda c: donors.changes(c.conn, c.query_as(donors.ChangesQuery))),
-        ("POST", "/api/donors/changes/apply", ADMIN, lambda c: donors.apply(c.conn, c.rt, c.body_as(donors.DecideBody))),
-        ("POST", "/api/donors/changes/dismiss", ADMIN, lambda c: donors.dismiss(c.conn, c.body_as(donors.DecideBody))),
-        ("GET", "/api/donors/matches", ADMIN, lambda c: donors.matches(c.conn, c.query_as(donors.MatchesQuery))),
-        (
-            "POST",
-            "/api/donors/matches/{id}/accept",
-            ADMIN,
-            lambda c: donors.accept_match(
-                c.conn, number(c.path["id"], "donor match with id"), c.body_as(donors.AcceptBody), by=c.user["email"]
-            ),
-        ),
-        (
-            "POST",
-            "/api/donors/matches/{id}/new",
-            ADMIN,
-            lambda c: donors.new_constituent(c.conn, number(c.path["id"], "donor match with id"), by=c.user["email"]),
-        ),
-        ("GET", "/api/settings/donor-matching", ADMIN, lambda c: settings.donor_matching(c.conn, c.rt)),
-        (
-            "PATCH",
-            "/api/settings/donor-matching",
-            ADMIN,
-            lambda c: settings.donor_matching(c.conn, c.rt, c.body_as(settings.DonorMatchingBody)),
-        ),
-        ("GET", "/api/crm/duplicates", ADMIN, lambda c: crm.duplicates(c.conn)),
-        ("GET", "/api/users", SUPER, lambda c: users.list_users(c.conn)),
-        ("POST", "/api/users/invite", SUPER, lambda c: users.invite(c.conn, c.body_as(users.InviteBody))),
-        (
-            "PATCH",
-            "/api/users/{id}",
-            SUPER,
-            lambda c: users.update(c.conn, number(c.path["id"], "user with id"), c.body_as(users.UserPatch)),
-        ),
-        ("GET", "/api/mappings/types", ADMIN, lambda c: mapping_store.all_of(c.conn, "type_default")),
-        ("GET", "/api/mappings/overrides", ADMIN, lambda c: mapping_store.all_of(c.conn, "campaign_override")),
-        (
-            "POST",
-            "/api/mappings/overrides",
-            ADMIN,
-            lambda c: mappings.set_campaign_override(c.conn, c.body_as(mappings.OverrideBody)),
-        ),
-        ("GET", "/api/mappings/funds", ADMIN, lambda c: mapping_store.all_of(c.conn, "fund_override")),
-        (
-            "POST",
-            "/api/mappings/funds",
-            ADMIN,
-            lambda c: mappings.set_fund_override(c.conn, c.body_as(mappings.FundOverrideBody)),
-        ),
-        # who came: event campaigns mapped to CRM events (read as the sync log; mapping and reading check-ins: admin)
-        ("GET", "/api/events", VIEWER, lambda c: events.list_events(c.conn)),
-        ("GET", "/api/events/{campaign}", VIEWER, lambda c: events.show_event(c.conn, c.path["campaign"])),
-        ("POST", "/api/events/{campaign}/checkins", ADMIN, lambda c: events.checkins(c.conn, c.rt, c.path["campaign"])),
-        ("GET", "/api/mappings/events", ADMIN, lambda c: events.list_mappings(c.conn)),
-        ("POST", "/api/mappings/events", ADMIN, lambda c: events.set_mapping(c.conn, c.body_as(events.EventMappingBody))),
-        ("DELETE", "/api/mappings/events/{campaign}", ADMIN, lambda c: events.remove_mapping(c.conn, c.path["campaign"])),
-        *[
-            ("GET", f"/api/crm/{kind}", ADMIN, (lambda k: lambda c: crm.reference(c.conn, k)["items"])(kind))
-            for kind in ("funds", "campaigns", "gift-types", "gift-categories", "payment-types")
-        ],
-        ("GET", "/api/test-connections", ADMIN, lambda c: checks.test_connections(c.conn, c.rt)),
-        ("POST", "/api/inject-webhook", ADMIN, inject),
-        ("POST", "/api/retry-all", ADMIN, lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))),
-        (
-            "POST",
-            "/api/retry-all-fresh",
-            ADMIN,
-            lambda c: syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery), fresh=True, rt=c.rt),
-        ),
-        ("POST", "/api/reset-test-data", ADMIN, lambda c: dev.reset_test_data(c.conn, c.rt)),
-        ("POST", "/api/dev/poll-cron", ADMIN, lambda c: dev.poll_cron(c.conn, c.rt)),
-        # the admin routes of the queue spec
-        ("GET", "/api/admin/crm/test-connection", ADMIN, lambda c: crm_ops.test_connection(c.conn, c.rt)),
-        ("POST", "/api/admin/crm/config/api", ADMIN, lambda c: crm_ops.configure(c.conn, c.rt, c.body_as(crm_ops.CrmConfigBody))),
-        ("POST", "/api/admin/crm/environment", ADMIN, crm_environment),
-        ("POST", "/api/admin/sync/retry/{jobId}", ADMIN, lambda c: syncs.retry(c.conn, c.path["jobId"])),
-        # a job held for money in another currency: written at the amount the bank credited
-        (
-            "POST",
-            "/api/jobs/{id}/release",
-            ADMIN,
-            lambda c: syncs.release(c.conn, c.path["id"], c.body_as(syncs.ReleaseBody), by=c.user["email"]),
-        ),
-        # each platform's own routes (synctool.platforms)
-        *admin_routes(Call, {"viewer": VIEWER, "admin": ADMIN, "super_admin": SUPER}, config),
-    ]
-
-
-def number(value: str, what: str) -> int:
-    """A path's number; one that is not a number names nothing there (404 ``no <what> <value>``)."""
-    try:
-        return int(value)
-    except ValueError:
-        raise NotFound(f"no {what} {value}") from None
-
-
-def _record(conn: Any, request: Request, body: Any, result: tuple[int, Any]) -> None:
-    """A change asked of the API goes in the staff actions, done or refused, with who asked."""
-    from synctool.ops.actions import record
-
-    status, data = result
-    route = request.scope.get("route")
-    path = getattr(route, "path", request.url.path)
-    target = next(iter(request.path_params.values()), None)
-    if target is None and isinstance(body, dict):
-        target = body.get("external_id") or body.get("email") or body.get("campaign")
-    note = body.get("notes") or body.get("note") if isinstance(body, dict) else None
-    user = request.user.record
-    record(
-        conn,
-        who=user["email"],
-        role=user["role"],
-        via="api",
-        action=f"{request.method} /api{path}",
-        target=None if target is None else str(target),
-        note=note,
-        outcome="done" if status < 400 else f"refused ({status}): {data.get('error')}",
-    )
-
-
-def _record_apart(rt: Runtime, request: Request, body: Any, result: tuple[int, Any]) -> None:
-    conn = store.connect(rt.config.db_path, migrate=False)
-    try:
-        _record(conn, request, body, result)
-    finally:
-        conn.close()
 
 
 def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-def routes(rt: Runtime) -> list[Mount]:
-    """The admin API as one mount at ``/api``, with Starlette's authentication middleware in front."""
+def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, data: Any) -> None:
+    """A change asked of the API goes in the staff actions, done or refused, with who asked."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    target = next(iter(request.path_params.values()), None)
+    if target is None and isinstance(body, dict):
+        target = body.get("external_id") or body.get("email") or body.get("campaign")
+    note = body.get("notes") or body.get("note") if isinstance(body, dict) else None
+    outcome = "done" if status < 400 else f"refused ({status}): {data.get('error')}"
+    actor = guard.Actor.of(request.user.record, "api")
+    guard.record(conn, actor, f"{request.method} /api{path}", target=None if target is None else str(target), note=note,
+                 outcome=outcome)  # fmt: skip
 
-    def endpoint(min_role: str, op: Callable[[Call], Any]):
-        async def handle(request: Request) -> JSONResponse:
-            if not request.user.is_authenticated:
-                return error(401, "unauthorized", "send Authorization: Bearer <token> (synctool users token EMAIL)")
-            if not has_required_scope(request, [min_role]):
-                refused = 403, {"error": "forbidden", "detail": f"needs {min_role}; you are {request.user.role}"}
-                if request.method != "GET":
-                    try:
-                        said = json.loads(await read_body(request, rt.config.receiver.max_body_bytes) or b"{}")
-                    except (ValueError, RecursionError, PayloadTooLarge):
-                        said = {}
-                    await run_in_threadpool(_record_apart, rt, request, said, refused)
-                return error(403, "forbidden", refused[1]["detail"])
+
+def _answer(done: guard.Done[Any]) -> tuple[int, Any]:
+    if done.error is not None:
+        return done.status, {"error": str(done.error), "detail": done.detail}
+    return 200, done.value
+
+
+class AdminApi:
+    """The endpoint of every row of ``table``."""
+
+    def __init__(self, rt: Runtime):
+        self.rt = rt
+        self.max_body = rt.config.receiver.max_body_bytes
+
+    async def handle(self, route: ApiRoute, request: Request) -> JSONResponse:
+        """The token, the role, the body, then the handler; a change (not a GET) is recorded, done or refused."""
+        if not request.user.is_authenticated:
+            return error(401, "unauthorized", "send Authorization: Bearer <token> (synctool users token EMAIL)")
+        refused = guard.role_refusal(request, route.role)
+        if refused:
+            return await self.forbidden(request, refused)
+        try:
+            raw = await read_body(request, self.max_body)
+        except PayloadTooLarge as exc:
+            return error(413, str(exc), exc.detail)
+        body: Any = {}
+        if raw.strip():
             try:
-                raw = await read_body(request, rt.config.receiver.max_body_bytes)
-            except PayloadTooLarge as exc:
-                return error(413, str(exc), exc.detail)
-            body: Any = {}
-            if raw.strip():
-                try:
-                    body = json.loads(raw)
-                except (ValueError, RecursionError):
-                    return error(422, "body is not valid JSON")
+                body = json.loads(raw)
+            except (ValueError, RecursionError):
+                return error(422, "body is not valid JSON")
+        status, data = await guard.in_thread(request, lambda conn: self.run(conn, route, request, body))
+        return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status)
 
-            def run() -> tuple[int, Any]:
-                conn = store.connect(rt.config.db_path, migrate=False)
-                try:
-                    call = Call(conn, rt, request.user.record, dict(request.path_params), dict(request.query_params), body)
-                    try:
-                        result = 200, op(call)
-                    except SynctoolError as exc:
-                        result = http_status(exc), {"error": str(exc), "detail": getattr(exc, "detail", "")}
-                    if request.method != "GET":
-                        _record(conn, request, body, result)
-                    return result
-                finally:
-                    conn.close()
+    def run(self, conn: sqlite3.Connection, route: ApiRoute, request: Request, body: Any) -> tuple[int, Any]:
+        call = Call(conn, self.rt, request.user.record, dict(request.path_params), dict(request.query_params), body)
+        if request.method == "GET":
+            return _answer(guard.attempt(lambda: route.handler(call)))
+        # the handler commits as it goes (it may wait on an outside system), then its record in one commit
+        done = guard.perform(
+            conn, lambda: route.handler(call), lambda d: _record(conn, request, body, *_answer(d)), together=False
+        )
+        return _answer(done)
 
-            status, data = await run_in_threadpool(run)
-            return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status)
+    async def forbidden(self, request: Request, refused: str) -> JSONResponse:
+        """403; a change refused is recorded too, with what its body named."""
+        if request.method != "GET":
+            try:
+                said = json.loads(await read_body(request, self.max_body) or b"{}")
+            except (ValueError, RecursionError, PayloadTooLarge):
+                said = {}
+            forbidden = {"error": "forbidden", "detail": refused}
+            await guard.in_thread(request, lambda conn: _record(conn, request, said, 403, forbidden))
+        return error(403, "forbidden", refused)
 
-        return handle
+
+def routes(rt: Runtime) -> list[Mount]:
+    """The admin API as one mount at ``/api``: one connection per request (``guard.OneConnection``), then
+    Starlette's authentication middleware in front of every route of ``table``."""
+    api = AdminApi(rt)
 
     def unauthorized(conn: HTTPConnection, exc: Exception) -> JSONResponse:
         return error(401, "unauthorized", str(exc))
@@ -401,11 +252,12 @@ def routes(rt: Runtime) -> list[Mount]:
         assert isinstance(exc, HTTPException)
         return error(exc.status_code, exc.detail)
 
-    api = Starlette(
-        routes=[
-            Route(path.removeprefix("/api"), endpoint(role, op), methods=[method]) for method, path, role, op in _ops(rt.config)
+    app = Starlette(
+        routes=[Route(r.path.removeprefix("/api"), partial(api.handle, r), methods=[r.method]) for r in table(rt.config)],
+        middleware=[
+            Middleware(guard.OneConnection, rt=rt),
+            Middleware(AuthenticationMiddleware, backend=TokenBackend(rt), on_error=unauthorized),
         ],
-        middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(rt), on_error=unauthorized)],
         exception_handlers={HTTPException: http_error},
     )
-    return [Mount("/api", app=api)]
+    return [Mount("/api", app=app)]

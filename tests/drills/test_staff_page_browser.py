@@ -273,3 +273,49 @@ def test_a_form_posted_from_another_origin_is_refused(staff_site, chromium, tmp_
     finally:
         evil.shutdown()
     assert site.rows("SELECT status FROM jobs WHERE id = ?", job) == [("failed",)]
+
+
+def test_an_admin_on_a_phone_maps_a_new_campaign_and_changes_donor_matching(staff_site, chromium):
+    """The set-up in the browser: a gift of a campaign nobody mapped fell to the default coding; the admin, on a
+    phone, follows the overview's link, maps the campaign to a CRM fund and campaign, and sets donor matching to
+    auto; the CLI sees both, and the staff actions record both."""
+    import json
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    site, _ = staff_site
+    assert site.give(1).status_code == 200
+    assert drained(site) == {"succeeded": 1}
+    overview = json.loads(site.run("overview", "--json").stdout)
+    assert [c["campaign_id"] for c in overview["unmapped_campaigns"]] == ["118722"]
+    phone = chromium(phone=True)
+    sign_in_by_link(phone, printed_link(site, "admin@example.org"))
+    assert "Campaigns with no mapping" in phone.find_element(By.TAG_NAME, "main").text
+    no_sideways_scroll(phone)
+    go(phone, phone.find_element(By.LINK_TEXT, "Map this campaign"))
+    assert phone.find_element(By.TAG_NAME, "h1").text == "Mappings"
+    assert phone.find_element(By.ID, "override-campaign").get_attribute("value") == "118722"
+    no_sideways_scroll(phone)
+    Select(phone.find_element(By.ID, "override-fund")).select_by_value("2401")
+    Select(phone.find_element(By.ID, "override-crm-campaign")).select_by_value("824")
+    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Save campaign override']"))
+    assert "Campaign 118722 is mapped" in phone.find_element(By.CSS_SELECTOR, ".flash").text
+    no_sideways_scroll(phone)
+    overrides = json.loads(site.run("mappings", "overrides", "--json").stdout)
+    assert [(o["key"], o["fund_id"], o["campaign_id"]) for o in overrides] == [("118722", 2401, 824)]
+    assert json.loads(site.run("overview", "--json").stdout)["unmapped_campaigns"] == []
+
+    go(phone, phone.find_element(By.LINK_TEXT, "Settings"))
+    no_sideways_scroll(phone)
+    Select(phone.find_element(By.ID, "policy")).select_by_value("auto")
+    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Save donor matching']"))
+    assert "Donor matching is auto." in phone.find_element(By.CSS_SELECTOR, ".flash").text
+    assert json.loads(site.run("settings", "donor-matching", "--json").stdout)["policy"] == "auto"
+    done = site.rows(
+        "SELECT who, action, target, outcome FROM staff_actions WHERE via = 'page' AND action != 'sign in' ORDER BY id"
+    )
+    assert done == [
+        ("admin@example.org", "set campaign override", "118722", "done"),
+        ("admin@example.org", "set donor matching", "auto", "done"),
+    ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
+from synctool.platforms import ApiRoute, Client, Fake, Mappings, Platform, Registration, Webhook
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -90,16 +90,24 @@ def _commands() -> Any:
     return app
 
 
-def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
-    from synctool.platforms.givebutter import ops, poll
+def _campaigns(call: Any) -> Any:
+    """``GET /api/donations/campaigns``: the campaigns as cached."""
+    from synctool.platforms.givebutter import ops
 
-    admin = roles["admin"]
+    return ops.campaigns(call.conn, call.rt)
+
+
+def _refresh_campaigns(call: Any) -> Any:
+    """``POST /api/donations/campaigns/refresh``: read them again from Givebutter."""
+    from synctool.platforms.givebutter import ops
+
+    return ops.campaigns(call.conn, call.rt, refresh=True)
+
+
+def _routes() -> list[ApiRoute]:
     return [
-        ("GET", "/api/donations/campaigns", admin, lambda c: ops.campaigns(c.conn, c.rt)),
-        ("POST", "/api/donations/campaigns/refresh", admin, lambda c: ops.campaigns(c.conn, c.rt, refresh=True)),
-        ("POST", "/api/poll-now", admin, lambda c: poll.poll(c.conn, c.rt)),
-        ("POST", "/api/dev/poll-now", admin, lambda c: poll.poll(c.conn, c.rt)),
-        ("POST", "/api/poll-fresh", admin, lambda c: poll.poll(c.conn, c.rt, fresh=True)),
+        ApiRoute("GET", "/api/donations/campaigns", "admin", _campaigns),
+        ApiRoute("POST", "/api/donations/campaigns/refresh", "admin", _refresh_campaigns),
     ]
 
 

@@ -84,6 +84,11 @@ class DonationsClient:
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.pages("/campaigns", {"per_page": 100}))
 
+    def ticket(self, ticket_id: str) -> dict[str, Any]:
+        """One ticket (``GET /v1/tickets/{id}``, GB-OAS ``tickets.show``); a 404 when a refund revoked it."""
+        body = self.api.request("GET", f"/tickets/{ticket_id}")
+        return body.get("data", body)
+
     def tickets(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
         """Every ticket of the account (``GET /v1/tickets`` takes no filter, only paging): holder, type (``title``),
         ``transaction_id``, ``checked_in_at``."""

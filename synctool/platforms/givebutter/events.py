@@ -73,12 +73,18 @@ def queue(conn: sqlite3.Connection, order_id: str) -> str:
     return jobs.enqueue_unless_waiting(conn, target="crm", source=SOURCE, entity_type="invitations", entity_id=order_id)
 
 
-def note_ticket(conn: sqlite3.Connection, data: dict[str, Any]) -> bool:
-    """A ticket as Givebutter reports it (A3.2); True when an invitation shows something new of it."""
+def note_ticket(conn: sqlite3.Connection, data: dict[str, Any], *, listed: bool = False) -> bool:
+    """A ticket as Givebutter reports it (A3.2); True when an invitation shows something new of it. A ticket
+    ``listed`` by ``GET /v1/tickets`` is live (a refund revoked it, if any, no more)."""
+
+    def text(name: str, most: int = 200) -> str | None:
+        value = data.get(name)
+        return None if value is None or isinstance(value, (dict, list)) else str(value)[:most]
+
     return tickets.record_ticket(
-        conn, SOURCE, str(data["id"]), str(data["transaction_id"]), first_name=data.get("first_name"),
-        last_name=data.get("last_name"), email=data.get("email"), title=data.get("title"),
-        price=None if data.get("price") is None else str(data.get("price")), checked_in_at=data.get("checked_in_at"),
+        conn, SOURCE, str(data["id"]), str(data["transaction_id"]), first_name=text("first_name"),
+        last_name=text("last_name"), email=text("email"), title=text("title"), price=text("price"),
+        checked_in_at=text("checked_in_at", 40), refunded=0 if listed else None,
     )  # fmt: skip
 
 
@@ -112,10 +118,15 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     cid, known_before = _constituent(job, found)
     campaign = settings.cache_get(job.conn, CAMPAIGNS, found["campaign_id"]) or {}
     zones = ((campaign.get("event") or {}).get("timezone"), campaign.get("timezone"), job.config.timezone)
-    wanted = tickets.invited(job.conn, SOURCE, LABEL, int(mapped["event_id"]), cid, timezones=zones)
-    wanted.known_before = known_before
+    event_id = int(mapped["event_id"])
+
+    def build() -> invitations.Invited:
+        wanted = tickets.invited(job.conn, SOURCE, LABEL, event_id, cid, timezones=zones)
+        wanted.known_before = known_before
+        return wanted
+
     writer = invitations.Writer(job.crm, job.conn, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s)
-    said = writer.write(wanted)
+    said = writer.write(event_id, cid, build)
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
 
 
@@ -176,18 +187,20 @@ def read_checkins(conn: sqlite3.Connection, client: Any, campaign_ids: set[str])
         if not order_id or not ticket.get("id"):
             continue
         listed.add(str(ticket["id"]))
-        new = note_ticket(conn, ticket)
+        new = note_ticket(conn, ticket, listed=True)
         if order_id in orders:
             kept += 1
             if new:
                 changed += 1
                 touched.add(order_id)
-    # a ticket a refund revoked leaves the list: no refund Givebutter sends names its tickets (A3), the list does
+    # a ticket a refund revoked leaves the list (no refund Givebutter sends names its tickets, A3): one missing from
+    # this listing is revoked only when Givebutter answers 404 for it, so a short or shifting page revokes nothing
     for order_id in orders:
+        held = tickets.tickets_of(conn, SOURCE, [order_id])
         gone = [
             t["ticket_id"]
-            for t in tickets.tickets_of(conn, SOURCE, [order_id])
-            if not t["refunded"] and t["ticket_id"] not in listed
+            for t in held
+            if not t["refunded"] and t["ticket_id"] not in listed and _revoked(client, t["ticket_id"])
         ]
         if gone and tickets.refund_tickets(conn, SOURCE, order_id, gone):
             changed += len(gone)
@@ -195,6 +208,17 @@ def read_checkins(conn: sqlite3.Connection, client: Any, campaign_ids: set[str])
     for order_id in sorted(touched):
         queue(conn, order_id)
     return {"tickets_read": read, "tickets": kept, "changed": changed, "orders_queued": len(touched)}
+
+
+def _revoked(client: Any, ticket_id: str) -> bool:
+    """Whether Givebutter answers 404 for a ticket (a refund revoked it)."""
+    from synctool.errors import RemoteError
+
+    try:
+        client.ticket(ticket_id)
+    except RemoteError as exc:
+        return exc.status == 404
+    return False
 
 
 def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:

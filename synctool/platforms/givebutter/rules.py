@@ -410,6 +410,8 @@ def ticket(event: Event, job: Job) -> Outcome:
         events.queue(job.conn, found.transaction_id)
     ext = external_id(found.transaction_id)
     other = log.gift_job(job.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded", "skipped"))
+    if other is not None and other["status"] == "skipped" and "no money" not in (other["message"] or ""):
+        other = None  # a transaction skipped as not succeeded: the lone-ticket path reads it afresh
     if other is not None or gifts.recorded(job.conn, ext) is not None:
         also = "; its invitations queued" if invited else ""
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase){also}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from synctool.config import Section
-from synctool.platforms import Client, Fake, Platform, Registration, Target, Webhook
+from synctool.platforms import ApiRoute, Client, Fake, Platform, Registration, Setting, Target, Webhook
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -66,19 +67,86 @@ def _commands() -> Any:
     return app
 
 
-def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _account(call: Any) -> Any:
     from synctool.platforms.mailchimp import ops
 
-    admin = roles["admin"]
+    return ops.account(call.rt)
+
+
+def _lists(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.lists(call.rt)
+
+
+def _list_mappings(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.list_mappings(call.conn)
+
+
+def _set_mapping(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.set_mapping(call.conn, call.body_as(ops.ListMappingBody))
+
+
+def _test(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.test(call.rt)
+
+
+def _tag_rules(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.tag_rules(call.conn)
+
+
+def _set_tag_rule(call: Any) -> Any:
+    from synctool.platforms.mailchimp import ops
+
+    return ops.set_tag_rule(call.conn, call.body_as(ops.TagRuleBody))
+
+
+def _routes() -> list[ApiRoute]:
     return [
-        ("GET", "/api/mailing/account", admin, lambda c: ops.account(c.rt)),
-        ("GET", "/api/mailing/lists", admin, lambda c: ops.lists(c.rt)),
-        ("GET", "/api/mailing/mappings", admin, lambda c: ops.list_mappings(c.conn)),
-        ("POST", "/api/mailing/mappings", admin, lambda c: ops.set_mapping(c.conn, c.body_as(ops.ListMappingBody))),
-        ("POST", "/api/mailing/test", admin, lambda c: ops.test(c.rt)),
-        ("GET", "/api/mailing/tag-rules", admin, lambda c: ops.tag_rules(c.conn)),
-        ("POST", "/api/mailing/tag-rules", admin, lambda c: ops.set_tag_rule(c.conn, c.body_as(ops.TagRuleBody))),
+        ApiRoute("GET", "/api/mailing/account", "admin", _account),
+        ApiRoute("GET", "/api/mailing/lists", "admin", _lists),
+        ApiRoute("GET", "/api/mailing/mappings", "admin", _list_mappings),
+        ApiRoute("POST", "/api/mailing/mappings", "admin", _set_mapping),
+        ApiRoute("POST", "/api/mailing/test", "admin", _test),
+        ApiRoute("GET", "/api/mailing/tag-rules", "admin", _tag_rules),
+        ApiRoute("POST", "/api/mailing/tag-rules", "admin", _set_tag_rule),
     ]
+
+
+def _sync_body() -> type[Any]:
+    from synctool.platforms.mailchimp import settings
+
+    return settings.EnabledBody
+
+
+def _sync_read(conn: sqlite3.Connection) -> dict[str, Any]:
+    from synctool.platforms.mailchimp import settings
+
+    return settings.read(conn)
+
+
+def _sync_write(conn: sqlite3.Connection, body: Any) -> dict[str, Any]:
+    from synctool.platforms.mailchimp import settings
+
+    return settings.write(conn, body)
+
+
+SYNC_ENABLED = Setting(
+    "mailing-sync-enabled",
+    "Show or switch whether mailing events (unsubscribes, bounces) change CRM tags.",
+    _sync_body,
+    _sync_read,
+    _sync_write,
+    example="off",
+)
 
 
 PLATFORM = Platform(
@@ -104,6 +172,7 @@ PLATFORM = Platform(
     registration=_registration,
     handlers=_handlers,
     commands={"mailing": _commands},
+    settings=(SYNC_ENABLED,),
     routes=_routes,
     config=MailingConfig,
     config_env={"MAILING_API_BASE_URL": "base_url"},

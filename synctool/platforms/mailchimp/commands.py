@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
 
-app = sub_app("The mailing platform (Mailchimp): account, lists, list mappings, tag rules, connection test.")
+app = sub_app(
+    "The mailing platform (Mailchimp): lists, mappings, tag rules. Its account, lists, list mappings, tag rules "
+    "and a connection test."
+)
 mappings_app = sub_app(
     "List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings"
 )
@@ -69,6 +72,7 @@ def mappings_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @mappings_app.command("set")
+@action(target="list_id")
 def mappings_set(
     ctx: typer.Context,
     list_id: str = typer.Argument(..., help="the Mailchimp list id"),
@@ -108,6 +112,7 @@ def rules_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @rules_app.command("set")
+@action(target="list_id", note="event")
 def rules_set(
     ctx: typer.Context,
     list_id: str = typer.Argument(..., help="a Mailchimp list id, or * for every mapped list"),

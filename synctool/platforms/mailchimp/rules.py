@@ -12,12 +12,11 @@ from synctool import mappings, settings, store
 from synctool.crm import constituents, mirror
 from synctool.errors import PermanentError, Skip
 from synctool.platforms.context import Job
+from synctool.platforms.mailchimp.settings import ENABLED
 from synctool.platforms.mailchimp.webhook import AudienceEvent
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
-
-ENABLED = "mailing_sync_enabled"
 
 
 def rules_for(conn, list_id: str, event: str) -> dict | None:

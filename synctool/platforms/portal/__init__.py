@@ -6,7 +6,7 @@ import sqlite3
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from synctool.platforms import Platform, Target, Webhook
+from synctool.platforms import ApiRoute, Platform, Target, Webhook
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from synctool.platforms.reconcile import Expected
     from synctool.platforms.webhook import Adapter
     from synctool.runtime import Runtime
+
+
+#: the payments platform's source (Stripe's role): the portal's handlers run its jobs (``Platform.handles``)
+PAYMENTS = "payments"
 
 
 def _adapter() -> Adapter:
@@ -46,24 +50,25 @@ def _commands() -> Any:
     return app
 
 
-def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _sync_payment(call: Any) -> Any:
+    """Write one portal payment to the CRM now."""
     from synctool.platforms.portal import ops
     from synctool.validation import ForceQuery
 
-    admin = roles["admin"]
+    return ops.sync_now(call.conn, call.rt, "payment", call.path["paymentId"], force=call.query_as(ForceQuery).force)
+
+
+def _queue_payment(call: Any) -> Any:
+    """Queue one portal payment for the next drain."""
+    from synctool.platforms.portal import ops
+
+    return {"job_id": ops.queue_sync(call.conn, "payment", call.path["paymentId"])}
+
+
+def _routes() -> list[ApiRoute]:
     return [
-        (
-            "POST",
-            "/api/admin/crm/sync/payment/{paymentId}",
-            admin,
-            lambda c: ops.sync_now(c.conn, c.rt, "payment", c.path["paymentId"], force=c.query_as(ForceQuery).force),
-        ),
-        (
-            "POST",
-            "/api/admin/crm/sync/queue-payment/{paymentId}",
-            admin,
-            lambda c: {"job_id": ops.queue_sync(c.conn, "payment", c.path["paymentId"])},
-        ),
+        ApiRoute("POST", "/api/admin/crm/sync/payment/{paymentId}", "admin", _sync_payment),
+        ApiRoute("POST", "/api/admin/crm/sync/queue-payment/{paymentId}", "admin", _queue_payment),
     ]
 
 
@@ -75,6 +80,8 @@ PLATFORM = Platform(
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     expected=_expected,
     handlers=_handlers,
+    # Stripe, the portal's payment processor, only parses its events: the portal's handlers run its jobs
+    handles=(PAYMENTS,),
     commands={"portal": _commands},
     routes=_routes,
     # a portal push or a Stripe event becomes local records, and those CRM jobs: one at a time, before the CRM's

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
 
-app = sub_app("The member portal: records and their CRM ids, syncs, mappings, sync flags, test scenarios.")
+app = sub_app(
+    "The member portal: records, CRM ids, syncs, mappings, flags. Its records and their CRM ids, syncs, mappings, "
+    "sync flags and test scenarios."
+)
 sync_app = sub_app("Sync one portal record to the CRM now.")
 mappings_app = sub_app("Portal mappings: funds per category, gateways, membership levels, relationship types.")
 scenarios_app = sub_app("Named sets of linked test records (refused in the production CRM environment).")
@@ -19,6 +22,7 @@ app.add_typer(scenarios_app, name="scenarios")
 
 
 @app.command("import")
+@action(note="file")
 def import_(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help='JSON lines: {"type": "user", "data": {...}} (\'-\' for stdin)'),
@@ -97,7 +101,7 @@ def _sync(entity: str):
             raise typer.Exit(1)
 
     command.__doc__ = f"Sync one portal {entity} to the CRM now.\n\n    Example: synctool portal sync {entity} ID\n    "
-    return command
+    return action(target="record_id")(command)
 
 
 for _entity in ("payment", "user", "membership", "relationship"):
@@ -105,6 +109,7 @@ for _entity in ("payment", "user", "membership", "relationship"):
 
 
 @app.command("queue")
+@action(target="record_id", note="entity")
 def queue_(
     ctx: typer.Context,
     entity: str = typer.Argument(..., help="payment, user, membership, relationship or enrollment"),
@@ -165,6 +170,7 @@ types_group = _mapping_group(
 
 
 @funds_group.command("set")
+@action(target="category")
 def funds_set(
     ctx: typer.Context,
     category: str = typer.Argument(..., help="membership, language_classes, events or donations"),
@@ -179,6 +185,7 @@ def funds_set(
 
 
 @gateways_group.command("set")
+@action(target="gateway")
 def gateways_set(
     ctx: typer.Context,
     gateway: str = typer.Argument(..., help="the portal's gateway: stripe, cash, ..."),
@@ -192,6 +199,7 @@ def gateways_set(
 
 
 @levels_group.command("set")
+@action(target="product")
 def levels_set(
     ctx: typer.Context,
     product: str = typer.Argument(..., help="a membership product id or level name; * for every other"),
@@ -205,6 +213,7 @@ def levels_set(
 
 
 @types_group.command("set")
+@action(target="key")
 def relationship_types_set(
     ctx: typer.Context,
     key: str = typer.Argument(..., help="default or enabled"),
@@ -219,6 +228,7 @@ def relationship_types_set(
 
 
 @app.command()
+@action(when=lambda a: any(a[k] is not None for k in ("auto_sync", "sync_on_payment", "sync_on_membership")))
 def flags(
     ctx: typer.Context,
     auto_sync: bool = typer.Option(None, "--auto-sync/--no-auto-sync", help="queue CRM jobs automatically"),
@@ -239,6 +249,7 @@ def flags(
 
 
 @scenarios_app.command("create")
+@action(target="name")
 def scenario_create(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
     """Create a named set of linked test records (two users, a membership, a class, a cart, a family link).
 
@@ -251,6 +262,7 @@ def scenario_create(ctx: typer.Context, name: str = typer.Argument(..., help="th
 
 
 @scenarios_app.command("delete")
+@action(target="name")
 def scenario_delete(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
     """Delete a scenario's records.
 

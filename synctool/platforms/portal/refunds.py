@@ -19,6 +19,7 @@ from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
 from synctool.platforms.payment_events import Charge
+from synctool.platforms.portal import PAYMENTS
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.rules import gift_groups, stripe_event_of
 from synctool.queue.handlers import handler
@@ -72,7 +73,7 @@ def shares(job: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]
     return [(f"{payment['id']}-{key}", cents_to_dollars(charge.amount_refunded * cents // total)) for key, cents in groups]
 
 
-@handler("payments", "charge_refund")
+@handler(PAYMENTS, "charge_refund")
 def charge_refund(event: webhook.Event, job: Job) -> Outcome:
     charge = payload(Charge, stripe_event_of(event).data.object, "the refunded charge")
     payment = portal_payment(job, charge)
@@ -87,13 +88,13 @@ def charge_refund(event: webhook.Event, job: Job) -> Outcome:
         if new <= 0:
             continue
         refund = refunds.Refund(
-            "payments",
+            PAYMENTS,
             "Stripe",
             refund_id,
             ext,
             new,
             on,
-            key=f"payments:{charge.id}:{charge.amount_refunded}:{ext}",
+            key=f"{PAYMENTS}:{charge.id}:{charge.amount_refunded}:{ext}",
             gift_job_external_id=payment["id"],
             currency=charge.currency,
         )

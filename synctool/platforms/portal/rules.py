@@ -25,6 +25,7 @@ from synctool.money import cents_to_dollars
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
 from synctool.platforms.payment_events import Event, PortalObject
+from synctool.platforms.portal import PAYMENTS
 from synctool.platforms.portal import records as portal_records
 from synctool.queue import jobs
 from synctool.queue.handlers import handler
@@ -122,7 +123,7 @@ def push(event: webhook.Event, job: Job) -> Outcome:
     return Outcome("succeeded", f"{kind} {record['id']} stored" + (f"; queued {len(queued)} CRM job(s)" if queued else ""))
 
 
-@handler("payments", "stripe_event")
+@handler(PAYMENTS, "stripe_event")
 def stripe_event(event: webhook.Event, job: Job) -> Outcome:
     stripe = stripe_event_of(event)
     kind = stripe.type

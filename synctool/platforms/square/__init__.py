@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import Client, Fake, Mappings, Platform, Registration, Webhook
+from synctool.platforms import ApiRoute, Client, Fake, Mappings, Platform, Registration, Setting, Webhook
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -99,28 +99,51 @@ def _commands() -> Any:
     return app
 
 
-def _routes(call: Any, roles: dict[str, str]) -> list[tuple[str, str, str, Any]]:
+def _locations(call: Any) -> Any:
+    from synctool.platforms.square import ops
+
+    return ops.locations(call.conn, call.rt)
+
+
+def _orders(call: Any) -> Any:
+    from synctool.platforms.square import ops
+
+    return ops.orders(call.conn, call.rt, call.query_as(ops.OrdersQuery))
+
+
+def _enrich(call: Any) -> Any:
+    from synctool.platforms.square import ops
+
+    return ops.enrich(call.rt, call.body_as(ops.EnrichBody))
+
+
+def _resync(call: Any) -> Any:
     from synctool.platforms.square import ops
     from synctool.validation import ForceQuery
 
-    admin = roles["admin"]
+    return ops.resync(call.conn, call.rt, call.path["orderId"], force=call.query_as(ForceQuery).force)
+
+
+def _location_overrides(call: Any) -> Any:
+    from synctool.platforms.square import ops
+
+    return ops.location_overrides(call.conn)
+
+
+def _replace_location_overrides(call: Any) -> Any:
+    from synctool.platforms.square import ops
+
+    return ops.replace_location_overrides(call.conn, call.body_as(ops.LocationOverrides))
+
+
+def _routes() -> list[ApiRoute]:
     return [
-        ("GET", "/api/pos/locations", admin, lambda c: ops.locations(c.conn, c.rt)),
-        ("GET", "/api/pos/orders", admin, lambda c: ops.orders(c.conn, c.rt, c.query_as(ops.OrdersQuery))),
-        ("POST", "/api/pos/orders/enrich", admin, lambda c: ops.enrich(c.rt, c.body_as(ops.EnrichBody))),
-        (
-            "POST",
-            "/api/pos/orders/{orderId}/resync",
-            admin,
-            lambda c: ops.resync(c.conn, c.rt, c.path["orderId"], force=c.query_as(ForceQuery).force),
-        ),
-        ("GET", "/api/pos/location-overrides", admin, lambda c: ops.location_overrides(c.conn)),
-        (
-            "PUT",
-            "/api/pos/location-overrides",
-            admin,
-            lambda c: ops.replace_location_overrides(c.conn, c.body_as(ops.LocationOverrides)),
-        ),
+        ApiRoute("GET", "/api/pos/locations", "admin", _locations),
+        ApiRoute("GET", "/api/pos/orders", "admin", _orders),
+        ApiRoute("POST", "/api/pos/orders/enrich", "admin", _enrich),
+        ApiRoute("POST", "/api/pos/orders/{orderId}/resync", "admin", _resync),
+        ApiRoute("GET", "/api/pos/location-overrides", "admin", _location_overrides),
+        ApiRoute("PUT", "/api/pos/location-overrides", "admin", _replace_location_overrides),
     ]
 
 
@@ -138,6 +161,34 @@ def _checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, 
         return []
     return [("pos notification url", "fail", "not set: Square's deliveries cannot be verified",
              "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip
+
+
+def _default_body() -> type[Any]:
+    from synctool.platforms.square import settings
+
+    return settings.PosDefaultBody
+
+
+def _default_read(conn: sqlite3.Connection) -> dict[str, Any]:
+    from synctool.platforms.square import settings
+
+    return settings.read(conn)
+
+
+def _default_write(conn: sqlite3.Connection, body: Any) -> dict[str, Any]:
+    from synctool.platforms.square import settings
+
+    return settings.write(conn, body)
+
+
+DEFAULT_CONSTITUENT = Setting(
+    "pos-default-constituent",
+    "Show or set the constituent that POS orders without a customer are credited to.",
+    _default_body,
+    _default_read,
+    _default_write,
+    example="--email walkin@example.org --first-name Walk-in --last-name Customer",
+)
 
 
 PLATFORM = Platform(
@@ -159,6 +210,7 @@ PLATFORM = Platform(
     poll=_poll,
     handlers=_handlers,
     commands={"pos": _commands},
+    settings=(DEFAULT_CONSTITUENT,),
     routes=_routes,
     checks=_checks,
     config=PosConfig,

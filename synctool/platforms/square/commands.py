@@ -7,9 +7,12 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, render, sub_app
 
-app = sub_app("The POS platform (Square): locations, orders, customer enrichment, location overrides, resync.")
+app = sub_app(
+    "The POS platform (Square): locations, orders, overrides, resync. Its locations, orders, customer enrichment, "
+    "location overrides and resync."
+)
 overrides_app = sub_app(
     "Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json"
 )
@@ -77,6 +80,7 @@ def enrich(
 
 
 @app.command()
+@action(target="order_id")
 def resync(
     ctx: typer.Context,
     order_id: str = typer.Argument(..., help="the Square order id"),
@@ -110,6 +114,7 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 @overrides_app.command("set")
+@action(target="location_id")
 def overrides_set(
     ctx: typer.Context,
     location_id: str = typer.Argument(..., help="the Square location id"),
@@ -137,6 +142,7 @@ def overrides_set(
 
 
 @overrides_app.command("replace")
+@action(note="file")
 def overrides_replace(
     ctx: typer.Context, file: Path = typer.Argument(..., help="JSON array of {location_id, fund_id?, campaign_id?, deductible?}")
 ) -> None:

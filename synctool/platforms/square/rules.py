@@ -20,6 +20,7 @@ from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
 from synctool.money import cents_to_dollars
 from synctool.platforms import mailing_list
 from synctool.platforms.context import Job
+from synctool.platforms.square.settings import DEFAULT_CONSTITUENT
 from synctool.platforms.square.webhook import (
     Customer,
     CustomerAddress,
@@ -32,7 +33,6 @@ from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
 
-DEFAULT_CONSTITUENT = "pos_default_constituent"
 LOCATIONS = "pos:locations"
 logger = logging.getLogger("synctool.pos")
 

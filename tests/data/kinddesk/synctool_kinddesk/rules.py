@@ -1,71 +1,68 @@
-"""A KindDesk gift becomes one CRM gift; the backup poll and reconcile read the gifts API."""
+"""The sync rules: a KindDesk gift becomes one CRM gift, coded by the mappings an admin set; a refund lowers
+(or deletes, by the refund policy) the gift it refunds. Drain imports this module when it claims its first job
+(``Platform.handlers``), which registers the two handlers."""
 
 from __future__ import annotations
 
-import sqlite3
-from datetime import date
-from decimal import Decimal
 from typing import Any
 
-from synctool import mappings, platforms
+from synctool import mappings
+from synctool.crm import refunds
 from synctool.crm.constituents import Person
-from synctool.platforms import watermark
+from synctool.crm.gifts import gift_date
+from synctool.errors import Skip
 from synctool.platforms.context import Job
-from synctool.platforms.reconcile import Expected
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
-from synctool.runtime import Runtime
+from synctool.validation import payload
+from synctool_kinddesk.models import ROLE, Gift, RefundData, external_id
 
-ROLE = "kind"
+
+def coding(conn: Any, gift: Gift, default_fund_id: int | None) -> dict[str, Any]:
+    """Fund, campaign, appeal, category and acknowledgement from the mappings: a monthly gift's type default
+    (``kind:monthly``) first, then ``kind:default``, then the config's ``default_fund_id``; the payment and gift
+    type from ``kind:<method>``."""
+    layers = [mappings.get(conn, "type_default", f"{ROLE}:monthly")] if gift.recurring else []
+    layers += [mappings.get(conn, "type_default", f"{ROLE}:default"), {"fund_id": default_fund_id}]
+    return {**mappings.coding(*layers), **mappings.payment_coding(conn, f"{ROLE}:{gift.method.lower()}")}
 
 
-@handler(ROLE, "kind_gift")
-def kind_gift(event: Event, job: Job) -> Outcome:
-    gift = event.payload.get("gift") or event.data
-    default = {"fund_id": job.config.section(ROLE).default_fund_id}
-    body = {
-        "external_id": f"kind_{gift['id']}",
-        "received_amount": float(gift["amount"]),
-        "received_date": gift["created_at"][:10],
-        **mappings.coding(mappings.get(job.conn, "type_default", "kind:default"), default),
-        **mappings.payment_coding(job.conn, "kind:card"),
+def gift_body(job: Job, gift: Gift) -> dict[str, Any]:
+    """The CRM gift ``job.make_gift`` writes (LGL's gift fields): keyed by its external id, dated on the
+    organisation's calendar (the gift's own time zone, else KindDesk's account's, else ``timezone:``)."""
+    section = job.config.section(ROLE)
+    return {
+        "external_id": external_id(gift.id),
+        "received_amount": float(gift.amount),
+        "received_date": gift_date(gift.created_at, gift.timezone, section.timezone, job.config.timezone),
+        "note": f"KindDesk gift {gift.id}" + (f": {gift.note}" if gift.note else ""),
+        **coding(job.conn, gift, section.default_fund_id),
     }
-    person = Person(gift["first_name"], gift["last_name"], gift["email"])
-    constituent_id, gift_id, created = job.make_gift(person, body)
-    return Outcome("succeeded", "gift created" if created else "gift already in the CRM", crm_constituent_id=constituent_id,
-                   crm_gift_id=gift_id, amount=gift["amount"])  # fmt: skip
 
 
-def _job(gift: dict[str, Any]) -> dict[str, Any]:
-    return {"source": ROLE, "entity_type": "kind_gift", "entity_id": gift["id"], "external_id": f"kind_{gift['id']}",
-            "payload": {"gift": gift}, "email": gift["email"], "amount": gift["amount"]}  # fmt: skip
+@handler(ROLE, "gift")
+def kind_gift(event: Event, job: Job) -> Outcome:
+    gift = payload(Gift, event.payload.get("gift") or event.data, "the KindDesk gift")
+    if gift.amount <= 0:
+        raise Skip(f"no money (KindDesk gift {gift.id} of {gift.amount})")
+    person = Person(gift.first_name, gift.last_name, gift.email)
+    constituent_id, gift_id, created = job.make_gift(person, gift_body(job, gift), currency=gift.currency)
+    said = "gift created" if created else "gift already in the CRM"
+    return Outcome(
+        "succeeded", said + job.said(), crm_constituent_id=constituent_id, crm_gift_id=gift_id, amount=str(gift.amount)
+    )
 
 
-def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
-    started, since = watermark.window(conn, ROLE, overlap_minutes=60, first_lookback_hours=24, fresh=fresh, lookback=lookback)
-    queued = 0
-    with platforms.using(rt, ROLE) as client:
-        found = client.gifts(since)
-        spent = client.api.requests_sent
-    for gift in found:
-        queued += watermark.queue_unseen(
-            conn, rt.config.queue.max_attempts, **{**_job(gift), "payload": {"gift": gift, "origin": "poll"}}
-        )
-    result = {"since": since, "seen": len(found), "queued": queued, "requests": spent}
-    watermark.save(conn, ROLE, started, result)
-    return result
+def read_refund(job: Job, data: RefundData) -> refunds.Refund:
+    """The refund in ``crm.refunds``' terms: keyed by its own id (a replayed webhook changes nothing), dated on
+    the day it was given where it was given."""
+    section = job.config.section(ROLE)
+    on = gift_date(data.created_at, data.timezone, section.timezone, job.config.timezone)
+    return refunds.Refund(ROLE, "KindDesk", data.id, external_id(data.gift_id), data.amount, on, currency=data.currency)
 
 
-def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
-    with platforms.using(rt, ROLE) as client:
-        listed = client.gifts()
-        spent = client.api.requests_sent
-    items = [
-        Expected(
-            ROLE, f"kind_{g['id']}", g["id"], Decimal(g["amount"]), Decimal(g["amount"]), g["created_at"][:10], sync_job=_job(g)
-        )
-        for g in listed
-        if str(start) <= g["created_at"][:10] <= str(end)
-    ]
-    return items, spent
+@handler(ROLE, "refund")
+def kind_refund(event: Event, job: Job) -> Outcome:
+    data = payload(RefundData, event.payload.get("refund") or event.data, "the KindDesk refund")
+    return refunds.run(job.refund_job(), read_refund(job, data))

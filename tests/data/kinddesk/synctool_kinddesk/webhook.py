@@ -1,4 +1,5 @@
-"""KindDesk's webhook: ``X-Kind-Signature`` is HMAC-SHA256 of the raw body with the signing secret."""
+"""KindDesk's webhook: ``X-Kind-Signature`` is HMAC-SHA256 of the raw body with the signing secret. Two events:
+``gift.created`` (``{id, type, gift: {...}}``) and ``gift.refunded`` (``{id, type, refund: {...}}``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from collections.abc import Mapping
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
+from synctool_kinddesk.models import external_id
 
+#: the headers kept with a delivery (never one that carries a secret)
 KEPT_HEADERS: tuple[str, ...] = ("content-type",)
+SECRET = "KIND_WEBHOOK_SECRET"
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -19,17 +23,27 @@ def sign(secret: str, body: bytes) -> str:
 def verify_webhook(
     body: bytes, headers: Mapping[str, str], query: Mapping[str, str], secrets: WebhookSecrets, *, now: float | None = None
 ) -> None:
-    secret = secrets.get("KIND_WEBHOOK_SECRET")
+    secret = secrets.get(SECRET)
     if not secret:
-        raise ConfigError("KIND_WEBHOOK_SECRET", "keyring/environment", "not set")
+        raise ConfigError(SECRET, "keyring/environment", "not set")
     if not hmac.compare_digest(sign(secret, body), headers.get("x-kind-signature", "")):
         raise InvalidSignature("invalid signature", "X-Kind-Signature is HMAC-SHA256 of the body")
 
 
 def parse_webhook(body: bytes) -> Event:
     event = parse_json_object(body)
+    if not event.get("id"):
+        raise InvalidInput("the event has no id", "KindDesk sends {id, type, gift | refund}")
+    if event.get("type") == "gift.refunded":
+        refund = event.get("refund")
+        if not isinstance(refund, dict) or not refund.get("id") or not refund.get("gift_id"):
+            raise InvalidInput("no refund in the body", "KindDesk sends {id, type: gift.refunded, refund: {id, gift_id, ...}}")
+        # a refund job's entity type ends in "refund": it does not count as the job that makes its gift
+        job = JobSpec("refund", str(refund["id"]), external_id=external_id(refund["gift_id"]), amount=f"-{refund.get('amount')}")
+        return Event(str(event["id"]), "gift.refunded", job, refund)
     gift = event.get("gift")
     if not isinstance(gift, dict) or not gift.get("id"):
-        raise InvalidInput("no gift in the body", "KindDesk sends {id, gift: {id, amount, email, ...}}")
-    job = JobSpec("kind_gift", str(gift["id"]), external_id=f"kind_{gift['id']}", email=gift.get("email"))
-    return Event(str(event.get("id")), "gift.created", job, gift)
+        raise InvalidInput("no gift in the body", "KindDesk sends {id, type: gift.created, gift: {id, amount, email, ...}}")
+    job = JobSpec("gift", str(gift["id"]), external_id=external_id(gift["id"]), email=gift.get("email"),
+                  amount=str(gift.get("amount")))  # fmt: skip
+    return Event(str(event["id"]), "gift.created", job, gift)

@@ -1,0 +1,54 @@
+"""`synctool platforms` and `synctool demo`: what synctool knows, and seeing it work."""
+
+from __future__ import annotations
+
+import typer
+
+from synctool.console import AsJson, blocks, ctx_obj, render
+
+
+def platforms(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """List the platforms synctool knows and how to turn one on.
+
+    Its own and those an installed package added. For each: its role (its source name in the sync log), whether it is in use (`platforms:` in config;
+    `synctool init --platforms`) and, for one in use, whether its credentials are set (the secrets not set are
+    named); its webhook route, commands and settings, what it can do (poll, heal, reconcile, payouts, backfill,
+    webhook registration, connection test), its job targets, and the platform that runs its jobs when another
+    does. A platform package installed beside synctool is in use only once `platforms:` names it: one that is
+    not says how to turn it on.
+
+    Example: synctool platforms
+    """
+    from synctool.platforms import describe
+
+    rows = describe(ctx_obj(ctx).rt)
+
+    def heading(row: dict) -> str:
+        return f"{row['name']} ({row['role']}): " + ("in use" if row["in_use"] else "not in use")
+
+    fields = ["credentials", "webhook", "commands", "settings", "can", "targets", "jobs_run_by", "turn_on"]
+    render(rows, as_json, people=lambda rows: blocks(rows, heading, fields))
+
+
+def demo(as_json: AsJson = False) -> None:
+    """Run the whole path against local fakes. Receiver, signed deliveries, poll, drain, and what the CRM holds.
+
+    Needs no configuration and touches nothing outside this machine (loopback only, a temporary database).
+
+    Example: synctool demo
+    """
+    from synctool.fakes.demo import run
+
+    def for_people(report: dict) -> None:
+        render(report["sync_log"], columns=["source", "what", "status", "outcome", "crm_gift_id"], title="sync log")
+        render(report["crm_constituents"], columns=["id", "name", "tags"], title="CRM constituents (fake)")
+        gift_columns = ["id", "external_id", "amount", "deductible", "date", "fund", "paid_by", "donor"]
+        render(report["crm_gifts"], columns=gift_columns, title="CRM gifts (fake)")
+        refund_columns = ["source", "refund_id", "gift_external_id", "amount", "amount_before", "amount_after", "state", "policy"]
+        render(report["refunds"], columns=refund_columns, title="refunds (`synctool refunds list`)")
+        stats = report["crm_requests"]
+        typer.echo("\nThe daily summary e-mail (`synctool alerts summary --dry-run`):\n")
+        typer.echo(report["summary_mail"])
+        typer.echo(f"CRM requests: {stats['requests']}, 429s: {stats['rejected_429']}; demo took {report['seconds']} s")
+
+    render(run(say=(lambda line: None) if as_json else typer.echo), as_json, people=for_people)

@@ -1,0 +1,154 @@
+"""The request guard the staff page and the admin API share: one database connection per request, the role
+check, a refused operation's status, and the staff-action record a change leaves.
+
+- ``OneConnection`` (ASGI middleware, outermost) gives each request one SQLite connection, opened when first
+  asked for and closed when the response is sent: the session or token check, the role check, the operation
+  and its record all use it (``in_thread``).
+- ``role_refusal`` says why a user's role may not take a route (Starlette's scopes: a role's include every
+  lower role's).
+- ``attempt`` runs an operation and turns a ``SynctoolError`` into its status (``synctool.errors.http_status``).
+- ``perform`` runs a change and what is written about it (its ``staff_actions`` record, the page's message for
+  the next page) in one transaction: one commit per click.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from starlette.authentication import has_required_scope
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from synctool import store
+from synctool.errors import SynctoolError, http_status
+from synctool.runtime import Runtime
+
+T = TypeVar("T")
+
+#: where a request's connection waits in its ASGI scope
+CONNECTION = "synctool.connection"
+
+
+class _Opened:
+    """A request's connection: opened on first use (a request that needs none opens none)."""
+
+    def __init__(self, path: Any):
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
+
+    def get(self) -> sqlite3.Connection:
+        if self.conn is None:
+            self.conn = store.connect(self.path, migrate=False)
+        return self.conn
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+class OneConnection:
+    """One connection per HTTP request, shared by whatever the request runs (put it first in the middleware)."""
+
+    def __init__(self, app: ASGIApp, rt: Runtime):
+        self.app = app
+        self.path = rt.config.db_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        opened = _Opened(self.path)
+        scope[CONNECTION] = opened
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            opened.close()
+
+
+async def in_thread(request: HTTPConnection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work(conn)`` with the request's connection, in the thread pool (SQLite blocks)."""
+    opened: _Opened = request.scope[CONNECTION]
+    return await run_in_threadpool(lambda: work(opened.get()))
+
+
+def role_refusal(request: HTTPConnection, role: str) -> str | None:
+    """Why the signed-in user may not take a route that needs ``role`` (None: they may)."""
+    if has_required_scope(request, [role]):
+        return None
+    return f"needs {role}; you are {request.user.role}"
+
+
+@dataclass(frozen=True)
+class Done(Generic[T]):
+    """What an operation came to: its result, or the ``SynctoolError`` that refused it and its status."""
+
+    status: int
+    value: T | None = None
+    error: SynctoolError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def detail(self) -> str:
+        return getattr(self.error, "detail", "") or ""
+
+
+def attempt(op: Callable[[], T]) -> Done[T]:
+    """Run ``op``; a ``SynctoolError`` becomes its status (404, 409, 422, 502, 503 ...)."""
+    try:
+        return Done(200, op())
+    except SynctoolError as exc:
+        return Done(http_status(exc), None, exc)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who took an action and through what: ``via`` is ``page`` or ``api``."""
+
+    email: str
+    role: str | None
+    via: str
+
+    @classmethod
+    def of(cls, user: dict[str, Any], via: str) -> Actor:
+        return cls(user["email"], user["role"], via)
+
+
+def record(
+    conn: sqlite3.Connection, actor: Actor, action: str, *, target: str | None, note: str | None = None, outcome: str = "done"
+) -> None:
+    """One row of the staff actions (``synctool syncs actions``, the Actions page, ``GET /api/actions``)."""
+    from synctool.ops.actions import record as write
+
+    write(conn, who=actor.email, role=actor.role, via=actor.via, action=action, target=target, note=note, outcome=outcome)
+
+
+def perform(
+    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Done[T]], None], *, together: bool = True
+) -> Done[T]:
+    """Run a change, then ``written(done)`` (its staff-action record, the page's message).
+
+    Together (the default): one transaction and one commit; the operation's own writes sit in a savepoint,
+    undone when it is refused while its record stays. Not together, for an operation that asks an outside
+    system (which must not hold the write lock while it waits): it commits as it goes, then its record."""
+    if not together:
+        done = attempt(op)
+        with store.atomic(conn):
+            written(done)
+        return done
+
+    def inside() -> T:
+        with store.atomic(conn):  # a savepoint within the transaction below
+            return op()
+
+    with store.atomic(conn):
+        done = attempt(inside)
+        written(done)
+    return done
