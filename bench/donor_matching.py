@@ -61,11 +61,12 @@ def run(how: str, seed: int) -> None:
     from fake_world import fake_world
     from starlette.testclient import TestClient
 
-    from synctool import platforms, settings, store
+    from synctool import settings, store
     from synctool.crm import matching
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops import donors
+    from synctool.platforms.context import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -158,7 +159,7 @@ def run(how: str, seed: int) -> None:
             return held, matched_new, duplicates, false_merges, len(world.crm.requests) / len(world.crm.gifts or [1])
 
         started = time.perf_counter()
-        while drain(platforms.runner(rt), max_seconds=30).claimed:
+        while drain(runner(rt), max_seconds=30).claimed:
             pass
         held, matched, duplicates, false_merges, per_gift = count()
         line = f"{how:<8} {len(gifts):>5}  {held:>4}  {matched:>17}  {duplicates:>10}  {false_merges:>12}  {per_gift:>12.3f}"
@@ -175,7 +176,7 @@ def run(how: str, seed: int) -> None:
                         donors.new_constituent(conn, m["id"], by="bench")
                     except Exception:  # settled with another gift of the same e-mail
                         pass
-            while drain(platforms.runner(rt), max_seconds=30).claimed:
+            while drain(runner(rt), max_seconds=30).claimed:
                 pass
             held2, matched2, duplicates2, false2, per_gift2 = count()
             line += f"  ({duplicates2}, {false2}, {per_gift2:.3f}; {matched2} matched, {held2} still held)"

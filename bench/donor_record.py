@@ -25,10 +25,10 @@ from bench.fake_world import fake_world  # noqa: E402
 def run(gifts: int, fundraisers: int, with_raisers: bool) -> dict[str, int]:
     from starlette.testclient import TestClient
 
-    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops.donors import DecideBody, apply
+    from synctool.platforms.context import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -53,7 +53,7 @@ def run(gifts: int, fundraisers: int, with_raisers: bool) -> dict[str, int]:
                 if with_raisers:
                     txn.update(member_id=700 + n % fundraisers, member_name=f"Raiser No{n % fundraisers}")
                 give(txn)
-            drain(platforms.runner(rt), max_seconds=120)
+            drain(runner(rt), max_seconds=120)
             gifts_cost = len(world.crm.requests) - start
             platform_cost = len([r for r in world.givebutter.requests[gb_before:] if "/members/" in r["path"]])
             for n in range(gifts):
@@ -61,7 +61,7 @@ def run(gifts: int, fundraisers: int, with_raisers: bool) -> dict[str, int]:
                 txn.update(id=f"AGAIN{n:04d}", email=f"donor{n}@example.org", last_name=f"Donor{n}",
                            address={"address_1": f"{n} New Road", "city": "Berkeley", "state": "CA", "zipcode": "94704"})  # fmt: skip
                 give(txn)
-            drain(platforms.runner(rt), max_seconds=120)
+            drain(runner(rt), max_seconds=120)
             mark = len(world.crm.requests)
             applied = apply(conn, rt, DecideBody(all=True))["applied"]
             return {

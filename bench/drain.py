@@ -28,9 +28,9 @@ def main() -> None:
     from fake_world import POS_URL, fake_world
     from starlette.testclient import TestClient
 
-    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
+    from synctool.platforms.context import runner
     from synctool.platforms.mailchimp import ops as mailing
     from synctool.platforms.square import settings as pos_settings
     from synctool.queue.worker import drain
@@ -94,7 +94,7 @@ def main() -> None:
         started = time.perf_counter()
         totals = Counter()
         while True:
-            summary = drain(platforms.runner(rt), max_seconds=55)
+            summary = drain(runner(rt), max_seconds=55)
             totals.update(
                 {
                     "jobs": summary.claimed,

@@ -30,9 +30,9 @@ def main() -> None:
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
-    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
+    from synctool.platforms.context import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -55,7 +55,7 @@ def main() -> None:
                 txns.append(txn)
                 kept[f"donations_{txn['id']}"] = Decimal(100)
                 send("transaction.succeeded", txn)
-            drain(platforms.runner(rt), max_seconds=120)
+            drain(runner(rt), max_seconds=120)
             before = len(world.crm.requests)
             applied = 0
             third = args.gifts // 3
@@ -81,7 +81,7 @@ def main() -> None:
                     applied += 1
             for refund in refunds + refunds:  # every refund twice
                 send("refund.created", refund)
-            drain(platforms.runner(rt), max_seconds=120)
+            drain(runner(rt), max_seconds=120)
         spent = len(world.crm.requests) - before
         floor = 2 * applied
         wrong = [

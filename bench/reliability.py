@@ -54,21 +54,22 @@ def world_runtime(tmp: Path, **extra: str):
 
 def deliver(rt, conn, txn: dict) -> str | None:
     """A signed Givebutter delivery, taken as the receiver takes it; returns its job id."""
+    from synctool import platforms
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops import inbox
-    from synctool.platforms.webhook import WebhookSecrets
 
     body = samples.givebutter("transaction.succeeded", txn)
     found = inbox.accept(
-        "donations", body, {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}, {}, WebhookSecrets.load(rt)
+        "donations", body, {"Signature": WEBHOOK_SECRETS["DONATIONS_WEBHOOK_SECRET"]}, {}, platforms.webhook_secrets(rt)
     )
     return inbox.store_inbound(conn, found)
 
 
 def races() -> str:
-    from synctool import platforms, store
+    from synctool import store
     from synctool.fakes import samples
+    from synctool.platforms.context import runner
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 
@@ -86,7 +87,7 @@ def races() -> str:
             conn.execute(
                 "UPDATE jobs SET delivery_id = (SELECT delivery_id FROM jobs WHERE id = ?) WHERE id = ?", (job_id, poll_job)
             )
-    while drain(platforms.runner(rt), max_seconds=20, concurrency=3).claimed:
+    while drain(runner(rt), max_seconds=20, concurrency=3).claimed:
         pass
     per = Counter(g["external_id"] for g in world.crm.gifts.values())
     posts = sum(1 for r in world.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts"))
@@ -97,8 +98,9 @@ def races() -> str:
 
 
 def late_commit() -> str:
-    from synctool import platforms, store
+    from synctool import store
     from synctool.fakes import samples
+    from synctool.platforms.context import runner
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 
@@ -107,7 +109,7 @@ def late_commit() -> str:
     world.crm.faults.append({"mode": "late_commit", "count": 1, "method": "POST", "path": "/gifts"})
     job_id = deliver(rt, conn, samples.GIVEBUTTER_TRANSACTION)
     started = time.monotonic()
-    drain(platforms.runner(rt), max_seconds=15)
+    drain(runner(rt), max_seconds=15)
     status = jobs.get(conn, job_id)["status"]
     return (
         f"late commit (CRM stores the gift 3 s after a 1.5 s client timeout): {len(world.crm.gifts)} gift (goal 1), "

@@ -78,10 +78,11 @@ def run(args: argparse.Namespace, how: str) -> int:
     from fake_world import fake_world
     from starlette.testclient import TestClient
 
-    from synctool import platforms, settings, store
+    from synctool import settings, store
     from synctool.crm import matching
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
+    from synctool.platforms.context import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace, how: str) -> int:
         runs = 0
         totals = Counter()
         while True:
-            summary = drain(platforms.runner(rt), max_seconds=CRON_RUN_S)
+            summary = drain(runner(rt), max_seconds=CRON_RUN_S)
             runs += 1
             totals.update({"jobs": summary.claimed, "succeeded": summary.succeeded, "failed": summary.failed})
             if summary.claimed == 0 and not conn.execute("SELECT 1 FROM jobs WHERE status IN ('queued', 'running')").fetchone():

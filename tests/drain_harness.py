@@ -12,6 +12,7 @@ import sys
 import time
 
 from synctool import platforms, store
+from synctool.platforms.context import runner
 from synctool.queue.handlers import ANY_SOURCE
 from synctool.queue.worker import drain, handler
 from synctool.runtime import Runtime
@@ -46,4 +47,4 @@ if __name__ == "__main__":
     platforms.registered()
     config = Runtime.from_environ()
     store.connect(config.db_path).close()
-    print(drain(platforms.runner(config), max_seconds=float(sys.argv[2])).line(), flush=True)
+    print(drain(runner(config), max_seconds=float(sys.argv[2])).line(), flush=True)

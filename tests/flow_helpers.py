@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from synctool import platforms
 from synctool.fakes import samples
+from synctool.platforms.context import runner
 from synctool.queue.worker import drain
 from tests.conftest import POS_URL, TEST_SECRETS
 from tests.helpers import runtime
@@ -29,7 +29,7 @@ def pos_event(receiver, body: bytes):
 def run_drain():
     # drain stops when nothing is due; the cap only bounds a test gone wrong (a loaded 2-core machine took over
     # 20 s for the year-end test's 250 gifts)
-    return drain(platforms.runner(runtime()), max_seconds=120)
+    return drain(runner(runtime()), max_seconds=120)
 
 
 def job(db, job_id: str):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import json
 
-from synctool import platforms
 from synctool.fakes import samples
+from synctool.platforms.context import runner
 from synctool.queue.worker import drain
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import CUSTOMER, add_order, give, job, pos_event, run_drain
@@ -217,7 +217,7 @@ def test_crm_outage_for_the_whole_drain_then_recovery(coded, receiver, db):
         txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
         txn.update(id=f"OUT{n}", email=f"out{n}@example.org")
         ids.append(give(receiver, txn)["job_id"])
-    summary = drain(platforms.runner(runtime()), max_seconds=0.5)
+    summary = drain(runner(runtime()), max_seconds=0.5)
     assert summary.succeeded == 0 and coded.crm.gifts == {}
     assert {job(db, i)["status"] for i in ids} <= {"queued", "failed"}
     coded.crm.faults.clear()

@@ -7,11 +7,12 @@ import copy
 import json
 
 from synctool.fakes import samples
+from synctool.platforms.givebutter.fake import givebutter_event_campaign
 from tests.flow_helpers import give, run_drain
 
 #: an event campaign as Givebutter records one (givebutter-square.md A3.3; tests/data/real_bodies: its event's times
 #: in UTC without an offset, its zone in ``event.timezone``, no top-level ``timezone``)
-CAMPAIGN = samples.givebutter_event_campaign(
+CAMPAIGN = givebutter_event_campaign(
     "GALA26", "Spring Gala", "2026-11-20 23:00:00", "2026-11-21 04:00:00", "America/New_York", campaign_id=555
 )
 

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from synctool import platforms, store
+from synctool import store
 from synctool.errors import PermanentError, TransientError
+from synctool.platforms.context import runner
 from synctool.queue import jobs
 from synctool.queue.worker import HANDLERS, drain
 from tests import helpers
@@ -58,7 +59,7 @@ def test_sigkill_mid_job_is_finished_exactly_once_by_the_next_drain(db, tmp_path
         ctx.conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.row["id"], 0, 0)) and None
     )
     try:
-        summary = drain(platforms.runner(runtime()), max_seconds=10)
+        summary = drain(runner(runtime()), max_seconds=10)
     finally:
         HANDLERS.pop(("*", "slow"))
     assert summary.succeeded == 1
@@ -96,7 +97,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch, en
 
     monkeypatch.setitem(HANDLERS, ("*", "flaky"), flaky)
     [job_id] = add(db, "flaky")
-    summary = drain(platforms.runner(runtime()), max_seconds=10)
+    summary = drain(runner(runtime()), max_seconds=10)
     job = jobs.get(db, job_id)
     assert job["status"] == "failed" and job["attempts"] == 3 and job["last_error"] == "CRM answered 503"
     assert summary.failed == 1 and summary.retrying == 2
@@ -107,7 +108,7 @@ def test_transient_errors_retry_with_growing_delay_then_fail(db, monkeypatch, en
 def test_first_retry_waits_five_seconds_by_default(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("*", "flaky"), lambda event, ctx: (_ for _ in ()).throw(TransientError("timeout")))
     [job_id] = add(db, "flaky")
-    drain(platforms.runner(runtime()), max_seconds=1)
+    drain(runner(runtime()), max_seconds=1)
     job = jobs.get(db, job_id)
     run_after = datetime.strptime(job["run_after"], store.TIME_FORMAT).replace(tzinfo=UTC)
     assert job["status"] == "queued" and job["attempts"] == 1
@@ -118,7 +119,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("no such fund 9")))
     [bad] = add(db, "bad")
     [orphan] = add(db, "unheard_of")
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     assert jobs.get(db, bad)["status"] == "failed" and jobs.get(db, bad)["attempts"] == 1
     job = jobs.get(db, orphan)
     assert job["status"] == "failed" and "no handler for donations jobs of type 'unheard_of'" in job["last_error"]
@@ -127,7 +128,7 @@ def test_permanent_error_and_missing_handler_fail_at_once(db, monkeypatch):
 def test_drain_runs_crm_jobs_only(db, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("cms", "page"), lambda event, ctx: None)
     [cms] = add(db, "page", target="cms")
-    drain(platforms.runner(runtime()), max_seconds=2)
+    drain(runner(runtime()), max_seconds=2)
     assert jobs.get(db, cms)["status"] == "queued"
 
 
@@ -136,7 +137,7 @@ def test_retry_and_resolve_state_rules(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("nope")))
     [ok] = add(db, "ok")
     [bad] = add(db, "bad")
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
 
     refused = cli("jobs", "retry", ok)
     assert refused.exit_code == 4 and "only a failed job can be retried" in refused.output
@@ -159,7 +160,7 @@ def test_retry_all_by_source(db, cli, monkeypatch):
     monkeypatch.setitem(HANDLERS, ("*", "bad"), lambda event, ctx: (_ for _ in ()).throw(PermanentError("nope")))
     add(db, "bad", 2, source="pos")
     add(db, "bad", 1, source="donations")
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     assert "1 failed jobs queued again" in cli("retry-all", "--source", "donations").output
     assert db.execute("SELECT count(*) FROM jobs WHERE status = 'queued'").fetchone()[0] == 1
     assert "2 failed" in cli("retry-all").output

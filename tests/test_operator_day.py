@@ -12,8 +12,9 @@ import time
 
 import pytest
 
-from synctool import platforms, store
+from synctool import store
 from synctool.fakes import samples
+from synctool.platforms.context import runner
 from synctool.queue import jobs
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import give, job, run_drain
@@ -61,7 +62,7 @@ def test_watch_claims_jobs_as_they_come_and_stops_cleanly(coded, receiver, db):
 
     stop = threading.Event()
     runs = []
-    worker = threading.Thread(target=lambda: runs.append(watch(platforms.runner(runtime()), stop, interval_s=0.1, max_seconds=2)))
+    worker = threading.Thread(target=lambda: runs.append(watch(runner(runtime()), stop, interval_s=0.1, max_seconds=2)))
     worker.start()
     try:
         time.sleep(0.3)

@@ -7,8 +7,9 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from synctool import platforms, store
+from synctool import store
 from synctool.fakes import samples
+from synctool.platforms.context import runner
 from synctool.platforms.stripe.webhook import sign
 from synctool.queue import jobs
 from synctool.queue.worker import drain
@@ -466,7 +467,7 @@ def test_cms_and_messaging_jobs_are_left_for_their_processors(db, cli):
     with store.atomic(db):
         a = jobs.enqueue(db, source="portal", target="cms", entity_type="page", entity_id="1")
         b = jobs.enqueue(db, source="portal", target="messaging", entity_type="email", entity_id="2")
-    drain(platforms.runner(runtime()), max_seconds=2)
+    drain(runner(runtime()), max_seconds=2)
     listed = json.loads(cli("jobs", "list", "--status", "pending", "--json").stdout)
     assert {r["id"] for r in listed} == {a, b} and {r["target"] for r in listed} == {"cms", "messaging"}
 

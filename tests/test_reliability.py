@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from synctool import platforms, store
+from synctool import store
 from synctool.fakes import samples
+from synctool.platforms.context import runner
 from synctool.platforms.stripe.webhook import sign
 from synctool.queue import jobs
 from synctool.queue.worker import HANDLERS, drain
@@ -42,7 +43,7 @@ def test_two_jobs_for_one_transaction_side_by_side_make_one_gift(coded, receiver
             db, source="donations", entity_type="transaction", entity_id="poll-QiN7", external_id="donations_QiN7blzUhiwXBVBr"
         )
         db.execute("UPDATE jobs SET payload = (SELECT payload FROM jobs WHERE id = ?) WHERE id = ?", (first, third))
-    drain(platforms.runner(runtime()), max_seconds=10, concurrency=3)
+    drain(runner(runtime()), max_seconds=10, concurrency=3)
     assert gifts_per_external_id(coded) == {"donations_QiN7blzUhiwXBVBr": 1}
     posts = [r for r in coded.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts")]
     assert len(posts) == 1  # the others found the first one's gift in the ledger: no request
@@ -53,13 +54,13 @@ def test_two_jobs_for_one_transaction_side_by_side_make_one_gift(coded, receiver
 def test_a_gift_locked_by_another_writer_waits_without_spending_an_attempt(coded, receiver, db):
     job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
     with store.named_lock(db, ["gift:donations_QiN7blzUhiwXBVBr"]):  # another process is writing it
-        drain(platforms.runner(runtime()), max_seconds=7)
+        drain(runner(runtime()), max_seconds=7)
         job = jobs.get(db, job_id)
         assert job["status"] == "queued" and job["attempts"] == 0
         assert "another job is writing gift donations_QiN7blzUhiwXBVBr" in job["message"]
     assert coded.crm.gifts == {}
     db.execute("UPDATE jobs SET run_after = ? WHERE id = ?", (store.iso(), job_id))
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     assert jobs.get(db, job_id)["status"] == "succeeded" and len(coded.crm.gifts) == 1
 
 
@@ -70,7 +71,7 @@ def test_a_crm_that_stores_the_gift_after_the_client_gave_up_gets_one_gift(coded
     env["CRM_CONFIRM_AFTER_S"] = "4"
     coded.crm.faults.append({"mode": "late_commit", "count": 1, "method": "POST", "path": "/gifts"})
     job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
-    drain(platforms.runner(runtime()), max_seconds=1.5)
+    drain(runner(runtime()), max_seconds=1.5)
     job = jobs.get(db, job_id)
     assert job["status"] == "queued" and "sent, waiting to confirm" in job["message"]
     listed = json.loads(cli("syncs", "list", "--json").stdout)["items"]
@@ -79,7 +80,7 @@ def test_a_crm_that_stores_the_gift_after_the_client_gave_up_gets_one_gift(coded
     while not coded.crm.gifts and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(coded.crm.gifts) == 1  # it landed after the client gave up
-    drain(platforms.runner(runtime()), max_seconds=8)
+    drain(runner(runtime()), max_seconds=8)
     job = jobs.get(db, job_id)
     assert job["status"] == "succeeded" and len(coded.crm.gifts) == 1
     posts = [r for r in coded.crm.requests if r["method"] == "POST" and r["path"].endswith("/gifts")]
@@ -117,7 +118,7 @@ def test_a_killed_drains_person_lock_and_job_are_taken_over_within_a_lease(db, t
     HANDLERS[("*", "needs_lock")] = needs_lock
     HANDLERS[("*", "locker")] = lambda event, ctx: ran.append(ctx.row["id"])
     try:
-        drain(platforms.runner(runtime()), max_seconds=20)
+        drain(runner(runtime()), max_seconds=20)
     finally:
         HANDLERS.pop(("*", "needs_lock"))
         HANDLERS.pop(("*", "locker"))
@@ -173,7 +174,7 @@ def test_validly_signed_portal_garbage_fails_its_job_naming_the_field(world, db)
             )
             assert r.status_code == 200, r.text
             ids.append(r.json()["job_id"])
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     for job_id, (kind, _) in zip(ids, GARBAGE, strict=True):
         job = jobs.get(db, job_id)
         assert job["status"] == "failed", dict(job)
@@ -246,12 +247,12 @@ def test_a_job_reclaimed_after_its_own_write_succeeds_without_writing_again(code
     """kill -9 can land between the gift's ledger entry and the job's end: the job run again finds its own gift
     and succeeds (another job for the same gift is skipped, naming it); no second POST either way."""
     job_id = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     posts = sum(r["method"] == "POST" and r["path"].endswith("/gifts") for r in coded.crm.requests)
     with store.atomic(db):  # as if the drain died before recording the job's end: the lease lapsed
         db.execute("UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL WHERE id = ?", (store.iso(), job_id))
     other = give(receiver, samples.GIVEBUTTER_TRANSACTION)["job_id"]  # another envelope of the same transaction
-    drain(platforms.runner(runtime()), max_seconds=5)
+    drain(runner(runtime()), max_seconds=5)
     mine, theirs = jobs.get(db, job_id), jobs.get(db, other)
     assert mine["status"] == "succeeded" and "written before this attempt" in mine["message"], dict(mine)
     assert theirs["status"] == "skipped" and "already synced as CRM gift" in theirs["message"]

@@ -206,14 +206,14 @@ def test_a_dropped_body_is_named_as_such_wherever_it_is_read(cli, db, seeded, lo
 
 
 def test_a_job_whose_body_was_dropped_fails_saying_so(db, seeded):
-    from synctool import platforms
     from synctool.ops.retention import prune
+    from synctool.platforms.context import runner
     from synctool.queue.worker import run_now
 
     prune(db, runtime())
     resolved = next(d for d, s in seeded.items() if s["status"] == "resolved")
     job_id = seeded[resolved]["job"]
     jobs.requeue_failed(db, job_id)  # as a retry that did not ask first would
-    row = run_now(platforms.runner(runtime()), db, job_id)
+    row = run_now(runner(runtime()), db, job_id)
     assert row is not None and row["status"] == "failed"
     assert f"the raw body of delivery {resolved} was dropped by retention" in row["last_error"]

@@ -32,10 +32,11 @@ DEMO_ENV = {
 
 
 def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]:
-    from synctool import platforms, store
+    from synctool import store
     from synctool.fakes import samples
     from synctool.fakes.server import BackgroundServer
     from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
+    from synctool.platforms.context import runner
     from synctool.platforms.stripe.webhook import sign
     from synctool.runtime import Runtime
     from synctool.web.receiver import create_app
@@ -96,7 +97,7 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
 
         from synctool.queue.worker import drain
 
-        summary = drain(platforms.runner(rt), max_seconds=45)
+        summary = drain(runner(rt), max_seconds=45)
         say(summary.line())
 
         credits = [g for g in world.crm.gifts.values() if g.get("gift_type_name") == "Soft Credit"]
@@ -121,7 +122,7 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
             + "; --fix: "
             + ", ".join(f"{f['external_id']} {f['action']}" for f in found["fixed"])
         )
-        say(drain(platforms.runner(rt), max_seconds=20).line())
+        say(drain(runner(rt), max_seconds=20).line())
         clean = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations")
         say(f"reconcile again: {clean['differences']} difference(s), {clean['totals']['by_status']['matched']} matched")
 

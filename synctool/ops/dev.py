@@ -8,6 +8,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm import environment as crm_environment
 from synctool.errors import Conflict
+from synctool.platforms.context import runner
 from synctool.queue import log
 from synctool.runtime import Runtime
 
@@ -45,5 +46,5 @@ def poll_cron(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     from synctool.queue.worker import drain
 
     polled = poll(conn, rt)
-    summary = drain(platforms.runner(rt), max_seconds=55)
+    summary = drain(runner(rt), max_seconds=55)
     return {"poll": polled, "drain": summary.line()}

@@ -8,9 +8,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from synctool import platforms
 from synctool.ops import outbox, sign_in
 from synctool.ops.alerts import after_drain
+from synctool.platforms.context import runner
 from synctool.queue.worker import DrainSummary
 from synctool.queue.worker import drain as drain_queue
 from synctool.queue.worker import watch as watch_queue
@@ -28,9 +28,7 @@ def drain(
 ) -> tuple[DrainSummary, dict[str, Any] | None]:
     """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
     send_mail(conn, rt)  # first: a sign-in link is waited for by a person, a job by nobody
-    summary = drain_queue(
-        platforms.runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job
-    )
+    summary = drain_queue(runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job)
     return summary, after_drain(conn, rt, summary.failed_jobs)
 
 
@@ -51,7 +49,7 @@ def watch(
         if on_run is not None:
             on_run(summary)
 
-    return watch_queue(platforms.runner(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)
+    return watch_queue(runner(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)
 
 
 def send_mail(conn: sqlite3.Connection, rt: Runtime) -> dict[str, int]:

@@ -186,12 +186,11 @@ def heal(
     event id (a delivery that did arrive is a duplicate and nothing else). Its origin is the platform's API,
     read with synctool's key (a delivery's signature is not in that record), and the delivery says so."""
     from synctool.ops.inbox import accept, store_inbound
-    from synctool.platforms.webhook import WebhookSecrets
     from synctool.timeutil import parse_moment
 
     moment = parse_moment(since)
     rows, replayed, duplicates, requests = [], 0, 0, 0
-    secrets = WebhookSecrets.load(rt)
+    secrets = platforms.webhook_secrets(rt)
     found, failed = _missing(conn, rt, store.iso(moment), sources)
     for source, exc in failed.items():
         rows.append({"source": source, "event_id": None, "event_type": None, "action": "not read", "detail": str(exc)})

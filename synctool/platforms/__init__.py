@@ -34,10 +34,9 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from synctool.config import Config
-    from synctool.platforms.context import Runner
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, Outcome
-    from synctool.platforms.webhook import Adapter, Missed
+    from synctool.platforms.webhook import Adapter, Missed, WebhookSecrets
     from synctool.runtime import Runtime
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
@@ -383,6 +382,22 @@ def secret_names() -> dict[str, str]:
     return names
 
 
+def webhook_secrets(rt: Runtime) -> WebhookSecrets:
+    """The secrets and settings the receiver checks signatures with, read once at start-up: every platform's
+    secret (``secret_names``) and what its ``Webhook.settings`` add (Square's notification URL)."""
+    from synctool.platforms.webhook import WebhookSecrets
+
+    found: dict[str, str | None] = {}
+    for platform in registered():
+        if platform.webhook is not None and platform.webhook.settings is not None:
+            found.update(platform.webhook.settings(rt))
+    return WebhookSecrets(
+        values={name: rt.secrets.get(name) for name in secret_names()},
+        settings=found,
+        tolerance_s=rt.config.webhooks.tolerance_s,
+    )
+
+
 def clients() -> dict[str, Client]:
     return {p.client.role: p.client for p in registered() if p.client}
 
@@ -492,22 +507,6 @@ def job_targets() -> tuple[str, ...]:
 def crm_bound() -> tuple[str, ...]:
     """The targets whose jobs lead to the CRM: the backlog doctor watches."""
     return tuple(t.name for t in targets() if t.first) + ("crm",)
-
-
-def runner(rt: Runtime) -> Runner:
-    """What drain's handlers run with: the handlers of the platforms that run jobs here (``running``, registered
-    when the first job is claimed), their clients built from the Runtime on first use, stored deliveries decoded
-    by their adapter."""
-    from synctool.platforms.context import Runner
-
-    return Runner(
-        rt,
-        open_client=lambda role: open_client(rt, role),
-        parse=lambda source, body: adapter(source).parse_webhook(body),
-        register=lambda: register_handlers(rt.config),
-        targets=drained_targets(),
-        serial=tuple(t.name for t in targets() if t.serial),
-    )
 
 
 def describe(rt: Runtime) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """What a job handler works with: ``Job`` (its row, a connection of its own, the config, the outside
-clients) and the ``Runner`` one drain shares between its jobs. The queue runs handlers through these
-(``queue.handlers.Runner``) without knowing the CRM or any platform.
+clients) and the ``Runner`` one drain shares between its jobs, which ``runner`` builds from the platforms'
+registry. The queue runs handlers through these (``queue.handlers.Runner``) without knowing the CRM or any
+platform.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synctool import store
+from synctool import platforms, store
 from synctool.config import Config
 from synctool.crm import constituents, donor_changes, gifts, matching, refunds
 from synctool.crm import currency as currency_rule
@@ -272,3 +273,17 @@ class Runner:
             for client in self._clients.values():
                 client.close()
             self._clients.clear()
+
+
+def runner(rt: Runtime) -> Runner:
+    """What drain's handlers run with: the handlers of the platforms that run jobs here (``platforms.running``,
+    registered when the first job is claimed), their clients built from the Runtime on first use, stored
+    deliveries decoded by their adapter."""
+    return Runner(
+        rt,
+        open_client=lambda role: platforms.open_client(rt, role),
+        parse=lambda source, body: platforms.adapter(source).parse_webhook(body),
+        register=lambda: platforms.register_handlers(rt.config),
+        targets=platforms.drained_targets(),
+        serial=tuple(t.name for t in platforms.targets() if t.serial),
+    )

@@ -8,12 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from synctool.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from synctool.runtime import Runtime
 
 
 @dataclass
@@ -63,8 +60,9 @@ class Missed:
 
 @dataclass
 class WebhookSecrets:
-    """The secrets and settings the receiver checks signatures with, read once at start-up: by name
-    (``DONATIONS_WEBHOOK_SECRET``, ...; each platform lists its own), plus Square's notification URL."""
+    """The secrets and settings the receiver checks signatures with, read once at start-up
+    (``synctool.platforms.webhook_secrets``): by name (``DONATIONS_WEBHOOK_SECRET``, ...; each platform lists its
+    own), plus Square's notification URL."""
 
     values: dict[str, str | None] = field(default_factory=dict)
     #: what else a platform's signatures are checked with (``Webhook.settings``: Square's notification URL)
@@ -73,20 +71,6 @@ class WebhookSecrets:
 
     def get(self, name: str) -> str | None:
         return self.values.get(name) or self.settings.get(name) or None
-
-    @classmethod
-    def load(cls, rt: Runtime) -> WebhookSecrets:
-        from synctool.platforms import registered, secret_names
-
-        found: dict[str, str | None] = {}
-        for platform in registered():
-            if platform.webhook is not None and platform.webhook.settings is not None:
-                found.update(platform.webhook.settings(rt))
-        return cls(
-            values={name: rt.secrets.get(name) for name in secret_names()},
-            settings=found,
-            tolerance_s=rt.config.webhooks.tolerance_s,
-        )
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:

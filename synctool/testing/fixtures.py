@@ -29,6 +29,7 @@ import pytest
 
 from synctool import platforms
 from synctool.platforms import Platform
+from synctool.platforms.context import runner
 from synctool.runtime import Runtime
 
 CRM_KEY = "testing-crm-key"
@@ -206,7 +207,7 @@ def drain(synctool_site: Site) -> Callable[..., Any]:
     def run(max_seconds: float = 10) -> Any:
         rt = synctool_site.runtime()
         store.connect(rt.db_path).close()
-        return run_queue(platforms.runner(rt), max_seconds=max_seconds)
+        return run_queue(runner(rt), max_seconds=max_seconds)
 
     return run
 

@@ -44,7 +44,7 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
 
 def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
     """The receiver app. ``routes`` lets ``serve --admin-api`` mount more routes beside the webhooks."""
-    secrets = secrets or WebhookSecrets.load(rt)
+    secrets = secrets or platforms.webhook_secrets(rt)
     # One connection for the app's life, used by a pool of one thread: commits are one at a time anyway
     # (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving day's peak. One
     # thread, rather than many taking turns at a lock, keeps the hand-offs cheap (bench/receiver.py).

@@ -7,9 +7,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from synctool import mappings, platforms, settings, store
+from synctool import mappings, settings, store
 from synctool.crm import environment as crm_environment
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
+from synctool.platforms.context import runner
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.rules import (
     DEFAULT_FLAGS,
@@ -80,7 +81,7 @@ def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str,
     from synctool.queue.worker import run_now
 
     job_id = queue_sync(conn, entity, record_id, force=force)
-    row = run_now(platforms.runner(rt), conn, job_id)
+    row = run_now(runner(rt), conn, job_id)
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_constituent_id", "crm_gift_id")}

@@ -10,6 +10,7 @@ from pydantic import Field, RootModel
 from synctool import mappings, platforms, settings, store
 from synctool.crm.references import coding
 from synctool.errors import InvalidInput, NotFound
+from synctool.platforms.context import runner
 from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
 from synctool.queue import jobs
@@ -100,7 +101,7 @@ def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool 
             payload={"origin": "operator resync"},
             max_attempts=rt.config.queue.max_attempts,
         )
-    row = run_now(platforms.runner(rt), conn, job_id)
+    row = run_now(runner(rt), conn, job_id)
     if row is None:
         raise NotFound(f"no sync record with id {job_id}")
     return {k: row[k] for k in ("id", "status", "message", "last_error", "crm_gift_id", "crm_constituent_id")}
