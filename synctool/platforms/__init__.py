@@ -111,6 +111,19 @@ class Setting:
     example: str = ""
 
 
+def setting_in(module: str, name: str, help: str, body: str, *, example: str = "") -> Setting:
+    """A ``Setting`` whose body model (``body``, its name), ``read(conn)`` and ``write(conn, body)`` are in
+    ``module``, imported when the setting is first used (as every hook is)."""
+
+    def load() -> Any:
+        return importlib.import_module(module)
+
+    return Setting(
+        name, help, lambda: getattr(load(), body), lambda conn: load().read(conn), lambda conn, b: load().write(conn, b),
+        example=example,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Webhook:
     """A platform's inbound webhook: ``POST /webhooks/<role>``, checked and parsed by ``adapter()``'s module.

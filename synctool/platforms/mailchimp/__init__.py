@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from synctool.config import Section
-from synctool.platforms import ApiRoute, Client, Fake, Platform, Registration, Setting, Target, Webhook
+from synctool.platforms import ApiRoute, Client, Fake, Platform, Registration, Target, Webhook, setting_in
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -121,30 +120,11 @@ def _routes() -> list[ApiRoute]:
     ]
 
 
-def _sync_body() -> type[Any]:
-    from synctool.platforms.mailchimp import settings
-
-    return settings.EnabledBody
-
-
-def _sync_read(conn: sqlite3.Connection) -> dict[str, Any]:
-    from synctool.platforms.mailchimp import settings
-
-    return settings.read(conn)
-
-
-def _sync_write(conn: sqlite3.Connection, body: Any) -> dict[str, Any]:
-    from synctool.platforms.mailchimp import settings
-
-    return settings.write(conn, body)
-
-
-SYNC_ENABLED = Setting(
+SYNC_ENABLED = setting_in(
+    "synctool.platforms.mailchimp.settings",
     "mailing-sync-enabled",
     "Show or switch whether mailing events (unsubscribes, bounces) change CRM tags.",
-    _sync_body,
-    _sync_read,
-    _sync_write,
+    "EnabledBody",
     example="off",
 )
 

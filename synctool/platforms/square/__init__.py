@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import ApiRoute, Client, Fake, Mappings, Platform, Registration, Setting, Webhook
+from synctool.platforms import ApiRoute, Client, Fake, Mappings, Platform, Registration, Webhook, setting_in
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -163,30 +163,11 @@ def _checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, 
              "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip
 
 
-def _default_body() -> type[Any]:
-    from synctool.platforms.square import settings
-
-    return settings.PosDefaultBody
-
-
-def _default_read(conn: sqlite3.Connection) -> dict[str, Any]:
-    from synctool.platforms.square import settings
-
-    return settings.read(conn)
-
-
-def _default_write(conn: sqlite3.Connection, body: Any) -> dict[str, Any]:
-    from synctool.platforms.square import settings
-
-    return settings.write(conn, body)
-
-
-DEFAULT_CONSTITUENT = Setting(
+DEFAULT_CONSTITUENT = setting_in(
+    "synctool.platforms.square.settings",
     "pos-default-constituent",
     "Show or set the constituent that POS orders without a customer are credited to.",
-    _default_body,
-    _default_read,
-    _default_write,
+    "PosDefaultBody",
     example="--email walkin@example.org --first-name Walk-in --last-name Customer",
 )
 
