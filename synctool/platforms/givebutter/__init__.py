@@ -90,25 +90,10 @@ def _commands() -> Any:
     return app
 
 
-def _campaigns(call: Any) -> Any:
-    """``GET /api/donations/campaigns``: the campaigns as cached."""
-    from synctool.platforms.givebutter import ops
-
-    return ops.campaigns(call.conn, call.rt)
-
-
-def _refresh_campaigns(call: Any) -> Any:
-    """``POST /api/donations/campaigns/refresh``: read them again from Givebutter."""
-    from synctool.platforms.givebutter import ops
-
-    return ops.campaigns(call.conn, call.rt, refresh=True)
-
-
 def _routes() -> list[ApiRoute]:
-    return [
-        ApiRoute("GET", "/api/donations/campaigns", "admin", _campaigns),
-        ApiRoute("POST", "/api/donations/campaigns/refresh", "admin", _refresh_campaigns),
-    ]
+    from synctool.platforms.givebutter.routes import routes
+
+    return routes()
 
 
 def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:

@@ -66,58 +66,10 @@ def _commands() -> Any:
     return app
 
 
-def _account(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.account(call.rt)
-
-
-def _lists(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.lists(call.rt)
-
-
-def _list_mappings(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.list_mappings(call.conn)
-
-
-def _set_mapping(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.set_mapping(call.conn, call.body_as(ops.ListMappingBody))
-
-
-def _test(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.test(call.rt)
-
-
-def _tag_rules(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.tag_rules(call.conn)
-
-
-def _set_tag_rule(call: Any) -> Any:
-    from synctool.platforms.mailchimp import ops
-
-    return ops.set_tag_rule(call.conn, call.body_as(ops.TagRuleBody))
-
-
 def _routes() -> list[ApiRoute]:
-    return [
-        ApiRoute("GET", "/api/mailing/account", "admin", _account),
-        ApiRoute("GET", "/api/mailing/lists", "admin", _lists),
-        ApiRoute("GET", "/api/mailing/mappings", "admin", _list_mappings),
-        ApiRoute("POST", "/api/mailing/mappings", "admin", _set_mapping),
-        ApiRoute("POST", "/api/mailing/test", "admin", _test),
-        ApiRoute("GET", "/api/mailing/tag-rules", "admin", _tag_rules),
-        ApiRoute("POST", "/api/mailing/tag-rules", "admin", _set_tag_rule),
-    ]
+    from synctool.platforms.mailchimp.routes import routes
+
+    return routes()
 
 
 SYNC_ENABLED = setting_in(

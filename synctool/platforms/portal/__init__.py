@@ -50,26 +50,10 @@ def _commands() -> Any:
     return app
 
 
-def _sync_payment(call: Any) -> Any:
-    """Write one portal payment to the CRM now."""
-    from synctool.platforms.portal import ops
-    from synctool.validation import ForceQuery
-
-    return ops.sync_now(call.conn, call.rt, "payment", call.path["paymentId"], force=call.query_as(ForceQuery).force)
-
-
-def _queue_payment(call: Any) -> Any:
-    """Queue one portal payment for the next drain."""
-    from synctool.platforms.portal import ops
-
-    return {"job_id": ops.queue_sync(call.conn, "payment", call.path["paymentId"])}
-
-
 def _routes() -> list[ApiRoute]:
-    return [
-        ApiRoute("POST", "/api/admin/crm/sync/payment/{paymentId}", "admin", _sync_payment),
-        ApiRoute("POST", "/api/admin/crm/sync/queue-payment/{paymentId}", "admin", _queue_payment),
-    ]
+    from synctool.platforms.portal.routes import routes
+
+    return routes()
 
 
 PLATFORM = Platform(

@@ -99,52 +99,10 @@ def _commands() -> Any:
     return app
 
 
-def _locations(call: Any) -> Any:
-    from synctool.platforms.square import ops
-
-    return ops.locations(call.conn, call.rt)
-
-
-def _orders(call: Any) -> Any:
-    from synctool.platforms.square import ops
-
-    return ops.orders(call.conn, call.rt, call.query_as(ops.OrdersQuery))
-
-
-def _enrich(call: Any) -> Any:
-    from synctool.platforms.square import ops
-
-    return ops.enrich(call.rt, call.body_as(ops.EnrichBody))
-
-
-def _resync(call: Any) -> Any:
-    from synctool.platforms.square import ops
-    from synctool.validation import ForceQuery
-
-    return ops.resync(call.conn, call.rt, call.path["orderId"], force=call.query_as(ForceQuery).force)
-
-
-def _location_overrides(call: Any) -> Any:
-    from synctool.platforms.square import ops
-
-    return ops.location_overrides(call.conn)
-
-
-def _replace_location_overrides(call: Any) -> Any:
-    from synctool.platforms.square import ops
-
-    return ops.replace_location_overrides(call.conn, call.body_as(ops.LocationOverrides))
-
-
 def _routes() -> list[ApiRoute]:
-    return [
-        ApiRoute("GET", "/api/pos/locations", "admin", _locations),
-        ApiRoute("GET", "/api/pos/orders", "admin", _orders),
-        ApiRoute("POST", "/api/pos/orders/enrich", "admin", _enrich),
-        ApiRoute("POST", "/api/pos/orders/{orderId}/resync", "admin", _resync),
-        ApiRoute("GET", "/api/pos/location-overrides", "admin", _location_overrides),
-        ApiRoute("PUT", "/api/pos/location-overrides", "admin", _replace_location_overrides),
-    ]
+    from synctool.platforms.square.routes import routes
+
+    return routes()
 
 
 def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
