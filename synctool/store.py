@@ -264,6 +264,21 @@ def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqli
             raise
 
 
+def put_row(conn: sqlite3.Connection, table: str, key: dict[str, Any], values: dict[str, Any]) -> None:
+    """The row of ``table`` whose columns equal ``key`` gets ``values``, its other columns left as they were; a row of
+    ``key`` and ``values`` is made when there is none. ``table`` and the column names come from code, never input."""
+    where = " AND ".join(f"{name} = ?" for name in key)
+    with atomic(conn):
+        if conn.execute(f"SELECT 1 FROM {table} WHERE {where}", tuple(key.values())).fetchone() is None:
+            row = key | values
+            conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        elif values:
+            conn.execute(
+                f"UPDATE {table} SET {', '.join(f'{name} = ?' for name in values)} WHERE {where}",
+                (*values.values(), *key.values()),
+            )
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         try:

@@ -76,21 +76,9 @@ def recorded(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest
 
 def _save(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_key: str, **values: Any) -> sqlite3.Row:
     """Record what is known of one invitation: the values given change, the others stay."""
-    values["updated_at"] = store.iso()
-    keys = (event_id, str(constituent_id), guest_key)
-    with store.atomic(conn):
-        if recorded(conn, *keys) is None:
-            names = ", ".join(values)
-            conn.execute(
-                f"INSERT INTO invitations (event_id, constituent_id, guest_key, {names}) VALUES (?, ?, ?, {', '.join('?' * len(values))})",
-                (*keys, *values.values()),
-            )
-        else:
-            conn.execute(
-                f"UPDATE invitations SET {', '.join(f'{n} = ?' for n in values)} WHERE event_id = ? AND constituent_id = ? AND guest_key = ?",
-                (*values.values(), *keys),
-            )
-    row = recorded(conn, *keys)
+    key = {"event_id": event_id, "constituent_id": str(constituent_id), "guest_key": guest_key}
+    store.put_row(conn, "invitations", key, values | {"updated_at": store.iso()})
+    row = recorded(conn, event_id, constituent_id, guest_key)
     assert row is not None
     return row
 

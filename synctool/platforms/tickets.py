@@ -25,17 +25,7 @@ def record_order(conn: sqlite3.Connection, source: str, order_id: str, **values:
     """Keep an order (campaign_id, campaign, buyer_*, amount, tickets_expected, ordered_at, constituent_id,
     constituent_new); values not given are left as they were."""
     values = {k: v for k, v in values.items() if v is not None} | {"updated_at": store.iso()}
-    with store.atomic(conn):
-        if order(conn, source, order_id) is None:
-            conn.execute(
-                f"INSERT INTO event_orders (source, order_id, {', '.join(values)}) VALUES (?, ?, {', '.join('?' * len(values))})",
-                (source, order_id, *values.values()),
-            )
-        else:
-            conn.execute(
-                f"UPDATE event_orders SET {', '.join(f'{n} = ?' for n in values)} WHERE source = ? AND order_id = ?",
-                (*values.values(), source, order_id),
-            )
+    store.put_row(conn, "event_orders", {"source": source, "order_id": order_id}, values)
 
 
 def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_id: str, **values: Any) -> bool:
@@ -46,13 +36,7 @@ def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_i
     if before is not None and all(str(before[k]) == str(v) for k, v in values.items()):
         return False
     values |= {"order_id": order_id, "updated_at": store.iso()}
-    names = ", ".join(values)
-    with store.atomic(conn):
-        conn.execute(
-            f"INSERT INTO event_tickets (source, ticket_id, {names}) VALUES (?, ?, {', '.join('?' * len(values))})"
-            f" ON CONFLICT (source, ticket_id) DO UPDATE SET {', '.join(f'{n} = excluded.{n}' for n in values)}",
-            (source, ticket_id, *values.values()),
-        )
+    store.put_row(conn, "event_tickets", {"source": source, "ticket_id": ticket_id}, values)
     return True
 
 
