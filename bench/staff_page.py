@@ -12,6 +12,9 @@ request included) is under --goal-ms.
 
     python bench/staff_page.py [--rows 10000] [--rounds 40] [--clients 4] [--goal-ms 250]
     python bench/staff_page.py --rows 1000000     # the goal's size; seeding takes a while and is timed
+
+The overview alone, its first request and its command beside `syncs list`, two checkouts side by side:
+``bench/overview.py``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Each round runs ``python -c "import typer"``, ``sqlite-utils tables`` (the card's own CLI peer, on the
 same database), ``synctool syncs list --json`` and cron's idle tick, ``synctool drain`` on an empty
 queue, back to back (on an up-to-date database), and the figures are medians of the per-round ratios, so
-a noisy moment on the machine shifts every side of a round alike. Wall time for start-up; CPU seconds
+a noisy moment on the machine shifts every side of a round alike; ``synctool overview --json`` runs in each round too
+(what it imports beyond ``syncs list``: at 1,000,000 records, ``bench/overview.py``). Wall time for start-up; CPU seconds
 (user + system, of the child) for the idle drain, which cron pays every minute. Also prints, in one
 process, what the big imports cost: pydantic with the config models, and sqlite-utils (which an
 up-to-date database never imports).
@@ -99,6 +100,7 @@ def main() -> None:
     exe = Path(sys.executable).parent / "synctool"
     synctool = [str(exe)] if exe.exists() else [sys.executable, "-m", "synctool.cli.main"]
     command = [*synctool, "syncs", "list", "--json"]
+    overview = [*synctool, "overview", "--json"]
     idle_drain = [*synctool, "drain", "--max-seconds", "1"]
     peer = Path(sys.executable).parent / "sqlite-utils"
     tables = [str(peer), "tables", str(tmp / "s.db")]
@@ -113,9 +115,10 @@ def main() -> None:
         "bare": [],
         "list": [],
         "list_cpu": [],
+        "overview": [],
         "drain_cpu": [],
     }
-    vs_tables, drain_vs_list, vs_bare = [], [], []
+    vs_tables, drain_vs_list, vs_bare, overview_gap = [], [], [], []
     for _ in range(args.pairs):
         rows["typer"].append(run_ms([sys.executable, "-c", "import typer"], env)[0])
         rows["adapters"].append(run_ms([sys.executable, "-c", "import typer._adapters"], env)[0])
@@ -126,6 +129,8 @@ def main() -> None:
         rows["list"].append(wall)
         rows["list_cpu"].append(cpu)
         rows["drain_cpu"].append(run_ms(idle_drain, env)[1])
+        rows["overview"].append(run_ms(overview, env)[0])
+        overview_gap.append(rows["overview"][-1] - wall)
         vs_tables.append(wall / rows["tables"][-1])
         drain_vs_list.append(rows["drain_cpu"][-1] / cpu)
     med = {k: statistics.median(v) for k, v in rows.items()}
@@ -135,6 +140,10 @@ def main() -> None:
     print(f"sqlite-utils tables               median {med['tables']:6.0f} ms")
     print(f"synctool syncs list --json        median {med['list']:6.0f} ms  ({med['list_cpu']:.0f} ms CPU)")
     print(f"synctool drain, empty queue (CPU) median {med['drain_cpu']:6.0f} ms")
+    print(
+        f"synctool overview --json           median {med['overview']:6.0f} ms  ({statistics.median(overview_gap):.0f} ms over"
+        " syncs list, median of the rounds)"
+    )
     print(f"bare typer app, same options      median {med['bare']:6.0f} ms")
     print(
         f"syncs list / bare typer app, median of {args.pairs} rounds: {statistics.median(vs_bare):.2f} (goal <= {GOAL_VS_BARE})"

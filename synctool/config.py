@@ -12,7 +12,6 @@ the demo and the tests point synctool at the local fakes. Secrets are not here: 
 from __future__ import annotations
 
 import ipaddress
-import logging
 import os
 import ssl
 from collections.abc import Mapping
@@ -31,8 +30,6 @@ from pydantic import (
 
 from synctool.errors import ConfigError
 from synctool.validation import field_of, problem
-
-logger = logging.getLogger("synctool.config")
 
 DEFAULT_CONFIG = Path("~/.config/synctool/config.yaml").expanduser()
 DEFAULT_DB = Path("~/.local/share/synctool/synctool.db").expanduser()
@@ -261,6 +258,14 @@ class Config(Section):
     _db_override: Optional[str] = PrivateAttr(None)
     #: the sections of platforms registered from outside synctool's own (``Platform.config``), by role
     _sections: dict[str, Any] = PrivateAttr(default_factory=dict)
+    #: one line per key this file still spells as an older release did (read all the same): what to rename
+    _renamed: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def renamed_keys(self) -> list[str]:
+        """What to rename in the config file, one line per key an older release named (``smtp.starttls``): said by
+        ``doctor``, ``init`` and the first command after the file or synctool changed, not by every cron run."""
+        return list(self._renamed)
 
     def section(self, role: str) -> Any:
         """A registered platform's config section (``donations``, ``pos``, or an outside package's)."""
@@ -380,9 +385,9 @@ def _read(path: Path, named: bool) -> tuple[dict[str, Any], str]:
     return loaded, source
 
 
-def _renamed_smtp_starttls(data: dict[str, Any], source: str) -> None:
+def _renamed_smtp_starttls(data: dict[str, Any], source: str, renamed: list[str]) -> None:
     """Before 0.3 ``smtp.starttls: true|false`` said whether to use STARTTLS; ``smtp.security`` replaces it
-    (true: ``starttls``, false: ``none``). The old key is still read, with a one-line notice."""
+    (true: ``starttls``, false: ``none``). The old key is still read; what to rename goes into ``renamed``."""
     smtp = data.get("smtp")
     if not isinstance(smtp, dict) or "starttls" not in smtp:
         return
@@ -391,10 +396,10 @@ def _renamed_smtp_starttls(data: dict[str, Any], source: str) -> None:
         raise ConfigError("smtp.starttls", source, "must be true or false (it is now smtp.security: starttls, tls or none)")
     new = "starttls" if old else "none"
     if "security" in smtp:
-        logger.warning("%s: smtp.starttls is now smtp.security, which is set here too and wins; remove smtp.starttls", source)
+        renamed.append(f"{source}: smtp.starttls is now smtp.security, which is set here too and wins; remove smtp.starttls")
     else:
         smtp["security"] = new
-        logger.warning("%s: smtp.starttls is now smtp.security: %s (the old key still works; rename it)", source, new)
+        renamed.append(f"{source}: smtp.starttls is now smtp.security: {new} (the old key still works; rename it)")
 
 
 def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None) -> Config:
@@ -404,10 +409,12 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     if not SECTIONS:  # a caller's bug, not a user's: the platforms' sections would be refused as unknown keys
         raise RuntimeError("load the platform registry (synctool.platforms.registered()) before reading the config")
     data, source = _read(*config_path(explicit, environ))
+    renamed: list[str] = []
     moved = (data.get("webhooks") or {}).pop("pos_notification_url", None) if isinstance(data.get("webhooks"), dict) else None
     if moved is not None:  # before 0.3 the POS platform's URL was a core key; it is now its section's
         data.setdefault("pos", {}).setdefault("notification_url", moved)
-    _renamed_smtp_starttls(data, source)
+        renamed.append(f"{source}: webhooks.pos_notification_url is now pos.notification_url (the old key still works; move it)")
+    _renamed_smtp_starttls(data, source, renamed)
     # each registered platform brings its own section and overrides (add_section)
     added = dict(SECTIONS)
     overrides = {**ENV_OVERRIDES, **{env: (role, key) for role, (_, env_keys) in added.items() for env, key in env_keys.items()}}
@@ -443,6 +450,7 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     config._sections = sections
     config._source = source
     config._db_override = environ.get("SYNCTOOL_DB") or None
+    config._renamed = renamed
     return config
 
 

@@ -50,9 +50,11 @@ class AppContext:
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
-            from synctool import store
+            from synctool import renamed_keys, store
 
             self._db = store.connect(self.rt.db_path)
+            for line in renamed_keys.unsaid(self._db, self.rt.config):
+                typer.echo(line, err=True)
         return self._db
 
 

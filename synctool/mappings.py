@@ -65,8 +65,8 @@ def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
 
 
 def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
-    rows = store.database(conn).table("mappings").rows_where("kind = ?", [kind], order_by="key")
-    return [{"key": r["key"], **json.loads(r["value"]), "updated_at": r["updated_at"]} for r in rows]
+    rows = conn.execute("SELECT key, value, updated_at FROM mappings WHERE kind = ? ORDER BY key", (kind,))
+    return [{"key": key, **json.loads(value), "updated_at": updated_at} for key, value, updated_at in rows]
 
 
 def coding(*layers: dict[str, Any] | None) -> dict[str, Any]:

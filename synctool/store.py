@@ -929,6 +929,118 @@ def m016_event_invitations(db: Database) -> None:
     db.conn.execute("CREATE UNIQUE INDEX invitations_once ON invitations (event_id, constituent_id, guest_key)")
 
 
+#: a gift job's campaign as SQL on a row (``new``, ``old``, ``j``): in the payload a poll or a re-queue kept
+JOB_CAMPAIGN = "CASE WHEN json_valid({0}.payload) THEN json_extract({0}.payload, '$.transaction.campaign_id') END"
+#: ... or else in the body of the delivery the platform sent (``{0}``: the delivery's row)
+DELIVERY_CAMPAIGN = (
+    "CASE WHEN json_valid(CAST({0}.body AS TEXT)) THEN json_extract(CAST({0}.body AS TEXT), '$.data.campaign_id') END"
+)
+
+
+@migration
+def m017_overview_at_a_million(db: Database) -> None:
+    """The overview at a million records: the campaigns with gifts in a window (its unmapped campaigns) cost the
+    window's hours, not every job's payload and delivery.
+
+    - ``job_campaigns``: each gift job (``crm`` ``transaction``) with the campaign its payload or else its delivery
+      names, kept by triggers as jobs are written, changed and deleted and as a delivery's body is pruned
+      (``delivery_id`` is set when the campaign came from the delivery; a body is written before its jobs).
+    - ``campaign_hours``: per source, campaign and hour, the gifts whose latest job of that campaign was created in
+      that hour, kept by triggers on ``job_campaigns``; a window counts its whole hours from here and its first,
+      partial hour from ``job_campaigns`` (as ``job_counts`` does for jobs)."""
+    conn = db.conn
+    conn.execute(
+        "CREATE TABLE job_campaigns (job TEXT PRIMARY KEY, source TEXT NOT NULL, campaign_id NOT NULL,"
+        " entity_id TEXT NOT NULL, created_at TEXT NOT NULL, delivery_id INTEGER) WITHOUT ROWID"
+    )  # campaign_id untyped: kept as the JSON gave it (118722 and "118722" stay two, as they were)
+    conn.execute("CREATE INDEX job_campaigns_gift ON job_campaigns (source, campaign_id, entity_id, created_at)")
+    conn.execute("CREATE INDEX job_campaigns_window ON job_campaigns (source, created_at, campaign_id, entity_id)")
+    conn.execute("CREATE INDEX job_campaigns_delivery ON job_campaigns (delivery_id) WHERE delivery_id IS NOT NULL")
+    conn.execute(
+        "CREATE TABLE campaign_hours (source TEXT NOT NULL, hour TEXT NOT NULL, campaign_id NOT NULL, gifts INTEGER NOT NULL,"
+        " PRIMARY KEY (source, hour, campaign_id)) WITHOUT ROWID"
+    )
+
+    gift = "{0}.target = 'crm' AND {0}.entity_type = 'transaction'"
+    columns = "job, source, campaign_id, entity_id, created_at, delivery_id"
+    conn.execute(
+        f"INSERT INTO job_campaigns ({columns}) SELECT id, source, coalesce(p, d), entity_id, created_at,"
+        " CASE WHEN p IS NULL THEN delivery_id END FROM (SELECT j.id, j.source, j.entity_id, j.created_at, j.delivery_id,"
+        f" {JOB_CAMPAIGN.format('j')} AS p, {DELIVERY_CAMPAIGN.format('d')} AS d FROM jobs j"
+        f" LEFT JOIN deliveries d ON d.id = j.delivery_id WHERE {gift.format('j')}) WHERE coalesce(p, d) IS NOT NULL"
+    )
+    conn.execute(
+        "INSERT INTO campaign_hours (source, hour, campaign_id, gifts) SELECT source, substr(latest, 1, 13), campaign_id,"
+        " count(*) FROM (SELECT source, campaign_id, max(created_at) AS latest FROM job_campaigns"
+        " GROUP BY source, campaign_id, entity_id) GROUP BY 1, 2, 3"
+    )
+
+    def add(row: str) -> str:
+        """The statement that files job ``row`` under its campaign, if it names one."""
+        found = (
+            f"SELECT p, CASE WHEN p IS NULL THEN (SELECT {DELIVERY_CAMPAIGN.format('d')} FROM deliveries d"
+            f" WHERE d.id = {row}.delivery_id) END AS d FROM (SELECT {JOB_CAMPAIGN.format(row)} AS p)"
+        )
+        return (
+            f"INSERT OR IGNORE INTO job_campaigns ({columns}) SELECT {row}.id, {row}.source, coalesce(p, d),"
+            f" {row}.entity_id, {row}.created_at, CASE WHEN p IS NULL THEN {row}.delivery_id END FROM ({found})"
+            f" WHERE coalesce(p, d) IS NOT NULL AND {gift.format(row)};"
+        )
+
+    conn.execute(f"CREATE TRIGGER job_campaigns_insert AFTER INSERT ON jobs WHEN {gift.format('new')} BEGIN {add('new')} END")
+    watched = ("id", "source", "target", "entity_type", "entity_id", "delivery_id", "payload", "created_at")
+    moved = " OR ".join(f"old.{c} IS NOT new.{c}" for c in watched)
+    conn.execute(
+        f"CREATE TRIGGER job_campaigns_update AFTER UPDATE OF {', '.join(watched)} ON jobs WHEN {moved}"
+        f" BEGIN DELETE FROM job_campaigns WHERE job = old.id; {add('new')} END"
+    )
+    conn.execute(
+        f"CREATE TRIGGER job_campaigns_delete AFTER DELETE ON jobs WHEN {gift.format('old')}"
+        " BEGIN DELETE FROM job_campaigns WHERE job = old.id; END"
+    )
+    body = DELIVERY_CAMPAIGN.format("new")
+    conn.execute(
+        "CREATE TRIGGER job_campaigns_delivery_body AFTER UPDATE OF body ON deliveries WHEN old.body IS NOT new.body BEGIN"
+        f" DELETE FROM job_campaigns WHERE delivery_id = new.id AND ({body}) IS NULL;"
+        f" UPDATE job_campaigns SET campaign_id = ({body}) WHERE delivery_id = new.id AND ({body}) IS NOT NULL; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER job_campaigns_delivery_delete AFTER DELETE ON deliveries BEGIN"
+        " DELETE FROM job_campaigns WHERE delivery_id = old.id; END"
+    )
+
+    # a gift counts in the hour of its latest job of the campaign: a row that becomes the latest moves it there, and
+    # when the latest goes the gift moves back to the latest left (or is no longer counted)
+    count = (
+        "INSERT INTO campaign_hours (source, hour, campaign_id, gifts) SELECT {0}.source, substr({1}, 1, 13),"
+        " {0}.campaign_id, {2} WHERE {3} ON CONFLICT (source, hour, campaign_id) DO UPDATE SET gifts = gifts + excluded.gifts;"
+    )
+    others = (
+        "(SELECT max(created_at) FROM job_campaigns WHERE source = {0}.source AND campaign_id = {0}.campaign_id"
+        " AND entity_id = {0}.entity_id AND job IS NOT {0}.job)"
+    )
+
+    def filed(row: str) -> str:
+        before = others.format(row)
+        return count.format(row, before, -1, f"{row}.created_at > {before}") + count.format(
+            row, f"{row}.created_at", 1, f"{before} IS NULL OR {row}.created_at > {before}"
+        )
+
+    def unfiled(row: str) -> str:
+        left = others.format(row)
+        return count.format(row, f"{row}.created_at", -1, f"{left} IS NULL OR {row}.created_at > {left}") + count.format(
+            row, left, 1, f"{row}.created_at > {left}"
+        )
+
+    conn.execute(f"CREATE TRIGGER campaign_hours_insert AFTER INSERT ON job_campaigns BEGIN {filed('new')} END")
+    conn.execute(f"CREATE TRIGGER campaign_hours_delete AFTER DELETE ON job_campaigns BEGIN {unfiled('old')} END")
+    conn.execute(
+        "CREATE TRIGGER campaign_hours_update AFTER UPDATE ON job_campaigns WHEN old.campaign_id IS NOT new.campaign_id"
+        f" OR old.source IS NOT new.source OR old.entity_id IS NOT new.entity_id OR old.created_at IS NOT new.created_at"
+        f" BEGIN {unfiled('old')} {filed('new')} END"
+    )
+
+
 def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from synctool.fakes import samples
 from synctool.platforms.context import runner
 from synctool.queue.worker import drain
 from tests.conftest import POS_URL, TEST_SECRETS
 from tests.helpers import runtime
+
+
+def days_ago(days: float) -> str:
+    """An ISO-8601 UTC time this many days before now: a test's dates are built from the clock, so it passes on any day."""
+    return (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def yesterday_at(clock: str) -> str:
+    """Yesterday (UTC) at ``clock`` UTC: in the past, inside any poll window, and the same calendar day in every
+    time zone of the Americas (18:30Z is morning or afternoon from Hawaii to Newfoundland)."""
+    return f"{(datetime.now(UTC) - timedelta(days=1)).date()}T{clock}Z"
 
 
 def give(receiver, txn: dict, event: str = "transaction.succeeded", event_id: str | None = None):
@@ -43,7 +56,7 @@ def add_order(
         "id": order_id,
         "location_id": location,
         "state": state,
-        "created_at": "2026-11-20T18:30:00Z",
+        "created_at": yesterday_at("18:30:00"),
         "total_money": {"amount": cents, "currency": "USD"},
         "tenders": tenders or [],
         "line_items": [{"name": "Tote bag", "quantity": "1"}],

@@ -84,6 +84,7 @@ ACTIONS = {
     "synctool crm config",
     "synctool crm environment",
     "synctool dev reset-test-data",
+    "synctool donations refunded-tickets",
     "synctool donors apply",
     "synctool donors dismiss",
     "synctool donors matches accept",

@@ -171,10 +171,10 @@ def test_when_no_crm_event_is_cached_the_form_asks_for_a_number(page, coded, rec
     run_drain()
     admin = page("admin")
     shown = admin.get("/admin/events").text
-    assert 'name="event_id" type="number"' in shown and "<select" not in shown and "synctool crm refresh" in shown
+    assert 'name="event_id" type="number"' in shown and "<select" not in shown and "Read the CRM's lists" in shown
     token = csrf(shown, "/admin/events/map")
     admin.post("/admin/events/map", data={"csrf": token, "target": "555", "event_id": "six"})
-    assert "Not done: event_id" in admin.get("/admin/events").text
+    assert "Not done: CRM event: \u201csix\u201d is not a CRM id" in admin.get("/admin/events").text
     admin.post("/admin/events/map", data={"csrf": token, "target": "555", "event_id": "4242"})
     assert [m["event_id"] for m in json.loads(cli("mappings", "events", "--json").stdout)] == [4242]
 

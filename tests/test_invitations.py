@@ -299,3 +299,196 @@ def test_a_staff_invitation_taken_keeps_what_staff_wrote(coded, receiver, cli, d
     # an event id out of any CRM's range is refused, not stored
     result = cli("mappings", "events", "set", "GALA26", "--event", "99999999999999999999")
     assert result.exit_code == 2
+
+
+# -- issue 51: every order written by the next drain, partial refunds, check-ins, the waiting column ---------------
+
+
+def test_a_piece_that_lands_wakes_the_orders_invitations_job_whatever_it_is_doing(db):
+    """Deterministic, with no threads: a job waiting (queued for later), running (then ending waiting, or done)
+    when its order's piece lands runs again now; one held for review stays held."""
+    from synctool import store
+    from synctool.platforms.givebutter import events
+    from synctool.queue import jobs
+
+    def due_now(job_id: str) -> bool:
+        row = jobs.get(db, job_id)
+        return row["status"] == "queued" and row["run_after"] <= store.iso()
+
+    def claim() -> object:
+        row = jobs.claim(db, "drain:test", targets=("crm",))
+        assert row is not None and row["entity_type"] == "invitations"
+        return row
+
+    # waiting for the rest of its tickets (queued a minute on): a ticket lands, it is due now
+    first = events.queue(db, "O1")
+    row = claim()
+    assert jobs.wait(db, row, "drain:test", "1 of 2 tickets known; waiting for the rest", 60) == "queued"
+    assert not due_now(first)
+    assert events.queue(db, "O1") == first and due_now(first)
+    # running when the last ticket lands, then ending waiting (it read before the ticket): due now, not in a minute
+    row = claim()
+    assert events.queue(db, "O1") == first  # no second job
+    jobs.wait(db, row, "drain:test", "1 of 2 tickets known; waiting for the rest", 60)
+    assert due_now(first)
+    # running when a check-in lands, then ending done: it runs once more, now
+    row = claim()
+    events.queue(db, "O1")
+    assert jobs.finish(db, row, "drain:test", jobs.Outcome("succeeded", "event 1: invitation 9 created"))
+    assert due_now(first) and "runs again" in jobs.get(db, first)["message"]
+    # nothing lands while it runs: it ends as it says, and waits its minute when it waits
+    row = claim()
+    assert jobs.finish(db, row, "drain:test", jobs.Outcome("succeeded", "done"))
+    assert jobs.get(db, first)["status"] == "succeeded"
+    # done: the next piece makes a new job, due now; held for a person, a piece leaves it held
+    second = events.queue(db, "O1")
+    assert second != first and due_now(second)
+    row = claim()
+    assert jobs.hold(db, row, "drain:test", "which ticket?") == "review"
+    assert events.queue(db, "O1") == second and jobs.get(db, second)["status"] == "review"
+
+
+def guests_of(world, event_id: int) -> dict[str, int]:
+    return {i["guest_name"]: i["rsvp"] for i in invitations(world, event_id)}
+
+
+GA, VIP = {"title": "General Admission", "price": 60}, {"title": "VIP", "price": 150}
+ADA = {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.org"}
+CHARLES = {"first_name": "Charles", "last_name": "Babbage", "email": "cb@example.org"}
+MARY = {"first_name": "Mary", "last_name": "Somerville", "email": "ms@example.org"}
+
+
+def test_a_refund_of_one_guests_ticket_removes_that_guest_alone(coded, receiver, cli, db):
+    """Givebutter keeps listing the ticket (no "ticket return"): the refund's refunded sub-transaction, whose line
+    names the ticket type and count, says which; a refund that names no ticket is matched by its amount."""
+    world = coded
+    event = mapped(world, cli)
+    gb = world.givebutter
+    txn, held = gb.sell_tickets(CAMPAIGN["id"], ADA, [{**ADA, **GA}, {**CHARLES, **GA}, {**MARY, **VIP}])
+    sell(world, receiver, txn, held)
+    run_drain()
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Charles Babbage": 1, "Mary Somerville": 1}
+    # Mary's VIP ticket refunded: the refunded part's line is "VIP" x1 at 150; Ada's and Charles's GA stand
+    refund = gb.refund_tickets(txn["id"], [held[2]["id"]], revoke=False)
+    assert [p["line_items"] for p in refund["transactions"] if p["refunded"]] == [
+        [{"type": "item", "subtype": "ticket", "description": "VIP", "quantity": 1, "price": 150, "discount": 0, "total": 150}]
+    ]
+    give(receiver, refund, event="refund.created", event_id="rf-mary")
+    run_drain()
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Charles Babbage": 1}
+    # a second order: the buyer's own ticket refunded, by a refund object naming only its amount (60: one GA, the
+    # only set of its tickets that costs it); the buyer keeps RSVP yes while her guest's ticket stands
+    txn2, held2 = gb.sell_tickets(CAMPAIGN["id"], ADA, [{**ADA, **GA}, {**MARY, **VIP}])
+    sell(world, receiver, txn2, held2)
+    run_drain()
+    gb.refund_tickets(txn2["id"], [held2[0]["id"]], revoke=False)
+    give(receiver, samples.givebutter_refund(txn2, amount=60), event="refund.created", event_id="rf-ada")
+    run_drain()
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Charles Babbage": 1, "Mary Somerville": 1}
+    [buyer] = [i for i in invitations(world, event["id"]) if not i["is_a_guest"]]
+    assert buyer["notes"].endswith(f"Givebutter order {txn2['id']}: VIP x1"), buyer["notes"]
+    statuses = {r[0] for r in db.execute("SELECT status FROM jobs")}
+    assert statuses <= {"succeeded", "skipped"}, statuses
+
+
+def test_a_refund_that_cannot_tell_two_guests_apart_holds_the_order_naming_the_choices(coded, receiver, cli, db):
+    world = coded
+    event = mapped(world, cli)
+    gb = world.givebutter
+    txn, held = gb.sell_tickets(CAMPAIGN["id"], ADA, [{**ADA, **VIP}, {**CHARLES, **GA}, {**MARY, **GA}])
+    sell(world, receiver, txn, held)
+    run_drain()
+    give(receiver, gb.refund_tickets(txn["id"], [held[1]["id"]], revoke=False), event="refund.created", event_id="rf-1")
+    run_drain()
+    # one of two General Admission tickets at 60: nobody is removed, the order waits for staff, the choices named
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Charles Babbage": 1, "Mary Somerville": 1}
+    [(status, message)] = db.execute(
+        "SELECT status, message FROM jobs WHERE entity_type = 'invitations' AND status = 'review'"
+    ).fetchall()
+    assert status == "review"
+    for named in (f"Charles Babbage (ticket {held[1]['id']})", f"Mary Somerville (ticket {held[2]['id']})",
+                  "1 of the 2 General Admission at 60", f"synctool donations refunded-tickets {txn['id']}"):  # fmt: skip
+        assert named in message, message
+    assert "Ada Lovelace" not in message  # her VIP ticket is no choice
+    # a check-in meanwhile leaves it held (one job, a person decides first)
+    gb.check_in(held[2]["id"])
+    assert cli("events", "checkins", "GALA26").exit_code == 0
+    assert db.execute("SELECT count(*) FROM jobs WHERE entity_type = 'invitations' AND status = 'review'").fetchone()[0] == 1
+    # staff say which: Charles's invitation goes, Mary's stays (and her check-in is written)
+    said = cli("donations", "refunded-tickets", txn["id"], held[1]["id"], "--json")
+    assert said.exit_code == 0, said.output
+    assert json.loads(said.stdout)["released"] == 1
+    refused = cli("donations", "refunded-tickets", txn["id"], "NOPE")
+    assert refused.exit_code != 0 and "not tickets of order" in refused.output
+    run_drain()
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Mary Somerville": 1}
+    [mary] = [i for i in invitations(world, event["id"]) if i["guest_name"] == "Mary Somerville"]
+    assert mary["attended"] == 1
+    # a later listing of Charles's ticket (Givebutter never revoked it) does not bring him back
+    assert cli("events", "checkins", "GALA26").exit_code == 0
+    run_drain()
+    assert guests_of(world, event["id"]) == {"Ada Lovelace": 1, "Mary Somerville": 1}
+
+
+def test_events_checkins_brings_a_check_in_another_read_saw_first(coded, receiver, cli, db):
+    world = coded
+    event = mapped(world, cli)
+    other = world.givebutter.add_event_campaign("OTHER", "Other Night", "2026-12-01 01:00:00", "2026-12-01 05:00:00",
+                                                campaign_id=560)  # fmt: skip
+    night = world.crm.add_event("Other Night", "2026-11-30")
+    assert cli("crm", "refresh").exit_code == 0 and cli("donations", "campaigns", "--refresh").exit_code == 0
+    assert cli("mappings", "events", "set", "OTHER", "--event", str(night["id"])).exit_code == 0
+    txn, held = world.givebutter.sell_tickets(CAMPAIGN["id"], ADA, [ADA, CHARLES])
+    sell(world, receiver, txn, held)
+    run_drain()
+    for ticket in held:
+        world.givebutter.check_in(ticket["id"])
+    # reading the other event's check-ins records these too (every page is read), but queues only its own orders
+    read = json.loads(cli("events", "checkins", "OTHER", "--json").stdout)["donations"]
+    assert read["orders_queued"] == 0 and other["id"] == 560
+    run_drain()
+    assert all(i["attended"] == 0 for i in invitations(world, event["id"]))
+    # reading this event's: nothing changed since the last read, yet both attendances are written
+    read = json.loads(cli("events", "checkins", "GALA26", "--json").stdout)["donations"]
+    assert (read["changed"], read["orders_queued"]) == (0, 1), read
+    run_drain()
+    assert sorted((i["guest_name"], i["attended"]) for i in invitations(world, event["id"])) == [
+        ("Ada Lovelace", 1),
+        ("Charles Babbage", 1),
+    ]
+    # and once written, a read queues nothing
+    read = json.loads(cli("events", "checkins", "GALA26", "--json").stdout)["donations"]
+    assert read["orders_queued"] == 0
+
+
+def test_events_list_counts_the_tickets_waiting_for_their_invitations(coded, receiver, cli, db):
+    world = coded
+    world.givebutter.campaigns[CAMPAIGN["id"]] = CAMPAIGN
+    world.givebutter.campaigns[561] = {**CAMPAIGN, "id": 561, "code": "LATER", "title": "Later Gala"}
+    event = world.crm.add_event("Spring Gala 2026", "2026-11-20")
+    txn, held = world.givebutter.sell_tickets(CAMPAIGN["id"], ADA, [ADA, CHARLES, MARY])
+    sell(world, receiver, txn, held)
+    later, later_held = world.givebutter.sell_tickets(561, CHARLES, [CHARLES])
+    sell(world, receiver, later, later_held)
+    run_drain()  # the gifts are made; no campaign is mapped yet
+    assert cli("crm", "refresh").exit_code == 0
+    assert cli("mappings", "events", "set", "555", "--event", str(event["id"])).exit_code == 0
+    # mapped, not drained yet: its three tickets wait for their invitations; the other campaign waits for a mapping
+    listed = json.loads(cli("events", "list", "--json").stdout)
+    [row] = listed["items"]
+    assert (row["event_id"], row["tickets"], row["waiting"], row["invitations"]) == (event["id"], 3, 3, 0), row
+    assert listed["waiting"] == [
+        {"source": "donations", "campaign_id": "561", "campaign": "Later Gala", "orders": 1, "tickets": 1}
+    ]
+    shown = cli("events", "list").stdout
+    header = next(line for line in shown.splitlines() if "campaign_id" in line)
+    assert "waiting" in header and "event campaigns waiting for an event mapping:" in shown, shown
+    assert "1 ticket(s) of Later Gala wait for an event mapping: synctool mappings events set 561 --event N" in shown
+    run_drain()
+    [row] = json.loads(cli("events", "list", "--json").stdout)["items"]
+    assert (row["tickets"], row["waiting"], row["invitations"], row["guests"]) == (3, 0, 1, 2), row
+    # one guest's ticket refunded (and revoked): it neither waits nor counts as a guest
+    give(receiver, world.givebutter.refund_tickets(txn["id"], [held[2]["id"]]), event="refund.created", event_id="rf-w")
+    run_drain()
+    [row] = json.loads(cli("events", "list", "--json").stdout)["items"]
+    assert (row["waiting"], row["guests"], row["refunded"]) == (0, 1, 1), row

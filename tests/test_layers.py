@@ -16,7 +16,7 @@ FLOORS = [
     {"ops"},
     {"platforms"},
     {"queue", "crm"},
-    {"runtime", "console", "http", "store", "settings", "mappings", "secrets", "money", "timeutil"},
+    {"runtime", "console", "http", "store", "settings", "mappings", "secrets", "money", "timeutil", "renamed_keys"},
     {"config", "validation", "errors"},
 ]
 

@@ -5,7 +5,6 @@ handshakes (a throwaway CA, a wrong certificate, implicit TLS) are drilled in te
 from __future__ import annotations
 
 import json
-import logging
 import smtplib
 
 import pytest
@@ -36,14 +35,26 @@ def no_connection(*args, **kwargs):
 
 
 @pytest.mark.parametrize("old,new", [("true", "starttls"), ("false", "none")])
-def test_the_old_starttls_key_still_loads_with_a_one_line_notice(isolated, caplog, old, new):
+def test_the_old_starttls_key_still_loads_and_names_its_new_form_in_one_line(isolated, old, new):
     (isolated / "config.yaml").write_text(f"smtp:\n  host: 127.0.0.1\n  starttls: {old}\n")
-    with caplog.at_level(logging.WARNING, logger="synctool.config"):
-        config = runtime().config
+    config = runtime().config
     assert config.smtp.security == new
-    notices = [r.getMessage() for r in caplog.records if r.name == "synctool.config"]
-    assert len(notices) == 1 and f"smtp.starttls is now smtp.security: {new}" in notices[0]
-    assert "unknown key" not in notices[0] and "\n" not in notices[0]
+    [line] = config.renamed_keys
+    assert f"smtp.starttls is now smtp.security: {new}" in line and "unknown key" not in line and "\n" not in line
+
+
+def test_a_renamed_key_is_said_by_the_first_command_doctor_and_init_not_by_every_cron_run(isolated, cli):
+    (isolated / "config.yaml").write_text("smtp:\n  host: smtp.example.org\n  starttls: true\n")
+    said = "smtp.starttls is now smtp.security: starttls"
+    first = cli("drain", "--max-seconds", "1")
+    assert first.exit_code == 0 and said in first.stderr
+    for _ in range(2):  # cron's next runs: its log gains nothing
+        again = cli("drain", "--max-seconds", "1")
+        assert again.exit_code == 0 and "smtp.starttls" not in again.stderr
+    for _ in range(2):  # doctor says it every time, as a warning with its fix
+        rows = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+        assert rows["config key"]["status"] == "warn" and said in rows["config key"]["detail"]
+    assert said in cli("init").stdout
 
 
 def test_an_old_config_still_runs_its_commands(isolated, cli):
@@ -54,11 +65,10 @@ def test_an_old_config_still_runs_its_commands(isolated, cli):
     assert row["status"] == "ok" and row["detail"].startswith("STARTTLS to smtp.example.org:587")
 
 
-def test_security_beside_the_old_key_wins(isolated, caplog):
+def test_security_beside_the_old_key_wins(isolated):
     (isolated / "config.yaml").write_text("smtp:\n  host: smtp.example.org\n  starttls: false\n  security: tls\n")
-    with caplog.at_level(logging.WARNING, logger="synctool.config"):
-        assert runtime().config.smtp.security == "tls"
-    assert any("remove smtp.starttls" in r.getMessage() for r in caplog.records)
+    config = runtime().config
+    assert config.smtp.security == "tls" and "remove smtp.starttls" in config.renamed_keys[0]
 
 
 def test_an_old_starttls_key_that_is_not_true_or_false_is_named(isolated):

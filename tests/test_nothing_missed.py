@@ -7,7 +7,7 @@ import copy
 import json
 
 from synctool.fakes import samples
-from tests.flow_helpers import CUSTOMER, add_order, give, pos_event, run_drain
+from tests.flow_helpers import CUSTOMER, add_order, days_ago, give, pos_event, run_drain
 
 
 def gifts(world, external_id: str) -> list[dict]:
@@ -32,7 +32,7 @@ def test_a_square_sale_and_refund_whose_webhooks_were_lost_are_synced_by_the_nex
     assert synced_by_poll(db, "pos_order_LOST1") == ["succeeded by poll"]
     # the sale is refunded at the register; the refund's webhook is lost too
     coded.square.payments["PAYL1"] = {"id": "PAYL1", "order_id": "LOST1", "status": "COMPLETED", "location_id": "FPYCBCHYMXFK1",
-                                      "created_at": "2026-11-20T18:30:00Z", "total_money": {"amount": 2500, "currency": "USD"}}  # fmt: skip
+                                      "created_at": days_ago(1), "total_money": {"amount": 2500, "currency": "USD"}}  # fmt: skip
     coded.square.refund_payment("PAYL1", 1000, refund_id="RFL1")
     again = json.loads(cli("poll", "--source", "pos", "--json").stdout)["sources"]["pos"]
     assert (again["refunds_seen"], again["refunds_queued"]) == (1, 1) and again["requests"] == 2, again

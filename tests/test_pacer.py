@@ -51,6 +51,20 @@ def test_slots_keep_the_interval_plus_margin_and_the_window_cap(tmp_path):
     pacer.close()
 
 
+def test_a_clock_set_back_does_not_stall_the_next_request(tmp_path):
+    from synctool import store
+
+    store.connect(tmp_path / "p.db").close()
+    clock = Clock()
+    pacer = Pacer(tmp_path / "p.db", Limits(requests=5, window_s=10.0, min_interval_s=1.0), clock=clock, sleep=clock.sleep)
+    for _ in range(3):
+        pacer.acquire()
+    clock.now -= 365 * 86400  # the machine's clock corrected by a year (NTP, a wrong date set by hand)
+    assert pacer.acquire() == 0.0  # the requests reserved "in the future" no longer hold the next one back
+    assert pacer.acquire() >= 1.0  # and the spacing holds again from the corrected clock
+    pacer.close()
+
+
 @pytest.mark.drill  # real processes: the drill tier
 def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     served_crm.limit, served_crm.window_s = 10, 1.0

@@ -222,6 +222,31 @@ def test_membership_checkout_ends_the_old_membership_and_costs_few_requests(port
     assert ms[0]["finish_date"] == "2026-06-30" and ms[1]["date_start"] == "2026-07-01" and ms[1]["membership_level_id"] == 41
 
 
+@pytest.mark.parametrize(
+    "synced_at",
+    # the old membership crosses a year's end; the sync runs on its last evening (already the new year in UTC),
+    # just after midnight, and long after both memberships began: the finish date is the same each time
+    ["2026-12-31T19:30:00-05:00", "2027-01-01T00:30:00-05:00", "2028-02-29T12:00:00+00:00"],
+)
+def test_a_new_membership_ends_the_old_one_the_day_before_it_starts_whatever_the_day(portal, db, synced_at):
+    import time_machine
+
+    with time_machine.travel(synced_at, tick=True):
+        seed_user(portal)
+        run()
+        memberships = [
+            {"id": "over", "start_date": "2026-01-01", "renewal_date": "2026-06-30"},  # over before the new one: kept
+            {"id": "old", "start_date": "2026-07-01", "renewal_date": "2027-06-30"},
+            {"id": "same-day", "start_date": "2027-01-01", "renewal_date": "2027-03-31"},  # never before its start
+            {"id": "new", "start_date": "2027-01-01", "renewal_date": "2027-12-31"},
+        ]
+        for m in memberships:
+            push(portal, "membership", {**m, "user_id": "u1", "level": "Individual", "status": "active"})
+            run()
+    finish = {m["date_start"] + ".." + str(m["finish_date"]) for m in portal.world.crm.memberships.values()}
+    assert finish == {"2026-01-01..2026-06-30", "2026-07-01..2026-12-31", "2027-01-01..2027-01-01", "2027-01-01..2027-12-31"}
+
+
 def test_full_scholarship_membership_lands_in_the_group_and_zero_dollar_payment_still_syncs(portal, db):
     seed_user(portal)
     push(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -51,8 +52,11 @@ def remove(browser, kind: str, key: str) -> str:
 def test_the_forms_offer_the_crms_cached_lists_and_a_number_when_none_is_cached(world, cli, page, db):  # noqa: F811
     bare = page("admin").get("/admin/mappings")
     assert bare.status_code == 200 and 'href="/admin/mappings" aria-current="page"' in bare.text
-    assert 'name="fund_id" type="number"' in bare.text and "none are cached" in bare.text
-    assert cli("crm", "refresh").exit_code == 0
+    assert 'name="fund_id" type="number"' in bare.text and "have not been read yet" in bare.text
+    assert "synctool crm refresh" not in bare.text  # the page's own button, not a command for the shell
+    said = post(page("admin"), "/admin/mappings/refresh", {})
+    assert "The CRM&#39;s lists are read again: 5 fund(s), 3 campaign(s)" in said
+    assert listed(cli, "crm", "funds") != []
     shown = page("admin").get("/admin/mappings").text
     for option in ("General #2398", "Annual Giving #822", "Annual Appeal 2026 #2663", "Recurring #5940",
                    "Credit Card #1509", "Pledge #7", "Donation Acknowledgment", "Referral Source (referral_source)"):  # fmt: skip
@@ -63,11 +67,11 @@ def test_the_forms_offer_the_crms_cached_lists_and_a_number_when_none_is_cached(
 def test_a_campaign_override_is_added_changed_and_removed_from_the_page(admin, cli):
     said = post(admin, "/admin/mappings/overrides", {"campaign": "118722", "fund_id": "2398", "campaign_id": "822",
                                                      "ack_template_name": "do_not_ack"})  # fmt: skip
-    assert "Campaign 118722 is mapped" in said
+    assert "Campaign 118722 is mapped: CRM fund General (#2398), CRM campaign Annual Giving (#822), no acknowledgement." in said
     row = by_key(listed(cli, "mappings", "overrides"))["118722"]
     assert (row["fund_id"], row["campaign_id"], row["ack_template_name"]) == (2398, 822, "do_not_ack")
     changing = admin.get("/admin/mappings?edit=campaign_override&key=118722").text  # the form filled to change it
-    assert 'id="override-campaign" name="campaign" required maxlength="100" value="118722"' in changing
+    assert '<option value="118722" selected>(no title) (118722)</option>' in changing
     assert '<option value="2398" selected>' in changing
     post(admin, "/admin/mappings/overrides", {"campaign": "118722", "fund_id": "2399", "appeal_id": "2663"})
     row = by_key(listed(cli, "mappings", "overrides"))["118722"]
@@ -145,14 +149,14 @@ def test_event_mappings_mailing_lists_and_tag_rules_round_trip(admin, world, cli
 
 def test_an_operations_refusal_is_the_pages_message_and_is_recorded(admin, cli, db):
     said = post(admin, "/admin/mappings/overrides", {"campaign": "118722", "fund_id": "999999"})
-    assert "Not done: unknown CRM fund" in said or "Not done:" in said and "999999" in said
+    assert "Not done: There is no CRM fund #999999 in the CRM&#39;s lists as last read" in said
     assert listed(cli, "mappings", "overrides") == []
     said = post(admin, "/admin/mappings/tag-rules", {"list_id": "*", "event": "unsubscribe", "add": "twelve"})
-    assert "Not done: add: give CRM tag keyword ids" in said
+    assert "Not done: CRM tags to add: \u201ctwelve\u201d is not a tag&#39;s id" in said
     token = csrf(admin.get("/admin/mappings").text)  # no row to remove: the session's token from another form
     sent = admin.post("/admin/mappings/remove", data={"csrf": token, "kind": "campaign_override", "target": "nothing-here"})
     said = admin.get(sent.headers["location"]).text
-    assert "Not done: no campaign_override mapping for" in said
+    assert "Not done: no campaign_override mapping for" in said and 'class="flash error" id="problem" role="alert"' in said
     records = db.execute(
         "SELECT action, outcome FROM staff_actions WHERE via = 'page' AND action != 'sign in' ORDER BY id"
     ).fetchall()
@@ -235,7 +239,8 @@ def test_the_overview_names_a_campaign_whose_gifts_had_no_mapping_with_its_link(
     assert 'href="/admin/mappings?campaign=118722#campaign-overrides">Map this campaign</a>' in shown
     assert "2 gift(s) of &lt;script&gt;" in shown  # and among what needs attention
     form = admin.get("/admin/mappings?campaign=118722").text
-    assert 'name="campaign" required maxlength="100" value="118722"' in form and HOSTILE not in form
+    assert '<option value="118722" selected>&lt;script&gt;alert(1)&lt;/script&gt; (118722), general</option>' in form
+    assert HOSTILE not in form
     post(admin, "/admin/mappings/overrides", {"campaign": "118722", "fund_id": "2398"})
     assert listed(cli, "overview")["unmapped_campaigns"] == []
     assert "Campaigns with no mapping" not in admin.get("/admin/").text
@@ -248,3 +253,105 @@ def test_the_overview_names_a_campaign_whose_gifts_had_no_mapping_with_its_link(
     assert cli("mappings", "remove", "type_default", "donations:general").exit_code == 0
     viewer = page("viewer").get("/admin/").text
     assert "Campaigns with no mapping" in viewer and "Map this campaign" not in viewer
+
+
+def between(html: str, start: str, end: str) -> str:
+    """The part of a page from ``start`` to the next ``end``."""
+    found = html.index(start)
+    return html[found : html.index(end, found)]
+
+
+def test_a_refused_value_is_said_in_words_beside_its_field_with_what_was_typed_kept(admin, cli):
+    """A refusal looks like an error (its own style, role=alert), says what is wrong in a person's words beside
+    the field it is about, keeps what was typed, and the page comes back at that field (#problem, autofocus)."""
+    shown = admin.get("/admin/settings").text
+    typed = "ops@example.org, not-an-address"
+    token = csrf(shown, "/admin/settings/alert-recipients")
+    sent = admin.post("/admin/settings/alert-recipients", data={"csrf": token, "back": "/admin/settings", "emails": typed})
+    assert sent.status_code == 303 and sent.headers["location"] == "/admin/settings"
+    back = admin.get(sent.headers["location"]).text
+    form = between(back, 'action="/admin/settings/alert-recipients"', "</form>")
+    assert (
+        '<p class="error" id="problem" role="alert">Not done: \u201cnot-an-address\u201d is not an e-mail address.</p>'
+        '<label for="emails">' in form
+    )
+    assert f'value="{typed}" aria-invalid="true" aria-describedby="problem" autofocus>' in form
+    assert back.count('id="problem"') == 1 and "emails.1" not in back and 'class="flash' not in back
+    assert listed(cli, "settings", "alert-recipients")["emails"] == []  # nothing saved
+    again = admin.get("/admin/settings").text  # said once: the form shows what is saved again
+    assert 'id="problem"' not in again and f'value="{typed}"' not in again
+
+    # a platform's setting: the missing field named as the form names it, the other fields' values kept, escaped
+    fields = {"f_email": "walkin@example.org", "f_first_name": HOSTILE, "f_last_name": ""}
+    back = post(admin, "/admin/settings/platform/pos-default-constituent", fields, "/admin/settings")
+    form = between(back, 'action="/admin/settings/platform/pos-default-constituent"', "</form>")
+    assert '<p class="error" id="problem" role="alert">Not done: Last name is needed.</p><label' in form
+    assert 'name="f_first_name" value="&lt;script&gt;alert(1)&lt;/script&gt;"' in form and HOSTILE not in back
+    assert 'name="f_email" value="walkin@example.org"' in form and "last_name:" not in back
+
+    # a mapping: an unknown CRM id beside its list, the campaign chosen kept
+    back = post(admin, "/admin/mappings/funds", {"fund": "BUILDING", "fund_id": "999999"})
+    form = between(back, 'action="/admin/mappings/funds"', "</form>")
+    assert 'id="problem" role="alert">Not done: There is no CRM fund #999999' in form
+    assert 'name="fund" required maxlength="100" value="BUILDING"' in form
+    assert '<select id="fund-crm" name="fund_id" required aria-invalid="true"' in form
+    back = post(admin, "/admin/mappings/overrides", {"campaign": "118722", "ack_template_name": ""})
+    form = between(back, 'action="/admin/mappings/overrides"', "</form>")
+    assert "Not done: Choose at least a CRM fund, campaign, appeal, gift category or acknowledgement." in form
+    assert 'name="campaign" required maxlength="100" value="118722"' in form  # no campaign is known: its id
+    assert listed(cli, "mappings", "overrides") == []
+
+
+def test_what_a_person_reads_names_the_campaign_and_the_crm_records_beside_their_ids(admin, cli, db):
+    with store.atomic(db):
+        settings.cache_put(db, "donations:campaigns", "118722", {"id": 118722, "title": "Annual Appeal", "type": "general"})
+        settings.cache_put(db, "donations:campaigns", "118723", {"id": 118723, "title": "Spring Gala", "type": "event"})
+    shown = admin.get("/admin/mappings").text
+    choice = between(shown, '<select id="override-campaign" name="campaign">', "</select>")
+    assert '<option value="118722">Annual Appeal (118722), general</option>' in choice  # chosen by its name
+    # chosen by name, or its title typed where it is not listed
+    said = post(admin, "/admin/mappings/overrides", {"campaign": "", "campaign_other": "annual appeal", "fund_id": "2398",
+                                                     "appeal_id": "2663"})  # fmt: skip
+    flash = between(said, '<p class="flash" role="status">', "</p>")
+    assert flash.endswith(
+        "Campaign Annual Appeal (118722) is mapped: CRM fund General (#2398), CRM appeal Annual Appeal 2026 (#2663)."
+        " Its next gifts are coded so."
+    )
+    table = between(said, 'id="campaign-overrides"', "</table>")
+    assert "Annual Appeal <small>(118722)</small>" in table and "fund General <small>#2398</small>" in table
+    assert "appeal Annual Appeal 2026 <small>#2663</small>" in table and "fund 2398" not in table
+    said = post(admin, "/admin/mappings/funds", {"fund": "BUILDING", "fund_id": "2402"})
+    assert "Gifts designated to fund BUILDING go to CRM fund Retail (#2402)." in said
+    assert "Retail <small>#2402</small>" in between(said, 'id="fund-overrides"', "</table>")
+    said = post(admin, "/admin/mappings/payments", {"role": "donations", "method": "venmo", "payment_type_id": "1509"})
+    assert "Payment method donations:venmo: CRM payment type Credit Card (#1509)." in said
+    said = post(admin, "/admin/mappings/types", {"key": "donations:general", "gift_category_id": "5937"})
+    assert "Type default donations:general: CRM gift category Donation (#5937)." in said
+    assert "The campaign override mapping Annual Appeal (118722) is removed." in remove(admin, "campaign_override", "118722")
+
+
+def test_a_viewer_is_linked_only_to_pages_they_open_and_the_overview_shows_no_shell_command(
+    admin,
+    receiver,
+    page,  # noqa: F811
+    db,
+):
+    from tests.test_admin import seed_failed_job
+
+    seed_failed_job(db)
+    give(receiver, {**copy.deepcopy(samples.GIVEBUTTER_TRANSACTION), "id": "Unmapped1"})
+    viewer = page("viewer")
+    home = viewer.get("/admin/").text
+    needs = between(home, 'id="needs"', "</section>")
+    assert 'href="/admin/failed">1 failed sync record(s) to retry or resolve</a>' in needs  # a viewer's page
+    assert (
+        "1 gift(s) of 118722 fell to the default coding: the campaign has no mapping <small>(an admin sees to it)</small>"
+        in needs
+    )
+    for href in re.findall(r'href="(/admin[^"#]*)', home):  # every link the viewer is shown, they may follow
+        assert viewer.get(href.replace("&amp;", "&")).status_code == 200, href
+    for shown in (home, admin.get("/admin/").text):
+        outside = re.sub(r'<details class="operator">.*?</details>', "", shown, flags=re.S)
+        assert "synctool mappings" not in shown and "<code>synctool" not in outside and "--fund-id" not in shown
+    mine = between(admin.get("/admin/").text, 'id="needs"', "</section>")
+    assert 'href="/admin/mappings?campaign=118722#campaign-overrides">1 gift(s) of 118722 fell' in mine

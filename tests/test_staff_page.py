@@ -170,7 +170,9 @@ def test_an_admin_retries_and_resolves_from_the_page_and_each_is_recorded_with_w
     assert tuple(row) == ("admin@example.org", "entered by hand")
     again = admin.post(f"/admin/syncs/{first}/retry", data={"csrf": token})  # queued now: refused, and said why
     assert again.headers["location"] == "/admin/failed"  # never another origin
-    assert "only a failed job can be retried" in admin.get("/admin/failed").text
+    refused = admin.get("/admin/failed").text  # said as an error, not in the green of a success
+    assert '<p class="flash error" id="problem" role="alert">Not done: job ' in refused
+    assert "only a failed job can be retried" in refused
     actions = json.loads(cli("syncs", "actions", "--who", "admin@example.org", "--json").stdout)["items"]
     assert [(a["action"], a["target"], a["outcome"][:7]) for a in actions[:4]] == [
         ("retry", first, "refused"),

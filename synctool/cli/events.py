@@ -14,7 +14,8 @@ app = sub_app(
 
 @app.command("list")
 def list_events(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Each event campaign mapped to a CRM event: orders, tickets, invitations, guests, checked in; then the event
+    """Each event campaign mapped to a CRM event: orders, tickets, invitations, guests, checked in, and the tickets
+    waiting for their invitations (`waiting`: written by the next drain); then, under their own heading, the event
     campaigns whose orders wait for a mapping (`synctool mappings events set CAMPAIGN --event ID`).
 
     Example: synctool events list --json
@@ -24,8 +25,10 @@ def list_events(ctx: typer.Context, as_json: AsJson = False) -> None:
     found = list_op(ctx_obj(ctx).db)
 
     def for_people(found: dict) -> None:
-        render(found["items"], columns=["campaign_id", "campaign", "event_id", "event", "orders", "tickets", "invitations",
-                                        "guests", "checked_in", "attended", "refunded"], title="mapped events")  # fmt: skip
+        render(found["items"], columns=["campaign_id", "campaign", "event_id", "event", "orders", "tickets", "waiting",
+                                        "invitations", "guests", "checked_in", "attended", "refunded"], title="mapped events")  # fmt: skip
+        if found["waiting"]:
+            typer.echo("\nevent campaigns waiting for an event mapping:")
         for waiting in found["waiting"]:
             typer.echo(
                 f"{waiting['tickets']} ticket(s) of {waiting['campaign'] or waiting['campaign_id']} wait for an event mapping:"

@@ -16,14 +16,14 @@ import html
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
-
-import httpx
 
 from synctool.crm.pacer import Pacer
 from synctool.errors import ConfigError
-from synctool.http import ApiClient
+
+if TYPE_CHECKING:  # the HTTP core (and httpx, 100 ms and more) is imported by the first client made: a command
+    import httpx  # that reads the database only, such as `overview`, never pays for it
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
 EXPAND_CONTACTS = "email_addresses,phone_numbers,street_addresses"
@@ -102,6 +102,8 @@ class CrmClient:
         self.base_url = check_base_url(base_url, "settings/environment/config")
         self.pacer = pacer
         self.on_request = on_request
+        from synctool.http import ApiClient
+
         self.api = ApiClient(
             self.base_url,
             name="CRM",

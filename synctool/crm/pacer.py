@@ -82,6 +82,9 @@ class Pacer:
         conn = self._conn()
         with store.atomic(conn):
             now = self._clock()
+            # a reservation is never legitimately more than a window ahead: one further out was made before this
+            # machine's clock was set back (NTP, a fixed time zone), and would stall every request until then
+            conn.execute("DELETE FROM crm_requests WHERE at > ?", (now + 2 * self.limits.window_s + 60,))
             slot = self._next_slot(conn, now)
             conn.execute("INSERT INTO crm_requests (at, owner) VALUES (?, ?)", (slot, owner))
             conn.execute("DELETE FROM crm_requests WHERE at < ?", (now - 2 * self.limits.window_s - 60,))

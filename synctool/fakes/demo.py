@@ -128,7 +128,7 @@ def run(say: Callable[[str], None] = print, world: Any = None) -> dict[str, Any]
 
         from synctool.ops.reconcile import payouts
 
-        deposits = payouts(conn, rt, start="1d", end=time.strftime("%Y-%m-%d"), source="pos")["payouts"]
+        deposits = payouts(conn, rt, start="1d", end=time.strftime("%Y-%m-%d", time.gmtime()), source="pos")["payouts"]
         for row in deposits:
             say(
                 f"Square payout {row['payout_id']}: gross {row['gross']} - fees {row['fees']} - refunds {row['refunds']} "

@@ -240,6 +240,8 @@ def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
         f"read from {rt.config.source}",
         "" if rt.config.source != "defaults" else "run `synctool init`",
     )
+    for line in rt.config.renamed_keys:
+        add("config key", "warn", line, "rename the key in the config file (the old name is still read)")
     add(*database(conn, rt))
     add("database file modes", *file_modes(rt.config.db_path))
     keyring = rt.secrets.keyring_name()

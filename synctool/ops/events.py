@@ -101,8 +101,8 @@ def _invited(conn: sqlite3.Connection, event_id: int, campaign: str) -> dict[str
 
 
 def list_events(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Per mapped event campaign: the CRM event, orders, tickets, invitations, guests, checked in, waiting jobs;
-    and the event campaigns whose orders wait for a mapping."""
+    """Per mapped event campaign: the CRM event, orders, tickets, invitations, guests, checked in, and ``waiting``:
+    the live tickets whose invitation is not written yet; and the event campaigns whose orders wait for a mapping."""
     items = []
     for mapped in list_mappings(conn):
         key, event_id = mapped["key"], int(mapped["event_id"])
@@ -111,6 +111,8 @@ def list_events(conn: sqlite3.Connection) -> dict[str, Any]:
         for source in sources:
             for name, value in tickets.counts(conn, source, key).items():
                 counted[name] += value or 0
+        # the live tickets whose invitation is not written yet (an order waiting for its tickets, a drain to come)
+        counted["waiting"] = sum(tickets.unwritten(conn, source, key, event_id) for source in sources)
         items.append({"campaign_id": key, "campaign": mapped.get("campaign") or _campaign_title(conn, key), "event_id": event_id,
                       "event": mapped.get("event_name"), **counted, **_invited(conn, event_id, key)})  # fmt: skip
     return {"items": items, "waiting": tickets.waiting(conn)}

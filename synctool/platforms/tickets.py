@@ -181,3 +181,24 @@ def counts(conn: sqlite3.Connection, source: str, campaign_id: str) -> dict[str,
         (source, str(campaign_id)),
     ).fetchone()
     return dict(row)
+
+
+def unwritten(conn: sqlite3.Connection, source: str, campaign_id: str, event_id: int) -> int:
+    """How many live tickets of one campaign's orders wait for their invitation at ``event_id``: the buyer's own
+    ticket for the buyer's invitation, a guest's for theirs (an order whose buyer is not known yet: all of them)."""
+    done = {
+        (r["constituent_id"], r["guest_key"])
+        for r in conn.execute(
+            "SELECT constituent_id, guest_key FROM invitations WHERE event_id = ? AND state = 'done'", (int(event_id),)
+        )
+    }
+    waiting = 0
+    for found in conn.execute(
+        "SELECT * FROM event_orders WHERE source = ? AND campaign_id = ? AND refunded = 0", (source, str(campaign_id))
+    ).fetchall():
+        for ticket in tickets_of(conn, source, [found["order_id"]]):
+            if ticket["refunded"]:
+                continue
+            key = "" if is_buyer(ticket, found) else f"{source}:{ticket['ticket_id']}"
+            waiting += (str(found["constituent_id"] or ""), key) not in done
+    return waiting

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from synctool import store
-from synctool.timeutil import age_s
+from synctool.timeutil import age_s, parse_iso
 
 STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed", "review")
 #: the targets the core knows: the CRM, and two the spec names whose jobs are left for processors of their
@@ -102,6 +102,34 @@ def enqueue_unless_waiting(
         if waiting:
             return waiting[0]
         return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, force=force, **fields)
+
+
+def wake(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str, **fields: Any) -> str:
+    """A piece a job waits for has arrived (committed before this call): the entity's job runs as soon as a worker
+    is free, whatever it waited for, and whatever the threads' timing. A queued one is made due now; a running
+    one is marked woken (its ``run_after`` moved past the one it was claimed with): should it end waiting
+    (``wait``) it is queued due now, should it end done (``finish``) it runs once more, as it may have read before
+    the piece landed; one held for review stays held (a person decides first); with none, a new job due now
+    (``enqueue``'s fields). Returns the job's id."""
+    now = store.iso()
+    with store.atomic(conn):
+        found = conn.execute(
+            "SELECT id, status, run_after FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ? AND force = 0"
+            " AND (status IN ('queued', 'running') OR (status = 'review' AND resolved_at IS NULL))"
+            " ORDER BY status = 'review' DESC, status = 'queued' DESC, rowid LIMIT 1",
+            (target, entity_type, entity_id),
+        ).fetchone()
+        if found is None:
+            return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, **fields)
+        if found["status"] == "review":  # held for a person's decision: it runs when they decide (``release_held_of``)
+            return found["id"]
+        if found["status"] == "queued":
+            conn.execute("UPDATE jobs SET run_after = min(run_after, ?) WHERE id = ?", (now, found["id"]))
+        else:  # a mark later than the one it was claimed with, even under a stopped clock
+            claimed = parse_iso(found["run_after"])
+            mark = max(now, store.iso(claimed + timedelta(microseconds=1))) if claimed else now
+            conn.execute("UPDATE jobs SET run_after = ? WHERE id = ? AND status = 'running'", (mark, found["id"]))
+        return found["id"]
 
 
 def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
@@ -253,6 +281,13 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
         if cur.rowcount != 1:
             return False
         _close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
+        # woken while it ran (``wake``): it may have read before the piece landed, so it runs once more, now
+        conn.execute(
+            "UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL, attempts = max(attempts - 1, 0),"
+            " message = ? WHERE id = ? AND run_after != ?",
+            (now, f"{outcome.message or outcome.status}; runs again: what it reads changed while it ran"[:2000],
+             job["id"], job["run_after"]),
+        )  # fmt: skip
         if job["external_id"]:
             # a job waiting for this one (a refund for the gift it just made) need not sleep out its wait
             conn.execute(
@@ -296,8 +331,10 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
     now_dt = store.utcnow()
     now = store.iso(now_dt)
     due = store.iso(now_dt + timedelta(seconds=max(after_s, 0)))
-    kept = _end_attempt(conn, job, owner, "status = 'queued', message = ?, run_after = ?, attempts = max(attempts - 1, 0)",
-                        (message[:2000], due), now, "waiting", message[:2000], crm_requests)  # fmt: skip
+    # woken while it ran (``wake``: what it waited for has arrived): due now, not after its wait
+    kept = _end_attempt(conn, job, owner, "status = 'queued', message = ?, run_after = CASE WHEN run_after != ? THEN ? ELSE ? END,"
+                        " attempts = max(attempts - 1, 0)", (message[:2000], job["run_after"], now, due), now, "waiting",
+                        message[:2000], crm_requests)  # fmt: skip
     return "queued" if kept else "lost"
 
 
@@ -328,6 +365,17 @@ def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
         return conn.execute(
             f"UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'review' AND id IN ({marks})",
             (now, now, *job_ids),
+        ).rowcount
+
+
+def release_held_of(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str) -> int:
+    """A person decided what held an entity's job (``release_held``, found by what it is about). Returns how many."""
+    now = store.iso()
+    with store.atomic(conn):
+        return conn.execute(
+            "UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'review' AND resolved_at IS NULL"
+            " AND target = ? AND entity_type = ? AND entity_id = ?",
+            (now, now, target, entity_type, entity_id),
         ).rowcount
 
 

@@ -296,22 +296,25 @@ def gifts_written_between(conn: sqlite3.Connection, start: str, end: str) -> int
     )
 
 
-#: a gift job's campaign: in the payload a poll or a re-queue kept, or in the delivery the platform sent
-_CAMPAIGN_OF = (
-    "coalesce(CASE WHEN json_valid(j.payload) THEN json_extract(j.payload, '$.transaction.campaign_id') END,"
-    " CASE WHEN json_valid(CAST(d.body AS TEXT)) THEN json_extract(CAST(d.body AS TEXT), '$.data.campaign_id') END)"
-)
-
-
 def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list[dict[str, Any]]:
     """A source's gift jobs (``transaction``) created since ``since``, per campaign named in their payload or
     delivery: ``campaign_id``, ``gifts`` and ``last_gift_at``, the latest first (the overview's campaigns with
-    no mapping)."""
+    no mapping). The gifts of the whole hours come from ``campaign_hours`` (a gift counts in the hour of its latest
+    job), those of the first, partial hour from ``job_campaigns`` (both kept by triggers as jobs change), so the
+    cost follows the window's hours and campaigns, not its rows; the last gift is read in its campaign's last hour."""
+    start = datetime.strptime(since, store.TIME_FORMAT).replace(tzinfo=UTC)
+    next_hour = store.iso(start.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
     rows = conn.execute(
-        f"SELECT {_CAMPAIGN_OF} AS campaign_id, count(DISTINCT j.entity_id) AS gifts, max(j.created_at) AS last_gift_at"
-        " FROM jobs j LEFT JOIN deliveries d ON d.id = j.delivery_id"
-        " WHERE j.source = ? AND j.target = 'crm' AND j.entity_type = 'transaction' AND j.created_at >= ?"
-        " GROUP BY 1 HAVING campaign_id IS NOT NULL ORDER BY last_gift_at DESC",
-        (source, since),
+        "SELECT campaign_id, gifts, (SELECT max(created_at) FROM job_campaigns j WHERE j.source = :source"
+        " AND j.campaign_id = c.campaign_id AND j.created_at >= max(top, :since)"
+        " AND j.created_at < strftime('%Y-%m-%dT%H', top || ':00:00', '+1 hour')) AS last_gift_at"
+        " FROM (SELECT campaign_id, sum(gifts) AS gifts, max(CASE WHEN gifts > 0 THEN hour END) AS top FROM ("
+        "   SELECT campaign_id, gifts, hour FROM campaign_hours WHERE source = :source AND hour >= :hour"
+        "   UNION ALL SELECT campaign_id, count(DISTINCT entity_id), substr(:since, 1, 13) FROM job_campaigns j"
+        "   WHERE source = :source AND created_at >= :since AND created_at < :next AND NOT EXISTS (SELECT 1 FROM"
+        "   job_campaigns l WHERE l.source = j.source AND l.campaign_id = j.campaign_id AND l.entity_id = j.entity_id"
+        "   AND l.created_at >= :next) GROUP BY campaign_id"
+        " ) GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC",
+        {"source": source, "since": since, "next": next_hour, "hour": next_hour[:13]},
     ).fetchall()
     return [{**dict(r), "campaign_id": str(r["campaign_id"])} for r in rows]

@@ -7,7 +7,10 @@ Server-rendered HTML (Jinja2, autoescaped), no script at all, and a stylesheet f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from dataclasses import field as default
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -51,12 +54,67 @@ def when(value: str | None) -> str:
     return datetime.strftime(moment, "%Y-%m-%d %H:%M UTC")
 
 
+#: marks a stored message as a refused form's problem (``Problem.said``), not a plain message
+PROBLEM_MARK = "\x1eproblem:"
+
+
+@dataclass
+class Problem:
+    """A form the operation refused, for the page it returns to: what is wrong in plain words, which form
+    (its action's path under ``/admin``, and its ``target`` when one page has several forms to one action),
+    which field (None: the form as a whole) and what was typed, so the page shows the error beside its field
+    with the values kept. A page that shows it there marks it ``placed``; otherwise ``base.html`` shows it at
+    the top. An empty one (no problem) answers every question with no."""
+
+    text: str = ""
+    form: str = ""
+    field: str | None = None
+    target: str | None = None
+    kept: dict[str, str] = default(default_factory=dict)
+    placed: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def said(self) -> str:
+        """The problem as the session's waiting message (``sign_in.say``)."""
+        return PROBLEM_MARK + json.dumps({k: v for k, v in asdict(self).items() if k != "placed"})
+
+    @classmethod
+    def read(cls, message: str | None) -> tuple[str | None, Problem]:
+        """A waiting message: (a plain message, or None; the problem, or an empty one)."""
+        if not message or not message.startswith(PROBLEM_MARK):
+            return message, cls()
+        try:
+            found = json.loads(message[len(PROBLEM_MARK) :])
+            return None, cls(**{k: found.get(k) for k in ("text", "form", "field", "target")}, kept=dict(found.get("kept") or {}))
+        except (ValueError, TypeError):
+            return None, cls(text="The last form was not saved.")
+
+    def of(self, form: str, target: Any = None) -> bool:
+        """Whether the problem is this form's (``target``: the form's own, where several post to one action)."""
+        return bool(self) and self.form == form and (target is None or self.target == str(target))
+
+    def kept_for(self, form: str, target: Any = None) -> dict[str, str] | None:
+        """What was typed into this form, when it was refused (None: fill it as usual)."""
+        return self.kept if self.of(form, target) else None
+
+    def at(self, form: str, name: str | None, target: Any = None) -> bool:
+        """Whether the problem is this form's field ``name`` (None: the form's, no field of it named)."""
+        return self.of(form, target) and self.field == name
+
+    def place(self) -> str:
+        """The page shows it where it belongs (so not at the top)."""
+        self.placed = True
+        return ""
+
+
 def _environment(nav: Sequence[Any]) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("synctool.web", "templates"),
         autoescape=jinja2.select_autoescape(default=True),
     )
-    env.globals.update(prefix=PREFIX, nav=nav, roles=ROLES)
+    env.globals.update(prefix=PREFIX, nav=nav, roles=ROLES, page_roles={p.path: p.role for p in nav})
     env.filters["when"] = when
     env.filters["query"] = lambda params, **changes: urlencode({k: v for k, v in {**params, **changes}.items() if v})
     env.filters["segment"] = lambda value: quote(str(value), safe="")  # one path segment, whatever it holds
@@ -79,6 +137,7 @@ class Renderer:
         status: int = 200,
         *,
         flash: str | None = None,
+        problem: Problem | None = None,
         current: str | None = None,
     ) -> Response:
         """``template`` with ``context`` and what every page shows; ``current`` names the navigation's page."""
@@ -89,6 +148,7 @@ class Renderer:
             "csrf": session.csrf if session else "",
             "can": {role: known and has_required_scope(request, [role]) for role in (VIEWER, ADMIN, SUPER)},
             "flash": flash,
+            "problem": problem or Problem(),
             "here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
             "sources": self.sources,
             "current": current,

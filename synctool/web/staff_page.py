@@ -42,7 +42,7 @@ from synctool.web import guard
 from synctool.web import staff_views as views
 from synctool.web.auth import ADMIN, SUPER, VIEWER
 from synctool.web.bounds import QueryGuard
-from synctool.web.render import PREFIX, SECURITY_HEADERS, Renderer
+from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer
 from synctool.web.sign_in_pages import COOKIE, SessionBackend, SignInPages, other_site, read_form
 from synctool.web.staff_views import Ask, Shown
 
@@ -120,6 +120,7 @@ ACTIONS = (
     Action("/mappings/mailing-lists", ADMIN, "set mailing list mapping", views.set_mailing_list, "/mappings"),
     Action("/mappings/tag-rules", ADMIN, "set tag rule", views.set_tag_rule, "/mappings"),
     Action("/mappings/remove", ADMIN, "remove mapping", views.remove_mapping, "/mappings"),
+    Action("/mappings/refresh", ADMIN, "read the CRM's lists", views.refresh_lists, "/mappings", calls_out=True),
     Action("/settings/sync-mode", ADMIN, "set sync mode", views.set_sync_mode, "/settings"),
     Action("/settings/donor-matching", ADMIN, "set donor matching", views.set_donor_matching, "/settings"),
     Action("/settings/alert-recipients", ADMIN, "set alert recipients", views.set_alert_recipients, "/settings"),
@@ -171,12 +172,15 @@ class StaffPage:
             ask = Ask(conn, self.rt, request.user.record, dict(request.path_params), dict(request.query_params))
             return guard.attempt(lambda: page.view(ask)), sign_in.said(conn, secret)
 
-        done, flash = await guard.in_thread(request, read)
+        done, waiting = await guard.in_thread(request, read)
+        flash, problem = Problem.read(waiting)
         if done.value is None:  # the view refused: its error's page, with what an action left to say
             said = {"title": str(done.error), "text": done.detail}
-            return self.pages.render(request, "message.html", said, done.status, flash=flash)
+            return self.pages.render(request, "message.html", said, done.status, flash=flash, problem=problem)
         shown = done.value
-        return self.pages.render(request, page.template, shown.context, shown.status, flash=flash, current=section(page))
+        return self.pages.render(
+            request, page.template, shown.context, shown.status, flash=flash, problem=problem, current=section(page)
+        )
 
     def refusal(self, request: Request, action: Action, form: dict[str, str]) -> Refusal | None:
         """A form from another site, a role below the action's, or a CSRF token not this session's."""
@@ -201,12 +205,15 @@ class StaffPage:
         await guard.in_thread(request, lambda conn: self.run(conn, request, action, form, refused))
         if refused is not None:
             return self.pages.message(request, *refused)
+        # refused by the operation, the page shows the problem beside its field and focuses the field (which
+        # brings it into view; a #fragment would stop the browser's autofocus)
         return RedirectResponse(_back(form.get("back"), action.back), status_code=303)
 
     def run(
         self, conn: sqlite3.Connection, request: Request, action: Action, form: dict[str, str], refused: Refusal | None
     ) -> None:
-        """The action (or its refusal), its staff-action record and the message for the next page."""
+        """The action (or its refusal), its staff-action record and the message for the next page: done, or
+        refused with what was typed kept for the form (``Problem``)."""
         user, session = request.user.record, request.user.session
         ask = Ask(conn, self.rt, user, dict(request.path_params), dict(request.query_params), form)
         actor = guard.Actor.of(user, "page")
@@ -221,7 +228,7 @@ class StaffPage:
             if done.value is not None:
                 (said, acted_on), outcome = done.value, "done"
             else:
-                said = f"Not done: {done.error}" + (f" ({done.detail})" if done.detail else "")
+                said = views.problem(done.error, request.url.path.removeprefix(PREFIX), form).said()
                 acted_on, outcome = target, f"refused: {done.error}"
             guard.record(conn, actor, action.name, target=acted_on, note=note, outcome=outcome)
             sign_in.say(conn, session.secret, said)

@@ -275,47 +275,143 @@ def test_a_form_posted_from_another_origin_is_refused(staff_site, chromium, tmp_
     assert site.rows("SELECT status FROM jobs WHERE id = ?", job) == [("failed",)]
 
 
-def test_an_admin_on_a_phone_maps_a_new_campaign_and_changes_donor_matching(staff_site, chromium):
-    """The set-up in the browser: a gift of a campaign nobody mapped fell to the default coding; the admin, on a
-    phone, follows the overview's link, maps the campaign to a CRM fund and campaign, and sets donor matching to
-    auto; the CLI sees both, and the staff actions record both."""
+def shot(driver: Any, name: str) -> None:
+    """A screenshot into ``$SYNCTOOL_SHOTS`` when it is set (to look at what a person sees); nothing otherwise."""
+    import os
+
+    folder = os.environ.get("SYNCTOOL_SHOTS")
+    if folder:
+        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
+
+
+def in_view(driver: Any, element: Any) -> bool:
+    top, bottom, height = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, window.innerHeight];", element
+    )
+    return top >= 0 and bottom <= height
+
+
+def background(driver: Any, element: Any) -> str:
+    return driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", element)
+
+
+@pytest.mark.parametrize("phone", [True, False], ids=["phone", "desktop"])
+def test_an_admin_maps_a_campaign_by_name_and_fixes_a_refused_setting_without_retyping(staff_site, chromium, phone):
+    """The set-up in the browser, on a phone and a desktop: a gift of a campaign nobody mapped fell to the default
+    coding; the admin maps the campaign choosing it, its CRM fund and CRM campaign by name, and reads names back;
+    a refused setting is said as an error beside its field, in plain words, with what was typed kept and the page
+    at that field, so the admin fixes the one wrong address; the CLI sees both, the staff actions record them."""
     import json
 
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
     site, _ = staff_site
+    appeal = {"id": 118722, "code": "AA26", "title": "Annual Appeal", "type": "general", "status": "active"}
+    site.world.givebutter.campaigns[118722] = appeal  # Givebutter names the campaign; synctool caches it
     assert site.give(1).status_code == 200
     assert drained(site) == {"succeeded": 1}
     overview = json.loads(site.run("overview", "--json").stdout)
-    assert [c["campaign_id"] for c in overview["unmapped_campaigns"]] == ["118722"]
-    phone = chromium(phone=True)
-    sign_in_by_link(phone, printed_link(site, "admin@example.org"))
-    assert "Campaigns with no mapping" in phone.find_element(By.TAG_NAME, "main").text
-    no_sideways_scroll(phone)
-    go(phone, phone.find_element(By.LINK_TEXT, "Map this campaign"))
-    assert phone.find_element(By.TAG_NAME, "h1").text == "Mappings"
-    assert phone.find_element(By.ID, "override-campaign").get_attribute("value") == "118722"
-    no_sideways_scroll(phone)
-    Select(phone.find_element(By.ID, "override-fund")).select_by_value("2401")
-    Select(phone.find_element(By.ID, "override-crm-campaign")).select_by_value("824")
-    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Save campaign override']"))
-    assert "Campaign 118722 is mapped" in phone.find_element(By.CSS_SELECTOR, ".flash").text
-    no_sideways_scroll(phone)
+    [unmapped] = overview["unmapped_campaigns"]
+    assert (unmapped["campaign_id"], unmapped["campaign"]) == ("118722", "Annual Appeal")
+    driver = chromium(phone=phone)
+    sign_in_by_link(driver, printed_link(site, "admin@example.org"))
+    main = driver.find_element(By.TAG_NAME, "main")
+    assert "Campaigns with no mapping" in main.text and "synctool " not in main.text  # no shell command to read
+    no_sideways_scroll(driver)
+    shot(driver, f"overview-admin-{'phone' if phone else 'desktop'}")
+    if phone:  # the overview's link: the campaign is chosen already
+        go(driver, driver.find_element(By.LINK_TEXT, "Map this campaign"))
+        assert Select(driver.find_element(By.ID, "override-campaign")).first_selected_option.get_attribute("value") == "118722"
+    else:  # the page from the navigation: the campaign chosen from the list by its name
+        go(driver, driver.find_element(By.LINK_TEXT, "Mappings"))
+        campaign = Select(driver.find_element(By.ID, "override-campaign"))
+        [option] = [o for o in campaign.options if o.get_attribute("value") == "118722"]
+        assert option.text == "Annual Appeal (118722), general"
+        campaign.select_by_visible_text("Annual Appeal (118722), general")
+    assert driver.find_element(By.TAG_NAME, "h1").text == "Mappings"
+    no_sideways_scroll(driver)
+    Select(driver.find_element(By.ID, "override-fund")).select_by_visible_text("Language Classes #2401")
+    Select(driver.find_element(By.ID, "override-crm-campaign")).select_by_visible_text("Membership Drive #824")
+    go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save campaign override']"))
+    said = driver.find_element(By.CSS_SELECTOR, ".flash").text
+    assert said.startswith("Campaign Annual Appeal (118722) is mapped: ")
+    assert "CRM fund Language Classes (#2401), CRM campaign Membership Drive (#824)" in said and "_id" not in said
+    row = driver.find_element(By.XPATH, "//section[@aria-labelledby='campaign-overrides']//tbody/tr[1]")
+    assert (
+        "Annual Appeal (118722)" in row.text
+        and "fund Language Classes #2401" in row.text
+        and "CRM campaign Membership Drive #824" in row.text
+    )
+    assert "fund 2401" not in row.text
+    no_sideways_scroll(driver)
+    shot(driver, f"mapped-{'phone' if phone else 'desktop'}")
     overrides = json.loads(site.run("mappings", "overrides", "--json").stdout)
     assert [(o["key"], o["fund_id"], o["campaign_id"]) for o in overrides] == [("118722", 2401, 824)]
     assert json.loads(site.run("overview", "--json").stdout)["unmapped_campaigns"] == []
 
-    go(phone, phone.find_element(By.LINK_TEXT, "Settings"))
-    no_sideways_scroll(phone)
-    Select(phone.find_element(By.ID, "policy")).select_by_value("auto")
-    go(phone, phone.find_element(By.XPATH, "//button[normalize-space()='Save donor matching']"))
-    assert "Donor matching is auto." in phone.find_element(By.CSS_SELECTOR, ".flash").text
+    go(driver, driver.find_element(By.LINK_TEXT, "Settings"))
+    typed = "ops@example.org, not-an-address"
+    driver.find_element(By.ID, "emails").send_keys(typed)
+    go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save alert recipients']"))
+    assert driver.current_url.endswith("/admin/settings")
+    error = driver.find_element(By.CSS_SELECTOR, "p.error[role=alert]")
+    assert error.text == "Not done: \u201cnot-an-address\u201d is not an e-mail address." and "emails.1" not in error.text
+    field = driver.find_element(By.ID, "emails")
+    assert field.get_attribute("value") == typed and field.get_attribute("aria-invalid") == "true"
+    assert driver.switch_to.active_element.get_attribute("id") == "emails"  # the page is back at the field
+    assert in_view(driver, error) and in_view(driver, field)
+    assert not driver.find_elements(By.CSS_SELECTOR, "p.flash[role=status]")  # not the green of a success
+    assert background(driver, error) != "rgb(231, 245, 236)"
+    no_sideways_scroll(driver)
+    shot(driver, f"refused-{'phone' if phone else 'desktop'}")
+    field.send_keys(Keys.END, Keys.BACKSPACE * len("not-an-address"), "treasurer@example.org")  # only the wrong one
+    go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save alert recipients']"))
+    assert (
+        "The failure digest goes to ops@example.org, treasurer@example.org."
+        in driver.find_element(By.CSS_SELECTOR, ".flash").text
+    )
+    assert background(driver, driver.find_element(By.CSS_SELECTOR, ".flash")) == "rgb(231, 245, 236)"
+    recipients = json.loads(site.run("settings", "alert-recipients", "--json").stdout)["emails"]
+    assert recipients == ["ops@example.org", "treasurer@example.org"]
+    Select(driver.find_element(By.ID, "policy")).select_by_value("auto")
+    go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save donor matching']"))
+    assert "Donor matching is auto." in driver.find_element(By.CSS_SELECTOR, ".flash").text
     assert json.loads(site.run("settings", "donor-matching", "--json").stdout)["policy"] == "auto"
     done = site.rows(
         "SELECT who, action, target, outcome FROM staff_actions WHERE via = 'page' AND action != 'sign in' ORDER BY id"
     )
-    assert done == [
-        ("admin@example.org", "set campaign override", "118722", "done"),
-        ("admin@example.org", "set donor matching", "auto", "done"),
+    assert [row[:3] for row in done] == [
+        ("admin@example.org", "set campaign override", "118722"),
+        ("admin@example.org", "set alert recipients", None),
+        ("admin@example.org", "set alert recipients", "ops@example.org, treasurer@example.org"),
+        ("admin@example.org", "set donor matching", "auto"),
     ]
+    assert [row[3][:7] for row in done] == ["done", "refused", "done", "done"]
+
+
+def test_a_viewer_on_a_phone_is_linked_only_to_pages_they_open_and_reads_no_shell_command(staff_site, chromium):
+    """What needs attention, as a viewer reads it: a link to each page the viewer opens, none to an admin's page
+    (which would answer them 403), and no shell command."""
+    from selenium.webdriver.common.by import By
+
+    site, _ = staff_site
+    assert site.give(1).status_code == 200
+    drained(site)
+    failed_job(site)
+    phone = chromium(phone=True)
+    sign_in_by_link(phone, printed_link(site, "viewer@example.org"))
+    needs = phone.find_element(By.XPATH, "//section[@aria-labelledby='needs']")
+    assert "1 failed sync record(s) to retry or resolve" in needs.find_element(By.TAG_NAME, "a").text
+    unmapped = needs.find_element(By.XPATH, ".//li[contains(., 'fell to the default coding')]")
+    assert not unmapped.find_elements(By.TAG_NAME, "a") and "(an admin sees to it)" in unmapped.text
+    main = phone.find_element(By.TAG_NAME, "main").text
+    assert "synctool " not in main and "--fund-id" not in main
+    no_sideways_scroll(phone)
+    shot(phone, "overview-viewer-phone")
+    links = [a.get_attribute("href") for a in phone.find_elements(By.CSS_SELECTOR, "main a[href], header nav a[href]")]
+    assert links and not [h for h in links if "/admin/mappings" in h or "/admin/reconcile" in h]
+    for href in sorted(set(links)):
+        phone.get(href)
+        assert phone.find_element(By.TAG_NAME, "h1").text != "Not for your role", href

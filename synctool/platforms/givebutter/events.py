@@ -11,21 +11,33 @@
 - Check-ins: ``synctool poll`` reads ``GET /v1/tickets`` for each mapped event campaign from a day before its
   ``event.start_at`` to two days after its ``event.end_at`` (and only then); ``synctool events checkins CAMPAIGN``
   reads them on demand. ``/v1/tickets`` takes no filter (givebutter-square.md A5): every page is read.
+- A piece an invitations job waits for (its order, a ticket, a check-in, a refund) wakes it (``jobs.wake``): a
+  queued job is due now, a running one runs again (or is queued due now if it ends waiting), so every order is
+  written by the drain its last piece reached, whatever the order of arrival and the threads' timing.
 - Refunds: a refund of the whole order (``refunds.py``) sets the buyer's invitation to RSVP no and removes its
-  guests' invitations.
+  guests' invitations. A refund of part of it removes exactly the refunded tickets' guests: a ticket's own word
+  first (gone from ``/v1/tickets`` with a 404, or a refund ``status``), then what the refund says (its refunded
+  sub-transactions' ticket line items, A3.1: type, price and count; failing those, its amount against the tickets'
+  prices). Tickets that cannot be told apart (two guests on one type and price, one of them refunded) hold the
+  order's invitations for staff (``review``), naming the choices: ``synctool donations refunded-tickets ORDER
+  TICKET`` says which. The buyer's invitation keeps RSVP yes while any of their tickets stands.
+- Check-ins: whichever read saw a check-in first (another event's, a refund's), ``events checkins`` and the poll
+  queue every order of their campaigns with a live checked-in ticket whose attendance is not written yet.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+from collections import Counter
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from synctool import mappings, settings
+from synctool import mappings, settings, store
 from synctool.crm import invitations
 from synctool.crm.constituents import Person
-from synctool.errors import InvalidInput, Skip, Wait
+from synctool.errors import InvalidInput, NeedsReview, NotFound, Skip, Wait
 from synctool.platforms import tickets
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
@@ -40,6 +52,11 @@ SOURCE = "donations"
 LABEL = "Givebutter order"
 #: how long an order's invitations wait for tickets its line items announce and no ticket.created brought
 TICKETS_WAIT = timedelta(minutes=30)
+#: cache kind: order id -> what its refunds say of its tickets (``refunded``) and staff's word on which (``decided``)
+REFUNDS = "donations:event_refunds"
+#: a ticket ``status`` taken as its refund. Not confirmed: the reference's Ticket (A3.2) has no status field and no
+#: recording shows one; a ticket that carries one of these words is taken at it, one that carries none is not judged
+REFUNDED_STATUSES = frozenset({"refunded", "revoked", "cancelled", "canceled", "void", "voided"})
 
 
 def ticket_count(txn: Any) -> int:
@@ -70,7 +87,9 @@ def note_order(job: Job, txn: Any, campaign: dict[str, Any], constituent_id: str
 
 
 def queue(conn: sqlite3.Connection, order_id: str) -> str:
-    return jobs.enqueue_unless_waiting(conn, target="crm", source=SOURCE, entity_type="invitations", entity_id=order_id)
+    """A piece of the order arrived (committed): its invitations job runs now (``jobs.wake``), one held for staff
+    stays held."""
+    return jobs.wake(conn, target="crm", source=SOURCE, entity_type="invitations", entity_id=order_id)
 
 
 def note_ticket(conn: sqlite3.Connection, data: dict[str, Any], *, listed: bool = False) -> bool:
@@ -81,10 +100,17 @@ def note_ticket(conn: sqlite3.Connection, data: dict[str, Any], *, listed: bool 
         value = data.get(name)
         return None if value is None or isinstance(value, (dict, list)) else str(value)[:most]
 
+    ticket_id, order_id = str(data["id"]), str(data["transaction_id"])
+    status = (text("status") or "").strip().lower()
+    refunded: int | None = None
+    if status in REFUNDED_STATUSES:
+        refunded = 1
+    elif listed and ticket_id not in _decided(conn, order_id):  # staff's word on a refund stands over a listing
+        refunded = 0
     return tickets.record_ticket(
-        conn, SOURCE, str(data["id"]), str(data["transaction_id"]), first_name=text("first_name"),
+        conn, SOURCE, ticket_id, order_id, first_name=text("first_name"),
         last_name=text("last_name"), email=text("email"), title=text("title"), price=text("price"),
-        checked_in_at=text("checked_in_at", 40), refunded=0 if listed else None,
+        checked_in_at=text("checked_in_at", 40), refunded=refunded,
     )  # fmt: skip
 
 
@@ -115,6 +141,7 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     expected = found["tickets_expected"] or 0
     if len(held) < expected and not found["refunded"] and (age_s(found["updated_at"]) or 0) < TICKETS_WAIT.total_seconds():
         raise Wait(f"order {order_id}: {len(held)} of its {expected} tickets known; waiting for the rest", retry_after=60)
+    settle_refunds(job.conn, found)  # which tickets a refund of part of the order took back, or a hold for staff
     cid, known_before = _constituent(job, found)
     campaign = settings.cache_get(job.conn, CAMPAIGNS, found["campaign_id"]) or {}
     zones = ((campaign.get("event") or {}).get("timezone"), campaign.get("timezone"), job.config.timezone)
@@ -130,11 +157,11 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
 
 
-def refunded(conn: sqlite3.Connection, order_id: str, client: Any) -> str | None:
-    """After a refund of an event order: refunded whole (its refunds reach its amount), its tickets end and its
-    invitations are queued (the buyer's RSVP becomes no, its guests' invitations are removed). A refund of part of
-    an order names no ticket in what Givebutter sends (givebutter-square.md A3: a ticket has no refund field), so
-    its invitations stay as they are; say which in `synctool events show`. None for an order of no event."""
+def refunded(conn: sqlite3.Connection, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
+    """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
+    reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
+    order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked
+    ticket leaves it). Either way the invitations job is queued. None for an order of no event."""
     from synctool.crm import refunds
 
     found = tickets.order(conn, SOURCE, order_id)
@@ -142,12 +169,173 @@ def refunded(conn: sqlite3.Connection, order_id: str, client: Any) -> str | None
         return None
     so_far = refunds.refunded_so_far(conn, f"donations_{order_id}")
     if found["amount"] is None or so_far < Decimal(found["amount"]):
-        # which tickets: the ones the refund revoked have left Givebutter's ticket list
-        read = read_checkins(conn, client(), {found["campaign_id"]})
-        return f"order {order_id} refunded in part ({so_far} of {found['amount']}): {read['changed']} ticket(s) changed"
+        reader = client()
+        read = read_checkins(conn, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
+        txn = data if data and any(isinstance(p, dict) and p.get("refunded") for p in data.get("transactions") or []) else None
+        if txn is None:
+            try:
+                txn = reader.transaction(order_id)  # the refunded parts, when the refund names none (a refund object)
+            except Exception:  # unreachable or unreadable: the amount alone is what is known
+                txn = None
+        said = refund_evidence(txn if isinstance(txn, dict) else None)
+        kept = settings.cache_get(conn, REFUNDS, order_id) or {}
+        with store.atomic(conn):
+            settings.cache_put(conn, REFUNDS, order_id, {**kept, **said, "amount": str(so_far)})
+        queue(conn, order_id)
+        named = ", ".join(f"{kind} x{n}" for kind, n in said["refunded"].items()) or "no ticket line"
+        return (
+            f"order {order_id} refunded in part ({so_far} of {found['amount']}; refunded lines: {named}):"
+            f" {read['changed']} ticket(s) changed, its invitations queued"
+        )
     ended = tickets.refund_tickets(conn, SOURCE, order_id)
     queue(conn, order_id)
     return f"order {order_id} refunded whole: its {ended} ticket(s) end, its invitations are queued"
+
+
+def _money(value: Any) -> str | None:
+    """A price as one text whatever its form (60, "60.00", 60.0 -> "60")."""
+    try:
+        return format(Decimal(str(value)).normalize(), "f")
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _kind(title: Any, price: Any) -> str:
+    return f"{title or 'ticket'} at {_money(price) or '?'}"
+
+
+def refund_evidence(txn: dict[str, Any] | None) -> dict[str, Any]:
+    """What a transaction's parts say of its tickets (A3.1): per ticket type and price ("VIP at 150"), how many its
+    refunded parts' ticket lines hold (``refunded``), and what one ticket of each cost after discounts (``paid``: a
+    line's total over its quantity). A line names its type in ``description``, with " (CODE - x% OFF)" after it when
+    discounted (recorded for a comped order), so the type is matched by that prefix against the tickets' titles."""
+    refunded: Counter[str] = Counter()
+    paid: dict[str, str] = {}
+    for part in (txn or {}).get("transactions") or []:
+        if not isinstance(part, dict):
+            continue
+        for line in part.get("line_items") or []:
+            if not isinstance(line, dict) or line.get("subtype") != "ticket":
+                continue
+            described = str(line.get("description") or "")
+            title = described.split(" (", 1)[0] if described.endswith("OFF)") else described
+            try:
+                quantity = max(int(line.get("quantity") or 1), 1)
+                each = Decimal(str(line.get("total"))) / quantity
+            except (InvalidOperation, TypeError, ValueError):
+                continue
+            key = _kind(title, line.get("price"))
+            paid[key] = str(each.quantize(Decimal("0.01")))
+            if part.get("refunded"):
+                refunded[key] += quantity
+    return {"refunded": dict(refunded), "paid": paid}
+
+
+def _decided(conn: sqlite3.Connection, order_id: str) -> set[str]:
+    """The tickets of an order taken as refunded by what its refunds said, or by staff's word."""
+    return set((settings.cache_get(conn, REFUNDS, order_id) or {}).get("decided") or [])
+
+
+def settle_refunds(conn: sqlite3.Connection, found: sqlite3.Row) -> None:
+    """Which tickets a refund of part of an order took back. Per ticket type and price, the refund says how many
+    (its refunded lines; else its amount, when exactly one set of tickets costs it); the tickets refunded already
+    by their own word count first, and when the rest of that type is exactly as many as are left to find, they are
+    the ones. Otherwise they cannot be told apart: the order is held for staff (``NeedsReview``), naming the
+    choices; no guest is removed by guess."""
+    order_id = found["order_id"]
+    said = settings.cache_get(conn, REFUNDS, order_id)
+    if not said or found["refunded"]:
+        return
+    groups: dict[str, list[sqlite3.Row]] = {}
+    for ticket in tickets.tickets_of(conn, SOURCE, [order_id]):
+        groups.setdefault(_kind(ticket["title"], ticket["price"]), []).append(ticket)
+    counts = said.get("refunded") or _by_amount(order_id, groups, said)
+    taken: list[str] = []
+    choices: list[str] = []
+    for kind, count in sorted(counts.items()):
+        group = groups.get(kind, [])
+        live = [t for t in group if not t["refunded"]]
+        left = int(count) - (len(group) - len(live))
+        if left <= 0:
+            continue
+        if left >= len(live):
+            taken += [t["ticket_id"] for t in live]
+            continue
+        names = " or ".join(f"{_holder(t)} (ticket {t['ticket_id']})" for t in live)
+        choices.append(f"{left} of the {len(live)} {kind} ticket(s) still held: {names}")
+    if taken:
+        with store.atomic(conn):
+            tickets.refund_tickets(conn, SOURCE, order_id, taken)
+            settings.cache_put(conn, REFUNDS, order_id, {**said, "decided": sorted(_decided(conn, order_id) | set(taken))})
+    if choices:
+        raise NeedsReview(
+            f"order {order_id} was refunded in part and nothing Givebutter sent says which tickets: "
+            + "; ".join(choices)
+            + f". Say which: synctool donations refunded-tickets {order_id} TICKET_ID..."
+        )
+
+
+def _holder(ticket: sqlite3.Row) -> str:
+    return " ".join(p for p in (ticket["first_name"], ticket["last_name"]) if p) or "(no name)"
+
+
+def _by_amount(order_id: str, groups: dict[str, list[sqlite3.Row]], said: dict[str, Any]) -> dict[str, int]:
+    """How many tickets of each type and price a refund's amount (the order's refunded total) takes back, when exactly
+    one such set costs it (each ticket at what it was paid: its line's total over its quantity, else its price);
+    none when no set does (a refund of something else: a fee, a donation); held when several do."""
+    try:
+        amount = Decimal(str(said.get("amount")))
+    except (InvalidOperation, ValueError):
+        return {}
+    paid = said.get("paid") or {}
+    kinds = sorted(groups)
+    prices = []
+    for kind in kinds:
+        try:
+            prices.append(Decimal(str(paid.get(kind) or groups[kind][0]["price"])))
+        except (InvalidOperation, ValueError):
+            return {}
+    ranges = [range(sum(1 for t in groups[k] if t["refunded"]), len(groups[k]) + 1) for k in kinds]
+    if amount <= 0 or not kinds or _size(ranges) > 100_000:
+        return {}
+    fits = [n for n in itertools.product(*ranges) if sum(c * p for c, p in zip(n, prices, strict=True)) == amount]
+    if len(fits) > 1:
+        options = " or ".join(", ".join(f"{c} {k}" for c, k in zip(n, kinds, strict=True) if c) for n in fits)
+        raise NeedsReview(
+            f"order {order_id} was refunded {amount} in part, which tickets of more than one kind add up to: {options}."
+            f" Say which: synctool donations refunded-tickets {order_id} TICKET_ID..."
+        )
+    return dict(zip(kinds, fits[0], strict=True)) if fits else {}
+
+
+def _size(ranges: list[range]) -> int:
+    size = 1
+    for r in ranges:
+        size *= max(len(r), 1)
+    return size
+
+
+def decide(conn: sqlite3.Connection, order_id: str, ticket_ids: list[str]) -> dict[str, Any]:
+    """Staff's word on which tickets a refund of part of an order took back: they end, and the order's invitations
+    held for it run again (due now)."""
+    found = tickets.order(conn, SOURCE, order_id)
+    if found is None:
+        raise NotFound(f"no event order {order_id} is known", "synctool events show CAMPAIGN lists its orders")
+    held = {t["ticket_id"]: t for t in tickets.tickets_of(conn, SOURCE, [order_id])}
+    unknown = [t for t in ticket_ids if t not in held]
+    if unknown or not ticket_ids:
+        raise InvalidInput(
+            f"not tickets of order {order_id}: {', '.join(unknown) or '(none given)'}",
+            f"its tickets: {', '.join(sorted(held)) or '(none known)'}",
+        )
+    said = settings.cache_get(conn, REFUNDS, order_id) or {}
+    with store.atomic(conn):
+        ended = tickets.refund_tickets(conn, SOURCE, order_id, list(ticket_ids))
+        settings.cache_put(conn, REFUNDS, order_id, {**said, "decided": sorted(_decided(conn, order_id) | set(ticket_ids))})
+        released = jobs.release_held_of(conn, target="crm", entity_type="invitations", entity_id=order_id)
+        if not released:
+            queue(conn, order_id)
+    return {"order_id": order_id, "refunded": sorted(ticket_ids), "tickets_ended": ended, "released": released}
 
 
 # -- check-ins -----------------------------------------------------------------------------------------------
@@ -205,9 +393,34 @@ def read_checkins(conn: sqlite3.Connection, client: Any, campaign_ids: set[str])
         if gone and tickets.refund_tickets(conn, SOURCE, order_id, gone):
             changed += len(gone)
             touched.add(order_id)
+    # whichever read saw a check-in first (another event's, a refund's), one not yet written as attendance is due
+    touched |= unattended(conn, orders)
     for order_id in sorted(touched):
         queue(conn, order_id)
     return {"tickets_read": read, "tickets": kept, "changed": changed, "orders_queued": len(touched)}
+
+
+def unattended(conn: sqlite3.Connection, order_ids: set[str]) -> set[str]:
+    """The orders (of ``order_ids``) with a live checked-in ticket whose attendance synctool has not written: its
+    holder's invitation (the buyer's own, or the guest's) has no ``attended_on`` at the campaign's mapped event."""
+    due: set[str] = set()
+    for found in (tickets.order(conn, SOURCE, o) for o in sorted(order_ids)):
+        if found is None or found["refunded"]:
+            continue
+        mapped = tickets.event_of(conn, found["campaign_id"])
+        checked = [t for t in tickets.tickets_of(conn, SOURCE, [found["order_id"]]) if t["checked_in_at"] and not t["refunded"]]
+        if mapped is None or not checked:
+            continue
+        if not found["constituent_id"]:
+            due.add(found["order_id"])
+            continue
+        for ticket in checked:
+            key = "" if tickets.is_buyer(ticket, found) else f"{SOURCE}:{ticket['ticket_id']}"
+            row = invitations.recorded(conn, int(mapped["event_id"]), found["constituent_id"], key)
+            if row is None or row["state"] != "done" or not row["attended_on"]:
+                due.add(found["order_id"])
+                break
+    return due
 
 
 def _revoked(client: Any, ticket_id: str) -> bool:

@@ -196,16 +196,22 @@ class FakeGivebutter:
         amount: float | None = None,
         revoke: bool = True,
         at: datetime | str | None = None,
+        shape: str = "transaction",
     ) -> dict:
-        """Refund some of an order's tickets; returns ``refund.created`` data in the refund-object shape synctool
-        reads (``samples.givebutter_refund``: {id, transaction_id, amount, reason, created_at}), which names no
-        ticket: Givebutter publishes no refund schema and nothing recorded or documented says which tickets a
-        partial refund refunded (its help describes refunding a whole transaction, with the option to revoke its
-        tickets). So, as far as the reference allows: the transaction's one part stays unrefunded (its only refund
-        fields are ``refunded`` and ``refunded_at``, which would say the whole part), its ``updated_at`` moves, and
-        with ``revoke`` the tickets leave ``/v1/tickets`` (``revoked_tickets``). ``amount``: by default what those
-        tickets cost after the order's discount. Every ticket of the order: a whole refund
-        (``refund_transaction``)."""
+        """Refund some of an order's tickets as the reference describes a refund (A3.1): a sub-transaction
+        (``transactions[]``) ``refunded`` with ``refunded_at``, whose ``line_items`` name the refunded tickets' type
+        (``description``), count (``quantity``), ``price`` and ``total``. Every ticket of the order: its parts refunded
+        whole (``refund_transaction``). Some of them: those tickets' lines leave the order's part for a new refunded
+        part (the order's part keeps the rest, and the covered fee), and ``amount`` (by default what those tickets
+        cost after the order's discount) moves with them.
+
+        Not confirmed by any recording or document, and this fake's choice: that a partial refund splits a part so
+        (the reference names a part's refund fields and its line items, no recording shows a partial one), that the
+        refunded part carries no fee, and its id (ten digits, as a part's). ``refund.created`` data: Givebutter
+        publishes no schema; ``shape`` "transaction" (the default) returns the refunded transaction (what the
+        reference describes), "object" a refund object ({id, transaction_id, amount, reason, created_at}, which
+        names no ticket). With ``revoke`` (the refund dialog's "Item or ticket return") the tickets leave
+        ``/v1/tickets`` (``revoked_tickets``); how a revoked ticket shows in the API is not documented either."""
         txn = self.transactions[txn_id]
         held = {t["id"]: t for t in self.tickets_of(txn_id)}
         missing = [i for i in ticket_ids if i not in held]
@@ -217,11 +223,14 @@ class FakeGivebutter:
             self.refund_transaction(txn_id, revoke_tickets=revoke, at=when)
             self.refunds[-1].update(ticket_ids=list(ticket_ids), amount=paid)
         else:
+            self._split_refunded(txn, [held[i] for i in ticket_ids], paid, when)
             txn["updated_at"] = when
             if revoke:
                 for ticket_id in ticket_ids:
                     self.revoked_tickets[ticket_id] = self.tickets.pop(ticket_id)
             self.refunds.append({"transaction_id": txn_id, "ticket_ids": list(ticket_ids), "amount": paid, "at": when})
+        if shape == "transaction":
+            return json.loads(json.dumps(txn))
         return {
             "id": f"rf_{txn_id}_{len(self.refunds)}",
             "transaction_id": txn_id,
@@ -229,6 +238,42 @@ class FakeGivebutter:
             "reason": "item_return",
             "created_at": when,
         }
+
+    def _split_refunded(self, txn: dict, refunded: list[dict], paid: float, when: str) -> None:
+        """Move ``refunded`` tickets' line items from the order's unrefunded part to a new refunded part of ``paid``."""
+        part = next(p for p in txn["transactions"] if not p.get("refunded"))
+        counts: dict[tuple[str, float], int] = {}
+        for ticket in refunded:
+            kind = (str(ticket.get("title")), float(ticket.get("price") or 0))
+            counts[kind] = counts.get(kind, 0) + 1
+        kept, moved = [], []
+        for line in part["line_items"]:
+            described, quantity = str(line.get("description") or ""), int(line.get("quantity") or 1)
+            key = next(
+                (k for k, n in counts.items() if n and float(line.get("price") or 0) == k[1]
+                 and (described == k[0] or described.startswith(f"{k[0]} ("))),
+                None,
+            ) if line.get("subtype") == "ticket" else None  # fmt: skip
+            if key is None:
+                kept.append(line)
+                continue
+            take = min(counts[key], quantity)
+            counts[key] -= take
+
+            def share(name: str, n: int, line: dict = line, quantity: int = quantity) -> float | int:
+                return _num(round(float(line.get(name) or 0) * n / quantity, 2))
+
+            moved.append({**line, "quantity": take, "discount": share("discount", take), "total": share("total", take)})
+            if take < quantity:
+                left = quantity - take
+                kept.append({**line, "quantity": left, "discount": share("discount", left), "total": share("total", left)})
+        part["line_items"] = kept
+        rest = round(float(part["amount"]) - paid, 2)
+        part.update(amount=_num(rest), donated=_num(rest), payout=_num(round(float(part["payout"]) - paid, 2)))
+        txn["transactions"].append({
+            **part, "id": self._part_id(), "amount": _num(paid), "fee": 0, "fee_covered": 0, "donated": _num(paid),
+            "payout": _num(paid), "refunded": True, "refunded_at": when, "line_items": moved,
+        })  # fmt: skip
 
     def _id(self, n: int) -> str:
         """A Givebutter-looking id ("hD0G2jBhuVpUVJwg": letters and digits)."""

@@ -76,7 +76,9 @@ def covered(job: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal
 def refund(event: Event, job: Job) -> Outcome:
     found = read(event, job)
     outcome = refunds.run(job.refund_job(), found)
-    said = events.refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"))
+    data = event.payload.get("refund") or event.data
+    said = events.refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"),
+                           data if isinstance(data, dict) else None)  # fmt: skip
     if said:
         outcome.message = f"{outcome.message}; {said}"
     return outcome

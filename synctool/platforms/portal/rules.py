@@ -318,13 +318,26 @@ def level_for(job: Job, membership: dict[str, Any]) -> int:
     )
 
 
-def finish_before(start: str | None, existing_start: str | None) -> str:
+def finish_before(start: str, existing_start: str | None) -> str:
     """The day before the new membership starts, but never before the old one started (start-date-safe)."""
-    new_start = date.fromisoformat(start) if start else date.today()
-    finish = new_start - timedelta(days=1)
+    finish = date.fromisoformat(start[:10]) - timedelta(days=1)
     if existing_start:
         finish = max(finish, date.fromisoformat(existing_start[:10]))
     return finish.isoformat()
+
+
+def overlaps(current: dict[str, Any], start: str) -> bool:
+    """Whether a CRM membership still runs on the day a new one starts (no finish date: it runs on). Decided by
+    the two memberships' own dates, never by today's: a renewal synced late ends the old one the same way."""
+    finish = str(current.get("finish_date") or "")[:10]
+    return not finish or finish >= start[:10]
+
+
+def local_today(job: Job) -> str:
+    """Today in the organisation's time zone (``timezone:``; UTC when unset), from the runtime's clock."""
+    zone = gifts.zone(job.config.timezone)
+    now = job.rt.clock()
+    return (now.astimezone(zone) if zone else now).date().isoformat()
 
 
 @handler("portal", "membership")
@@ -336,7 +349,7 @@ def membership(event: webhook.Event, job: Job) -> Outcome:
     level_id = level_for(job, record)
     body = {
         "membership_level_id": level_id,
-        "date_start": record.get("start_date") or date.today().isoformat(),
+        "date_start": str(record.get("start_date") or local_today(job))[:10],
         "finish_date": record.get("renewal_date"),
         "note": f"portal membership {record['id']} ({record.get('level') or record.get('product_id') or 'level'}), "
         f"status {record.get('status')}, synced by synctool",
@@ -346,10 +359,9 @@ def membership(event: webhook.Event, job: Job) -> Outcome:
         crm.update_membership(record["crm_membership_id"], body)
         membership_id = record["crm_membership_id"]
     else:
-        today = date.today().isoformat()
         for current in crm.list_memberships(constituent_id):
-            if current.get("finish_date") and str(current["finish_date"])[:10] < today:
-                continue  # already over
+            if not overlaps(current, str(body["date_start"])):
+                continue  # over before the new one starts
             crm.update_membership(
                 current["id"],
                 {"finish_date": finish_before(str(body["date_start"]), str(current.get("date_start") or "") or None)},
