@@ -11,7 +11,7 @@ up-to-date database never imports).
 
 Run it in the project's virtualenv with the test extras installed, as CI has it: the goal is for that
 environment (the registry reads the installed distributions' entry points only when one of them may declare a
-platform, ``platforms._may_declare_platforms``).
+platform, ``platforms.registry._may_declare_platforms``).
 
     python bench/startup.py [--pairs 15]
 """

@@ -102,23 +102,26 @@ def test_a_platforms_settings_are_declared_on_it_and_found_by_settings(db, cli):
 
 
 def test_the_jobs_the_portal_runs_for_stripe_are_declared_and_drain_runs_them(env):
+    from synctool.ops.checks import jobs_unrun
     from tests.helpers import runtime
 
     portal = next(p for p in platforms.registered() if p.name == "portal")
     assert portal.handles == ("payments",) and platforms.runs_jobs_of("payments") is portal
-    assert platforms.jobs_unrun(runtime().config) == []
+    assert jobs_unrun(runtime().config) == []
     Path(env["SYNCTOOL_CONFIG"]).write_text("platforms: [stripe, givebutter]\n")
-    [(stripe, by)] = platforms.jobs_unrun(runtime().config)
+    [(stripe, by)] = jobs_unrun(runtime().config)
     assert (stripe.name, by.name) == ("stripe", "portal")
     # drain runs the handlers of the platforms in use, and the portal's for Stripe's jobs; none of another
     assert [p.name for p in platforms.running(runtime().config)] == ["givebutter", "stripe", "portal"]
 
 
 def test_the_entry_points_are_read_only_when_a_distribution_may_declare_a_platform(tmp_path, monkeypatch):
-    monkeypatch.setattr(platforms, "ENTRY_POINT_GROUP", "synctool.test-nobody-declares-this")
-    assert platforms._may_declare_platforms() is False
+    from synctool.platforms import registry
+
+    monkeypatch.setattr(registry, "ENTRY_POINT_GROUP", "synctool.test-nobody-declares-this")
+    assert registry._may_declare_platforms() is False
     found = tmp_path / "boxdesk-1.0.dist-info"
     found.mkdir()
     (found / "entry_points.txt").write_text("[synctool.test-nobody-declares-this]\nboxdesk = boxdesk:PLATFORM\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert platforms._may_declare_platforms() is True
+    assert registry._may_declare_platforms() is True

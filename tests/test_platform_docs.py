@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from synctool import platforms
-from synctool.platforms import Platform
+from synctool.platforms import Platform, contract
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "platforms.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -42,7 +41,7 @@ def hints() -> dict[str, Any]:
 
     found = {"Database": Database, "Config": Config, "Runner": Runner, "Expected": Expected, "Payout": Payout,
              "Check": Check, "Outcome": Outcome, "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime}  # fmt: skip
-    return typing.get_type_hints(Platform, globalns={**vars(platforms), **found})
+    return typing.get_type_hints(Platform, globalns={**vars(contract), **found})
 
 
 def parameters(signature: str) -> list[str]:

@@ -61,3 +61,19 @@ def test_the_reference_refresh_is_one_commit(db):
     counts = references.refresh(db, _Lists())
     assert len(commits) == 1 and counts["gift-fields"] == 2 and counts["tags"] == 0
     assert all(counts[kind] == 2 for kind in references.LISTS)
+
+
+def test_the_package_re_exports_every_name_its_callers_use():
+    """``store`` is a package of one idea a module; callers use ``store.<name>``, which ``store/__init__.py`` keeps."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    used = {
+        name
+        for folder in ("synctool", "tests", "bench")
+        for path in (root / folder).rglob("*.py")
+        for name in re.findall(r"(?<![\w.])store\.([A-Za-z]\w*)", path.read_text())
+    }
+    assert used - {"py"} <= set(store.__all__), used - {"py"} - set(store.__all__)
+    assert all(hasattr(store, name) for name in store.__all__)

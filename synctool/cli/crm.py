@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 from synctool.console import AsJson, Columns, action, ctx_obj, render, sub_app
+from synctool.crm import references
 
 app = sub_app(
     "The CRM (Little Green Light): connection, lists, mirror. Its connection and environment, the reference lists, "
@@ -12,7 +15,20 @@ app = sub_app(
 )
 
 
-def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
+#: the CRM's reference lists the cache holds, which `synctool crm list KIND` shows
+KINDS = (*references.LISTS, *references.CATEGORY_KINDS)
+
+
+@app.command("list")
+def list_kind(
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., help="the list: " + ", ".join(KINDS)),
+    as_json: AsJson = False,
+) -> None:
+    """List one of the CRM's reference lists as last cached (refresh them with `synctool crm refresh`).
+
+    Example: synctool crm list funds --json
+    """
     from synctool.ops.crm import reference
 
     data = reference(ctx_obj(ctx).db, kind)
@@ -34,31 +50,16 @@ def _show_list(ctx: typer.Context, kind: str, as_json: bool) -> None:
     )
 
 
-def _list_command(kind: str):
+def _older_name(kind: str) -> Callable[..., None]:
     def command(ctx: typer.Context, as_json: AsJson = False) -> None:
-        _show_list(ctx, kind, as_json)
+        list_kind(ctx, kind, as_json)
 
-    command.__doc__ = (
-        f"List the cached CRM {kind} (refresh with `synctool crm refresh`).\n\n    Example: synctool crm {kind} --json\n    "
-    )
+    command.__doc__ = f"List the cached CRM {kind} (refresh with `synctool crm refresh`).\n\nExample: synctool crm {kind} --json"
     return command
 
 
-for _kind in (
-    "funds",
-    "campaigns",
-    "appeals",
-    "gift-types",
-    "gift-categories",
-    "payment-types",
-    "membership-levels",
-    "relationship-types",
-    "groups",
-    "tags",
-    "gift-fields",
-    "events",
-):
-    app.command(_kind)(_list_command(_kind))
+for _kind in KINDS:  # `synctool crm funds` and the like, as before `crm list`: working, not listed
+    app.command(_kind, hidden=True)(_older_name(_kind))
 
 
 @app.command()

@@ -71,9 +71,9 @@ COMMANDS: dict[str, Command] = {
 
 def platform_commands() -> dict[str, Command]:
     """The commands the registered platforms add, each in the Platforms section."""
-    from synctool.platforms import command_groups
+    from synctool import platforms
 
-    return {name: Command(hook, PLATFORMS) for name, hook in command_groups().items()}
+    return {name: Command(hook, PLATFORMS) for p in platforms.registered() for name, hook in p.commands.items()}
 
 
 RootGroup.table = COMMANDS

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import typer
 
 from synctool.console import AsJson, blocks, ctx_obj, render
+
+if TYPE_CHECKING:
+    from synctool.runtime import Runtime
 
 
 def platforms(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -19,8 +24,6 @@ def platforms(ctx: typer.Context, as_json: AsJson = False) -> None:
 
     Example: synctool platforms
     """
-    from synctool.platforms import describe
-
     rows = describe(ctx_obj(ctx).rt)
 
     def heading(row: dict) -> str:
@@ -28,6 +31,48 @@ def platforms(ctx: typer.Context, as_json: AsJson = False) -> None:
 
     fields = ["credentials", "webhook", "commands", "settings", "can", "targets", "jobs_run_by", "turn_on"]
     render(rows, as_json, people=lambda rows: blocks(rows, heading, fields))
+
+
+def describe(rt: Runtime) -> list[dict[str, Any]]:
+    """One row per registered platform: its name and role, whether it is in use and, if so, whether its
+    credentials are set (never their values), its webhook route, commands and settings, what it can do, the
+    platform that runs its jobs when another does, and, when it is not in use, how to turn it on."""
+    from synctool.platforms import in_use, registered, runs_jobs_of, turn_on
+
+    rows = []
+    used = in_use(rt.config)
+    for p in registered():
+        unset = [name for name in p.secrets if not rt.secrets.source(name)]
+        if p not in used:
+            credentials = None
+        else:
+            credentials = "set" if not unset else "missing: " + ", ".join(unset)
+        can = {
+            "poll": p.poll is not None,
+            "heal": p.missed is not None,
+            "reconcile": p.expected is not None,
+            "payouts": p.payouts is not None,
+            "backfill": p.backfill,
+            "webhook registration": p.registration is not None,
+            "connection test": bool(p.client and p.client.probe),
+        }
+        rows.append(
+            {
+                "name": p.name,
+                "role": p.role,
+                "in_use": p in used,
+                "credentials": credentials,
+                "webhook": f"/webhooks/{p.webhook.role}" if p.webhook else None,
+                "commands": ", ".join(p.commands) or None,
+                "settings": ", ".join(setting.name for setting in p.settings) or None,
+                "can": ", ".join(k for k, v in can.items() if v) or None,
+                "targets": ", ".join(t.name for t in p.targets) or None,
+                "jobs_run_by": by.name if (by := runs_jobs_of(p.role)) is not None else None,
+                "secrets": ", ".join(p.secrets) or None,
+                "turn_on": None if p in used else turn_on(rt.config, p),
+            }
+        )
+    return rows
 
 
 def demo(as_json: AsJson = False) -> None:

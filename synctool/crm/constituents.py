@@ -22,6 +22,7 @@ from synctool.crm import mirror
 from synctool.crm.client import CrmClient
 from synctool.crm.mirror import normalize_email
 from synctool.errors import RemoteError, UncertainWrite
+from synctool.queue import unit
 
 LINKS = "email_link"
 
@@ -132,8 +133,10 @@ def match_or_create(
         known = linked(conn, person.email)
         if known:
             return known, False
-    # one person at a time: two jobs for a new donor must not both create her
-    with store.named_lock(conn, [f"person:{person.key or person.last_name}"]):
+    work = unit.of(conn)
+    # one person at a time: two jobs for a new donor must not both create her (the lock commits, in a job, at the
+    # point before the first request that follows: the mirror's refresh, or the create)
+    with work.lock([f"person:{person.key or person.last_name}"]):
         if use_link:
             known = linked(conn, person.email)
             if known:
@@ -150,7 +153,7 @@ def match_or_create(
         if found is None:
             found = _create(crm, conn, person, defaults, page_size)
         constituent_id = str(found["id"])
-        with store.atomic(conn):
+        with work.gather():
             link(conn, person.email, constituent_id)
         return constituent_id, created
 
@@ -159,6 +162,8 @@ def _create(
     crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, page_size: int
 ) -> dict[str, Any]:
     body = create_body(person, defaults)
+    work = unit.of(conn)
+    work.commit("before constituent create")  # the person's lock (and the refreshed mirror) first
     try:
         created = crm.create_constituent(body)
     except UncertainWrite:
@@ -167,8 +172,10 @@ def _create(
         found = lookup(conn, person)
         if found is not None:
             return found
+        work.commit("before constituent create")
         created = crm.create_constituent(body)
-    with store.atomic(conn):
+    # what the CRM answered commits at the job's next point (before its gift's create)
+    with work.gather():
         # LGL answers a create with the whole record; the body's contacts stand in for any it leaves out
         mirror.put(conn, {**{k: v for k, v in body.items() if k in mirror.CONTACT_LISTS}, **created})
     return created
@@ -207,7 +214,7 @@ def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, em
         if not is_gone(exc):
             raise
         constituent = None
-    with store.atomic(conn):
+    with unit.of(conn).gather():
         if constituent is None:
             mirror.forget(conn, constituent_id)
         else:

@@ -5,7 +5,8 @@ processes, renewed with the job's lease) while it reads the ledger and writes, s
 same gift waits, then finds the first one's result in the ledger and spends no request.
 
 The ``crm_writes`` ledger records the intent (``pending``) before the POST and the CRM's gift id
-(``done``) after it. A ``done`` entry costs no request. A POST whose answer was lost (a timeout, a dropped
+(``done``) after it: in a job, the lock and ``pending`` commit at the job's point ``before gift create`` and
+``done`` (or ``unconfirmed``) with the lock let go at ``after gift create`` (``queue.unit``). A ``done`` entry costs no request. A POST whose answer was lost (a timeout, a dropped
 connection, a 5xx after sending) is ``unconfirmed``: the job waits ``crm.confirm_after_s`` (a slow CRM may
 store the gift after the client gave up, and its search may lag its writes), then searches by external id
 and POSTs again only if the CRM still has no such gift. A ``pending`` entry (a crash mid-POST) is treated
@@ -24,6 +25,7 @@ from synctool import store
 from synctool.crm.client import CrmClient
 from synctool.errors import RemoteError, Skip, StoreUnavailable, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
+from synctool.queue import unit
 from synctool.queue.jobs import Outcome
 from synctool.timeutil import age_s, parse_iso
 
@@ -70,7 +72,7 @@ def _mark(
     CRM's gift now holds (what a later refund checks a person has not changed); ``error`` is why an
     ``unconfirmed`` write is uncertain."""
     amount, deductible = (None, None) if amounts is None else (money(amounts[0]), money(amounts[1]))
-    with store.atomic(conn):
+    with unit.of(conn).gather():
         conn.execute(
             "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible, error)"
             " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?, ?)"
@@ -155,16 +157,21 @@ def create_once(
     """The CRM gift id for ``body['external_id']`` and whether this call created it. Raises ``Wait`` while
     another job writes the same gift, or while a lost answer is not yet due to be confirmed."""
     external_id = body["external_id"]
+    work = unit.of(conn)
     try:
-        with store.named_lock(conn, [f"gift:{external_id}"], wait_s=5):
-            return _create_once(crm, conn, constituent_id, body, job_id, force_lookup, confirm_after_s)
+        with work.lock([f"gift:{external_id}"], wait_s=5):
+            found, created = _create_once(crm, conn, work, constituent_id, body, job_id, force_lookup, confirm_after_s)
     except StoreUnavailable:
         raise Wait(f"another job is writing gift {external_id}; waiting for it", retry_after=5) from None
+    if created:
+        work.commit("after gift create")  # the ledger's done, the lock let go
+    return found, created
 
 
 def _create_once(
     crm: CrmClient,
     conn: sqlite3.Connection,
+    work: unit.Unit,
     constituent_id: str,
     body: dict[str, Any],
     job_id: str | None,
@@ -182,16 +189,19 @@ def _create_once(
         if due > 0:
             raise Wait(f"gift {external_id} sent, waiting to confirm (searching the CRM for it in {due:.0f} s)", retry_after=due)
     if entry is not None or force_lookup:
+        work.commit("before gift search")  # the lock, before the search the next write depends on
         found = _adopt(crm, conn, external_id, job_id)
         if found is not None:
             return found, False
         if entry is not None and entry["state"] == "unconfirmed":
             _confirmed_absent(conn, entry)
     _mark(conn, external_id, "pending", job_id=job_id)
+    work.commit("before gift create")  # the lock and the intent, before the write they guard
     try:
         gift = crm.create_gift(constituent_id, body)
     except UncertainWrite as exc:
         _mark(conn, external_id, "unconfirmed", job_id=job_id, error=str(exc))
+        work.commit("after gift create")
         raise Wait(
             f"gift {external_id} sent, waiting to confirm (the CRM's answer was lost: {exc}); "
             f"searching the CRM for it in {confirm_after_s:.0f} s",
@@ -203,7 +213,7 @@ def _create_once(
             if found is not None:
                 return found, False
         # the CRM answered and refused: nothing was created, so no open intent is left to confirm
-        with store.atomic(conn):
+        with work.gather():
             conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'pending'", (external_id,))
         raise
     received = body["received_amount"]
@@ -215,7 +225,7 @@ def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
     """The search found no gift for a write whose answer was lost: that write failed. It is a failed attempt
     with the CRM's own error (so a CRM that refuses every POST fails the job after ``max_attempts``, one
     POST and one search each), and the next attempt writes afresh."""
-    with store.atomic(conn):
+    with unit.of(conn).gather():
         conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'unconfirmed'", (entry["key"],))
     waited = age_s(entry["updated_at"]) or 0.0
     raise TransientError(
@@ -250,13 +260,13 @@ def for_person(
     except RemoteError as exc:
         if not is_gone(exc):
             raise
-        with store.atomic(conn):
+        with unit.of(conn).gather():
             unlink(conn, person.email)
             mirror.forget(conn, constituent_id)
         constituent_id, _ = match(person, use_link=False)
         gift_id, created = create_once(
             crm, conn, constituent_id, body, job_id=job_id, force_lookup=True, confirm_after_s=confirm_after_s
         )
-    with store.atomic(conn):
+    with unit.of(conn).gather():  # commits at the job's end, with its row
         jobs.record_crm_ids(conn, job_id, constituent_id=constituent_id, gift_id=gift_id)
     return constituent_id, gift_id, created

@@ -29,6 +29,7 @@ from typing import Any
 from synctool import store
 from synctool.crm.client import CrmClient
 from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
+from synctool.queue import unit
 from synctool.timeutil import age_s
 
 #: LGL's RSVP codes (Invitations_Post_Invitations_CreateBody: 1 Yes, 2 No, 3 Maybe, 4 Unknown; 0 in the examples
@@ -101,7 +102,7 @@ class Writer:
         """Write what ``build()`` says the CRM should hold for one constituent at one event; it is built under the
         constituent's lock, so a job that waited for it writes the orders recorded meanwhile too."""
         try:
-            with store.named_lock(self.conn, [f"invitation:{event_id}:{constituent_id}"], wait_s=5):
+            with unit.of(self.conn).lock([f"invitation:{event_id}:{constituent_id}"], wait_s=5):
                 return self._write(build())
         except StoreUnavailable:
             raise Wait(f"another job is writing {constituent_id}'s invitation; waiting for it", retry_after=5) from None

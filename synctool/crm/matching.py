@@ -32,6 +32,7 @@ from typing import Any
 from synctool import settings, store
 from synctool.crm import mirror
 from synctool.errors import Conflict, InvalidInput, NeedsReview, NotFound
+from synctool.queue import unit
 
 POLICIES = ("review", "auto", "email")
 #: the run-time setting that wins over ``donors.matching``
@@ -262,7 +263,7 @@ def hold(conn: sqlite3.Connection, job: Any, person: Any, found: list[Candidate]
         "status": "pending",
         "created_at": store.iso(),
     }
-    with store.atomic(conn):
+    with unit.of(conn).gather():  # in a job: committed at its end, with the job held
         if known is not None:
             conn.execute("UPDATE donor_matches SET candidates = ?, why = ? WHERE id = ?", (row["candidates"], why, known[0]))
             return int(known[0])

@@ -27,6 +27,7 @@ from typing import Any
 
 from synctool import store
 from synctool.crm.client import CrmClient
+from synctool.queue import unit
 from synctool.timeutil import age_s, parse_iso
 
 EPOCH = "1970-01-01T00:00:00Z"
@@ -132,7 +133,7 @@ def forget(conn: sqlite3.Connection, constituent_id: Any) -> None:
 
 def refresh(crm: CrmClient, conn: sqlite3.Connection, *, full: bool = False, page_size: int = 250) -> dict[str, Any]:
     """Load what changed in the CRM since the watermark (everything when ``full`` or never loaded)."""
-    with store.named_lock(conn, [LOCK]):
+    with unit.of(conn).lock([LOCK]):
         return _load(crm, conn, full=full, page_size=page_size)
 
 
@@ -147,16 +148,20 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
         since = (parsed - OVERLAP).strftime(WATERMARK_FORMAT)
     newest = parse_iso(watermark) if not full else None
     requests = rows = 0
+    work = unit.of(conn)
+    # in a job: the lock first; then each page but the last commits as the next page is asked for (the client
+    # commits what is gathered before it sends), the last with what the job does next
+    work.commit("before mirror refresh")
     for items in crm.constituents_updated_since(since, page_size=page_size):
         requests += 1
-        with store.atomic(conn):
+        with work.gather():
             for record in items:
                 put(conn, record)
                 moment = parse_iso(record.get("updated_at"))
                 if moment is not None and (newest is None or moment > newest):
                     newest = moment
         rows += len(items)
-    with store.atomic(conn):
+    with work.gather():  # with the last page, at the job's next point
         if full:  # whatever the full load did not see is no longer an active constituent
             conn.execute("DELETE FROM crm_constituents WHERE mirrored_at < ?", (started_iso,))
         conn.execute(
@@ -182,7 +187,7 @@ def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_s
     of this run). Returns what the refresh did, or None when the mirror was fresh enough."""
     if (_state(conn, "refreshed_at") or "") >= since:
         return None
-    with store.named_lock(conn, [LOCK]):
+    with unit.of(conn).lock([LOCK]):
         if (_state(conn, "refreshed_at") or "") >= since:  # another worker refreshed while we waited
             return None
         return _load(crm, conn, full=False, page_size=page_size)

@@ -12,6 +12,7 @@ from typing import Any
 
 from synctool import settings, store
 from synctool.errors import InvalidInput, RemoteError, one_of
+from synctool.queue import unit
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
 LISTS = {
@@ -92,7 +93,7 @@ def ensure_gift_field_value(conn: sqlite3.Connection, crm: Any, field: dict[str,
     if offered(field):
         return
     key = f"{int(field['id']):012d}"
-    with store.named_lock(conn, [f"gift-field:{field['id']}"], wait_s=30):
+    with unit.of(conn).lock([f"gift-field:{field['id']}"], wait_s=30):
         field = settings.cache_get(conn, "crm:gift-fields", key) or field
         if offered(field):  # another job added it while this one waited
             return

@@ -32,7 +32,7 @@ from synctool import settings, store
 from synctool.crm import currency, gifts, soft_credits
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
-from synctool.queue import jobs, log
+from synctool.queue import jobs, log, unit
 from synctool.timeutil import age_s
 
 POLICIES = ("adjust", "delete", "flag")
@@ -96,7 +96,7 @@ def refunded_so_far(conn: sqlite3.Connection, gift_external_id: str) -> Decimal:
 
 def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | None, **fields: Any) -> None:
     now = store.iso()
-    with store.atomic(conn):
+    with unit.of(conn).gather():
         existing = recorded(conn, refund.key)
         store.database(conn).table("refunds").upsert(
             {
@@ -164,7 +164,7 @@ def apply(job: RefundJob, refund: Refund) -> str:
             f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
         )
     try:
-        with store.named_lock(job.conn, [f"gift:{refund.gift_external_id}"], wait_s=5):
+        with unit.of(job.conn).lock([f"gift:{refund.gift_external_id}"], wait_s=5):
             return _apply(job, refund, done)
     except StoreUnavailable:
         raise Wait(f"another job is writing gift {refund.gift_external_id}; the refund waits for it", retry_after=5) from None
@@ -182,7 +182,7 @@ def still_patient(job: RefundJob) -> bool:
 
 
 def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None) -> Wait:
-    with store.atomic(job.conn):
+    with unit.of(job.conn).gather():
         _save(job.conn, refund, "waiting", job.job_id, reason=why)
         # the gift's job finishing wakes jobs that share its external id
         jobs.learn_external_id(job.conn, job.job_id, refund.gift_job_external_id or refund.gift_external_id)
@@ -193,7 +193,7 @@ def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None
 
 
 def _flag(job: RefundJob, refund: Refund, why: str, **fields: Any) -> PermanentError:
-    with store.atomic(job.conn):
+    with unit.of(job.conn).gather():
         _save(job.conn, refund, "flagged", job.job_id, reason=why, **fields)
         if fields.get("crm_gift_id"):  # the sync log links the record to the gift a person should look at
             jobs.record_crm_ids(job.conn, job.job_id, gift_id=fields["crm_gift_id"])
@@ -259,7 +259,7 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
             if exc.status != 404:
                 raise
             if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
-                with store.atomic(conn):
+                with unit.of(conn).gather():
                     gifts.record_deleted(conn, ext)
                 return _finish(job, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
             raise _flag(job, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
@@ -304,13 +304,14 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
         amount_after=str(after),
         policy=applied,
     )
+    unit.of(conn).commit("before refund write")  # the intent, before the write
     if deleting:
         try:
             crm.delete_gift(gift_id)
         except RemoteError as exc:
             if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
                 raise
-        with store.atomic(conn):
+        with unit.of(conn).gather():
             gifts.record_deleted(conn, ext)
     else:
         line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
@@ -321,7 +322,8 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
 
 
 def _finish(job: RefundJob, refund: Refund, gift_id: str, before: Any, after: Decimal, deductible: Decimal, applied: str) -> str:
-    with store.atomic(job.conn):
+    work = unit.of(job.conn)
+    with work.gather():
         if applied != "delete":
             gifts.record_amounts(job.conn, refund.gift_external_id, after, deductible)
         _save(
@@ -335,6 +337,7 @@ def _finish(job: RefundJob, refund: Refund, gift_id: str, before: Any, after: De
             policy=applied,
             reason=None,
         )
+    work.commit("after refund write")
     verb = "deleted" if applied == "delete" else f"{_dollars(before)} -> {_dollars(after)}"
     followed = soft_credits.follow(job.crm, job.conn, refund.gift_external_id)  # its soft credits, by the same policy
     return f"{refund.words} of {_dollars(refund.amount)}: CRM gift {gift_id} {verb} ({applied.split(' ')[0]})" + "".join(

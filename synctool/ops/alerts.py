@@ -7,7 +7,7 @@ import logging
 import sqlite3
 import ssl
 from datetime import timedelta
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from synctool import platforms, settings
 from synctool.errors import ConfigError, InvalidInput, SyncError
@@ -117,17 +117,66 @@ def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]
 SUMMARY_LIMIT = 25
 
 
-def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: bool = True) -> dict[str, Any]:
+class Summary(TypedDict):
+    """The daily summary: what it counted, and the e-mail it makes of them (``subject``, ``text``, ``html``)."""
+
+    year_end: dict[str, Any] | None
+    donor_changes_pending: int
+    donor_matches_pending: int
+    refunds: dict[str, Any]
+    plans: list[dict[str, Any]]
+    hours: int
+    since: str
+    per_source: dict[str, dict[str, Any]]
+    open_failures: int
+    failures: list[dict[str, Any]]
+    crm_requests_spent: int
+    crm_budget: dict[str, Any]
+    freshness: list[dict[str, str]]
+    subject: NotRequired[str]
+    text: NotRequired[str]
+    html: NotRequired[str]
+    sent: NotRequired[bool]
+    recipients: NotRequired[int]
+
+
+#: doctor's rows the summary repeats (and each ``deliveries <source>`` one)
+FRESHNESS = ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
+
+
+def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: bool = True) -> Summary:
     """The daily summary: per source over the last ``hours``, what succeeded, was skipped, failed, or was
     recovered by the backup poll; the failures still needing action, each with its command; the CRM
     requests spent and the budget left; and the freshness checks of ``doctor``. Sent as plain text and
     HTML unless ``send`` is false. Holds counts, ids and error messages, never a secret."""
-    from html import escape
+    report = _counted(conn, rt, hours)
+    totals = {
+        k: sum(v[k] or 0 for v in report["per_source"].values())
+        for k in ("succeeded", "skipped", "failed", "recovered_by_poll", "pending")
+    }
+    open_count = report["open_failures"]
+    subject = f"synctool daily summary: {totals['succeeded']} synced, {totals['failed']} failed" + (
+        f", {open_count} need attention" if open_count else ""
+    )
+    text = "\n".join([subject, *_text_lines(report)]) + "\n"
+    html = _html(report, subject)
+    report["subject"], report["text"], report["html"], report["sent"] = subject, text, html, False
+    if send:
+        to = recipients(conn)
+        if not to:
+            raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
+        send_mail(rt, to, subject, text, html)
+        report["sent"], report["recipients"] = True, len(to)
+    return report
 
-    from synctool import store
+
+def _counted(conn: sqlite3.Connection, rt: Runtime, hours: int) -> Summary:
+    """What the summary counts over the last ``hours``."""
+    from synctool import store  # here, not at the top: cron's idle drain imports this module and sends nothing
     from synctool.crm import donor_changes, matching
     from synctool.crm import environment as crm_environment
     from synctool.ops import refunds as refund_ops
+    from synctool.ops import year_end
     from synctool.ops.checks import doctor
 
     since = store.iso(store.utcnow() - timedelta(hours=hours))
@@ -137,12 +186,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     open_count = log.open_failures(conn)
     spent = log.crm_requests_since(conn, since)
     budget = crm_environment.budget(rt)
-    freshness = [
-        c
-        for c in doctor(conn, rt)
-        if c["check"] in ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
-        or c["check"].startswith("deliveries ")
-    ]
+    freshness = [c for c in doctor(conn, rt) if c["check"] in FRESHNESS or c["check"].startswith("deliveries ")]
     for failure in open_failures:
         failure["fix"] = (
             f"synctool syncs show {failure['id']}; fix the cause, then synctool jobs retry {failure['id']} "
@@ -152,11 +196,8 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
     donor_news = donor_changes.pending_count(conn)
     held = matching.pending_count(conn)
-    from synctool.ops import year_end
-
-    statements = year_end.season(conn, rt)
-    report = {
-        "year_end": statements,
+    return {
+        "year_end": year_end.season(conn, rt),
         "donor_changes_pending": donor_news,
         "donor_matches_pending": held,
         "refunds": refunds,
@@ -171,43 +212,50 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         "freshness": freshness,
     }
 
-    totals = {
-        k: sum(v[k] or 0 for v in per_source.values()) for k in ("succeeded", "skipped", "failed", "recovered_by_poll", "pending")
-    }
-    subject = f"synctool daily summary: {totals['succeeded']} synced, {totals['failed']} failed" + (
-        f", {open_count} need attention" if open_count else ""
-    )
-    lines = [subject, "", f"Last {hours} h (since {since}):"]
-    for source, row in per_source.items():
+
+def _text_lines(report: Summary) -> list[str]:
+    """The plain-text summary after its subject line."""
+    hours, since, budget = report["hours"], report["since"], report["crm_budget"]
+    lines = ["", f"Last {hours} h (since {since}):"]
+    for source, row in report["per_source"].items():
         lines.append(
             f"  {source:<10} {row['succeeded'] or 0} succeeded, {row['skipped'] or 0} skipped, "
             f"{row['failed'] or 0} failed, {row['recovered_by_poll'] or 0} recovered by poll, "
             f"{row['pending'] or 0} waiting"
         )
-    if not per_source:
+    if not report["per_source"]:
         lines.append("  nothing arrived")
     lines += [
         "",
-        f"CRM requests spent by sync jobs: {spent}; this window: {budget['used_in_window']} of synctool's "
-        f"{budget['limit']} (the account allows {budget['account_limit']} per {budget['window_s']:g} s), "
+        f"CRM requests spent by sync jobs: {report['crm_requests_spent']}; this window: {budget['used_in_window']} of "
+        f"synctool's {budget['limit']} (the account allows {budget['account_limit']} per {budget['window_s']:g} s), "
         f"{budget['remaining']} left",
         "",
         "Health:",
     ]
     lines += [
-        f"  {c['status'].upper():<5} {c['check']}: {c['detail']}" + (f" -> {c['fix']}" if c["fix"] else "") for c in freshness
+        f"  {c['status'].upper():<5} {c['check']}: {c['detail']}" + (f" -> {c['fix']}" if c["fix"] else "")
+        for c in report["freshness"]
     ]
-    lines += [
+    return lines + _failure_lines(report) + _refund_lines(report["refunds"]) + _follow_up_lines(report)
+
+
+def _failure_lines(report: Summary) -> list[str]:
+    open_count, failures = report["open_failures"], report["failures"]
+    lines = [
         "",
-        f"Failures needing action: {open_count}"
-        + (f" (the newest {len(open_failures)})" if open_count > len(open_failures) else ""),
+        f"Failures needing action: {open_count}" + (f" (the newest {len(failures)})" if open_count > len(failures) else ""),
     ]
-    for f in open_failures:
+    for f in failures:
         lines += [
             f"  - {f['source']} {f['entity_type']} {f['entity_id']} ({f['external_id'] or 'no external id'}): {f['last_error']}",
             f"    {f['fix']}",
         ]
-    lines += [
+    return lines
+
+
+def _refund_lines(refunds: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         f"Refunds: {refunds['applied']} applied (${refunds['amount_applied']}), {refunds['waiting']} waiting for "
         f"their gift, {refunds['flagged']} flagged, {refunds['skipped']} skipped",
@@ -216,8 +264,15 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         f"  - {r['state']}: {r['source']} refund {r['refund_id']} of ${r['amount']} on {r['gift_external_id']}: {r['reason'] or ''}"
         for r in refunds["attention"]
     ]
-    if donor_news:
-        lines += ["", f"Donor records: {donor_news} proposed change(s) to review: synctool donors changes"]
+    return lines
+
+
+def _follow_up_lines(report: Summary) -> list[str]:
+    """Donor changes to review, the year-end statements in their season, gifts held for review, plans to follow."""
+    lines = []
+    if report["donor_changes_pending"]:
+        lines += ["", f"Donor records: {report['donor_changes_pending']} proposed change(s) to review: synctool donors changes"]
+    statements = report["year_end"]
     if statements is not None:
         year = statements["year"]
         if statements["checked_at"] is None:
@@ -225,23 +280,29 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         else:
             lines += ["", f"Year-end {year}: {statements['blockers']} blocker(s) at the last check ({statements['checked_at'][:16]}): "
                       f"synctool year-end check {year}"]  # fmt: skip
-    if held:
-        lines += ["", f"Gifts held for review: {held}, each from a donor who may be a known constituent under a new "
-                  "e-mail: synctool donors matches"]  # fmt: skip
-    if plans:
+    if report["donor_matches_pending"]:
+        lines += ["", f"Gifts held for review: {report['donor_matches_pending']}, each from a donor who may be a known "
+                  "constituent under a new e-mail: synctool donors matches"]  # fmt: skip
+    if report["plans"]:
         lines += ["", "Recurring plans to follow up (a call to the donor may save them):"]
-        lines += [f"  - {p['message']}" for p in plans]
-    text = "\n".join(lines) + "\n"
+        lines += [f"  - {p['message']}" for p in report["plans"]]
+    return lines
 
+
+def _html(report: Summary, subject: str) -> str:
+    """The HTML summary: every value from the database escaped."""
+    from html import escape
+
+    refunds, plans, budget = report["refunds"], report["plans"], report["crm_budget"]
     rows = "".join(
         f"<tr><td>{escape(s)}</td><td>{r['succeeded'] or 0}</td><td>{r['skipped'] or 0}</td>"
         f"<td>{r['failed'] or 0}</td><td>{r['recovered_by_poll'] or 0}</td><td>{r['pending'] or 0}</td></tr>"
-        for s, r in per_source.items()
+        for s, r in report["per_source"].items()
     )
     failures = "".join(
         f"<li><b>{escape(f['source'])} {escape(f['entity_type'])} {escape(f['entity_id'])}</b>: "
         f"{escape(f['last_error'] or '')}<br><code>{escape(f['fix'])}</code></li>"
-        for f in open_failures
+        for f in report["failures"]
     )
     refund_items = "".join(
         f"<li>{escape(r['state'])}: {escape(r['source'])} refund {escape(r['refund_id'])} of ${escape(r['amount'])} on "
@@ -249,23 +310,17 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
         for r in refunds["attention"]
     )
     plan_items = "".join(f"<li>{escape(p['message'] or '')}</li>" for p in plans)
-    health = "".join(f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in freshness)
-    html = (
-        f"<html><body><h2>{escape(subject)}</h2><p>Last {hours} h (since {escape(since)})</p>"
+    health = "".join(
+        f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in report["freshness"]
+    )
+    return (
+        f"<html><body><h2>{escape(subject)}</h2><p>Last {report['hours']} h (since {escape(report['since'])})</p>"
         "<table border=1 cellpadding=4><tr><th>source</th><th>succeeded</th><th>skipped</th><th>failed</th>"
         f"<th>recovered by poll</th><th>waiting</th></tr>{rows}</table>"
-        f"<p>CRM requests spent by sync jobs: {spent}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
-        f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {open_count}</h3><ul>{failures}</ul>"
+        f"<p>CRM requests spent by sync jobs: {report['crm_requests_spent']}; {budget['remaining']} of {budget['limit']} left in this window.</p>"
+        f"<h3>Health</h3><ul>{health}</ul><h3>Failures needing action: {report['open_failures']}</h3><ul>{failures}</ul>"
         f"<h3>Refunds</h3><p>{refunds['applied']} applied (${escape(refunds['amount_applied'])}), {refunds['waiting']} "
         f"waiting, {refunds['flagged']} flagged, {refunds['skipped']} skipped</p><ul>{refund_items}</ul>"
         + (f"<h3>Recurring plans to follow up</h3><ul>{plan_items}</ul>" if plans else "")
         + "</body></html>"
     )
-    report.update(subject=subject, text=text, html=html, sent=False)
-    if send:
-        to = recipients(conn)
-        if not to:
-            raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
-        send_mail(rt, to, subject, text, html)
-        report.update(sent=True, recipients=len(to))
-    return report

@@ -17,7 +17,7 @@ from synctool.runtime import Runtime
 
 
 def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, Any]]:
-    from synctool.ops.checks import cron_runs
+    from synctool.ops.health import cron_runs
 
     return [{**run, "age_s": None if run["age_s"] is None else round(run["age_s"])} for run in cron_runs(conn, rt).values()]
 

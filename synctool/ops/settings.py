@@ -1,14 +1,19 @@
-"""The core's operator settings (spec: Settings table): each validates its input and returns the current
-value. A platform's own settings live in its package and are declared on it (``Platform.settings``)."""
+"""The core's operator settings (spec: Settings table), each a ``Setting`` row as a platform's own are
+(``Platform.settings``): `synctool settings NAME` serves both alike. Each operation below validates its
+input and returns the current value."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any, Literal
 
 from synctool import settings, store
 from synctool.crm import donor_changes
 from synctool.crm import soft_credits as soft
+from synctool.ops.crm import EnvironmentBody, set_environment
+from synctool.ops.refunds import PolicyBody, refund_policy
+from synctool.platforms import Setting
 from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
@@ -71,3 +76,65 @@ def donor_updates(conn: sqlite3.Connection, rt: Runtime, body: DonorUpdatesBody 
         with store.atomic(conn):
             settings.put(conn, donor_changes.SETTING, body.policy)
     return {"policy": donor_changes.policy(conn, rt.config)}
+
+
+#: what each core setting decides (its command's summary), then whatever else a person should know
+REFUND_POLICY = """Show or set what a platform's refund does to its CRM gift.
+
+adjust (the default): lower the gift's
+received and deductible amounts by the refund (to 0 for a full refund) and note it; delete: delete a
+wholly refunded gift (a partial refund is adjusted); flag: change nothing, the record fails as "needs
+attention" naming the gift and the amount. Overrides the config's refunds.policy."""
+SOFT_CREDITS = """Show or switch soft credits for peer-to-peer fundraisers.
+
+On (the default), a gift made on a peer-to-peer fundraiser's page also
+gives the fundraiser a Soft Credit gift in the CRM (linked to the donor's gift, not money: it never
+counts in reconcile). A fundraiser the CRM does not know is created only with
+soft_credits.create_fundraisers; otherwise the gift's note names them. Overrides soft_credits.enabled."""
+DONOR_MATCHING = """Show or set what a gift from a known donor under a new e-mail does.
+
+That is a gift whose e-mail is in no constituent, when its donor matches one by name
+(nicknames and small typos) and by street address with postal code, or phone: review (the default): the
+gift waits for a person (`synctool donors matches`); auto: it goes to that constituent, said in the sync
+log, and the new e-mail becomes a proposed donor change (two candidates always wait); email: a new
+constituent (the e-mail match alone). A name alone never matches. Overrides donors.matching."""
+DONOR_UPDATES = """Show or set what a known donor's new e-mail, phone or address becomes.
+
+One the CRM constituent lacks becomes, with review (the default): a proposed change for `synctool donors changes`; add: added at once as a
+non-preferred contact point (one CRM request each); off: dropped. Names are never changed. Overrides
+donors.updates."""
+#: the alert recipients of the help's example
+RECIPIENTS = "ops@example.org treasurer@example.org"
+
+#: an operation of the core's: ``(conn, rt, body or None)`` -> the value after the change, if any
+Operation = Callable[[sqlite3.Connection, Runtime, Any], dict[str, Any]]
+
+
+def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
+    """The core's settings as ``Setting`` rows, in the order `synctool settings` lists them, as each platform
+    declares its own. A value falls back on the config, so a row reads and writes with ``runtime()``, asked
+    for when the row is used (the CLI's: the running command's; a server's: its own)."""
+
+    def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            return op(conn, runtime(), None)
+
+        def write(conn: sqlite3.Connection, given: Any) -> dict[str, Any]:
+            return op(conn, runtime(), given)
+
+        return Setting(name, help, lambda: body, read, write, example=example)
+
+    def environment(conn: sqlite3.Connection, rt: Runtime, body: Any) -> dict[str, Any]:
+        return {"environment": set_environment(conn, rt, body)["environment"]}
+
+    def recipients(conn: sqlite3.Connection, rt: Runtime, body: Any) -> dict[str, Any]:
+        return alert_recipients(conn, body)
+
+    return (
+        row("crm-environment", "Show or switch the CRM environment.", EnvironmentBody, environment, "sandbox"),
+        row("alert-recipients", "Show or set who gets the failure digest e-mail.", RecipientsBody, recipients, RECIPIENTS),
+        row("refund-policy", REFUND_POLICY, PolicyBody, refund_policy, "delete"),
+        row("soft-credits", SOFT_CREDITS, SoftCreditsBody, soft_credits, "off"),
+        row("donor-matching", DONOR_MATCHING, DonorMatchingBody, donor_matching, "auto"),
+        row("donor-updates", DONOR_UPDATES, DonorUpdatesBody, donor_updates, "add"),
+    )

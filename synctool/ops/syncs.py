@@ -214,14 +214,20 @@ def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str
 JOB_VIEWS = {"all": None, "pending": ("queued", "running"), "failed": ("failed",)}
 
 
+def job_targets() -> tuple[str, ...]:
+    """Every job target: those drain runs (``platforms.drained_targets``), and those the spec leaves to processors
+    of their own."""
+    from synctool import platforms  # here: listing the sync log loads no platform
+
+    return platforms.drained_targets() + tuple(t for t in jobs.TARGETS if t != "crm")
+
+
 def list_jobs(
     conn: sqlite3.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
     """The queue view of the admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
-    from synctool import platforms
-
-    one_of(target, platforms.job_targets(), "target")
+    one_of(target, job_targets(), "target")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
     return log.view(conn, statuses=JOB_VIEWS[status], target=target, limit=limit)

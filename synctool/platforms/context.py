@@ -1,7 +1,10 @@
-"""What a job handler works with: ``Job`` (its row, a connection of its own, the config, the outside
-clients) and the ``Runner`` one drain shares between its jobs, which ``runner`` builds from the platforms'
+"""What a job handler works with: ``Job`` (its row, a connection of its own, its unit of work, the config, the
+outside clients) and the ``Runner`` one drain shares between its jobs, which ``runner`` builds from the platforms'
 registry. The queue runs handlers through these (``queue.handlers.Runner``) without knowing the CRM or any
 platform.
+
+A job's clients commit what its unit of work gathered before each request they send (``Unit.before_request``):
+the database is never locked while a job waits on the network.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import functools
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +27,7 @@ from synctool.errors import PermanentError
 from synctool.money import dollars as as_dollars
 from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import jobs, log
+from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
 
@@ -43,6 +48,13 @@ class Job:
     donor_news: list[str] = field(default_factory=list)
     #: the constituents this job created (a buyer made for this order was invited by nobody yet)
     created: set[str] = field(default_factory=set)
+    #: the job's unit of work: its local writes, committed at named points (``queue.unit``)
+    unit: Unit = field(init=False)
+    #: when the job's lease was last extended (its claim, or ``heartbeat``), on the monotonic clock
+    renewed: float = field(init=False, default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.unit = Unit(self.conn)
 
     @property
     def config(self) -> Config:
@@ -57,17 +69,23 @@ class Job:
         return bool(self.row["force"])
 
     def heartbeat(self) -> None:
-        """Extend the lease and the job's locks; called before each CRM request, so a job run outside a
-        drain's heartbeat (an operator's "sync now") is not reclaimed while it works."""
-        jobs.renew(self.conn, [self.owner], self.rt.config.queue.lease_seconds)
+        """Extend the lease and the job's locks once a third of a lease has passed since they were; called before
+        each CRM request, so a job run outside a drain's heartbeat (an operator's "sync now") is not reclaimed
+        while it works, and a quick job spends no commit on it."""
+        lease = self.rt.config.queue.lease_seconds
+        if time.monotonic() - self.renewed < lease / 3:
+            return
+        self.renewed = time.monotonic()
+        jobs.renew(self.conn, [self.owner], lease)
 
     def count_crm_request(self) -> None:
         self.crm_requests += 1
         self.heartbeat()
 
     def client(self, role: str) -> Any:
-        """The API client for an outside system (``donations``, ``pos``, ``mailing``, ...)."""
-        return self.runner.get(role, self)
+        """The API client for an outside system (``donations``, ``pos``, ``mailing``, ...): each call commits what
+        the job's unit gathered first."""
+        return Outside(self.runner.get(role, self), self.unit, role)
 
     @property
     def crm(self) -> CrmClient:
@@ -81,7 +99,21 @@ class Job:
         use_link: bool = True,
         known_donor: Callable[[constituents.Person], str | None] | None = None,
     ) -> tuple[str, bool]:
-        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new."""
+        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new. What the
+        match wrote (the link, the mirror, the lock let go) commits before this returns: the handler's code that
+        follows may wait for a lock of its own (``store.named_lock``), which must not hold the database."""
+        found = self._match(person, use_link=use_link, known_donor=known_donor)
+        self.unit.commit("after constituent match")
+        return found
+
+    def _match(
+        self,
+        person: constituents.Person,
+        *,
+        use_link: bool = True,
+        known_donor: Callable[[constituents.Person], str | None] | None = None,
+    ) -> tuple[str, bool]:
+        """``match_or_create`` within the unit: what it wrote commits at the job's next point (its gift's)."""
         crm = self.rt.config.crm
         found, created = constituents.match_or_create(
             self.crm,
@@ -151,7 +183,7 @@ class Job:
             self.conn,
             person,
             body,
-            functools.partial(self.match_or_create, known_donor=self.known_donor),
+            functools.partial(self._match, known_donor=self.known_donor),
             job_id=self.id,
             force=self.force,
             confirm_after_s=self.config.crm.confirm_after_s,
@@ -170,6 +202,25 @@ class Job:
     def refund_job(self) -> refunds.RefundJob:
         """This job as ``crm.refunds`` applies a refund for it."""
         return refunds.RefundJob(self.crm, self.conn, self.id, self.row["created_at"], self.config)
+
+
+class Outside:
+    """An outside system's client as a job holds it: each call first commits what the job gathered, so no lock
+    on the database waits on the network (``Unit.before_request``)."""
+
+    def __init__(self, client: Any, work: Unit, role: str) -> None:
+        self._client, self._unit, self._role = client, work, role
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._client, name)
+        if not callable(found):
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._unit.before_request(f"a {self._role} request")
+            return found(*args, **kwargs)
+
+        return call
 
 
 class Runner:
@@ -231,6 +282,15 @@ class Runner:
         if job is not None:
             job.count_crm_request()
 
+    def _before_crm_send(self, send: Callable[[], None] | None) -> None:
+        """Before each CRM request (and before the pacer, whose ledger is written through another connection): the
+        calling thread's job commits what its unit gathered."""
+        job = getattr(self._current, "job", None)
+        if job is not None:
+            job.unit.before_request("a CRM request")
+        if send is not None:
+            send()
+
     def get(self, name: str, job: Job) -> Any:
         self._current.job = job
         with self._lock:
@@ -238,7 +298,9 @@ class Runner:
                 if name == "crm":
                     from synctool.crm import environment
 
-                    self._clients[name] = environment.open_client(job.conn, self.rt, on_request=self._count, preview=self.preview)
+                    crm = environment.open_client(job.conn, self.rt, on_request=self._count, preview=self.preview)
+                    crm.api.before_send = functools.partial(self._before_crm_send, crm.api.before_send)
+                    self._clients[name] = crm
                 else:
                     self._clients[name] = self.open_client(name)
             return self._clients[name]

@@ -5,6 +5,8 @@ Handlers are found by ``(source, entity_type)`` in ``HANDLERS`` (the platforms r
 ``Runner``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
 ``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
 fix the cause, then retry), anything else is an internal error and is retried like a transient one.
+A job runs in its unit of work (``queue.unit``): what its handler writes commits at the points the handler names
+around its CRM writes, and the rest commits with the job's own row at its end.
 Drain is time-boxed for cron and safe to overlap with itself: the lease and the claim's conditional
 UPDATE see to that.
 """
@@ -18,6 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from synctool import settings, store
@@ -32,6 +35,7 @@ from synctool.errors import (
 )
 from synctool.queue import jobs
 from synctool.queue.handlers import HANDLERS, Job, Runner, find, handler
+from synctool.queue.unit import Unit
 
 __all__ = ["HANDLERS", "handler", "drain", "run_job", "DrainSummary"]
 
@@ -89,27 +93,61 @@ def run_job(
     held: NeedsReview | None = None
     # the locks the handler takes through its connection live and lapse with this job's lease
     holder = store.LockHolder(running.owner, running.config.queue.lease_seconds)
-    try:
-        if fn is None:
-            raise PermanentError(f"no handler for {job['source']} jobs of type {job['entity_type']!r}")
-        with store.held_by(running.conn, holder):
-            outcome = fn(runner.event(running), running) or jobs.Outcome()
-    except Skip as exc:
-        outcome = jobs.Outcome(status="skipped", message=exc.reason)
-    except NeedsReview as exc:
-        held = exc
-    except Wait as exc:
-        waiting = exc
-    except TransientError as exc:
-        error, retry_after = str(exc), exc.retry_after
-    except (PermanentError, ConfigError) as exc:
-        error, permanent = str(exc), True
-    except SynctoolError as exc:
-        error = str(exc)
-    except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
-        logger.exception("job %s: internal error", job["id"])
-        error = f"internal error: {type(exc).__name__}: {exc}"
+    # the job's unit of work (``platforms.context.Job`` carries its own): bound to its connection while it runs
+    work: Unit = getattr(running, "unit", None) or Unit(running.conn)
+    with work.bind():
+        try:
+            if fn is None:
+                raise PermanentError(f"no handler for {job['source']} jobs of type {job['entity_type']!r}")
+            with store.held_by(running.conn, holder):
+                outcome = fn(runner.event(running), running) or jobs.Outcome()
+        except Skip as exc:
+            outcome = jobs.Outcome(status="skipped", message=exc.reason)
+        except NeedsReview as exc:
+            held = exc
+        except Wait as exc:
+            waiting = exc
+        except TransientError as exc:
+            error, retry_after = str(exc), exc.retry_after
+        except (PermanentError, ConfigError) as exc:
+            error, permanent = str(exc), True
+        except SynctoolError as exc:
+            error = str(exc)
+        except Exception as exc:  # a bug: keep the job, tell the operator, log the traceback
+            logger.exception("job %s: internal error", job["id"])
+            error = f"internal error: {type(exc).__name__}: {exc}"
+        work.recover()
+        with ExitStack() as ending:
+            if record is running.conn:  # the job's row commits with what its handler gathered since its last point
+                ending.enter_context(work.gather())
+            status = _record(runner, running, job, record, preview, outcome, waiting, held, error, permanent, retry_after)
+        work.commit("job end")
+    if summary is not None:
+        with lock or threading.Lock():
+            summary.crm_requests += running.crm_requests
+            if status in ("succeeded", "skipped", "failed", "previewed", "review"):
+                setattr(summary, status, getattr(summary, status) + 1)
+            elif status == "queued":
+                summary.retrying += 1
+            if status == "failed":
+                summary.failed_jobs.append(job["id"])
+    return status
 
+
+def _record(
+    runner: Runner,
+    running: Job,
+    job: sqlite3.Row,
+    record: sqlite3.Connection,
+    preview: bool,
+    outcome: jobs.Outcome | None,
+    waiting: Wait | None,
+    held: NeedsReview | None,
+    error: str | None,
+    permanent: bool,
+    retry_after: float | None,
+) -> str:
+    """Record how the job's attempt ended, on ``record``; its next status."""
     if preview and (outcome is not None or waiting is not None or permanent or held is not None):
         plan = _plan(runner, outcome, waiting, error, held)
         status = jobs.preview(record, job, running.owner, plan, running.crm_requests)
@@ -142,15 +180,6 @@ def run_job(
             error,
             status,
         )
-    if summary is not None:
-        with lock or threading.Lock():
-            summary.crm_requests += running.crm_requests
-            if status in ("succeeded", "skipped", "failed", "previewed", "review"):
-                setattr(summary, status, getattr(summary, status) + 1)
-            elif status == "queued":
-                summary.retrying += 1
-            if status == "failed":
-                summary.failed_jobs.append(job["id"])
     return status
 
 

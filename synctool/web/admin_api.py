@@ -2,10 +2,11 @@
 operation as its CLI command, behind ``Authorization: Bearer <JWT>`` with the spec's minimum role.
 
 Read it top-down: ``ROUTES`` is the table (method, path, minimum role, handler), one row a route; the handlers
-are plain functions of ``api_handlers`` taking the request's ``Call``. ``table`` adds the routes of the
-platforms in use (``Platform.routes``, ``ApiRoute`` rows whose handlers live in each platform's package).
-``AdminApi.handle`` runs any row behind the request guard (``guard``): the token, then the role, then the body,
-then the handler on the request's one connection, and a change's staff-action record.
+are plain functions of ``api_handlers`` taking the request's ``StaffRequest`` (the one the staff page's views
+take too). ``table`` adds the routes of the platforms in use (``Platform.routes``, ``ApiRoute`` rows whose
+handlers live in each platform's package). ``AdminApi.handle`` runs any row behind the request guard
+(``guard``): the token and the row's role (``guard.refusal``, as every page and form), then the body, then the
+handler on the request's one connection, and a change's staff-action record.
 
 Authentication is Starlette's own: ``TokenBackend`` turns the bearer token into the user and role scopes
 (a role's scopes include every lower role). Bodies and queries are the operations' pydantic models, shared
@@ -39,11 +40,12 @@ from synctool.platforms import ApiRoute
 from synctool.runtime import Runtime
 from synctool.web import api_handlers as h
 from synctool.web import guard
-from synctool.web.api_handlers import Call, number
+from synctool.web.api_handlers import number
 from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
 from synctool.web.bounds import read_body
+from synctool.web.request import StaffRequest
 
-__all__ = ["ROUTES", "Call", "TokenBackend", "number", "routes", "table"]
+__all__ = ["ROUTES", "TokenBackend", "number", "routes", "table"]
 
 ROUTES = (
     ApiRoute("GET", "/api/overview", VIEWER, h.show_overview),
@@ -171,7 +173,7 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, data: Any) -> None:
+def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, answer: Any) -> None:
     """A change asked of the API goes in the staff actions, done or refused, with who asked."""
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
@@ -179,16 +181,17 @@ def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, 
     if target is None and isinstance(body, dict):
         target = body.get("external_id") or body.get("email") or body.get("campaign")
     note = body.get("notes") or body.get("note") if isinstance(body, dict) else None
-    outcome = "done" if status < 400 else f"refused ({status}): {data.get('error')}"
+    outcome = "done" if status < 400 else f"refused ({status}): {answer.get('error')}"
     actor = guard.Actor.of(request.user.record, "api")
     guard.record(conn, actor, f"{request.method} /api{path}", target=None if target is None else str(target), note=note,
                  outcome=outcome)  # fmt: skip
 
 
-def _answer(done: guard.Done[Any]) -> tuple[int, Any]:
-    if done.error is not None:
-        return done.status, {"error": str(done.error), "detail": done.detail}
-    return 200, done.value
+def _answer(outcome: guard.Outcome[object]) -> tuple[int, Any]:
+    """A handler's outcome as the route's status and JSON answer."""
+    if outcome.error is not None:
+        return outcome.status, {"error": str(outcome.error), "detail": outcome.detail}
+    return 200, outcome.value
 
 
 class AdminApi:
@@ -200,11 +203,11 @@ class AdminApi:
 
     async def handle(self, route: ApiRoute, request: Request) -> JSONResponse:
         """The token, the role, the body, then the handler; a change (not a GET) is recorded, done or refused."""
-        if not request.user.is_authenticated:
+        refused = guard.refusal(request, route.role)
+        if refused and refused.signed_out:
             return error(401, "unauthorized", "send Authorization: Bearer <token> (synctool users token EMAIL)")
-        refused = guard.role_refusal(request, route.role)
         if refused:
-            return await self.forbidden(request, refused)
+            return await self.forbidden(request, refused.reason)
         try:
             raw = await read_body(request, self.max_body)
         except PayloadTooLarge as exc:
@@ -215,28 +218,28 @@ class AdminApi:
                 body = json.loads(raw)
             except (ValueError, RecursionError):
                 return error(422, "body is not valid JSON")
-        status, data = await guard.in_thread(request, lambda conn: self.run(conn, route, request, body))
-        return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status)
+        status, answer = await guard.in_thread(request, lambda conn: self.run(conn, route, request, body))
+        return JSONResponse(json.loads(json.dumps(answer, default=str)), status_code=status)
 
     def run(self, conn: sqlite3.Connection, route: ApiRoute, request: Request, body: Any) -> tuple[int, Any]:
-        call = Call(conn, self.rt, request.user.record, dict(request.path_params), dict(request.query_params), body)
+        staff_request = StaffRequest.of(conn, self.rt, request, "api", body=body)
         if request.method == "GET":
-            return _answer(guard.attempt(lambda: route.handler(call)))
+            return _answer(guard.attempt(lambda: route.handler(staff_request)))
         # the handler commits as it goes (it may wait on an outside system), then its record in one commit
-        done = guard.perform(
-            conn, lambda: route.handler(call), lambda d: _record(conn, request, body, *_answer(d)), together=False
+        outcome = guard.perform(
+            conn, lambda: route.handler(staff_request), lambda o: _record(conn, request, body, *_answer(o)), together=False
         )
-        return _answer(done)
+        return _answer(outcome)
 
     async def forbidden(self, request: Request, refused: str) -> JSONResponse:
         """403; a change refused is recorded too, with what its body named."""
         if request.method != "GET":
             try:
-                said = json.loads(await read_body(request, self.max_body) or b"{}")
+                body = json.loads(await read_body(request, self.max_body) or b"{}")
             except (ValueError, RecursionError, PayloadTooLarge):
-                said = {}
+                body = {}
             forbidden = {"error": "forbidden", "detail": refused}
-            await guard.in_thread(request, lambda conn: _record(conn, request, said, 403, forbidden))
+            await guard.in_thread(request, lambda conn: _record(conn, request, body, 403, forbidden))
         return error(403, "forbidden", refused)
 
 

@@ -1,18 +1,14 @@
-"""The admin API's handlers: one plain function a route, taking the request's ``Call`` and returning what the
-route answers as JSON, through the same operation as the route's CLI command. Which method and path reach
+"""The admin API's handlers: one plain function a route, taking the request's ``StaffRequest`` and returning what
+the route answers as JSON, through the same operation as the route's CLI command. Which method and path reach
 which handler, for which role, is ``admin_api.ROUTES``; a platform's own handlers live in its package
 (``Platform.routes``).
 
 A handler raises a ``SynctoolError`` to refuse (``guard.attempt`` turns it into the status); a body or query
-is read as the operation's pydantic model with ``call.body_as`` / ``call.query_as`` (422 naming the field)."""
+is read as the operation's pydantic model with ``request.body_as`` / ``request.query_as`` (422 naming the field)."""
 
 from __future__ import annotations
 
-import sqlite3
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from dataclasses import dataclass
 
 from synctool import mappings as mapping_store
 from synctool.errors import NotFound
@@ -36,29 +32,7 @@ from synctool.ops import (
 )
 from synctool.ops import poll as poll_ops
 from synctool.platforms import Setting
-from synctool.runtime import Runtime
-from synctool.validation import parse
-
-M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass
-class Call:
-    """One API request, as a handler sees it: the request's connection, who asked, the path's parameters,
-    the query string and the JSON body."""
-
-    conn: sqlite3.Connection
-    rt: Runtime
-    user: dict[str, Any]
-    path: dict[str, str]
-    query: dict[str, str]
-    body: Any = field(default_factory=dict)
-
-    def body_as(self, model: type[M]) -> M:
-        return parse(model, self.body, where="request body", strict=True)
-
-    def query_as(self, model: type[M]) -> M:
-        return parse(model, self.query, where="query string")
+from synctool.web.request import StaffRequest
 
 
 @dataclass(frozen=True)
@@ -67,8 +41,8 @@ class ReadSetting:
 
     setting: Setting
 
-    def __call__(self, c: Call) -> Any:
-        return dict(self.setting.read(c.conn))
+    def __call__(self, request: StaffRequest) -> object:
+        return dict(self.setting.read(request.conn))
 
 
 @dataclass(frozen=True)
@@ -77,8 +51,8 @@ class ChangeSetting:
 
     setting: Setting
 
-    def __call__(self, c: Call) -> Any:
-        return dict(self.setting.write(c.conn, c.body_as(self.setting.body())))
+    def __call__(self, request: StaffRequest) -> object:
+        return dict(self.setting.write(request.conn, request.body_as(self.setting.body())))
 
 
 def number(value: str, what: str) -> int:
@@ -92,294 +66,296 @@ def number(value: str, what: str) -> int:
 # -- the overview, the sync log and the staff actions --------------------------------------------------------
 
 
-def show_overview(c: Call) -> Any:
-    return overview.overview(c.conn, c.rt)
+def show_overview(request: StaffRequest) -> object:
+    return overview.overview(request.conn, request.rt)
 
 
-def list_actions(c: Call) -> Any:
-    return actions.list_actions(c.conn, c.query_as(actions.ActionsQuery))
+def list_actions(request: StaffRequest) -> object:
+    return actions.list_actions(request.conn, request.query_as(actions.ActionsQuery))
 
 
-def list_syncs(c: Call) -> Any:
-    return syncs.list_syncs(c.conn, c.query_as(syncs.SyncQuery))
+def list_syncs(request: StaffRequest) -> object:
+    return syncs.list_syncs(request.conn, request.query_as(syncs.SyncQuery))
 
 
-def show_sync(c: Call) -> Any:
-    return syncs.show_sync(c.conn, c.path["id"])
+def show_sync(request: StaffRequest) -> object:
+    return syncs.show_sync(request.conn, request.path["id"])
 
 
-def resolve(c: Call) -> Any:
-    body = c.body_as(syncs.ResolveBody)
-    return syncs.resolve(c.conn, c.path["id"], body.model_copy(update={"resolvedBy": body.resolvedBy or c.user["email"]}))
+def resolve(request: StaffRequest) -> object:
+    body = request.body_as(syncs.ResolveBody)
+    return syncs.resolve(
+        request.conn, request.path["id"], body.model_copy(update={"resolvedBy": body.resolvedBy or request.user["email"]})
+    )
 
 
-def stats(c: Call) -> Any:
-    return syncs.stats(c.conn, c.query_as(syncs.StatsQuery))
+def stats(request: StaffRequest) -> object:
+    return syncs.stats(request.conn, request.query_as(syncs.StatsQuery))
 
 
-def list_refunds(c: Call) -> Any:
-    return refunds.list_refunds(c.conn, c.query_as(refunds.RefundsQuery))
+def list_refunds(request: StaffRequest) -> object:
+    return refunds.list_refunds(request.conn, request.query_as(refunds.RefundsQuery))
 
 
-def retry_all(c: Call) -> Any:
-    return syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery))
+def retry_all(request: StaffRequest) -> object:
+    return syncs.retry_all(request.conn, request.query_as(syncs.SourceQuery))
 
 
-def retry_all_fresh(c: Call) -> Any:
-    return syncs.retry_all(c.conn, c.query_as(syncs.SourceQuery), fresh=True, rt=c.rt)
+def retry_all_fresh(request: StaffRequest) -> object:
+    return syncs.retry_all(request.conn, request.query_as(syncs.SourceQuery), fresh=True, rt=request.rt)
 
 
-def retry_job(c: Call) -> Any:
-    return syncs.retry(c.conn, c.path["jobId"])
+def retry_job(request: StaffRequest) -> object:
+    return syncs.retry(request.conn, request.path["jobId"])
 
 
-def release_held(c: Call) -> Any:
+def release_held(request: StaffRequest) -> object:
     """A job held for money in another currency: written at the amount the bank credited."""
-    return syncs.release(c.conn, c.path["id"], c.body_as(syncs.ReleaseBody), by=c.user["email"])
+    return syncs.release(request.conn, request.path["id"], request.body_as(syncs.ReleaseBody), by=request.user["email"])
 
 
 # -- reconcile, payouts, the year-end check ------------------------------------------------------------------
 
 
-def differences(c: Call) -> Any:
-    return reconcile.differences(c.conn)
+def differences(request: StaffRequest) -> object:
+    return reconcile.differences(request.conn)
 
 
-def accepted_differences(c: Call) -> Any:
-    return reconcile.accepted(c.conn)
+def accepted_differences(request: StaffRequest) -> object:
+    return reconcile.accepted(request.conn)
 
 
-def accept_difference(c: Call) -> Any:
-    body = c.body_as(reconcile.AcceptBody)
-    return reconcile.accept(c.conn, body.external_id, body.note, c.user["email"])
+def accept_difference(request: StaffRequest) -> object:
+    body = request.body_as(reconcile.AcceptBody)
+    return reconcile.accept(request.conn, body.external_id, body.note, request.user["email"])
 
 
-def payouts(c: Call) -> Any:
-    query = c.query_as(reconcile.PayoutsQuery)
-    return reconcile.payouts(c.conn, c.rt, start=query.start, end=query.end, source=query.source)
+def payouts(request: StaffRequest) -> object:
+    query = request.query_as(reconcile.PayoutsQuery)
+    return reconcile.payouts(request.conn, request.rt, start=query.start, end=query.end, source=query.source)
 
 
-def last_year_end(c: Call) -> Any:
-    found = year_end.last(c.conn, number(c.path["year"], "year"))
-    if found is None:
-        raise NotFound(f"no year-end check of {c.path['year']} has run", f"POST /api/year-end/{c.path['year']}/check")
-    return found
+def last_year_end(request: StaffRequest) -> object:
+    check = year_end.last(request.conn, number(request.path["year"], "year"))
+    if check is None:
+        raise NotFound(f"no year-end check of {request.path['year']} has run", f"POST /api/year-end/{request.path['year']}/check")
+    return check
 
 
-def check_year_end(c: Call) -> Any:
-    return year_end.check(c.conn, c.rt, number(c.path["year"], "year"))
+def check_year_end(request: StaffRequest) -> object:
+    return year_end.check(request.conn, request.rt, number(request.path["year"], "year"))
 
 
 # -- settings ------------------------------------------------------------------------------------------------
 
 
-def crm_environment(c: Call) -> Any:
-    return {"environment": crm.status(c.conn, c.rt)["environment"]}
+def crm_environment(request: StaffRequest) -> object:
+    return {"environment": crm.status(request.conn, request.rt)["environment"]}
 
 
-def set_crm_environment(c: Call) -> Any:
-    return {"environment": crm.set_environment(c.conn, c.rt, c.body_as(crm.EnvironmentBody))["environment"]}
+def set_crm_environment(request: StaffRequest) -> object:
+    return {"environment": crm.set_environment(request.conn, request.rt, request.body_as(crm.EnvironmentBody))["environment"]}
 
 
-def refresh_crm_reference(c: Call) -> Any:
-    return crm.refresh(c.conn, c.rt)
+def refresh_crm_reference(request: StaffRequest) -> object:
+    return crm.refresh(request.conn, request.rt)
 
 
-def alert_recipients(c: Call) -> Any:
-    return settings.alert_recipients(c.conn)
+def alert_recipients(request: StaffRequest) -> object:
+    return settings.alert_recipients(request.conn)
 
 
-def set_alert_recipients(c: Call) -> Any:
-    return settings.alert_recipients(c.conn, c.body_as(settings.RecipientsBody))
+def set_alert_recipients(request: StaffRequest) -> object:
+    return settings.alert_recipients(request.conn, request.body_as(settings.RecipientsBody))
 
 
-def refund_policy(c: Call) -> Any:
-    return refunds.refund_policy(c.conn, c.rt)
+def refund_policy(request: StaffRequest) -> object:
+    return refunds.refund_policy(request.conn, request.rt)
 
 
-def set_refund_policy(c: Call) -> Any:
-    return refunds.refund_policy(c.conn, c.rt, c.body_as(refunds.PolicyBody))
+def set_refund_policy(request: StaffRequest) -> object:
+    return refunds.refund_policy(request.conn, request.rt, request.body_as(refunds.PolicyBody))
 
 
-def soft_credits(c: Call) -> Any:
-    return settings.soft_credits(c.conn, c.rt)
+def soft_credits(request: StaffRequest) -> object:
+    return settings.soft_credits(request.conn, request.rt)
 
 
-def set_soft_credits(c: Call) -> Any:
-    return settings.soft_credits(c.conn, c.rt, c.body_as(settings.SoftCreditsBody))
+def set_soft_credits(request: StaffRequest) -> object:
+    return settings.soft_credits(request.conn, request.rt, request.body_as(settings.SoftCreditsBody))
 
 
-def donor_updates(c: Call) -> Any:
-    return settings.donor_updates(c.conn, c.rt)
+def donor_updates(request: StaffRequest) -> object:
+    return settings.donor_updates(request.conn, request.rt)
 
 
-def set_donor_updates(c: Call) -> Any:
-    return settings.donor_updates(c.conn, c.rt, c.body_as(settings.DonorUpdatesBody))
+def set_donor_updates(request: StaffRequest) -> object:
+    return settings.donor_updates(request.conn, request.rt, request.body_as(settings.DonorUpdatesBody))
 
 
-def donor_matching(c: Call) -> Any:
-    return settings.donor_matching(c.conn, c.rt)
+def donor_matching(request: StaffRequest) -> object:
+    return settings.donor_matching(request.conn, request.rt)
 
 
-def set_donor_matching(c: Call) -> Any:
-    return settings.donor_matching(c.conn, c.rt, c.body_as(settings.DonorMatchingBody))
+def set_donor_matching(request: StaffRequest) -> object:
+    return settings.donor_matching(request.conn, request.rt, request.body_as(settings.DonorMatchingBody))
 
 
 # -- donors --------------------------------------------------------------------------------------------------
 
 
-def donor_changes(c: Call) -> Any:
-    return donors.changes(c.conn, c.query_as(donors.ChangesQuery))
+def donor_changes(request: StaffRequest) -> object:
+    return donors.changes(request.conn, request.query_as(donors.ChangesQuery))
 
 
-def apply_donor_changes(c: Call) -> Any:
-    return donors.apply(c.conn, c.rt, c.body_as(donors.DecideBody))
+def apply_donor_changes(request: StaffRequest) -> object:
+    return donors.apply(request.conn, request.rt, request.body_as(donors.DecideBody))
 
 
-def dismiss_donor_changes(c: Call) -> Any:
-    return donors.dismiss(c.conn, c.body_as(donors.DecideBody))
+def dismiss_donor_changes(request: StaffRequest) -> object:
+    return donors.dismiss(request.conn, request.body_as(donors.DecideBody))
 
 
-def donor_matches(c: Call) -> Any:
-    return donors.matches(c.conn, c.query_as(donors.MatchesQuery))
+def donor_matches(request: StaffRequest) -> object:
+    return donors.matches(request.conn, request.query_as(donors.MatchesQuery))
 
 
-def accept_donor_match(c: Call) -> Any:
-    match = number(c.path["id"], "donor match with id")
-    return donors.accept_match(c.conn, match, c.body_as(donors.AcceptBody), by=c.user["email"])
+def accept_donor_match(request: StaffRequest) -> object:
+    match = number(request.path["id"], "donor match with id")
+    return donors.accept_match(request.conn, match, request.body_as(donors.AcceptBody), by=request.user["email"])
 
 
-def new_constituent(c: Call) -> Any:
-    return donors.new_constituent(c.conn, number(c.path["id"], "donor match with id"), by=c.user["email"])
+def new_constituent(request: StaffRequest) -> object:
+    return donors.new_constituent(request.conn, number(request.path["id"], "donor match with id"), by=request.user["email"])
 
 
 # -- the team ------------------------------------------------------------------------------------------------
 
 
-def list_users(c: Call) -> Any:
-    return users.list_users(c.conn)
+def list_users(request: StaffRequest) -> object:
+    return users.list_users(request.conn)
 
 
-def invite_user(c: Call) -> Any:
-    return users.invite(c.conn, c.body_as(users.InviteBody))
+def invite_user(request: StaffRequest) -> object:
+    return users.invite(request.conn, request.body_as(users.InviteBody))
 
 
-def update_user(c: Call) -> Any:
-    return users.update(c.conn, number(c.path["id"], "user with id"), c.body_as(users.UserPatch))
+def update_user(request: StaffRequest) -> object:
+    return users.update(request.conn, number(request.path["id"], "user with id"), request.body_as(users.UserPatch))
 
 
-def login_link(c: Call) -> Any:
-    body = c.body_as(users.LinkBody)
-    return (sign_in.mail_link if body.send else sign_in.login_link)(c.conn, c.rt, body.email)
+def login_link(request: StaffRequest) -> object:
+    body = request.body_as(users.LinkBody)
+    return (sign_in.mail_link if body.send else sign_in.login_link)(request.conn, request.rt, body.email)
 
 
 # -- mappings and events -------------------------------------------------------------------------------------
 
 
-def type_defaults(c: Call) -> Any:
-    return mapping_store.all_of(c.conn, "type_default")
+def type_defaults(request: StaffRequest) -> object:
+    return mapping_store.all_of(request.conn, "type_default")
 
 
-def campaign_overrides(c: Call) -> Any:
-    return mapping_store.all_of(c.conn, "campaign_override")
+def campaign_overrides(request: StaffRequest) -> object:
+    return mapping_store.all_of(request.conn, "campaign_override")
 
 
-def set_campaign_override(c: Call) -> Any:
-    return mappings.set_campaign_override(c.conn, c.body_as(mappings.OverrideBody))
+def set_campaign_override(request: StaffRequest) -> object:
+    return mappings.set_campaign_override(request.conn, request.body_as(mappings.OverrideBody))
 
 
-def fund_overrides(c: Call) -> Any:
-    return mapping_store.all_of(c.conn, "fund_override")
+def fund_overrides(request: StaffRequest) -> object:
+    return mapping_store.all_of(request.conn, "fund_override")
 
 
-def set_fund_override(c: Call) -> Any:
-    return mappings.set_fund_override(c.conn, c.body_as(mappings.FundOverrideBody))
+def set_fund_override(request: StaffRequest) -> object:
+    return mappings.set_fund_override(request.conn, request.body_as(mappings.FundOverrideBody))
 
 
-def list_events(c: Call) -> Any:
-    return events.list_events(c.conn)
+def list_events(request: StaffRequest) -> object:
+    return events.list_events(request.conn)
 
 
-def show_event(c: Call) -> Any:
-    return events.show_event(c.conn, c.path["campaign"])
+def show_event(request: StaffRequest) -> object:
+    return events.show_event(request.conn, request.path["campaign"])
 
 
-def read_checkins(c: Call) -> Any:
-    return events.checkins(c.conn, c.rt, c.path["campaign"])
+def read_checkins(request: StaffRequest) -> object:
+    return events.checkins(request.conn, request.rt, request.path["campaign"])
 
 
-def event_mappings(c: Call) -> Any:
-    return events.list_mappings(c.conn)
+def event_mappings(request: StaffRequest) -> object:
+    return events.list_mappings(request.conn)
 
 
-def set_event_mapping(c: Call) -> Any:
-    return events.set_mapping(c.conn, c.body_as(events.EventMappingBody))
+def set_event_mapping(request: StaffRequest) -> object:
+    return events.set_mapping(request.conn, request.body_as(events.EventMappingBody))
 
 
-def remove_event_mapping(c: Call) -> Any:
-    return events.remove_mapping(c.conn, c.path["campaign"])
+def remove_event_mapping(request: StaffRequest) -> object:
+    return events.remove_mapping(request.conn, request.path["campaign"])
 
 
 # -- the CRM -------------------------------------------------------------------------------------------------
 
 
-def crm_duplicates(c: Call) -> Any:
-    return crm.duplicates(c.conn)
+def crm_duplicates(request: StaffRequest) -> object:
+    return crm.duplicates(request.conn)
 
 
-def crm_funds(c: Call) -> Any:
-    return crm.reference(c.conn, "funds")["items"]
+def crm_funds(request: StaffRequest) -> object:
+    return crm.reference(request.conn, "funds")["items"]
 
 
-def crm_campaigns(c: Call) -> Any:
-    return crm.reference(c.conn, "campaigns")["items"]
+def crm_campaigns(request: StaffRequest) -> object:
+    return crm.reference(request.conn, "campaigns")["items"]
 
 
-def crm_gift_types(c: Call) -> Any:
-    return crm.reference(c.conn, "gift-types")["items"]
+def crm_gift_types(request: StaffRequest) -> object:
+    return crm.reference(request.conn, "gift-types")["items"]
 
 
-def crm_gift_categories(c: Call) -> Any:
-    return crm.reference(c.conn, "gift-categories")["items"]
+def crm_gift_categories(request: StaffRequest) -> object:
+    return crm.reference(request.conn, "gift-categories")["items"]
 
 
-def crm_payment_types(c: Call) -> Any:
-    return crm.reference(c.conn, "payment-types")["items"]
+def crm_payment_types(request: StaffRequest) -> object:
+    return crm.reference(request.conn, "payment-types")["items"]
 
 
-def crm_test_connection(c: Call) -> Any:
-    return crm.test_connection(c.conn, c.rt)
+def crm_test_connection(request: StaffRequest) -> object:
+    return crm.test_connection(request.conn, request.rt)
 
 
-def configure_crm(c: Call) -> Any:
-    return crm.configure(c.conn, c.rt, c.body_as(crm.CrmConfigBody))
+def configure_crm(request: StaffRequest) -> object:
+    return crm.configure(request.conn, request.rt, request.body_as(crm.CrmConfigBody))
 
 
 # -- running things now --------------------------------------------------------------------------------------
 
 
-def check_connections(c: Call) -> Any:
-    return checks.test_connections(c.conn, c.rt)
+def check_connections(request: StaffRequest) -> object:
+    return checks.test_connections(request.conn, request.rt)
 
 
-def inject(c: Call) -> Any:
-    body = c.body_as(deliveries.InjectBody)
-    return deliveries.inject(c.conn, c.rt, body.source, body.raw())
+def inject(request: StaffRequest) -> object:
+    body = request.body_as(deliveries.InjectBody)
+    return deliveries.inject(request.conn, request.rt, body.source, body.raw())
 
 
-def poll_now(c: Call) -> Any:
+def poll_now(request: StaffRequest) -> object:
     """What `synctool poll` does: the backup poll of every platform in use that polls."""
-    return poll_ops.poll(c.conn, c.rt)
+    return poll_ops.poll(request.conn, request.rt)
 
 
-def poll_fresh(c: Call) -> Any:
+def poll_fresh(request: StaffRequest) -> object:
     """`synctool poll --fresh`: each poll ignores its watermark and looks back its default window."""
-    return poll_ops.poll(c.conn, c.rt, fresh=True)
+    return poll_ops.poll(request.conn, request.rt, fresh=True)
 
 
-def poll_cron(c: Call) -> Any:
-    return dev.poll_cron(c.conn, c.rt)
+def poll_cron(request: StaffRequest) -> object:
+    return dev.poll_cron(request.conn, request.rt)
 
 
-def reset_test_data(c: Call) -> Any:
-    return dev.reset_test_data(c.conn, c.rt)
+def reset_test_data(request: StaffRequest) -> object:
+    return dev.reset_test_data(request.conn, request.rt)

@@ -4,9 +4,11 @@ check, a refused operation's status, and the staff-action record a change leaves
 - ``OneConnection`` (ASGI middleware, outermost) gives each request one SQLite connection, opened when first
   asked for and closed when the response is sent: the session or token check, the role check, the operation
   and its record all use it (``in_thread``).
-- ``role_refusal`` says why a user's role may not take a route (Starlette's scopes: a role's include every
-  lower role's).
-- ``attempt`` runs an operation and turns a ``SynctoolError`` into its status (``synctool.errors.http_status``).
+- ``refusal`` is the one check of every route's row (a page, a form's action, an API route): signed in, then
+  at least the row's role (Starlette's scopes: a role's include every lower role's). Each answers a refusal in
+  its own form (a page, JSON), and the staff page adds its forms' Origin and CSRF checks (``staff_page``).
+- ``attempt`` runs an operation and gives its ``Outcome``: its result, or the ``SynctoolError`` that refused it
+  and its status (``synctool.errors.http_status``).
 - ``perform`` runs a change and what is written about it (its ``staff_actions`` record, the page's message for
   the next page) in one transaction: one commit per click.
 """
@@ -14,8 +16,9 @@ check, a refused operation's status, and the staff-action record a change leaves
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from starlette.authentication import has_required_scope
@@ -36,7 +39,7 @@ CONNECTION = "synctool.connection"
 class _Opened:
     """A request's connection: opened on first use (a request that needs none opens none)."""
 
-    def __init__(self, path: Any):
+    def __init__(self, path: Path):
         self.path = path
         self.conn: sqlite3.Connection | None = None
 
@@ -76,15 +79,30 @@ async def in_thread(request: HTTPConnection, work: Callable[[sqlite3.Connection]
     return await run_in_threadpool(lambda: work(opened.get()))
 
 
-def role_refusal(request: HTTPConnection, role: str) -> str | None:
-    """Why the signed-in user may not take a route that needs ``role`` (None: they may)."""
+@dataclass(frozen=True)
+class Refusal:
+    """Why a route refused a request before its code ran: 401 (signed out) or 403 (``reason``: the role)."""
+
+    status: int
+    reason: str
+
+    @property
+    def signed_out(self) -> bool:
+        return self.status == 401
+
+
+def refusal(request: HTTPConnection, role: str) -> Refusal | None:
+    """Whether the request may take a route whose row needs ``role``: None when signed in with that role or a
+    higher one."""
+    if not request.user.is_authenticated:
+        return Refusal(401, "signed out")
     if has_required_scope(request, [role]):
         return None
-    return f"needs {role}; you are {request.user.role}"
+    return Refusal(403, f"needs {role}; you are {request.user.role}")
 
 
 @dataclass(frozen=True)
-class Done(Generic[T]):
+class Outcome(Generic[T]):
     """What an operation came to: its result, or the ``SynctoolError`` that refused it and its status."""
 
     status: int
@@ -100,12 +118,12 @@ class Done(Generic[T]):
         return getattr(self.error, "detail", "") or ""
 
 
-def attempt(op: Callable[[], T]) -> Done[T]:
+def attempt(op: Callable[[], T]) -> Outcome[T]:
     """Run ``op``; a ``SynctoolError`` becomes its status (404, 409, 422, 502, 503 ...)."""
     try:
-        return Done(200, op())
+        return Outcome(200, op())
     except SynctoolError as exc:
-        return Done(http_status(exc), None, exc)
+        return Outcome(http_status(exc), None, exc)
 
 
 @dataclass(frozen=True)
@@ -117,7 +135,7 @@ class Actor:
     via: str
 
     @classmethod
-    def of(cls, user: dict[str, Any], via: str) -> Actor:
+    def of(cls, user: Mapping[str, Any], via: str) -> Actor:
         return cls(user["email"], user["role"], via)
 
 
@@ -131,24 +149,24 @@ def record(
 
 
 def perform(
-    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Done[T]], None], *, together: bool = True
-) -> Done[T]:
-    """Run a change, then ``written(done)`` (its staff-action record, the page's message).
+    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Outcome[T]], None], *, together: bool = True
+) -> Outcome[T]:
+    """Run a change, then ``written(outcome)`` (its staff-action record, the page's message).
 
     Together (the default): one transaction and one commit; the operation's own writes sit in a savepoint,
     undone when it is refused while its record stays. Not together, for an operation that asks an outside
     system (which must not hold the write lock while it waits): it commits as it goes, then its record."""
     if not together:
-        done = attempt(op)
+        outcome = attempt(op)
         with store.atomic(conn):
-            written(done)
-        return done
+            written(outcome)
+        return outcome
 
     def inside() -> T:
         with store.atomic(conn):  # a savepoint within the transaction below
             return op()
 
     with store.atomic(conn):
-        done = attempt(inside)
-        written(done)
-    return done
+        outcome = attempt(inside)
+        written(outcome)
+    return outcome

@@ -3,6 +3,9 @@
 Size check -> signature on the raw bytes -> delivery and job committed -> 200. It never calls the CRM
 or any platform. Every rejection is a 4xx (or 503 when synctool itself cannot take the delivery yet,
 so the platform retries) with a JSON body ``{"error": ..., "detail": ...}``.
+
+``Receiver`` holds the app's one connection and its one committing thread; ``Receiver.routes`` is one route a
+registered platform's webhook (an idle one for a platform not in use) and ``Receiver.app`` the Starlette app.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ import logging
 import os
 import sqlite3
 import uuid
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from synctool import platforms
+from synctool import platforms, store
 from synctool.errors import (
     ConfigError,
     InvalidInput,
@@ -31,6 +36,7 @@ from synctool.errors import (
     http_status,
 )
 from synctool.ops.inbox import Inbound, WebhookSecrets, accept, store_inbound
+from synctool.ops.sign_in import PAGE_PATH
 from synctool.platforms import Platform
 from synctool.runtime import Runtime
 from synctool.web.bounds import QueryGuard, read_body
@@ -42,78 +48,89 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
-    """The receiver app. ``routes`` lets ``serve --admin-api`` mount more routes beside the webhooks."""
-    secrets = secrets or platforms.webhook_secrets(rt)
-    # One connection for the app's life, used by a pool of one thread: commits are one at a time anyway
-    # (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving day's peak. One
-    # thread, rather than many taking turns at a lock, keeps the hand-offs cheap (bench/receiver.py).
-    state: dict[str, sqlite3.Connection] = {}
-    committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
+class Receiver:
+    """The receiver's endpoints over its one connection. The connection is used by a pool of one thread: commits
+    are one at a time anyway (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving
+    day's peak. One thread, rather than many taking turns at a lock, keeps the hand-offs cheap
+    (bench/receiver.py)."""
 
-    def save(inbound: Inbound) -> str | None:
+    def __init__(self, rt: Runtime, secrets: WebhookSecrets | None = None):
+        self.rt = rt
+        self.secrets = secrets or platforms.webhook_secrets(rt)
+        self.conn: sqlite3.Connection | None = None
+        self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
+        # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
+        self.instance = uuid.uuid4().hex
+
+    # -- storing a delivery (in the committing thread) --------------------------------------------------------
+
+    def save(self, inbound: Inbound) -> str | None:
         """Commit the delivery and its job. The connection is opened on first use, so a database that
         cannot be opened yet is a 503 the platform retries, not a dead receiver; and a connection that
         failed to write is closed, so the next delivery opens a fresh one (a connection opened on a
         read-only file stays read-only, and one whose COMMIT failed may hold a dead transaction)."""
-        from synctool import store
-
-        if not os.access(rt.config.db_path, os.W_OK) and rt.config.db_path.exists():
+        path = self.rt.config.db_path
+        if not os.access(path, os.W_OK) and path.exists():
             # an open connection would still write through file handles opened earlier: honour the change
-            _drop_connection()
-            raise StoreUnavailable(f"the database {rt.config.db_path} is not writable")
-        if "conn" not in state:
-            state["conn"] = store.connect(rt.config.db_path, busy_timeout_ms=rt.config.receiver.busy_timeout_s * 1000)
+            self.drop_connection()
+            raise StoreUnavailable(f"the database {path} is not writable")
+        if self.conn is None:
+            self.conn = store.connect(path, busy_timeout_ms=self.rt.config.receiver.busy_timeout_s * 1000)
         try:
-            return store_inbound(state["conn"], inbound, rt.config.queue.max_attempts)
+            return store_inbound(self.conn, inbound, self.rt.config.queue.max_attempts)
         except StoreUnavailable:
-            _drop_connection()
+            self.drop_connection()
             raise
 
-    def _drop_connection() -> None:
-        conn = state.pop("conn", None)
+    def drop_connection(self) -> None:
+        conn, self.conn = self.conn, None
         if conn is not None:
             conn.close()
 
-    # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
-    instance = uuid.uuid4().hex
+    # -- the endpoints ------------------------------------------------------------------------------------------
 
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "receiver": instance})
+    async def health(self, request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "receiver": self.instance})
 
-    async def url_check(request: Request) -> JSONResponse:
+    async def url_check(self, request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    def webhook(source: str, answers_url_check: bool):
-        async def endpoint(request: Request) -> JSONResponse:
-            try:
-                body = await read_body(request, rt.config.receiver.max_body_bytes)
-                if answers_url_check and not body.strip():
-                    return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
-                inbound = accept(source, body, request.headers, request.query_params, secrets)
-            except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
-                logger.warning("rejected %s delivery: %s", source, exc)
-                response = error(http_status(exc, webhook=True), str(exc), exc.detail)
-                if isinstance(exc, PayloadTooLarge):
-                    response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
-                return response
-            except ConfigError as exc:
-                logger.error("cannot verify %s delivery: %s", source, exc)
-                return error(http_status(exc), "receiver not configured for this source", str(exc))
-            except ClientDisconnect:
-                return error(400, "client disconnected before the body was received")
-            try:
-                job_id = await asyncio.get_running_loop().run_in_executor(committer, save, inbound)
-            except StoreUnavailable as exc:
-                logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
-                return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
-            if job_id is None:
-                return JSONResponse({"status": "duplicate"})
-            return JSONResponse({"status": "accepted", "job_id": job_id})
+    async def webhook(self, source: str, answers_url_check: bool, request: Request) -> JSONResponse:
+        """One delivery: read within its bound, verified and parsed, then stored (or refused, saying why)."""
+        try:
+            body = await read_body(request, self.rt.config.receiver.max_body_bytes)
+            if answers_url_check and not body.strip():
+                return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
+            inbound = accept(source, body, request.headers, request.query_params, self.secrets)
+        except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
+            logger.warning("rejected %s delivery: %s", source, exc)
+            response = error(http_status(exc, webhook=True), str(exc), exc.detail)
+            if isinstance(exc, PayloadTooLarge):
+                response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
+            return response
+        except ConfigError as exc:
+            logger.error("cannot verify %s delivery: %s", source, exc)
+            return error(http_status(exc), "receiver not configured for this source", str(exc))
+        except ClientDisconnect:
+            return error(400, "client disconnected before the body was received")
+        return await self.stored(source, inbound)
 
-        return endpoint
+    async def stored(self, source: str, inbound: Inbound) -> JSONResponse:
+        """The delivery committed with its job (accepted), or already there (duplicate)."""
+        try:
+            job_id = await asyncio.get_running_loop().run_in_executor(self.committer, self.save, inbound)
+        except StoreUnavailable as exc:
+            logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
+            return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
+        if job_id is None:
+            return JSONResponse({"status": "duplicate"})
+        return JSONResponse({"status": "accepted", "job_id": job_id})
 
-    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    async def idle(self, platform: Platform, request: Request) -> JSONResponse:
+        """A platform not in use: absent, and said so (a platform still posting gets a clear 404)."""
+        return error(404, f"{platform.role} is not in use", f"this synctool does not take {platform.name} deliveries")
+
+    async def http_error(self, request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)  # Starlette calls this for HTTPException only
         messages = {404: "not found", 405: "method not allowed"}
         response = error(
@@ -123,54 +140,57 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
             response.headers.update(exc.headers)
         return response
 
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+    async def unexpected(self, request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unexpected error on %s", request.url.path)
         return error(503, "internal error; the delivery was not stored, retry later")
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette):
-        yield
-        committer.shutdown(wait=True)
-        _drop_connection()
-
-    def idle(platform: Platform):
-        async def endpoint(request: Request) -> JSONResponse:
-            return error(404, f"{platform.role} is not in use", f"this synctool does not take {platform.name} deliveries")
-
-        return endpoint
-
-    all_routes = [Route("/health", health, methods=["GET"])]
-    used = platforms.in_use(rt.config)
-    for platform in platforms.registered():  # one route per platform's webhook (synctool.platforms)
-        hook = platform.webhook
-        if hook is None:
-            continue
-        if platform not in used:  # absent, and said so: a platform still posting gets a clear 404
-            all_routes.append(Route(f"/webhooks/{hook.role}", idle(platform), methods=["GET", "HEAD", "POST"]))
-            continue
-        all_routes.append(Route(f"/webhooks/{hook.role}", webhook(hook.role, hook.url_check), methods=["POST"]))
-        if hook.url_check:
-            all_routes.append(Route(f"/webhooks/{hook.role}", url_check, methods=["GET", "HEAD"]))
-    all_routes += routes or []
-
-    async def bad_query(request: Request) -> JSONResponse:
+    async def bad_query(self, request: Request) -> JSONResponse:
         return error(400, "the query string holds a control character", f"{request.method} {request.url.path}")
 
-    from synctool.ops.sign_in import PAGE_PATH
+    # -- the app ----------------------------------------------------------------------------------------------------
 
-    return Starlette(
-        routes=all_routes,
-        middleware=[Middleware(QueryGuard, refuse=bad_query, leave=PAGE_PATH)],
-        exception_handlers={HTTPException: http_error, Exception: unexpected},
-        lifespan=lifespan,
-    )
+    def routes(self) -> list[BaseRoute]:
+        """``/health``, then one route per registered platform's webhook (``synctool.platforms``)."""
+        routes: list[BaseRoute] = [Route("/health", self.health, methods=["GET"])]
+        used = platforms.in_use(self.rt.config)
+        for platform in platforms.registered():
+            hook = platform.webhook
+            if hook is None:
+                continue
+            path = f"/webhooks/{hook.role}"
+            if platform not in used:
+                routes.append(Route(path, partial(self.idle, platform), methods=["GET", "HEAD", "POST"]))
+                continue
+            routes.append(Route(path, partial(self.webhook, hook.role, hook.url_check), methods=["POST"]))
+            if hook.url_check:
+                routes.append(Route(path, self.url_check, methods=["GET", "HEAD"]))
+        return routes
+
+    @asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        yield
+        self.committer.shutdown(wait=True)
+        self.drop_connection()
+
+    def app(self, routes: list[BaseRoute] | None = None) -> Starlette:
+        """The receiver's routes and ``routes`` beside them; a query string with a control character is refused
+        (the staff page, under its own path, answers that with a page)."""
+        return Starlette(
+            routes=self.routes() + (routes or []),
+            middleware=[Middleware(QueryGuard, refuse=self.bad_query, leave=PAGE_PATH)],
+            exception_handlers={HTTPException: self.http_error, Exception: self.unexpected},
+            lifespan=self.lifespan,
+        )
+
+
+def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: list | None = None) -> Starlette:
+    """The receiver app. ``routes`` lets ``serve --admin-api`` mount more routes beside the webhooks."""
+    return Receiver(rt, secrets).app(routes)
 
 
 def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> Starlette:
     """The app `serve` runs: the database created and migrated first, the admin API mounted when asked
     (refused without its signing secret), and the staff page when asked."""
-    from synctool import store
-
     store.connect(rt.config.db_path).close()
     extra: list = []
     if rt.config.receiver.admin_api if admin_api is None else admin_api:

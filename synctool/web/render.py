@@ -8,11 +8,11 @@ Server-rendered HTML (Jinja2, autoescaped), no script at all, and a stylesheet f
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from dataclasses import field as default
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -54,7 +54,7 @@ def when(value: str | None) -> str:
     return datetime.strftime(moment, "%Y-%m-%d %H:%M UTC")
 
 
-#: marks a stored message as a refused form's problem (``Problem.said``), not a plain message
+#: marks a stored message as a refused form's problem (``Problem.as_message``), not a plain message
 PROBLEM_MARK = "\x1eproblem:"
 
 
@@ -76,7 +76,7 @@ class Problem:
     def __bool__(self) -> bool:
         return bool(self.text)
 
-    def said(self) -> str:
+    def as_message(self) -> str:
         """The problem as the session's waiting message (``sign_in.say``)."""
         return PROBLEM_MARK + json.dumps({k: v for k, v in asdict(self).items() if k != "placed"})
 
@@ -86,8 +86,10 @@ class Problem:
         if not message or not message.startswith(PROBLEM_MARK):
             return message, cls()
         try:
-            found = json.loads(message[len(PROBLEM_MARK) :])
-            return None, cls(**{k: found.get(k) for k in ("text", "form", "field", "target")}, kept=dict(found.get("kept") or {}))
+            stored = json.loads(message[len(PROBLEM_MARK) :])
+            return None, cls(
+                **{k: stored.get(k) for k in ("text", "form", "field", "target")}, kept=dict(stored.get("kept") or {})
+            )
         except (ValueError, TypeError):
             return None, cls(text="The last form was not saved.")
 
@@ -109,7 +111,23 @@ class Problem:
         return ""
 
 
-def _environment(nav: Sequence[Any]) -> jinja2.Environment:
+class NavPage(Protocol):
+    """A page in the navigation (a row of ``staff_page.PAGES`` with a label)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def label(self) -> str | None: ...
+
+    @property
+    def role(self) -> str: ...
+
+
+def _environment(nav: Sequence[NavPage]) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("synctool.web", "templates"),
         autoescape=jinja2.select_autoescape(default=True),
@@ -125,7 +143,7 @@ class Renderer:
     """The staff page's templates. ``nav``: the pages in the navigation (``staff_page.PAGES``' rows with a label;
     each has ``name``, ``label``, ``path`` and ``role``)."""
 
-    def __init__(self, rt: Runtime, nav: Sequence[Any]):
+    def __init__(self, rt: Runtime, nav: Sequence[NavPage]):
         self.templates = Jinja2Templates(env=_environment(nav))
         self.sources = [p.role for p in platforms.in_use(rt.config)]
 
@@ -133,7 +151,7 @@ class Renderer:
         self,
         request: Request,
         template: str,
-        context: dict[str, Any],
+        context: Mapping[str, object],
         status: int = 200,
         *,
         flash: str | None = None,

@@ -9,6 +9,7 @@ their role's scopes, for Starlette's ``AuthenticationMiddleware``; sign-out ends
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -31,7 +32,7 @@ MAX_FORM_BYTES = 64 * 1024
 
 
 class StaffMember(TeamMember):
-    def __init__(self, record: dict[str, Any], session: sign_in.Session):
+    def __init__(self, record: Mapping[str, Any], session: sign_in.Session):
         super().__init__(record)
         self.session = session
 
@@ -45,12 +46,12 @@ class SessionBackend(AuthenticationBackend):
         if not secret:
             return None
         try:
-            found = await guard.in_thread(conn, lambda db: sign_in.session(db, secret))
+            session = await guard.in_thread(conn, lambda db: sign_in.session(db, secret))
         except sign_in.SignedOut as exc:
             conn.scope["synctool.signed_out"] = exc.code
             return None
-        scopes, _ = credentials(found.user)
-        return scopes, StaffMember(found.user, found)
+        scopes, _ = credentials(session.user)
+        return scopes, StaffMember(session.user, session)
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -70,7 +71,7 @@ def other_site(request: Request) -> bool:
     return origin == "null" or urlsplit(origin).hostname != request.url.hostname
 
 
-def signed(conn: sqlite3.Connection, user: dict[str, Any], what: str) -> None:
+def signed(conn: sqlite3.Connection, user: Mapping[str, Any], what: str) -> None:
     """``sign in`` and ``sign out`` in the staff actions."""
     guard.record(conn, guard.Actor.of(user, "page"), what, target=user["email"])
 

@@ -3,17 +3,18 @@ under ``/admin``, for each role.
 
 Read it top-down: ``PAGES`` and ``ACTIONS`` are the page's two tables, and everything else is built from them.
 
-- ``PAGES``: one row a page (path, minimum role, navigation label, view). The view is a function of
-  ``staff_views`` and its name is the page's one name: its template is ``templates/<name>.html`` and it is the
-  navigation's key. A row with a label is in the navigation, in the table's order. A new page is a view, a
+- ``PAGES``: one row a page (path, minimum role, navigation label, view). The view is a function of its page's
+  module in ``pages`` and its name is the page's one name: its template is ``templates/<name>.html`` and it is
+  the navigation's key. A row with a label is in the navigation, in the table's order. A new page is a view, a
   template and a row here.
 - ``ACTIONS``: one row a form's POST (path, minimum role, the name the staff actions record it by, the action
-  function of ``staff_views``, the page it returns to when the form names none).
-- ``StaffPage`` turns a row into an endpoint behind the request guard (``guard``): a page needs a session and
-  its role; an action also a form from this site with the session's CSRF token, whatever the browser sends,
-  and runs the operation, its staff-action record and the message for the next page in one transaction, then
-  redirects to the page it came from (post, redirect, get). Signing in and out is ``sign_in_pages``; the
-  templates, the navigation and the security headers are ``render``.
+  function of its page's module, the page it returns to when the form names none).
+- ``StaffPage`` turns a row into an endpoint, and is the one place every row's rules are kept: a page needs a
+  session and its row's role (``guard.refusal``); an action also a form from this site with the session's CSRF
+  token (``StaffPage.form_refusal``), whatever the browser sends. It runs the view or the action with the
+  request's ``StaffRequest``; an action's operation, its staff-action record and the message for the next page
+  are one transaction, then it redirects to the page it came from (post, redirect, get). Signing in and out is
+  ``sign_in_pages``; the templates, the navigation and the security headers are ``render``.
 
 Each page calls the same operation as its CLI command and admin API route, and shows what it returns.
 """
@@ -39,12 +40,26 @@ from synctool.errors import PayloadTooLarge
 from synctool.ops import sign_in
 from synctool.runtime import Runtime
 from synctool.web import guard
-from synctool.web import staff_views as views
 from synctool.web.auth import ADMIN, SUPER, VIEWER
 from synctool.web.bounds import QueryGuard
+from synctool.web.pages import (
+    actions,
+    donors,
+    events,
+    forms,
+    mappings,
+    overview,
+    payouts,
+    reconcile,
+    settings,
+    syncs,
+    team,
+    year_end,
+)
+from synctool.web.pages.base import ActionResult, ViewResult
 from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer
+from synctool.web.request import StaffRequest
 from synctool.web.sign_in_pages import COOKIE, SessionBackend, SignInPages, other_site, read_form
-from synctool.web.staff_views import Ask, Shown
 
 __all__ = ["ACTIONS", "COOKIE", "PAGES", "PREFIX", "SECURITY_HEADERS", "Action", "Page", "routes"]
 
@@ -59,7 +74,7 @@ class Page:
     path: str
     role: str
     label: str | None
-    view: Callable[[Ask], Shown]
+    view: Callable[[StaffRequest], ViewResult]
 
     @property
     def name(self) -> str:
@@ -79,54 +94,54 @@ class Action:
     path: str
     role: str
     name: str
-    act: Callable[[Ask], tuple[str, str | None]]
+    act: Callable[[StaffRequest], ActionResult]
     back: str
     calls_out: bool = False
 
 
 PAGES = (
-    Page("/", VIEWER, "Overview", views.overview),
-    Page("/syncs", VIEWER, "Sync log", views.syncs),
-    Page("/syncs/{id}", VIEWER, None, views.sync_record),
-    Page("/failed", VIEWER, "Failed", views.failed),
-    Page("/events", VIEWER, "Events", views.events),
-    Page("/events/{campaign}", VIEWER, None, views.event_detail),
-    Page("/reconcile", ADMIN, "Reconcile", views.reconcile),
-    Page("/donors", ADMIN, "Donors", views.donors),
-    Page("/payouts", ADMIN, "Payouts", views.payouts),
-    Page("/year-end", ADMIN, "Year end", views.year_end),
-    Page("/mappings", ADMIN, "Mappings", views.mappings),
-    Page("/settings", ADMIN, "Settings", views.settings),
-    Page("/team", SUPER, "Team", views.team),
-    Page("/actions", VIEWER, "Actions", views.actions),
+    Page("/", VIEWER, "Overview", overview.overview),
+    Page("/syncs", VIEWER, "Sync log", syncs.syncs),
+    Page("/syncs/{id}", VIEWER, None, syncs.sync_record),
+    Page("/failed", VIEWER, "Failed", syncs.failed),
+    Page("/events", VIEWER, "Events", events.events),
+    Page("/events/{campaign}", VIEWER, None, events.event_detail),
+    Page("/reconcile", ADMIN, "Reconcile", reconcile.reconcile),
+    Page("/donors", ADMIN, "Donors", donors.donors),
+    Page("/payouts", ADMIN, "Payouts", payouts.payouts),
+    Page("/year-end", ADMIN, "Year end", year_end.year_end),
+    Page("/mappings", ADMIN, "Mappings", mappings.mappings),
+    Page("/settings", ADMIN, "Settings", settings.settings),
+    Page("/team", SUPER, "Team", team.team),
+    Page("/actions", VIEWER, "Actions", actions.actions),
 )
 
 ACTIONS = (
-    Action("/syncs/{id}/retry", ADMIN, "retry", views.retry, "/failed"),
-    Action("/syncs/{id}/resolve", ADMIN, "resolve", views.resolve, "/failed"),
-    Action("/syncs/{id}/release", ADMIN, "release held money", views.release, "/failed"),
-    Action("/events/map", ADMIN, "map event campaign", views.map_event, "/events"),
-    Action("/events/remove", ADMIN, "remove event mapping", views.unmap_event, "/events"),
-    Action("/reconcile/accept", ADMIN, "accept difference", views.accept, "/reconcile"),
-    Action("/donors/{id:int}/apply", ADMIN, "apply donor change", views.apply_change, "/donors", calls_out=True),
-    Action("/donors/{id:int}/dismiss", ADMIN, "dismiss donor change", views.dismiss_change, "/donors"),
-    Action("/donors/matches/{id:int}/accept", ADMIN, "accept donor match", views.accept_match, "/donors"),
-    Action("/donors/matches/{id:int}/new", ADMIN, "new constituent for donor match", views.new_constituent, "/donors"),
-    Action("/mappings/types", ADMIN, "set type default", views.set_type_default, "/mappings"),
-    Action("/mappings/overrides", ADMIN, "set campaign override", views.set_campaign_override, "/mappings"),
-    Action("/mappings/funds", ADMIN, "set fund override", views.set_fund_override, "/mappings"),
-    Action("/mappings/payments", ADMIN, "set payment method", views.set_payment_method, "/mappings"),
-    Action("/mappings/custom-fields", ADMIN, "set custom field", views.set_custom_field, "/mappings"),
-    Action("/mappings/mailing-lists", ADMIN, "set mailing list mapping", views.set_mailing_list, "/mappings"),
-    Action("/mappings/tag-rules", ADMIN, "set tag rule", views.set_tag_rule, "/mappings"),
-    Action("/mappings/remove", ADMIN, "remove mapping", views.remove_mapping, "/mappings"),
-    Action("/mappings/refresh", ADMIN, "read the CRM's lists", views.refresh_lists, "/mappings", calls_out=True),
-    Action("/settings/sync-mode", ADMIN, "set sync mode", views.set_sync_mode, "/settings"),
-    Action("/settings/donor-matching", ADMIN, "set donor matching", views.set_donor_matching, "/settings"),
-    Action("/settings/alert-recipients", ADMIN, "set alert recipients", views.set_alert_recipients, "/settings"),
-    Action("/settings/platform/{name}", ADMIN, "change platform setting", views.set_platform_setting, "/settings"),
-    Action("/team/invite", SUPER, "invite", views.invite, "/team"),
-    Action("/team/{id:int}", SUPER, "change user", views.change_user, "/team"),
+    Action("/syncs/{id}/retry", ADMIN, "retry", syncs.retry, "/failed"),
+    Action("/syncs/{id}/resolve", ADMIN, "resolve", syncs.resolve, "/failed"),
+    Action("/syncs/{id}/release", ADMIN, "release held money", syncs.release, "/failed"),
+    Action("/events/map", ADMIN, "map event campaign", events.map_event, "/events"),
+    Action("/events/remove", ADMIN, "remove event mapping", events.unmap_event, "/events"),
+    Action("/reconcile/accept", ADMIN, "accept difference", reconcile.accept, "/reconcile"),
+    Action("/donors/{id:int}/apply", ADMIN, "apply donor change", donors.apply_change, "/donors", calls_out=True),
+    Action("/donors/{id:int}/dismiss", ADMIN, "dismiss donor change", donors.dismiss_change, "/donors"),
+    Action("/donors/matches/{id:int}/accept", ADMIN, "accept donor match", donors.accept_match, "/donors"),
+    Action("/donors/matches/{id:int}/new", ADMIN, "new constituent for donor match", donors.new_constituent, "/donors"),
+    Action("/mappings/types", ADMIN, "set type default", mappings.set_type_default, "/mappings"),
+    Action("/mappings/overrides", ADMIN, "set campaign override", mappings.set_campaign_override, "/mappings"),
+    Action("/mappings/funds", ADMIN, "set fund override", mappings.set_fund_override, "/mappings"),
+    Action("/mappings/payments", ADMIN, "set payment method", mappings.set_payment_method, "/mappings"),
+    Action("/mappings/custom-fields", ADMIN, "set custom field", mappings.set_custom_field, "/mappings"),
+    Action("/mappings/mailing-lists", ADMIN, "set mailing list mapping", mappings.set_mailing_list, "/mappings"),
+    Action("/mappings/tag-rules", ADMIN, "set tag rule", mappings.set_tag_rule, "/mappings"),
+    Action("/mappings/remove", ADMIN, "remove mapping", mappings.remove_mapping, "/mappings"),
+    Action("/mappings/refresh", ADMIN, "read the CRM's lists", mappings.refresh_lists, "/mappings", calls_out=True),
+    Action("/settings/sync-mode", ADMIN, "set sync mode", settings.set_sync_mode, "/settings"),
+    Action("/settings/donor-matching", ADMIN, "set donor matching", settings.set_donor_matching, "/settings"),
+    Action("/settings/alert-recipients", ADMIN, "set alert recipients", settings.set_alert_recipients, "/settings"),
+    Action("/settings/platform/{name}", ADMIN, "change platform setting", settings.set_platform_setting, "/settings"),
+    Action("/team/invite", SUPER, "invite", team.invite, "/team"),
+    Action("/team/{id:int}", SUPER, "change user", team.change_user, "/team"),
 )
 
 #: the pages in the navigation, in order
@@ -147,8 +162,13 @@ def _back(target: str | None, fallback: str) -> str:
     return PREFIX + fallback
 
 
-#: why a form is refused before its action runs: (status, title, text)
-Refusal = tuple[int, str, str]
+@dataclass(frozen=True)
+class FormRefusal:
+    """Why a form is refused before its action runs: the page's status, title and text."""
+
+    status: int
+    title: str
+    text: str
 
 
 class StaffPage:
@@ -160,80 +180,82 @@ class StaffPage:
 
     async def show(self, page: Page, request: Request) -> Response:
         """A page: signed in, then the role, then the view and the message an action left, on one connection."""
-        if not request.user.is_authenticated:
+        refused = guard.refusal(request, page.role)
+        if refused and refused.signed_out:
             why = request.scope.get("synctool.signed_out")
             return RedirectResponse(f"{PREFIX}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
-        refused = guard.role_refusal(request, page.role)
         if refused:
-            return self.pages.message(request, 403, "Not for your role", f"This page {refused}.")
+            return self.pages.message(request, 403, "Not for your role", f"This page {refused.reason}.")
         secret = request.user.session.secret
 
-        def read(conn: sqlite3.Connection) -> tuple[guard.Done[Shown], str | None]:
-            ask = Ask(conn, self.rt, request.user.record, dict(request.path_params), dict(request.query_params))
-            return guard.attempt(lambda: page.view(ask)), sign_in.said(conn, secret)
+        def read(conn: sqlite3.Connection) -> tuple[guard.Outcome[ViewResult], str | None]:
+            staff_request = StaffRequest.of(conn, self.rt, request, "page")
+            return guard.attempt(lambda: page.view(staff_request)), sign_in.said(conn, secret)
 
-        done, waiting = await guard.in_thread(request, read)
+        outcome, waiting = await guard.in_thread(request, read)
         flash, problem = Problem.read(waiting)
-        if done.value is None:  # the view refused: its error's page, with what an action left to say
-            said = {"title": str(done.error), "text": done.detail}
-            return self.pages.render(request, "message.html", said, done.status, flash=flash, problem=problem)
-        shown = done.value
+        if outcome.value is None:  # the view refused: its error's page, with what an action left to say
+            error = {"title": str(outcome.error), "text": outcome.detail}
+            return self.pages.render(request, "message.html", error, outcome.status, flash=flash, problem=problem)
+        result = outcome.value
         return self.pages.render(
-            request, page.template, shown.context, shown.status, flash=flash, problem=problem, current=section(page)
+            request, page.template, result.context, result.status, flash=flash, problem=problem, current=section(page)
         )
 
-    def refusal(self, request: Request, action: Action, form: dict[str, str]) -> Refusal | None:
-        """A form from another site, a role below the action's, or a CSRF token not this session's."""
+    def form_refusal(
+        self, request: Request, action: Action, form: dict[str, str], refused: guard.Refusal | None
+    ) -> FormRefusal | None:
+        """A form from another site, a role below the action's (``refused``), or a CSRF token not this session's."""
         if other_site(request):
-            return 403, "Refused", "The form came from another site."
-        refused = guard.role_refusal(request, action.role)
+            return FormRefusal(403, "Refused", "The form came from another site.")
         if refused:
-            return 403, "Not for your role", f"{action.name} {refused}."
+            return FormRefusal(403, "Not for your role", f"{action.name} {refused.reason}.")
         if not sign_in.csrf_ok(request.user.session, form.get("csrf")):
-            return 403, "Refused", "The form's security token is missing or not this session's: reload the page and try again."
+            return FormRefusal(403, "Refused", "The form's security token is missing or not this session's: reload the page and try again.")  # fmt: skip
         return None
 
     async def act(self, action: Action, request: Request) -> Response:
         """A POST: role, then CSRF token, then the operation; its outcome is recorded and said on the next page."""
-        if not request.user.is_authenticated:
+        refused = guard.refusal(request, action.role)
+        if refused and refused.signed_out:
             return self.pages.message(request, 401, "Signed out", "Sign in again, then repeat what you did.")
         try:
             form = await read_form(request)
         except PayloadTooLarge as exc:
             return self.too_large(request, exc)
-        refused = self.refusal(request, action, form)
-        await guard.in_thread(request, lambda conn: self.run(conn, request, action, form, refused))
-        if refused is not None:
-            return self.pages.message(request, *refused)
+        form_refused = self.form_refusal(request, action, form, refused)
+        await guard.in_thread(request, lambda conn: self.run(conn, request, action, form, form_refused))
+        if form_refused is not None:
+            return self.pages.message(request, form_refused.status, form_refused.title, form_refused.text)
         # refused by the operation, the page shows the problem beside its field and focuses the field (which
         # brings it into view; a #fragment would stop the browser's autofocus)
         return RedirectResponse(_back(form.get("back"), action.back), status_code=303)
 
     def run(
-        self, conn: sqlite3.Connection, request: Request, action: Action, form: dict[str, str], refused: Refusal | None
+        self, conn: sqlite3.Connection, request: Request, action: Action, form: dict[str, str], refused: FormRefusal | None
     ) -> None:
         """The action (or its refusal), its staff-action record and the message for the next page: done, or
         refused with what was typed kept for the form (``Problem``)."""
-        user, session = request.user.record, request.user.session
-        ask = Ask(conn, self.rt, user, dict(request.path_params), dict(request.query_params), form)
-        actor = guard.Actor.of(user, "page")
-        named = form.get("target") or next(iter(ask.path.values()), None)
+        staff_request = StaffRequest.of(conn, self.rt, request, "page", form=form)
+        actor = guard.Actor.of(staff_request.user, staff_request.via)
+        named = form.get("target") or next(iter(staff_request.path.values()), None)
         target = None if named is None else str(named)
         note = form.get("note") or None
         if refused is not None:
-            guard.record(conn, actor, action.name, target=target, note=note, outcome=f"refused ({refused[0]}): {refused[2]}")
+            recorded = f"refused ({refused.status}): {refused.text}"
+            guard.record(conn, actor, action.name, target=target, note=note, outcome=recorded)
             return
 
-        def written(done: guard.Done[tuple[str, str | None]]) -> None:
-            if done.value is not None:
-                (said, acted_on), outcome = done.value, "done"
+        def written(outcome: guard.Outcome[ActionResult]) -> None:
+            if outcome.value is not None:
+                (message, acted_on), recorded = outcome.value, "done"
             else:
-                said = views.problem(done.error, request.url.path.removeprefix(PREFIX), form).said()
-                acted_on, outcome = target, f"refused: {done.error}"
-            guard.record(conn, actor, action.name, target=acted_on, note=note, outcome=outcome)
-            sign_in.say(conn, session.secret, said)
+                message = forms.problem(outcome.error, request.url.path.removeprefix(PREFIX), form).as_message()
+                acted_on, recorded = target, f"refused: {outcome.error}"
+            guard.record(conn, actor, action.name, target=acted_on, note=note, outcome=recorded)
+            sign_in.say(conn, request.user.session.secret, message)
 
-        guard.perform(conn, lambda: action.act(ask), written, together=not action.calls_out)
+        guard.perform(conn, lambda: action.act(staff_request), written, together=not action.calls_out)
 
     def too_large(self, request: Request, exc: PayloadTooLarge) -> Response:
         return self.pages.message(request, 413, "The form is too large", exc.detail)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from synctool import mappings, settings, store
+from synctool import mappings, settings
 from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
@@ -83,7 +83,7 @@ def fetch_campaign(job: Job, campaign_id: str) -> dict[str, Any] | None:
     except SynctoolError as exc:
         logger.info("campaign %s not cached and not fetched (%s); using the defaults", campaign_id, exc)
         return None
-    with store.atomic(job.conn):
+    with job.unit.gather():
         settings.cache_put(job.conn, CAMPAIGNS, campaign_id, campaign)
     return campaign
 
@@ -194,6 +194,7 @@ def fee_fields(job: Job, txn: Transaction) -> list[dict[str, Any]]:
                 "fields; run `synctool crm refresh`, or fix `synctool mappings custom-fields`"
             )
         value = f"{amount:.2f}"
+        job.unit.commit("before gift field value")  # it may wait for the field's lock, outside the unit
         references.ensure_gift_field_value(job.conn, job.crm, field, value)
         out.append({"name": field["name"], "values": [{"name": value}]})
     return out
@@ -313,7 +314,7 @@ def _member(job: Job, txn: Transaction) -> dict[str, Any] | None:
         if exc.status == 404:
             return None
         raise
-    with store.atomic(job.conn):
+    with job.unit.gather():
         settings.cache_put(job.conn, MEMBERS, key, member)
     return member
 
@@ -351,8 +352,10 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     free = no_money(txn)
     if free:
-        if txn.campaign_id and events.note_order(job, txn, campaign_of(job, txn)):
-            free += "; its tickets become invitations"  # a comped gala seat: no gift, but the guest list
+        campaign = campaign_of(job, txn) if txn.campaign_id else {}
+        with job.unit.gather():
+            if txn.campaign_id and events.note_order(job, txn, campaign):
+                free += "; its tickets become invitations"  # a comped gala seat: no gift, but the guest list
         raise Skip(free)  # no gift, no donor record, no mailing list push
     ext = external_id(txn.id)
     made = gifts.already_made(job.conn, ext, job.row)
@@ -369,15 +372,17 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         body["note"] += f"; raised by {raiser.name}" + ("" if raiser.constituent_id else " (no soft credit)")
     # a job cut short after its own write finds the gift in the ledger here, and finishes what follows it
     constituent_id, gift_id, created = job.make_gift(person, body)
-    events.note_order(job, txn, campaign, constituent_id)  # an event's order: its invitations come after the gift
+    with job.unit.gather():  # an event's order: its invitations come after the gift (commits at the job's end)
+        events.note_order(job, txn, campaign, constituent_id)
     credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
-    pushed = mailing_list.queue_pushes(
-        job.conn,
-        person,
-        source="donations",
-        consent=txn.communication_opt_in,
-        tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
-    )
+    with job.unit.gather():
+        pushed = mailing_list.queue_pushes(
+            job.conn,
+            person,
+            source="donations",
+            consent=txn.communication_opt_in,
+            tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
+        )
     said = "gift created" if created else ((made.message if made else None) or "gift already in the CRM; recorded")
     return Outcome(
         "succeeded",
@@ -404,10 +409,11 @@ def ticket(event: Event, job: Job) -> Outcome:
     found = payload(Ticket, event.data, "the Givebutter ticket")
     if not found.transaction_id:
         raise PermanentError(f"ticket {found.id} names no transaction_id")
-    events.note_ticket(job.conn, event.data)
-    invited = tickets.order(job.conn, events.SOURCE, found.transaction_id) is not None
-    if invited:  # else its transaction's job, if it is an event's order, queues the invitations
-        events.queue(job.conn, found.transaction_id)
+    with job.unit.gather():
+        events.note_ticket(job.conn, event.data)
+        invited = tickets.order(job.conn, events.SOURCE, found.transaction_id) is not None
+        if invited:  # else its transaction's job, if it is an event's order, queues the invitations
+            events.queue(job.conn, found.transaction_id)
     ext = external_id(found.transaction_id)
     other = log.gift_job(job.conn, ext, entity_type="transaction", statuses=("queued", "running", "succeeded", "skipped"))
     if other is not None and other["status"] == "skipped" and "no money" not in (other["message"] or ""):
@@ -424,7 +430,7 @@ def ticket(event: Event, job: Job) -> Outcome:
 def campaign(event: Event, job: Job) -> Outcome:
     data = event.data
     found = payload(Campaign, data, "the Givebutter campaign")
-    with store.atomic(job.conn):
+    with job.unit.gather():
         settings.cache_put(job.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
 

@@ -27,7 +27,7 @@ from synctool.platforms.context import Job
 from synctool.platforms.payment_events import Event, PortalObject
 from synctool.platforms.portal import PAYMENTS
 from synctool.platforms.portal import records as portal_records
-from synctool.queue import jobs
+from synctool.queue import jobs, unit
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
@@ -281,7 +281,7 @@ def user_locked(*user_ids_of):
     def wrap(fn):
         def handler_(event: webhook.Event, job: Job) -> Outcome:
             users = [u for get in user_ids_of for u in get(job) if u]
-            with store.named_lock(job.conn, [f"portal_user:{u}" for u in users]):
+            with unit.of(job.conn).lock([f"portal_user:{u}" for u in users]):
                 return fn(event, job)
 
         handler_.__name__ = fn.__name__

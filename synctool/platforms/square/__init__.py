@@ -1,23 +1,13 @@
 """Square, the point-of-sale platform: orders and payments become gifts, customers become donors.
 
-Each hook below imports its implementation when it is called (``docs/platforms.md``)."""
+Each hook names its implementation (``docs/platforms.md``), imported when it is first called."""
 
 from __future__ import annotations
-
-import sqlite3
-from datetime import date
-from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import ApiRoute, Client, Fake, Mappings, Platform, Registration, Webhook, setting_in
-
-if TYPE_CHECKING:
-    from synctool.config import Config
-    from synctool.platforms.reconcile import Expected, Payout
-    from synctool.platforms.webhook import Adapter
-    from synctool.runtime import Runtime
+from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook, section_of, setting_in
 
 
 class PosConfig(Section):
@@ -34,91 +24,8 @@ class PosConfig(Section):
     poll_first_lookback_hours: int = Field(24, ge=1)
 
 
-def section(config: Config) -> PosConfig:
-    """This platform's config section, typed."""
-    return config.section("pos")
-
-
-def _settings(rt: Runtime) -> dict[str, str | None]:
-    from synctool.platforms.square import notification
-
-    return notification.for_receiver(rt)
-
-
-def _adapter() -> Adapter:
-    from synctool.platforms.square import webhook
-
-    return webhook
-
-
-def _client(rt: Runtime) -> Any:
-    from synctool.platforms.square.client import from_runtime
-
-    return from_runtime(rt)
-
-
-def _probe(made: Any) -> str:
-    from synctool.platforms.square.client import probe
-
-    return probe(made)
-
-
-def _fake(key: str) -> tuple[Any, Any]:
-    from synctool.platforms.square.fake import FakeSquare, create_app
-
-    made = FakeSquare(key)
-    return made, create_app(made)
-
-
-def _expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
-    from synctool.platforms.square import reconcile
-
-    return reconcile.expected(conn, rt, start, end)
-
-
-def _payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
-    from synctool.platforms.square import reconcile
-
-    return reconcile.payouts(conn, rt, start, end)
-
-
-def _registration() -> Registration:
-    from synctool.platforms.square import registration
-
-    return registration
-
-
-def _handlers() -> None:
-    from synctool.platforms import deposits  # noqa: F401
-    from synctool.platforms.square import refunds, rules  # noqa: F401
-
-
-def _commands() -> Any:
-    from synctool.platforms.square.commands import app
-
-    return app
-
-
-def _routes() -> list[ApiRoute]:
-    from synctool.platforms.square.routes import routes
-
-    return routes()
-
-
-def _poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
-    from synctool.platforms.square import poll
-
-    return poll.poll(conn, rt, fresh=fresh, lookback=lookback)
-
-
-def _checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
-    """``doctor``: Square signs the exact notification URL, so synctool must know it."""
-    from synctool.platforms.square import notification
-
-    if notification.url(conn, rt):
-        return []
-    return [("pos notification url", "fail", "not set: Square's deliveries cannot be verified",
-             "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip
+#: this platform's config section, typed: ``section(rt.config).base_url``
+section = section_of("pos", PosConfig)
 
 
 DEFAULT_CONSTITUENT = setting_in(
@@ -133,25 +40,42 @@ DEFAULT_CONSTITUENT = setting_in(
 PLATFORM = Platform(
     name="square",
     role="pos",
-    webhook=Webhook("pos", _adapter, secret="POS_WEBHOOK_SIGNATURE_KEY", settings=_settings),
-    client=Client("pos", _client, probe=_probe),
+    webhook=Webhook(
+        "pos",
+        Loaded("synctool.platforms.square.webhook"),
+        secret="POS_WEBHOOK_SIGNATURE_KEY",
+        # Square signs the exact notification URL: the receiver reads it once as it starts
+        settings=Hook("synctool.platforms.square.notification:for_receiver"),
+    ),
+    client=Client(
+        "pos", Hook("synctool.platforms.square.client:from_runtime"), probe=Hook("synctool.platforms.square.client:probe")
+    ),
     secrets={
         "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
         "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
     },
-    fake=Fake("square", _fake, "POS_ACCESS_TOKEN", "demo-square-token", "POS_API_BASE_URL", "", contract="square.json"),
+    fake=Fake(
+        "square",
+        Served("synctool.platforms.square.fake:FakeSquare"),
+        "POS_ACCESS_TOKEN",
+        "demo-square-token",
+        "POS_API_BASE_URL",
+        "",
+        contract="square.json",
+    ),  # fmt: skip
     external_id_prefixes=("pos_order_",),
     mappings=Mappings(types=("default",), payment_case="upper", payment_examples="pos:<tender type> (CARD, CASH, ...)"),
-    expected=_expected,
-    payouts=_payouts,
+    expected=Hook("synctool.platforms.square.reconcile:expected"),
+    payouts=Hook("synctool.platforms.square.reconcile:payouts"),
     backfill=True,
-    registration=_registration,
-    poll=_poll,
-    handlers=_handlers,
-    commands={"pos": _commands},
+    registration=Loaded("synctool.platforms.square.registration"),
+    poll=Hook("synctool.platforms.square.poll:poll"),
+    handlers=Imports("synctool.platforms.deposits", "synctool.platforms.square.refunds", "synctool.platforms.square.rules"),
+    commands={"pos": Loaded("synctool.platforms.square.commands:app")},
     settings=(DEFAULT_CONSTITUENT,),
-    routes=_routes,
-    checks=_checks,
+    routes=Hook("synctool.platforms.square.routes:routes"),
+    # ``doctor``: Square signs the exact notification URL, so synctool must know it
+    checks=Hook("synctool.platforms.square.notification:checks"),
     config=PosConfig,
     config_env={"POS_API_BASE_URL": "base_url", "POS_WEBHOOK_NOTIFICATION_URL": "notification_url"},
 )

@@ -33,3 +33,11 @@ def for_receiver(rt: Runtime) -> dict[str, str | None]:
         return {NAME: url(conn, rt)}
     finally:
         conn.close()
+
+
+def checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
+    """``doctor``: Square signs the exact notification URL, so synctool must know it."""
+    if url(conn, rt):
+        return []
+    return [("pos notification url", "fail", "not set: Square's deliveries cannot be verified",
+             "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip

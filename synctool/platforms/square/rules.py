@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from synctool import mappings, settings, store
+from synctool import mappings, settings
 from synctool.crm import gifts
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
@@ -48,7 +48,7 @@ def location(job: Job, location_id: str | None) -> dict[str, Any] | None:
         except SynctoolError as exc:
             logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
             return None
-        with store.atomic(job.conn):
+        with job.unit.gather():
             for loc in locations:
                 settings.cache_put(job.conn, LOCATIONS, loc["id"], loc)
         found = next((loc for loc in locations if loc["id"] == location_id), None)

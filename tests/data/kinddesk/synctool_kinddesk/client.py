@@ -40,3 +40,8 @@ class KindClient:
 
     def close(self) -> None:
         self.api.close()
+
+
+def probe(client: KindClient) -> str:
+    """`synctool test-connections`: one read, in words."""
+    return f"{len(client.gifts())} gift(s) listed"

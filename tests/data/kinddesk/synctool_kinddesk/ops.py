@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 
 from synctool import mappings
+from synctool.platforms import ApiRoute
 from synctool.runtime import Runtime
 from synctool_kinddesk.models import ROLE
 
@@ -26,3 +27,8 @@ def gifts_listed(call: Any) -> list[dict[str, Any]]:
 
     with platforms.using(call.rt, ROLE) as client:
         return client.gifts()
+
+
+def routes() -> list[ApiRoute]:
+    """KindDesk's admin API routes."""
+    return [ApiRoute("GET", "/api/kind/gifts", "viewer", gifts_listed)]

@@ -1,0 +1,128 @@
+"""The house's figures ("A house a stranger can live in"), printed from the tree as it stands.
+
+- functions over 80 lines, and over 150 (synctool/, fakes included), the longest named;
+- `Any` in annotations (parameters, returns, variables; ``dict[str, Any]`` counts once);
+- modules over 400 lines;
+- duplicate pairs (the workplace's `duplicates` command, when it is on PATH; said when it is not);
+- imports inside functions (start-up laziness is worth some; the rest is a smell).
+
+The start-up figure is ``bench/startup.py``'s (paired runs), the commits of one gift job
+``tests/test_unit_of_work.py``'s (an exact count, so a test).
+
+    python bench/house.py [--goal]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "synctool"
+
+#: the issue's goals: at most this many of each
+GOALS = {"functions over 80 lines": 10, "functions over 150 lines": 0, "Any in annotations": 450, "modules over 400 lines": 4, "duplicate pairs": 25}  # fmt: skip
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def function_lengths(tree: ast.AST) -> list[tuple[str, int]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno:
+            found.append((node.name, node.end_lineno - node.lineno + 1))
+    return found
+
+
+def any_annotations(tree: ast.AST) -> int:
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+            annotations += [a.annotation for a in every if a.annotation is not None]
+            if node.returns is not None:
+                annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+    return sum(1 for a in annotations for n in ast.walk(a) if isinstance(n, ast.Name) and n.id == "Any")
+
+
+def inner_imports(tree: ast.AST) -> int:
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            count += sum(1 for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return count
+
+
+def duplicate_pairs() -> int | None:
+    tool = shutil.which("duplicates")
+    if tool is None:
+        return None
+    out = subprocess.run([tool, "--repo", str(PACKAGE), "--most", "200", "--seconds", "120"], capture_output=True, text=True)
+    first = (out.stdout.splitlines() or ["0"])[0]
+    return 0 if first.startswith("no duplicates") else int(first.split()[0])
+
+
+def figures() -> dict[str, object]:
+    long_functions: list[tuple[str, int]] = []
+    big_modules: list[tuple[str, int]] = []
+    anys = inner = 0
+    for path in modules():
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        where = str(path.relative_to(ROOT))
+        long_functions += [(f"{where}:{name}", size) for name, size in function_lengths(tree) if size > 80]
+        lines = text.count("\n")
+        if lines > 400:
+            big_modules.append((where, lines))
+        anys += any_annotations(tree)
+        inner += inner_imports(tree)
+    long_functions.sort(key=lambda f: -f[1])
+    big_modules.sort(key=lambda m: -m[1])
+    return {
+        "functions over 80 lines": len(long_functions),
+        "functions over 150 lines": sum(1 for _, size in long_functions if size > 150),
+        "Any in annotations": anys,
+        "modules over 400 lines": len(big_modules),
+        "duplicate pairs": duplicate_pairs(),
+        "imports inside functions": inner,
+        "_longest": long_functions[:12],
+        "_biggest": big_modules,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--goal", action="store_true", help="exit 1 when a figure misses its goal")
+    args = parser.parse_args()
+    found = figures()
+    missed = []
+    for name, value in found.items():
+        if name.startswith("_"):
+            continue
+        goal = GOALS.get(name)
+        shown = "n/a (the `duplicates` command is not on PATH)" if value is None else value
+        print(f"{name:28} {shown}" + (f"   (goal: at most {goal})" if goal is not None else ""))
+        if goal is not None and isinstance(value, int) and value > goal:
+            missed.append(name)
+    print("\nlongest functions:")
+    for where, size in found["_longest"]:  # type: ignore[attr-defined]
+        print(f"  {size:5}  {where}")
+    print("modules over 400 lines:")
+    for where, size in found["_biggest"]:  # type: ignore[attr-defined]
+        print(f"  {size:5}  {where}")
+    if args.goal and missed:
+        print("missed: " + ", ".join(missed), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""The platform contract: ``Platform`` and its parts, every field a typed hook (``docs/platforms.md``).
+
+Each hook is a typed callable. A platform names the function behind it with a ``Hook`` (``synctool.platforms.hooks``),
+imported when first called, so a cron run that needs none of a platform's hooks pays for none of them; mypy checks
+every call the core makes against the types below, and ``synctool.testing.hook_problems`` checks each reference
+against them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from synctool.platforms.hooks import Hook, Loaded
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from synctool.config import Config
+    from synctool.platforms.reconcile import Expected, Payout
+    from synctool.platforms.registration import Check, Outcome
+    from synctool.platforms.webhook import Adapter, Missed
+    from synctool.runtime import Runtime
+
+
+class PollHook(Protocol):
+    """``synctool poll``: queue what the platform changed since its last run and synctool has not seen.
+    Returns at least ``since``, ``seen``, ``queued`` and ``requests``."""
+
+    def __call__(
+        self, conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None
+    ) -> dict[str, Any]: ...
+
+
+class Registration(Protocol):
+    """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
+
+    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]: ...
+
+    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]: ...
+
+
+#: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
+ExpectedHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Expected], int]"]
+#: a period's bank deposits (``reconcile payouts``), and the platform requests it cost
+PayoutsHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Payout], int]"]
+#: the deliveries the platform reports it failed to make since an ISO time, and the requests spent
+MissedHook = Callable[[sqlite3.Connection, "Runtime", str], "tuple[list[Missed], int]"]
+#: fetch afresh the items of these failed jobs before ``retry-all --fresh``: (how many, errors)
+RefetchHook = Callable[[sqlite3.Connection, "Runtime", list[sqlite3.Row]], tuple[int, list[str]]]
+#: its own ``doctor`` rows: ``(check, status, detail, fix)``
+ChecksHook = Callable[[sqlite3.Connection, "Runtime"], list[tuple[str, str, str, str]]]
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """One admin API route a platform adds (``Platform.routes``): ``handler(call)`` gets the request, a
+    ``StaffRequest`` (``synctool.web.request``: ``conn``, ``rt``, ``user``, ``path`` (the path's parameters), ``query``,
+    ``body``, ``body_as(Model)``, ``query_as(Model)``) and returns what the route answers as JSON; ``role`` is the
+    minimum role: ``viewer``, ``admin`` or ``super_admin``."""
+
+    method: str
+    path: str
+    role: str
+    handler: Callable[[Any], Any]
+
+
+#: the admin API routes a platform adds
+RoutesHook = Callable[[], Sequence[ApiRoute]]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run-time setting a platform owns (``Platform.settings``), kept in synctool's database: what
+    `synctool settings NAME` shows and changes, and what a Settings page lists for every platform in use.
+
+    ``body()`` returns the pydantic model a change is checked with (its fields, with their descriptions, are
+    the command's argument or options: one field is an argument, several are options); ``read(conn)`` returns
+    the value as a mapping, ``write(conn, body)`` saves a checked body and returns the new value. The three
+    import their implementation when called, as every hook does."""
+
+    name: str
+    #: what it decides, in one sentence (the command's summary), then whatever else a person should know
+    help: str
+    body: Callable[[], type[Any]]
+    read: Callable[[sqlite3.Connection], Mapping[str, Any]]
+    write: Callable[[sqlite3.Connection, Any], Mapping[str, Any]]
+    #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
+    example: str = ""
+
+
+def setting_in(module: str, name: str, help: str, body: str, *, example: str = "") -> Setting:
+    """A ``Setting`` whose body model (``body``, its name), ``read(conn)`` and ``write(conn, body)`` are in
+    ``module``, imported when the setting is first used (as every hook is)."""
+    return Setting(name, help, Loaded(f"{module}:{body}"), Hook(f"{module}:read"), Hook(f"{module}:write"), example=example)
+
+
+S = TypeVar("S")
+
+
+def section_of(role: str, model: type[S]) -> Callable[[Config], S]:
+    """A platform's reader of its config section, typed as its model (``Platform.config``):
+    ``section = section_of("donations", DonationsConfig)``, then ``section(rt.config).base_url``."""
+
+    def section(config: Config) -> S:
+        found: S = config.section(role)
+        return found
+
+    return section
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked and parsed by ``adapter()``'s module.
+
+    The secret policy is one for every platform: a delivery is verified with ``secret`` (a secret's name), and
+    while that secret is not set the receiver refuses the platform's deliveries (503, "not configured"), never
+    accepting them unverified; the platform retries them once it is set."""
+
+    role: str
+    adapter: Callable[[], Adapter]
+    #: the secret its deliveries are verified with (None: the adapter needs none)
+    secret: str | None = None
+    #: Mailchimp checks a URL with a GET (and may POST an empty body) before it sends events
+    url_check: bool = False
+    #: what else its signatures are checked with, read once when the receiver starts (Square signs the exact
+    #: notification URL): name -> value, handed to ``verify_webhook`` in ``WebhookSecrets.settings``
+    settings: Callable[[Runtime], Mapping[str, str | None]] | None = None
+
+
+@dataclass(frozen=True)
+class Client:
+    """A platform's API client: ``factory`` builds it from a Runtime (its secrets and transport)."""
+
+    role: str
+    factory: Callable[[Runtime], Any]
+    #: how `test-connections` proves the client works: one read, described in words
+    probe: Callable[[Any], str] | None = None
+
+
+@dataclass(frozen=True)
+class Fake:
+    """A platform's fake API: ``make(key)`` returns the fake (its state) and the ASGI app that serves it, for
+    a client that sends ``key`` as the ``key_secret``; the client's base URL is the fake's address plus
+    ``path`` and goes in ``base_url_env``."""
+
+    name: str
+    make: Callable[[str], tuple[Any, Any]]
+    key_secret: str
+    key: str
+    base_url_env: str
+    path: str = ""
+    #: the platform's official API description the fake is held to (a file in shared/reference/specs)
+    contract: str | None = None
+
+
+@dataclass(frozen=True)
+class Mappings:
+    """The mapping keys a platform's gifts are coded by (``synctool mappings types|payments set``)."""
+
+    #: type-default keys its rules look up as ``<role>:<key>`` (``donations:event``)
+    types: tuple[str, ...] = ()
+    #: how a payment method is written in its payment-type key (``donations:card``, ``pos:CARD``); None: none
+    payment_case: Literal["lower", "upper"] | None = None
+    #: the payment methods to name in the usage message
+    payment_examples: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A job target a platform adds beside the CRM (``jobs.target``): what its jobs act on."""
+
+    name: str
+    #: its jobs turn platform records into CRM jobs: drain runs them before the CRM's, and doctor counts
+    #: them in the CRM backlog
+    first: bool = False
+    #: its jobs change local records, so they run one at a time, in arrival order
+    serial: bool = False
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Everything the core knows of one outside system. Each is optional but ``name`` and ``role``; the
+    hooks are described one by one in ``docs/platforms.md``."""
+
+    name: str
+    #: the role it plays and its source name in the sync log (``donations``, ``pos``, ...)
+    role: str
+    webhook: Webhook | None = None
+    client: Client | None = None
+    #: every secret it reads: name -> what it is for
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    fake: Fake | None = None
+    #: the prefixes of the CRM gift external ids its jobs write (``donations_``); a platform without one
+    #: (the portal's payment ids) is known by synctool's gift ledger instead
+    external_id_prefixes: tuple[str, ...] = ()
+    mappings: Mappings = Mappings()
+    #: its money in a period (``reconcile``), and its bank deposits (``reconcile payouts``)
+    expected: ExpectedHook | None = None
+    payouts: PayoutsHook | None = None
+    #: whether ``synctool backfill`` may page its history (through ``expected``)
+    backfill: bool = False
+    #: the module that checks and registers its webhook with the platform's API (``synctool webhooks``)
+    registration: Callable[[], Registration] | None = None
+    #: imports its ``@handler`` modules, so drain finds its job handlers (called when drain first needs them)
+    handlers: Callable[[], None] | None = None
+    #: its top-level commands: name -> a function returning the Typer app (called only when the command is
+    #: named, or `synctool --help` lists them, in its Platforms section)
+    commands: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    #: its run-time settings (`synctool settings NAME`; a Settings page lists them)
+    settings: tuple[Setting, ...] = ()
+    #: the other platforms' sources whose jobs its handlers run (the portal runs Stripe's ``payments`` jobs):
+    #: such a source's platform works only beside this one
+    handles: tuple[str, ...] = ()
+    routes: RoutesHook | None = None
+    #: its backup poll (``synctool poll``); its watermark is the ``poll_state`` row of its role
+    poll: PollHook | None = None
+    #: the deliveries it reports it failed to make (``webhooks status|heal``); None for a platform that keeps
+    #: no such record
+    missed: MissedHook | None = None
+    refetch: RefetchHook | None = None
+    #: reads one event campaign's ticket check-ins now (``synctool events checkins``): (conn, rt, campaign id)
+    #: -> what it read; its orders' invitations are queued (``tickets``, ``crm.invitations``)
+    checkins: Callable[[sqlite3.Connection, Runtime, str], dict[str, Any]] | None = None
+    checks: ChecksHook | None = None
+    #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
+    targets: tuple[Target, ...] = ()
+    #: the tables it keeps records in (``dev reset-test-data`` empties them)
+    tables: tuple[str, ...] = ()
+    #: the migrations that make its tables, in order (its own set, ``synctool.<name>``, applied after the
+    #: core's by every connection that migrates)
+    migrations: Callable[[], Sequence[Callable[[Database], None]]] | None = None
+    #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
+    #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
+    config: type[Any] | None = None
+    config_env: Mapping[str, str] = field(default_factory=dict)

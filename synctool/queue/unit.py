@@ -1,0 +1,179 @@
+"""A job's unit of work: its local writes gather in one transaction and commit at named points.
+
+A handler's writes (the gift ledger, the mirror, links, locks, the job's own row) do not commit one by one. They
+gather in the running job's ``Unit`` and commit at the points the job names around each outside write:
+
+- **before** a CRM write: what the job is about to do (the lock that makes it the one writer, the ledger's
+  ``pending``), so a job cut short looks before it writes again;
+- **after** it: what the CRM answered (the ledger's ``done`` and the gift's id);
+- the job's **end**: the rest, with the job's own row (``queue.worker.run_job``).
+
+The transaction is opened by the first gathered write (``BEGIN IMMEDIATE``: nothing is read in it before it
+holds the write lock, so it never fails to upgrade a stale read) and ends at the next point, so SQLite's write
+lock is held only while the job works locally, never while it waits on the network: every outside request first
+commits what is gathered (``before_request``; the job's clients call it before they send). Inside the unit,
+``store.atomic`` is a savepoint: a helper's change stays whole, and a failed one is rolled back alone.
+
+Helpers find the unit through their connection (``of(conn)``): inside a running job, the job's; anywhere else
+(an operator's command, a test) a unit of their own whose every ``gather`` is its own commit, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from synctool import store
+from synctool.errors import StoreUnavailable
+
+logger = logging.getLogger("synctool.unit")
+
+#: the units of the jobs running now, by their connection's id (a connection runs one job at a time)
+_BOUND: dict[int, Unit] = {}
+
+
+def of(conn: sqlite3.Connection) -> Unit:
+    """The unit of the job running on ``conn``, else one that commits each change at once (outside a job)."""
+    return _BOUND.get(id(conn)) or Unit(conn)
+
+
+class Unit:
+    """One job's unit of work on its connection. ``points`` names the commits it made, in order."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.points: list[str] = []
+        self.bound = False
+        self._open: ExitStack | None = None  # the gathering transaction, while there is one
+        self._depth = 0  # gather blocks being run now
+
+    @property
+    def gathering(self) -> bool:
+        """Whether writes are gathered and not yet committed (the write lock is held)."""
+        return self._open is not None
+
+    @contextmanager
+    def bind(self) -> Iterator[Unit]:
+        """For the block, this is the unit of the job running on its connection. What no point committed when the
+        block ends is rolled back (the job's end commits it first: ``run_job``)."""
+        _BOUND[id(self.conn)] = self
+        self.bound = True
+        try:
+            yield self
+        finally:
+            _BOUND.pop(id(self.conn), None)
+            self.bound = False
+            self.abandon()
+
+    @contextmanager
+    def gather(self) -> Iterator[sqlite3.Connection]:
+        """A change that commits at the unit's next point (a savepoint in its transaction, opened by the first);
+        outside a job, its own transaction and commit."""
+        if not self.bound:
+            with store.atomic(self.conn):
+                yield self.conn
+            return
+        if self._open is not None and not self.conn.in_transaction:
+            self._lost()
+        if self._open is None and not self.conn.in_transaction:
+            stack = ExitStack()
+            stack.enter_context(store.atomic(self.conn))  # BEGIN IMMEDIATE, and the process's writer turn
+            self._open = stack
+        self._depth += 1
+        try:
+            with store.atomic(self.conn):  # a savepoint: this change stays whole
+                yield self.conn
+        finally:
+            self._depth -= 1
+
+    def commit(self, point: str) -> bool:
+        """Commit what is gathered, as the point ``point``; False when nothing was."""
+        if self._open is None:
+            return False
+        if self._depth:
+            raise RuntimeError(f"the commit point {point!r} is inside a gathered change")
+        if not self.conn.in_transaction:
+            self._lost()
+        stack, self._open = self._open, None
+        stack.close()  # COMMIT; a failed one is rolled back and raised
+        self.points.append(point)
+        return True
+
+    def before_request(self, what: str) -> None:
+        """An outside request is about to be sent: commit what is gathered, so no lock is held while it waits."""
+        if self._open is None:
+            return
+        if self._depth:  # a request inside a change: it cannot commit half of it; the change keeps the write lock
+            logger.warning("%s sent inside a gathered change: the database stays locked while it waits", what)
+            return
+        self.commit(f"before {what}")
+
+    def recover(self) -> None:
+        """After a failed handler: when the database rolled back what was gathered (the failing statement raised
+        already), forget it, so the job's end is recorded in a transaction of its own."""
+        if self._open is not None and not self.conn.in_transaction:
+            logger.warning("the job's uncommitted writes were rolled back by the database")
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Roll back what is gathered (a job cut short: nothing it did not commit at a point happened)."""
+        stack, self._open = self._open, None
+        if stack is not None:
+            dropped = RuntimeError("the job's unit of work was abandoned")
+            stack.__exit__(type(dropped), dropped, None)
+
+    def _lost(self) -> None:
+        """The database rolled the gathered transaction back under us (a failed write: disk full, I/O)."""
+        stack, self._open = self._open, None
+        lost = StoreUnavailable("the database rolled back the job's uncommitted writes")
+        if stack is not None:
+            stack.__exit__(type(lost), lost, None)
+        raise lost
+
+    # -- cross-process locks -------------------------------------------------------------------------------
+
+    def _held(self, names: list[str]) -> bool:
+        marks = ",".join("?" * len(names))
+        sql = f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?"
+        return bool(self.conn.execute(sql, (*names, time.time())).fetchone()[0])
+
+    @contextmanager
+    def lock(self, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
+        """Hold every lock in ``names`` for the block, as ``store.named_lock`` does (taken together, owned by the
+        running job's lease, lapsing with it), but inside the unit: taking it and letting it go are gathered, so
+        the lock row commits at the next point, which is before the write it protects. While another holds it,
+        what is gathered is committed first (the holder may need the write lock to finish)."""
+        if not self.bound:
+            with store.named_lock(self.conn, names, ttl_s=ttl_s, wait_s=wait_s):
+                yield
+            return
+        holder: store.LockHolder | None = getattr(self.conn, "lock_holder", None)
+        ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
+        owner = f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
+        names = sorted(set(names))
+        deadline = time.monotonic() + wait_s
+        taken = False
+        while not taken:
+            if not self._held(names):
+                with self.gather():
+                    if not self._held(names):
+                        self.conn.executemany(
+                            "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
+                            " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+                            [(name, owner, time.time() + ttl_s) for name in names],
+                        )
+                        taken = True
+            if not taken:
+                self.before_request(f"waiting for {', '.join(names)}")
+                if time.monotonic() > deadline:
+                    raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            with self.gather():
+                self.conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))

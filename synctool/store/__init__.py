@@ -1,0 +1,88 @@
+"""The one SQLite file, one idea a module:
+
+- ``connection``: ``connect`` (WAL, ``synchronous=FULL``, a busy timeout; migrated when asked), ``snapshot``, and
+  the modes of the files synctool makes (``private_file``: its own user's alone);
+- ``transactions``: ``atomic`` (a transaction outside one, a savepoint inside one), ``run_script``, and the named
+  locks every process sees (``named_lock``, ``held_by``, ``renew_locks``);
+- ``migrations``: each set's migrations in order, applied by sqlite-utils' ``Migrations``, ``fingerprint`` (what
+  ``PRAGMA user_version`` holds), and refusing a database a newer synctool migrated; the core's migrations
+  themselves are in ``schema/``;
+- ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
+- ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
+- ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``).
+
+Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
+"""
+
+from __future__ import annotations
+
+from synctool.store.connection import (
+    BUSY_TIMEOUT_MS,
+    PRIVATE_FILE,
+    PRIVATE_FOLDER,
+    connect,
+    private_file,
+    private_folder,
+    private_to_write,
+    snapshot,
+)
+from synctool.store.migrations import (
+    MIGRATION_SET,
+    MIGRATIONS,
+    PLATFORM_MIGRATIONS,
+    RETIRED,
+    add_migrations,
+    applied_migrations,
+    apply_migrations,
+    fingerprint,
+    migrated_by,
+    migration_names,
+    migration_sets,
+)
+from synctool.store.schema.scale import DELIVERY_CAMPAIGN, JOB_CAMPAIGN, JOB_POLLED
+from synctool.store.sizes import growth_per_month, record_size, size
+from synctool.store.tables import Where, database, new_id, put_row
+from synctool.store.times import TIME_FORMAT, iso, utcnow
+from synctool.store.transactions import Connection, LockHolder, atomic, held_by, named_lock, renew_locks, run_script
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "DELIVERY_CAMPAIGN",
+    "JOB_CAMPAIGN",
+    "JOB_POLLED",
+    "MIGRATIONS",
+    "MIGRATION_SET",
+    "PLATFORM_MIGRATIONS",
+    "PRIVATE_FILE",
+    "PRIVATE_FOLDER",
+    "RETIRED",
+    "TIME_FORMAT",
+    "Connection",
+    "LockHolder",
+    "Where",
+    "add_migrations",
+    "applied_migrations",
+    "apply_migrations",
+    "atomic",
+    "connect",
+    "database",
+    "fingerprint",
+    "growth_per_month",
+    "held_by",
+    "iso",
+    "migrated_by",
+    "migration_names",
+    "migration_sets",
+    "named_lock",
+    "new_id",
+    "private_file",
+    "private_folder",
+    "private_to_write",
+    "put_row",
+    "record_size",
+    "renew_locks",
+    "run_script",
+    "size",
+    "snapshot",
+    "utcnow",
+]

@@ -1,0 +1,104 @@
+"""Connecting to the one SQLite file, and the modes of the files synctool makes.
+
+Every connection is in WAL mode with ``synchronous=FULL`` (a commit is on disk before anyone is told it
+happened) and a busy timeout, so cron's drain and poll, the receiver and operator commands can share the
+file. The database, its ``-wal`` and ``-shm``, backups, the config and logs are synctool's user's alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from synctool.errors import DatabaseTooNew, StoreUnavailable
+from synctool.store.migrations import apply_migrations
+from synctool.store.transactions import Connection
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+#: what synctool gives the files it creates (the database, backups, the config, logs) and the folders it makes
+#: for them: its own user's alone, whatever the umask (invariant 10)
+PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
+
+
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` and any missing parent, each ``PRIVATE_FOLDER``; a folder already there keeps its mode."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(PRIVATE_FOLDER)
+        except FileExistsError:  # another process made it first: it is theirs, as they made it
+            continue
+        os.chmod(made, PRIVATE_FOLDER)  # mkdir's mode passes through the umask
+
+
+def private_file(path: Path) -> bool:
+    """Create ``path`` empty and ``PRIVATE_FILE`` (and its missing folders ``PRIVATE_FOLDER``) unless it is there
+    already, whose mode is then left as it is; True when it was created. One system call for a file that exists."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        try:
+            fd = os.open(path, flags, PRIVATE_FILE)
+        except FileNotFoundError:  # its folder is missing
+            private_folder(path.parent)
+            fd = os.open(path, flags, PRIVATE_FILE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, PRIVATE_FILE)  # os.open's mode passes through the umask too
+    finally:
+        os.close(fd)
+    return True
+
+
+def private_to_write(path: Path) -> None:
+    """Before a file is written whole (a backup, the config ``init`` writes): created ``PRIVATE_FILE``, or made so
+    when it is there already (it is about to hold what synctool writes)."""
+    if not private_file(path):
+        os.chmod(path, PRIVATE_FILE)
+
+
+def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
+    to ``busy_timeout_ms`` for another process's write lock before it fails.
+
+    A new database file is created ``PRIVATE_FILE`` before SQLite opens it (its folders ``PRIVATE_FOLDER``):
+    SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
+    synctool's user's alone. An existing file's mode is left as it is (``doctor`` says when it is too open)."""
+    path = Path(path)
+    try:
+        if str(path) not in (":memory:", ""):
+            private_file(path)
+        conn = sqlite3.connect(
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=Connection
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: free pages can be given back (prune)
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if migrate:
+            apply_migrations(conn)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreUnavailable(f"cannot open database {path}: {exc}") from None
+    except DatabaseTooNew:
+        conn.close()
+        raise
+    return conn
+
+
+def snapshot(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """An in-memory copy of the database behind ``conn`` (SQLite's online backup), set up as ``connect``
+    sets up a connection: preview mode runs its jobs against one and throws it away."""
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, factory=Connection)
+    conn.backup(copy)
+    copy.row_factory = sqlite3.Row
+    copy.execute("PRAGMA foreign_keys = ON")
+    return copy

@@ -1,0 +1,145 @@
+"""Transactions and named locks.
+
+``atomic`` nests: outside a transaction it is ``BEGIN IMMEDIATE`` ... ``COMMIT``, inside one a savepoint, so a
+data function works on its own or inside a caller's change. A named lock (``named_lock``) is a row of ``locks``
+that every process sees: taken through a job's connection (``held_by``) it belongs to the job's lease owner and
+lapses with it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from synctool.errors import StoreUnavailable
+
+# Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
+# sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
+_WRITE_LOCK = threading.RLock()
+
+
+@contextmanager
+def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    """A transaction that nests: outside one, ``BEGIN IMMEDIATE`` ... ``COMMIT`` (the write lock taken up
+    front, so two processes never deadlock upgrading a read); inside one, a savepoint, so a data function
+    can be called on its own or as part of a caller's larger change. Rolls back on any exception."""
+    with _WRITE_LOCK:
+        if conn.in_transaction:
+            name = f"sp_{uuid.uuid4().hex[:12]}"
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # SQLite may already have rolled the whole transaction back (disk full, I/O)
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                raise
+            conn.execute(f"RELEASE {name}")
+            return
+        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            # a failed COMMIT (disk full, read-only, busy) can leave the transaction open: never let the next
+            # caller's work become a savepoint inside a transaction that will not commit
+            _rollback(conn)
+            raise
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the error being raised says what went wrong; this one would only hide it
+
+
+def run_script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run statements one by one inside the caller's transaction (executescript would commit)."""
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            conn.execute(pending)
+            pending = ""
+    if pending.strip():
+        conn.execute(pending)
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """Who the locks taken through a connection belong to: the running job's lease owner, so the drain's
+    heartbeat renews them with the lease and they lapse with it when the drain dies."""
+
+    owner: str
+    ttl_s: float
+
+
+class Connection(sqlite3.Connection):
+    """synctool's connection: ``lock_holder`` is set while a job runs on it (``held_by``)."""
+
+    lock_holder: LockHolder | None = None
+
+
+@contextmanager
+def held_by(conn: sqlite3.Connection, holder: LockHolder) -> Iterator[None]:
+    """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
+    if not isinstance(conn, Connection):
+        raise TypeError("held_by needs a connection from store.connect")
+    conn.lock_holder = holder
+    try:
+        yield
+    finally:
+        conn.lock_holder = None
+
+
+def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
+    """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
+    if not owners:
+        return 0
+    expires = time.time() + ttl_s
+    with atomic(conn):
+        return sum(conn.execute("UPDATE locks SET expires = ? WHERE owner LIKE ?", (expires, f"{o}#%")).rowcount for o in owners)
+
+
+@contextmanager
+def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
+    """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
+
+    Taken through a job's connection (``held_by``) the lock belongs to the running job's lease owner and is renewed with its lease; a lock
+    left by a process that died lapses after ``ttl_s`` without renewal. Waiting longer than ``wait_s``
+    raises StoreUnavailable."""
+    holder: LockHolder | None = getattr(conn, "lock_holder", None)
+    # inside a job a lock lasts one lease past its last heartbeat; elsewhere a minute
+    ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
+    owner = f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
+    names = sorted(set(names))
+    deadline = time.monotonic() + wait_s
+    while True:
+        now = time.time()
+        with atomic(conn):
+            marks = ",".join("?" * len(names))
+            held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[
+                0
+            ]
+            if not held:
+                conn.executemany(
+                    "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
+                    " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+                    [(name, owner, now + ttl_s) for name in names],
+                )
+                break
+        if time.monotonic() > deadline:
+            raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        with atomic(conn):
+            conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))

@@ -1,0 +1,62 @@
+"""A platform declares its hooks: each names its function by reference (``synctool.platforms.hooks``), resolved in
+one place (``hooks.load``), and every reference of every registered platform resolves to a function that takes what
+the core passes, as the contract's types say (``synctool.platforms.contract``; docs/platforms.md gives them field by
+field and ``tests/test_platform_docs.py`` holds the page to them). Declaring a platform imports none of its hooks'
+modules, so start-up stays lazy."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from synctool import platforms
+from synctool.platforms import Hook, Imports, Loaded, Served
+from synctool.testing import hook_problems
+
+REGISTERED = platforms.registered()
+PACKAGE = Path(platforms.__file__).resolve().parent
+
+
+@pytest.mark.parametrize("platform", REGISTERED, ids=[p.name for p in REGISTERED])
+def test_every_hook_a_platform_names_resolves_with_the_signature_the_contract_gives(platform: platforms.Platform):
+    assert hook_problems(platform) == []
+
+
+def test_a_reference_to_nothing_or_to_a_function_with_other_parameters_is_found_before_it_is_called():
+    givebutter = next(p for p in REGISTERED if p.name == "givebutter")
+    wrong = dataclasses.replace(
+        givebutter,
+        poll=Hook("synctool.platforms.givebutter.poll:no_such_function"),
+        expected=Hook("synctool.platforms.givebutter.poll:poll"),  # (conn, rt, *, fresh, lookback): not (conn, rt, start, end)
+        registration=Loaded("synctool.platforms.givebutter.client"),  # a module with no status() or register()
+        handlers=Imports("synctool.platforms.givebutter.no_such_module"),
+        fake=dataclasses.replace(givebutter.fake, make=Served("synctool.platforms.givebutter.fake:NoSuchFake")),  # type: ignore[arg-type]
+    )
+    found = {line.split(":", 1)[0] for line in hook_problems(wrong)}
+    assert found == {"poll", "expected", "registration", "handlers", "fake.make"}
+
+
+def test_no_built_in_platform_wraps_a_hook_by_hand():
+    """No function of a platform package's ``__init__.py`` imports inside its body: each hook is a reference."""
+    wrappers = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.name}"
+        for path in sorted(PACKAGE.glob("*/__init__.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(node))
+    ]
+    assert wrappers == []
+
+
+def test_declaring_the_platforms_imports_none_of_their_hooks_modules():
+    code = (
+        "import json, sys; from synctool import platforms; platforms.registered();"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('synctool.platforms.') and m.count('.') > 2)))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(ran.stdout) == []

@@ -1,0 +1,117 @@
+"""A job has one unit of work (docs/developers.md, "A job's commits"): a gift job's local writes gather and commit at
+named points around its CRM writes, at most two a write and one at its end, and a job killed at any point still
+ends with one gift and one donor."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from synctool import store
+from synctool.fakes import samples
+from synctool.platforms.context import Job, runner
+from synctool.queue import unit, worker
+from tests.flow_helpers import give, run_drain
+from tests.helpers import runtime
+
+NEW_DONOR = ["before mirror refresh", "before constituent create", "before gift create", "after gift create", "job end"]
+KNOWN_DONOR = ["before gift create", "after gift create", "job end"]
+
+
+class Killed(BaseException):
+    """``kill -9`` at a commit point: what the job gathered since the last point is gone."""
+
+
+def run_counted(job_id: str) -> tuple[int, Job]:
+    """Run one queued job as drain runs it, counting the COMMITs on its connection from its start (after the claim)."""
+    rt = runtime()
+    jobs_runner = runner(rt)
+    seen: list[str] = []
+    ran: list[Job] = []
+    context = jobs_runner.context
+
+    def counting(row: Any, conn: Any, owner: str, run_started: str) -> Job:
+        job = context(row, conn, owner, run_started)
+        conn.set_trace_callback(seen.append)
+        ran.append(job)
+        return job
+
+    jobs_runner.context = counting  # type: ignore[method-assign]
+    conn = store.connect(rt.config.db_path, migrate=False)
+    try:
+        worker.run_now(jobs_runner, conn, job_id)
+    finally:
+        conn.set_trace_callback(None)
+        conn.close()
+    return sum(statement.strip().upper() == "COMMIT" for statement in seen), ran[0]
+
+
+def crm_writes(world: Any, since: int) -> int:
+    return sum(r["method"] in ("POST", "PUT", "PATCH", "DELETE") for r in world.crm.requests[since:])
+
+
+def no_request_inside_a_change(caplog: pytest.LogCaptureFixture) -> bool:
+    """No request was sent while a change was half made (the database would have stayed locked while it waited)."""
+    return not [r for r in caplog.records if r.name == "synctool.unit"]
+
+
+def test_a_new_donors_gift_commits_at_most_twice_a_crm_write_and_once_more(coded, receiver, db, caplog):
+    txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    queued = give(receiver, txn)
+    before = len(coded.crm.requests)
+    commits, job = run_counted(queued["job_id"])
+    writes = crm_writes(coded, before)
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (queued["job_id"],)).fetchone()[0] == "succeeded"
+    assert writes == 2  # the constituent, the gift
+    assert job.unit.points == NEW_DONOR
+    assert commits == len(NEW_DONOR) <= 2 * writes + 1  # 26 store.atomic commits before the unit of work
+    assert no_request_inside_a_change(caplog)
+
+
+def test_a_known_donors_gift_commits_three_times(coded, receiver, db, caplog):
+    first = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    give(receiver, first)
+    run_drain()
+    again = {**copy.deepcopy(first), "id": "SecondGiftOfAda", "number": "2"}
+    queued = give(receiver, again)
+    before = len(coded.crm.requests)
+    commits, job = run_counted(queued["job_id"])
+    assert crm_writes(coded, before) == 1
+    assert job.unit.points == KNOWN_DONOR
+    assert commits == len(KNOWN_DONOR)
+    assert len(coded.crm.gifts) == 2 and len(coded.crm.constituents) == 1
+    assert no_request_inside_a_change(caplog)
+
+
+@pytest.mark.parametrize("point", NEW_DONOR)
+def test_a_job_killed_at_any_point_ends_with_one_gift_and_one_donor(coded, receiver, db, env, monkeypatch, point):
+    env["CRM_CONFIRM_AFTER_S"] = "0"  # a write whose answer the kill lost is searched for at once
+    txn = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    queued = give(receiver, txn)
+    commit = unit.Unit.commit
+
+    def kill_at(self: unit.Unit, name: str) -> bool:
+        if name == point and self.bound:
+            self.abandon()
+            raise Killed(name)
+        return commit(self, name)
+
+    monkeypatch.setattr(unit.Unit, "commit", kill_at)
+    with pytest.raises(Killed):
+        run_counted(queued["job_id"])
+    monkeypatch.setattr(unit.Unit, "commit", commit)
+    # the dead drain's lease and locks lapse
+    with store.atomic(db):
+        db.execute("UPDATE jobs SET lease_expires = '2000-01-01T00:00:00Z' WHERE status = 'running'")
+        db.execute("UPDATE locks SET expires = 0")
+    run_drain()
+    row = db.execute("SELECT status, message, crm_gift_id FROM jobs WHERE id = ?", (queued["job_id"],)).fetchone()
+    assert row["status"] == "succeeded", dict(row)
+    assert Counter(g["external_id"] for g in coded.crm.gifts.values()) == {f"donations_{txn['id']}": 1}
+    assert len(coded.crm.constituents) == 1
+    [gift] = coded.crm.gifts.values()
+    assert row["crm_gift_id"] == str(gift["id"])
+    assert db.execute("SELECT count(*) FROM locks WHERE expires > 0").fetchone()[0] == 0
