@@ -11,12 +11,14 @@
 | list_mapping | Mailchimp list id | enabled, label |
 | tag_rule | ``<list id or *>:<unsubscribe or cleaned>`` | add, remove (keyword ids) |
 | event | a donation platform's event campaign id | event_id, event_name (the CRM event its orders are invited to) |
+| plans | ``*`` | group_id, contact_report_type_id, team_member (monthly donors' CRM group and their follow-ups) |
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from synctool import store
@@ -31,6 +33,7 @@ KINDS = (
     "list_mapping",
     "tag_rule",
     "event",
+    "plans",
 )
 #: ``ack_template_name``: the CRM's acknowledgement template for the gift (``do_not_ack``: none)
 CODING_FIELDS = ("fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name")
@@ -52,7 +55,7 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
     return json.loads(row[0]) if row else None
 
 
-def put(conn: sqlite3.Connection, kind: str, key: str, value: dict[str, Any]) -> None:
+def put(conn: sqlite3.Connection, kind: str, key: str, value: Mapping[str, object]) -> None:
     with store.atomic(conn):
         store.database(conn).table("mappings").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
@@ -69,7 +72,7 @@ def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     return [{"key": key, **json.loads(value), "updated_at": updated_at} for key, value, updated_at in rows]
 
 
-def coding(*layers: dict[str, Any] | None) -> dict[str, Any]:
+def coding(*layers: Mapping[str, object] | None) -> dict[str, Any]:
     """The first layer that sets a fund decides fund and campaign together; later layers fill gaps."""
     result: dict[str, Any] = {}
     for layer in layers:

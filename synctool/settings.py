@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from synctool import store
 
 
-def get(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
+def get(conn: sqlite3.Connection, key: str, default: object = None) -> Any:  # (the JSON stored, any)
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     return json.loads(row[0]) if row else default
 
 
-def put(conn: sqlite3.Connection, key: str, value: Any) -> None:
+def put(conn: sqlite3.Connection, key: str, value: object) -> None:
     # plain SQL, not sqlite-utils' upsert: cron's idle drain writes its heartbeat here every minute, and
     # importing sqlite-utils for it was a tenth of that tick's CPU (bench/startup.py)
     with store.atomic(conn):
@@ -35,7 +36,7 @@ def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
     return json.loads(row[0]) if row else None
 
 
-def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: Any) -> None:
+def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: object) -> None:
     with store.atomic(conn):
         store.database(conn).table("caches").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key")
@@ -47,7 +48,7 @@ def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
         store.database(conn).table("caches").delete_where("kind = ? AND key = ?", [kind, key])
 
 
-def cache_replace(conn: sqlite3.Connection, kind: str, items: dict[str, Any]) -> None:
+def cache_replace(conn: sqlite3.Connection, kind: str, items: Mapping[str, object]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
     now = store.iso()
     with store.atomic(conn):

@@ -10,9 +10,8 @@ from __future__ import annotations
 import logging
 import re
 import typing
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -24,7 +23,7 @@ from pydantic import (
     ValidatorFunctionWrapHandler,
     WrapValidator,
 )
-from pydantic_core import PydanticUseDefault
+from pydantic_core import ErrorDetails, PydanticUseDefault
 
 from synctool.errors import InvalidInput, PermanentError
 
@@ -42,7 +41,7 @@ def _email(value: str) -> str:
 Email = Annotated[str, AfterValidator(_email)]
 
 
-def _text(value: Any) -> Any:
+def _text(value: object) -> object:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return value
@@ -65,7 +64,7 @@ def _moment(value: str) -> str:
 Moment = Annotated[str, AfterValidator(_moment)]
 
 
-def _crm_id(value: Any) -> Any:
+def _crm_id(value: object) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     if isinstance(value, int) and not isinstance(value, bool):
@@ -90,7 +89,7 @@ T = TypeVar("T")
 logger = logging.getLogger("synctool.payload")
 
 
-def _lenient(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+def _lenient(value: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> object:
     try:
         return handler(value)
     except ValidationError as exc:
@@ -118,7 +117,7 @@ def is_lenient(model: type[BaseModel], name: str) -> bool:
     return any(m is LENIENT for m in model.model_fields[name].metadata)
 
 
-def _models_in(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+def _models_in(annotation: object) -> list[tuple[type[BaseModel], str]]:
     """The payload models a field's type holds, each with the path suffix it adds (``[]`` for a list's items)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [(annotation, "")]
@@ -173,7 +172,7 @@ _PROBLEMS = {
 }
 
 
-def problem(error: Mapping[str, Any]) -> str:
+def problem(error: ErrorDetails) -> str:
     """One line for a pydantic error, in the words synctool uses everywhere."""
     kind = error["type"]
     got = error.get("input")
@@ -197,14 +196,14 @@ def problem(error: Mapping[str, Any]) -> str:
     return error["msg"].removeprefix("Value error, ")
 
 
-def field_of(error: Mapping[str, Any]) -> str:
+def field_of(error: ErrorDetails) -> str:
     return ".".join(str(p) for p in error["loc"])
 
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse(model: type[M], data: Any, *, where: str = "request body", strict: bool = False) -> M:
+def parse(model: type[M], data: object, *, where: str = "request body", strict: bool = False) -> M:
     """``data`` as ``model``, or InvalidInput naming the first field that does not fit. ``strict`` for JSON
     bodies (``"yes"`` is not a boolean there); options and query strings arrive as text and are converted."""
     try:
@@ -215,7 +214,7 @@ def parse(model: type[M], data: Any, *, where: str = "request body", strict: boo
         raise InvalidInput(f"{field}: {problem(error)}" if field else problem(error), f"in the {where}") from None
 
 
-def payload(model: type[M], data: Any, what: str) -> M:
+def payload(model: type[M], data: object, what: str) -> M:
     """A stored delivery's ``data`` as ``model``, or PermanentError naming the field that does not fit (the
     job fails with it; a retry will not help until the payload is fixed)."""
     try:

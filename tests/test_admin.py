@@ -84,7 +84,14 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
     """A request to the route that its operation can satisfy against the fakes."""
     url = (
         path.replace(
-            "{id}", ids["job"] if "/syncs/" in path or "/jobs/" in path else ids["match"] if "/matches/" in path else ids["user"]
+            "{id}",
+            ids["job"]
+            if "/syncs/" in path or "/jobs/" in path
+            else ids["match"]
+            if "/matches/" in path
+            else "PLAN-1"
+            if "/plans/" in path
+            else ids["user"],
         )
         .replace("{orderId}", "ORDER-1")
         .replace("{paymentId}", "pay-1")
@@ -110,6 +117,9 @@ def request_for(method: str, path: str, ids: dict[str, str]) -> tuple[str, dict]
         "/api/mappings/overrides": {"campaign": "118722", "fund_id": 2398},
         "/api/mappings/funds": {"fund": "BUILDING", "fund_id": 2401},
         "/api/mappings/events": {"campaign": "555", "event_id": 1069},
+        "/api/mappings/plans": {"group_id": 704},
+        "/api/settings/plans-report-changes": {"enabled": True},
+        "/api/settings/plans-chat-webhook": {"url": None},
         "/api/pos/orders/enrich": {"orderIds": ["ORDER-1"]},
         "/api/pos/location-overrides": [{"location_id": "FPYCBCHYMXFK1", "fund_id": 2402}],
         "/api/mailing/mappings": {"list_id": "b7e21c0d94", "label": "News"},
@@ -151,6 +161,11 @@ def test_every_route_by_role(api, db, monkeypatch):
     with store.atomic(db):  # a reconcile's difference to accept, and a year-end check to read
         settings.put(db, LAST_RUN, {"at": store.iso(), "from": "2026-10-01", "to": "2026-10-31", "items": [difference]})
         settings.put(db, "year_end:2025", {"at": store.iso(), "blockers": 0, "by_kind": {}, "items": []})
+    with store.atomic(db):  # a monthly donor's plan to read
+        db.execute(
+            "INSERT INTO plans (plan_id, email, status, updated_at) VALUES ('PLAN-1', 'p@example.org', 'active', ?)",
+            (store.iso(),),
+        )
     user_id = str(db.execute("SELECT id FROM users WHERE email = 'viewer@example.org'").fetchone()[0])
     rank = {"viewer": 0, "admin": 1, "super_admin": 2}
 
@@ -198,7 +213,7 @@ def test_spec_role_column():
     assert {SPEC_ROLES[p] for p in ("/api/users", "/api/users/invite", "/api/users/{id}")} == {"super_admin"}
     # the overview is the stats and the sync log's counts; the staff actions are the sync log's record of who did what
     viewer_reads = ("/api/syncs", "/api/syncs/{id}", "/api/stats", "/api/refunds", "/api/overview", "/api/actions",
-                    "/api/events", "/api/events/{campaign}")  # fmt: skip
+                    "/api/events", "/api/events/{campaign}", "/api/plans", "/api/plans/{id}")  # fmt: skip
     assert all(role == "viewer" for path, role in SPEC_ROLES.items() if path in viewer_reads)
     assert all(
         role == "admin" for path, role in SPEC_ROLES.items() if path not in viewer_reads and not path.startswith("/api/users")

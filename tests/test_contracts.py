@@ -89,3 +89,51 @@ def test_webhook_bodies_are_the_described_objects():
     for name, schema_name, instance in checks:
         found += [f"{schema_name}: {e}" for e in contracts._errors(name, {"$ref": f"#/$defs/{schema_name}"}, instance)]
     assert not found, found
+
+
+def test_the_lgl_fakes_groups_memberships_contact_reports_and_types_answer_as_documented():
+    """Monthly donors' LGL operations (issue 53) through synctool's CRM client over the fake: every request is one
+    lgl-openapi.json documents, and every answer has exactly the keys of its documented example."""
+    import json
+    from pathlib import Path
+
+    from synctool.crm.client import CrmClient
+    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.transport import AppTransport
+    from tests.helpers import validate_against_openapi
+
+    spec = json.loads((Path(__file__).parent / "data/lgl-openapi.json").read_text())
+
+    def keys(path: str, method: str, item: bool = False) -> list[str]:
+        answer = spec["paths"][path][method]["responses"]["200"]["content"]["application/json"]["examples"]["Example"]["value"]
+        return list(answer["items"][0]) if item else [k for k in answer if k != "api_version"]
+
+    crm = FakeCrm("contract-key")
+    client = CrmClient("http://crm.fake.invalid/api/v1", "contract-key", transport=AppTransport(create_app(crm)))
+    try:
+        cid = crm.create_constituent({"first_name": "Larry", "last_name": "Appleton"})["id"]
+        assert [list(g) for g in client.reference_list("/groups")] == [keys("/groups", "get", item=True)] * 4
+        assert {tuple(m) for m in client.reference_list("/team_members")} == {tuple(keys("/team_members", "get", True))}
+        assert [list(t) for t in client.reference_list("/types/contact_report_types")][0] == keys("/types/{type}", "get", True)
+        made = client.add_to_group(cid, {"group_id": 704, "date_start": "2026-01-15", "is_current": True})
+        assert list(made)[1:] == keys("/group_memberships/{id}", "get")
+        listed = client.list_group_memberships(cid)
+        assert [list(m) for m in listed] == [keys("/constituents/{constituent_id}/group_memberships", "get", item=True)]
+        ended = client.update_group_membership(made["id"], {"group_id": 704, "date_end": "2026-06-30", "is_current": False})
+        assert list(ended)[1:] == keys("/group_memberships/{id}", "patch") and ended["is_current"] is False
+        assert list(client.get(f"/group_memberships/{made['id']}"))[1:] == keys("/group_memberships/{id}", "get")
+        body = {
+            "contact_report_type_id": 2183,
+            "original_date": "2026-03-02",
+            "text": "Follow up.",
+            "team_member": "Nick Bicknell",
+        }
+        report = client.add_contact_report(cid, body)
+        assert list(report)[1:] == keys("/constituents/{constituent_id}/contact_reports", "post")
+        assert report["team_member"] == "Nick Bicknell" and report["team_member_email"] == "nick@example.org"
+        path = "/constituents/{constituent_id}/contact_reports"
+        assert [list(r) for r in client.contact_reports(cid)] == [keys(path, "get", item=True)]
+        assert list(client.get(f"/contact_reports/{report['id']}"))[1:] == keys("/contact_reports/{id}", "get")
+        validate_against_openapi(crm.requests)
+    finally:
+        client.close()

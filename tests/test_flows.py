@@ -51,18 +51,19 @@ def test_poll_queues_what_webhooks_missed_and_costs_two_requests_when_nothing_is
     failed.update(id="declined", status="failed", created_at="2099-01-05T10:00:00+00:00")
     coded.givebutter.add_transaction(failed)
     result = json.loads(cli("poll", "--source", "donations", "--json").stdout)
-    assert result["queued"] == 3 and result["requests"] == 2  # new transactions, then changed ones (refunds)
+    # new transactions, then changed ones (refunds), then the recurring plans (GET /v1/plans: one page)
+    assert result["queued"] == 3 and result["requests"] == 3
     run_drain()
     assert sorted(g["external_id"] for g in coded.crm.gifts.values()) == [f"donations_polled{n}" for n in range(3)]
     coded.givebutter.transactions.clear()
     again = json.loads(cli("poll", "--source", "donations", "--json").stdout)
-    assert again["queued"] == 0 and again["requests"] == 2
+    assert again["queued"] == 0 and again["requests"] == 3
 
 
 def test_poll_honours_429(coded, cli):
     coded.givebutter.throttle_next = 1
     result = cli("poll", "--source", "donations", "--json")
-    assert result.exit_code == 0 and json.loads(result.stdout)["requests"] == 3  # the 429, its retry, the refund read
+    assert result.exit_code == 0 and json.loads(result.stdout)["requests"] == 4  # the 429, its retry, the refund read, the plans
 
 
 def test_ticket_never_makes_a_second_gift(coded, receiver, db):

@@ -73,7 +73,7 @@ def test_each_role_verifies_and_parses_once_into_its_event(source, db):
 def test_unknown_role_and_unused_events(db):
     with pytest.raises(InvalidInput, match="unknown source 'fax'"):
         accept("fax", b"{}", {}, {}, SECRETS)
-    body = samples.givebutter("plan.created", {"id": "plan_1"})
+    body = samples.givebutter("contact.created", {"id": 4242})
     job_id = store_inbound(db, accept("donations", body, {"Signature": "gb"}, {}, SECRETS))
     row = db.execute("SELECT status, message, finished_at FROM jobs WHERE id = ?", (job_id,)).fetchone()
     assert row["status"] == "skipped" and "not synced" in row["message"] and row["finished_at"]

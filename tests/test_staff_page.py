@@ -357,7 +357,7 @@ def test_each_page_has_one_name_and_the_navigation_is_the_pages_table():
     for p in staff_page.PAGES:
         assert (folder / p.template).is_file(), p.template
     assert [p.label for p in staff_page.NAV] == [
-        "Overview", "Sync log", "Failed", "Events", "Reconcile", "Donors", "Payouts", "Year end", "Mappings", "Settings",
+        "Overview", "Sync log", "Failed", "Events", "Plans", "Reconcile", "Donors", "Payouts", "Year end", "Mappings", "Settings",
         "Team", "Actions",
     ]  # fmt: skip
     assert staff_page.section(next(p for p in staff_page.PAGES if p.path == "/syncs/{id}")) == "syncs"

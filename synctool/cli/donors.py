@@ -141,12 +141,20 @@ def _decide(ctx: typer.Context, ids: list[int] | None, every: bool, apply: bool)
         raise typer.Exit(1)
 
 
+EVERY = typer.Option(False, "--all", help="every pending change")
+
+
+def _chosen(arguments: dict[str, object]) -> object:
+    """What `donors apply` or `dismiss` acts on, for the actions log: every pending change, or the ids named."""
+    return "every" if arguments["every"] else arguments["ids"]
+
+
 @app.command("apply")
-@action(target=lambda a: "every" if a["every"] else a["ids"])
+@action(target=_chosen)
 def apply(
     ctx: typer.Context,
     ids: list[int] = IDS,
-    every: bool = typer.Option(False, "--all", help="every pending change"),
+    every: bool = EVERY,
 ) -> None:
     """Add each change to its constituent's CRM record as a non-preferred e-mail, phone or address (the
     preferred one stays so): one CRM request each; the mirror is updated. Exit 1 if the CRM refused one.
@@ -157,11 +165,11 @@ def apply(
 
 
 @app.command("dismiss")
-@action(target=lambda a: "every" if a["every"] else a["ids"])
+@action(target=_chosen)
 def dismiss(
     ctx: typer.Context,
     ids: list[int] = IDS,
-    every: bool = typer.Option(False, "--all", help="every pending change"),
+    every: bool = EVERY,
 ) -> None:
     """Dismiss changes: nothing is written, and the same news is not proposed again.
 

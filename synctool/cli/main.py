@@ -62,6 +62,7 @@ COMMANDS: dict[str, Command] = {
     "mappings": Command("synctool.cli.mappings:app", MONEY),
     "donors": Command("synctool.cli.donors:app", MONEY),
     "events": Command("synctool.cli.events:app", MONEY),
+    "plans": Command("synctool.cli.plans:app", MONEY),
     "users": Command("synctool.cli.users:app", TEAM),
     "settings": Command("synctool.cli.settings:app", TEAM),
     "inject": Command("synctool.cli.daily:inject", TEAM),

@@ -35,6 +35,12 @@ events_app = sub_app(
     "Example: synctool mappings events set 7EJRGQ --event 1069"
 )
 app.add_typer(events_app, name="events")
+plans_app = sub_app(
+    "Monthly donors: the CRM group donors with an active plan are kept in, and who follows up a failed, paused or "
+    "canceled plan (a contact report of the type given, assigned to the team member).\n\n"
+    "Example: synctool mappings plans set --group 12 --report-type 3 --team-member dd@example.org"
+)
+app.add_typer(plans_app, name="plans")
 
 CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
 
@@ -278,3 +284,34 @@ def events_remove(ctx: typer.Context, campaign: str = typer.Argument(..., help="
     from synctool.ops.events import remove_mapping
 
     emit_json(remove_mapping(ctx_obj(ctx).db, campaign))
+
+
+@plans_app.command("show")
+def plans_show(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """Show the monthly donors' group and follow-up mapping, with the CRM's names.
+
+    Example: synctool mappings plans show --json
+    """
+    from synctool.ops.mappings import plans_mapping
+
+    render(plans_mapping(ctx_obj(ctx).db), as_json)
+
+
+@plans_app.command("set")
+@action(target="group", note="report_type")
+def plans_set(
+    ctx: typer.Context,
+    group: int = typer.Option(..., "--group", help="the CRM group id (synctool crm list groups, after crm refresh)"),
+    report_type: int = typer.Option(None, "--report-type", help="the CRM contact report type id of the follow-ups"),
+    team_member: str = typer.Option(None, "--team-member", help="the team member's e-mail the follow-ups are assigned to"),
+) -> None:
+    """Keep donors with an active plan in a CRM group, and follow up each failed, paused or canceled plan with a
+    contact report (of --report-type, assigned to --team-member). Checked against the cached CRM lists.
+
+    Example: synctool mappings plans set --group 12 --report-type 3 --team-member dd@example.org
+    """
+    from synctool.ops.mappings import PlansMappingBody, set_plans_mapping
+    from synctool.validation import parse
+
+    given = {"group_id": group, "contact_report_type_id": report_type, "team_member": team_member}
+    emit_json(set_plans_mapping(ctx_obj(ctx).db, parse(PlansMappingBody, given, where="options")))

@@ -15,7 +15,7 @@ app = sub_app(
     "extra, amount_differs, date_differs, refund_not_applied. Differences first, then totals per source and per "
     "fund. Exit 0 when everything matches, 1 when something differs or a platform could not be read (each "
     "platform in use is read; one that fails is named on stderr and its gifts are not compared). --fix only queues jobs (drain does the "
-    "work); it never changes a CRM gift itself. `reconcile payouts` lists the bank deposits.\n\n"
+    "work); it never changes a CRM gift itself. Monthly donors' group membership is checked too (--plans: against the CRM). `reconcile payouts` lists the bank deposits.\n\n"
     "Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix"
 )
 app.info.no_args_is_help = False
@@ -38,6 +38,9 @@ def reconcile(
     ),
     csv_file: str = typer.Option(None, "--csv", help="also write every item to this CSV file"),
     quiet: bool = typer.Option(False, "--quiet", help="one line when something differs, nothing when all matches (cron)"),
+    plans: bool = typer.Option(
+        False, "--plans", help="also read each plan donor's group memberships in the CRM (one request a donor)"
+    ),
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:
@@ -47,6 +50,10 @@ def reconcile(
     then totals per source and per fund. Exit 0 when everything matches, 1 when something differs. --fix
     only queues jobs (drain then does the work); it never changes a CRM gift itself.
 
+    Monthly donors: every donor with an active (or failed, still retried) plan is in the plans mapping's CRM
+    group and every donor whose plans all ended is out of it, checked from synctool's ledgers (no CRM request);
+    --plans also reads each plan donor's memberships in the CRM. --fix queues a forced plan job for each.
+
     Example: synctool reconcile --from 2026-10-01 --to 2026-10-31 --fix
     """
     if ctx.invoked_subcommand is not None:
@@ -55,7 +62,8 @@ def reconcile(
     from synctool.ops.reconcile import write_csv
 
     obj = ctx_obj(ctx)
-    result = op(obj.db, obj.rt, start=start, end=end, source=source, fix=fix)
+    result = op(obj.db, obj.rt, start=start, end=end, source=source, fix=fix, plans=plans)
+    plan_check = result["plans"]
     if csv_file:
         write_csv(result, csv_file)
     counts = result["totals"]["by_status"]
@@ -75,6 +83,8 @@ def reconcile(
         if quiet:
             if data["differences"]:
                 typer.echo("reconcile " + differing)  # one line, for cron's mail
+            if plan_check["differences"]:
+                typer.echo(f"reconcile plans: {plan_check['differences']} donor(s) not as their plans say")
             return
         rows = [
             {**r, "platform": r["platform_amount"], "crm": r["crm_amount"], "gift": r["crm_gift_id"],
@@ -104,11 +114,26 @@ def reconcile(
         typer.echo(textwrap.fill(line, width=width, subsequent_indent="  "))
         if queued:
             typer.echo(f"--fix queued {queued} job(s); `synctool drain` runs them")
+        plan_lines(plan_check)
 
     render(result, as_json, people=for_people)
     exit_if_failed(result["failed"], "reconcile")
-    if result["differences"]:
+    if result["differences"] or plan_check["differences"]:
         raise typer.Exit(1)
+
+
+def plan_lines(found: dict) -> None:
+    """The plans' part: each donor not as their plans say, with its fix, and what --fix queued."""
+    if not found["checked"]:
+        if found["why"] != "no platform in use keeps plans":
+            typer.echo(f"plans: not checked ({found['why']})")
+        return
+    if found["items"]:
+        render(found["items"], rows=found["items"], columns=["status", "constituent_id", "plan_id", "donor", "reason", "fix"],
+               title=f"plans: the donors of CRM group {found['group_id']}")  # fmt: skip
+    for f in found["fixed"]:
+        typer.echo(f"--fix plan {f['plan_id']}: queued (job {f['job_id'][:8]})")
+    typer.echo(f"plans: {found['donors']} donor(s), {found['differences']} difference(s); {found['crm_requests']} CRM requests")
 
 
 @app.command("accept")

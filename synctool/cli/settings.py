@@ -19,7 +19,7 @@ from synctool.runtime import Runtime
 
 app = sub_app(
     "Run-time settings, the core's and each platform's. The core's: CRM environment, alert recipients, refund policy, "
-    "soft credits, donor matching and updates; each platform in `synctool platforms` names its own."
+    "soft credits, donor matching and updates, monthly plans' report changes and chat webhook; each platform in `synctool platforms` names its own."
 )
 
 
@@ -63,6 +63,15 @@ def _on_off(state: str) -> bool:
     return state == "on"
 
 
+def _one_url(given: list[str]) -> str | None:
+    """``plans-chat-webhook URL`` (``--clear``: none)."""
+    if len(given) > 1:
+        from synctool.errors import InvalidInput
+
+        raise InvalidInput("give one URL", "synctool settings plans-chat-webhook https://hooks.slack.com/services/...")
+    return given[0] if given else None
+
+
 #: the words of the core's settings, as their commands have always taken them
 CORE_WORDS = {
     "crm-environment": Word("name", "production or sandbox", field="environment"),
@@ -71,6 +80,10 @@ CORE_WORDS = {
     "soft-credits": Word("state", "on or off", field="enabled", to=_on_off),
     "donor-matching": Word("policy", "review, auto or email"),
     "donor-updates": Word("policy", "review, add or off"),
+    "plans-report-changes": Word("state", "on or off", field="enabled", to=_on_off),
+    "plans-chat-webhook": Word(
+        "url", "an https URL of a Slack or Teams incoming webhook", to=_one_url, clear="send no chat messages"
+    ),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import typer
 
 from synctool.console import AsJson, Columns, action, ctx_obj, key_values, render, sub_app
@@ -12,13 +14,13 @@ app = sub_app("The sync log: every delivery, poll result and operator request. E
 SYNC_COLUMNS = ["id", "when", "source", "entity", "status", "amount", "message", "email", "attempts", "crm_gift_id"]
 
 
-def for_people(row: dict) -> dict:
+def for_people(row: Mapping[str, object]) -> dict[str, object]:
     """A sync log row with the short forms a table shows: an 8-character id (`syncs show` takes it), the
     minute it arrived, "type id" for the entity, and the message or the error."""
     return {
         **row,
-        "id": row["id"][:8],
-        "when": (row.get("created_at") or "")[5:16].replace("T", " "),
+        "id": str(row["id"])[:8],
+        "when": str(row.get("created_at") or "")[5:16].replace("T", " "),
         "entity": f"{row['entity_type']} {row['entity_id']}",
         "message": row.get("last_error") if row.get("status") == "failed" else row.get("message"),
     }

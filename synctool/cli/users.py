@@ -41,11 +41,12 @@ def invite(
     from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    user = op(obj.db, parse(InviteBody, {"email": email, "role": role}, where="arguments"))
+    made = op(obj.db, parse(InviteBody, {"email": email, "role": role}, where="arguments"))
+    user: dict[str, object] = dict(made)
     if send:
         from synctool.ops.sign_in import mail_link
 
-        user["link"] = mail_link(obj.db, obj.rt, user["email"])
+        user["link"] = mail_link(obj.db, obj.rt, made["email"])
     emit_json(user)
 
 

@@ -103,9 +103,9 @@ def register(
     from synctool.ops.webhooks import register as op
 
     result = op(ctx_obj(ctx).db, ctx_obj(ctx).rt, url, _sources(source))
-    export = result.pop("export")
+    export = result["export"]
     render(
-        result,
+        {key: value for key, value in result.items() if key != "export"},
         as_json,
         rows=result["registered"],
         columns=["source", "where", "action", "detail"],

@@ -12,19 +12,52 @@ and the person matched again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from synctool import settings, store
 from synctool.config import ProfileDefaults
 from synctool.crm import mirror
 from synctool.crm.client import CrmClient
 from synctool.crm.mirror import normalize_email
+from synctool.crm.types import CrmId, JsonObject
 from synctool.errors import RemoteError, UncertainWrite
 from synctool.queue import unit
 
 LINKS = "email_link"
+
+
+class ContactBody(TypedDict, total=False):
+    """One contact row of a new constituent: an e-mail (``address``), a phone (``number``) or a street address."""
+
+    address: str
+    email_type_name: str
+    number: str
+    phone_type_name: str
+    street: str | None
+    city: str | None
+    state: str | None
+    postal_code: str | None
+    country: str | None
+    street_type_name: str
+    is_preferred: bool
+
+
+class ConstituentBody(TypedDict, total=False):
+    """``POST /constituents``: the new constituent with its contact rows nested."""
+
+    is_org: bool
+    first_name: str | None
+    last_name: str | None
+    constituent_contact_type_name: str
+    email_addresses: list[ContactBody]
+    phone_numbers: list[ContactBody]
+    street_addresses: list[ContactBody]
+    addressee: str
+    salutation: str | None
+    org_name: str
+    external_constituent_id: str
 
 
 @dataclass
@@ -33,7 +66,7 @@ class Person:
     last_name: str | None = None
     email: str | None = None
     phone: str | None = None
-    address: dict[str, Any] = field(default_factory=dict)  # street, city, state, postal_code, country
+    address: Mapping[str, str | None] = field(default_factory=dict)  # street, city, state, postal_code, country
     external_id: str | None = None
     org_name: str | None = None
 
@@ -47,7 +80,7 @@ def linked(conn: sqlite3.Connection, email: str | None) -> str | None:
     return str(value["constituent_id"]) if value else None
 
 
-def link(conn: sqlite3.Connection, email: str | None, constituent_id: Any) -> None:
+def link(conn: sqlite3.Connection, email: str | None, constituent_id: CrmId) -> None:
     if normalize_email(email):
         settings.cache_put(conn, LINKS, normalize_email(email), {"constituent_id": str(constituent_id)})
 
@@ -56,11 +89,11 @@ def unlink(conn: sqlite3.Connection, email: str | None) -> None:
     settings.cache_delete(conn, LINKS, normalize_email(email))
 
 
-def emails_of(constituent: dict[str, Any]) -> set[str]:
+def emails_of(constituent: JsonObject) -> set[str]:
     return {normalize_email(e.get("address")) for e in constituent.get("email_addresses") or [] if e.get("address")}
 
 
-def lookup(conn: sqlite3.Connection, person: Person) -> dict[str, Any] | None:
+def lookup(conn: sqlite3.Connection, person: Person) -> JsonObject | None:
     """The spec's match on the mirror: a constituent with the person's e-mail whose name fields contain
     the person's last name (else first name, else organisation name); None when nothing matches."""
     name = person.last_name or person.first_name or person.org_name
@@ -75,9 +108,9 @@ def lookup(conn: sqlite3.Connection, person: Person) -> dict[str, Any] | None:
     return matches[0]
 
 
-def create_body(person: Person, defaults: ProfileDefaults) -> dict[str, Any]:
+def create_body(person: Person, defaults: ProfileDefaults) -> ConstituentBody:
     names = {"first_name": person.first_name or "", "last_name": person.last_name or ""}
-    body: dict[str, Any] = {
+    body: ConstituentBody = {
         "is_org": defaults.is_org if not person.org_name else True,
         "first_name": person.first_name or None,
         "last_name": person.last_name or person.org_name or person.email,
@@ -158,9 +191,7 @@ def match_or_create(
         return constituent_id, created
 
 
-def _create(
-    crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, page_size: int
-) -> dict[str, Any]:
+def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, page_size: int) -> JsonObject:
     body = create_body(person, defaults)
     work = unit.of(conn)
     work.commit("before constituent create")  # the person's lock (and the refreshed mirror) first

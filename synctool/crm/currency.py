@@ -14,17 +14,57 @@ platform names no currency is the organisation's.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from synctool import store
 from synctool.errors import Conflict, InvalidInput, NeedsReview, NotFound, Skip
 from synctool.money import dollars
 
+if TYPE_CHECKING:
+    from synctool.config import Config
+
 KINDS = ("gift", "refund", "deposit")
 STATUSES = ("pending", "released", "resolved")
 CENT = Decimal("0.01")
+
+
+class Released(TypedDict):
+    """What releasing a job's held money did."""
+
+    job: str
+    key: str
+    held: str
+    released: str
+    holds: list[int]
+    jobs_queued: int
+    next: str
+
+
+class HeldMoney(TypedDict):
+    """A ``currency_holds`` row with its job's donor and status, as the staff page lists it."""
+
+    id: int
+    job_id: str
+    source: str | None
+    kind: str
+    key: str
+    external_id: str | None
+    amount: str
+    currency: str
+    organisation_currency: str | None
+    status: str
+    released_amount: str | None
+    decided_by: str | None
+    decided_at: str | None
+    created_at: str
+    email: str | None
+    name: str | None
+    entity_type: str | None
+    entity_id: str | None
+    job_status: str | None
 
 
 @dataclass
@@ -40,16 +80,16 @@ class Settled:
         return self.note is not None
 
 
-def code(currency: Any) -> str:
+def code(currency: object) -> str:
     """A currency as compared: upper case, no spaces; '' when the platform named none."""
     return str(currency or "").strip().upper()
 
 
-def organisation_currency(config: Any) -> str:
+def organisation_currency(config: Config) -> str:
     return str(config.organisation.currency)
 
 
-def foreign(config: Any, currency: Any) -> str | None:
+def foreign(config: Config, currency: object) -> str | None:
     """The currency (upper case) when it is not the organisation's; None when it is, or when none is named."""
     named = code(currency)
     return named if named and named != organisation_currency(config) else None
@@ -57,14 +97,14 @@ def foreign(config: Any, currency: Any) -> str | None:
 
 def settle(
     conn: sqlite3.Connection,
-    config: Any,
+    config: Config,
     *,
     job_id: str,
     source: str | None,
     kind: str,
     key: str,
-    amount: Any,
-    currency: Any,
+    amount: object,
+    currency: object,
     external_id: str | None = None,
 ) -> Settled:
     """The amount of the money line ``key`` (a gift's external id, a refund's ledger key, a deposit's) to write.
@@ -142,7 +182,7 @@ def pending_for_job(conn: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
     return conn.execute("SELECT * FROM currency_holds WHERE job_id = ? AND status = 'pending' ORDER BY id", (job_id,)).fetchall()
 
 
-def release(conn: sqlite3.Connection, job_id: str, amount: Any, *, by: str) -> dict[str, Any]:
+def release(conn: sqlite3.Connection, job_id: str, amount: object, *, by: str) -> Released:
     """A person read the bank: the money ``job_id`` holds is written at ``amount`` (the organisation's currency).
     Every pending hold of the same money line (another job for the same gift) is released alike, and their jobs
     queued again; the first to run writes the gift, the others find it in the ledger. Returns what was done."""
@@ -203,18 +243,18 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None) -> int:
         ).rowcount
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
+def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldMoney]:
     """The holds (pending ones by default), newest first, each with its job's donor and status (the staff page)."""
     from synctool.queue import log
 
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     holds = conn.execute(f"SELECT * FROM currency_holds {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
     found = {j["id"]: j for j in log.by_ids(conn, sorted({h["job_id"] for h in holds}))} if holds else {}
-    listed = []
+    listed: list[HeldMoney] = []
     for h in holds:
         job = found.get(h["job_id"])
         of_job = {k: None if job is None else job[k] for k in ("email", "name", "entity_type", "entity_id")}
-        listed.append({**dict(h), **of_job, "job_status": None if job is None else job["status"]})
+        listed.append(cast(HeldMoney, {**dict(h), **of_job, "job_status": None if job is None else job["status"]}))
     return listed
 
 
@@ -222,7 +262,7 @@ def pending_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM currency_holds WHERE status = 'pending'").fetchone()[0])
 
 
-def by_external_id(conn: sqlite3.Connection, external_ids: Any) -> dict[str, sqlite3.Row]:
+def by_external_id(conn: sqlite3.Connection, external_ids: Iterable[str]) -> dict[str, sqlite3.Row]:
     """The newest gift hold (any status) of each of these external ids (reconcile, year end)."""
     keys = list(external_ids)
     found: dict[str, sqlite3.Row] = {}

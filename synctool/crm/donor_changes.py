@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from synctool import settings, store
 from synctool.crm import mirror
@@ -23,26 +24,53 @@ from synctool.crm.constituents import Person
 from synctool.crm.matching import street_key
 from synctool.errors import InvalidInput, NotFound, RemoteError
 
+if TYPE_CHECKING:
+    from synctool.config import Config
+
 POLICIES = ("review", "add", "off")
 #: the run-time setting that wins over ``donors.updates``
 SETTING = "donor_updates"
 #: a change's kind -> the CRM's contact list it is added to
 LISTS = {"email": "email_addresses", "phone": "phone_numbers", "address": "street_addresses"}
 STATUSES = ("pending", "applied", "dismissed")
+#: a contact point a gift taught: ``{address}``, ``{number}`` or a street address's fields
+ContactPoint = dict[str, str | None]
 
 
-def policy(conn: sqlite3.Connection, config: Any) -> str:
+class ProposedChange(TypedDict):
+    """A ``donor_changes`` row as the staff read it: its contact point in words."""
+
+    id: int
+    constituent_id: str
+    kind: str
+    value: str
+    status: str
+    source: str | None
+    external_id: str | None
+    job_id: str | None
+    crm_row_id: str | None
+    created_at: str
+    decided_at: str | None
+
+
+class Decided(ProposedChange):
+    """A change as ``decide`` left it, and what happened to it."""
+
+    result: str
+
+
+def policy(conn: sqlite3.Connection, config: Config) -> str:
     return str(settings.get(conn, SETTING, config.donors.updates))
 
 
-def _key(text: Any) -> str:
+def _key(text: object) -> str:
     return " ".join(str(text or "").lower().replace(",", " ").replace(".", " ").split())
 
 
-def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[tuple[str, dict[str, Any], str]]:
+def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[tuple[str, ContactPoint, str]]:
     """The person's contact points the mirrored constituent lacks: (kind, CRM row, match key) each."""
     have = mirror.contacts(conn, constituent_id)
-    found: list[tuple[str, dict[str, Any], str]] = []
+    found: list[tuple[str, ContactPoint, str]] = []
     email = mirror.normalize_email(person.email)
     if email and email not in {r["normalized"] for r in have["emails"]}:
         found.append(("email", {"address": person.email.strip() if person.email else email}, email))
@@ -103,13 +131,13 @@ def _get(conn: sqlite3.Connection, change_id: int) -> sqlite3.Row:
     return row
 
 
-def _body(kind: str, row: dict[str, Any]) -> dict[str, Any]:
+def _body(kind: str, row: Mapping[str, object]) -> dict[str, object]:
     """The contact row as LGL takes it: not preferred, so the one the donor's record prefers stays so."""
     kind_field = {"email": "email_type_name", "phone": "phone_type_name", "address": "street_type_name"}[kind]
     return {**{k: v for k, v in row.items() if v not in (None, "")}, kind_field: "Home", "is_preferred": False}
 
 
-def _apply(crm: CrmClient, conn: sqlite3.Connection, change: sqlite3.Row) -> dict[str, Any]:
+def _apply(crm: CrmClient, conn: sqlite3.Connection, change: sqlite3.Row) -> ProposedChange:
     row = json.loads(change["value"])
     created = crm.add_contact(change["constituent_id"], LISTS[change["kind"]], _body(change["kind"], row))
     with store.atomic(conn):
@@ -121,15 +149,15 @@ def _apply(crm: CrmClient, conn: sqlite3.Connection, change: sqlite3.Row) -> dic
     return as_dict(_get(conn, change["id"]))
 
 
-def as_dict(row: sqlite3.Row) -> dict[str, Any]:
+def as_dict(row: sqlite3.Row) -> ProposedChange:
     found = dict(row)
     value = json.loads(found.pop("value"))
     found.pop("match_key", None)
     found["value"] = ", ".join(str(v) for v in value.values() if v)
-    return found
+    return cast(ProposedChange, found)
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
+def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[ProposedChange]:
     """The proposed changes (newest first), with the gift that brought each."""
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     rows = conn.execute(f"SELECT * FROM donor_changes {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
@@ -140,10 +168,10 @@ def pending_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM donor_changes WHERE status = 'pending'").fetchone()[0])
 
 
-def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, apply: bool) -> list[dict[str, Any]]:
+def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, apply: bool) -> list[Decided]:
     """Apply (one CRM request each) or dismiss these pending changes; one result per id, in order. A change
     already decided is reported as it stands; a CRM error on one is reported and the others go on."""
-    results = []
+    results: list[Decided] = []
     for change_id in ids:
         change = _get(conn, change_id)
         if change["status"] != "pending":

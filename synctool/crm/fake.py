@@ -13,6 +13,9 @@ followed by a timeout, or a commit that lands well after the client gave up (``l
 Events and their invitations follow ``lgl-openapi.json`` (``/events``, ``/events/{event_id}/invitations``,
 ``/constituents/{constituent_id}/invitations``, ``/invitations/{id}``). The documented API version cannot create
 an event, so tests seed them with ``FakeCrm.add_event``; ``FakeCrm.invite`` makes an invitation as staff would.
+Groups, group memberships (``/constituents/{constituent_id}/group_memberships``, ``/group_memberships/{id}``), contact
+reports (``/constituents/{constituent_id}/contact_reports``, ``/contact_reports[/{id}]``), contact report types
+(``/types/contact_report_types``) and team members (``/team_members``) follow it too.
 
 The fake itself lives with the other fakes, in ``synctool/fakes/crm/`` (it speaks HTTP through Starlette, which the
 core does not import): the state in ``state.py`` and ``invitations.py``, one module of endpoints per group of LGL's

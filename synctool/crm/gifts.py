@@ -16,18 +16,22 @@ the same way. LGL's 422 "External Gift ID already exists" means: look it up.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from synctool import store
 from synctool.crm.client import CrmClient
+from synctool.crm.types import Amount, CrmId, JsonObject
 from synctool.errors import RemoteError, Skip, StoreUnavailable, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
 from synctool.queue import unit
 from synctool.queue.jobs import Outcome
 from synctool.timeutil import age_s, parse_iso
+
+if TYPE_CHECKING:
+    from synctool.crm.constituents import Person
 
 
 def zone(name: str | None) -> ZoneInfo | None:
@@ -63,9 +67,9 @@ def _mark(
     conn: sqlite3.Connection,
     external_id: str,
     state: str,
-    crm_id: Any = None,
+    crm_id: CrmId | None = None,
     job_id: str | None = None,
-    amounts: tuple[Any, Any] | None = None,
+    amounts: tuple[object, object] | None = None,
     error: str | None = None,
 ) -> None:
     """Record the ledger's state for ``external_id``; ``amounts`` are the received and deductible amounts the
@@ -84,21 +88,21 @@ def _mark(
         )
 
 
-def money(value: Any) -> str | None:
+def money(value: object) -> str | None:
     """A CRM amount as the ledger keeps it ("80.00"), or None."""
     if value is None or value == "":
         return None
     return str(dollars(value))
 
 
-def amounts_of(gift: dict[str, Any]) -> tuple[Any, Any]:
+def amounts_of(gift: JsonObject) -> tuple[object, object]:
     """A CRM gift's (received, deductible) amounts; LGL defaults the deductible amount to the received one."""
     received = gift.get("received_amount")
     deductible = gift.get("deductible_amount")
     return received, received if deductible is None else deductible
 
 
-def record_amounts(conn: sqlite3.Connection, external_id: str, received: Any, deductible: Any) -> None:
+def record_amounts(conn: sqlite3.Connection, external_id: str, received: Amount, deductible: Amount) -> None:
     """The amounts synctool just wrote to the gift of ``external_id`` (a refund's PATCH)."""
     _mark(conn, external_id, "done", amounts=(received, deductible))
 
@@ -123,7 +127,7 @@ def already_made(conn: sqlite3.Connection, external_id: str, job: sqlite3.Row) -
     return Outcome("skipped", f"already synced as CRM gift {done['crm_id']}", crm_gift_id=done["crm_id"])
 
 
-def find(crm: CrmClient, external_id: str) -> dict[str, Any] | None:
+def find(crm: CrmClient, external_id: str) -> JsonObject | None:
     for gift in crm.find_gifts_by_external_id(external_id):
         if str(gift.get("external_id")) == external_id:
             return gift
@@ -138,7 +142,7 @@ def _adopt(crm: CrmClient, conn: sqlite3.Connection, external_id: str, job_id: s
     return adopt(conn, external_id, existing, job_id)
 
 
-def adopt(conn: sqlite3.Connection, external_id: str, gift: dict[str, Any], job_id: str | None = None) -> str:
+def adopt(conn: sqlite3.Connection, external_id: str, gift: JsonObject, job_id: str | None = None) -> str:
     """Record the CRM's ``gift`` (found by its external id) as the ledger's, with its amounts; its id."""
     _mark(conn, external_id, "done", gift["id"], job_id, amounts_of(gift))
     return str(gift["id"])
@@ -148,7 +152,7 @@ def create_once(
     crm: CrmClient,
     conn: sqlite3.Connection,
     constituent_id: str,
-    body: dict[str, Any],
+    body: Mapping[str, object],
     *,
     job_id: str | None = None,
     force_lookup: bool = False,
@@ -156,7 +160,7 @@ def create_once(
 ) -> tuple[str, bool]:
     """The CRM gift id for ``body['external_id']`` and whether this call created it. Raises ``Wait`` while
     another job writes the same gift, or while a lost answer is not yet due to be confirmed."""
-    external_id = body["external_id"]
+    external_id = str(body["external_id"])
     work = unit.of(conn)
     try:
         with work.lock([f"gift:{external_id}"], wait_s=5):
@@ -173,12 +177,12 @@ def _create_once(
     conn: sqlite3.Connection,
     work: unit.Unit,
     constituent_id: str,
-    body: dict[str, Any],
+    body: Mapping[str, object],
     job_id: str | None,
     force_lookup: bool,
     confirm_after_s: float,
 ) -> tuple[str, bool]:
-    external_id = body["external_id"]
+    external_id = str(body["external_id"])
     entry = recorded(conn, external_id)
     if entry is not None and entry["state"] == "done" and not force_lookup:
         return entry["crm_id"], False
@@ -237,8 +241,8 @@ def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
 def for_person(
     crm: CrmClient,
     conn: sqlite3.Connection,
-    person: Any,
-    body: dict[str, Any],
+    person: Person,
+    body: Mapping[str, object],
     match: Callable[..., tuple[str, bool]],
     *,
     job_id: str,

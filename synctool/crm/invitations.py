@@ -22,12 +22,13 @@ second pass writes only what changed.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from synctool import store
 from synctool.crm.client import CrmClient
+from synctool.crm.types import JsonObject
+from synctool.crm.types import same_id as _same
 from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
 from synctool.queue import unit
 from synctool.timeutil import age_s
@@ -75,7 +76,7 @@ def recorded(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest
     ).fetchone()
 
 
-def _save(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_key: str, **values: Any) -> sqlite3.Row:
+def _save(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_key: str, /, **values: object) -> sqlite3.Row:
     """Record what is known of one invitation: the values given change, the others stay."""
     key = {"event_id": event_id, "constituent_id": str(constituent_id), "guest_key": guest_key}
     store.put_row(conn, "invitations", key, values | {"updated_at": store.iso()})
@@ -90,9 +91,9 @@ class Writer:
     def __init__(self, crm: CrmClient, conn: sqlite3.Connection, *, job_id: str | None, confirm_after_s: float):
         self.crm, self.conn, self.job_id, self.confirm_after_s = crm, conn, job_id, confirm_after_s
         self.done: list[str] = []
-        self._theirs: list[dict[str, Any]] | None = None
+        self._theirs: list[JsonObject] | None = None
 
-    def theirs(self, constituent_id: str) -> list[dict[str, Any]]:
+    def theirs(self, constituent_id: str) -> list[JsonObject]:
         """The constituent's invitations as the CRM holds them, read once per pass."""
         if self._theirs is None:
             self._theirs = self.crm.constituent_invitations(constituent_id)
@@ -117,7 +118,7 @@ class Writer:
             )
         }
 
-    def _lost_guest(self, wanted: Invited, buyer: sqlite3.Row, row: sqlite3.Row) -> dict[str, Any] | None:
+    def _lost_guest(self, wanted: Invited, buyer: sqlite3.Row, row: sqlite3.Row) -> JsonObject | None:
         """The CRM's guest invitation a create whose answer was lost made: under the buyer's invitation, with the
         guest's name, and held by no other ledger row (two guests of one name each keep their own)."""
         taken = self._taken(wanted.event_id, wanted.constituent_id)
@@ -166,7 +167,7 @@ class Writer:
                             job_id=self.job_id, error=None)  # fmt: skip
                 self.done.append(f"invitation {made['id']} created")
                 return row
-        desired = {
+        desired: dict[str, object] = {
             "rsvp": wanted.rsvp,
             "notes": _joined(row["staff_notes"], wanted.notes),
             "attendee_names": _joined(row["staff_names"], wanted.attendee_names, ", "),
@@ -248,7 +249,7 @@ class Writer:
         if due > 0:
             raise Wait(f"{what} sent, waiting to confirm (looking for it in {due:.0f} s)", retry_after=due)
 
-    def _create(self, event_id: int, cid: str, key: str, body: dict[str, Any], *, what: str) -> dict[str, Any]:
+    def _create(self, event_id: int, cid: str, key: str, body: Mapping[str, object], *, what: str) -> JsonObject:
         _save(self.conn, event_id, cid, key, state="pending", job_id=self.job_id)
         try:
             return self.crm.create_invitation(event_id, body)
@@ -267,7 +268,7 @@ class Writer:
                 )
             raise
 
-    def _patch(self, row: sqlite3.Row, body: dict[str, Any], attending: str | None) -> sqlite3.Row:
+    def _patch(self, row: sqlite3.Row, body: Mapping[str, object], attending: str | None) -> sqlite3.Row:
         keys = (row["event_id"], row["constituent_id"], row["guest_key"])
         if attending:
             _save(self.conn, *keys, attendance_sent=attending)
@@ -276,7 +277,7 @@ class Writer:
         except UncertainWrite as exc:
             raise Wait(f"invitation {row['crm_id']}: the CRM's answer was lost ({exc}); reading it again later",
                        retry_after=self.confirm_after_s) from None  # fmt: skip
-        kept: dict[str, Any] = {k: body[k] for k in ("rsvp", "notes", "attendee_names") if k in body}
+        kept: dict[str, object] = {k: body[k] for k in ("rsvp", "notes", "attendee_names") if k in body}
         if attending:
             kept |= {"attended_on": attending, "attendance_sent": None}
         return _save(self.conn, *keys, **kept, error=None)
@@ -294,21 +295,17 @@ def _joined(staff: str | None, ours: str, sep: str = "; ") -> str:
     return sep.join(p for p in ((staff or "").strip(), ours) if p)[:LIMIT]
 
 
-def _attendance(on: str | None) -> dict[str, Any]:
+def _attendance(on: str | None) -> dict[str, object]:
     return {"attended": 1, "attendances": [{"date": on, "notes": "checked in"}]} if on else {}
 
 
-def _attended(invitation: dict[str, Any], on: str | None) -> str | None:
+def _attended(invitation: JsonObject, on: str | None) -> str | None:
     """``on`` when the CRM's invitation holds an attendance that day, else None."""
     dates = {str(a.get("date"))[:10] for a in invitation.get("attendances") or [] if isinstance(a, dict)}
     return on if on and on in dates else None
 
 
-def _same(value: Any, wanted: Any) -> bool:
-    return value is not None and str(value) == str(wanted)
-
-
-def _named(invitation: dict[str, Any], guest: Guest) -> bool:
+def _named(invitation: JsonObject, guest: Guest) -> bool:
     name = str(invitation.get("guest_name") or "").strip().lower()
     return name == f"{guest.first_name} {guest.last_name}".strip().lower()
 

@@ -25,14 +25,21 @@ from __future__ import annotations
 import json
 import sqlite3
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from synctool import settings, store
 from synctool.crm import mirror
 from synctool.errors import Conflict, InvalidInput, NeedsReview, NotFound
 from synctool.queue import unit
+
+if TYPE_CHECKING:
+    from nicknames import NickNamer
+
+    from synctool.config import Config
+    from synctool.crm.constituents import Person
 
 POLICIES = ("review", "auto", "email")
 #: the run-time setting that wins over ``donors.matching``
@@ -52,8 +59,36 @@ STREET_WORDS = {
 }  # fmt: skip
 
 
-def policy(conn: sqlite3.Connection, config: Any) -> str:
+def policy(conn: sqlite3.Connection, config: Config) -> str:
     return str(settings.get(conn, SETTING, config.donors.matching))
+
+
+class DuplicatePair(TypedDict):
+    """Two mirrored constituents who look like one person, and why."""
+
+    constituent_id: str
+    name: str
+    other_id: str
+    other_name: str
+    evidence: list[str]
+
+
+class HeldDonor(TypedDict, total=False):
+    """A ``donor_matches`` row as the staff read it: its columns, with the donor and candidates parsed."""
+
+    id: int
+    job_id: str
+    source: str | None
+    external_id: str | None
+    email: str
+    donor: dict[str, object]
+    candidates: list[dict[str, object]]
+    why: str
+    status: str
+    constituent_id: str | None
+    decided_by: str | None
+    decided_at: str | None
+    created_at: str
 
 
 @dataclass
@@ -69,14 +104,14 @@ class Candidate:
 # -- names -------------------------------------------------------------------------------------------------
 
 
-def plain(text: Any) -> str:
+def plain(text: object) -> str:
     """Lower case, no accents, letters and digits only (``O'Brien-Smith`` -> ``obriensmith``)."""
     decomposed = unicodedata.normalize("NFKD", str(text or ""))
     return "".join(ch for ch in decomposed.lower() if ch.isalnum())
 
 
 @lru_cache(maxsize=1)
-def _nicknames() -> Any:
+def _nicknames() -> NickNamer:
     from nicknames import NickNamer  # a hand-curated name <-> nickname dataset (18 KB)
 
     return NickNamer()
@@ -136,7 +171,7 @@ def first_names(given: str, known: str) -> str | None:
     return None
 
 
-def last_names(given: str, known: dict[str, Any]) -> str | None:
+def last_names(given: str, known: Mapping[str, object]) -> str | None:
     a = plain(given)
     if not a:
         return None
@@ -153,18 +188,18 @@ def last_names(given: str, known: dict[str, Any]) -> str | None:
 # -- addresses and phones ----------------------------------------------------------------------------------
 
 
-def postal_key(code: Any) -> str:
+def postal_key(code: object) -> str:
     """A postal code to compare: letters and digits, upper case; a US ZIP+4 as its five digits."""
     text = "".join(ch for ch in str(code or "").upper() if ch.isalnum())
     return text[:5] if len(text) == 9 and text.isdigit() else text
 
 
-def street_key(street: Any) -> str:
+def street_key(street: object) -> str:
     words = str(street or "").lower().replace(",", " ").replace(".", " ").replace("#", " # ").split()
     return " ".join(STREET_WORDS.get(w, w) for w in words)
 
 
-def phone_key(number: Any) -> str:
+def phone_key(number: object) -> str:
     found = mirror.digits(number)
     return found[-10:] if len(found) >= 7 else ""
 
@@ -172,7 +207,7 @@ def phone_key(number: Any) -> str:
 # -- the rule ----------------------------------------------------------------------------------------------
 
 
-def _places(conn: sqlite3.Connection, person: Any) -> dict[int, list[str]]:
+def _places(conn: sqlite3.Connection, person: Person) -> dict[int, list[str]]:
     """Constituents sharing the person's street address (with postal code) or phone: id -> the evidence."""
     found: dict[int, list[str]] = {}
     street, postal = street_key(person.address.get("street")), postal_key(person.address.get("postal_code"))
@@ -189,7 +224,7 @@ def _places(conn: sqlite3.Connection, person: Any) -> dict[int, list[str]]:
     return found
 
 
-def candidates(conn: sqlite3.Connection, person: Any) -> list[Candidate]:
+def candidates(conn: sqlite3.Connection, person: Person) -> list[Candidate]:
     """The mirrored constituents who may be ``person`` by name and address or phone, oldest first."""
     places = _places(conn, person)
     if not places:
@@ -215,17 +250,17 @@ def candidates(conn: sqlite3.Connection, person: Any) -> list[Candidate]:
     return found
 
 
-def _candidate(conn: sqlite3.Connection, record: dict[str, Any], evidence: list[str]) -> Candidate:
+def _candidate(conn: sqlite3.Connection, record: Mapping[str, object], evidence: list[str]) -> Candidate:
     name = " ".join(str(record.get(k) or "") for k in ("first_name", "last_name")).strip() or str(record.get("org_name") or "")
     emails = [r[0] for r in conn.execute("SELECT address FROM crm_constituent_emails WHERE constituent_id = ?", (record["id"],))]
     return Candidate(str(record["id"]), name, evidence, emails)
 
 
-def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[dict[str, Any]]:
+def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicatePair]:
     """Likely duplicate pairs already in the CRM, by the same rule, read from the mirror."""
     from synctool.crm.constituents import Person
 
-    pairs: list[dict[str, Any]] = []
+    pairs: list[DuplicatePair] = []
     seen: set[tuple[str, str]] = set()
     for row in conn.execute("SELECT * FROM crm_constituents ORDER BY id"):
         contacts = mirror.contacts(conn, row["id"])
@@ -249,7 +284,7 @@ def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[dict[str, 
 # -- held gifts and their decisions -------------------------------------------------------------------------
 
 
-def hold(conn: sqlite3.Connection, job: Any, person: Any, found: list[Candidate], why: str) -> int:
+def hold(conn: sqlite3.Connection, job: sqlite3.Row, person: Person, found: list[Candidate], why: str) -> int:
     """Record that ``job``'s donor needs a person's decision (once per job); returns the match's id."""
     known = conn.execute("SELECT id FROM donor_matches WHERE job_id = ? AND status = 'pending'", (job["id"],)).fetchone()
     row = {
@@ -270,7 +305,7 @@ def hold(conn: sqlite3.Connection, job: Any, person: Any, found: list[Candidate]
         return int(store.database(conn).table("donor_matches").insert(row).last_pk or 0)
 
 
-def resolve(conn: sqlite3.Connection, person: Any, job: Any, how: str) -> tuple[str | None, str | None]:
+def resolve(conn: sqlite3.Connection, person: Person, job: sqlite3.Row, how: str) -> tuple[str | None, str | None]:
     """For a donor whose e-mail is in no constituent: (the constituent to give the gift to, or None to create
     one; what to say about it). A person's decision for the job comes first; then the policy: ``review`` holds
     the job when any candidate is found, ``auto`` takes a single candidate and holds two or more."""
@@ -308,14 +343,14 @@ def decision(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     ).fetchone()
 
 
-def as_dict(row: sqlite3.Row) -> dict[str, Any]:
+def as_dict(row: sqlite3.Row) -> HeldDonor:
     found = dict(row)
     found["donor"] = json.loads(found["donor"] or "{}")
     found["candidates"] = json.loads(found["candidates"] or "[]")
-    return found
+    return cast(HeldDonor, found)
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[dict[str, Any]]:
+def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldDonor]:
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     return [as_dict(r) for r in conn.execute(f"SELECT * FROM donor_matches {where} ORDER BY id DESC LIMIT ?", (*args, limit))]
 
@@ -324,7 +359,7 @@ def pending_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM donor_matches WHERE status = 'pending'").fetchone()[0])
 
 
-def decide(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> list[dict[str, Any]]:
+def decide(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> list[HeldDonor]:
     """Settle a held donor: the gift goes to ``constituent_id`` (one of the candidates; the only one when not
     given) or to a new constituent. Every pending match with the same e-mail is settled alike. Returns the
     matches settled, each with its job (the caller queues the jobs)."""

@@ -27,6 +27,7 @@ from typing import Any
 
 from synctool import store
 from synctool.crm.client import CrmClient
+from synctool.crm.types import CrmId, JsonObject, MirrorRefresh
 from synctool.queue import unit
 from synctool.timeutil import age_s, parse_iso
 
@@ -42,14 +43,14 @@ def normalize_email(email: str | None) -> str:
     return (email or "").strip().lower()
 
 
-def digits(number: str | None) -> str:
+def digits(number: object) -> str:
     return "".join(ch for ch in str(number or "") if ch.isdigit())
 
 
 # -- writing ---------------------------------------------------------------------------------------
 
 
-def put(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
+def put(conn: sqlite3.Connection, record: JsonObject) -> None:
     """Upsert one constituent as the CRM returned it. Contact lists missing from ``record`` are kept as
     they were; a list that is present replaces the mirrored one. Call inside a transaction."""
     cid = int(record["id"])
@@ -94,7 +95,7 @@ def put(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
         )
 
 
-def add_contact(conn: sqlite3.Connection, constituent_id: Any, kind: str, row: dict[str, Any]) -> None:
+def add_contact(conn: sqlite3.Connection, constituent_id: CrmId, kind: str, row: JsonObject) -> None:
     """Mirror one contact row synctool just added to a constituent (``email_addresses``, ...). Call inside a
     transaction."""
     cid = int(constituent_id)
@@ -116,7 +117,7 @@ def add_contact(conn: sqlite3.Connection, constituent_id: Any, kind: str, row: d
         )
 
 
-def contacts(conn: sqlite3.Connection, constituent_id: Any) -> dict[str, list[dict[str, Any]]]:
+def contacts(conn: sqlite3.Connection, constituent_id: CrmId) -> dict[str, list[dict[str, Any]]]:
     """A mirrored constituent's contact rows: e-mails (normalised), phones (digits) and addresses."""
     cid = int(constituent_id)
     return {
@@ -126,18 +127,18 @@ def contacts(conn: sqlite3.Connection, constituent_id: Any) -> dict[str, list[di
     }
 
 
-def forget(conn: sqlite3.Connection, constituent_id: Any) -> None:
+def forget(conn: sqlite3.Connection, constituent_id: CrmId) -> None:
     """Drop a constituent the CRM no longer has. Call inside a transaction."""
     conn.execute("DELETE FROM crm_constituents WHERE id = ?", (int(constituent_id),))
 
 
-def refresh(crm: CrmClient, conn: sqlite3.Connection, *, full: bool = False, page_size: int = 250) -> dict[str, Any]:
+def refresh(crm: CrmClient, conn: sqlite3.Connection, *, full: bool = False, page_size: int = 250) -> MirrorRefresh:
     """Load what changed in the CRM since the watermark (everything when ``full`` or never loaded)."""
     with unit.of(conn).lock([LOCK]):
         return _load(crm, conn, full=full, page_size=page_size)
 
 
-def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: int) -> dict[str, Any]:
+def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: int) -> MirrorRefresh:
     started_iso = store.iso()
     started = time.monotonic()
     watermark = _state(conn, "watermark")
@@ -182,7 +183,7 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
     return {"kind": "full" if full else "incremental", "since": since, "requests": requests, "rows": rows}
 
 
-def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_size: int = 250) -> dict[str, Any] | None:
+def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_size: int = 250) -> MirrorRefresh | None:
     """Refresh incrementally unless a refresh started at or after ``since`` (an ``iso`` time: the start
     of this run). Returns what the refresh did, or None when the mirror was fresh enough."""
     if (_state(conn, "refreshed_at") or "") >= since:
@@ -196,7 +197,7 @@ def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_s
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def _state(conn: sqlite3.Connection, column: str) -> Any:
+def _state(conn: sqlite3.Connection, column: str) -> str | None:
     return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
 
 
@@ -223,7 +224,9 @@ def status(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-def _records(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
+def _records(conn: sqlite3.Connection, ids: list[int]) -> list[JsonObject]:
+    """Mirrored constituents in the shape LGL answers one (its name fields, contact lists), so matching reads
+    either alike."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
@@ -242,7 +245,7 @@ def _records(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
     return list(records.values())
 
 
-def with_email(conn: sqlite3.Connection, email: str | None) -> list[dict[str, Any]]:
+def with_email(conn: sqlite3.Connection, email: str | None) -> list[JsonObject]:
     """Mirrored constituents that have ``email`` (normalised, exact), with their contacts."""
     key = normalize_email(email)
     if not key:
@@ -251,13 +254,13 @@ def with_email(conn: sqlite3.Connection, email: str | None) -> list[dict[str, An
     return _records(conn, ids)
 
 
-def has_name(record: dict[str, Any], name: str) -> bool:
+def has_name(record: JsonObject, name: str) -> bool:
     """LGL's ``name`` search term: any name field contains the text, ignoring case."""
     needle = name.strip().lower()
     return bool(needle) and any(needle in str(record.get(f) or "").lower() for f in NAME_FIELDS)
 
 
-def find(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
+def find(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[JsonObject]:
     """Operator search: by e-mail (contains), phone digits (contains, 4 or more), or any name field."""
     needle = text.strip().lower()
     if not needle:

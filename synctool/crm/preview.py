@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synctool.crm.client import CrmClient
+from synctool.crm.client import CrmClient, QueryParams
+from synctool.crm.types import JsonObject
 from synctool.store import iso
 
 
@@ -22,14 +24,16 @@ class PreviewClient(CrmClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._ids = itertools.count(1)
-        self._made: dict[str, dict[str, Any]] = {}
-        self.writes: list[dict[str, Any]] = []
+        self._made: dict[str, JsonObject] = {}
+        self.writes: list[JsonObject] = []  # each {method, path, body}: the plan, shown as JSON
 
     def start_plan(self) -> None:
         """A new job: its plan starts empty (what earlier jobs of the run made stays known, as it would live)."""
         self.writes = []
 
-    def request(self, method: str, path: str, *, params: Any = None, json: Any = None) -> Any:
+    def request(
+        self, method: str, path: str, *, params: QueryParams | None = None, json: Mapping[str, object] | None = None
+    ) -> JsonObject:
         if method == "GET":
             made = self._made.get(path.removesuffix(".json"))
             return dict(made) if made is not None else super().request(method, path, params=params, json=json)
@@ -52,7 +56,7 @@ class PreviewClient(CrmClient):
         return {"api_version": "1.0", **made}
 
 
-def _id_in(path: str) -> Any:
+def _id_in(path: str) -> int | str:
     last = path.rstrip("/").rsplit("/", 1)[-1]
     try:
         return int(last)
@@ -60,7 +64,7 @@ def _id_in(path: str) -> Any:
         return last
 
 
-def summary(writes: list[dict[str, Any]]) -> str:
+def summary(writes: Sequence[JsonObject]) -> str:
     """The constituent decision in words, from the writes a job would send."""
     for w in writes:
         if w["method"] == "POST" and w["path"] == "/constituents":

@@ -1,6 +1,6 @@
 """The CRM's reference lists, cached in the database: funds, campaigns, appeals, gift types and categories,
-payment types, membership levels, relationship types, groups, the constituent tag keywords, and the gift
-custom fields (categories with ``item_type: Gift``, whose keywords are the values a gift may carry).
+payment types, membership levels, relationship types, groups, contact report types, team members (given a
+``name``, "first last", which LGL's answer lacks), the constituent tag keywords, and the gift custom fields (categories with ``item_type: Gift``, whose keywords are the values a gift may carry).
 
 ``synctool crm refresh`` fills the cache; mappings are checked against it, and the sync rules read it.
 """
@@ -8,11 +8,15 @@ custom fields (categories with ``item_type: Gift``, whose keywords are the value
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool import settings, store
 from synctool.errors import InvalidInput, RemoteError, one_of
 from synctool.queue import unit
+
+if TYPE_CHECKING:
+    from synctool.crm.client import CrmClient
+    from synctool.crm.types import JsonObject
 
 #: cache kind -> CRM path; the spec's CRM reference lists plus what the sync rules look up
 LISTS = {
@@ -27,15 +31,18 @@ LISTS = {
     "groups": "/groups",
     "mailing-templates": "/mailing_templates",
     "events": "/events",
+    "contact-report-types": "/types/contact_report_types",
+    "team-members": "/team_members",
 }
 #: cached from ``/categories``: the constituent category with key ``tags``, and every gift category
 CATEGORY_KINDS = ("tags", "gift-fields")
 
 
-def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
+def refresh(conn: sqlite3.Connection, crm: CrmClient) -> dict[str, int]:
     """Fetch every reference list, the tag keywords and the gift custom fields; replace the cache in one
     commit (all fetched first, so a failed request changes nothing and no write waits on the network)."""
     fetched = {f"crm:{kind}": crm.reference_list(path) for kind, path in LISTS.items()}
+    fetched["crm:team-members"] = [_named(m) for m in fetched["crm:team-members"]]
     tags = [c for c in crm.reference_list("/categories", item_type="Constituent") if c.get("key") == "tags"]
     fetched["crm:tags"] = tags[0].get("keywords", []) if tags else []
     fetched["crm:gift-fields"] = crm.reference_list("/categories", item_type="Gift")
@@ -43,6 +50,12 @@ def refresh(conn: sqlite3.Connection, crm: Any) -> dict[str, int]:
         for kind, items in fetched.items():
             settings.cache_replace(conn, kind, {f"{int(i['id']):012d}": i for i in items})
     return {kind.removeprefix("crm:"): len(items) for kind, items in fetched.items()}
+
+
+def _named(member: JsonObject) -> JsonObject:
+    """A team member (``{id, first_name, last_name, email, ...}``) with the ``name`` every cached list shows."""
+    name = " ".join(str(member.get(k) or "").strip() for k in ("first_name", "last_name")).strip()
+    return {**member, "name": member.get("name") or name or member.get("email")}
 
 
 def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
@@ -54,14 +67,14 @@ def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
     }
 
 
-def find(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any] | None:
+def find(conn: sqlite3.Connection, kind: str, item_id: Any) -> JsonObject | None:
     try:
         return settings.cache_get(conn, f"crm:{kind}", f"{int(item_id):012d}")
     except (TypeError, ValueError):
         return None
 
 
-def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any]:
+def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> JsonObject:
     """The cached item, or InvalidInput listing the valid choices (for mappings)."""
     found = find(conn, kind, item_id)
     if found is not None:
@@ -73,7 +86,7 @@ def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> dict[str, Any]
     raise InvalidInput(f"unknown CRM {kind[:-1] if kind.endswith('s') else kind} id {item_id!r}", f"valid: {choices}")
 
 
-def gift_field(conn: sqlite3.Connection, key_or_name: str) -> dict[str, Any] | None:
+def gift_field(conn: sqlite3.Connection, key_or_name: str) -> JsonObject | None:
     """A cached gift custom field by its key, name or id (case-insensitive), with its ``keywords``."""
     wanted = str(key_or_name).strip().lower()
     for field in settings.cache_list(conn, "crm:gift-fields"):
@@ -82,12 +95,12 @@ def gift_field(conn: sqlite3.Connection, key_or_name: str) -> dict[str, Any] | N
     return None
 
 
-def ensure_gift_field_value(conn: sqlite3.Connection, crm: Any, field: dict[str, Any], value: str) -> None:
+def ensure_gift_field_value(conn: sqlite3.Connection, crm: CrmClient, field: JsonObject, value: str) -> None:
     """Make ``value`` one of the gift custom field's values: LGL keeps only a field's own values and drops
     any other without a word. A value the cached field lacks is added to the CRM's field
     (``POST /categories/{id}/keywords``, one request, by one job at a time) and to the cache."""
 
-    def offered(field: dict[str, Any]) -> bool:
+    def offered(field: JsonObject) -> bool:
         return any(str(k.get("name")) == value for k in field.get("keywords") or [])
 
     if offered(field):

@@ -26,14 +26,19 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
 from synctool import settings, store
 from synctool.crm import currency, gifts, soft_credits
+from synctool.crm.client import CrmClient
+from synctool.crm.types import Column, JsonObject
 from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
 from synctool.money import dollars
 from synctool.queue import jobs, log, unit
 from synctool.timeutil import age_s
+
+if TYPE_CHECKING:
+    from synctool.config import Config
 
 POLICIES = ("adjust", "delete", "flag")
 POLICY_SETTING = "refund_policy"
@@ -71,7 +76,7 @@ class Refund:
         return f"{self.platform} refund {self.refund_id}"
 
 
-def policy(conn: sqlite3.Connection, config: Any) -> str:
+def policy(conn: sqlite3.Connection, config: Config) -> str:
     """The refund policy in force: the operator's setting, else the config's ``refunds.policy``."""
     chosen = settings.get(conn, POLICY_SETTING)
     return chosen if chosen in POLICIES else config.refunds.policy
@@ -94,7 +99,7 @@ def refunded_so_far(conn: sqlite3.Connection, gift_external_id: str) -> Decimal:
     return sum((Decimal(r["amount"]) for r in rows), ZERO)
 
 
-def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | None, **fields: Any) -> None:
+def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | None, **fields: Column) -> None:
     now = store.iso()
     with unit.of(conn).gather():
         existing = recorded(conn, refund.key)
@@ -121,14 +126,14 @@ class RefundJob:
     """The refund job a refund is applied for, in the CRM's terms: the client (its requests counted on the
     job), the job's connection, its id, when it was queued, and the config (policy, patience)."""
 
-    crm: Any
+    crm: CrmClient
     conn: sqlite3.Connection
     job_id: str
     queued_at: str
-    config: Any
+    config: Config
 
 
-def _dollars(value: Any) -> str:
+def _dollars(value: object) -> str:
     return f"${dollars(value):,.2f}"
 
 
@@ -192,11 +197,12 @@ def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None
     )
 
 
-def _flag(job: RefundJob, refund: Refund, why: str, **fields: Any) -> PermanentError:
+def _flag(job: RefundJob, refund: Refund, why: str, **fields: Column) -> PermanentError:
     with unit.of(job.conn).gather():
         _save(job.conn, refund, "flagged", job.job_id, reason=why, **fields)
-        if fields.get("crm_gift_id"):  # the sync log links the record to the gift a person should look at
-            jobs.record_crm_ids(job.conn, job.job_id, gift_id=fields["crm_gift_id"])
+        gift_id = fields.get("crm_gift_id")
+        if gift_id:  # the sync log links the record to the gift a person should look at
+            jobs.record_crm_ids(job.conn, job.job_id, gift_id=str(gift_id))
     return PermanentError(
         f"needs attention: {refund.words} of {_dollars(refund.amount)} on {refund.gift_external_id}: {why}; "
         "change the gift in the CRM by hand if it should, then `synctool syncs resolve` this record"
@@ -209,40 +215,9 @@ def _skip(job: RefundJob, refund: Refund, why: str) -> Skip:
 
 
 def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
-    conn, crm, ext = job.conn, job.crm, refund.gift_external_id
-    entry = gifts.recorded(conn, ext)
-    gift: dict[str, Any] | None = None  # the CRM's gift, once read
-    if entry is not None and entry["state"] == "deleted":
-        raise _skip(job, refund, f"CRM gift {entry['crm_id']} ({ext}) was already deleted after an earlier refund")
-    if entry is None or entry["state"] != "done":
-        maker = _gift_job(conn, refund, job.job_id)
-        if maker is not None:
-            # a running gift job may finish before this wait is recorded, and its wake-up would miss it: look again soon
-            soon = 5.0 if maker["status"] == "running" else None
-            raise _wait(
-                job, refund, f"its gift {ext} is not in the CRM yet (its job {maker['id'][:8]} is {maker['status']})", soon
-            )
-        if entry is not None:  # sent, answer lost: the gift's job confirms it
-            raise _wait(job, refund, f"its gift {ext} was sent and is waiting to be confirmed")
-        gift = gifts.find(crm, ext)  # a gift synctool made before this ledger, or that another install made
-        if gift is None:
-            if still_patient(job):
-                raise _wait(
-                    job,
-                    refund,
-                    f"no CRM gift {ext} yet (its webhook may be late; waiting up to "
-                    f"{job.config.refunds.wait_for_gift_s:.0f} s for it)",
-                )
-            raise _skip(
-                job,
-                refund,
-                f"no CRM gift {ext}: it was made before synctool was installed, or never synced; nothing to refund",
-            )
-        gifts.adopt(conn, ext, gift, job.job_id)
-        entry = gifts.recorded(conn, ext)
-    assert entry is not None
+    entry, gift = _gift_entry(job, refund)
     gift_id = entry["crm_id"]
-    chosen = policy(conn, job.config)
+    chosen = policy(job.conn, job.config)
     if chosen == "flag":
         raise _flag(
             job,
@@ -254,46 +229,88 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
         )
     if gift is None:
         try:
-            gift = crm.get_gift(gift_id)
+            gift = job.crm.get_gift(gift_id)
         except RemoteError as exc:
-            if exc.status != 404:
-                raise
-            if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
-                with unit.of(conn).gather():
-                    gifts.record_deleted(conn, ext)
-                return _finish(job, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
-            raise _flag(job, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
-    assert gift is not None
+            return _gift_gone(job, refund, gift_id, done, exc)
     current, current_deductible = (dollars(v) for v in gifts.amounts_of(gift))
     written = dollars(entry["amount"]) if entry["amount"] is not None else current
     if done is not None and done["state"] == "pending" and done["amount_after"] is not None:
         # an earlier attempt sent this refund and lost the answer: did it land?
         if current == dollars(done["amount_after"]) and current != written:
             return _finish(job, refund, gift_id, done["amount_before"], current, current_deductible, done["policy"])
+    refused = _refusal(refund, gift_id, current, written)
+    if refused is not None:
+        raise _flag(job, refund, refused, crm_gift_id=gift_id, amount_before=str(current), policy=chosen)
+    return _write(job, refund, gift, gift_id, (current, current_deductible), chosen)
+
+
+def _gift_entry(job: RefundJob, refund: Refund) -> tuple[sqlite3.Row, JsonObject | None]:
+    """The refund's gift in the ledger (adopting one the CRM has from before the ledger), and the CRM's gift when
+    it had to be read to find it; raises ``Wait`` or ``Skip`` when there is no gift to refund yet."""
+    conn, ext = job.conn, refund.gift_external_id
+    entry = gifts.recorded(conn, ext)
+    if entry is not None and entry["state"] == "deleted":
+        raise _skip(job, refund, f"CRM gift {entry['crm_id']} ({ext}) was already deleted after an earlier refund")
+    if entry is not None and entry["state"] == "done":
+        return entry, None
+    maker = _gift_job(conn, refund, job.job_id)
+    if maker is not None:
+        # a running gift job may finish before this wait is recorded, and its wake-up would miss it: look again soon
+        soon = 5.0 if maker["status"] == "running" else None
+        raise _wait(job, refund, f"its gift {ext} is not in the CRM yet (its job {maker['id'][:8]} is {maker['status']})", soon)
+    if entry is not None:  # sent, answer lost: the gift's job confirms it
+        raise _wait(job, refund, f"its gift {ext} was sent and is waiting to be confirmed")
+    gift = gifts.find(job.crm, ext)  # a gift synctool made before this ledger, or that another install made
+    if gift is None:
+        if still_patient(job):
+            raise _wait(
+                job,
+                refund,
+                f"no CRM gift {ext} yet (its webhook may be late; waiting up to "
+                f"{job.config.refunds.wait_for_gift_s:.0f} s for it)",
+            )
+        raise _skip(
+            job, refund, f"no CRM gift {ext}: it was made before synctool was installed, or never synced; nothing to refund"
+        )
+    gifts.adopt(conn, ext, gift, job.job_id)
+    adopted = gifts.recorded(conn, ext)
+    assert adopted is not None
+    return adopted, gift
+
+
+def _gift_gone(job: RefundJob, refund: Refund, gift_id: str, done: sqlite3.Row | None, exc: RemoteError) -> str:
+    """The CRM answered that the gift is not there: our own DELETE landed (the refund is done), or a person
+    deleted it (flagged); any other error is raised again."""
+    if exc.status != 404:
+        raise exc
+    if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
+        with unit.of(job.conn).gather():
+            gifts.record_deleted(job.conn, refund.gift_external_id)
+        return _finish(job, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
+    raise _flag(job, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
+
+
+def _refusal(refund: Refund, gift_id: str, current: Decimal, written: Decimal) -> str | None:
+    """Why the refund may not be written to the gift as it stands in the CRM, if it may not."""
     if current != written:
-        raise _flag(
-            job,
-            refund,
+        return (
             f"CRM gift {gift_id} is {_dollars(current)}, not the {_dollars(written)} synctool wrote (a person changed it);"
-            " synctool does not write over that",
-            crm_gift_id=gift_id,
-            amount_before=str(current),
-            policy=chosen,
+            " synctool does not write over that"
         )
     if refund.amount > current:
-        raise _flag(
-            job,
-            refund,
-            f"it is more than the {_dollars(current)} CRM gift {gift_id} holds",
-            crm_gift_id=gift_id,
-            amount_before=str(current),
-            policy=chosen,
-        )
+        return f"it is more than the {_dollars(current)} CRM gift {gift_id} holds"
+    return None
+
+
+def _write(job: RefundJob, refund: Refund, gift: JsonObject, gift_id: str, amounts: tuple[Decimal, Decimal], chosen: str) -> str:
+    """Record the intent, then lower (or delete) the CRM gift by the refund."""
+    conn, crm = job.conn, job.crm
+    current, current_deductible = amounts
     after = current - refund.amount
     deductible = min(after, max(current_deductible - refund.amount, ZERO))
     deleting = chosen == "delete" and after == 0
     applied = "delete" if deleting else "adjust" if chosen == "adjust" else "adjust (partial refund: the gift keeps the rest)"
-    # the intent first: an attempt whose answer is lost is recognised by the next one (above)
+    # the intent first: an attempt whose answer is lost is recognised by the next one (``_apply``)
     _save(
         conn,
         refund,
@@ -312,7 +329,7 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
             if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
                 raise
         with unit.of(conn).gather():
-            gifts.record_deleted(conn, ext)
+            gifts.record_deleted(conn, refund.gift_external_id)
     else:
         line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
         line += f" ({refund.said})" if refund.said else ""
@@ -321,7 +338,9 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
     return _finish(job, refund, gift_id, current, after, deductible, applied)
 
 
-def _finish(job: RefundJob, refund: Refund, gift_id: str, before: Any, after: Decimal, deductible: Decimal, applied: str) -> str:
+def _finish(
+    job: RefundJob, refund: Refund, gift_id: str, before: Decimal | str, after: Decimal, deductible: Decimal, applied: str
+) -> str:
     work = unit.of(job.conn)
     with work.gather():
         if applied != "delete":

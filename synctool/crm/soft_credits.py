@@ -10,11 +10,15 @@ gift's refunds: lowered with it, deleted with it (``follow``).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from synctool import settings
 from synctool.crm import gifts
 from synctool.crm.client import CrmClient
+
+if TYPE_CHECKING:
+    from synctool.config import Config
 
 GIFT_TYPE = "Soft Credit"
 #: the external id's marker: ``donations_abc_sc_42`` is the soft credit of gift ``donations_abc`` to fundraiser 42
@@ -23,7 +27,7 @@ MARK = "_sc_"
 SETTING = "soft_credits_enabled"
 
 
-def enabled(conn: sqlite3.Connection, config: Any) -> bool:
+def enabled(conn: sqlite3.Connection, config: Config) -> bool:
     return bool(settings.get(conn, SETTING, config.soft_credits.enabled))
 
 
@@ -31,16 +35,16 @@ def external_id(gift_external_id: str, fundraiser_id: str) -> str:
     return f"{gift_external_id}{MARK}{fundraiser_id}"
 
 
-def is_soft_credit(gift: dict[str, Any]) -> bool:
+def is_soft_credit(gift: Mapping[str, object]) -> bool:
     """Whether a CRM gift is a soft credit (by its type, or by synctool's external id)."""
     return gift.get("gift_type_name") == GIFT_TYPE or MARK in str(gift.get("external_id") or "")
 
 
-def body(parent: dict[str, Any], parent_gift_id: str, fundraiser_id: str, fundraiser: str) -> dict[str, Any]:
+def body(parent: Mapping[str, object], parent_gift_id: str, fundraiser_id: str, fundraiser: str) -> dict[str, object]:
     """The soft credit of the donor's gift ``parent`` (its body as synctool sent it) for one fundraiser."""
     amount = parent["received_amount"]
     return {
-        "external_id": external_id(parent["external_id"], fundraiser_id),
+        "external_id": external_id(str(parent["external_id"]), fundraiser_id),
         "gift_type_name": GIFT_TYPE,
         "parent_gift_id": int(parent_gift_id),
         "received_amount": amount,

@@ -19,9 +19,9 @@ import logging
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from synctool import store
 from synctool.crm.fake import TAG_CATEGORY
@@ -51,7 +51,7 @@ DEMO_ENV = {
 Say = Callable[[str], None]
 
 
-def run(say: Say = print, world: Any = None) -> dict[str, Any]:
+def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
     (tmp / "config.yaml").write_text("# written by synctool demo\n")
@@ -190,10 +190,32 @@ def report(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, *, sent: lis
     }
 
 
+class ConstituentLine(TypedDict):
+    """A constituent the CRM fake holds, as the demo prints it."""
+
+    id: int
+    name: str
+    tags: str
+
+
+class GiftLine(TypedDict):
+    """A gift the CRM fake holds, as the demo prints it."""
+
+    id: int
+    external_id: str
+    amount: float
+    deductible: float | None
+    date: str
+    fund: str | None
+    paid_by: str | None
+    donor: int
+
+
 REFUND_COLUMNS = ("source", "refund_id", "gift_external_id", "amount", "amount_before", "amount_after", "state", "policy")
 
 
-def sync_row(r: dict) -> dict[str, Any]:
+def sync_row(r: Mapping[str, object]) -> dict[str, object]:
+    """A sync log row as the demo prints it."""
     return {
         "source": r["source"],
         "what": f"{r['entity_type']} {r['entity_id']}"[:34],
@@ -203,7 +225,7 @@ def sync_row(r: dict) -> dict[str, Any]:
     }
 
 
-def crm_constituents(world: FakeWorld) -> list[dict[str, Any]]:
+def crm_constituents(world: FakeWorld) -> list[ConstituentLine]:
     crm = world.crm
     tags = {k["id"]: k["name"] for k in TAG_CATEGORY["keywords"]}
     return [
@@ -216,7 +238,7 @@ def crm_constituents(world: FakeWorld) -> list[dict[str, Any]]:
     ]
 
 
-def gift_row(g: dict) -> dict[str, Any]:
+def gift_row(g: dict) -> GiftLine:
     return {
         "id": g["id"],
         "external_id": g["external_id"],

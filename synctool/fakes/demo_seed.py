@@ -90,39 +90,28 @@ def seed_pos(world: FakeWorld) -> None:
         "email_address": "grace@example.org",
     }
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    world.square.orders["ORDER-DONE-1"] = {
-        "id": "ORDER-DONE-1",
-        "location_id": "FPYCBCHYMXFK1",
-        "state": "COMPLETED",
-        "created_at": now,
-        "customer_id": "CUST1",
-        "total_money": {"amount": 2599, "currency": "USD"},
-        "tenders": [{"id": "T1", "type": "CARD"}],
-        "line_items": [{"name": "Membership card", "quantity": "1"}],
+    world.square.orders["ORDER-DONE-1"] = _order(
+        "ORDER-DONE-1", 2599, ("T1", "CARD"), now, customer="CUST1", item="Membership card"
+    )
+    # its webhook never came: the backup poll finds it
+    world.square.orders["ORDER-LOST-4"] = _order("ORDER-LOST-4", 1800, ("T4", "CARD"), now, customer="CUST1", item="Poster")
+    world.square.orders["ORDER-OPEN-2"] = _order("ORDER-OPEN-2", 1200, None, now, state="OPEN")
+    world.square.orders["POSAPP-3"] = _order("POSAPP-3", 750, ("T3", "CASH"), now, location="L2GIFTSHOP001")
+
+
+def _order(order_id: str, cents: int, tender: tuple[str, str] | None, created_at: str, **more: str) -> dict:
+    """A Square Order as the fake holds it: paid by one tender (none while open), of one line item when named;
+    ``more``: its ``state`` (COMPLETED), ``location`` (the main one), ``customer`` and ``item``."""
+    order: dict = {
+        "id": order_id,
+        "location_id": more.get("location", "FPYCBCHYMXFK1"),
+        "state": more.get("state", "COMPLETED"),
+        "created_at": created_at,
     }
-    world.square.orders["ORDER-LOST-4"] = {  # its webhook never came: the backup poll finds it
-        "id": "ORDER-LOST-4",
-        "location_id": "FPYCBCHYMXFK1",
-        "state": "COMPLETED",
-        "created_at": now,
-        "customer_id": "CUST1",
-        "total_money": {"amount": 1800, "currency": "USD"},
-        "tenders": [{"id": "T4", "type": "CARD"}],
-        "line_items": [{"name": "Poster", "quantity": "1"}],
-    }
-    world.square.orders["ORDER-OPEN-2"] = {
-        "id": "ORDER-OPEN-2",
-        "location_id": "FPYCBCHYMXFK1",
-        "state": "OPEN",
-        "created_at": now,
-        "total_money": {"amount": 1200, "currency": "USD"},
-        "tenders": [],
-    }
-    world.square.orders["POSAPP-3"] = {
-        "id": "POSAPP-3",
-        "location_id": "L2GIFTSHOP001",
-        "state": "COMPLETED",
-        "created_at": now,
-        "total_money": {"amount": 750, "currency": "USD"},
-        "tenders": [{"id": "T3", "type": "CASH"}],
-    }
+    if "customer" in more:
+        order["customer_id"] = more["customer"]
+    order["total_money"] = {"amount": cents, "currency": "USD"}
+    order["tenders"] = [{"id": tender[0], "type": tender[1]}] if tender else []
+    if "item" in more:
+        order["line_items"] = [{"name": more["item"], "quantity": "1"}]
+    return order

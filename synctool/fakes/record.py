@@ -3,20 +3,34 @@ status, response body. An ASGI wrapper, so it sees what travels, whether over a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class Exchange(TypedDict):
+    """One request to a fake and its answer, as they travelled."""
+
+    method: str
+    path: str
+    query: str
+    content_type: str
+    body: bytes
+    status: int | None
+    response: bytes
 
 
 class Recorder:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.exchanges: list[dict[str, Any]] = []
+        self.exchanges: list[Exchange] = []
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        exchange: dict[str, Any] = {
+        exchange: Exchange = {
             "method": scope["method"],
             "path": scope["path"],
             "query": scope.get("query_string", b"").decode("latin-1"),
@@ -26,13 +40,13 @@ class Recorder:
             "response": b"",
         }
 
-        async def recv() -> dict:
+        async def recv() -> Message:
             message = await receive()
             if message["type"] == "http.request":
                 exchange["body"] += message.get("body", b"")
             return message
 
-        async def snd(message: dict) -> None:
+        async def snd(message: Message) -> None:
             if message["type"] == "http.response.start":
                 exchange["status"] = message["status"]
             elif message["type"] == "http.response.body":

@@ -171,15 +171,7 @@ def square_payment_event(
     }
     if order_id:
         payment["order_id"] = order_id
-    return json.dumps(
-        {
-            "merchant_id": "5S9MXCS9Y99KK",
-            "type": event_type,
-            "event_id": event_id or str(uuid.uuid4()),
-            "created_at": "2026-11-20T18:00:01.000Z",
-            "data": {"type": "payment", "id": payment_id, "object": {"payment": payment}},
-        }
-    ).encode()
+    return square_notice("payment", payment, event_type, event_id, "2026-11-20T18:00:01.000Z")
 
 
 def square_refund_event(
@@ -210,13 +202,18 @@ def square_refund_event(
 
 def square_refund_notice(refund: dict, event_type: str = "refund.created", event_id: str | None = None) -> bytes:
     """The notification of a PaymentRefund (as ``FakeSquare.refund_payment`` makes one, return order and all)."""
+    return square_notice("refund", refund, event_type, event_id, "2026-11-21T17:00:06.000Z")
+
+
+def square_notice(kind: str, item: dict, event_type: str, event_id: str | None, created_at: str) -> bytes:
+    """A Square notification about one ``kind`` of object (``payment``, ``refund``): ``data.object.<kind>``."""
     return json.dumps(
         {
             "merchant_id": "5S9MXCS9Y99KK",
             "type": event_type,
             "event_id": event_id or str(uuid.uuid4()),
-            "created_at": "2026-11-21T17:00:06.000Z",
-            "data": {"type": "refund", "id": refund["id"], "object": {"refund": refund}},
+            "created_at": created_at,
+            "data": {"type": kind, "id": item["id"], "object": {kind: item}},
         }
     ).encode()
 

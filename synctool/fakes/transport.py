@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any
 
 import httpx
+from starlette.types import ASGIApp
 
 
 class AppTransport(httpx.BaseTransport):
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self._asgi = httpx.ASGITransport(app=app)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._start_lock = threading.Lock()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from starlette.types import ASGIApp
 
 from synctool import platforms
 from synctool.crm import fake as lgl
@@ -42,7 +43,7 @@ class FakeWorld:
     def __post_init__(self) -> None:
         self.crm = lgl.FakeCrm(CRM_KEY, limit=self.crm_limit, window_s=self.crm_window_s, timeout_sleep_s=1.5)
         self.fakes = {}
-        self._apps: dict[str, Any] = {"crm": lgl.create_app(self.crm)}
+        self._apps: dict[str, ASGIApp] = {"crm": lgl.create_app(self.crm)}
         #: role -> every exchange with that platform's fake (the contract tests check them)
         self.recorders: dict[str, Recorder] = {}
         self._paths, self._keys = {"crm": ("CRM_API_BASE_URL", "/api/v1")}, {"CRM_API_KEY": CRM_KEY}

@@ -6,13 +6,18 @@ from __future__ import annotations
 import logging
 import sqlite3
 import ssl
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from synctool import platforms, settings
 from synctool.errors import ConfigError, InvalidInput, SyncError
+from synctool.ops import plans as plan_ops
 from synctool.queue import log
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:  # year_end is imported when the summary is counted (cron's idle drain sends nothing)
+    from synctool.ops.year_end import Season
 
 logger = logging.getLogger("synctool.alerts")
 
@@ -79,7 +84,22 @@ def recipients(conn: sqlite3.Connection) -> list[str]:
     return settings.get(conn, "alert_recipients", []) or []
 
 
-def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[str, Any]:
+class Digest(TypedDict):
+    """Whether the failure digest went out, for how many failed jobs and to how many recipients."""
+
+    sent: bool
+    failed: NotRequired[int]
+    recipients: NotRequired[int]
+    error: NotRequired[str]
+
+
+class AlertTest(TypedDict):
+    sent: bool
+    recipients: list[str]
+    security: str
+
+
+def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> Digest:
     """E-mail the jobs that failed for good in one drain; nothing when there are none or no recipients."""
     to = recipients(conn)
     if not job_ids or not to:
@@ -95,7 +115,7 @@ def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> dict[st
     return {"sent": True, "failed": len(rows), "recipients": len(to)}
 
 
-def test(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+def test(conn: sqlite3.Connection, rt: Runtime) -> AlertTest:
     to = recipients(conn)
     if not to:
         raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
@@ -103,7 +123,7 @@ def test(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     return {"sent": True, "recipients": to, "security": mail_security(rt)}
 
 
-def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]) -> dict[str, Any] | None:
+def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]) -> Digest | None:
     """Called by drain: send the digest, but never let an alert problem fail the drain itself."""
     if not failed_job_ids:
         return None
@@ -120,18 +140,18 @@ SUMMARY_LIMIT = 25
 class Summary(TypedDict):
     """The daily summary: what it counted, and the e-mail it makes of them (``subject``, ``text``, ``html``)."""
 
-    year_end: dict[str, Any] | None
+    year_end: Season | None
     donor_changes_pending: int
     donor_matches_pending: int
     refunds: dict[str, Any]
-    plans: list[dict[str, Any]]
+    plans: Sequence[Mapping[str, object]]
     hours: int
     since: str
-    per_source: dict[str, dict[str, Any]]
+    per_source: dict[str, dict[str, int | None]]
     open_failures: int
     failures: list[dict[str, Any]]
     crm_requests_spent: int
-    crm_budget: dict[str, Any]
+    crm_budget: dict[str, float | None]
     freshness: list[dict[str, str]]
     subject: NotRequired[str]
     text: NotRequired[str]
@@ -193,7 +213,13 @@ def _counted(conn: sqlite3.Connection, rt: Runtime, hours: int) -> Summary:
             f"(or synctool syncs resolve {failure['id']})"
         )
     refunds = refund_ops.since(conn, since)
-    plans = log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
+    # the plans that failed, were paused or canceled: from the plans' own events once the platform keeps them
+    # (its plan job also records created, updated and charged plans, which need no one), else the plan jobs'
+    plans = (
+        plan_ops.to_follow(conn, since, SUMMARY_LIMIT)
+        if plan_ops.known(conn, "plan_events")
+        else log.succeeded_since(conn, "plan", since, SUMMARY_LIMIT)
+    )
     donor_news = donor_changes.pending_count(conn)
     held = matching.pending_count(conn)
     return {
@@ -309,7 +335,7 @@ def _html(report: Summary, subject: str) -> str:
         f"{escape(r['gift_external_id'])}: {escape(r['reason'] or '')}</li>"
         for r in refunds["attention"]
     )
-    plan_items = "".join(f"<li>{escape(p['message'] or '')}</li>" for p in plans)
+    plan_items = "".join(f"<li>{escape(str(p['message'] or ''))}</li>" for p in plans)
     health = "".join(
         f"<li>{escape(c['status'].upper())} {escape(c['check'])}: {escape(c['detail'])}</li>" for c in report["freshness"]
     )

@@ -84,7 +84,7 @@ def backfill(
     found = [item for listed, _ in listings.values() for item in listed]
     new = [item for item in found if not _known(conn, item.external_id)]
     cost = estimate(conn, rt, new)
-    queued, read = 0, {}
+    queued, read, plans = 0, {}, {}
     if not dry_run:
         for n, item in enumerate(new, 1):
             with store.atomic(conn):
@@ -95,6 +95,7 @@ def backfill(
             if progress:
                 progress(n, len(new))
         read = _tickets(conn, rt, chosen)
+        plans = {p.role: p.plans(conn, rt) for p in chosen if p.plans is not None}
     return {
         "from": str(first),
         "to": str(last),
@@ -108,4 +109,5 @@ def backfill(
         "sources": requests_by_source(chosen, platform_requests, failed),
         "failed": words(failed),
         **({"tickets": read} if not dry_run and read else {}),
+        **({"plans": plans} if not dry_run and plans else {}),
     }

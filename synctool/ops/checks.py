@@ -257,6 +257,25 @@ def mail_rows(ex: Examination) -> list[DoctorRow]:
     return [mail(ex.conn, ex.rt), outbox_check(ex.conn)]
 
 
+def plans_rows(ex: Examination) -> list[DoctorRow]:
+    """Monthly donors: a plan known and no group mapped (nothing is written to the CRM for plans); chat notices
+    the webhook would not take (its host named, never its URL)."""
+    from synctool import mappings, notices
+    from synctool.ops import plans
+
+    found: list[DoctorRow] = []
+    if plans.known(ex.conn) and mappings.get(ex.conn, "plans", "*") is None:
+        count = ex.conn.execute("SELECT count(*) FROM plans").fetchone()[0]
+        if count:
+            found.append(("plans", "warn", f"plans: no group mapped ({count} plan(s) known; nothing is written to the CRM for them)",
+                          "synctool crm refresh; synctool mappings plans set --group ID"))  # fmt: skip
+    chat = notices.problems(ex.conn)
+    if chat["failed"]:
+        found.append(("chat notices", "warn", f"{chat['failed']} chat notice(s) not sent in the last day: {chat['last_error']}",
+                      "synctool settings plans-chat-webhook URL (a working incoming webhook), or --clear"))  # fmt: skip
+    return found
+
+
 def receiver_rows(ex: Examination) -> list[DoctorRow]:
     """The receiver, here and at its public URL; with a public URL, the platforms' webhooks and what they failed to
     deliver, as their APIs report it."""
@@ -294,6 +313,7 @@ DOCTOR_CHECKS: tuple[Callable[[Examination], list[DoctorRow]], ...] = (
     backlog_row,
     waiting_rows,
     mail_rows,
+    plans_rows,
     receiver_rows,
 )
 

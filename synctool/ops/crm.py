@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hmac
 import sqlite3
-from typing import Any, Literal, Optional
+from collections.abc import Sequence
+from typing import Any, Literal, NotRequired, Optional, TypedDict
 
 from synctool import settings, store
 from synctool.crm import environment as crm_environment
-from synctool.crm import references
+from synctool.crm import matching, references
 from synctool.errors import InvalidInput, SynctoolError
 from synctool.runtime import Runtime
 from synctool.validation import Body
@@ -25,7 +26,32 @@ def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
     return references.listing(conn, kind)
 
 
-def status(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+class CrmStatus(TypedDict):
+    """Which CRM synctool writes to, and where its address and key come from."""
+
+    environment: str
+    base_url: str | None
+    base_url_from: str | None
+    api_key: str
+    api_key_from: str | None
+
+
+class ConnectionTest(CrmStatus):
+    ok: bool
+    configured: bool
+    constituents: NotRequired[object]
+    error: NotRequired[str]
+    rate_limit: NotRequired[dict[str, object]]
+
+
+class Duplicates(TypedDict):
+    pairs: Sequence[matching.DuplicatePair]
+    count: int
+    constituents: object
+    mirror_refreshed_at: object
+
+
+def status(conn: sqlite3.Connection, rt: Runtime) -> CrmStatus:
     where = crm_environment.target(conn, rt)
     return {
         "environment": where.environment,
@@ -36,9 +62,9 @@ def status(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     }
 
 
-def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
+def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> ConnectionTest:
     """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
-    result = {**status(conn, rt), "ok": False, "configured": False}
+    result: ConnectionTest = {**status(conn, rt), "ok": False, "configured": False}
     try:
         crm = client or crm_environment.open_client(conn, rt)
         result["configured"] = True
@@ -68,7 +94,7 @@ class EnvironmentBody(Body):
 KEY_WITH_BASE_URL = "changing the CRM base URL needs the API key in the same request: the key is sent to the new host"
 
 
-def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dict[str, Any]:
+def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> CrmStatus:
     """Save the active environment's base URL (settings) and API key (keyring only).
 
     Every request carries the key to the base URL's host, so whoever changes the base URL must give the key in
@@ -99,7 +125,7 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> dic
     return status(conn, rt)
 
 
-def set_environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> dict[str, Any]:
+def set_environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> CrmStatus:
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, "crm_environment", body.environment)
@@ -141,7 +167,7 @@ def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -
     return mirror.find(conn, text, limit=limit)
 
 
-def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> dict[str, Any]:
+def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> Duplicates:
     """Likely duplicate constituents in the CRM by donor matching's rule, read from the mirror (no CRM request)."""
     from synctool.crm import matching, mirror
 

@@ -4,7 +4,8 @@ because their donor may be a known constituent under a new e-mail (``crm.matchin
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Literal, Optional
+from collections.abc import Mapping, Sequence
+from typing import Literal, Optional, TypedDict
 
 from pydantic import Field, field_validator
 
@@ -28,7 +29,32 @@ class DecideBody(Body):
     all: bool = False
 
 
-def changes(conn: sqlite3.Connection, query: ChangesQuery | None = None) -> dict[str, Any]:
+class Waiting(TypedDict):
+    """What waits for a person's decision, and how many are pending."""
+
+    items: Sequence[Mapping[str, object]]
+    pending: int
+
+
+class Applied(TypedDict):
+    results: Sequence[donor_changes.Decided]
+    applied: int
+
+
+class Dismissed(TypedDict):
+    results: Sequence[donor_changes.Decided]
+    dismissed: int
+
+
+class Settled(TypedDict):
+    match: int
+    decision: str
+    settled: list[int]
+    jobs_queued: int
+    next: str
+
+
+def changes(conn: sqlite3.Connection, query: ChangesQuery | None = None) -> Waiting:
     query = query or ChangesQuery()
     status = None if query.status == "all" else query.status
     items = donor_changes.listing(conn, status, query.limit)
@@ -44,7 +70,7 @@ def _ids(conn: sqlite3.Connection, body: DecideBody) -> list[int]:
     return ids
 
 
-def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> dict[str, Any]:
+def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> Applied:
     """Add each change to its constituent as a non-preferred contact point: one CRM request each."""
     ids = _ids(conn, body)
     if not ids:
@@ -57,7 +83,7 @@ def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> dict[str, 
     return {"results": results, "applied": sum(r["result"] == "applied" for r in results)}
 
 
-def dismiss(conn: sqlite3.Connection, body: DecideBody) -> dict[str, Any]:
+def dismiss(conn: sqlite3.Connection, body: DecideBody) -> Dismissed:
     results = donor_changes.decide(None, conn, _ids(conn, body), apply=False)
     return {"results": results, "dismissed": sum(r["result"] == "dismissed" for r in results)}
 
@@ -76,18 +102,18 @@ class AcceptBody(Body):
 
     @field_validator("constituent_id", mode="before")
     @classmethod
-    def as_text(cls, value: Any) -> Any:
+    def as_text(cls, value: object) -> object:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def matches(conn: sqlite3.Connection, query: MatchesQuery | None = None) -> dict[str, Any]:
+def matches(conn: sqlite3.Connection, query: MatchesQuery | None = None) -> Waiting:
     """The gifts held for a person's decision about their donor, each with its candidates and the evidence."""
     query = query or MatchesQuery()
     status = None if query.status == "all" else query.status
     return {"items": matching.listing(conn, status, query.limit), "pending": matching.pending_count(conn)}
 
 
-def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> dict[str, Any]:
+def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> Settled:
     from synctool.queue import jobs
 
     settled = matching.decide(conn, match_id, constituent_id=constituent_id, new=new, by=by)
@@ -101,13 +127,13 @@ def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | No
     }
 
 
-def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptBody | None = None, *, by: str) -> dict[str, Any]:
+def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptBody | None = None, *, by: str) -> Settled:
     """The held gift goes to the chosen candidate (the only one, when there is one): its job is queued again
     and writes the gift once; the new e-mail becomes a proposed donor change (``donors.updates``). Every other
     gift held for the same e-mail is settled alike."""
     return _settle(conn, match_id, constituent_id=(body or AcceptBody()).constituent_id, new=False, by=by)
 
 
-def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> dict[str, Any]:
+def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> Settled:
     """The held gift's donor is someone new: its job is queued again and creates a constituent."""
     return _settle(conn, match_id, constituent_id=None, new=True, by=by)

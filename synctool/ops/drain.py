@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any
 
+from synctool import notices
 from synctool.ops import outbox, sign_in
-from synctool.ops.alerts import after_drain
+from synctool.ops.alerts import Digest, after_drain
 from synctool.platforms.context import runner
 from synctool.queue.worker import DrainSummary
 from synctool.queue.worker import drain as drain_queue
@@ -25,7 +25,7 @@ def drain(
     max_jobs: int | None = None,
     concurrency: int = 3,
     on_job: Callable[[DrainSummary], None] | None = None,
-) -> tuple[DrainSummary, dict[str, Any] | None]:
+) -> tuple[DrainSummary, Digest | None]:
     """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
     send_mail(conn, rt)  # first: a sign-in link is waited for by a person, a job by nobody
     summary = drain_queue(runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job)
@@ -53,5 +53,7 @@ def watch(
 
 
 def send_mail(conn: sqlite3.Connection, rt: Runtime) -> dict[str, int]:
-    """The mail waiting in the outbox, each kind through its sender."""
-    return outbox.send_due(conn, rt, {outbox.SIGN_IN: sign_in.send_link})
+    """The mail waiting in the outbox, each kind through its sender; then the chat notices (``synctool.notices``)."""
+    sent = outbox.send_due(conn, rt, {outbox.SIGN_IN: sign_in.send_link})
+    notices.send_due(conn, rt)
+    return sent

@@ -6,13 +6,14 @@ wait for a mapping; mapping one (``synctool mappings events``), which queues its
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from pydantic import Field
 
 from synctool import mappings, settings
 from synctool.crm import references
 from synctool.errors import Conflict, InvalidInput, NotFound
+from synctool.ops.mappings import Removed
 from synctool.platforms import tickets
 from synctool.queue import jobs
 from synctool.runtime import Runtime
@@ -49,7 +50,61 @@ def _campaign_title(conn: sqlite3.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> dict[str, Any]:
+class MappedEvent(TypedDict):
+    """The CRM event a campaign is mapped to, as the mapping keeps it."""
+
+    event_id: int
+    event_name: str | None
+    campaign: str | None
+
+
+class EventMapping(MappedEvent):
+    key: str
+    orders_queued: int
+
+
+class EventListing(TypedDict):
+    items: list[dict[str, object]]
+    waiting: list[dict[str, object]]
+
+
+class TicketHolder(TypedDict):
+    ticket_id: str
+    name: str
+    email: str | None
+    type: str | None
+    checked_in_at: str | None
+    refunded: bool
+    buyer: bool
+    invitation_id: str | None
+
+
+class EventOrder(TypedDict):
+    order_id: str
+    source: str
+    ordered_at: str | None
+    buyer: str
+    buyer_email: str | None
+    constituent_id: str | None
+    amount: object
+    refunded: bool
+    holders: list[TicketHolder]
+    invitation_id: str | None
+    rsvp: str | None
+    attended_on: str | None
+
+
+class EventDetail(TypedDict):
+    """One event campaign's orders, each with its ticket holders and the invitations written for them."""
+
+    campaign_id: str
+    campaign: str | None
+    event_id: object
+    event: object
+    orders: list[EventOrder]
+
+
+def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> EventMapping:
     """Map a campaign to a CRM event (checked against `synctool crm events` when cached); its orders that waited
     are queued again. Returns the mapping and how many orders were queued."""
     key = campaign_id(conn, body.campaign)
@@ -66,8 +121,12 @@ def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> dict[str, A
             f"campaign {body.campaign} is mapped to CRM event {before['event_id']}, whose invitations synctool wrote:"
             " move them in the CRM by hand, then `synctool mappings events remove` it and set it again"
         )
-    value = {"event_id": int(body.event_id), "event_name": (event or {}).get("name"), "campaign": _campaign_title(conn, key)}
-    mappings.put(conn, tickets.EVENT, key, value)
+    value: MappedEvent = {
+        "event_id": int(body.event_id),
+        "event_name": (event or {}).get("name"),
+        "campaign": _campaign_title(conn, key),
+    }
+    mappings.put(conn, tickets.EVENT, key, dict(value))
     orders = conn.execute("SELECT source, order_id FROM event_orders WHERE campaign_id = ?", (key,)).fetchall()
     for row in orders:
         jobs.enqueue_unless_waiting(
@@ -76,7 +135,7 @@ def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> dict[str, A
     return {"key": key, **value, "orders_queued": len(orders)}
 
 
-def remove_mapping(conn: sqlite3.Connection, campaign: str) -> dict[str, Any]:
+def remove_mapping(conn: sqlite3.Connection, campaign: str) -> Removed:
     key = campaign_id(conn, campaign)
     if not mappings.delete(conn, tickets.EVENT, key):
         raise NotFound(f"campaign {campaign} is mapped to no CRM event")
@@ -100,7 +159,7 @@ def _invited(conn: sqlite3.Connection, event_id: int, campaign: str) -> dict[str
     return dict(row)
 
 
-def list_events(conn: sqlite3.Connection) -> dict[str, Any]:
+def list_events(conn: sqlite3.Connection) -> EventListing:
     """Per mapped event campaign: the CRM event, orders, tickets, invitations, guests, checked in, and ``waiting``:
     the live tickets whose invitation is not written yet; and the event campaigns whose orders wait for a mapping."""
     items = []
@@ -118,14 +177,14 @@ def list_events(conn: sqlite3.Connection) -> dict[str, Any]:
     return {"items": items, "waiting": tickets.waiting(conn)}
 
 
-def show_event(conn: sqlite3.Connection, campaign: str) -> dict[str, Any]:
+def show_event(conn: sqlite3.Connection, campaign: str) -> EventDetail:
     """One campaign's orders: buyer, holders (with check-in and refund), and the invitations written for them."""
     key = campaign_id(conn, campaign)
     mapped = tickets.event_of(conn, key)
     orders = conn.execute("SELECT * FROM event_orders WHERE campaign_id = ? ORDER BY ordered_at, order_id", (key,)).fetchall()
     if mapped is None and not orders:
         raise NotFound(f"campaign {campaign} has no event orders and no event mapping")
-    shown = []
+    shown: list[EventOrder] = []
     for found in orders:
         held = tickets.tickets_of(conn, found["source"], [found["order_id"]])
         buyer = None
@@ -134,7 +193,7 @@ def show_event(conn: sqlite3.Connection, campaign: str) -> dict[str, Any]:
                 "SELECT crm_id, state, rsvp, attended_on FROM invitations WHERE event_id = ? AND constituent_id = ? AND guest_key = ''",
                 (int(mapped["event_id"]), found["constituent_id"]),
             ).fetchone()
-        holders = []
+        holders: list[TicketHolder] = []
         for ticket in held:
             guest = None
             if mapped and found["constituent_id"]:
@@ -160,7 +219,7 @@ def show_event(conn: sqlite3.Connection, campaign: str) -> dict[str, Any]:
             "event": mapped and mapped.get("event_name"), "orders": shown}  # fmt: skip
 
 
-def checkins(conn: sqlite3.Connection, rt: Runtime, campaign: str) -> dict[str, Any]:
+def checkins(conn: sqlite3.Connection, rt: Runtime, campaign: str) -> dict[str, object]:
     """Read one mapped campaign's check-ins from its platform now (``Platform.checkins``), whatever the date."""
     from synctool import platforms
 
@@ -171,7 +230,7 @@ def checkins(conn: sqlite3.Connection, rt: Runtime, campaign: str) -> dict[str, 
     readers = [p for p in platforms.in_use(rt.config) if p.checkins is not None and (not sources or p.role in sources)]
     if not readers:
         raise NotFound(f"no platform in use reads check-ins of campaign {campaign}")
-    found: dict[str, Any] = {"campaign_id": key}
+    found: dict[str, object] = {"campaign_id": key}
     for platform in readers:
         assert platform.checkins is not None
         found[platform.role] = platform.checkins(conn, rt, key)

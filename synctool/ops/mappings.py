@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
 from synctool import mappings, platforms
 from synctool.crm.references import coding, listing
 from synctool.errors import InvalidInput, one_of
-from synctool.validation import Body, CrmId
+from synctool.validation import Body, CrmId, Email
 
 
 def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
@@ -75,7 +75,30 @@ def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[
     return {"key": body.fund, **value}
 
 
-def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> dict[str, Any]:
+class CustomField(TypedDict):
+    key: str
+    crm_field: str
+    crm_field_name: str
+    values: list[str | None]
+
+
+class PlansMapping(TypedDict):
+    """The monthly donors' group and follow-up coding, with the names from the cached CRM lists."""
+
+    mapped: bool
+    group_id: object
+    group: str | None
+    contact_report_type_id: object
+    contact_report_type: str | None
+    team_member: str | None
+
+
+class Removed(TypedDict):
+    removed: str
+    kind: str
+
+
+def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> CustomField:
     """Copy a donation-platform custom field into a CRM gift custom field (checked against the cached gift fields)."""
     from synctool.crm.references import gift_field
 
@@ -99,7 +122,48 @@ def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> di
     }
 
 
-def remove(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any]:
+class PlansMappingBody(Body):
+    """POST /api/mappings/plans: the CRM group monthly donors are kept in, and their follow-ups' contact report
+    type and team member."""
+
+    group_id: CrmId
+    contact_report_type_id: Optional[CrmId] = None
+    team_member: Optional[Email] = None
+
+
+def set_plans_mapping(conn: sqlite3.Connection, body: PlansMappingBody) -> PlansMapping:
+    """``mappings plans set``: the group and report type checked against the cached CRM lists."""
+    from synctool.crm.references import require
+
+    require(conn, "groups", body.group_id)
+    if body.contact_report_type_id is not None:
+        require(conn, "contact-report-types", body.contact_report_type_id)
+    value = body.model_dump()
+    mappings.put(conn, "plans", "*", value)
+    return plans_mapping(conn)
+
+
+def plans_mapping(conn: sqlite3.Connection) -> PlansMapping:
+    """``mappings plans show``: the mapping with its names from the cached CRM lists (None: not mapped)."""
+    from synctool.crm.references import find
+
+    value = mappings.get(conn, "plans", "*")
+    if value is None:
+        return {"mapped": False, "group_id": None, "group": None, "contact_report_type_id": None,
+                "contact_report_type": None, "team_member": None}  # fmt: skip
+    group = find(conn, "groups", value.get("group_id"))
+    kind = find(conn, "contact-report-types", value.get("contact_report_type_id"))
+    return {
+        "mapped": True,
+        "group_id": value.get("group_id"),
+        "group": (group or {}).get("name"),
+        "contact_report_type_id": value.get("contact_report_type_id"),
+        "contact_report_type": (kind or {}).get("name"),
+        "team_member": value.get("team_member"),
+    }
+
+
+def remove(conn: sqlite3.Connection, kind: str, key: str) -> Removed:
     one_of(kind, mappings.KINDS, "mapping kind")
     from synctool.errors import NotFound
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from synctool import settings, store
 from synctool.crm import references, soft_credits
@@ -22,7 +22,15 @@ class ModeBody(Body):
     mode: Literal["live", "preview"]
 
 
-def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> dict[str, Any]:
+class SyncMode(TypedDict):
+    """The sync mode, the previewed jobs a switch to live queued, and those still previewed."""
+
+    mode: str
+    queued_for_real: int
+    previewed: int
+
+
+def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> SyncMode:
     """Show or switch the sync mode; going live queues every previewed job to run for real."""
     released = 0
     if body is not None:

@@ -46,7 +46,7 @@ VACUUM_PAGES = 1000
 _DROPPABLE = f"received_at < ? AND body_pruned_at IS NULL AND id NOT IN ({log.NEEDED_DELIVERIES})"
 
 
-def _deleted(now: datetime) -> dict[str, tuple[str, tuple[Any, ...]]]:
+def _deleted(now: datetime) -> dict[str, tuple[str, tuple[str | int, ...]]]:
     """Each kind of row prune deletes: table -> (its WHERE, parameters)."""
     day, month = store.iso(now - SIGN_IN_KEPT), store.iso(now - MAIL_KEPT)
     return {
@@ -149,7 +149,7 @@ def _compact(conn: sqlite3.Connection, day: str, *, vacuum: bool) -> dict[str, A
     return {**after, "bytes_before": before["bytes"], "vacuumed": vacuum}
 
 
-def _delete(conn: sqlite3.Connection, table: str, where: str, params: tuple[Any, ...]) -> int:
+def _delete(conn: sqlite3.Connection, table: str, where: str, params: tuple[str | int, ...]) -> int:
     deleted = 0
     while True:
         with store.atomic(conn):

@@ -5,8 +5,8 @@ input and returns the current value."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Optional, TypedDict
 
 from synctool import settings, store
 from synctool.crm import donor_changes
@@ -18,13 +18,44 @@ from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
 
+class Recipients(TypedDict):
+    emails: list[str]
+
+
+class Switch(TypedDict):
+    """A setting that is on or off."""
+
+    enabled: bool
+
+
+class SoftCredits(Switch):
+    create_fundraisers: bool
+
+
+class Policy(TypedDict):
+    policy: str
+
+
+class DonorMatching(Policy):
+    held: int
+
+
+class ChatWebhook(TypedDict):
+    host: str | None
+    set: bool
+
+
+class Environment(TypedDict):
+    environment: str
+
+
 class RecipientsBody(Body):
     """Spec: PATCH /api/settings/alert-recipients."""
 
     emails: list[Email]
 
 
-def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> dict[str, Any]:
+def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> Recipients:
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, "alert_recipients", body.emails)
@@ -49,7 +80,7 @@ class DonorMatchingBody(Body):
     policy: Literal["review", "auto", "email"]
 
 
-def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBody | None = None) -> dict[str, Any]:
+def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBody | None = None) -> DonorMatching:
     """What a gift from a known donor under a new e-mail does (the setting wins over ``donors.matching``)."""
     from synctool.crm import matching
 
@@ -59,7 +90,7 @@ def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBod
     return {"policy": matching.policy(conn, rt.config), "held": matching.pending_count(conn)}
 
 
-def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> dict[str, Any]:
+def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> SoftCredits:
     """Whether peer-to-peer fundraisers get Soft Credit gifts (the setting wins over ``soft_credits.enabled``)."""
     if body is not None:
         with store.atomic(conn):
@@ -70,12 +101,51 @@ def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | 
     }
 
 
-def donor_updates(conn: sqlite3.Connection, rt: Runtime, body: DonorUpdatesBody | None = None) -> dict[str, Any]:
+def donor_updates(conn: sqlite3.Connection, rt: Runtime, body: DonorUpdatesBody | None = None) -> Policy:
     """What a known donor's new contact points become (the setting wins over ``donors.updates``)."""
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, donor_changes.SETTING, body.policy)
     return {"policy": donor_changes.policy(conn, rt.config)}
+
+
+class PlansReportChangesBody(Body):
+    """PATCH /api/settings/plans-report-changes."""
+
+    enabled: bool
+
+
+class PlansChatWebhookBody(Body):
+    """PATCH /api/settings/plans-chat-webhook: an https URL of a Slack or Teams incoming webhook (null: none)."""
+
+    url: Optional[str] = None
+
+
+#: the settings the plan job reads (issue 53)
+PLANS_REPORT_CHANGES = "plans_report_changes"
+
+
+def plans_report_changes(conn: sqlite3.Connection, rt: Runtime, body: PlansReportChangesBody | None = None) -> Switch:
+    """Whether a plan's changed amount or frequency is said in its donor's next contact report (default off)."""
+    if body is not None:
+        with store.atomic(conn):
+            settings.put(conn, PLANS_REPORT_CHANGES, "on" if body.enabled else "off")
+    return {"enabled": settings.get(conn, PLANS_REPORT_CHANGES, "off") == "on"}
+
+
+def plans_chat_webhook(conn: sqlite3.Connection, rt: Runtime, body: PlansChatWebhookBody | None = None) -> ChatWebhook:
+    """The chat incoming webhook told of each failed, paused or canceled plan: shown by its host only (the URL
+    holds the webhook's secret)."""
+    from synctool import notices
+
+    if body is not None:
+        with store.atomic(conn):
+            if body.url:
+                settings.put(conn, notices.WEBHOOK_SETTING, notices.check_url(body.url))
+            else:
+                conn.execute("DELETE FROM settings WHERE key = ?", (notices.WEBHOOK_SETTING,))
+    found = notices.webhook(conn)
+    return {"host": notices.host(found), "set": found is not None}
 
 
 #: what each core setting decides (its command's summary), then whatever else a person should know
@@ -103,11 +173,21 @@ DONOR_UPDATES = """Show or set what a known donor's new e-mail, phone or address
 One the CRM constituent lacks becomes, with review (the default): a proposed change for `synctool donors changes`; add: added at once as a
 non-preferred contact point (one CRM request each); off: dropped. Names are never changed. Overrides
 donors.updates."""
+PLANS_REPORT_CHANGES_HELP = """Show or switch whether a changed monthly plan is said in the donor's next contact report.
+
+On, a plan whose amount or frequency changed says so in the
+next follow-up written for it (a failed, paused or canceled plan); off (the default), synctool's record of the
+plan changes and nothing more is written."""
+PLANS_CHAT_WEBHOOK = """Show or set the chat incoming webhook told of each failed, paused or canceled plan.
+
+An https URL of a Slack or Teams incoming webhook: each failure,
+pause and cancellation is posted once as it happens (drain sends it), a line of at most 2,000 characters that
+names the plan and the donor, never a secret. --clear: no chat messages. Only the URL's host is ever shown."""
 #: the alert recipients of the help's example
 RECIPIENTS = "ops@example.org treasurer@example.org"
 
 #: an operation of the core's: ``(conn, rt, body or None)`` -> the value after the change, if any
-Operation = Callable[[sqlite3.Connection, Runtime, Any], dict[str, Any]]
+Operation = Callable[[sqlite3.Connection, Runtime, Any], Mapping[str, object]]
 
 
 def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
@@ -116,18 +196,18 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
     for when the row is used (the CLI's: the running command's; a server's: its own)."""
 
     def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> Mapping[str, object]:
             return op(conn, runtime(), None)
 
-        def write(conn: sqlite3.Connection, given: Any) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection, given: Body) -> Mapping[str, object]:
             return op(conn, runtime(), given)
 
         return Setting(name, help, lambda: body, read, write, example=example)
 
-    def environment(conn: sqlite3.Connection, rt: Runtime, body: Any) -> dict[str, Any]:
+    def environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None) -> Environment:
         return {"environment": set_environment(conn, rt, body)["environment"]}
 
-    def recipients(conn: sqlite3.Connection, rt: Runtime, body: Any) -> dict[str, Any]:
+    def recipients(conn: sqlite3.Connection, rt: Runtime, body: RecipientsBody | None) -> Recipients:
         return alert_recipients(conn, body)
 
     return (
@@ -137,4 +217,24 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
         row("soft-credits", SOFT_CREDITS, SoftCreditsBody, soft_credits, "off"),
         row("donor-matching", DONOR_MATCHING, DonorMatchingBody, donor_matching, "auto"),
         row("donor-updates", DONOR_UPDATES, DonorUpdatesBody, donor_updates, "add"),
+        *plan_settings(runtime),
+    )
+
+
+def plan_settings(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
+    """The two settings of monthly donors (the Settings page and the admin API list these rows)."""
+
+    def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
+        return Setting(name, help, lambda: body, lambda conn: op(conn, runtime(), None),
+                       lambda conn, given: op(conn, runtime(), given), example=example)  # fmt: skip
+
+    return (
+        row("plans-report-changes", PLANS_REPORT_CHANGES_HELP, PlansReportChangesBody, plans_report_changes, "on"),
+        row(
+            "plans-chat-webhook",
+            PLANS_CHAT_WEBHOOK,
+            PlansChatWebhookBody,
+            plans_chat_webhook,
+            "https://hooks.slack.com/services/T000/B000/XXXX",
+        ),
     )

@@ -19,7 +19,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TypedDict
 
 from synctool import store
 from synctool.errors import Conflict, InvalidSignature, NotFound
@@ -48,13 +48,39 @@ MESSAGES = {
 }
 
 
+class User(TypedDict):
+    """A team member as a request knows them (a session's, a token's)."""
+
+    id: int
+    email: str
+    role: str
+    active: bool
+
+
+class Invited(TypedDict):
+    """Who a sign-in link is for."""
+
+    email: str
+    role: str
+
+
+class SignInLink(Invited):
+    url: str
+    expires_at: str
+
+
+class MailedLink(Invited):
+    sent: bool
+    expires_at: str
+
+
 @dataclass(frozen=True)
 class Session:
     """A signed-in browser: ``secret`` goes in the cookie, ``csrf`` in every form."""
 
     secret: str
     csrf: str
-    user: dict[str, Any]
+    user: User
     expires_at: str
 
 
@@ -83,7 +109,7 @@ def _active_user(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
     return row
 
 
-def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> dict[str, Any]:
+def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> SignInLink:
     """A new one-time sign-in link for an active user."""
     user = _active_user(conn, email)
     token = secrets.token_urlsafe(32)
@@ -102,7 +128,7 @@ def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> dict[str, A
     }
 
 
-def mail_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> dict[str, Any]:
+def mail_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> MailedLink:
     """Make a sign-in link and e-mail it through the alert mail settings (``smtp:``)."""
     from synctool.ops.alerts import send_mail
 
@@ -160,7 +186,7 @@ def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
     return "queued"
 
 
-def link_user(conn: sqlite3.Connection, token: str) -> dict[str, Any]:
+def link_user(conn: sqlite3.Connection, token: str) -> Invited:
     """Who a link is for, without spending it (the page a link opens); InvalidSignature when it is not good."""
     row = conn.execute(
         "SELECT l.*, u.email, u.role, u.active FROM login_links l JOIN users u ON u.id = l.user_id WHERE l.token_hash = ?",
@@ -197,12 +223,12 @@ def redeem(conn: sqlite3.Connection, token: str) -> Session:
             "INSERT INTO staff_sessions (id_hash, user_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
             (_digest(secret), user_id, csrf, now, expires_at),
         )
-        user = dict(conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
+        user = conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
     return Session(secret, csrf, _public(user), expires_at)
 
 
-def _public(user: dict[str, Any]) -> dict[str, Any]:
-    return {k: user[k] for k in ("id", "email", "role")} | {"active": bool(user["active"])}
+def _public(user: sqlite3.Row) -> User:
+    return {"id": user["id"], "email": user["email"], "role": user["role"], "active": bool(user["active"])}
 
 
 def session(conn: sqlite3.Connection, secret: str) -> Session:
@@ -218,7 +244,7 @@ def session(conn: sqlite3.Connection, secret: str) -> Session:
         raise SignedOut("signed out", "sign in again", code="signed-out")
     if row["expires_at"] <= store.iso():
         raise SignedOut("your session has expired", "sessions last 8 hours: sign in again", code="expired")
-    user = {"id": row["user_id"], "email": row["email"], "role": row["role"], "active": True}
+    user: User = {"id": row["user_id"], "email": row["email"], "role": row["role"], "active": True}
     return Session(secret, row["csrf"], user, row["expires_at"])
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -16,6 +17,10 @@ from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 from synctool.timeutil import age_s, parse_moment
 from synctool.validation import Body, Query
+
+if TYPE_CHECKING:
+    from synctool.crm.currency import Released
+    from synctool.platforms import Platform
 
 SORT_FIELDS = ("created_at", "updated_at", "finished_at", "status", "source", "attempts", "external_id", "amount")
 MAX_LIMIT = 500
@@ -53,7 +58,7 @@ class SyncQuery(Query):
 
     @field_validator("order", mode="before")
     @classmethod
-    def lower(cls, value: Any) -> Any:
+    def lower(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
 
     @field_validator("date_from", "date_to")
@@ -84,7 +89,24 @@ class ResolveBody(Body):
     resolvedBy: Optional[str] = None
 
 
-def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> dict[str, Any]:
+class SyncPage(TypedDict):
+    """One page of the sync log, and how many rows and pages match in all."""
+
+    items: Sequence[Mapping[str, object]]
+    total: int
+    page: int
+    limit: int
+    pages: int
+
+
+class Requeued(TypedDict):
+    requeued: int
+    source: str | None
+    refetched: NotRequired[int]
+    refetch_errors: NotRequired[list[str]]
+
+
+def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> SyncPage:
     """One page of the sync log, filtered; ``total`` counts every matching row."""
     query = query or SyncQuery()
     status, source, date_from, date_to, q = query.status, query.source, query.date_from, query.date_to, query.q
@@ -153,11 +175,11 @@ class ReleaseBody(Body):
 
     @field_validator("amount", mode="before")
     @classmethod
-    def as_text(cls, value: Any) -> Any:
+    def as_text(cls, value: object) -> object:
         return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-def release(conn: sqlite3.Connection, job_id: str, body: ReleaseBody, *, by: str) -> dict[str, Any]:
+def release(conn: sqlite3.Connection, job_id: str, body: ReleaseBody, *, by: str) -> Released:
     """A job held because its money is in another currency (``crm.currency``) is queued again to write it at
     ``amount``, the amount the bank credited, once, through the normal path (``synctool jobs release``)."""
     from synctool.crm import currency
@@ -224,7 +246,7 @@ def job_targets() -> tuple[str, ...]:
 
 def list_jobs(
     conn: sqlite3.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
-) -> list[dict[str, Any]]:
+) -> Sequence[Mapping[str, object]]:
     """The queue view of the admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
     one_of(target, job_targets(), "target")
@@ -261,7 +283,7 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
 
 def retry_all(
     conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Runtime | None = None
-) -> dict[str, Any]:
+) -> Requeued:
     """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
     anyway; mailing events have nothing to re-fetch); it needs ``rt`` (the Runtime) for the platform's client."""
@@ -269,9 +291,9 @@ def retry_all(
     if fresh and rt is None:
         raise ValueError("retry_all(fresh=True) needs the Runtime")  # a caller's bug: the CLI and API pass it
     refetched = refetch(conn, rt, source) if fresh and rt is not None else None
-    result: dict[str, Any] = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
+    result: Requeued = {"requeued": jobs.requeue_failed(conn, source=source), "source": source}
     if refetched is not None:
-        result.update(refetched=refetched[0], refetch_errors=refetched[1])
+        result["refetched"], result["refetch_errors"] = refetched
     return result
 
 
@@ -282,8 +304,9 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, source: str | None) -> tuple[
     from synctool import platforms
     from synctool.ops.each import each
 
-    def one(platform: Any) -> tuple[int, list[str]]:
+    def one(platform: Platform) -> tuple[int, list[str]]:
         failed = log.open_failures_of(conn, platform.role)
+        assert platform.refetch is not None  # chosen below for having one
         return platform.refetch(conn, rt, failed) if failed else (0, [])
 
     chosen = [p for p in platforms.in_use(rt.config) if p.refetch and (not source or p.role == source)]

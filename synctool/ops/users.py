@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal, Optional
+from typing import Literal, Optional, TypedDict
 
 from pydantic import model_validator
 
@@ -22,6 +22,7 @@ from synctool.errors import (
     InvalidSignature,
     NotFound,
 )
+from synctool.ops.sign_in import User
 from synctool.runtime import Runtime
 from synctool.validation import Body, Email
 
@@ -58,7 +59,23 @@ class UserPatch(Body):
         return self
 
 
-def _row(row: sqlite3.Row) -> dict[str, Any]:
+class UserRecord(User):
+    """A team member as `synctool users list` shows them."""
+
+    invited_at: str
+    updated_at: str
+
+
+class Token(TypedDict):
+    """An admin API token, who it speaks for and when it stops working."""
+
+    token: str
+    email: str
+    role: str
+    expires_at: str
+
+
+def _row(row: sqlite3.Row) -> UserRecord:
     return {
         "id": row["id"],
         "email": row["email"],
@@ -69,11 +86,11 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def list_users(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def list_users(conn: sqlite3.Connection) -> list[UserRecord]:
     return [_row(r) for r in conn.execute("SELECT * FROM users ORDER BY id")]
 
 
-def invite(conn: sqlite3.Connection, body: InviteBody) -> dict[str, Any]:
+def invite(conn: sqlite3.Connection, body: InviteBody) -> UserRecord:
     email, role = body.email.lower(), body.role
     now = store.iso()
     with store.atomic(conn):
@@ -85,7 +102,7 @@ def invite(conn: sqlite3.Connection, body: InviteBody) -> dict[str, Any]:
     return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
 
 
-def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> dict[str, Any]:
+def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> UserRecord:
     role = body.role
     deactivate = body.deactivate is True or body.active is False
     activate = body.active is True
@@ -118,7 +135,7 @@ def signing_secret(rt: Runtime) -> str:
     return secret
 
 
-def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> dict[str, Any]:
+def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> Token:
     import jwt
 
     if not 60 <= ttl_s <= 366 * 86400:
@@ -138,7 +155,7 @@ def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 
     }
 
 
-def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> dict[str, Any]:
+def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> UserRecord:
     """The active user behind a token, with their current role; InvalidSignature otherwise."""
     import jwt
 

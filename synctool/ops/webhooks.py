@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from synctool import platforms, settings, store
@@ -20,7 +20,9 @@ from synctool.errors import ConfigError, InvalidInput, SynctoolError
 from synctool.ops.each import each, words
 from synctool.ops.inbox import received
 from synctool.platforms import Platform
-from synctool.platforms.registration import Check
+from synctool.platforms.contract import Registration
+from synctool.platforms.registration import Check, Outcome
+from synctool.platforms.webhook import Missed
 from synctool.runtime import Runtime
 
 PUBLIC_URL = "receiver_public_url"
@@ -28,7 +30,45 @@ PUBLIC_URL = "receiver_public_url"
 LAST_HEAL = "webhooks:last_heal"
 
 
-def _chosen(rt: Runtime, sources: list[str] | None, can: Callable[[Platform], Any]) -> tuple[Platform, ...]:
+class DeliveryCount(TypedDict):
+    """A platform's failed deliveries, as its own record says, and how many of them synctool never received."""
+
+    source: str
+    failed: int | None
+    not_received: int | None
+    detail: str
+
+
+class WebhookStatus(TypedDict):
+    url: str | None
+    ok: bool
+    sources: list[dict[str, Any]]
+    deliveries: list[DeliveryCount]
+    not_received: int
+    failed: dict[str, str]
+
+
+class RegisteredSource(TypedDict):
+    source: str
+    action: str
+    detail: str
+    where: str
+
+
+class Registered(TypedDict):
+    """What `webhooks register` did; ``export`` holds the secrets that could not be stored (no keyring)."""
+
+    url: str
+    registered: list[RegisteredSource]
+    stored_in_keyring: list[str]
+    to_export: list[str]
+    export: dict[str, str]
+    restart_receiver: bool
+    ok: bool
+    failed: dict[str, str]
+
+
+def _chosen(rt: Runtime, sources: list[str] | None, can: Callable[[Platform], object]) -> tuple[Platform, ...]:
     """The platforms in use that ``can`` (all of them, or those ``sources`` names), in the platforms' order."""
     if not sources:
         return platforms.chosen(rt.config, None, can)
@@ -36,7 +76,7 @@ def _chosen(rt: Runtime, sources: list[str] | None, can: Callable[[Platform], An
     return tuple(p for p in platforms.in_use(rt.config) if p.role in named)
 
 
-def _registration(platform: Platform) -> Any:
+def _registration(platform: Platform) -> Registration:
     """The platform's module that checks and registers its webhook (``Platform.registration``)."""
     assert platform.registration is not None
     return platform.registration()
@@ -47,7 +87,7 @@ def public_url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
     return settings.get(conn, PUBLIC_URL) or rt.config.receiver.public_url
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = None) -> dict[str, Any]:
+def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = None) -> WebhookStatus:
     """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
     base = public_url(conn, rt)
@@ -85,7 +125,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = No
     }
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str] | None = None) -> dict[str, Any]:
+def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str] | None = None) -> Registered:
     """Create or repair each source's registration at ``url`` and keep the secrets the platforms return.
     Returns what was done; ``export`` holds the secrets that could not be stored (no keyring)."""
     parts = urlsplit(url.strip())
@@ -95,9 +135,11 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
     chosen = _chosen(rt, sources, lambda p: p.registration)
     with store.atomic(conn):
         settings.put(conn, PUBLIC_URL, base)
-    done, stored, export = [], [], {}
+    done: list[RegisteredSource] = []
+    stored: list[str] = []
+    export: dict[str, str] = {}
 
-    def register_one(platform: Platform) -> list[Any]:
+    def register_one(platform: Platform) -> list[Outcome]:
         with platforms.using(rt, platform.role) as client:
             return _registration(platform).register(conn, rt, base, client)
 
@@ -134,12 +176,12 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
 
 def _missing(
     conn: sqlite3.Connection, rt: Runtime, since: str, sources: list[str] | None
-) -> tuple[dict[str, Any], dict[str, SynctoolError]]:
+) -> tuple[dict[str, tuple[list[Missed], int]], dict[str, SynctoolError]]:
     """(source -> (missed deliveries, requests), source -> why it could not be read) for each platform in use
     that records its failed deliveries."""
     chosen = _chosen(rt, sources, lambda p: p.missed or p.webhook)
 
-    def read(platform: Platform) -> tuple[list[Any], int]:
+    def read(platform: Platform) -> tuple[list[Missed], int]:
         assert platform.missed is not None
         return platform.missed(conn, rt, since)
 
@@ -159,12 +201,12 @@ def unrecorded(rt: Runtime, sources: list[str] | None = None) -> list[str]:
 
 def failed_deliveries(
     conn: sqlite3.Connection, rt: Runtime, hours: float = 24, sources: list[str] | None = None
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
+) -> tuple[list[DeliveryCount], dict[str, str]]:
     """Per platform in use that records it: how many deliveries it reports failed in the last ``hours`` and how
     many of those synctool never received (a delivery that failed at first and arrived on a retry is counted
     once, as received); and the platforms whose record could not be read, with why."""
     since = store.iso(store.utcnow() - timedelta(hours=hours))
-    rows: list[dict[str, Any]] = []
+    rows: list[DeliveryCount] = []
     found, failed = _missing(conn, rt, since, sources)
     for source, exc in failed.items():
         rows.append({"source": source, "failed": None, "not_received": None, "detail": f"not read: {exc}"})

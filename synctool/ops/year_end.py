@@ -93,7 +93,16 @@ def today(rt: Runtime) -> date:
     return now.astimezone(zone).date() if zone else now.date()
 
 
-def season(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any] | None:
+class Season(TypedDict):
+    """The year whose statements are due, and its last check (None: not checked yet)."""
+
+    year: int
+    checked_at: str | None
+    blockers: int | None
+    by_kind: dict[str, int] | None
+
+
+def season(conn: sqlite3.Connection, rt: Runtime) -> Season | None:
     """From 1 December to the end of January, the year whose statements are due and its last check (the daily
     summary and the staff page's overview count its blockers); None the rest of the year."""
     now = today(rt)

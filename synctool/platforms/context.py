@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from synctool import platforms, store
@@ -25,8 +26,10 @@ from synctool.crm import currency as currency_rule
 from synctool.crm.client import CrmClient
 from synctool.errors import PermanentError
 from synctool.money import dollars as as_dollars
+from synctool.platforms.contract import PlatformClient
 from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import jobs, log
+from synctool.queue.handlers import Job as RunningJob
 from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
@@ -82,7 +85,7 @@ class Job:
         self.crm_requests += 1
         self.heartbeat()
 
-    def client(self, role: str) -> Any:
+    def client(self, role: str) -> Outside:
         """The API client for an outside system (``donations``, ``pos``, ``mailing``, ...): each call commits what
         the job's unit gathered first."""
         return Outside(self.runner.get(role, self), self.unit, role)
@@ -90,7 +93,7 @@ class Job:
     @property
     def crm(self) -> CrmClient:
         """The CRM client; every request it sends is counted on this job's attempt."""
-        return self.runner.get("crm", self)  # type: ignore[no-any-return]
+        return self.runner.crm(self)
 
     def match_or_create(
         self,
@@ -137,7 +140,9 @@ class Job:
             self.donor_news.append(note)
         return chosen
 
-    def money(self, kind: str, key: str, amount: Any, currency: Any, external_id: str | None = None) -> currency_rule.Settled:
+    def money(
+        self, kind: str, key: str, amount: Amount, currency: str | None, external_id: str | None = None
+    ) -> currency_rule.Settled:
         """The amount of a money line (``gift``, ``refund``, ``deposit``) to write, in the organisation's currency
         (``crm.currency.settle``): in another currency the job is held as ``review`` until a person releases it
         with the amount the bank credited."""
@@ -146,7 +151,7 @@ class Job:
             currency=currency, external_id=external_id,
         )  # fmt: skip
 
-    def gift_in_currency(self, body: dict[str, Any], currency: Any) -> None:
+    def gift_in_currency(self, body: dict[str, Any], currency: str | None) -> None:
         """The gift ``body`` in the organisation's currency: unchanged when its platform named that currency (or
         none); at the amount a person released it at, with a note naming the original (its deductible amount in
         proportion); else the job is held (``NeedsReview``). A gift the ledger holds already is left as it is."""
@@ -170,7 +175,9 @@ class Job:
         body["received_amount"] = float(settled.amount)
         body["note"] = "; ".join(p for p in (str(body.get("note") or ""), str(settled.note)) if p)[:1000]
 
-    def make_gift(self, person: constituents.Person, body: dict[str, Any], *, currency: Any = None) -> tuple[str, str, bool]:
+    def make_gift(
+        self, person: constituents.Person, body: dict[str, Any], *, currency: str | None = None
+    ) -> tuple[str, str, bool]:
         """The person's constituent and the gift ``body`` on it, made once (``crm.gifts.for_person``):
         (constituent id, gift id, whether the gift is new). A contact point the donor's data carries and the
         constituent lacks is kept by ``donors.updates`` (``crm.donor_changes``; names are never changed).
@@ -204,19 +211,23 @@ class Job:
         return refunds.RefundJob(self.crm, self.conn, self.id, self.row["created_at"], self.config)
 
 
+#: a platform's amount of money as its API gives it: a number or a string of one (``money.dollars``)
+Amount = Decimal | float | int | str
+
+
 class Outside:
     """An outside system's client as a job holds it: each call first commits what the job gathered, so no lock
     on the database waits on the network (``Unit.before_request``)."""
 
-    def __init__(self, client: Any, work: Unit, role: str) -> None:
+    def __init__(self, client: PlatformClient, work: Unit, role: str) -> None:
         self._client, self._unit, self._role = client, work, role
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # (what the client's attribute is: a method, called through)
         found = getattr(self._client, name)
         if not callable(found):
             return found
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def call(*args: object, **kwargs: object) -> Any:
             self._unit.before_request(f"a {self._role} request")
             return found(*args, **kwargs)
 
@@ -232,7 +243,7 @@ class Runner:
         self,
         rt: Runtime,
         *,
-        open_client: Callable[[str], Any],
+        open_client: Callable[[str], PlatformClient],
         parse: Callable[[str, bytes], Event],
         register: Callable[[], None] | None = None,
         targets: tuple[str, ...] = ("crm",),
@@ -244,7 +255,8 @@ class Runner:
         self.open_client = open_client
         self.parse = parse
         self._register = register
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[str, PlatformClient] = {}
+        self._crm: CrmClient | None = None
         self._lock = threading.Lock()
         self._current = threading.local()
         #: preview mode: the CRM client holds its writes back (drain sets it from ``synctool sync-mode``)
@@ -253,7 +265,7 @@ class Runner:
     def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> Job:
         return Job(job, conn, self.rt, owner, self, run_started)
 
-    def event(self, running: Any) -> Event:
+    def event(self, running: RunningJob) -> Event:
         """The job's event: its stored delivery parsed by the platform's adapter, or (for a job no delivery
         brought) its payload. A delivery whose raw body retention dropped (``synctool prune``) gives the
         job its payload alone when it has one (``retry-all --fresh`` re-fetched the item), else fails it
@@ -291,30 +303,36 @@ class Runner:
         if send is not None:
             send()
 
-    def get(self, name: str, job: Job) -> Any:
+    def get(self, name: str, job: Job) -> PlatformClient:
+        if name == "crm":
+            return self.crm(job)
         self._current.job = job
         with self._lock:
             if name not in self._clients:
-                if name == "crm":
-                    from synctool.crm import environment
-
-                    crm = environment.open_client(job.conn, self.rt, on_request=self._count, preview=self.preview)
-                    crm.api.before_send = functools.partial(self._before_crm_send, crm.api.before_send)
-                    self._clients[name] = crm
-                else:
-                    self._clients[name] = self.open_client(name)
+                self._clients[name] = self.open_client(name)
             return self._clients[name]
+
+    def crm(self, job: Job) -> CrmClient:
+        """The CRM client the drain's jobs share; each request it sends is counted on the calling thread's job."""
+        self._current.job = job
+        with self._lock:
+            if self._crm is None:
+                from synctool.crm import environment
+
+                crm = environment.open_client(job.conn, self.rt, on_request=self._count, preview=self.preview)
+                crm.api.before_send = functools.partial(self._before_crm_send, crm.api.before_send)
+                self._crm = crm
+            return self._crm
 
     def start_plan(self) -> None:
         """Preview mode: the next job's plan starts empty."""
-        client = self._clients.get("crm")
+        client = self._crm
         if client is not None and hasattr(client, "start_plan"):
             client.start_plan()
 
     def plan(self) -> list[dict[str, Any]]:
         """Preview mode: the writes the current job would have sent to the CRM."""
-        client = self._clients.get("crm")
-        return list(getattr(client, "writes", []))
+        return list(getattr(self._crm, "writes", []))
 
     def decision(self, writes: list[dict[str, Any]]) -> str:
         """Preview mode: the constituent decision those writes make, in words."""
@@ -332,9 +350,10 @@ class Runner:
 
     def close(self) -> None:
         with self._lock:
-            for client in self._clients.values():
+            for client in [*([self._crm] if self._crm is not None else []), *self._clients.values()]:
                 client.close()
             self._clients.clear()
+            self._crm = None
 
 
 def runner(rt: Runtime) -> Runner:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from pydantic import BaseModel
+
 from synctool.platforms.hooks import Hook, Loaded
 
 if TYPE_CHECKING:
@@ -35,12 +37,18 @@ class PollHook(Protocol):
     ) -> dict[str, Any]: ...
 
 
+class PlatformClient(Protocol):
+    """What the core does with any platform's API client (``Client.factory``): close it when done."""
+
+    def close(self) -> None: ...
+
+
 class Registration(Protocol):
     """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
 
-    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]: ...
+    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None) -> list[Check]: ...
 
-    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]: ...
+    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None) -> list[Outcome]: ...
 
 
 #: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
@@ -85,7 +93,7 @@ class Setting:
     name: str
     #: what it decides, in one sentence (the command's summary), then whatever else a person should know
     help: str
-    body: Callable[[], type[Any]]
+    body: Callable[[], type[BaseModel]]
     read: Callable[[sqlite3.Connection], Mapping[str, Any]]
     write: Callable[[sqlite3.Connection, Any], Mapping[str, Any]]
     #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
@@ -136,9 +144,9 @@ class Client:
     """A platform's API client: ``factory`` builds it from a Runtime (its secrets and transport)."""
 
     role: str
-    factory: Callable[[Runtime], Any]
+    factory: Callable[[Runtime], PlatformClient]
     #: how `test-connections` proves the client works: one read, described in words
-    probe: Callable[[Any], str] | None = None
+    probe: Callable[[PlatformClient], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +156,7 @@ class Fake:
     ``path`` and goes in ``base_url_env``."""
 
     name: str
-    make: Callable[[str], tuple[Any, Any]]
+    make: Callable[[str], tuple[object, Any]]  # (the fake's state, and its ASGI app: a web type the core does not import)
     key_secret: str
     key: str
     base_url_env: str
@@ -225,6 +233,9 @@ class Platform:
     #: reads one event campaign's ticket check-ins now (``synctool events checkins``): (conn, rt, campaign id)
     #: -> what it read; its orders' invitations are queued (``tickets``, ``crm.invitations``)
     checkins: Callable[[sqlite3.Connection, Runtime, str], dict[str, Any]] | None = None
+    #: reads every recurring plan it holds (``synctool backfill``; the poll reads them too): (conn, rt) -> what it
+    #: read and queued; a plan job (entity type ``plan``) for each that synctool's record lacks or that changed
+    plans: Callable[[sqlite3.Connection, Runtime], dict[str, Any]] | None = None
     checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()
@@ -235,5 +246,5 @@ class Platform:
     migrations: Callable[[], Sequence[Callable[[Database], None]]] | None = None
     #: its config section, ``<role>:`` in config.yaml (a pydantic model; ``Config.section(role)`` reads it),
     #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
-    config: type[Any] | None = None
+    config: type[BaseModel] | None = None
     config_env: Mapping[str, str] = field(default_factory=dict)

@@ -6,13 +6,14 @@ PaymentIntent (``PortalObject``); a Charge with its refunds.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
+from synctool.platforms.webhook import JsonObject
 from synctool.validation import Lenient, Payload
 
 
 class EventData(Payload):
-    object: dict[str, Any] = {}
+    object: JsonObject = {}
 
 
 class Event(Payload):

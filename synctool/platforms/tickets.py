@@ -21,14 +21,14 @@ from synctool.crm.invitations import LIMIT, NO, YES, Guest, Invited
 EVENT = "event"
 
 
-def record_order(conn: sqlite3.Connection, source: str, order_id: str, **values: Any) -> None:
+def record_order(conn: sqlite3.Connection, source: str, order_id: str, **values: object) -> None:
     """Keep an order (campaign_id, campaign, buyer_*, amount, tickets_expected, ordered_at, constituent_id,
     constituent_new); values not given are left as they were."""
     values = {k: v for k, v in values.items() if v is not None} | {"updated_at": store.iso()}
     store.put_row(conn, "event_orders", {"source": source, "order_id": order_id}, values)
 
 
-def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_id: str, **values: Any) -> bool:
+def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_id: str, **values: object) -> bool:
     """Keep a ticket (first_name, last_name, email, title, price, checked_in_at, refunded); True when it is new or
     what an invitation shows of it changed (its holder, its check-in, its refund)."""
     before = conn.execute("SELECT * FROM event_tickets WHERE source = ? AND ticket_id = ?", (source, ticket_id)).fetchone()

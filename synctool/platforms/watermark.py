@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,7 +33,7 @@ def window(
     return started, since.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def save(conn: sqlite3.Connection, source: str, started: datetime, result: dict[str, Any]) -> None:
+def save(conn: sqlite3.Connection, source: str, started: datetime, result: Mapping[str, object]) -> None:
     """The run's start becomes the next run's watermark; its result is what ``doctor`` shows."""
     with store.atomic(conn):
         store.database(conn).table("poll_state").upsert(

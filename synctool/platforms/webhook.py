@@ -12,6 +12,10 @@ from typing import Any, Protocol
 
 from synctool.errors import InvalidInput
 
+#: a platform's JSON object as it sent it, before a model parses it (a body, or an item its API lists): its keys
+#: are text, its values whatever JSON holds
+JsonObject = dict[str, Any]
+
 
 @dataclass
 class JobSpec:
@@ -73,7 +77,7 @@ class WebhookSecrets:
         return self.values.get(name) or self.settings.get(name) or None
 
 
-def parse_json_object(body: bytes) -> dict[str, Any]:
+def parse_json_object(body: bytes) -> JsonObject:
     try:
         data = json.loads(body)
     except RecursionError:

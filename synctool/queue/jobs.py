@@ -12,31 +12,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from synctool import store
-from synctool.timeutil import age_s, parse_iso
+from synctool.queue.attempts import abandon_attempt, close_attempt, open_attempt, retry_delay_s
+from synctool.queue.log import get as get
+from synctool.queue.log import next_due_in as next_due_in
+from synctool.queue.shapes import NEW_JOB, JobFields, Outcome
+from synctool.queue.shapes import STATUSES as STATUSES
+from synctool.timeutil import parse_iso
 
-STATUSES = ("queued", "running", "succeeded", "skipped", "failed", "previewed", "review")
 #: the targets the core knows: the CRM, and two the spec names whose jobs are left for processors of their
 #: own; a platform adds its own (``platforms.Target``)
 TARGETS = ("crm", "cms", "messaging")
 MAX_RUNNING = 3
-
-
-@dataclass
-class Outcome:
-    """What a handler reports; ``status`` is ``succeeded`` or ``skipped``."""
-
-    status: str = "succeeded"
-    message: str | None = None
-    crm_constituent_id: str | None = None
-    crm_gift_id: str | None = None
-    crm_ids: dict[str, Any] | None = None
-    #: the gift's amount in dollars ("25.00"), when the handler learnt it (POS orders, payments)
-    amount: str | None = None
+#: taking a job for a drain: running, under its lease, one attempt more
+_TAKE = "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, updated_at = ?"
 
 
 def enqueue(
@@ -46,51 +39,41 @@ def enqueue(
     entity_type: str,
     entity_id: str,
     target: str = "crm",
-    external_id: str | None = None,
-    payload: dict | None = None,
     force: bool = False,
-    email: str | None = None,
-    name: str | None = None,
-    amount: str | None = None,
-    status: str = "queued",
-    message: str | None = None,
-    max_attempts: int = 3,
-    delivery_id: int | None = None,
+    **fields: Unpack[JobFields],
 ) -> str:
-    """Create a job (inside the caller's transaction, if any) and return its id."""
+    """Create a job (inside the caller's transaction, if any) and return its id; what else it holds is ``fields``
+    (``JobFields``: by default ``NEW_JOB``'s, queued and due now)."""
     now = store.iso()
     job_id = store.new_id()
-    conn.execute(
-        "INSERT INTO jobs (id, source, target, entity_type, entity_id, external_id, delivery_id, payload, force,"
-        " status, max_attempts, run_after, message, email, name, amount, created_at, updated_at, finished_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            job_id,
-            source,
-            target,
-            entity_type,
-            str(entity_id),
-            external_id,
-            delivery_id,
-            json.dumps(payload) if payload is not None else None,
-            int(force),
-            status,
-            max_attempts,
-            now,
-            message,
-            email,
-            name,
-            amount,
-            now,
-            now,
-            None if status == "queued" else now,
-        ),
-    )
+    job = {**NEW_JOB, **fields}
+    row = {
+        "id": job_id,
+        "source": source,
+        "target": target,
+        "entity_type": entity_type,
+        "entity_id": str(entity_id),
+        "force": int(force),
+        **job,
+        "payload": json.dumps(job["payload"]) if job["payload"] is not None else None,
+        "run_after": now,
+        "created_at": now,
+        "updated_at": now,
+        "finished_at": None if job["status"] == "queued" else now,
+    }
+    conn.execute(f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     return job_id
 
 
 def enqueue_unless_waiting(
-    conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str, force: bool = False, **fields: Any
+    conn: sqlite3.Connection,
+    *,
+    source: str,
+    target: str,
+    entity_type: str,
+    entity_id: str,
+    force: bool = False,
+    **fields: Unpack[JobFields],
 ) -> str:
     """The id of an identical job still waiting in the queue, else of a new one (``enqueue``'s fields)."""
     with store.atomic(conn):
@@ -101,10 +84,12 @@ def enqueue_unless_waiting(
         ).fetchone()
         if waiting:
             return waiting[0]
-        return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, force=force, **fields)
+        return enqueue(conn, source=source, target=target, entity_type=entity_type, entity_id=entity_id, force=force, **fields)
 
 
-def wake(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str, **fields: Any) -> str:
+def wake(
+    conn: sqlite3.Connection, *, source: str, target: str, entity_type: str, entity_id: str, **fields: Unpack[JobFields]
+) -> str:
     """A piece a job waits for has arrived (committed before this call): the entity's job runs as soon as a worker
     is free, whatever it waited for, and whatever the threads' timing. A queued one is made due now; a running
     one is marked woken (its ``run_after`` moved past the one it was claimed with): should it end waiting
@@ -120,7 +105,7 @@ def wake(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: 
             (target, entity_type, entity_id),
         ).fetchone()
         if found is None:
-            return enqueue(conn, target=target, entity_type=entity_type, entity_id=entity_id, **fields)
+            return enqueue(conn, source=source, target=target, entity_type=entity_type, entity_id=entity_id, **fields)
         if found["status"] == "review":  # held for a person's decision: it runs when they decide (``release_held_of``)
             return found["id"]
         if found["status"] == "queued":
@@ -130,10 +115,6 @@ def wake(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: 
             mark = max(now, store.iso(claimed + timedelta(microseconds=1))) if claimed else now
             conn.execute("UPDATE jobs SET run_after = ? WHERE id = ? AND status = 'running'", (mark, found["id"]))
         return found["id"]
-
-
-def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
-    return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
 
 def claim(
@@ -156,8 +137,7 @@ def claim(
     one_at_a_time = ",".join("?" * len(serial)) or "NULL"
     with store.atomic(conn):
         row = conn.execute(
-            "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
-            f" updated_at = ? WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
+            f"{_TAKE} WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
             "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"
             f"   AND (target NOT IN ({one_at_a_time}) OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.target = jobs.target"
             "        AND r.status = 'running' AND r.lease_expires >= ?))"
@@ -171,17 +151,8 @@ def claim(
         ).fetchone()
         if row is None:
             return None
-        # an attempt left open by a drain that died is closed as abandoned
-        conn.execute(
-            "UPDATE job_attempts SET finished_at = ?, outcome = 'abandoned',"
-            " error = 'the drain running it stopped before it finished (lease expired)'"
-            " WHERE job_id = ? AND finished_at IS NULL",
-            (now_s, row["id"]),
-        )
-        conn.execute(
-            "INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
-            (row["id"], row["attempts"], owner, now_s),
-        )
+        abandon_attempt(conn, row["id"], now_s)
+        open_attempt(conn, row["id"], row["attempts"], owner, now_s)
     return row
 
 
@@ -190,24 +161,12 @@ def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_second
     now = store.utcnow()
     with store.atomic(conn):
         row = conn.execute(
-            "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1,"
-            " updated_at = ? WHERE id = ? AND status = 'queued' RETURNING *",
+            f"{_TAKE} WHERE id = ? AND status = 'queued' RETURNING *",
             (owner, store.iso(now + timedelta(seconds=lease_seconds)), store.iso(now), job_id),
         ).fetchone()
         if row is not None:
-            conn.execute(
-                "INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)",
-                (job_id, row["attempts"], owner, store.iso(now)),
-            )
+            open_attempt(conn, job_id, row["attempts"], owner, store.iso(now))
     return row
-
-
-def _close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int, now: str) -> None:
-    conn.execute(
-        "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
-        " WHERE job_id = ? AND finished_at IS NULL",
-        (now, outcome, error, crm_requests, job_id),
-    )
 
 
 def record_crm_ids(
@@ -236,7 +195,7 @@ def _end_attempt(
     job: sqlite3.Row,
     owner: str,
     assignments: str,
-    params: tuple[Any, ...],
+    params: tuple[str | int | None, ...],
     now: str,
     outcome: str,
     error: str | None,
@@ -252,7 +211,7 @@ def _end_attempt(
         )
         if cur.rowcount != 1:
             return False
-        _close_attempt(conn, job["id"], outcome, error, crm_requests, now)
+        close_attempt(conn, job["id"], outcome, error, crm_requests, now)
     return True
 
 
@@ -280,7 +239,7 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
         )
         if cur.rowcount != 1:
             return False
-        _close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
+        close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
         # woken while it ran (``wake``): it may have read before the piece landed, so it runs once more, now
         conn.execute(
             "UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL, attempts = max(attempts - 1, 0),"
@@ -315,11 +274,10 @@ def fail(
     if permanent or attempts >= job["max_attempts"]:
         status, run_after = "failed", job["run_after"]
     else:
-        # 5 s, 10 s, 20 s ... (the spec's 5000 ms, growing per attempt); a remote Retry-After wins if longer
-        delay = retry_delay_ms / 1000 * (2 ** (attempts - 1))
-        if retry_after_s:
-            delay = max(delay, retry_after_s)
-        status, run_after = "queued", store.iso(now_dt + timedelta(seconds=delay))
+        status, run_after = (
+            "queued",
+            store.iso(now_dt + timedelta(seconds=retry_delay_s(attempts, retry_delay_ms, retry_after_s))),
+        )
     _end_attempt(conn, job, owner, "status = ?, last_error = ?, run_after = ?, finished_at = CASE WHEN ? = 'failed' THEN ? ELSE NULL END",
                  (status, error[:2000], run_after, status, now), now, "failed", error[:2000], crm_requests)  # fmt: skip
     return status
@@ -357,35 +315,29 @@ def hold(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, c
     return "review" if kept else "lost"
 
 
-def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
-    """A person decided: these jobs held for review are queued again, due now. Returns how many."""
+def _queue_now(conn: sqlite3.Connection, where: str, params: tuple[str, ...] = ()) -> int:
+    """The jobs ``where`` picks are queued again, due now. Returns how many."""
     now = store.iso()
-    marks = ",".join("?" * len(job_ids))
     with store.atomic(conn):
         return conn.execute(
-            f"UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'review' AND id IN ({marks})",
-            (now, now, *job_ids),
+            f"UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE {where}", (now, now, *params)
         ).rowcount
+
+
+def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
+    """A person decided: these jobs held for review are queued again, due now. Returns how many."""
+    return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids))})", tuple(job_ids))
 
 
 def release_held_of(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str) -> int:
     """A person decided what held an entity's job (``release_held``, found by what it is about). Returns how many."""
-    now = store.iso()
-    with store.atomic(conn):
-        return conn.execute(
-            "UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'review' AND resolved_at IS NULL"
-            " AND target = ? AND entity_type = ? AND entity_id = ?",
-            (now, now, target, entity_type, entity_id),
-        ).rowcount
+    where = "status = 'review' AND resolved_at IS NULL AND target = ? AND entity_type = ? AND entity_id = ?"
+    return _queue_now(conn, where, (target, entity_type, entity_id))
 
 
 def release_previewed(conn: sqlite3.Connection) -> int:
     """Going live: every previewed job is queued to run for real, due now. Returns how many."""
-    now = store.iso()
-    with store.atomic(conn):
-        return conn.execute(
-            "UPDATE jobs SET status = 'queued', run_after = ?, updated_at = ? WHERE status = 'previewed'", (now, now)
-        ).rowcount
+    return _queue_now(conn, "status = 'previewed'")
 
 
 def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:
@@ -401,16 +353,6 @@ def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> 
         ).rowcount
         store.renew_locks(conn, owners, lease_seconds)
     return renewed
-
-
-def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
-    """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
-    row = conn.execute(
-        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
-    ).fetchone()
-    if row[0] is None:
-        return None
-    return max(0.0, -(age_s(row[0]) or 0.0))
 
 
 #: an operator retry gives the job this many fresh attempts
@@ -444,17 +386,15 @@ def resolve(
     now = store.iso()
     marks = ",".join("?" * len(statuses))
     with store.atomic(conn):
-        return (
-            conn.execute(
-                "UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
-                f" WHERE id = ? AND status IN ({marks}) AND resolved_at IS NULL",
-                (now, by, notes, now, job_id, *statuses),
-            ).rowcount
-            == 1
+        resolved = conn.execute(
+            "UPDATE jobs SET resolved_at = ?, resolved_by = ?, notes = ?, updated_at = ?"
+            f" WHERE id = ? AND status IN ({marks}) AND resolved_at IS NULL",
+            (now, by, notes, now, job_id, *statuses),
         )
+    return resolved.rowcount == 1
 
 
-def set_payload(conn: sqlite3.Connection, job_id: str, payload: dict[str, Any]) -> None:
+def set_payload(conn: sqlite3.Connection, job_id: str, payload: Mapping[str, object]) -> None:
     """Replace what a job will run with (``retry-all --fresh`` puts the platform's current record there)."""
     with store.atomic(conn):
         conn.execute("UPDATE jobs SET payload = ?, updated_at = ? WHERE id = ?", (json.dumps(payload), store.iso(), job_id))

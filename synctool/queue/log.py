@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from synctool import store
-from synctool.queue import jobs
+from synctool.queue.shapes import STATUSES
+from synctool.timeutil import age_s
 
 LIST_COLUMNS = (
     "id, source, target, entity_type, entity_id, external_id, status, attempts, email, name, amount,"
@@ -78,6 +79,21 @@ def page(
     return total, [dict(r) for r in rows]
 
 
+def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+    """A job's whole row (``jobs.get`` too, where the changes are read beside it)."""
+    return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+
+
+def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
+    """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
+    row = conn.execute(
+        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
+    ).fetchone()
+    if row[0] is None:
+        return None
+    return max(0.0, -(age_s(row[0]) or 0.0))
+
+
 def ids_starting(conn: sqlite3.Connection, prefix: str, limit: int = 2) -> list[str]:
     like = prefix.replace("%", "").replace("_", "") + "%"
     return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT ?", (like, limit))]
@@ -99,7 +115,7 @@ def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
 
 def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Jobs created since ``since``: the total and one count per status, overall and per source."""
-    empty = {"total": 0, **{s: 0 for s in jobs.STATUSES}}
+    empty = {"total": 0, **{s: 0 for s in STATUSES}}
     overall, per_source = dict(empty), dict[str, dict[str, Any]]()
     for row in _window(conn, since):
         counts = per_source.setdefault(row["source"], dict(empty))

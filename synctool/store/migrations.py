@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from synctool import __version__
 from synctool.errors import DatabaseTooNew
-from synctool.store.schema import core, features, scale
+from synctool.store.schema import core, features, notices, plans, scale
 from synctool.store.tables import database
 from synctool.store.times import iso
 from synctool.store.transactions import atomic
@@ -50,6 +50,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     scale.m015_years_of_records,
     features.m016_event_invitations,
     scale.m017_overview_at_a_million,
+    notices.m018_chat_notices,
+    plans.m019_plan_crm_ledgers,
 ]
 
 

@@ -3,7 +3,8 @@ every hook as the core calls it, and ``synctool.testing.fixtures`` (a pytest plu
 ["synctool.testing.fixtures"]`` in the package's conftest) gives a test a synctool of its own with the fake CRM,
 the receiver, drain and the CLI. ``docs/platforms.md`` walks through a package that uses them."""
 
-from synctool.testing.conformance import Problems, check_platform, hook_problems, platform_site
+from synctool.testing.conformance import Problems, check_platform, platform_site
+from synctool.testing.references import hook_problems
 
 __all__ = ["Problems", "check_platform", "deliver", "hook_problems", "platform_site"]
 

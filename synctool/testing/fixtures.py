@@ -23,14 +23,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 from synctool import platforms
 from synctool.platforms import Platform
 from synctool.platforms.context import runner
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+    from typer.testing import Result
+
+    from synctool.crm.fake import FakeCrm
+    from synctool.queue.worker import DrainSummary
 
 CRM_KEY = "testing-crm-key"
 
@@ -54,7 +62,7 @@ class Site:
             "PLATFORM_API_RETRY_BASE_MS": "10",
             "QUEUE_RETRY_DELAY_MS": "50",
         }
-        self.transports: dict[str, Any] = {}
+        self.transports: dict[str, httpx.BaseTransport] = {}
         self.fakes: dict[str, Any] = {}
         #: the platforms ``use`` put in use, by name
         self.used: list[str] = []
@@ -104,7 +112,7 @@ class Site:
         platforms.registered()
         return Runtime.from_environ(None, self.env, transports=self.transports)
 
-    def state(self) -> tuple[Any, ...]:
+    def state(self) -> tuple[object, ...]:
         """What the receiver is built from: when this changes, a started receiver is started afresh."""
         text = (self.folder / "config.yaml").read_text()
         return (
@@ -126,10 +134,10 @@ class Receiver:
 
     def __init__(self, site: Site) -> None:
         self.site = site
-        self._client: Any = None
-        self._state: tuple[Any, ...] | None = None
+        self._client: TestClient | None = None
+        self._state: tuple[object, ...] | None = None
 
-    def client(self) -> Any:
+    def client(self) -> TestClient:
         """The TestClient of the receiver built from the site as it is now."""
         from starlette.testclient import TestClient
 
@@ -162,7 +170,7 @@ def synctool_site(tmp_path: Path) -> Iterator[Site]:
 
 
 @pytest.fixture
-def crm(synctool_site: Site) -> Any:
+def crm(synctool_site: Site) -> FakeCrm:
     """The CRM's fake (LGL) in process, synctool pointed at it: its ``gifts`` and ``constituents`` are what the
     CRM holds."""
     from synctool.crm.fake import FakeCrm, create_app
@@ -175,14 +183,14 @@ def crm(synctool_site: Site) -> Any:
 
 
 @pytest.fixture
-def cli(synctool_site: Site) -> Callable[..., Any]:
+def cli(synctool_site: Site) -> Callable[..., Result]:
     """Run a synctool command (``cli("poll", "--json")``); returns click's Result."""
     from typer.testing import CliRunner
 
     from synctool.cli.main import app
     from synctool.console import AppContext
 
-    def run(*args: str, input: str | None = None) -> Any:
+    def run(*args: str, input: str | None = None) -> Result:
         obj = AppContext(environ=synctool_site.env, transports=synctool_site.transports)
         return CliRunner().invoke(app, list(args), input=input, catch_exceptions=False, obj=obj)
 
@@ -199,12 +207,12 @@ def receiver(synctool_site: Site) -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def drain(synctool_site: Site) -> Callable[..., Any]:
+def drain(synctool_site: Site) -> Callable[..., DrainSummary]:
     """Run the queue as cron's drain does; returns its summary."""
     from synctool import store
     from synctool.queue.worker import drain as run_queue
 
-    def run(max_seconds: float = 10) -> Any:
+    def run(max_seconds: float = 10) -> DrainSummary:
         rt = synctool_site.runtime()
         store.connect(rt.db_path).close()
         return run_queue(runner(rt), max_seconds=max_seconds)
@@ -212,7 +220,9 @@ def drain(synctool_site: Site) -> Callable[..., Any]:
     return run
 
 
-def deliver(receiver: Any, role: str, body: bytes, headers: Mapping[str, str] | None = None, query: str = "") -> dict[str, Any]:
+def deliver(
+    receiver: Receiver, role: str, body: bytes, headers: Mapping[str, str] | None = None, query: str = ""
+) -> dict[str, Any]:
     """POST a delivery to ``/webhooks/<role>`` as the platform would (signed by the caller) and return the
     receiver's answer, which must be a 200."""
     answer = receiver.post(f"/webhooks/{role}{query}", content=body, headers=dict(headers or {}))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from functools import partial
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
@@ -43,7 +42,7 @@ from synctool.web import guard
 from synctool.web.api_handlers import number
 from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
 from synctool.web.bounds import read_body
-from synctool.web.request import StaffRequest
+from synctool.web.request import Json, StaffRequest
 
 __all__ = ["ROUTES", "TokenBackend", "number", "routes", "table"]
 
@@ -90,6 +89,15 @@ ROUTES = (
     ApiRoute("POST", "/api/mappings/overrides", ADMIN, h.set_campaign_override),
     ApiRoute("GET", "/api/mappings/funds", ADMIN, h.fund_overrides),
     ApiRoute("POST", "/api/mappings/funds", ADMIN, h.set_fund_override),
+    # monthly donors (issue 53): plans read as the sync log; their group, follow-ups and settings: admin
+    ApiRoute("GET", "/api/plans", VIEWER, h.list_plans),
+    ApiRoute("GET", "/api/plans/{id}", VIEWER, h.show_plan),
+    ApiRoute("GET", "/api/mappings/plans", ADMIN, h.plans_mapping),
+    ApiRoute("POST", "/api/mappings/plans", ADMIN, h.set_plans_mapping),
+    ApiRoute("GET", "/api/settings/plans-report-changes", ADMIN, h.plans_report_changes),
+    ApiRoute("PATCH", "/api/settings/plans-report-changes", ADMIN, h.set_plans_report_changes),
+    ApiRoute("GET", "/api/settings/plans-chat-webhook", ADMIN, h.plans_chat_webhook),
+    ApiRoute("PATCH", "/api/settings/plans-chat-webhook", ADMIN, h.set_plans_chat_webhook),
     # who came: event campaigns mapped to CRM events (read as the sync log; mapping and reading check-ins: admin)
     ApiRoute("GET", "/api/events", VIEWER, h.list_events),
     ApiRoute("GET", "/api/events/{campaign}", VIEWER, h.show_event),
@@ -173,7 +181,7 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, answer: Any) -> None:
+def _record(conn: sqlite3.Connection, request: Request, body: Json, status: int, answer: Json) -> None:
     """A change asked of the API goes in the staff actions, done or refused, with who asked."""
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
@@ -187,7 +195,7 @@ def _record(conn: sqlite3.Connection, request: Request, body: Any, status: int, 
                  outcome=outcome)  # fmt: skip
 
 
-def _answer(outcome: guard.Outcome[object]) -> tuple[int, Any]:
+def _answer(outcome: guard.Outcome[object]) -> tuple[int, Json]:
     """A handler's outcome as the route's status and JSON answer."""
     if outcome.error is not None:
         return outcome.status, {"error": str(outcome.error), "detail": outcome.detail}
@@ -212,7 +220,7 @@ class AdminApi:
             raw = await read_body(request, self.max_body)
         except PayloadTooLarge as exc:
             return error(413, str(exc), exc.detail)
-        body: Any = {}
+        body: Json = {}
         if raw.strip():
             try:
                 body = json.loads(raw)
@@ -221,7 +229,7 @@ class AdminApi:
         status, answer = await guard.in_thread(request, lambda conn: self.run(conn, route, request, body))
         return JSONResponse(json.loads(json.dumps(answer, default=str)), status_code=status)
 
-    def run(self, conn: sqlite3.Connection, route: ApiRoute, request: Request, body: Any) -> tuple[int, Any]:
+    def run(self, conn: sqlite3.Connection, route: ApiRoute, request: Request, body: Json) -> tuple[int, Json]:
         staff_request = StaffRequest.of(conn, self.rt, request, "api", body=body)
         if request.method == "GET":
             return _answer(guard.attempt(lambda: route.handler(staff_request)))

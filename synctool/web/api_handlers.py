@@ -22,6 +22,7 @@ from synctool.ops import (
     events,
     mappings,
     overview,
+    plans,
     reconcile,
     refunds,
     settings,
@@ -32,6 +33,7 @@ from synctool.ops import (
 )
 from synctool.ops import poll as poll_ops
 from synctool.platforms import Setting
+from synctool.validation import Body
 from synctool.web.request import StaffRequest
 
 
@@ -53,6 +55,18 @@ class ChangeSetting:
 
     def __call__(self, request: StaffRequest) -> object:
         return dict(self.setting.write(request.conn, request.body_as(self.setting.body())))
+
+
+@dataclass(frozen=True)
+class CoreSetting:
+    """``GET`` (no ``body``) or ``PATCH`` (the body checked with ``body``) of one of the core's settings, through
+    its operation ``(conn, rt, body or None)``, as `synctool settings NAME` shows and changes it."""
+
+    operation: settings.Operation
+    body: type[Body] | None = None
+
+    def __call__(self, request: StaffRequest) -> object:
+        return self.operation(request.conn, request.rt, None if self.body is None else request.body_as(self.body))
 
 
 def number(value: str, what: str) -> int:
@@ -169,36 +183,20 @@ def set_alert_recipients(request: StaffRequest) -> object:
     return settings.alert_recipients(request.conn, request.body_as(settings.RecipientsBody))
 
 
-def refund_policy(request: StaffRequest) -> object:
-    return refunds.refund_policy(request.conn, request.rt)
+refund_policy = CoreSetting(refunds.refund_policy)
+set_refund_policy = CoreSetting(refunds.refund_policy, refunds.PolicyBody)
 
 
-def set_refund_policy(request: StaffRequest) -> object:
-    return refunds.refund_policy(request.conn, request.rt, request.body_as(refunds.PolicyBody))
+soft_credits = CoreSetting(settings.soft_credits)
+set_soft_credits = CoreSetting(settings.soft_credits, settings.SoftCreditsBody)
 
 
-def soft_credits(request: StaffRequest) -> object:
-    return settings.soft_credits(request.conn, request.rt)
+donor_updates = CoreSetting(settings.donor_updates)
+set_donor_updates = CoreSetting(settings.donor_updates, settings.DonorUpdatesBody)
 
 
-def set_soft_credits(request: StaffRequest) -> object:
-    return settings.soft_credits(request.conn, request.rt, request.body_as(settings.SoftCreditsBody))
-
-
-def donor_updates(request: StaffRequest) -> object:
-    return settings.donor_updates(request.conn, request.rt)
-
-
-def set_donor_updates(request: StaffRequest) -> object:
-    return settings.donor_updates(request.conn, request.rt, request.body_as(settings.DonorUpdatesBody))
-
-
-def donor_matching(request: StaffRequest) -> object:
-    return settings.donor_matching(request.conn, request.rt)
-
-
-def set_donor_matching(request: StaffRequest) -> object:
-    return settings.donor_matching(request.conn, request.rt, request.body_as(settings.DonorMatchingBody))
+donor_matching = CoreSetting(settings.donor_matching)
+set_donor_matching = CoreSetting(settings.donor_matching, settings.DonorMatchingBody)
 
 
 # -- donors --------------------------------------------------------------------------------------------------
@@ -270,6 +268,33 @@ def fund_overrides(request: StaffRequest) -> object:
 
 def set_fund_override(request: StaffRequest) -> object:
     return mappings.set_fund_override(request.conn, request.body_as(mappings.FundOverrideBody))
+
+
+def plans_mapping(request: StaffRequest) -> object:
+    return mappings.plans_mapping(request.conn)
+
+
+def set_plans_mapping(request: StaffRequest) -> object:
+    return mappings.set_plans_mapping(request.conn, request.body_as(mappings.PlansMappingBody))
+
+
+def list_plans(request: StaffRequest) -> object:
+    return {
+        **plans.list_plans(request.conn, request.query_as(plans.PlansQuery)),
+        "figures": plans.figures(request.conn, request.rt),
+    }
+
+
+def show_plan(request: StaffRequest) -> object:
+    return plans.show_plan(request.conn, request.rt, request.path["id"])
+
+
+plans_report_changes = CoreSetting(settings.plans_report_changes)
+set_plans_report_changes = CoreSetting(settings.plans_report_changes, settings.PlansReportChangesBody)
+
+
+plans_chat_webhook = CoreSetting(settings.plans_chat_webhook)
+set_plans_chat_webhook = CoreSetting(settings.plans_chat_webhook, settings.PlansChatWebhookBody)
 
 
 def list_events(request: StaffRequest) -> object:

@@ -7,28 +7,17 @@ admits an admin and a super_admin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypedDict, cast
-
 from starlette.authentication import AuthCredentials, BaseUser
 
+from synctool.ops.sign_in import User
 from synctool.ops.users import ROLES
 
 VIEWER, ADMIN, SUPER = ROLES
 
 
-class User(TypedDict):
-    """A team member as a request knows them (``synctool users list`` shows more)."""
-
-    id: int
-    email: str
-    role: str
-    active: bool
-
-
 class TeamMember(BaseUser):
-    def __init__(self, record: Mapping[str, Any]):
-        self.record = cast(User, record)
+    def __init__(self, record: User):
+        self.record = record
 
     @property
     def is_authenticated(self) -> bool:
@@ -43,7 +32,7 @@ class TeamMember(BaseUser):
         return self.record["role"]
 
 
-def credentials(record: Mapping[str, Any]) -> tuple[AuthCredentials, TeamMember]:
+def credentials(record: User) -> tuple[AuthCredentials, TeamMember]:
     """The scopes of the user's role and of every role below it."""
     scopes = ["authenticated", *ROLES[: ROLES.index(record["role"]) + 1]]
     return AuthCredentials(scopes), TeamMember(record)

@@ -16,10 +16,10 @@ check, a refused operation's status, and the staff-action record a change leaves
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from starlette.authentication import has_required_scope
 from starlette.concurrency import run_in_threadpool
@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synctool import store
 from synctool.errors import SynctoolError, http_status
+from synctool.ops.sign_in import User
 from synctool.runtime import Runtime
 
 T = TypeVar("T")
@@ -135,7 +136,7 @@ class Actor:
     via: str
 
     @classmethod
-    def of(cls, user: Mapping[str, Any], via: str) -> Actor:
+    def of(cls, user: User, via: str) -> Actor:
         return cls(user["email"], user["role"], via)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -20,6 +20,9 @@ from synctool.validation import parse
 from synctool.web.auth import User
 
 M = TypeVar("M", bound=BaseModel)
+
+#: a JSON value as a client sent it or the admin API answers it: any JSON at all
+Json: TypeAlias = Any
 
 #: where a request came in: the staff page or the admin API (the staff actions record it)
 Via = Literal["page", "api"]
@@ -37,7 +40,7 @@ class StaffRequest:
     path: dict[str, Any] = field(default_factory=dict)
     query: dict[str, str] = field(default_factory=dict)
     form: dict[str, str] = field(default_factory=dict)
-    body: Any = field(default_factory=dict)  # JSON: whatever the client sent
+    body: Json = field(default_factory=dict)  # whatever the client sent
 
     @classmethod
     def of(cls, conn: sqlite3.Connection, rt: Runtime, request: Request, via: Via, **sent: Any) -> StaffRequest:

@@ -9,8 +9,6 @@ their role's scopes, for Starlette's ``AuthenticationMiddleware``; sign-out ends
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from starlette.authentication import AuthCredentials, AuthenticationBackend, BaseUser
@@ -23,7 +21,7 @@ from synctool.errors import InvalidSignature, PayloadTooLarge
 from synctool.ops import sign_in
 from synctool.runtime import Runtime
 from synctool.web import guard
-from synctool.web.auth import TeamMember, credentials
+from synctool.web.auth import TeamMember, User, credentials
 from synctool.web.bounds import read_body
 from synctool.web.render import PREFIX, Renderer
 
@@ -32,7 +30,7 @@ MAX_FORM_BYTES = 64 * 1024
 
 
 class StaffMember(TeamMember):
-    def __init__(self, record: Mapping[str, Any], session: sign_in.Session):
+    def __init__(self, record: User, session: sign_in.Session):
         super().__init__(record)
         self.session = session
 
@@ -71,7 +69,7 @@ def other_site(request: Request) -> bool:
     return origin == "null" or urlsplit(origin).hostname != request.url.hostname
 
 
-def signed(conn: sqlite3.Connection, user: Mapping[str, Any], what: str) -> None:
+def signed(conn: sqlite3.Connection, user: User, what: str) -> None:
     """``sign in`` and ``sign out`` in the staff actions."""
     guard.record(conn, guard.Actor.of(user, "page"), what, target=user["email"])
 

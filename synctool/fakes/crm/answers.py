@@ -34,6 +34,11 @@ def record(fields: dict) -> JSONResponse:
     return JSONResponse({**API, **fields})
 
 
+def found_or_404(found: dict | None) -> JSONResponse:
+    """The record the path named, or LGL's ``Not Found`` when there is none."""
+    return not_found() if found is None else record(found)
+
+
 def deleted() -> JSONResponse:
     return JSONResponse({**API, "result": "success"})
 

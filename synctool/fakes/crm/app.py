@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from synctool.fakes.crm import constituents, control, events, gifts, lists, memberships
+from synctool.fakes.crm import constituents, contact_reports, control, events, gifts, lists, memberships
 from synctool.fakes.crm.gate import Gate
 from synctool.fakes.crm.reference import REFERENCE
 from synctool.fakes.crm.state import FakeCrm
@@ -28,6 +28,12 @@ ROUTES: list[Row] = [
     *memberships.rows("memberships"),
     *memberships.rows("constituent_relationships"),
     *memberships.rows("group_memberships"),
+    ("GET", "/constituents/{cid:int}/contact_reports", contact_reports.of_constituent),
+    ("POST", "/constituents/{cid:int}/contact_reports", contact_reports.create),
+    ("GET", "/contact_reports", contact_reports.listing),
+    ("GET", "/contact_reports/{id:int}", contact_reports.show),
+    ("PATCH", "/contact_reports/{id:int}", contact_reports.update),
+    ("DELETE", "/contact_reports/{id:int}", contact_reports.delete),
     ("GET", "/constituents/{cid:int}/gifts", gifts.of_constituent),
     ("POST", "/constituents/{cid:int}/gifts", gifts.create),
     ("GET", "/gifts/search", gifts.search),
@@ -46,6 +52,7 @@ ROUTES: list[Row] = [
     ("GET", "/categories/{id:int}/keywords", lists.keywords),
     ("POST", "/categories/{id:int}/keywords", lists.add_keyword),
     *[("GET", f"/{kind}", lists.reference(kind)) for kind in REFERENCE],
+    ("GET", "/types/{type}", lists.types),
 ]
 
 CONTROLS: list[Row] = [

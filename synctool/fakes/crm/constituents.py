@@ -6,19 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.crm.answers import (
-    body_of,
-    clauses,
-    constituent_gone,
-    constituent_of,
-    deleted,
-    envelope,
-    fake,
-    invalid,
-    not_found,
-    param_error,
-    record,
-)
+from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import API, CONSTITUENT_TERMS, CONTACT_KINDS, SORTS, TAG_CATEGORY, TIMESTAMP
 from synctool.fakes.crm.state import FakeCrm
 from synctool.fakes.routing import Row
@@ -26,8 +14,8 @@ from synctool.fakes.routing import Row
 
 async def search(request: Request) -> Response:
     """``GET /constituents/search``: ``q[]`` clauses, ``sort`` (a trailing ``!`` reverses), ``expand``."""
-    crm = fake(request)
-    found = clauses(request, CONSTITUENT_TERMS)
+    crm = answers.fake(request)
+    found = answers.clauses(request, CONSTITUENT_TERMS)
     if isinstance(found, JSONResponse):
         return found
     expand = set(filter(None, request.query_params.get("expand", "").split(",")))
@@ -42,9 +30,9 @@ async def search(request: Request) -> Response:
     if sort:
         key = SORTS.get(sort.rstrip("!"))
         if key is None:
-            return param_error(f"Unknown sort: {sort}")
+            return answers.param_error(f"Unknown sort: {sort}")
         hits.sort(key=lambda c: (key(c), c["id"]), reverse=sort.endswith("!"))
-    return envelope([crm.constituent_view(c, expand) for c in hits], request, "constituent")
+    return answers.envelope([crm.constituent_view(c, expand) for c in hits], request, "constituent")
 
 
 def _matches(crm: FakeCrm, c: dict, found: list[tuple[str, str]]) -> bool | JSONResponse:
@@ -71,41 +59,41 @@ def _meets(crm: FakeCrm, c: dict, field: str, value: str) -> bool | JSONResponse
         return any(g["constituent_id"] == c["id"] and g["group_id"] in ids for g in crm.group_memberships.values())
     if field in ("updated_from", "updated_to"):
         if not TIMESTAMP.match(value):
-            return param_error(f"{field} must be YYYY-MM-DDTHH:MM:SSZ, got {value}")
+            return answers.param_error(f"{field} must be YYYY-MM-DDTHH:MM:SSZ, got {value}")
         return c["updated_at"] >= value if field == "updated_from" else c["updated_at"] <= value
     return True
 
 
 async def listing(request: Request) -> Response:
     """``GET /constituents``."""
-    crm = fake(request)
-    return envelope([crm.constituent_view(c, set()) for c in crm.constituents.values()], request, "constituent")
+    crm = answers.fake(request)
+    return answers.envelope([crm.constituent_view(c, set()) for c in crm.constituents.values()], request, "constituent")
 
 
 async def create(request: Request) -> Response:
     """``POST /constituents``."""
-    crm = fake(request)
-    body = await body_of(request)
+    crm = answers.fake(request)
+    body = await answers.body_of(request)
     if not body.get("last_name") and not body.get("org_name"):
-        return invalid("last_name can't be blank")
-    return record(crm.constituent_view(crm.create_constituent(body), {"all"}))
+        return answers.invalid("last_name can't be blank")
+    return answers.record(crm.constituent_view(crm.create_constituent(body), {"all"}))
 
 
 async def show(request: Request) -> Response:
     """``GET /constituents/{id}``: with every nested array."""
-    c = constituent_of(request, "id")
+    c = answers.constituent_of(request, "id")
     if c is None:
-        return constituent_gone(request)
-    return record(fake(request).constituent_view(c, {"all"}))
+        return answers.constituent_gone(request)
+    return answers.record(answers.fake(request).constituent_view(c, {"all"}))
 
 
 async def update(request: Request) -> Response:
     """``PATCH /constituents/{id}``: contact rows given are added; ``remove_previous_*`` flags are taken and ignored."""
-    crm = fake(request)
-    c = constituent_of(request, "id")
+    crm = answers.fake(request)
+    c = answers.constituent_of(request, "id")
     if c is None:
-        return constituent_gone(request)
-    body = await body_of(request)
+        return answers.constituent_gone(request)
+    body = await answers.body_of(request)
     for key, value in body.items():
         if key in CONTACT_KINDS:
             for row in value or []:
@@ -113,16 +101,16 @@ async def update(request: Request) -> Response:
         elif not key.startswith("remove_previous"):
             c[key] = value
     crm.touch(c["id"])
-    return record(crm.constituent_view(c, {"all"}))
+    return answers.record(crm.constituent_view(c, {"all"}))
 
 
 async def delete(request: Request) -> Response:
     """``DELETE /constituents/{id}``."""
-    c = constituent_of(request, "id")
+    c = answers.constituent_of(request, "id")
     if c is None:
-        return constituent_gone(request)
-    del fake(request).constituents[c["id"]]
-    return deleted()
+        return answers.constituent_gone(request)
+    del answers.fake(request).constituents[c["id"]]
+    return answers.deleted()
 
 
 # -- contact rows: /constituents/{cid}/<kind> and /<kind>/{id}, for each kind of CONTACT_KINDS -------------------
@@ -150,55 +138,54 @@ def _kind_of_row(request: Request) -> str:
 
 async def contacts(request: Request) -> Response:
     """``GET /constituents/{cid}/email_addresses`` (and the other kinds)."""
-    c = constituent_of(request)
+    c = answers.constituent_of(request)
     kind = _kind_of_collection(request)
     if c is None:
-        return constituent_gone(request)
-    rows = [r for r in fake(request).contacts[kind].values() if r["item_id"] == c["id"]]
-    return envelope(rows, request, kind[:-1])
+        return answers.constituent_gone(request)
+    rows = [r for r in answers.fake(request).contacts[kind].values() if r["item_id"] == c["id"]]
+    return answers.envelope(rows, request, kind[:-1])
 
 
 async def add_contact(request: Request) -> Response:
     """``POST /constituents/{cid}/email_addresses`` (and the other kinds): its address, number, street or url."""
-    c = constituent_of(request)
+    c = answers.constituent_of(request)
     kind = _kind_of_collection(request)
     if c is None:
-        return constituent_gone(request)
-    body = await body_of(request)
+        return answers.constituent_gone(request)
+    body = await answers.body_of(request)
     if not body.get(CONTACT_KINDS[kind]):
-        return invalid(f"{CONTACT_KINDS[kind]} can't be blank")
-    return record(fake(request).add_contact_row(c["id"], kind, body))
+        return answers.invalid(f"{CONTACT_KINDS[kind]} can't be blank")
+    return answers.record(answers.fake(request).add_contact_row(c["id"], kind, body))
 
 
 def _contact_row(request: Request) -> dict | None:
-    return fake(request).contacts[_kind_of_row(request)].get(int(request.path_params["id"]))
+    return answers.fake(request).contacts[_kind_of_row(request)].get(int(request.path_params["id"]))
 
 
 async def show_contact(request: Request) -> Response:
     """``GET /email_addresses/{id}`` (and the other kinds)."""
-    row = _contact_row(request)
-    return not_found() if row is None else record(row)
+    return answers.found_or_404(_contact_row(request))
 
 
 async def update_contact(request: Request) -> Response:
     """``PATCH /email_addresses/{id}`` (and the other kinds)."""
     row = _contact_row(request)
     if row is None:
-        return not_found()
-    fake(request).touch(row["item_id"])
-    row.update(await body_of(request))
-    return record(row)
+        return answers.not_found()
+    answers.fake(request).touch(row["item_id"])
+    row.update(await answers.body_of(request))
+    return answers.record(row)
 
 
 async def delete_contact(request: Request) -> Response:
     """``DELETE /email_addresses/{id}`` (and the other kinds)."""
     row = _contact_row(request)
     if row is None:
-        return not_found()
-    crm = fake(request)
+        return answers.not_found()
+    crm = answers.fake(request)
     crm.touch(row["item_id"])
     del crm.contacts[_kind_of_row(request)][row["id"]]
-    return deleted()
+    return answers.deleted()
 
 
 # -- tags ----------------------------------------------------------------------------------------------------------
@@ -206,14 +193,14 @@ async def delete_contact(request: Request) -> Response:
 
 async def add_keyword(request: Request) -> Response:
     """``POST /constituents/{cid}/keywords``: ``{id}`` of a keyword of the tag category."""
-    crm = fake(request)
-    c = constituent_of(request)
+    crm = answers.fake(request)
+    c = answers.constituent_of(request)
     if c is None:
-        return constituent_gone(request)
-    body = await body_of(request)
+        return answers.constituent_gone(request)
+    body = await answers.body_of(request)
     kid = body.get("id")
     if not isinstance(kid, int) or not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
-        return invalid("keyword not found")
+        return answers.invalid("keyword not found")
     crm.keywords.setdefault(c["id"], set()).add(kid)
     crm.touch(c["id"])
     return JSONResponse({**API, "id": kid, "constituent_id": c["id"]})
@@ -221,10 +208,10 @@ async def add_keyword(request: Request) -> Response:
 
 async def remove_keyword(request: Request) -> Response:
     """``DELETE /constituents/{cid}/keywords/{id}``."""
-    crm = fake(request)
-    c = constituent_of(request)
+    crm = answers.fake(request)
+    c = answers.constituent_of(request)
     if c is None:
-        return constituent_gone(request)
+        return answers.constituent_gone(request)
     crm.keywords.setdefault(c["id"], set()).discard(int(request.path_params["id"]))
     crm.touch(c["id"])
-    return deleted()
+    return answers.deleted()

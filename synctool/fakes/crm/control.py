@@ -37,6 +37,7 @@ async def state(request: Request) -> Response:
             "memberships": list(crm.memberships.values()),
             "relationships": list(crm.relationships.values()),
             "group_memberships": list(crm.group_memberships.values()),
+            "contact_reports": list(crm.contact_reports.values()),
             "requests": crm.requests[-2000:],
         }
     )

@@ -5,7 +5,8 @@
 - the rate limit: past ``limit`` requests in ``window_s``, a 429 with ``Retry-After`` (``rejected_429`` counts them);
 - Bearer authentication, with LGL's two 401 bodies (no header: HTTP Basic's text; a wrong key: OAuth's JSON);
 - the faults ``POST /_fake/faults`` asked for: a 500 page, a ``timeout``, a commit then a timeout
-  (``commit_timeout``), or a commit that lands after the client gave up (``late_commit``);
+  (``commit_timeout``), a commit then a 500 page (``commit_500``), or a commit that lands after the client gave up
+  (``late_commit``);
 - an endpoint's ``ValueError`` or ``KeyError`` (a body that is not a JSON object, say) is a 400 ``Bad Request``.
 
 The fake's own ``/_fake/`` routes pass straight through.
@@ -51,6 +52,12 @@ class Gate:
             await refusal(scope, receive, send)
             return
         start, content = await self.answer(scope, body, fault)
+        if fault == "commit_500":  # the write happened; the answer is the error page
+            refusal = self.refusal(request, False, "500")
+            assert refusal is not None
+            entry["status"] = refusal.status_code
+            await refusal(scope, receive, send)
+            return
         entry["status"] = start["status"]
         await send(start)
         await send({"type": "http.response.body", "body": content})

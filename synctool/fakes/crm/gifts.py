@@ -9,19 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.crm.answers import (
-    body_of,
-    clauses,
-    constituent_gone,
-    constituent_of,
-    deleted,
-    envelope,
-    fake,
-    invalid,
-    not_found,
-    param_error,
-    record,
-)
+from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import DATE, GIFT_TERMS, GIFT_UPDATE_FIELDS, REFERENCE, now_stamp, resolve_custom_fields
 from synctool.fakes.crm.state import FakeCrm
 
@@ -39,32 +27,32 @@ SHORT = ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at",
 
 async def of_constituent(request: Request) -> Response:
     """``GET /constituents/{cid}/gifts``: each gift in short (``amount`` and ``date``)."""
-    c = constituent_of(request)
+    c = answers.constituent_of(request)
     if c is None:
-        return constituent_gone(request)
+        return answers.constituent_gone(request)
     short = [
         {k: g[k] for k in SHORT} | {"amount": g["received_amount"], "date": g["received_date"]}
-        for g in fake(request).gifts.values()
+        for g in answers.fake(request).gifts.values()
         if g["constituent_id"] == c["id"]
     ]
-    return envelope(short, request, "gift")
+    return answers.envelope(short, request, "gift")
 
 
 async def create(request: Request) -> Response:
     """``POST /constituents/{cid}/gifts``: 422 "External Gift ID already exists" for an ``external_id`` used before."""
-    crm = fake(request)
-    c = constituent_of(request)
+    crm = answers.fake(request)
+    c = answers.constituent_of(request)
     if c is None:
-        return constituent_gone(request)
-    body = await body_of(request)
+        return answers.constituent_gone(request)
+    body = await answers.body_of(request)
     ext = body.get("external_id")
     if ext is not None and any(str(g.get("external_id")) == str(ext) for g in crm.gifts.values()):
-        return invalid("External Gift ID already exists")
+        return answers.invalid("External Gift ID already exists")
     if body.get("received_amount") is None:
-        return invalid("received_amount can't be blank")
+        return answers.invalid("received_amount can't be blank")
     gift = _new_gift(crm, c["id"], body)
     crm.gifts[gift["id"]] = gift
-    return record(gift)
+    return answers.record(gift)
 
 
 def _new_gift(crm: FakeCrm, cid: int, body: dict) -> dict:
@@ -101,7 +89,7 @@ def _new_gift(crm: FakeCrm, cid: int, body: dict) -> dict:
     return gift
 
 
-def _named(kind: str, rid: Any, name: Any) -> dict | None:
+def _named(kind: str, rid: object, name: object) -> dict | None:
     """The entry of reference list ``kind`` with id ``rid`` or, failing that, named ``name``."""
     return next(
         (r for r in REFERENCE[kind] if str(r["id"]) == str(rid) or (name and r.get("name", r.get("display_name")) == name)),
@@ -112,10 +100,10 @@ def _named(kind: str, rid: Any, name: Any) -> dict | None:
 async def search(request: Request) -> Response:
     """``GET /gifts/search``: by ``external_gift_ids``, ``gift_ids``, ``date_from`` / ``date_to`` (other terms are
     taken and ignored)."""
-    found = clauses(request, GIFT_TERMS)
+    found = answers.clauses(request, GIFT_TERMS)
     if isinstance(found, JSONResponse):
         return found
-    hits = list(fake(request).gifts.values())
+    hits = list(answers.fake(request).gifts.values())
     for field, value in found:
         if field == "external_gift_ids":
             wanted = set(value.split(","))
@@ -125,52 +113,51 @@ async def search(request: Request) -> Response:
             hits = [g for g in hits if str(g["id"]) in wanted]
         elif field in ("date_from", "date_to"):
             if not DATE.match(value):
-                return param_error(f"{field} must be a date (YYYY-MM-DD)")
+                return answers.param_error(f"{field} must be a date (YYYY-MM-DD)")
             if field == "date_from":
                 hits = [g for g in hits if str(g.get("received_date") or "") >= value]
             else:
                 hits = [g for g in hits if str(g.get("received_date") or "") <= value]
-    return envelope(hits, request, "gift")
+    return answers.envelope(hits, request, "gift")
 
 
 def _gift(request: Request) -> dict | None:
-    return fake(request).gifts.get(int(request.path_params["id"]))
+    return answers.fake(request).gifts.get(int(request.path_params["id"]))
 
 
 async def show(request: Request) -> Response:
     """``GET /gifts/{id}``."""
-    gift = _gift(request)
-    return not_found() if gift is None else record(gift)
+    return answers.found_or_404(_gift(request))
 
 
 async def update(request: Request) -> Response:
     """``PATCH /gifts/{id}``: the fields of ``Gifts_Patch_Id_UpdateBody``, checked (``gift_update_problem``)."""
     gift = _gift(request)
     if gift is None:
-        return not_found()
-    body = await body_of(request)
+        return answers.not_found()
+    body = await answers.body_of(request)
     problem = gift_update_problem(body)
     if problem:
-        return invalid(problem)
+        return answers.invalid(problem)
     if "custom_fields" in body:
-        body["custom_fields"] = resolve_custom_fields(body["custom_fields"] or [], fake(request).gift_fields)
+        body["custom_fields"] = resolve_custom_fields(body["custom_fields"] or [], answers.fake(request).gift_fields)
     gift.update(body, updated_at=now_stamp())
     for key in ("received_amount", "deductible_amount", "deposited_amount"):
         if key in body:
             gift[key] = float(body[key])
-    return record(gift)
+    return answers.record(gift)
 
 
 async def delete(request: Request) -> Response:
     """``DELETE /gifts/{id}``."""
     gift = _gift(request)
     if gift is None:
-        return not_found()
-    del fake(request).gifts[gift["id"]]
-    return deleted()
+        return answers.not_found()
+    del answers.fake(request).gifts[gift["id"]]
+    return answers.deleted()
 
 
-def gift_update_problem(body: Any) -> str | None:
+def gift_update_problem(body: object) -> str | None:
     """Why LGL would refuse ``body`` as a gift update (its fields and their types), or None."""
     if not isinstance(body, dict):
         return "the body must be a JSON object"

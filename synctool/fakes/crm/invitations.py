@@ -29,7 +29,7 @@ def invitation_status(inv: dict) -> str:
     return RSVP_STATUS.get(inv["rsvp"], "unknown")
 
 
-def clean_invitation_body(body: Any, allowed: frozenset[str]) -> dict:
+def clean_invitation_body(body: object, allowed: frozenset[str]) -> dict:
     """``body``'s fields checked against the invitation schemas (names and types), integers made ints; raises
     ``InvitationRefused`` (422). The schemas type the ids and rsvp as integers while their own request examples
     send them as strings ("959480", "168432", rsvp "2"): the fake takes an integer or a string of digits."""
@@ -130,7 +130,7 @@ class Invitations:
         person = " ".join(str(c.get(k)) for k in ("first_name", "last_name") if c.get(k))
         return person or c.get("org_name") or c.get("addressee")
 
-    def create_invitation(self, event_id: int, body: Any, allowed: frozenset[str]) -> dict:
+    def create_invitation(self, event_id: int, body: object, allowed: frozenset[str]) -> dict:
         """What ``POST /events/{event_id}/invitations`` (``allowed`` = ``INVITATION_FIELDS``) and
         ``POST /constituents/{cid}/invitations`` store; raises ``InvitationRefused``."""
         fields = clean_invitation_body(body, allowed)
@@ -203,7 +203,7 @@ class Invitations:
             raise InvitationRefused(422, "the parent invitation is for another event")
         return parent
 
-    def update_invitation(self, iid: int, body: Any) -> dict:
+    def update_invitation(self, iid: int, body: object) -> dict:
         """What ``PATCH /invitations/{id}`` does (``Invitations_Patch_Id_UpdateBody``); raises ``InvitationRefused``."""
         record = self.invitations[iid]
         fields = clean_invitation_body(body, INVITATION_FIELDS)

@@ -1,23 +1,18 @@
 """A constituent's records of one shape: memberships (``/constituents/{cid}/memberships``, ``/memberships/{id}``),
 relationships (``constituent_relationships``) and group memberships (``group_memberships``). ``FakeCrm`` keeps each
-kind in the attribute of its name; a change to one moves its constituent's ``updated_at``."""
+kind in the attribute of its name; a change to one moves its constituent's ``updated_at``. A group membership is
+answered as lgl-openapi.json's item (``{id, constituent_id, group_id, group_name, date_start, date_end, is_current,
+created_at, updated_at}``): its group found by id or name among the account's groups (an unknown one is a 422), its
+``updated_at`` moved by a change; its create answers ``{api_version}`` alone when ``FakeCrm.bare_group_membership_answer``
+says so (LGL documents that answer's body not at all)."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.crm.answers import (
-    body_of,
-    constituent_gone,
-    constituent_of,
-    deleted,
-    envelope,
-    fake,
-    invalid,
-    not_found,
-    record,
-)
+from synctool.fakes.crm import answers
+from synctool.fakes.crm.reference import API, DATE, REFERENCE, now_stamp
 from synctool.fakes.routing import Endpoint, Row
 
 #: the route's name (``/constituents/{cid}/<name>``, ``/<name>/{id}``) -> FakeCrm's attribute, the item type, the
@@ -41,18 +36,18 @@ def rows(name: str) -> list[Row]:
 
 
 def _records(request: Request, name: str) -> dict[int, dict]:
-    return getattr(fake(request), KINDS[name][0])
+    return getattr(answers.fake(request), KINDS[name][0])
 
 
 def listing(name: str) -> Endpoint:
     """``GET /constituents/{cid}/<name>``."""
 
     async def endpoint(request: Request) -> Response:
-        c = constituent_of(request)
+        c = answers.constituent_of(request)
         if c is None:
-            return constituent_gone(request)
+            return answers.constituent_gone(request)
         rows = [r for r in _records(request, name).values() if r["constituent_id"] == c["id"]]
-        return envelope(rows, request, KINDS[name][1])
+        return answers.envelope(rows, request, KINDS[name][1])
 
     return endpoint
 
@@ -62,18 +57,31 @@ def create(name: str) -> Endpoint:
     _, _, required, defaults = KINDS[name]
 
     async def endpoint(request: Request) -> Response:
-        c = constituent_of(request)
+        c = answers.constituent_of(request)
         if c is None:
-            return constituent_gone(request)
-        body = await body_of(request)
+            return answers.constituent_gone(request)
+        body = await answers.body_of(request)
         if required and not (body.get(required) or body.get(required.replace("_id", "_name"))):
-            return invalid(f"{required} can't be blank")
-        crm = fake(request)
+            return answers.invalid(f"{required} can't be blank")
+        crm = answers.fake(request)
         rid = crm.new_id()
-        made = {"id": rid, "constituent_id": c["id"], **defaults, **body}
+        if name == "group_memberships":
+            group = _group(body)
+            if group is None:
+                return answers.invalid("Group not found")
+            if any(body.get(k) is not None and not DATE.match(str(body[k])) for k in ("date_start", "date_end")):
+                return answers.invalid("dates must be YYYY-MM-DD")
+            now = now_stamp()
+            made = {"id": rid, "constituent_id": c["id"], "group_id": group["id"], "group_name": group["name"],
+                    "date_start": body.get("date_start"), "date_end": body.get("date_end"),
+                    "is_current": bool(body.get("is_current", True)), "created_at": now, "updated_at": now}  # fmt: skip
+        else:
+            made = {"id": rid, "constituent_id": c["id"], **defaults, **body}
         _records(request, name)[rid] = made
         crm.touch(c["id"])
-        return record(made)
+        if name == "group_memberships" and crm.bare_group_membership_answer:
+            return JSONResponse(API)
+        return answers.record(made)
 
     return endpoint
 
@@ -82,8 +90,7 @@ def show(name: str) -> Endpoint:
     """``GET /<name>/{id}``."""
 
     async def endpoint(request: Request) -> Response:
-        found = _records(request, name).get(int(request.path_params["id"]))
-        return not_found() if found is None else record(found)
+        return answers.found_or_404(_records(request, name).get(int(request.path_params["id"])))
 
     return endpoint
 
@@ -94,10 +101,21 @@ def update(name: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         found = _records(request, name).get(int(request.path_params["id"]))
         if found is None:
-            return not_found()
-        fake(request).touch(found.get("constituent_id"))
-        found.update(await body_of(request))
-        return record(found)
+            return answers.not_found()
+        changes = await answers.body_of(request)
+        if name == "group_memberships":
+            if ("group_id" in changes or "group_name" in changes) and _group(changes) is None:
+                return answers.invalid("Group not found")
+            group = _group(changes) if "group_id" in changes or "group_name" in changes else None
+            if any(changes.get(k) is not None and not DATE.match(str(changes[k])) for k in ("date_start", "date_end")):
+                return answers.invalid("dates must be YYYY-MM-DD")
+            changes = {k: v for k, v in changes.items() if k not in ("group_id", "group_name", "constituent_id")}
+            if group is not None:
+                changes |= {"group_id": group["id"], "group_name": group["name"]}
+            changes["updated_at"] = now_stamp()
+        answers.fake(request).touch(found.get("constituent_id"))
+        found.update(changes)
+        return answers.record(found)
 
     return endpoint
 
@@ -109,9 +127,18 @@ def delete(name: str) -> Endpoint:
         records = _records(request, name)
         found = records.get(int(request.path_params["id"]))
         if found is None:
-            return not_found()
-        fake(request).touch(found.get("constituent_id"))
+            return answers.not_found()
+        answers.fake(request).touch(found.get("constituent_id"))
         del records[found["id"]]
-        return deleted()
+        return answers.deleted()
 
     return endpoint
+
+
+def _group(body: dict) -> dict | None:
+    """The account's group a membership body names (``group_id``, else ``group_name``), or None."""
+    return next(
+        (g for g in REFERENCE["groups"]
+         if str(g["id"]) == str(body.get("group_id")) or (not body.get("group_id") and g["name"] == body.get("group_name"))),
+        None,
+    )  # fmt: skip

@@ -75,10 +75,51 @@ REFERENCE = {
             "template_type": "letter",
         },
     ],  # fmt: skip
+    # lgl-openapi.json's GET /groups item: {id, name, key, ordinal}
     "groups": [
-        {"id": 701, "name": "Full Scholarship", "key": "scholarship_full"},
-        {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial"},
-        {"id": 703, "name": "Board Member", "key": "board"},
+        {"id": 701, "name": "Full Scholarship", "key": "scholarship_full", "ordinal": 0},
+        {"id": 702, "name": "Partial Scholarship", "key": "scholarship_partial", "ordinal": 0},
+        {"id": 703, "name": "Board Member", "key": "board", "ordinal": 0},
+        {"id": 704, "name": "Monthly Donors", "key": "monthly_donors", "ordinal": 0},
+    ],
+    # lgl-openapi.json's example for GET /team_members (read only; its e-mails made distinct)
+    "team_members": [
+        {
+            "id": 1047033,
+            "first_name": "Tom",
+            "last_name": "Talbott",
+            "email": "tom@example.org",
+            "role_id": 406638,
+            "is_admin": True,
+            "is_primary_contact": True,
+            "is_billing_contact": True,
+        },
+        {
+            "id": 1047042,
+            "first_name": "Nick",
+            "last_name": "Bicknell",
+            "email": "nick@example.org",
+            "role_id": 406638,
+            "is_admin": True,
+            "is_primary_contact": False,
+            "is_billing_contact": False,
+        },
+    ],
+}
+#: ``GET /types/{type}``: the values of each type (lgl-openapi.json's example for ``GET /types``)
+TYPES: dict[str, list[dict[str, Any]]] = {
+    "contact_report_types": [
+        {"id": 2183 + n, "name": name, "display_name": name, "code": code, "ordinal": n}
+        for n, (name, code) in enumerate(
+            [
+                ("Call", "call"),
+                ("Email", "email"),
+                ("Meeting", "meeting"),
+                ("Mailing", "letter"),
+                ("Proposal", "proposal"),
+                ("Other", "other"),
+            ]
+        )
     ],
 }
 TAG_CATEGORY: dict[str, Any] = {

@@ -39,6 +39,11 @@ class FakeCrm(Invitations):
         self.memberships: dict[int, dict] = {}
         self.relationships: dict[int, dict] = {}
         self.group_memberships: dict[int, dict] = {}
+        #: POST /constituents/{id}/group_memberships answers ``{api_version}`` alone (LGL documents "200 Ok" with no
+        #: body: whether it returns the membership is not known), for the tests of synctool's read-back
+        self.bare_group_membership_answer = False
+        #: contact report id -> the report as ``GET /contact_reports/{id}`` answers it
+        self.contact_reports: dict[int, dict] = {}
         self.keywords: dict[int, set[int]] = {}
         self.gift_fields = copy.deepcopy(GIFT_FIELDS)
         self.requests: list[dict] = []
@@ -70,6 +75,8 @@ class FakeCrm(Invitations):
             "gifts": len(self.gifts),
             "events": len(self.events),
             "invitations": len(self.invitations),
+            "group_memberships": len(self.group_memberships),
+            "contact_reports": len(self.contact_reports),
         }
 
     def create_constituent(self, body: dict) -> dict:

@@ -36,10 +36,16 @@ def reconcile(
     source: str | None = None,
     fix: bool = False,
     client: CrmClient | None = None,
+    plans: bool = False,
 ) -> dict[str, Any]:
     """Compare a period's platform money with the CRM's gifts; with ``fix``, queue a job for each item that
-    should sync and each refund not applied (the CRM itself is never written here)."""
-    return compare(conn, rt, period(start, end), source=source, fix=fix, client=client).result
+    should sync and each refund not applied (the CRM itself is never written here). The plan donors' group is
+    checked too (``result["plans"]``, from the ledgers; with ``plans``, also one CRM read a donor)."""
+    from synctool.ops.reconcile import plans as plan_check
+
+    result = compare(conn, rt, period(start, end), source=source, fix=fix, client=client).result
+    result["plans"] = plan_check.run(conn, rt, read_crm=plans, fix=fix, client=client)
+    return result
 
 
 @dataclass

@@ -64,12 +64,17 @@ PLATFORM = Platform(
         "synctool.platforms.givebutter.events",
         "synctool.platforms.givebutter.refunds",
         "synctool.platforms.givebutter.rules",
+        "synctool.platforms.givebutter.plans",
     ),
     commands={"donations": Loaded("synctool.platforms.givebutter.commands:app")},
     routes=Hook("synctool.platforms.givebutter.routes:routes"),
     poll=Hook("synctool.platforms.givebutter.poll:poll"),
     refetch=Hook("synctool.platforms.givebutter.ops:refetch"),
     checkins=Hook("synctool.platforms.givebutter.events:checkins"),
+    plans=Hook("synctool.platforms.givebutter.ops:backfill_plans"),
+    # recurring plans (issue 53): recorded in ``plans`` / ``plan_events`` (``plans_schema.py``)
+    tables=("plan_events", "plans"),
+    migrations=Loaded("synctool.platforms.givebutter.plans_schema:MIGRATIONS"),
     config=DonationsConfig,
     config_env={"DONATIONS_API_BASE_URL": "base_url"},
 )

@@ -16,7 +16,7 @@ def _error_text(body: Any) -> str:
 
 
 class DonationsClient:
-    """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets."""
+    """Givebutter's REST API: transactions (for the backup poll), campaigns, tickets, recurring plans."""
 
     def __init__(self, base_url: str, api_key: str, **kwargs: Any):
         self.api = ApiClient(
@@ -93,6 +93,16 @@ class DonationsClient:
         """Every ticket of the account (``GET /v1/tickets`` takes no filter, only paging): holder, type (``title``),
         ``transaction_id``, ``checked_in_at``."""
         return self.pages("/tickets", {"per_page": per_page})
+
+    def plans(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
+        """Every recurring plan of the account (``GET /v1/plans``, GB-API ``plans.index``): its only documented
+        filter is ``contacts``, so a reader wanting the changed ones reads every page."""
+        return self.pages("/plans", {"per_page": per_page})
+
+    def plan(self, plan_id: str) -> dict[str, Any]:
+        """One recurring plan (``GET /v1/plans/{plan uid}``): the bare resource (no ``data`` wrapper is described)."""
+        body = self.api.request("GET", f"/plans/{plan_id}")
+        return body.get("data", body) if isinstance(body.get("data"), dict) else body
 
 
 def from_runtime(rt: Runtime) -> DonationsClient:

@@ -1,6 +1,6 @@
 """A local stand-in for Givebutter's REST API v1: transactions (with the ``createdAfter``,
 ``transactedAfter`` and ``transactedBefore`` filters),
-campaigns and their members (peer-to-peer fundraisers), tickets, payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
+campaigns and their members (peer-to-peer fundraisers), tickets, recurring plans (``/v1/plans``), payouts and webhooks (the signing secret returned as ``signature``), Laravel-style paging (``per_page`` at most 100), ``{"message"}`` errors, Bearer
 auth, and an optional rate limit answered with 429 and ``Retry-After``.
 
 Events: ``add_event_campaign`` (a campaign of type "event" with its ``event`` block), ``sell_tickets`` (an order:
@@ -222,6 +222,21 @@ async def get_ticket(request: Request) -> Response:
     return _found(_givebutter(request).tickets.get(request.path_params["id"]))
 
 
+async def list_plans(request: Request) -> Response:
+    """Every plan, oldest first (the order is not documented); only paging (``contacts``, the one documented filter,
+    is not served)."""
+    listed = sorted(_givebutter(request).plans.values(), key=lambda p: (str(p.get("created_at")), str(p["id"])))
+    return _page(listed, request)
+
+
+async def get_plan(request: Request) -> Response:
+    """The bare plan (no ``data`` wrapper, GB-API); 404 with the documented message (GB-DOCS-2023)."""
+    found = _givebutter(request).plans.get(request.path_params["id"])
+    if found is None:
+        return JSONResponse({"message": "The recurring plan you were looking for was not found."}, status_code=404)
+    return JSONResponse(found)
+
+
 async def list_payouts(request: Request) -> Response:
     stored = sorted(_givebutter(request).payouts.values(), key=lambda p: p.get("created_at") or "")
     return _page([_payout(p) for p in stored], request)
@@ -318,6 +333,8 @@ ROUTES: list[Row] = [
     ("GET", "/v1/campaigns/{campaign}/members/{member}", get_campaign_member),
     ("GET", "/v1/tickets", list_tickets),
     ("GET", "/v1/tickets/{id}", get_ticket),
+    ("GET", "/v1/plans", list_plans),
+    ("GET", "/v1/plans/{id}", get_plan),
     ("GET", "/v1/payouts", list_payouts),
     ("GET", "/v1/webhooks", list_webhooks),
     ("POST", "/v1/webhooks", create_webhook),

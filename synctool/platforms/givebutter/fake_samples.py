@@ -262,3 +262,83 @@ def ticket_cost(txn: dict, ticket: dict) -> float:
             if line.get("subtype") == "ticket" and (described == kind or described.startswith(f"{kind} (")):
                 return float(line.get("total") or 0) / max(int(line.get("quantity") or 1), 1)
     return float(ticket.get("price") or 0)
+
+
+# -- recurring plans and their charges (tests/data/givebutter_plans) ------------------------------------------------
+
+#: the months a plan's frequency moves its next charge by (monthly, quarterly, yearly: the only values seen)
+PLAN_MONTHS = {"monthly": 1, "quarterly": 3, "yearly": 12}
+
+
+def plan_next_bill(start: datetime | str, frequency: str, periods: int = 1) -> str:
+    """The day ``periods`` periods after ``start``, as Givebutter writes ``next_bill_date`` (``YYYY-MM-DD 00:00:00``;
+    the recorded plan started 2023-11-24 and bills next 2023-12-24). A day the month lacks is its last day."""
+    import calendar
+
+    moment = datetime.fromisoformat(givebutter_time(start))
+    months = moment.month - 1 + PLAN_MONTHS.get(frequency, 1) * periods
+    year, month = moment.year + months // 12, months % 12 + 1
+    day = min(moment.day, calendar.monthrange(year, month)[1])
+    return f"{year:04d}-{month:02d}-{day:02d} 00:00:00"
+
+
+def givebutter_plan(
+    plan_id: str,
+    *,
+    first_name: str = "Pat",
+    last_name: str = "Example",
+    email: str = "pat.example@example.org",
+    phone: str | None = None,
+    frequency: str = "monthly",
+    amount: float = 10,
+    method: str = "card",
+    contact_id: int | None = None,
+    start_at: datetime | str | None = None,
+) -> dict:
+    """A recurring plan (``RecurringPlanResource``) as the recorded ``GET /v1/plans`` item has it, keys in its order
+    (tests/data/givebutter_plans/mb-plan-spec-get-plans-page.json): ``amount`` a number, ``fee_covered`` a decimal
+    string, ``created_at`` / ``start_at`` ``YYYY-MM-DD HH:MM:SS`` in UTC, ``next_bill_date`` a date at midnight; then
+    the three fields Givebutter's current schema adds and the 2023 recording lacks (``contact_id``, ``canceled_at``,
+    ``updated_at``: GB-API; ``updated_at`` is confirmed by no other source), in this fake the time of its last change."""
+    started = givebutter_time(start_at or datetime.now(UTC))
+    return {
+        "id": plan_id, "first_name": first_name, "last_name": last_name, "email": email, "phone": phone,
+        "frequency": frequency, "status": "active", "method": method, "amount": money_json(amount),
+        "fee_covered": f"{givebutter_fee(amount):.2f}", "created_at": started, "start_at": started,
+        "next_bill_date": plan_next_bill(started, frequency), "contact_id": contact_id, "canceled_at": None,
+        "updated_at": started,
+    }  # fmt: skip
+
+
+def givebutter_plan_charge(plan: dict, transaction_id: str, part_id: str, at: datetime | str, campaign_id: int = 173909,
+                           campaign_code: str = "MONTHLY") -> dict:  # fmt: skip
+    """A charge of a plan: a transaction carrying ``plan_id`` on itself and its part, the plan's amount and covered fee,
+    shaped as the recorded charge (real_bodies/givebutter/api-transaction-plan-charge-opt-in-null.json), except
+    ``number`` and ``session_id``: recorded as an integer and null, the official TransactionResource says strings, and
+    the fake answers as the description says (the receiver reads neither)."""
+    amount = float(plan["amount"])
+    fee = givebutter_fee(amount)
+    when = givebutter_moment(at)
+    lines = [
+        {"type": "donation", "subtype": "donation", "description": "Donation", "quantity": 1, "price": money_json(amount),
+         "discount": 0, "total": money_json(amount)},
+        {"type": "donation", "subtype": "fee", "description": "Processing fee", "quantity": 1, "price": money_json(fee),
+         "discount": 0, "total": money_json(fee)},
+    ]  # fmt: skip
+    return {
+        "id": transaction_id, "campaign_id": campaign_id, "contact_id": plan.get("contact_id"), "number": str(part_id),
+        "campaign_code": campaign_code, "plan_id": plan["id"], "team_id": None, "member_id": None, "fund_id": None,
+        "fund_code": None, "first_name": plan.get("first_name"), "last_name": plan.get("last_name"), "company": None,
+        "email": plan.get("email"), "phone": plan.get("phone"),
+        "address": {"address_1": None, "address_2": None, "city": None, "state": None, "country": None, "zipcode": None},
+        "status": "succeeded", "payment_method": plan.get("method") or "card", "method": plan.get("method") or "card",
+        "amount": money_json(amount), "fee": money_json(fee), "fee_covered": money_json(fee), "donated": money_json(amount),
+        "payout": money_json(amount), "currency": "USD", "transacted_at": when, "created_at": when, "updated_at": when,
+        "giving_space": None, "dedication": None,
+        "transactions": [{
+            "id": part_id, "plan_id": plan["id"], "amount": money_json(amount), "fee": money_json(fee),
+            "fee_covered": money_json(fee), "donated": money_json(amount), "payout": money_json(amount), "captured": True,
+            "captured_at": when, "refunded": False, "refunded_at": None, "line_items": lines,
+        }],
+        "custom_fields": [], "utm_parameters": None, "external_id": None, "communication_opt_in": None, "session_id": str(uuid.uuid5(uuid.NAMESPACE_URL, transaction_id)),
+    }  # fmt: skip

@@ -1,6 +1,10 @@
 """``FakeGivebutter``: the fake Givebutter account in memory (its transactions, campaigns and fundraisers, tickets,
 payouts and webhooks, and the requests it was sent); tests read and seed it directly in process.
 
+Recurring plans: ``create_plan`` (the plan and its first charge), ``charge_plan``, ``fail_plan``, ``pause_plan``,
+``resume_plan``, ``cancel_plan``, ``change_plan``: each changes the plan as Givebutter would and announces it (a
+``plan.*`` or ``transaction.succeeded`` envelope, recorded as a delivery and, when ``deliver`` is set, handed to it).
+
 Events: ``add_event_campaign`` (a campaign of type "event" with its ``event`` block), ``sell_tickets`` (an order:
 its transaction and a ticket per holder), ``check_in``, and refunds of a whole order (``refund_transaction``,
 optionally revoking its tickets) or of some of its tickets (``refund_tickets``)."""
@@ -11,14 +15,20 @@ import json
 import random
 import string
 import uuid
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from synctool.platforms.givebutter.fake_samples import (
     givebutter_event_campaign,
+    givebutter_fee,
     givebutter_moment,
+    givebutter_plan,
+    givebutter_plan_charge,
     givebutter_ticket_order,
+    givebutter_time,
     money_json,
+    plan_next_bill,
     ticket_cost,
 )
 
@@ -46,14 +56,22 @@ class FakeGivebutter:
         self.activities: dict[str, list[dict]] = {}
         self.requests: list[dict] = []
         self.throttle_next = 0  # answer this many requests with 429
+        #: recurring plans (``RecurringPlanResource``) by uid; a charge is a transaction naming its ``plan_id``
+        self.plans: dict[str, dict] = {}
+        #: what the account announced (``{event, id, data}``), oldest first: a test replays one by posting it again
+        self.announced: list[dict] = []
+        #: called with each announced envelope's JSON bytes (a test's receiver, a drill's served synctool); None: kept only
+        self.deliver: Callable[[bytes], Any] | None = None
 
-    def record_delivery(self, event: str, data: dict, *, failed: bool, at: str | None = None) -> dict:
+    def record_delivery(
+        self, event: str, data: dict, *, failed: bool, at: str | None = None, event_id: str | None = None
+    ) -> dict:
         """Record an attempt to deliver ``event`` to every webhook that takes it, as Givebutter's activities
         list shows it: the payload it sent, and whether the receiver took it. ``failed`` says the receiver
         never got it (the tests' "the delivery failed"); the status words are not enumerated by the API
         description, so "failed" and "success" are this fake's."""
         at = at or datetime.now().astimezone().isoformat(timespec="seconds")
-        envelope = {"id": f"evt_{uuid.uuid4().hex[:16]}", "event": event, "data": data}
+        envelope = {"id": event_id or f"evt_{uuid.uuid4().hex[:16]}", "event": event, "data": data}
         made = {}
         for hook in self.webhooks.values():
             if event not in hook["events"]:
@@ -279,3 +297,90 @@ class FakeGivebutter:
     def add_transaction(self, txn: dict) -> dict:
         self.transactions[txn["id"]] = txn
         return txn
+
+    # -- recurring plans ----------------------------------------------------------------------------------------------
+
+    def announce(self, event: str, data: dict, *, lost: bool = False) -> dict:
+        """An event as Givebutter sends it, ``{event, id, data}`` (the id a uuid, as the transaction webhooks carry):
+        recorded as a delivery to each webhook that takes it (``lost``: failed, never received) and, unless ``lost``,
+        handed to ``deliver``. Returns the envelope."""
+        envelope = {"event": event, "id": str(uuid.uuid4()), "data": json.loads(json.dumps(data))}
+        self.record_delivery(event, envelope["data"], failed=lost, event_id=envelope["id"])
+        self.announced.append(envelope)
+        if self.deliver is not None and not lost:
+            self.deliver(json.dumps(envelope).encode())
+        return envelope
+
+    def _plan(self, plan_id: str, event: str | None, lost: bool, at: datetime | str | None, **changes: Any) -> dict:
+        plan = self.plans[plan_id]
+        plan.update(changes, updated_at=givebutter_time(at or datetime.now(UTC)))
+        if event:
+            self.announce(event, plan, lost=lost)
+        return plan
+
+    def create_plan(
+        self,
+        email: str,
+        first_name: str = "Pat",
+        last_name: str = "Example",
+        amount: float = 10,
+        frequency: str = "monthly",
+        *,
+        phone: str | None = None,
+        method: str = "card",
+        at: datetime | str | None = None,
+        charge: bool = True,
+        lost: bool = False,
+    ) -> dict:
+        """A donor starts giving every month (or quarter, or year): the plan (``plan.created``), preceded by its first
+        charge by seconds as recorded (``charge``: a ``transaction.succeeded``). ``at``: its start (default now).
+        Returns the plan as stored (served by ``/v1/plans``)."""
+        start = datetime.fromisoformat(givebutter_time(at or datetime.now(UTC))).replace(tzinfo=UTC)
+        contact = self._contacts.setdefault(email.lower(), 8800000 + len(self._contacts) + 1)
+        plan = givebutter_plan(self._id(16), first_name=first_name, last_name=last_name, email=email, phone=phone,
+                               frequency=frequency, amount=amount, method=method, contact_id=contact, start_at=start)  # fmt: skip
+        self.plans[plan["id"]] = plan
+        if charge:
+            self._charge(plan, start - timedelta(seconds=5), lost=lost)
+        self.announce("plan.created", plan, lost=lost)
+        return plan
+
+    def _charge(self, plan: dict, at: datetime, *, lost: bool) -> dict:
+        txn = givebutter_plan_charge(plan, self._id(16), self._part_id(), at)
+        self.transactions[txn["id"]] = txn
+        self.announce("transaction.succeeded", txn, lost=lost)
+        return txn
+
+    def charge_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False) -> dict:
+        """The plan's next charge succeeds: a transaction naming the plan (``transaction.succeeded``), the plan's next
+        bill date one period on and, if it was past due, active again (no plan event is announced: none is
+        recorded for a retried charge). Returns the transaction."""
+        plan = self.plans[plan_id]
+        when = datetime.fromisoformat(givebutter_time(at or datetime.now(UTC))).replace(tzinfo=UTC)
+        txn = self._charge(plan, when, lost=lost)
+        status = "active" if plan["status"] in ("past_due", "past_due_failed") else plan["status"]
+        self._plan(plan_id, None, lost, when, status=status, next_bill_date=plan_next_bill(when, plan["frequency"]))
+        return txn
+
+    def fail_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False) -> dict:
+        """The plan's charge is declined: ``past_due`` (a status word from one production source only) and
+        ``plan.failed`` carrying the plan (its body is unconfirmed: README "Plan webhooks")."""
+        return self._plan(plan_id, "plan.failed", lost, at, status="past_due")
+
+    def pause_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False) -> dict:
+        return self._plan(plan_id, "plan.paused", lost, at, status="paused")
+
+    def resume_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False) -> dict:
+        return self._plan(plan_id, "plan.resumed", lost, at, status="active")
+
+    def cancel_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False) -> dict:
+        """``cancelled`` (two l, as MissionBit's production decoder has it; the event and ``canceled_at`` have one)."""
+        when = givebutter_time(at or datetime.now(UTC))
+        return self._plan(plan_id, "plan.canceled", lost, when, status="cancelled", canceled_at=when)
+
+    def change_plan(self, plan_id: str, *, at: datetime | str | None = None, lost: bool = False, **changes: Any) -> dict:
+        """The donor edits their plan (amount, frequency, e-mail, name, next charge...): ``plan.updated``."""
+        if "amount" in changes:
+            changes["amount"] = money_json(float(changes["amount"]))
+            changes.setdefault("fee_covered", f"{givebutter_fee(float(changes['amount'])):.2f}")
+        return self._plan(plan_id, "plan.updated", lost, at, **changes)

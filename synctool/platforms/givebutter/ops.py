@@ -1,4 +1,4 @@
-"""Donation platform operations (spec: /api/donations/campaigns[/refresh])."""
+"""Donation platform operations (spec: /api/donations/campaigns[/refresh]; the recurring plans' backfill)."""
 
 from __future__ import annotations
 
@@ -42,3 +42,16 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> t
             jobs.set_payload(conn, row["id"], payload)
             refreshed += 1
     return refreshed, errors
+
+
+def backfill_plans(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
+    """``synctool backfill``'s plans: every recurring plan Givebutter holds (``GET /v1/plans``, every page), a plan job
+    for each that synctool's record lacks or that changed (``plans.queue_changed``). Reads the platform only."""
+    from synctool.platforms.givebutter import plans
+
+    with platforms.using(rt, "donations", client) as donations:
+        seen, queued = plans.queue_changed(
+            conn, donations.plans(per_page=100), origin="backfill", max_attempts=rt.config.queue.max_attempts
+        )
+        spent = donations.api.requests_sent
+    return {"plans_seen": seen, "plans_queued": queued, "requests": spent}

@@ -12,7 +12,7 @@ from synctool.runtime import Runtime
 SECRET = "DONATIONS_WEBHOOK_SECRET"
 EVENTS = [
     "transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated", "refund.created",
-    "plan.canceled", "plan.failed",
+    "plan.canceled", "plan.created", "plan.failed", "plan.paused", "plan.resumed", "plan.updated",
 ]  # fmt: skip
 
 

@@ -12,7 +12,8 @@
   amount less its fair market value) is the gift's ``deductible_amount``; fees go to the note and, when
   mapped, to gift custom fields.
 - ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
-- ``plan.canceled`` / ``plan.failed``: logged for the daily summary (someone may call the donor); no CRM write.
+- A charge also notes itself on its plan (``plans.record_charge``: the last charge, failures reset; no CRM request).
+- ``plan.*``: see ``plans.py`` (the plan recorded, its donor in the mapped group, a failure followed up).
 - ``refund.created``: see ``refunds.py``.
 """
 
@@ -29,13 +30,12 @@ from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.platforms import givebutter, mailing_list, tickets
 from synctool.platforms.context import Job
-from synctool.platforms.givebutter import events
+from synctool.platforms.givebutter import events, plans
 from synctool.platforms.givebutter.webhook import (
     CAMPAIGNS,
     Address,
     Campaign,
     Dedication,
-    Plan,
     Recipient,
     Ticket,
     Transaction,
@@ -350,6 +350,9 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
     status = txn.status.lower()
     if status != "succeeded":
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
+    plan_id = recurring_plan(txn)
+    if plan_id:  # a charge of a recurring plan: noted on the plan (no CRM request); its gift as any other
+        plans.record_charge(job.conn, plan_id, txn.id, txn.amount, txn.currency, txn.transacted_at or txn.created_at)
     free = no_money(txn)
     if free:
         campaign = campaign_of(job, txn) if txn.campaign_id else {}
@@ -433,14 +436,3 @@ def campaign(event: Event, job: Job) -> Outcome:
     with job.unit.gather():
         settings.cache_put(job.conn, CAMPAIGNS, found.id, data)
     return Outcome("succeeded", f"campaign cache updated: {found.title} ({found.type})")
-
-
-@handler("donations", "plan")
-def plan(event: Event, job: Job) -> Outcome:
-    """``plan.canceled`` / ``plan.failed``: recorded (the daily summary lists them), nothing written."""
-    found = payload(Plan, event.data, "the Givebutter plan")
-    what = "canceled" if event.type == "plan.canceled" else "failed to charge"
-    donor = " ".join(p for p in (found.first_name, found.last_name) if p) or "a donor"
-    gives = f" ({found.amount} {found.frequency or ''}".rstrip() + ")" if found.amount is not None else ""
-    reach = f" <{found.email}>" if found.email else ""
-    return Outcome("succeeded", f"recurring plan {found.id} {what}: {donor}{reach}{gives}; no CRM change")

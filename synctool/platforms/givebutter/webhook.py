@@ -152,21 +152,55 @@ class Campaign(Payload):
 
 
 class Plan(Payload):
-    """A recurring plan (``plan.*`` data; ``GET /v1/plans``): who gives, how much, how often."""
+    """A recurring plan (``plan.*`` data; ``GET /v1/plans`` items; ``GET /v1/plans/{id}``): who gives, how much, how
+    often. Fields and their sources: tests/data/givebutter_plans/README.md. Lenient on every field but the id (no
+    money is decided from a plan: its charges are transactions); times are Givebutter's ``YYYY-MM-DD HH:MM:SS`` in UTC (``plan_moment``)."""
 
     id: Text
     first_name: Lenient[Optional[str]] = None
     last_name: Lenient[Optional[str]] = None
     email: Lenient[Optional[str]] = None
+    #: null in production (MissionBit's "nullable phone")
     phone: Lenient[Optional[str]] = None
+    #: an integer per BROTSKY, a string per GB-API; absent from the 2023 recording and maybe null
+    contact_id: Lenient[Optional[Text]] = None
+    #: dollars, a number as recorded (GB-API types it a string: both are read); no gift is made from it (each charge
+    #: is a transaction of its own), so an unreadable one is left out, not refused
     amount: Lenient[Optional[Dollars]] = None
+    #: monthly, quarterly or yearly (no other value seen)
     frequency: Lenient[Optional[str]] = None
+    #: active confirmed; paused, cancelled (two l), ended, past_due, past_due_failed from one production source only
     status: Lenient[Optional[str]] = None
+    method: Lenient[Optional[str]] = None
+    fee_covered: Lenient[Optional[Dollars]] = None
+    created_at: Lenient[Optional[str]] = None
+    start_at: Lenient[Optional[str]] = None
+    #: a date at midnight (``2023-12-24 00:00:00``): the next charge's day
     next_bill_date: Lenient[Optional[str]] = None
+    #: GB-API and BROTSKY; absent from the 2023 recording
+    canceled_at: Lenient[Optional[str]] = None
+    #: UNCONFIRMED (GB-API only): when present, the moment the plan last changed
+    updated_at: Lenient[Optional[str]] = None
 
 
-#: plan events a person should hear about (someone may call the donor); logged, no CRM write
-PLAN_ALERTS = ("plan.canceled", "plan.failed")
+#: the plan events (the live webhook enum); each queues a plan job (``plans.py``)
+PLAN_EVENTS = ("plan.created", "plan.updated", "plan.paused", "plan.resumed", "plan.canceled", "plan.failed")
+#: plan events a person should hear about (someone may call the donor): followed up in the CRM when mapped
+PLAN_ALERTS = ("plan.canceled", "plan.failed", "plan.paused")
+
+
+def plan_moment(value: Any) -> str | None:
+    """A plan's time as ISO 8601 UTC (``2023-11-24T18:30:47Z``): Givebutter writes ``YYYY-MM-DD HH:MM:SS`` in UTC
+    with no offset (BROTSKY's samples put ``UTC`` before it; the 2023 documented examples an ISO ``...Z``)."""
+    from synctool.timeutil import parse_iso
+
+    found = text(value)
+    if not found:
+        return None
+    parsed = parse_iso(found.removeprefix("UTC ").strip())
+    if parsed is None:
+        return None
+    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Refund(Payload):
@@ -280,10 +314,10 @@ def parse_webhook(body: bytes) -> Event:
             name=supporter_name(data),
             amount=None if details.amount is None else f"-{details.amount}",
         )
-    elif event in PLAN_ALERTS and resource_id:
-        job = JobSpec(
+    elif event in PLAN_EVENTS and found_id:
+        job = JobSpec(  # one job a delivery: the receiver takes an event id once
             "plan",
-            resource_id,
+            found_id,
             email=text(data.get("email")),
             name=supporter_name(data),
             amount=text(data.get("amount")),

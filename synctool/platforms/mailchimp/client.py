@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import Unpack
+
 from synctool.http import ApiClient
 from synctool.platforms import mailchimp
+from synctool.platforms.api_options import ApiOptions
+from synctool.platforms.webhook import JsonObject
 from synctool.runtime import Runtime
 
 
@@ -34,19 +38,19 @@ def _error_text(body: Any) -> str:
 class MailingClient:
     """Mailchimp's Marketing API v3: account (root), ping, lists."""
 
-    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+    def __init__(self, base_url: str, api_key: str, **kwargs: Unpack[ApiOptions]):
         self.api = ApiClient(base_url, name="Mailchimp", error_text=_error_text, auth=("synctool", api_key), **kwargs)
 
     def close(self) -> None:
         self.api.close()
 
-    def ping(self) -> dict[str, Any]:
+    def ping(self) -> JsonObject:
         return self.api.request("GET", "/ping")
 
-    def account(self) -> dict[str, Any]:
+    def account(self) -> JsonObject:
         return self.api.request("GET", "/", params={"exclude_fields": "_links"})
 
-    def upsert_member(self, list_id: str, email: str, merge_fields: dict[str, str]) -> dict[str, Any]:
+    def upsert_member(self, list_id: str, email: str, merge_fields: dict[str, str]) -> JsonObject:
         """Add the address to the audience, or update it (``PUT`` is Mailchimp's upsert). A new member is
         ``subscribed``; an existing one keeps their status, so an unsubscribe is never undone."""
         return self.api.request(
@@ -62,20 +66,20 @@ class MailingClient:
             json={"tags": [{"name": t, "status": "active"} for t in tags]},
         )
 
-    def webhooks(self, list_id: str) -> list[dict[str, Any]]:
+    def webhooks(self, list_id: str) -> list[JsonObject]:
         return self.api.request("GET", f"/lists/{list_id}/webhooks").get("webhooks") or []
 
-    def create_webhook(self, list_id: str, url: str, events: dict[str, bool], sources: dict[str, bool]) -> dict[str, Any]:
+    def create_webhook(self, list_id: str, url: str, events: dict[str, bool], sources: dict[str, bool]) -> JsonObject:
         return self.api.request("POST", f"/lists/{list_id}/webhooks", json={"url": url, "events": events, "sources": sources})
 
     def update_webhook(
         self, list_id: str, webhook_id: str, url: str, events: dict[str, bool], sources: dict[str, bool]
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         body = {"url": url, "events": events, "sources": sources}
         return self.api.request("PATCH", f"/lists/{list_id}/webhooks/{webhook_id}", json=body)
 
-    def lists(self) -> list[dict[str, Any]]:
-        lists: list[dict[str, Any]] = []
+    def lists(self) -> list[JsonObject]:
+        lists: list[JsonObject] = []
         offset = 0
         while True:
             body = self.api.request("GET", "/lists", params={"count": 1000, "offset": offset})

@@ -13,7 +13,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Row, routes
+from synctool.fakes.routing import Row
+from synctool.platforms.fake import serve
 
 EVENTS = ("subscribe", "unsubscribe", "profile", "cleaned", "upemail", "campaign")
 
@@ -253,6 +254,4 @@ ROUTES: list[Row] = [
 
 
 def create_app(mc: FakeMailchimp | None = None) -> Starlette:
-    app = Starlette(routes=routes(ROUTES, guard))
-    app.state.fake = mc or FakeMailchimp()
-    return app
+    return serve(ROUTES, guard, mc or FakeMailchimp())

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import secrets as tokens
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from synctool import mappings
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool.platforms.mailchimp.client import MailingClient
 
 SECRET = "MAILING_WEBHOOK_SECRET"
 EVENTS = {"subscribe": False, "unsubscribe": True, "profile": False, "cleaned": True, "upemail": False, "campaign": False}
@@ -31,7 +34,7 @@ def wanted(conn: sqlite3.Connection, rt: Runtime, base: str, secret: str | None 
     ]
 
 
-def _found(client: Any, list_id: str) -> list[Found]:
+def _found(client: MailingClient, list_id: str) -> list[Found]:
     found = []
     for hook in client.webhooks(list_id):
         events = {e for e, on in (hook.get("events") or {}).items() if on}
@@ -42,7 +45,7 @@ def _found(client: Any, list_id: str) -> list[Found]:
     return found
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[Check]:
     wants = wanted(conn, rt, base)
     if not wants:
         return [Check("mailing", "not configured", "no audience is mapped", "synctool mailing mappings set LIST_ID")]
@@ -56,7 +59,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> lis
     return checks
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[Outcome]:
     secret = rt.secrets.get(SECRET)
     # each mapped audience's webhooks, read once (the URL's secret is not known yet: match on the path)
     registered = {w.where: _found(client, w.where) for w in wanted(conn, rt, base, secret or "-")}

@@ -15,7 +15,15 @@ PLATFORM = Platform(
     secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     expected=Hook("synctool.platforms.portal.reconcile:expected"),
-    handlers=Imports("synctool.platforms.portal.refunds", "synctool.platforms.portal.rules"),
+    handlers=Imports(
+        "synctool.platforms.portal.refunds",
+        "synctool.platforms.portal.pushes",
+        "synctool.platforms.portal.stripe_events",
+        "synctool.platforms.portal.users",
+        "synctool.platforms.portal.memberships",
+        "synctool.platforms.portal.payments",
+        "synctool.platforms.portal.relationships",
+    ),
     # Stripe, the portal's payment processor, only parses its events: the portal's handlers run its jobs
     handles=(PAYMENTS,),
     commands={"portal": Loaded("synctool.platforms.portal.commands:app")},

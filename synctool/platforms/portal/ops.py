@@ -12,13 +12,8 @@ from synctool.crm import environment as crm_environment
 from synctool.errors import Conflict, InvalidInput, NotFound, one_of
 from synctool.platforms.context import runner
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.portal.rules import (
-    DEFAULT_FLAGS,
-    FLAGS,
-    FUND_KEYS,
-    apply_record,
-    queue,
-)
+from synctool.platforms.portal.payments import FUND_KEYS
+from synctool.platforms.portal.pushes import DEFAULT_FLAGS, FLAGS, apply_record, queue
 from synctool.runtime import Runtime
 from synctool.validation import Body, parse
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from synctool.errors import SyncError
 from synctool.money import cents_to_dollars
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.portal.rules import NO_MONEY, gift_groups, no_money
+from synctool.platforms.portal.payments import NO_MONEY, gift_groups, no_money
 from synctool.platforms.reconcile import Expected
 from synctool.runtime import Runtime
 

@@ -1,7 +1,7 @@
 """The member portal's records in synctool's database (``portal_*`` tables) and their CRM linkage ids.
 
 Records arrive by the signed ``/webhooks/portal`` push and by ``synctool portal import``; both go
-through ``platforms/portal/rules.apply_record``, which validates with the models in
+through ``platforms/portal/pushes.apply_record``, which validates with the models in
 ``platforms/portal/webhook.py`` and upserts here. Linkage ids (``crm_constituent_id``,
 ``crm_membership_id``, ``crm_gift_id``, ``crm_relationship_id``) are written only by the sync rules and
 are kept when the portal pushes a record again.

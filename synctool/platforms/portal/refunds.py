@@ -21,7 +21,8 @@ from synctool.platforms.context import Job
 from synctool.platforms.payment_events import Charge
 from synctool.platforms.portal import PAYMENTS
 from synctool.platforms.portal import records as portal_records
-from synctool.platforms.portal.rules import gift_groups, stripe_event_of
+from synctool.platforms.portal.payments import gift_groups
+from synctool.platforms.portal.stripe_events import stripe_event_of
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload

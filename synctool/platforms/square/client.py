@@ -6,8 +6,12 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from typing_extensions import Unpack
+
 from synctool.http import ApiClient
 from synctool.platforms import square
+from synctool.platforms.api_options import ApiOptions
+from synctool.platforms.webhook import JsonObject
 from synctool.runtime import Runtime
 
 
@@ -19,7 +23,7 @@ def _error_text(body: Any) -> str:
 class PosClient:
     """Square's REST API: orders, payments, customers, locations."""
 
-    def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Any):
+    def __init__(self, base_url: str, access_token: str, square_version: str = "2026-08-19", **kwargs: Unpack[ApiOptions]):
         self.api = ApiClient(
             base_url,
             name="Square",
@@ -31,13 +35,13 @@ class PosClient:
     def close(self) -> None:
         self.api.close()
 
-    def order(self, order_id: str) -> dict[str, Any]:
+    def order(self, order_id: str) -> JsonObject:
         return self.api.request("GET", f"/v2/orders/{order_id}").get("order") or {}
 
-    def payment(self, payment_id: str) -> dict[str, Any]:
+    def payment(self, payment_id: str) -> JsonObject:
         return self.api.request("GET", f"/v2/payments/{payment_id}").get("payment") or {}
 
-    def listed(self, path: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+    def listed(self, path: str, key: str, **params: str | int) -> Iterator[JsonObject]:
         """Every item of a Square list endpoint (``{key: [...], cursor}``), following the cursor."""
         cursor = None
         while True:
@@ -47,23 +51,23 @@ class PosClient:
             if not cursor:
                 return
 
-    def payments(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
+    def payments(self, begin: str, end: str, location_id: str) -> Iterator[JsonObject]:
         """ListPayments of one location created in [begin, end) (RFC 3339), oldest first."""
         return self.listed(
             "/v2/payments", "payments", begin_time=begin, end_time=end, location_id=location_id, limit=100, sort_order="ASC"
         )
 
-    def payouts(self, begin: str, end: str, location_id: str) -> Iterator[dict[str, Any]]:
+    def payouts(self, begin: str, end: str, location_id: str) -> Iterator[JsonObject]:
         """ListPayouts of one location created in [begin, end)."""
         return self.listed("/v2/payouts", "payouts", begin_time=begin, end_time=end, location_id=location_id)
 
-    def payout_entries(self, payout_id: str) -> list[dict[str, Any]]:
+    def payout_entries(self, payout_id: str) -> list[JsonObject]:
         return list(self.listed(f"/v2/payouts/{payout_id}/payout-entries", "payout_entries"))
 
-    def subscriptions(self) -> list[dict[str, Any]]:
+    def subscriptions(self) -> list[JsonObject]:
         return list(self.listed("/v2/webhooks/subscriptions", "subscriptions"))
 
-    def create_subscription(self, url: str, events: list[str], api_version: str) -> dict[str, Any]:
+    def create_subscription(self, url: str, events: list[str], api_version: str) -> JsonObject:
         """The new subscription, with its ``signature_key`` (shown only now)."""
         body = {
             "idempotency_key": str(uuid.uuid4()),
@@ -77,7 +81,7 @@ class PosClient:
         }
         return self.api.request("POST", "/v2/webhooks/subscriptions", json=body).get("subscription") or {}
 
-    def update_subscription(self, subscription_id: str, url: str, events: list[str]) -> dict[str, Any]:
+    def update_subscription(self, subscription_id: str, url: str, events: list[str]) -> JsonObject:
         body = {"subscription": {"enabled": True, "event_types": events, "notification_url": url}}
         return self.api.request("PUT", f"/v2/webhooks/subscriptions/{subscription_id}", json=body).get("subscription") or {}
 
@@ -85,16 +89,16 @@ class PosClient:
         body = {"idempotency_key": str(uuid.uuid4())}
         return self.api.request("POST", f"/v2/webhooks/subscriptions/{subscription_id}/signature-key", json=body)["signature_key"]
 
-    def refund(self, refund_id: str) -> dict[str, Any]:
+    def refund(self, refund_id: str) -> JsonObject:
         return self.api.request("GET", f"/v2/refunds/{refund_id}").get("refund") or {}
 
-    def customer(self, customer_id: str) -> dict[str, Any]:
+    def customer(self, customer_id: str) -> JsonObject:
         return self.api.request("GET", f"/v2/customers/{customer_id}").get("customer") or {}
 
-    def locations(self) -> list[dict[str, Any]]:
+    def locations(self) -> list[JsonObject]:
         return self.api.request("GET", "/v2/locations").get("locations") or []
 
-    def orders_updated_since(self, location_ids: list[str], since: str) -> Iterator[dict[str, Any]]:
+    def orders_updated_since(self, location_ids: list[str], since: str) -> Iterator[JsonObject]:
         """SearchOrders of these locations (10 a request) updated at or after ``since``, COMPLETED or OPEN, oldest
         change first: the date filter and the sort name the same timestamp, as Square requires; the cursor is
         sent with the original query."""
@@ -108,7 +112,7 @@ class PosClient:
             }
             cursor = None
             while True:
-                body: dict[str, Any] = {"location_ids": location_ids[start : start + 10], "limit": 500, "query": query}
+                body: JsonObject = {"location_ids": location_ids[start : start + 10], "limit": 500, "query": query}
                 if cursor:
                     body["cursor"] = cursor
                 found = self.api.request("POST", "/v2/orders/search", json=body)
@@ -117,14 +121,14 @@ class PosClient:
                 if not cursor:
                     break
 
-    def refunds_updated_since(self, since: str) -> Iterator[dict[str, Any]]:
+    def refunds_updated_since(self, since: str) -> Iterator[JsonObject]:
         """ListPaymentRefunds COMPLETED and updated at or after ``since``, oldest change first."""
         return self.listed(
             "/v2/refunds", "refunds", updated_at_begin_time=since, status="COMPLETED", sort_field="UPDATED_AT", sort_order="ASC"
         )
 
-    def search_orders(self, location_ids: list[str], *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def search_orders(self, location_ids: list[str], *, cursor: str | None = None, limit: int = 50) -> JsonObject:
+        body: JsonObject = {
             "location_ids": location_ids[:10],
             "limit": limit,
             "query": {"sort": {"sort_field": "CREATED_AT", "sort_order": "DESC"}},

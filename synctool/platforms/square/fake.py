@@ -15,7 +15,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Endpoint, Row, routes
+from synctool.fakes.routing import Endpoint, Row
+from synctool.platforms.fake import serve
 
 #: the event types the fake accepts in a subscription (Square's are many more)
 SQUARE_EVENTS = {
@@ -349,6 +350,4 @@ ROUTES: list[Row] = [
 
 
 def create_app(sq: FakeSquare | None = None) -> Starlette:
-    app = Starlette(routes=routes(ROUTES, guard))
-    app.state.fake = sq or FakeSquare()
-    return app
+    return serve(ROUTES, guard, sq or FakeSquare())

@@ -13,7 +13,7 @@ locations` keeps (read once from Square when empty).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool import platforms, settings, store
 from synctool.crm import refunds
@@ -21,13 +21,17 @@ from synctool.money import cents_to_dollars
 from synctool.platforms import square, watermark
 from synctool.platforms.square.rules import LOCATIONS, eligibility
 from synctool.platforms.square.webhook import Order, external_id
+from synctool.platforms.webhook import JsonObject
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 from synctool.validation import payload
 
+if TYPE_CHECKING:
+    from synctool.platforms.square.client import PosClient
+
 
 def poll(
-    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: Any = None
+    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
 ) -> dict[str, Any]:
     config = square.section(rt.config)
     started, since_text = watermark.window(
@@ -67,7 +71,7 @@ def poll(
     return result
 
 
-def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -> int:
+def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: JsonObject) -> int:
     order = payload(Order, found, f"Square order {found.get('id')}")
     if eligibility(order) is not None or not order.id:
         return 0
@@ -84,7 +88,7 @@ def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -
     )
 
 
-def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: dict[str, Any]) -> int:
+def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: JsonObject) -> int:
     refund_id = str(refund.get("id") or "")
     if not refund_id or refund.get("status") != "COMPLETED":
         return 0

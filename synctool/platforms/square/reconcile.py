@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
 
 from synctool import mappings, platforms
 from synctool.crm import gifts
@@ -15,6 +14,7 @@ from synctool.money import cents_to_dollars
 from synctool.platforms.reconcile import Expected, Payout, PayoutLine
 from synctool.platforms.square.rules import NO_MONEY
 from synctool.platforms.square.webhook import external_id
+from synctool.platforms.webhook import JsonObject
 from synctool.runtime import Runtime
 
 ZERO = Decimal("0.00")
@@ -25,7 +25,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
     gift date is the location's local day)."""
     begin = f"{start - timedelta(days=1)}T00:00:00Z"
     finish = f"{end + timedelta(days=2)}T00:00:00Z"
-    orders: dict[str, dict[str, Any]] = {}
+    orders: dict[str, JsonObject] = {}
     with platforms.using(rt, "pos") as client:
         for location in client.locations():
             for payment in client.payments(begin, finish, location["id"]):

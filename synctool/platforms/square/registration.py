@@ -6,12 +6,15 @@ created or rotated (``POST .../signature-key``)."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING
 
 from synctool.platforms import square
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 from synctool.platforms.square import notification
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool.platforms.square.client import PosClient
 
 SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
 EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
@@ -21,14 +24,14 @@ def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("pos", f"{base}/webhooks/pos", EVENTS, SECRET)]
 
 
-def _found(client: Any) -> list[Found]:
+def _found(client: PosClient) -> list[Found]:
     return [
         Found(s["id"], s.get("notification_url") or "", set(s.get("event_types") or []), bool(s.get("enabled", True)))
         for s in client.subscriptions()
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[Check]:
     [want] = wanted(conn, rt, base)
     check = compare(want, _found(client), rt.secrets.get(SECRET))
     verify_url = notification.url(conn, rt)
@@ -38,7 +41,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> lis
     return [check]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     keep = {notification.SETTING: want.url}

@@ -11,7 +11,7 @@ type picks the payment type. External id: ``pos_order_<order id>``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool import mappings, settings
 from synctool.crm import gifts
@@ -28,16 +28,19 @@ from synctool.platforms.square.webhook import (
     Tender,
     external_id,
 )
-from synctool.platforms.webhook import Event
+from synctool.platforms.webhook import Event, JsonObject
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from synctool.validation import payload
+
+if TYPE_CHECKING:
+    from synctool.config import Config
 
 LOCATIONS = "pos:locations"
 logger = logging.getLogger("synctool.pos")
 
 
-def location(job: Job, location_id: str | None) -> dict[str, Any] | None:
+def location(job: Job, location_id: str | None) -> JsonObject | None:
     """The order's location from the cache; a location the cache has not seen refreshes it once."""
     if not location_id:
         return None
@@ -106,7 +109,7 @@ def customer_person(job: Job, order: Order) -> tuple[Person, str, bool]:
     return (Person(default.get("first_name"), default.get("last_name"), default["email"]), "the POS default constituent", False)
 
 
-def last_resort_fund(config: Any) -> int | None:
+def last_resort_fund(config: Config) -> int | None:
     """The fund when no mapping names one: ``donations.default_fund_id`` serves POS sales too (config.example.yaml),
     read from that section by name, when a donation platform is registered."""
     try:
@@ -159,7 +162,9 @@ def order(event: Event, job: Job) -> Outcome:
     body = gift_body(job, full)
     person, who, consent = customer_person(job, full)
     # total_money's currency: another than the organisation's holds the job (crm.currency)
-    constituent_id, gift_id, created = job.make_gift(person, body, currency=full.total_money and full.total_money.currency)
+    constituent_id, gift_id, created = job.make_gift(
+        person, body, currency=full.total_money.currency if full.total_money else None
+    )
     place = (location(job, full.location_id) or {}).get("name") or full.location_id
     pushed = mailing_list.queue_pushes(
         job.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]

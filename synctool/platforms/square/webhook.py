@@ -13,11 +13,11 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Optional
 
 from synctool.errors import ConfigError, InvalidInput, InvalidSignature
 from synctool.money import cents_to_dollars
-from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platforms.webhook import Event, JobSpec, JsonObject, WebhookSecrets, parse_json_object, text
 from synctool.validation import Lenient, Moment, Payload, Text, parse
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
@@ -41,7 +41,7 @@ class Money(Payload):
 
 class NotificationData(Payload):
     id: Optional[Text] = None
-    object: Lenient[dict[str, Any]] = {}
+    object: Lenient[JsonObject] = {}
 
 
 class Notification(Payload):

@@ -6,8 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from typing_extensions import Unpack
+
 from synctool.http import ApiClient
 from synctool.platforms import stripe
+from synctool.platforms.api_options import ApiOptions
+from synctool.platforms.webhook import JsonObject
 from synctool.runtime import Runtime
 
 
@@ -17,7 +21,7 @@ def _error_text(body: Any) -> str:
 
 
 class PaymentsClient:
-    def __init__(self, base_url: str, api_key: str, **kwargs: Any):
+    def __init__(self, base_url: str, api_key: str, **kwargs: Unpack[ApiOptions]):
         self.api = ApiClient(
             base_url, name="Stripe", error_text=_error_text, headers={"Authorization": f"Bearer {api_key}"}, **kwargs
         )
@@ -25,8 +29,8 @@ class PaymentsClient:
     def close(self) -> None:
         self.api.close()
 
-    def webhook_endpoints(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
+    def webhook_endpoints(self) -> list[JsonObject]:
+        found: list[JsonObject] = []
         after = None
         while True:
             body = self.api.request(
@@ -37,7 +41,7 @@ class PaymentsClient:
                 return found
             after = found[-1]["id"]
 
-    def undelivered_events(self, created_since: int, types: list[str]) -> Iterator[dict[str, Any]]:
+    def undelivered_events(self, created_since: int, types: list[str]) -> Iterator[JsonObject]:
         """Events of ``types`` (``types[]``, at most 20) of the last 30 days still pending or that failed every
         delivery attempt (``delivery_success=false``), created at or after a Unix time, newest first, 100 a
         page. ``delivery_success`` is the account's, over every endpoint: the types keep other systems' events
@@ -52,16 +56,16 @@ class PaymentsClient:
                 return
             after = page[-1]["id"]
 
-    def create_webhook_endpoint(self, url: str, events: list[str]) -> dict[str, Any]:
+    def create_webhook_endpoint(self, url: str, events: list[str]) -> JsonObject:
         """The new endpoint, with its signing ``secret`` (Stripe shows it only now)."""
         return self.api.request("POST", "/v1/webhook_endpoints", data={"url": url, "enabled_events[]": events})
 
-    def update_webhook_endpoint(self, endpoint_id: str, url: str, events: list[str]) -> dict[str, Any]:
+    def update_webhook_endpoint(self, endpoint_id: str, url: str, events: list[str]) -> JsonObject:
         return self.api.request(
             "POST", f"/v1/webhook_endpoints/{endpoint_id}", data={"url": url, "enabled_events[]": events, "disabled": "false"}
         )
 
-    def delete_webhook_endpoint(self, endpoint_id: str) -> dict[str, Any]:
+    def delete_webhook_endpoint(self, endpoint_id: str) -> JsonObject:
         return self.api.request("DELETE", f"/v1/webhook_endpoints/{endpoint_id}")
 
 

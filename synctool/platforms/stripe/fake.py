@@ -14,7 +14,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Row, routes
+from synctool.fakes.routing import Row
+from synctool.platforms.fake import serve
 
 #: the events the fake accepts (Stripe's list is much longer)
 EVENTS = {
@@ -179,6 +180,4 @@ ROUTES: list[Row] = [
 
 
 def create_app(st: FakeStripe | None = None) -> Starlette:
-    app = Starlette(routes=routes(ROUTES, guard))
-    app.state.fake = st or FakeStripe()
-    return app
+    return serve(ROUTES, guard, st or FakeStripe())

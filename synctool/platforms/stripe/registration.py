@@ -5,10 +5,13 @@ created), never doubled."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING
 
 from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool.platforms.stripe.client import PaymentsClient
 
 SECRET = "PAYMENTS_WEBHOOK_SECRET"
 EVENTS = [
@@ -21,19 +24,19 @@ def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("payments", f"{base}/webhooks/payments", EVENTS, SECRET)]
 
 
-def _found(client: Any) -> list[Found]:
+def _found(client: PaymentsClient) -> list[Found]:
     return [
         Found(e["id"], e.get("url") or "", set(e.get("enabled_events") or []), e.get("status", "enabled") == "enabled")
         for e in client.webhook_endpoints()
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
+def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[Check]:
     [want] = wanted(conn, rt, base)
     return [compare(want, _found(client), rt.secrets.get(SECRET))]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[Outcome]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is not None and not rt.secrets.get(SECRET):

@@ -5,6 +5,7 @@ them)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from synctool import platforms
@@ -27,19 +28,19 @@ CODING = {
 LABELS = {name: what for name, (_, what) in CODING.items()} | {"ack_template_name": "acknowledgement"}
 
 
-def item_name(item: dict[str, Any] | None) -> str:
+def item_name(item: Mapping[str, object] | None) -> str:
     """A cached list item's name, whichever key its list keeps it under."""
     listed = item or {}
     return str(listed.get("name") or listed.get("display_name") or listed.get("title") or listed.get("key") or "")
 
 
-def crm_named(conn: sqlite3.Connection, kind: str, item_id: Any) -> str:
+def crm_named(conn: sqlite3.Connection, kind: str, item_id: object) -> str:
     """A CRM id as a person reads it: its name from the cached list, the id beside it (``General (#2398)``)."""
     name = item_name(references.find(conn, kind, item_id))
     return f"{name} (#{item_id})" if name else f"#{item_id}"
 
 
-def check_known(conn: sqlite3.Connection, name: str, value: Any) -> None:
+def check_known(conn: sqlite3.Connection, name: str, value: object) -> None:
     """A coding field's CRM id checked against the cached list, refused in words beside its field."""
     kind, what = CODING[name]
     if value is None or references.find(conn, kind, value) is not None:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Mapping
+from typing import TypedDict
 
 from synctool.ops import donors as donor_ops
 from synctool.validation import parse
@@ -12,8 +13,8 @@ from synctool.web.request import StaffRequest
 
 
 class DonorsPage(TypedDict):
-    changes: dict[str, Any]
-    matches: dict[str, Any]
+    changes: donor_ops.Waiting
+    matches: donor_ops.Waiting
     status: str
 
 
@@ -31,7 +32,8 @@ def _change(request: StaffRequest) -> donor_ops.DecideBody:
 
 def apply_change(request: StaffRequest) -> ActionResult:
     result = donor_ops.apply(request.conn, request.rt, _change(request))["results"][0]
-    detail = f" ({result['detail']})" if result.get("detail") else ""
+    shown: Mapping[str, object] = result
+    detail = f" ({shown['detail']})" if shown.get("detail") else ""
     return ActionResult(f"Donor change {result['id']}: {result['result']}" + detail, str(request.path["id"]))
 
 

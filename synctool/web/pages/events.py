@@ -17,13 +17,13 @@ RSVP = {1: "yes", 2: "no"}
 
 
 class EventsPage(TypedDict):
-    events: dict[str, Any]
+    events: event_ops.EventListing
     crm_events: list[dict[str, Any]]
 
 
 class EventDetailPage(TypedDict):
-    detail: dict[str, Any]
-    row: dict[str, Any] | None
+    detail: event_ops.EventDetail
+    row: dict[str, object] | None
     rsvp: dict[int, str]
 
 

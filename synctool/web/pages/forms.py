@@ -3,12 +3,14 @@ beside the field they are about (never a model's ``emails.1: ...``)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from synctool import validation
-from synctool.errors import InvalidInput
+from synctool.errors import InvalidInput, SynctoolError
 from synctool.web.render import Problem
 from synctool.web.request import StaffRequest
 
@@ -28,17 +30,18 @@ class FormProblem(InvalidInput):
 NOT_KEPT = ("csrf", "back")
 
 
-def problem(error: Any, form_path: str, form: dict[str, str]) -> Problem:
+def problem(error: SynctoolError | None, form_path: str, form: dict[str, str]) -> Problem:
     """What the next page says about a refused form: the error in words, the field it is about (when the form
     has it) and what was typed."""
-    text = str(error) + ("" if isinstance(error, FormProblem) or not getattr(error, "detail", "") else f" ({error.detail})")
+    detail = getattr(error, "detail", "")
+    text = str(error) + ("" if isinstance(error, FormProblem) or not detail else f" ({detail})")
     name = getattr(error, "field", None)
     kept = {k: v for k, v in form.items() if k not in NOT_KEPT}
     return Problem(text=f"Not done: {text}", form=form_path, field=name if name in form else None,
                    target=form.get("target"), kept=kept)  # fmt: skip
 
 
-def typed(value: Any) -> str:
+def typed(value: object) -> str:
     """What a person typed, quoted (or "that" when it was not text)."""
     return f"\u201c{value}\u201d" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "that"
 
@@ -49,7 +52,7 @@ def field(request: StaffRequest, name: str) -> str | None:
     return value or None
 
 
-def _worded(error: Any, label: str) -> str:
+def _worded(error: ErrorDetails, label: str) -> str:
     """One pydantic error in a person's words, about the field a person knows as ``label``."""
     kind, got, message = error["type"], error.get("input"), str(error.get("msg", "")).removeprefix("Value error, ")
     given, what = typed(got), label[:1].upper() + label[1:]
@@ -73,11 +76,11 @@ def _worded(error: Any, label: str) -> str:
     return f"{what}: {message}."
 
 
-def _bound_words(error: Any) -> str:
+def _bound_words(error: ErrorDetails) -> str:
     return validation.problem(error).split(", got ")[0]
 
 
-def read(model: type[M], data: dict[str, Any], labels: dict[str, str] | None = None, prefix: str = "") -> M:
+def read(model: type[M], data: Mapping[str, object], labels: dict[str, str] | None = None, prefix: str = "") -> M:
     """``data`` as ``model`` (as ``validation.parse`` reads a form), or a ``FormProblem`` about the first field
     that does not fit, in words; ``labels`` name the fields as the form does, ``prefix`` is the form fields'."""
     try:

@@ -5,6 +5,7 @@ campaigns by name; reading the CRM's lists again, as `synctool crm refresh` does
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, TypedDict
 
@@ -24,10 +25,11 @@ from synctool.web.pages.base import ActionResult, ViewResult
 from synctool.web.pages.choices import CODING, LABELS, campaign_key, campaign_named, campaigns, check_known, crm_named, item_name
 from synctool.web.pages.events import unmap_event
 from synctool.web.pages.forms import FormProblem, field, typed
-from synctool.web.request import StaffRequest
+from synctool.web.request import Json, StaffRequest
 
 #: the CRM reference lists the mapping forms offer as choices (``synctool crm refresh`` caches them)
-CHOICES = ("funds", "campaigns", "appeals", "gift-categories", "gift-types", "payment-types", "events", "gift-fields", "tags")
+CHOICES = ("funds", "campaigns", "appeals", "gift-categories", "gift-types", "payment-types", "events", "gift-fields", "tags",
+           "groups", "contact-report-types", "team-members")  # fmt: skip
 #: the mapping kinds kept in synctool's own table, as `synctool mappings KIND list` lists them
 KINDS = ("type_default", "campaign_override", "fund_override", "payment_method", "custom_field")
 #: the mailing platform's routes its list mappings and tag rules are read and set through (``Platform.routes``)
@@ -36,16 +38,16 @@ MAILING_LISTS, TAG_RULES = "/api/mailing/mappings", "/api/mailing/tag-rules"
 
 class MappingsPage(TypedDict):
     mappings: dict[str, Any]
-    choices: dict[str, list[dict[str, Any]]]
+    choices: dict[str, list[Mapping[str, object]]]
     names: dict[str, dict[str, str]]
     lists_read_at: str | None
-    acks: list[dict[str, Any]]
+    acks: list[Mapping[str, object]]
     type_keys: list[str]
-    paying: list[tuple[str, Any]]
+    paying: list[tuple[str, str]]
     campaigns: list[dict[str, Any]]
     campaign_names: dict[str, str]
     waiting: set[str]
-    unmapped: list[dict[str, Any]]
+    unmapped: list[overview_ops.UnmappedCampaign]
     mailing: bool
     editing: dict[str, Any]
 
@@ -62,7 +64,7 @@ def platform_route(rt: Runtime, method: str, path: str) -> ApiRoute | None:
     return None
 
 
-def call_platform_route(request: StaffRequest, method: str, path: str, body: Any = None) -> Any:
+def call_platform_route(request: StaffRequest, method: str, path: str, body: Json = None) -> Json:
     """What a platform's admin API route answers to this request, with ``body`` (the same operation)."""
     route = platform_route(request.rt, method, path)
     if route is None:
@@ -77,6 +79,7 @@ def _listed(request: StaffRequest) -> dict[str, Any]:
     """Every kind of mapping, by kind (the mailing platform's when one is in use)."""
     listed: dict[str, Any] = {kind: mapping_store.all_of(request.conn, kind) for kind in KINDS}
     listed["event"] = event_ops.list_mappings(request.conn)
+    listed["plans"] = mapping_ops.plans_mapping(request.conn)
     if platform_route(request.rt, "GET", MAILING_LISTS) is not None:
         listed["list_mapping"] = call_platform_route(request, "GET", MAILING_LISTS)
         listed["tag_rule"] = call_platform_route(request, "GET", TAG_RULES)
@@ -97,7 +100,7 @@ def _editing(request: StaffRequest, listed: dict[str, Any], known: dict[str, dic
     return editing
 
 
-def _ack_templates(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def _ack_templates(conn: sqlite3.Connection) -> list[Mapping[str, object]]:
     templates = crm.reference(conn, "mailing-templates")["items"]
     return [t for t in templates if "ack" in str(t.get("mailing_type_name", "")).lower()]
 
@@ -154,7 +157,7 @@ def _coding(request: StaffRequest) -> dict[str, Any]:
     return coding
 
 
-def _coded(conn: sqlite3.Connection, mapping: dict[str, Any]) -> str:
+def _coded(conn: sqlite3.Connection, mapping: Mapping[str, object]) -> str:
     """A coding as a person reads it: ``CRM fund General (#2398), CRM campaign Annual Giving (#822)``."""
     words = [f"{CODING[k][1]} {crm_named(conn, CODING[k][0], mapping[k])}"
              for k in ("fund_id", "campaign_id", "appeal_id", "gift_category_id") if mapping.get(k) is not None]  # fmt: skip
@@ -191,6 +194,21 @@ def set_fund_override(request: StaffRequest) -> ActionResult:
     mapping = mapping_ops.set_fund_override(request.conn, body)
     crm_fund = crm_named(request.conn, "funds", mapping["fund_id"])
     return ActionResult(f"Gifts designated to fund {mapping['key']} go to CRM fund {crm_fund}.", mapping["key"])
+
+
+def set_plans_mapping(request: StaffRequest) -> ActionResult:
+    """`synctool mappings plans set --group ID [--report-type ID] [--team-member EMAIL]` (``POST
+    /api/mappings/plans``): the group and report type chosen by name from the CRM's cached lists."""
+    given = {"group_id": field(request, "group_id"), "contact_report_type_id": field(request, "contact_report_type_id"),
+             "team_member": field(request, "team_member")}  # fmt: skip
+    labels = {"group_id": "CRM group", "contact_report_type_id": "contact report type", "team_member": "team member"}
+    mapping = mapping_ops.set_plans_mapping(request.conn, forms.read(mapping_ops.PlansMappingBody, given, labels))
+    said = f"Monthly donors are kept in CRM group {mapping['group'] or ''} (#{mapping['group_id']})"
+    if mapping["contact_report_type_id"]:
+        said += f"; follow-ups are {mapping['contact_report_type'] or ''} (#{mapping['contact_report_type_id']}) contact reports"
+    if mapping["team_member"]:
+        said += f" assigned to {mapping['team_member']}"
+    return ActionResult(said + ".", "plans")
 
 
 def set_payment_method(request: StaffRequest) -> ActionResult:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 from urllib.parse import urlencode
 
 from synctool.ops import overview as overview_ops
@@ -21,11 +21,11 @@ class Need(TypedDict):
 
 
 class OverviewPage(TypedDict):
-    overview: dict[str, Any]
+    overview: overview_ops.Overview
     needs: list[Need]
 
 
-def _href(item: dict[str, Any], overview: dict[str, Any], path: str) -> str | None:
+def _href(item: overview_ops.Attention, overview: overview_ops.Overview, path: str) -> str | None:
     """Where on the page a person sees to ``item`` (None: on no page)."""
     if item["page"] == "mappings":
         words = str(item.get("command") or "").split()
@@ -34,12 +34,14 @@ def _href(item: dict[str, Any], overview: dict[str, Any], path: str) -> str | No
         return f"/mappings?{asked}#campaign-overrides" if asked else "/mappings#campaign-overrides"
     if item["page"] == "events":
         return "/events#waiting"
+    if item["page"] == "plans":
+        return "/plans?status=failed"
     if item["page"] == "overview":
         return None
     return path
 
 
-def needs(overview: dict[str, Any]) -> list[Need]:
+def needs(overview: overview_ops.Overview) -> list[Need]:
     """What needs attention, each with the page (and the place on it) where a person sees to it; what only
     the server's operator can do (cron, the mail, the platforms' delivery records) says so instead."""
     listed = []

@@ -4,7 +4,7 @@ settings, as `synctool sync-mode` and `synctool settings ...` show and change th
 from __future__ import annotations
 
 import typing
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pydantic.fields import FieldInfo
 
@@ -12,6 +12,7 @@ from synctool import platforms
 from synctool.errors import NotFound
 from synctool.ops import preview
 from synctool.ops import settings as setting_ops
+from synctool.platforms import Setting
 from synctool.web.pages import forms
 from synctool.web.pages.base import ActionResult, ViewResult
 from synctool.web.pages.forms import FormProblem
@@ -34,18 +35,18 @@ class PlatformSetting(TypedDict):
     platform: str
     name: str
     help: str
-    value: dict[str, Any]
+    value: dict[str, object]
     fields: list[FormField]
 
 
 class SettingsPage(TypedDict):
-    mode: dict[str, Any]
-    matching: dict[str, Any]
+    mode: preview.SyncMode
+    matching: setting_ops.DonorMatching
     recipients: list[str]
     platform_settings: list[PlatformSetting]
 
 
-def form_field(name: str, info: FieldInfo, value: Any) -> FormField:
+def form_field(name: str, info: FieldInfo, value: object) -> FormField:
     """One field of a platform setting's body model, as its form shows it: a yes/no choice, a list of choices
     (a ``Literal``) or text, with its description and the value it holds now."""
     kinds = [a for a in typing.get_args(info.annotation) if a is not type(None)] or [info.annotation]
@@ -62,16 +63,20 @@ def form_field(name: str, info: FieldInfo, value: Any) -> FormField:
 
 
 def platform_settings(request: StaffRequest) -> list[PlatformSetting]:
-    """Each platform in use's settings, with their values now and their forms' fields."""
+    """The monthly donors' settings, then each platform in use's, with their values now and their forms' fields."""
     listed = []
-    for platform in platforms.in_use(request.rt.config):
-        for setting in platform.settings:
-            value = dict(setting.read(request.conn))
-            fields = [form_field(n, f, value.get(n)) for n, f in setting.body().model_fields.items()]
-            listed.append(
-                PlatformSetting(platform=platform.name, name=setting.name, help=setting.help, value=value, fields=fields)
-            )
+    owned = [("monthly donors", s) for s in _core_rows(request)]
+    owned += [(p.name, s) for p in platforms.in_use(request.rt.config) for s in p.settings]
+    for name, setting in owned:
+        value = dict(setting.read(request.conn))
+        fields = [form_field(n, f, value.get(n)) for n, f in setting.body().model_fields.items()]
+        listed.append(PlatformSetting(platform=name, name=setting.name, help=setting.help, value=value, fields=fields))
     return listed
+
+
+def _core_rows(request: StaffRequest) -> tuple[Setting, ...]:
+    """The core's settings shown as a platform's are (a form of their fields): the monthly donors' two."""
+    return setting_ops.plan_settings(lambda: request.rt)
 
 
 def settings(request: StaffRequest) -> ViewResult:
@@ -116,7 +121,8 @@ def set_platform_setting(request: StaffRequest) -> ActionResult:
     """A platform's `synctool settings NAME ...` (``PATCH /api/settings/NAME``): the fields given, checked with
     the setting's body model."""
     name = request.path["name"]
-    setting = next((s for p in platforms.in_use(request.rt.config) for s in p.settings if s.name == name), None)
+    rows = [*_core_rows(request), *(s for p in platforms.in_use(request.rt.config) for s in p.settings)]
+    setting = next((s for s in rows if s.name == name), None)
     if setting is None:
         raise NotFound(f"no setting {name} of a platform in use")
     model = setting.body()

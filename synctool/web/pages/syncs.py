@@ -4,6 +4,7 @@ resolve|release` do."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from synctool.crm import currency
@@ -23,19 +24,19 @@ FILTERS = ("status", "source", "date_from", "date_to", "q", "page")
 
 class SyncsPage(TypedDict):
     filters: dict[str, str]
-    result: dict[str, Any] | None
+    result: sync_ops.SyncPage | None
     problem: str | None
     statuses: tuple[str, ...]
 
 
 class SyncRecordPage(TypedDict):
     record: dict[str, Any]
-    actions: list[dict[str, Any]]
+    actions: Sequence[Mapping[str, object]]
 
 
 class FailedPage(TypedDict):
-    result: dict[str, Any]
-    held: list[dict[str, Any]]
+    result: sync_ops.SyncPage
+    held: Sequence[Mapping[str, object]]
     filters: dict[str, str]
 
 

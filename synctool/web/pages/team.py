@@ -3,7 +3,7 @@ inviting and changing a team member."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from synctool.errors import InvalidInput
 from synctool.ops import outbox, users
@@ -13,7 +13,7 @@ from synctool.web.request import StaffRequest
 
 
 class TeamPage(TypedDict):
-    users: list[dict[str, Any]]
+    users: list[users.UserRecord]
 
 
 def team(request: StaffRequest) -> ViewResult:
@@ -32,7 +32,7 @@ def invite(request: StaffRequest) -> ActionResult:
 
 def change_user(request: StaffRequest) -> ActionResult:
     what = request.form.get("change")
-    changes: dict[str, dict[str, Any]] = {
+    changes: dict[str, dict[str, object]] = {
         "role": {"role": request.form.get("role")},
         "deactivate": {"deactivate": True},
         "activate": {"active": True},

@@ -1,0 +1,63 @@
+"""What a command runs with: its Runtime and its database, each opened on first use, kept on the root
+click context (``ctx_obj``) so every command of one run shares them."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    import httpx
+
+    from synctool.config import Config
+    from synctool.runtime import Runtime
+
+
+@dataclass
+class AppContext:
+    """The command's Runtime (built on first use from ``--config`` and ``environ``, the process environment unless
+    the caller hands one in with its transports: ``app(obj=AppContext(environ=..., transports=...))``)
+    and its database."""
+
+    config_path: str | None = None
+    runtime: Runtime | None = None
+    environ: Mapping[str, str] | None = None
+    transports: Mapping[str, httpx.BaseTransport] = field(default_factory=dict)
+    _db: sqlite3.Connection | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+    #: writes one row of the staff actions log: ``(conn, action, target, note, outcome)`` (the CLI's root sets it,
+    #: ``synctool.cli.main``; none: a command run without the root records nothing)
+    log_action: Callable[[sqlite3.Connection, str, str | None, str | None, str], None] | None = None
+
+    @property
+    def rt(self) -> Runtime:
+        if self.runtime is None:
+            from synctool.runtime import Runtime
+
+            self.runtime = Runtime.from_environ(self.config_path, self.environ, transports=self.transports)
+        return self.runtime
+
+    @property
+    def config(self) -> Config:
+        return self.rt.config
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            from synctool import renamed_keys, store
+
+            self._db = store.connect(self.rt.db_path)
+            for line in renamed_keys.unsaid(self._db, self.rt.config):
+                typer.echo(line, err=True)
+        return self._db
+
+
+def ctx_obj(ctx: typer.Context) -> AppContext:
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = AppContext()
+    return root.obj

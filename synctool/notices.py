@@ -1,0 +1,170 @@
+"""Chat notices: a line a person should hear as it happens (a monthly donor's plan failed, was paused or canceled),
+sent to the Slack or Teams incoming webhook the organisation names (setting ``plans_chat_webhook``).
+
+A job never talks to the chat service: ``queue`` records the line once per key (a replayed webhook queues nothing
+more) inside the job's own commit, and ``synctool drain`` sends what is due (``send_due``), as it sends the mail of
+the outbox. Each notice is one ``POST {"text": ...}`` (both services' incoming webhooks take that field), bounded
+to ``MAX_TEXT`` characters, with a timeout; a failed send is tried again a minute later, ``MAX_ATTEMPTS`` times in
+all, then given up with its error kept. Only an ``https`` URL is used. The URL holds the webhook's secret, so it is
+never printed, logged or kept in an error: only its host is (``host``). The text never carries a secret: the
+URL, bearer tokens and long token-like words are taken out, and Slack's control characters (``<``, ``>``, ``&``)
+are escaped so a donor's name cannot ping a channel.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from synctool import settings, store
+from synctool.errors import InvalidInput
+from synctool.runtime import Runtime
+
+logger = logging.getLogger("synctool.notices")
+
+#: the setting naming the incoming-webhook URL (absent: no chat notices)
+WEBHOOK_SETTING = "plans_chat_webhook"
+#: a notice's text is cut to this many characters (Slack shows 4,000 at most; a line needs far fewer)
+MAX_TEXT = 2000
+MAX_ATTEMPTS = 5
+RETRY_AFTER = timedelta(minutes=1)
+#: a row being sent is held this long, so a second drain does not send it too
+SENDING_LEASE = timedelta(minutes=2)
+#: a notice not sent within this is dropped: news a day old is the daily summary's
+GIVE_UP_AFTER = timedelta(days=1)
+TIMEOUT_S = 10.0
+#: the transport role a Runtime may hand an httpx transport for (tests, the demo)
+ROLE = "chat"
+
+_TOKENS = re.compile(r"(?i)\bbearer\s+\S+|https?://\S+|\b[A-Za-z0-9_\-]{32,}\b")
+
+
+def check_url(url: str) -> str:
+    """The URL if it is an https URL with a host, else InvalidInput (which never repeats the URL: it is a secret)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme != "https" or not parts.hostname:
+        raise InvalidInput("the chat webhook must be an https:// URL with a host", "e.g. https://hooks.slack.com/services/...")
+    if parts.username or parts.password:
+        raise InvalidInput("the chat webhook URL must not carry a user or password")
+    return url.strip()
+
+
+def host(url: str | None) -> str | None:
+    """What may be shown of the webhook URL: its host."""
+    return urlsplit(url).hostname if url else None
+
+
+def webhook(conn: sqlite3.Connection) -> str | None:
+    found = settings.get(conn, WEBHOOK_SETTING)
+    return found if isinstance(found, str) and found else None
+
+
+def clean(text: str) -> str:
+    """The text as sent: no URL, bearer token or token-like word, Slack's control characters escaped, bounded."""
+    text = _TOKENS.sub("[removed]", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = "".join(c if c.isprintable() or c == "\n" else " " for c in text)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def queue(conn: sqlite3.Connection, key: str, text: str) -> bool:
+    """Record a notice to send once per ``key`` (inside the caller's transaction, if any); False when that key was
+    queued before (a replay) or no chat webhook is set."""
+    if webhook(conn) is None:
+        return False
+    now = store.iso()
+    with store.atomic(conn):
+        cur = conn.execute(
+            "INSERT INTO chat_notices (key, text, created_at, send_after) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (key, clean(text), now, now),
+        )
+    return cur.rowcount == 1
+
+
+def send_due(
+    conn: sqlite3.Connection, rt: Runtime, *, transport: httpx.BaseTransport | None = None, limit: int = 50
+) -> dict[str, int]:
+    """Send the notices that are due; never raises for a chat problem (drain goes on)."""
+    counts = {"sent": 0, "failed": 0, "dropped": 0}
+    now = store.utcnow()
+    due = conn.execute(
+        "SELECT * FROM chat_notices WHERE sent_at IS NULL AND send_after <= ? AND attempts < ? ORDER BY created_at LIMIT ?",
+        (store.iso(now), MAX_ATTEMPTS, limit),
+    ).fetchall()
+    if not due:
+        return counts
+    url = webhook(conn)
+    transport = transport or rt.transport(ROLE)
+    with httpx.Client(transport=transport, timeout=TIMEOUT_S, follow_redirects=False) as client:
+        for row in due:
+            with store.atomic(conn):  # claim it: a drain beside this one skips it
+                claimed = conn.execute(
+                    "UPDATE chat_notices SET send_after = ?, attempts = attempts + 1"
+                    " WHERE key = ? AND sent_at IS NULL AND send_after = ?",
+                    (store.iso(now + SENDING_LEASE), row["key"], row["send_after"]),
+                ).rowcount
+            if not claimed:
+                continue
+            if url is None or row["created_at"] < store.iso(now - GIVE_UP_AFTER):
+                why = "no chat webhook is set" if url is None else "not sent within a day; dropped"
+                _end(conn, row["key"], error=why)
+                counts["dropped"] += 1
+                continue
+            error = _post(client, url, row["text"])
+            if error is None:
+                _end(conn, row["key"])
+                counts["sent"] += 1
+                continue
+            logger.warning("chat notice %s not sent: %s", row["key"], error)
+            with store.atomic(conn):
+                conn.execute(
+                    "UPDATE chat_notices SET last_error = ?, send_after = ? WHERE key = ?",
+                    (error, store.iso(store.utcnow() + RETRY_AFTER), row["key"]),
+                )
+            counts["failed"] += 1
+    return counts
+
+
+def _post(client: httpx.Client, url: str, text: str) -> str | None:
+    """POST the text; None when the service took it, else why not (naming its host, never the URL)."""
+    where = host(url)
+    try:
+        check_url(url)
+    except InvalidInput:
+        return f"refused: the chat webhook of {where or 'no host'} is not https"
+    try:
+        answer = client.post(url, json={"text": text})
+    except httpx.HTTPError as exc:
+        return f"{where}: {type(exc).__name__}"
+    if answer.status_code >= 300:
+        return f"{where} answered {answer.status_code}"
+    return None
+
+
+def _end(conn: sqlite3.Connection, key: str, *, error: str | None = None) -> None:
+    with store.atomic(conn):
+        if error is None:
+            conn.execute("UPDATE chat_notices SET sent_at = ?, last_error = NULL WHERE key = ?", (store.iso(), key))
+        else:
+            conn.execute("UPDATE chat_notices SET last_error = ?, attempts = ? WHERE key = ?", (error, MAX_ATTEMPTS, key))
+
+
+def problems(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Notices given up in the last day, those waiting, and the newest error (a host, never the URL)."""
+    since = store.iso(store.utcnow() - timedelta(days=1))
+    row = conn.execute(
+        "SELECT sum(attempts >= ? AND created_at >= ?) AS failed, sum(attempts < ?) AS waiting"
+        " FROM chat_notices WHERE sent_at IS NULL",
+        (MAX_ATTEMPTS, since, MAX_ATTEMPTS),
+    ).fetchone()
+    error = conn.execute(
+        "SELECT last_error FROM chat_notices WHERE last_error IS NOT NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
+        (since,),
+    ).fetchone()
+    return {"failed": row["failed"] or 0, "waiting": row["waiting"] or 0, "last_error": error[0] if error else None}

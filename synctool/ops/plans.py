@@ -1,0 +1,285 @@
+"""Monthly donors (issue 53): the recurring plans synctool knows, one function per operation, read by `synctool
+plans`, the Plans page (``/admin/plans``) and ``/api/plans``.
+
+The plans and their events are the donation platform's records (its tables ``plans`` and ``plan_events``, kept
+by its plan job); a plan's charges come from that platform's ``plans.charges`` (the jobs and the gift ledger),
+its follow-ups from the CRM's contact-report ledger (``crm_contact_reports``) and its donor's group membership
+from ``crm_group_memberships``. Nothing here asks the CRM or the platform anything.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Literal, Optional, TypedDict
+
+from synctool import mappings, platforms, store
+from synctool.errors import NotFound
+from synctool.platforms.hooks import load
+from synctool.runtime import Runtime
+from synctool.validation import Query
+
+STATUSES = ("active", "paused", "failed", "canceled", "ended")
+#: a plan's frequency -> how many of its charges fall in a month (a frequency not listed is shown aside)
+PER_MONTH = {
+    "monthly": Decimal(1),
+    "month": Decimal(1),
+    "quarterly": Decimal(1) / Decimal(3),
+    "quarter": Decimal(1) / Decimal(3),
+    "yearly": Decimal(1) / Decimal(12),
+    "annually": Decimal(1) / Decimal(12),
+    "annual": Decimal(1) / Decimal(12),
+    "year": Decimal(1) / Decimal(12),
+    "weekly": Decimal(52) / Decimal(12),
+}
+#: the platform role plans come from
+ROLE = "donations"
+CENT = Decimal("0.01")
+
+
+class PlansQuery(Query):
+    """GET /api/plans (`synctool plans list`)."""
+
+    status: Optional[Literal["active", "paused", "failed", "canceled", "ended"]] = None
+    limit: int = 500
+
+
+def known(conn: sqlite3.Connection, table: str = "plans") -> bool:
+    """Whether the donation platform's plan tables exist (its migration ran)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+
+
+def donor(row: sqlite3.Row | Mapping[str, str | None]) -> str:
+    """The donor's name as the plan gives it, else their e-mail."""
+    name = " ".join(p for p in (row["first_name"], row["last_name"]) if p)
+    return name or row["email"] or "(no name)"
+
+
+def _day(value: str | None) -> str | None:
+    return value[:10] if value else None
+
+
+class Plan(TypedDict):
+    """A recurring plan as the plans list shows it."""
+
+    plan_id: str
+    donor: str
+    email: str | None
+    constituent_id: str | None
+    amount: str | None
+    currency: str | None
+    frequency: str | None
+    status: str
+    since: str | None
+    last_charge: str | None
+    next_charge: str | None
+    failures: int | None
+
+
+class PlanDetail(Plan):
+    """One plan with its events, charges, follow-ups and its donor's group membership."""
+
+    phone: str | None
+    platform_status: str | None
+    started_at: str | None
+    ended_at: str | None
+    last_charge_at: str | None
+    last_charge_amount: str | None
+    last_failure_at: str | None
+    changed: object
+    news: object
+    updated_at: str | None
+    events: list[dict[str, object]]
+    charges: list[dict[str, object]]
+    follow_ups: list[dict[str, object]]
+    membership: dict[str, object] | None
+
+
+class PlanList(TypedDict):
+    items: list[Plan]
+    counts: dict[str, int]
+    status: str | None
+
+
+class Figures(TypedDict):
+    """What a board asks of the monthly donors."""
+
+    currency: str
+    monthly_donors: int
+    active_plans: int
+    per_month: str
+    held: dict[str, str]
+    unknown_frequency: int
+
+
+def _row(r: sqlite3.Row) -> Plan:
+    return {
+        "plan_id": r["plan_id"],
+        "donor": donor(r),
+        "email": r["email"],
+        "constituent_id": r["constituent_id"],
+        "amount": r["amount"],
+        "currency": r["currency"],
+        "frequency": r["frequency"],
+        "status": r["status"],
+        "since": _day(r["started_at"]),
+        "last_charge": _day(r["last_charge_at"]),
+        "next_charge": r["next_charge"],
+        "failures": r["failures"],
+    }
+
+
+def list_plans(conn: sqlite3.Connection, query: PlansQuery | None = None) -> PlanList:
+    """The plans, newest first, optionally of one status, with the counts by status."""
+    query = query or PlansQuery()
+    if not known(conn):
+        return {"items": [], "counts": dict.fromkeys(STATUSES, 0), "status": query.status}
+    where, args = ("WHERE status = ?", [query.status]) if query.status else ("", [])
+    rows = conn.execute(
+        f"SELECT * FROM plans {where} ORDER BY coalesce(started_at, updated_at) DESC, plan_id LIMIT ?", [*args, query.limit]
+    ).fetchall()
+    counts = dict.fromkeys(STATUSES, 0) | dict(conn.execute("SELECT status, count(*) FROM plans GROUP BY status").fetchall())
+    return {"items": [_row(r) for r in rows], "counts": counts, "status": query.status}
+
+
+def show_plan(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> PlanDetail:
+    """One plan: its record, its events, its charges and the CRM gifts they became, its follow-ups (contact
+    reports) and its donor's group membership. NotFound for a plan synctool does not know."""
+    found = conn.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone() if known(conn) else None
+    if found is None:
+        raise NotFound(f"no plan {plan_id}", "synctool plans list names the plans synctool knows")
+    events = conn.execute(
+        "SELECT id, kind, at, detail, followup FROM plan_events WHERE plan_id = ? ORDER BY at, id", (plan_id,)
+    ).fetchall()
+    return {
+        **_row(found),
+        "phone": found["phone"],
+        "platform_status": found["platform_status"],
+        "started_at": found["started_at"],
+        "ended_at": found["ended_at"],
+        "last_charge_at": found["last_charge_at"],
+        "last_charge_amount": found["last_charge_amount"],
+        "last_failure_at": found["last_failure_at"],
+        "changed": found["changed"],
+        "news": found["news"],
+        "updated_at": found["updated_at"],
+        "events": [dict(e) for e in events],
+        "charges": charges(conn, rt, plan_id),
+        "follow_ups": follow_ups(conn, plan_id),
+        "membership": membership(conn, found["constituent_id"]),
+    }
+
+
+def charges(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> list[dict[str, object]]:
+    """The plan's charges and the CRM gifts they became, as the donation platform's ``plans.charges`` reads them
+    (nothing when no platform in use keeps plans)."""
+    for platform in platforms.in_use(rt.config):
+        if platform.role != ROLE:
+            continue
+        try:
+            read = load(f"synctool.platforms.{platform.name}.plans:charges")
+        except (ImportError, AttributeError):
+            continue
+        return [dict(c) for c in read(conn, plan_id)]
+    return []
+
+
+def follow_ups(conn: sqlite3.Connection, plan_id: str) -> list[dict[str, object]]:
+    """The contact reports written (or waiting) for the plan's events."""
+    if not known(conn, "crm_contact_reports"):
+        return []
+    from synctool.crm import contact_reports
+
+    return [{k: r[k] for k in r.keys() if k != "body"} for r in contact_reports.for_plan(conn, plan_id)]
+
+
+def membership(conn: sqlite3.Connection, constituent_id: str | None) -> dict[str, object] | None:
+    """The donor's membership of the monthly donors' group, as synctool wrote it (None: none, or no group)."""
+    mapping = mappings.get(conn, "plans", "*")
+    if not constituent_id or not mapping or not known(conn, "crm_group_memberships"):
+        return None
+    row = conn.execute(
+        "SELECT * FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?",
+        (constituent_id, mapping.get("group_id")),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def _money(value: Decimal) -> str:
+    return str(value.quantize(CENT))
+
+
+def figures(conn: sqlite3.Connection, rt: Runtime) -> Figures:
+    """What a board asks: monthly donors now (distinct donors, by constituent or else e-mail, with an active plan,
+    whatever its frequency) and their giving per month (a quarterly plan's amount /3, a yearly one's /12) in the
+    organisation's currency; plans in another currency are listed aside as held (never added to it), and so are
+    plans of a frequency synctool cannot turn into a month."""
+    home = rt.config.organisation.currency
+    result: Figures = {"currency": home, "monthly_donors": 0, "active_plans": 0, "per_month": "0.00",
+                              "held": {}, "unknown_frequency": 0}  # fmt: skip
+    if not known(conn):
+        return result
+    rows = conn.execute("SELECT constituent_id, email, amount, currency, frequency FROM plans WHERE status = 'active'")
+    donors: set[str] = set()
+    per_month = {home: Decimal(0)}
+    for r in rows:
+        result["active_plans"] += 1
+        donors.add(f"c:{r['constituent_id']}" if r["constituent_id"] else f"e:{(r['email'] or '').lower()}")
+        share = PER_MONTH.get((r["frequency"] or "").strip().lower())
+        try:
+            amount = Decimal(r["amount"] or "0")
+        except InvalidOperation:
+            amount = None
+        if share is None or amount is None:
+            result["unknown_frequency"] += 1
+            continue
+        currency = (r["currency"] or home).upper()
+        per_month[currency] = per_month.get(currency, Decimal(0)) + amount * share
+    result["monthly_donors"] = len(donors)
+    result["per_month"] = _money(per_month.pop(home))
+    result["held"] = {c: _money(v) for c, v in sorted(per_month.items())}
+    return result
+
+
+def failed_recently(conn: sqlite3.Connection, days: int = 7) -> int:
+    """How many plans failed in the last ``days`` days (the overview's line)."""
+    if not known(conn, "plan_events"):
+        return 0
+    since = store.iso(store.utcnow() - timedelta(days=days))
+    return int(
+        conn.execute("SELECT count(DISTINCT plan_id) FROM plan_events WHERE kind = 'failed' AND at >= ?", (since,)).fetchone()[0]
+    )
+
+
+class PlanToFollow(TypedDict):
+    """A plan that failed, was paused or canceled: the daily summary's line about it."""
+
+    plan_id: str
+    kind: str
+    at: str
+    message: str
+
+
+def to_follow(conn: sqlite3.Connection, since: str, limit: int = 50) -> list[PlanToFollow]:
+    """The plans that failed, were paused or canceled since ``since`` (the daily summary's lines): a line each
+    event, newest first."""
+    if not known(conn, "plan_events"):
+        return []
+    rows = conn.execute(
+        "SELECT e.kind, e.at, e.detail, p.* FROM plan_events e JOIN plans p USING (plan_id)"
+        " WHERE e.kind IN ('failed', 'paused', 'canceled') AND e.at >= ? ORDER BY e.at DESC LIMIT ?",
+        (since, limit),
+    ).fetchall()
+    found: list[PlanToFollow] = []
+    for r in rows:
+        what = {"failed": "failed to charge", "paused": "paused", "canceled": "canceled"}[r["kind"]]
+        gives = " ".join(str(p) for p in (r["amount"], r["frequency"]) if p)
+        reach = f" <{r['email']}>" if r["email"] else ""
+        message = f"recurring plan {r['plan_id']} {what}: {donor(r)}{reach}" + (f" ({gives})" if gives else "")
+        message += f" on {r['at'][:10]}" + (f", {r['currency']}" if r["currency"] and r["currency"] != "USD" else "")
+        if r["kind"] == "failed" and r["failures"]:
+            message += f" ({r['failures']} failure(s) since the last charge)"
+        found.append({"plan_id": r["plan_id"], "kind": r["kind"], "at": r["at"], "message": message})
+    return found

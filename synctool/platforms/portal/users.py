@@ -1,0 +1,105 @@
+"""A portal user becomes a CRM constituent (spec: portal-sync.md, rules 1 and 2), and the lock every CRM handler
+of a member holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synctool import store
+from synctool.crm import constituents, mirror
+from synctool.errors import PermanentError
+from synctool.platforms import webhook
+from synctool.platforms.context import Job
+from synctool.platforms.portal import records as portal_records
+from synctool.queue import unit
+from synctool.queue.handlers import handler
+from synctool.queue.jobs import Outcome
+
+
+def user_person(user: dict[str, Any]) -> constituents.Person:
+    street = ", ".join(p for p in (user.get("billing_address_1"), user.get("billing_address_2")) if p)
+    return constituents.Person(
+        user.get("first_name"),
+        user.get("last_name"),
+        user["email"],
+        phone=user.get("phone"),
+        external_id=user["id"],
+        address={
+            "street": street or None,
+            "city": user.get("billing_city"),
+            "state": user.get("billing_state"),
+            "postal_code": user.get("billing_postcode"),
+            "country": user.get("billing_country"),
+        },
+    )
+
+
+def sync_user(job: Job, user_id: str) -> str:
+    """Rule 1 and 2: re-validate the link against the CRM e-mails; else match or create; then contacts."""
+    user = portal_records.get(job.conn, "user", user_id)
+    person = user_person(user)
+    crm = job.crm
+    linked = user.get("crm_constituent_id")
+    if linked and constituents.revalidate(crm, job.conn, linked, user["email"]):
+        body = {
+            "first_name": person.first_name,
+            "last_name": person.last_name or person.email,
+            "external_constituent_id": user["id"],
+        }
+        updated = crm.update_constituent(linked, body)
+        contacts = {"email_addresses": [{"address": user["email"], "email_type_name": "Home"}]}
+        if person.phone:
+            contacts["phone_numbers"] = [{"number": person.phone, "phone_type_name": "Home"}]
+        if person.address.get("street"):
+            contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
+        for kind, rows in contacts.items():
+            crm.replace_contacts(linked, kind, rows)
+        with store.atomic(job.conn):
+            mirror.put(job.conn, {**updated, "id": linked, **contacts})
+        constituent_id = linked
+    else:
+        with store.atomic(job.conn):
+            constituents.unlink(job.conn, user["email"])
+        constituent_id, _ = job.match_or_create(person, use_link=False)
+    portal_records.set_link(job.conn, "user", user_id, crm_constituent_id=constituent_id)
+    return constituent_id
+
+
+def constituent_for(job: Job, user_id: str) -> str:
+    """The user's constituent, running the user sync first when there is none (rules 3, 4, 7)."""
+    user = portal_records.find(job.conn, "user", user_id)
+    if user is None:
+        raise PermanentError(f"portal user {user_id} is unknown to synctool (push or import it first)")
+    return user["crm_constituent_id"] or sync_user(job, user_id)
+
+
+def user_locked(*user_ids_of):
+    """Run a CRM handler while holding the lock of every portal user it touches, so two jobs for one
+    member (a user sync and a payment, two memberships) never run side by side."""
+
+    def wrap(fn):
+        def handler_(event: webhook.Event, job: Job) -> Outcome:
+            users = [u for get in user_ids_of for u in get(job) if u]
+            with unit.of(job.conn).lock([f"portal_user:{u}" for u in users]):
+                return fn(event, job)
+
+        handler_.__name__ = fn.__name__
+        handler_.__doc__ = fn.__doc__
+        return handler_
+
+    return wrap
+
+
+def user_of(kind: str, *fields: str):
+    def get(job: Job) -> list[str | None]:
+        record = portal_records.find(job.conn, kind, job.row["entity_id"]) or {}
+        return [record.get(f) for f in fields]
+
+    return get
+
+
+@handler("portal", "user")
+@user_locked(lambda job: [job.row["entity_id"]])
+def user(event: webhook.Event, job: Job) -> Outcome:
+    constituent_id = sync_user(job, job.row["entity_id"])
+    return Outcome("succeeded", f"user linked to constituent {constituent_id}", crm_constituent_id=constituent_id)
