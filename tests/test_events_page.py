@@ -98,6 +98,7 @@ def test_an_admin_maps_a_waiting_campaign_and_the_page_api_and_cli_count_alike(c
     labels = ("Orders", "Tickets", "Invitations", "Guests", "Checked in", "Attended", "Refunded")
     assert [int(row[label]) for label in labels] == [item[name] for name in COLUMNS]
     assert row["CRM event"] == f"Spring Gala 2026 ({event['id']})" and "No event campaign waits." in shown
+    assert row["Waiting"] == str(item["waiting"]) == "0"  # every ticket's invitation written
     # the campaign's page: each order with its buyer, holders and invitation ids, as `events show`
     detail = json.loads(cli("events", "show", "555", "--json").stdout)
     assert api("GET", "/api/events/GALA26", "viewer").json() == detail

@@ -70,13 +70,15 @@ def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     served_crm.limit, served_crm.window_s = 10, 1.0
     env["CRM_RATE_LIMIT_REQUESTS"] = "10"
     env["CRM_MIN_INTERVAL_MS"] = "50"
-    env["CRM_SEND_MARGIN_MS"] = "100"  # a loaded 2-core CI machine wakes a sleeper tens of milliseconds late
-    hammer = [sys.executable, "-m", "tests.crm_hammer", "18"]
+    # a loaded 2-core CI machine wakes a sleeper tens of milliseconds late, and a busy one (the drill tier beside
+    # other work) over a hundred: the margin is what the pacer keeps for that jitter, as an operator would set it
+    env["CRM_SEND_MARGIN_MS"] = "200"
+    hammer = [sys.executable, "-m", "tests.crm_hammer", "14"]
     procs = [subprocess.Popen(hammer, cwd=ROOT, env={**os.environ, **env}) for _ in range(2)]
     for p in procs:
         assert p.wait(timeout=60) == 0
     stats = served_crm.stats()
-    assert stats["served"] == 36 and stats["rejected_429"] == 0
+    assert stats["served"] == 28 and stats["rejected_429"] == 0
     assert stats["max_in_any_window"] <= 10
     assert stats["min_gap_s"] >= 0.05  # as the CRM receives them: the pacer keeps a margin for send jitter
 

@@ -206,6 +206,33 @@ def test_the_poll_finds_a_plan_change_whose_webhook_was_lost(monthly, db):
     assert poll(db, runtime())["plans_queued"] == 0  # the record agrees with Givebutter now
 
 
+def test_a_failure_the_poll_found_is_not_reported_again_when_its_webhook_comes_late(monthly, db, receiver):
+    from synctool.platforms.givebutter.poll import poll
+
+    gb = monthly.givebutter
+    plan = gb.create_plan("emmy@example.org", "Emmy", "Noether", 20, at=ago(40))
+    run_drain()
+    gb.fail_plan(plan["id"], lost=True)  # Givebutter could not deliver it: the poll finds the failure
+    assert poll(db, runtime())["plans_queued"] == 1
+    run_drain()
+    cid = record(db, plan["id"])["constituent_id"]
+    assert len(reports(monthly, cid)) == 1
+    late = gb.announced[-1]  # then Givebutter's retry of the webhook gets through
+    assert late["event"] == "plan.failed"
+    r = receiver.post("/webhooks/donations", content=json.dumps(late).encode(),
+                      headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})  # fmt: skip
+    assert r.status_code == 200
+    run_drain()
+    assert len(reports(monthly, cid)) == 1 and record(db, plan["id"])["failures"] == 1
+    r = receiver.post("/webhooks/donations", content=json.dumps({**late, "id": late["id"]}).encode(),
+                      headers={"Signature": TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]})  # fmt: skip
+    run_drain()  # and again (a replay of the same delivery is refused by its event id; the job would follow the poll's key)
+    assert len(reports(monthly, cid)) == 1
+    gb.fail_plan(plan["id"])  # a later failure is its own
+    run_drain()
+    assert len(reports(monthly, cid)) == 2
+
+
 def test_backfill_brings_in_the_plans_that_began_before_synctool(monthly, db, cli):
     gb = monthly.givebutter
     before = [gb.create_plan(f"early{n}@example.org", "Early", f"Donor{n}", 15, at=ago(200 + n), lost=True) for n in range(3)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, render, sub_app
@@ -18,6 +20,9 @@ matches_app = sub_app(
 )
 app.add_typer(matches_app, name="matches")
 matches_app.info.no_args_is_help = False
+
+#: the argument of `donors matches accept` and `new`
+MatchId = Annotated[int, typer.Argument(help="the match's id (synctool donors matches)")]
 
 
 @matches_app.callback(invoke_without_command=True)
@@ -68,7 +73,7 @@ def _by() -> str:
 @action(target="match_id", note="constituent")
 def accept_match(
     ctx: typer.Context,
-    match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
+    match_id: MatchId,
     constituent: str = typer.Option(None, "--constituent", help="the candidate the gift goes to (needed when there are several)"),
     as_json: AsJson = False,
 ) -> None:
@@ -90,7 +95,7 @@ def accept_match(
 @action(target="match_id")
 def new_match(
     ctx: typer.Context,
-    match_id: int = typer.Argument(..., help="the match's id (synctool donors matches)"),
+    match_id: MatchId,
     as_json: AsJson = False,
 ) -> None:
     """The held gift's donor is someone new: its job is queued again and the next drain creates a constituent.

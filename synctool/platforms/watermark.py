@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from synctool import store
 from synctool.timeutil import parse_duration, parse_iso
@@ -31,6 +31,27 @@ def window(
     else:
         since = (parse_iso(state["watermark"]) or started) - timedelta(minutes=overlap_minutes)
     return started, since.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class PollTimes(Protocol):
+    """A platform's config section that times its poll (``poll_overlap_minutes``, ``poll_first_lookback_hours``)."""
+
+    poll_overlap_minutes: int
+    poll_first_lookback_hours: int
+
+
+def window_of(
+    conn: sqlite3.Connection, source: str, times: PollTimes, *, fresh: bool = False, lookback: str | None = None
+) -> tuple[datetime, str]:
+    """``window`` with the overlap and first lookback of the platform's config section ``times``."""
+    return window(
+        conn,
+        source,
+        overlap_minutes=times.poll_overlap_minutes,
+        first_lookback_hours=times.poll_first_lookback_hours,
+        fresh=fresh,
+        lookback=lookback,
+    )
 
 
 def save(conn: sqlite3.Connection, source: str, started: datetime, result: Mapping[str, object]) -> None:

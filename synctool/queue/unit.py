@@ -23,12 +23,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from synctool import store
 from synctool.errors import StoreUnavailable
+from synctool.store import transactions
 
 logger = logging.getLogger("synctool.unit")
 
@@ -137,9 +137,7 @@ class Unit:
     # -- cross-process locks -------------------------------------------------------------------------------
 
     def _held(self, names: list[str]) -> bool:
-        marks = ",".join("?" * len(names))
-        sql = f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?"
-        return bool(self.conn.execute(sql, (*names, time.time())).fetchone()[0])
+        return transactions.locks_held(self.conn, names, time.time())
 
     @contextmanager
     def lock(self, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
@@ -151,9 +149,7 @@ class Unit:
             with store.named_lock(self.conn, names, ttl_s=ttl_s, wait_s=wait_s):
                 yield
             return
-        holder: store.LockHolder | None = getattr(self.conn, "lock_holder", None)
-        ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
-        owner = f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
+        owner, ttl = transactions.lock_owner(self.conn, ttl_s)
         names = sorted(set(names))
         deadline = time.monotonic() + wait_s
         taken = False
@@ -161,19 +157,13 @@ class Unit:
             if not self._held(names):
                 with self.gather():
                     if not self._held(names):
-                        self.conn.executemany(
-                            "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
-                            " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
-                            [(name, owner, time.time() + ttl_s) for name in names],
-                        )
+                        transactions.take_locks(self.conn, names, owner, time.time() + ttl)
                         taken = True
             if not taken:
                 self.before_request(f"waiting for {', '.join(names)}")
-                if time.monotonic() > deadline:
-                    raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
-                time.sleep(0.05)
+                transactions.wait_for_locks(names, deadline, wait_s)
         try:
             yield
         finally:
             with self.gather():
-                self.conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))
+                transactions.release_locks(self.conn, owner)

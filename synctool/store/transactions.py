@@ -108,6 +108,44 @@ def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> in
         return sum(conn.execute("UPDATE locks SET expires = ? WHERE owner LIKE ?", (expires, f"{o}#%")).rowcount for o in owners)
 
 
+def lock_owner(conn: sqlite3.Connection, ttl_s: float | None) -> tuple[str, float]:
+    """Who a lock taken through ``conn`` belongs to, and how long it lasts without renewal (``ttl_s`` when given):
+    inside a job (``held_by``) the running job's lease owner, one lease past its last heartbeat; elsewhere a new
+    owner, a minute."""
+    holder: LockHolder | None = getattr(conn, "lock_holder", None)
+    ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
+    return (f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())), ttl_s
+
+
+def wait_for_locks(names: list[str], deadline: float, wait_s: float) -> None:
+    """A moment's wait while another holds ``names``; StoreUnavailable once ``deadline`` (``wait_s`` from the
+    start) has passed."""
+    if time.monotonic() > deadline:
+        raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
+    time.sleep(0.05)
+
+
+def locks_held(conn: sqlite3.Connection, names: list[str], now: float) -> bool:
+    """Whether any lock in ``names`` is held at ``now`` (a lapsed one is not)."""
+    marks = ",".join("?" * len(names))
+    return bool(conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[0])
+
+
+def take_locks(conn: sqlite3.Connection, names: list[str], owner: str, expires: float) -> None:
+    """Give every lock in ``names`` to ``owner`` until ``expires``, in the caller's transaction (which has seen
+    that none is held)."""
+    conn.executemany(
+        "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
+        " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+        [(name, owner, expires) for name in names],
+    )
+
+
+def release_locks(conn: sqlite3.Connection, owner: str) -> None:
+    """Let go of every lock ``owner`` holds, in the caller's transaction."""
+    conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))
+
+
 @contextmanager
 def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
     """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
@@ -115,31 +153,18 @@ def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | Non
     Taken through a job's connection (``held_by``) the lock belongs to the running job's lease owner and is renewed with its lease; a lock
     left by a process that died lapses after ``ttl_s`` without renewal. Waiting longer than ``wait_s``
     raises StoreUnavailable."""
-    holder: LockHolder | None = getattr(conn, "lock_holder", None)
-    # inside a job a lock lasts one lease past its last heartbeat; elsewhere a minute
-    ttl_s = ttl_s or (holder.ttl_s if holder else None) or 60.0
-    owner = f"{holder.owner}#{uuid.uuid4()}" if holder else str(uuid.uuid4())
+    owner, ttl_s = lock_owner(conn, ttl_s)
     names = sorted(set(names))
     deadline = time.monotonic() + wait_s
     while True:
         now = time.time()
         with atomic(conn):
-            marks = ",".join("?" * len(names))
-            held = conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[
-                0
-            ]
-            if not held:
-                conn.executemany(
-                    "INSERT INTO locks (name, owner, expires) VALUES (?, ?, ?) ON CONFLICT (name)"
-                    " DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
-                    [(name, owner, now + ttl_s) for name in names],
-                )
+            if not locks_held(conn, names, now):
+                take_locks(conn, names, owner, now + ttl_s)
                 break
-        if time.monotonic() > deadline:
-            raise StoreUnavailable(f"waited {wait_s:.0f} s for {', '.join(names)}")
-        time.sleep(0.05)
+        wait_for_locks(names, deadline, wait_s)
     try:
         yield
     finally:
         with atomic(conn):
-            conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))
+            release_locks(conn, owner)

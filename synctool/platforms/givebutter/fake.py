@@ -23,7 +23,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Row, routes
+from synctool.fakes.routing import Row
+from synctool.platforms.fake import serve
 from synctool.platforms.givebutter.fake_samples import (
     givebutter_event_campaign,
     givebutter_fee,
@@ -346,6 +347,4 @@ ROUTES: list[Row] = [
 
 
 def create_app(gb: FakeGivebutter | None = None) -> Starlette:
-    app = Starlette(routes=routes(ROUTES, guard))
-    app.state.fake = gb or FakeGivebutter()
-    return app
+    return serve(ROUTES, guard, gb or FakeGivebutter())

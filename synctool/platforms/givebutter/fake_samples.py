@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 # -- Givebutter events: an event campaign, its ticket orders and tickets ------------------------------------------
 # Shapes as Givebutter really sent them (tests/data/real_bodies/givebutter: MissionBit's recorded campaign, ticket
@@ -142,6 +142,21 @@ def givebutter_ticket(
 #: for 2.9% + 0.30 (50 -> 1.80, 10 -> 0.61, 1 -> 0.34); a card-terminal payment differs (58 -> 2.62)
 def givebutter_fee(amount: float) -> float:
     return round((amount + 0.30) / (1 - 0.029) - amount, 2) if amount else 0.0
+
+
+class TicketTerms(TypedDict, total=False):
+    """The terms of a ticket order that ``FakeGivebutter.sell_tickets`` passes on to ``givebutter_ticket_order``
+    (whose signature gives their defaults)."""
+
+    ticket_type: str
+    price: float
+    discount: float
+    discount_code: str | None
+    method: str
+    fee: float | None
+    fee_covered: bool
+    fair_market_value: float | None
+    retail_price: float | None
 
 
 def givebutter_ticket_order(

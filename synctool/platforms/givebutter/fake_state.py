@@ -17,9 +17,10 @@ import string
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from synctool.platforms.givebutter.fake_samples import (
+    TicketTerms,
     givebutter_event_campaign,
     givebutter_fee,
     givebutter_moment,
@@ -145,16 +146,8 @@ class FakeGivebutter:
         buyer: dict,
         holders: list[dict] | None = None,
         *,
-        ticket_type: str = "General Admission",
-        price: float = 25,
-        discount: float = 0,
-        discount_code: str | None = None,
-        method: str = "card",
-        fee: float | None = None,
-        fee_covered: bool = True,
         at: datetime | str | None = None,
-        fair_market_value: float | None = None,
-        retail_price: float | None = None,
+        **terms: Unpack[TicketTerms],
     ) -> tuple[dict, list[dict]]:
         """One order on an event campaign: the transaction (one part, a ``item``/``ticket`` line item per ticket
         type, the covered "Processing fee" line) and a ticket per holder (``holders``: first_name, last_name,
@@ -162,7 +155,8 @@ class FakeGivebutter:
         transaction, ``checked_in_at`` null, ids shaped as recorded ("81347746A0020": 8 digits, then the campaign's
         count). ``discount`` is a percentage: 100 comps the order (amount 0, method "none", no fee). Both are
         stored and served; no webhook is sent (``samples.givebutter`` makes the deliveries). See
-        ``givebutter_ticket_order`` for what is recorded and what is this fake's choice."""
+        ``givebutter_ticket_order`` for the ``terms`` (``TicketTerms``: ticket type, price, discount, method, fee, ...),
+        what is recorded and what is this fake's choice."""
         found = campaign if isinstance(campaign, dict) else self.campaigns[int(campaign)]
         campaign_id = int(found["id"])
         first = self._sold.get(campaign_id, 0) + 1
@@ -171,11 +165,16 @@ class FakeGivebutter:
         email = str(buyer.get("email") or "").lower()
         contact = self._contacts.setdefault(email, 8800000 + len(self._contacts) + 1) if email else 8800000
         txn, tickets = givebutter_ticket_order(
-            found, buyer, holders, transaction_id=self._id(16), part_id=self._part_id(), contact_id=contact,
-            first_number=first, ticket_type=ticket_type, price=price, discount=discount, discount_code=discount_code,
-            method=method, fee=fee, fee_covered=fee_covered, at=givebutter_moment(at),
-            fair_market_value=fair_market_value, retail_price=retail_price,
-        )  # fmt: skip
+            found,
+            buyer,
+            holders,
+            transaction_id=self._id(16),
+            part_id=self._part_id(),
+            contact_id=contact,
+            first_number=first,
+            at=givebutter_moment(at),
+            **terms,
+        )
         self.transactions[txn["id"]] = txn
         for ticket in tickets:
             self.tickets[ticket["id"]] = ticket

@@ -386,6 +386,22 @@ def _report_changes(conn: sqlite3.Connection) -> bool:
     return settings.get(conn, REPORT_CHANGES) in ("on", True)
 
 
+def _found_already(conn: sqlite3.Connection, found: Plan, kind: str, event_id: str) -> str:
+    """A webhook that Givebutter delivers late, after the poll (or backfill) already found what it says: the poll's
+    event, so that the change is recorded and followed up once. The same occurrence when the plan's last event is
+    the poll's, of the same kind, and (where the plan carries its ``updated_at``, an UNCONFIRMED field) at the same
+    moment; a failure after it (a later retry that failed again) carries a later ``updated_at`` and is its own."""
+    last = conn.execute(
+        "SELECT id, kind, at, json_extract(detail, '$.origin') AS origin FROM plan_events WHERE plan_id = ?"
+        " ORDER BY at DESC, rowid DESC LIMIT 1",
+        (found.id,),
+    ).fetchone()
+    if last is None or last["id"] == event_id or last["kind"] != kind or last["origin"] not in ("poll", "backfill"):
+        return event_id
+    updated = moment(found.updated_at)
+    return str(last["id"]) if updated is None or updated == last["at"] else event_id
+
+
 @handler("donations", "plan")
 def plan(event: Event, job: Job) -> Outcome:
     """A plan event (a ``plan.*`` webhook; a poll's, backfill's or reconcile's job): the design's six steps."""
@@ -399,6 +415,14 @@ def plan(event: Event, job: Job) -> Outcome:
     # seen_at: the plan's own updated_at (UNCONFIRMED field: GB-API only) when sent, else when the job was queued
     at = moment(found.updated_at) or str(job.row["created_at"])
     origin = "webhook" if from_webhook else str(event.payload.get("origin") or "job")
+    if from_webhook and kind in FOLLOWED_UP and (polled := _found_already(job.conn, found, kind, event_id)) != event_id:
+        with job.unit.gather():  # kept as the poll's twin: a later webhook of the same kind is a change of its own
+            job.conn.execute(
+                "INSERT OR IGNORE INTO plan_events (id, plan_id, kind, at, detail, followup) VALUES (?, ?, ?, ?, ?, ?)",
+                (event_id, found.id, kind, max(at, store.iso()), json.dumps({"origin": "webhook", "found_by": polled}),
+                 f"plan:{found.id}:{polled}"),
+            )  # fmt: skip
+        event_id = polled
     with job.unit.gather():  # 1-2: the record and its event, once
         row, kind, _ = record(job.conn, found, event_id=event_id, kind=kind, at=at, origin=origin,
                               timezone=job.config.timezone)  # fmt: skip
@@ -409,7 +433,8 @@ def plan(event: Event, job: Job) -> Outcome:
         with job.unit.gather():
             _update(job.conn, found.id, {"constituent_id": cid})
         row = get(job.conn, found.id) or row
-    key = f"plan:{found.id}:{event_id}"
+    known = _event(job.conn, event_id)  # a replay of a late webhook the poll found first follows up under the poll's key
+    key = str(known["followup"]) if known is not None and known["followup"] else f"plan:{found.id}:{event_id}"
     if cid and mapped.get("group_id"):  # 4
         with job.unit.lock([f"donations:plan-donor:{cid}"]):  # the donor's plans read and the membership written as one
             said.append(_group(job, cid, int(mapped["group_id"])))

@@ -29,15 +29,7 @@ from synctool.validation import payload
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
 ) -> dict[str, Any]:
-    config = givebutter.section(rt.config)
-    started, since_text = watermark.window(
-        conn,
-        "donations",
-        overlap_minutes=config.poll_overlap_minutes,
-        first_lookback_hours=config.poll_first_lookback_hours,
-        fresh=fresh,
-        lookback=lookback,
-    )
+    started, since_text = watermark.window_of(conn, "donations", givebutter.section(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
     with platforms.using(rt, "donations", client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):

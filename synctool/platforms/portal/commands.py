@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -19,6 +20,9 @@ scenarios_app = sub_app("Named sets of linked test records (refused in the produ
 app.add_typer(sync_app, name="sync")
 app.add_typer(mappings_app, name="mappings")
 app.add_typer(scenarios_app, name="scenarios")
+
+#: the argument of `portal scenarios create` and `delete`
+ScenarioName = Annotated[str, typer.Argument(help="the scenario's name")]
 
 
 @app.command("import")
@@ -250,7 +254,7 @@ def flags(
 
 @scenarios_app.command("create")
 @action(target="name")
-def scenario_create(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
+def scenario_create(ctx: typer.Context, name: ScenarioName) -> None:
     """Create a named set of linked test records (two users, a membership, a class, a cart, a family link).
 
     Example: synctool portal scenarios create smoke
@@ -263,7 +267,7 @@ def scenario_create(ctx: typer.Context, name: str = typer.Argument(..., help="th
 
 @scenarios_app.command("delete")
 @action(target="name")
-def scenario_delete(ctx: typer.Context, name: str = typer.Argument(..., help="the scenario's name")) -> None:
+def scenario_delete(ctx: typer.Context, name: ScenarioName) -> None:
     """Delete a scenario's records.
 
     Example: synctool portal scenarios delete smoke

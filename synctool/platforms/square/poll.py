@@ -33,15 +33,7 @@ if TYPE_CHECKING:
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
 ) -> dict[str, Any]:
-    config = square.section(rt.config)
-    started, since_text = watermark.window(
-        conn,
-        "pos",
-        overlap_minutes=config.poll_overlap_minutes,
-        first_lookback_hours=config.poll_first_lookback_hours,
-        fresh=fresh,
-        lookback=lookback,
-    )
+    started, since_text = watermark.window_of(conn, "pos", square.section(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
     with platforms.using(rt, "pos", client) as pos:
         locations = [str(loc["id"]) for loc in settings.cache_list(conn, LOCATIONS) if loc.get("id")]
