@@ -193,6 +193,9 @@ class OrganisationConfig(Section):
     #: the CRM's one currency (ISO 4217: USD, CAD, EUR): a gift, refund or payout line in another currency is held
     #: for a person (status ``review``), never written as this one; `synctool init --currency CAD` writes it
     currency: str = "USD"
+    #: hosts beyond Slack's and Teams' that the chat webhook (`synctool settings plans-chat-webhook`) may name, e.g.
+    #: a self-hosted Mattermost: set in this file only, so a page or an API token cannot send donors' lines elsewhere
+    chat_webhook_hosts: list[str] = []
 
     @field_validator("currency", mode="before")
     @classmethod

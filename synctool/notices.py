@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,19 +46,50 @@ ROLE = "chat"
 _TOKENS = re.compile(r"(?i)\bbearer\s+\S+|https?://\S+|\b[A-Za-z0-9_\-]{32,}\b")
 
 
-def check_url(url: str) -> str:
-    """The URL if it is an https URL with a host, else InvalidInput (which never repeats the URL: it is a secret)."""
-    parts = urlsplit(url.strip())
-    if parts.scheme != "https" or not parts.hostname:
-        raise InvalidInput("the chat webhook must be an https:// URL with a host", "e.g. https://hooks.slack.com/services/...")
+#: the hosts of Slack's and Teams' incoming webhooks (Teams' Workflows post through Logic Apps / Power Platform):
+#: the donor lines go to none other, whoever sets the URL (an admin token stolen would otherwise redirect them)
+CHAT_HOSTS = ("hooks.slack.com", ".webhook.office.com", ".logic.azure.com", ".api.powerplatform.com")
+MAX_URL = 2_000
+
+
+def check_url(url: str, also: Sequence[str] = ()) -> str:
+    """The URL if it is an https URL of a Slack or Teams webhook host, or of one of ``also`` (the config's
+    ``organisation.chat_webhook_hosts``), else InvalidInput (which never repeats the URL: it is a secret)."""
+    url = url.strip()
+    example = "e.g. https://hooks.slack.com/services/..."
+    if len(url) > MAX_URL:
+        raise InvalidInput(f"the chat webhook URL is longer than {MAX_URL} characters", example)
+    try:
+        parts = urlsplit(url)
+        name = (parts.hostname or "").lower()
+        parts.port  # noqa: B018  (raises ValueError on a port that is no number)
+        httpx.URL(url)
+        name.encode("idna")
+    except (ValueError, UnicodeError):
+        raise InvalidInput("the chat webhook is not a URL", example) from None
+    if parts.scheme != "https" or not name:
+        raise InvalidInput("the chat webhook must be an https:// URL with a host", example)
     if parts.username or parts.password:
         raise InvalidInput("the chat webhook URL must not carry a user or password")
-    return url.strip()
+    if name not in {h.lower() for h in also} and not any(
+        name == h or (h.startswith(".") and name.endswith(h)) for h in CHAT_HOSTS
+    ):
+        raise InvalidInput(
+            f"the chat webhook's host {name} is not Slack's or Teams'",
+            "hooks.slack.com, *.webhook.office.com, *.logic.azure.com or *.api.powerplatform.com (another: name it in"
+            " config.yaml's organisation.chat_webhook_hosts)",
+        )
+    return url
 
 
 def host(url: str | None) -> str | None:
     """What may be shown of the webhook URL: its host."""
-    return urlsplit(url).hostname if url else None
+    if not url:
+        return None
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None
 
 
 def webhook(conn: sqlite3.Connection) -> str | None:
@@ -116,7 +148,7 @@ def send_due(
                 _end(conn, row["key"], error=why)
                 counts["dropped"] += 1
                 continue
-            error = _post(client, url, row["text"])
+            error = _post(client, url, row["text"], rt.config.organisation.chat_webhook_hosts)
             if error is None:
                 _end(conn, row["key"])
                 counts["sent"] += 1
@@ -131,16 +163,16 @@ def send_due(
     return counts
 
 
-def _post(client: httpx.Client, url: str, text: str) -> str | None:
+def _post(client: httpx.Client, url: str, text: str, also: Sequence[str] = ()) -> str | None:
     """POST the text; None when the service took it, else why not (naming its host, never the URL)."""
     where = host(url)
     try:
-        check_url(url)
+        check_url(url, also)
     except InvalidInput:
-        return f"refused: the chat webhook of {where or 'no host'} is not https"
+        return f"refused: the chat webhook of {where or 'no host'} is not an https Slack or Teams URL"
     try:
         answer = client.post(url, json={"text": text})
-    except httpx.HTTPError as exc:
+    except Exception as exc:  # an odd host fails in httpx with a ValueError, not an HTTPError: the drain goes on
         return f"{where}: {type(exc).__name__}"
     if answer.status_code >= 300:
         return f"{where} answered {answer.status_code}"

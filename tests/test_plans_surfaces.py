@@ -18,7 +18,7 @@ from tests.test_events_page import api  # noqa: F401  (fixture)
 from tests.test_staff_page import page, team  # noqa: F401  (fixtures)
 
 HOSTILE = "<script>alert(1)</script>"
-WEBHOOK = "https://hooks.example.test/services/T0/B0/sEcReTtOkEn"
+WEBHOOK = "https://hooks.slack.com/services/T0/B0/sEcReTtOkEn"
 
 
 def ago(days: float) -> str:
@@ -141,11 +141,11 @@ def test_the_plans_mapping_is_checked_against_the_crm_lists_and_shown_by_name(cl
 
 
 def test_a_chat_notice_is_sent_once_and_the_url_never_shown(cli, db):
-    refused = cli("settings", "plans-chat-webhook", "http://hooks.example.test/x")
+    refused = cli("settings", "plans-chat-webhook", "http://hooks.slack.com/x")
     assert refused.exit_code != 0 and "https" in refused.stderr
     assert notices.queue(db, "plan:PLAN2:evt1", "nobody to tell") is False  # no webhook: nothing queued
     set_ = cli("settings", "plans-chat-webhook", WEBHOOK, "--json")
-    assert set_.exit_code == 0 and json.loads(set_.stdout) == {"host": "hooks.example.test", "set": True}
+    assert set_.exit_code == 0 and json.loads(set_.stdout) == {"host": "hooks.slack.com", "set": True}
     assert "sEcReTtOkEn" not in cli("settings", "plans-chat-webhook").stdout
     text = f"Plan PLAN2 failed: {HOSTILE} token Bearer abc.def {WEBHOOK} " + "x" * 3000
     assert notices.queue(db, "plan:PLAN2:evt1", text) is True
@@ -159,7 +159,7 @@ def test_a_chat_notice_is_sent_once_and_the_url_never_shown(cli, db):
     transport = httpx.MockTransport(answer)
     assert notices.send_due(db, runtime(), transport=transport)["failed"] == 1  # the service was down
     row = db.execute("SELECT last_error FROM chat_notices").fetchone()
-    assert row[0] == "hooks.example.test answered 503"
+    assert row[0] == "hooks.slack.com answered 503"
     with store.atomic(db):
         db.execute("UPDATE chat_notices SET send_after = ?", (ago(1 / 24),))  # a minute later, and more
     assert notices.send_due(db, runtime(), transport=transport)["sent"] == 1
@@ -173,13 +173,13 @@ def test_a_chat_notice_is_sent_once_and_the_url_never_shown(cli, db):
 
 def test_a_notice_is_never_posted_to_an_http_url(db):
     with store.atomic(db):
-        settings.put(db, notices.WEBHOOK_SETTING, "http://hooks.example.test/x")  # written around the checks
+        settings.put(db, notices.WEBHOOK_SETTING, "http://hooks.slack.com/x")  # written around the checks
     assert notices.queue(db, "k", "a line")
     asked: list[httpx.Request] = []
     transport = httpx.MockTransport(lambda r: asked.append(r) or httpx.Response(200))
     assert notices.send_due(db, runtime(), transport=transport)["failed"] == 1 and asked == []
     error = db.execute("SELECT last_error FROM chat_notices").fetchone()[0]
-    assert "not https" in error and "/x" not in error
+    assert "not an https" in error and "/x" not in error
 
 
 def test_the_plan_settings_are_rows_of_the_cli_the_api_and_the_settings_page(cli, api, page):  # noqa: F811
@@ -188,7 +188,7 @@ def test_the_plan_settings_are_rows_of_the_cli_the_api_and_the_settings_page(cli
     assert api("GET", "/api/settings/plans-report-changes", "admin").json() == {"enabled": True}
     changed = api("PATCH", "/api/settings/plans-chat-webhook", "admin", json={"url": "ftp://x"})
     assert changed.status_code == 422
-    assert api("PATCH", "/api/settings/plans-chat-webhook", "admin", json={"url": WEBHOOK}).json()["host"] == "hooks.example.test"
+    assert api("PATCH", "/api/settings/plans-chat-webhook", "admin", json={"url": WEBHOOK}).json()["host"] == "hooks.slack.com"
     shown = page("admin").get("/admin/settings")
     assert "plans-chat-webhook" in shown.text and "plans-report-changes" in shown.text and "sEcReTtOkEn" not in shown.text
 
@@ -245,3 +245,35 @@ def test_reconcile_finds_donors_out_of_step_with_their_plans_and_fix_queues_plan
         ("donations", "PLAN6", 1),
     }
     assert all(json.loads(r[4])["origin"] == "reconcile --fix" for r in queued)
+
+
+def test_the_chat_webhook_goes_only_to_slack_teams_or_a_host_the_config_file_names(cli, db, env, api, tmp_path):  # noqa: F811
+    for url, why in (
+        ("https://attacker.example/hook", "not Slack's or Teams'"),
+        ("https://127.0.0.1:8443/hook", "not Slack's or Teams'"),
+        ("https://[::1", "not a URL"),
+        ("https://" + "a" * 70 + ".slack.com/x", "not"),
+        ("https://hooks.slack.com/" + "x" * 3000, "longer than"),
+    ):
+        refused = cli("settings", "plans-chat-webhook", url)
+        assert refused.exit_code != 0 and why in refused.stderr and "Traceback" not in refused.output, url
+        answer = api("PATCH", "/api/settings/plans-chat-webhook", "admin", json={"url": url})
+        assert answer.status_code == 422 and "error" in answer.json() and url not in answer.text, url
+    assert notices.webhook(db) is None
+    (tmp_path / "config.yaml").write_text("organisation:\n  chat_webhook_hosts: [chat.example.org]\n")
+    env["SYNCTOOL_CONFIG"] = str(tmp_path / "config.yaml")
+    assert cli("settings", "plans-chat-webhook", "https://chat.example.org/hooks/SeCrEt").exit_code == 0
+    # the staff actions log, which viewers read, holds the host alone, never the token
+    [noted] = json.loads(cli("syncs", "actions", "--json").stdout)["items"][:1]
+    assert noted["note"] == "host chat.example.org" and "SeCrEt" not in json.dumps(noted)
+
+
+def test_a_hostile_limit_or_a_donor_named_in_markup_breaks_nothing(plans, cli, api):  # noqa: F811
+    for limit in ("99999999999999999999", "-1", "0"):
+        assert api("GET", f"/api/plans?limit={limit}", "viewer").status_code == 422
+        assert cli("plans", "list", "--limit", limit).exit_code != 0
+    plan(plans, "PLAN9", constituent="109", first="Jane [/b] [link=https://evil.example]x[/link] \x1b]0;owned\x07")
+    shown = cli("plans", "list")
+    assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "Jane" in shown.stdout
+    detail = cli("plans", "show", "PLAN9")
+    assert detail.exit_code == 0 and "\x1b" not in detail.stdout

@@ -140,6 +140,9 @@ def _setup_logging(verbose: bool, log_file: str | None) -> None:
     logging.basicConfig(
         level=logging.INFO, handlers=handlers, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
     )
+    # httpx logs each request's whole URL at INFO: a chat webhook's path is its token, so no log file may hold it
+    for chatty in ("httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 @app.callback()

@@ -35,6 +35,8 @@ class Word:
     to: Callable[[Any], Any] | None = None
     clear: str | None = None
     option: bool = False
+    #: what was typed is a secret (a webhook URL's path is its token): the staff actions log notes its host alone
+    secret: bool = False
 
     def parameters(self) -> list[inspect.Parameter]:
         if self.option:
@@ -82,7 +84,7 @@ CORE_WORDS = {
     "donor-updates": Word("policy", "review, add or off"),
     "plans-report-changes": Word("state", "on or off", field="enabled", to=_on_off),
     "plans-chat-webhook": Word(
-        "url", "an https URL of a Slack or Teams incoming webhook", to=_one_url, clear="send no chat messages"
+        "url", "an https URL of a Slack or Teams incoming webhook", to=_one_url, clear="send no chat messages", secret=True
     ),
 }
 
@@ -107,6 +109,11 @@ def setting_command(setting: Setting, word: Word | None = None) -> None:
 
     def note(arguments: dict[str, Any]) -> Any:
         given = typed(arguments)
+        if word and word.secret and given.get(word.name):
+            from synctool.notices import host
+
+            values = given[word.name] if isinstance(given[word.name], list) else [given[word.name]]
+            return " ".join(f"host {host(str(v)) or '?'}" for v in values)
         return given.get(word.name) if word else " ".join(f"{name}={value}" for name, value in given.items())
 
     def run(ctx: typer.Context, as_json: bool = False, **arguments: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from synctool.console.tables import Row, table
+from synctool.console.tables import Row, printable, table
 
 AsJson = Annotated[bool, typer.Option("--json", help="print JSON (what the admin API returns) instead of text")]
 Columns = Annotated[
@@ -83,7 +83,7 @@ def key_values(data: Mapping[str, object]) -> None:
     for key, value in data.items():
         if isinstance(value, (dict, list)):
             value = json.dumps(value, default=str)
-        typer.echo(f"{key.ljust(width)}  {'' if value is None else value}")
+        typer.echo(f"{key.ljust(width)}  {printable('' if value is None else str(value))}")
 
 
 def exit_if_failed(failed: Mapping[str, str], what: str) -> None:

@@ -58,12 +58,18 @@ def pick_columns(rows: Sequence[Row], columns: list[str], width: int, chosen: st
     return {c: widths[c] for c in columns if c in widths} or {columns[0]: None}
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters (a terminal's escape sequences) shown as ``\x1b``, never sent raw."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else repr(ch)[1:-1] for ch in text)
+
+
 def table(rows: Sequence[Row], columns: list[str], title: str | None = None, *, chosen: str | None = None) -> None:
     """A Rich table for people that fits the terminal (``--json`` output bypasses this): ``columns`` in
     their order of importance; text columns are cut short before any column is left out."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     shown = pick_columns(rows, columns, console.width, chosen)
@@ -71,7 +77,8 @@ def table(rows: Sequence[Row], columns: list[str], title: str | None = None, *, 
     for col, width in shown.items():
         t.add_column(col, overflow="ellipsis", no_wrap=True, min_width=width, max_width=width)
     for row in rows:
-        t.add_row(*["" if row.get(c) is None else str(row.get(c)) for c in shown])
+        # Text, not markup: a donor named "Jane [/b]" or "[link=...]" is printed as typed, control characters shown
+        t.add_row(*[Text(printable("" if row.get(c) is None else str(row.get(c)))) for c in shown])
     console.print(t)
     if not rows:
         typer.echo("(none)")

@@ -104,7 +104,8 @@ def _write(job: Job, key: str, cid: str, body: ReportBody) -> tuple[int | None, 
     if row is not None:  # pending or unconfirmed: the intent recorded is what is looked for, and sent again
         _due(job, row)
         cid, body = row["constituent_id"], json.loads(row["body"])
-        found = next((r for r in job.crm.contact_reports(cid) if marker(key) in str(r.get("text") or "")), None)
+        # the marker is the text's last line: a donor's name or words carrying one elsewhere adopt nothing
+        found = next((r for r in job.crm.contact_reports(cid) if str(r.get("text") or "").rstrip().endswith(marker(key))), None)
         if found is not None:
             _save(job, key, cid, state="done", crm_report_id=_int(found.get("id")), error=None, written_at=store.iso())
             return _int(found.get("id")), True

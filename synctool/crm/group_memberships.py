@@ -146,7 +146,9 @@ def _start(job: Job, cid: str, gid: int, date_start: str) -> str:
     if row is not None and row["state"] in ("pending", "unconfirmed"):
         _due(job, row)
         found = _current_in(_read(job, cid), gid)
-        if found is not None:
+        # ours only if it starts the day ours was to start: a membership staff made by hand is never adopted (and so
+        # never ended by synctool)
+        if found is not None and str(found.get("date_start") or "")[:10] == str(row["date_start"])[:10]:
             _save(job, cid, gid, state="current", crm_membership_id=_int(found.get("id")), error=None,
                   date_start=found.get("date_start") or row["date_start"])  # fmt: skip
             return "started"

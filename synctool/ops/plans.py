@@ -15,6 +15,8 @@ from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Literal, Optional, TypedDict
 
+from pydantic import Field
+
 from synctool import mappings, platforms, store
 from synctool.errors import NotFound
 from synctool.platforms.hooks import load
@@ -43,7 +45,7 @@ class PlansQuery(Query):
     """GET /api/plans (`synctool plans list`)."""
 
     status: Optional[Literal["active", "paused", "failed", "canceled", "ended"]] = None
-    limit: int = 500
+    limit: int = Field(500, ge=1, le=10_000)
 
 
 def known(conn: sqlite3.Connection, table: str = "plans") -> bool:

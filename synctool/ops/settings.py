@@ -141,7 +141,9 @@ def plans_chat_webhook(conn: sqlite3.Connection, rt: Runtime, body: PlansChatWeb
     if body is not None:
         with store.atomic(conn):
             if body.url:
-                settings.put(conn, notices.WEBHOOK_SETTING, notices.check_url(body.url))
+                settings.put(
+                    conn, notices.WEBHOOK_SETTING, notices.check_url(body.url, rt.config.organisation.chat_webhook_hosts)
+                )
             else:
                 conn.execute("DELETE FROM settings WHERE key = ?", (notices.WEBHOOK_SETTING,))
     found = notices.webhook(conn)

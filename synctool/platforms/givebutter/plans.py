@@ -142,8 +142,13 @@ def _local_day(timezone: str | None) -> str:
     return gifts.gift_date(None, timezone)
 
 
+#: what is kept to say in the next report: the newest entries, bounded (with no group mapped no report clears it)
+SAID_MAX = 500
+
+
 def _add(said: str | None, more: str) -> str:
-    return f"{said}; {more}" if said else more
+    text = f"{said}; {more}" if said else more
+    return text if len(text) <= SAID_MAX else "...; " + text[-(SAID_MAX - 5) :].split("; ", 1)[-1]
 
 
 # -- the record --------------------------------------------------------------------------------------------------

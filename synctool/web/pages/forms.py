@@ -28,6 +28,8 @@ class FormProblem(InvalidInput):
 
 #: a form's fields that are not typed, so not kept for the next page
 NOT_KEPT = ("csrf", "back")
+#: a field whose name holds one of these may carry a secret: never kept
+SECRET_WORDS = ("url", "token", "secret", "password", "key")
 
 
 def problem(error: SynctoolError | None, form_path: str, form: dict[str, str]) -> Problem:
@@ -36,7 +38,8 @@ def problem(error: SynctoolError | None, form_path: str, form: dict[str, str]) -
     detail = getattr(error, "detail", "")
     text = str(error) + ("" if isinstance(error, FormProblem) or not detail else f" ({detail})")
     name = getattr(error, "field", None)
-    kept = {k: v for k, v in form.items() if k not in NOT_KEPT}
+    # a webhook URL, token or password typed into a refused form is not written into the session to be shown back
+    kept = {k: v for k, v in form.items() if k not in NOT_KEPT and not any(w in k.lower() for w in SECRET_WORDS)}
     return Problem(text=f"Not done: {text}", form=form_path, field=name if name in form else None,
                    target=form.get("target"), kept=kept)  # fmt: skip
 
