@@ -28,8 +28,10 @@ import time
 from pathlib import Path
 
 import httpx
+from serving import first_request, free_port, start, stop
 
 ROOT = Path(__file__).resolve().parents[1]
+APP = ["--factory", "synctool.web.receiver:app_from_env"]
 
 #: run by the first checkout (its own bench/synclog.py and synctool): the database, a super_admin and their
 #: one-time sign-in link's path
@@ -62,14 +64,6 @@ conn.close()
 """
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def environment(tree: Path, folder: Path, port: int) -> dict[str, str]:
     """A checkout's environment: its code first on the path, the copy of the database it migrated, the staff
     page on. Bytecode is written (the first run writes it, the timed ones read it, as ``bench/startup.py``)."""
@@ -83,43 +77,6 @@ def environment(tree: Path, folder: Path, port: int) -> dict[str, str]:
         "SYNCTOOL_KEYRING": "off",
         "PYTHONPATH": str(tree),
     }
-
-
-def serve(tree: Path, port: int, env: dict[str, str]) -> subprocess.Popen:
-    """`serve --admin-ui` as uvicorn runs it, from the checkout (``python -m`` puts the working folder first)."""
-    import socket
-
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "synctool.web.receiver:app_from_env", "--host", "127.0.0.1"]
-    proc = subprocess.Popen([*cmd, "--port", str(port), "--log-level", "warning", "--no-access-log"], env=env, cwd=tree)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"server on {port} did not start")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait()
-
-
-def first_request(tree: Path, port: int, env: dict[str, str], cookies: dict[str, str]) -> float:
-    """A fresh server process, then the overview's first request, timed (connection included): ms."""
-    proc = serve(tree, port, env)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120, cookies=cookies) as client:
-            started = time.perf_counter()
-            answer = client.get("/admin/")
-            answer.read()
-            took = (time.perf_counter() - started) * 1000
-            assert answer.status_code == 200, f"/admin/: {answer.status_code}"
-            return took
-    finally:
-        stop(proc)
 
 
 def command_ms(args: list[str], env: dict[str, str]) -> float:
@@ -159,7 +116,7 @@ def main() -> None:
             text=True,
         ).stdout.split()
         print(f"seeded in {seeded[0]} s", flush=True)
-        proc = serve(first_tree, ports[first], envs[first])
+        proc = start(APP, ports[first], envs[first], cwd=first_tree)
         try:  # the session is kept in the database: every copy holds it
             with httpx.Client(base_url=f"http://127.0.0.1:{ports[first]}", timeout=30) as client:
                 assert client.post(seeded[1]).status_code == 303
@@ -175,7 +132,7 @@ def main() -> None:
         for n in range(args.rounds):
             for name, tree in trees.items():
                 found = times[name]
-                found["first"].append(first_request(tree, ports[name], envs[name], cookies))
+                found["first"].append(first_request(APP, ports[name], envs[name], "/admin/", cookies, cwd=tree))
                 found["overview"].append(command_ms([*synctool, "overview", "--json"], envs[name]))
                 found["list"].append(command_ms([*synctool, "syncs", "list", "--json"], envs[name]))
             print(f"  round {n + 1}: " + ", ".join(f"{name} {times[name]['first'][-1]:.0f} ms" for name in trees), flush=True)

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,46 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from serving import free_port, start  # noqa: E402
+
 from synctool.fakes import samples  # noqa: E402
 
 KEY = "bench-signature-key"
 URL = "https://sync.example.org/webhooks/pos"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(target: list[str], port: int, env: dict) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        *target,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
-    deadline = time.monotonic() + 20
-    import socket
-
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"server on {port} did not start")
 
 
 def request_bytes(port: int, body: bytes) -> bytes:

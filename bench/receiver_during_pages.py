@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
-from receiver import KEY, URL, read_response, request_bytes, start  # noqa: E402
-from staff_page import APP, pages, percentile, prepare, signed_in, stop  # noqa: E402
+from receiver import KEY, URL, read_response, request_bytes  # noqa: E402
+from serving import percentile, start, stop  # noqa: E402
+from staff_page import APP, pages, prepare, signed_in  # noqa: E402
 from synclog import SOURCES  # noqa: E402
 
 from synctool.fakes import samples  # noqa: E402

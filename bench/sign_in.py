@@ -23,8 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
-from receiver import free_port, start  # noqa: E402
-from staff_page import percentile  # noqa: E402
+from serving import free_port, percentile, start  # noqa: E402
 
 from synctool import platforms, store  # noqa: E402
 from synctool.ops import users  # noqa: E402

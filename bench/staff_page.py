@@ -23,7 +23,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
-from receiver import free_port, start  # noqa: E402
+from serving import first_request, free_port, percentile, start, stop  # noqa: E402
 from synclog import seed  # noqa: E402
 
 from synctool import platforms, store  # noqa: E402
@@ -121,31 +120,6 @@ def pages(record_id: str, n: int = 0) -> dict[str, str]:
         "actions": "/admin/actions",
         "team": "/admin/team",
     }
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait()
-
-
-def first_request(target: list[str], port: int, env: dict[str, str], path: str, cookies: dict[str, str]) -> float:
-    """A fresh server process, then one request, timed (connection included) and checked to answer 200: ms."""
-    proc = start(target, port, env)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120, cookies=cookies) as client:
-            started = time.perf_counter()
-            answer = client.get(path)
-            answer.read()
-            took = (time.perf_counter() - started) * 1000
-            assert answer.status_code == 200, f"{path}: {answer.status_code}"
-            return took
-    finally:
-        stop(proc)
 
 
 def main() -> None:

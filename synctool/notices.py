@@ -33,15 +33,16 @@ logger = logging.getLogger("synctool.notices")
 WEBHOOK_SETTING = "plans_chat_webhook"
 #: a notice's text is cut to this many characters (Slack shows 4,000 at most; a line needs far fewer)
 MAX_TEXT = 2000
-MAX_ATTEMPTS = 5
-RETRY_AFTER = timedelta(minutes=1)
-#: a row being sent is held this long, so a second drain does not send it too
-SENDING_LEASE = timedelta(minutes=2)
 #: a notice not sent within this is dropped: news a day old is the daily summary's
 GIVE_UP_AFTER = timedelta(days=1)
 TIMEOUT_S = 10.0
 #: the transport role a Runtime may hand an httpx transport for (tests, the demo)
 ROLE = "chat"
+#: the notices waiting to be sent (a notice sent after a failure forgets the failure)
+NOTICES = store.Outgoing(
+    "chat_notices", key="key", order="created_at", what="chat notice", log=logger, clear_error_when_sent=True
+)
+MAX_ATTEMPTS = NOTICES.max_attempts
 
 _TOKENS = re.compile(r"(?i)\bbearer\s+\S+|https?://\S+|\b[A-Za-z0-9_\-]{32,}\b")
 
@@ -123,44 +124,25 @@ def send_due(
     conn: sqlite3.Connection, rt: Runtime, *, transport: httpx.BaseTransport | None = None, limit: int = 50
 ) -> dict[str, int]:
     """Send the notices that are due; never raises for a chat problem (drain goes on)."""
-    counts = {"sent": 0, "failed": 0, "dropped": 0}
     now = store.utcnow()
-    due = conn.execute(
-        "SELECT * FROM chat_notices WHERE sent_at IS NULL AND send_after <= ? AND attempts < ? ORDER BY created_at LIMIT ?",
-        (store.iso(now), MAX_ATTEMPTS, limit),
-    ).fetchall()
+    due = NOTICES.due(conn, now, limit)
     if not due:
-        return counts
+        return {"sent": 0, "failed": 0, "dropped": 0}
     url = webhook(conn)
     transport = transport or rt.transport(ROLE)
+
+    def given_up(row: sqlite3.Row) -> str | None:
+        if url is None:
+            return "no chat webhook is set"
+        return "not sent within a day; dropped" if row["created_at"] < store.iso(now - GIVE_UP_AFTER) else None
+
     with httpx.Client(transport=transport, timeout=TIMEOUT_S, follow_redirects=False) as client:
-        for row in due:
-            with store.atomic(conn):  # claim it: a drain beside this one skips it
-                claimed = conn.execute(
-                    "UPDATE chat_notices SET send_after = ?, attempts = attempts + 1"
-                    " WHERE key = ? AND sent_at IS NULL AND send_after = ?",
-                    (store.iso(now + SENDING_LEASE), row["key"], row["send_after"]),
-                ).rowcount
-            if not claimed:
-                continue
-            if url is None or row["created_at"] < store.iso(now - GIVE_UP_AFTER):
-                why = "no chat webhook is set" if url is None else "not sent within a day; dropped"
-                _end(conn, row["key"], error=why)
-                counts["dropped"] += 1
-                continue
-            error = _post(client, url, row["text"], rt.config.organisation.chat_webhook_hosts)
-            if error is None:
-                _end(conn, row["key"])
-                counts["sent"] += 1
-                continue
-            logger.warning("chat notice %s not sent: %s", row["key"], error)
-            with store.atomic(conn):
-                conn.execute(
-                    "UPDATE chat_notices SET last_error = ?, send_after = ? WHERE key = ?",
-                    (error, store.iso(store.utcnow() + RETRY_AFTER), row["key"]),
-                )
-            counts["failed"] += 1
-    return counts
+
+        def attempt(row: sqlite3.Row) -> str | None:
+            assert url is not None  # given_up dropped the row otherwise
+            return _post(client, url, row["text"], rt.config.organisation.chat_webhook_hosts)
+
+        return NOTICES.send(conn, due, now, attempt, given_up)
 
 
 def _post(client: httpx.Client, url: str, text: str, also: Sequence[str] = ()) -> str | None:
@@ -177,14 +159,6 @@ def _post(client: httpx.Client, url: str, text: str, also: Sequence[str] = ()) -
     if answer.status_code >= 300:
         return f"{where} answered {answer.status_code}"
     return None
-
-
-def _end(conn: sqlite3.Connection, key: str, *, error: str | None = None) -> None:
-    with store.atomic(conn):
-        if error is None:
-            conn.execute("UPDATE chat_notices SET sent_at = ?, last_error = NULL WHERE key = ?", (store.iso(), key))
-        else:
-            conn.execute("UPDATE chat_notices SET last_error = ?, attempts = ? WHERE key = ?", (error, MAX_ATTEMPTS, key))
 
 
 def problems(conn: sqlite3.Connection) -> dict[str, Any]:

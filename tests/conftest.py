@@ -6,17 +6,24 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import typer.main
-import typer.testing
-from typer.testing import CliRunner
 
-from synctool import platforms
-from tests import helpers
+# bytecode is written whatever PYTHONDONTWRITEBYTECODE says (this machine sets it): without it every xdist worker
+# rewrites every test module's asserts and compiles synctool again, 6 s of each worker's start; the files go to
+# __pycache__ (ignored by git) and the processes a test starts read them
+sys.dont_write_bytecode = False
+
+import typer.main  # noqa: E402
+import typer.testing  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from synctool import platforms  # noqa: E402
+from tests import helpers  # noqa: E402
 
 #: tests/data/kinddesk is an outside platform package with tests of its own (tests/test_outside_platform.py runs them)
 collect_ignore = ["data"]

@@ -5,6 +5,7 @@ functions count too."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
@@ -39,6 +40,7 @@ def floor(module: str) -> int:
     return next(n for n, rooms in enumerate(FLOORS) if name in rooms)
 
 
+@functools.cache  # one parse of the package serves every test here
 def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for path in PACKAGE.rglob("*.py"):

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render
+from synctool.console import AsJson, ctx_obj, render_outcome
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -45,6 +45,9 @@ def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 def report(rows: list[dict], as_json: bool, line: Callable[[dict], str], *, failed: Callable[[dict], bool]) -> None:
     """One line a check (or JSON); exit 1 when any failed."""
-    render(rows, as_json, people=lambda rows: typer.echo("\n".join(line(row) for row in rows)))
-    if any(failed(row) for row in rows):
-        raise typer.Exit(1)
+    render_outcome(
+        rows,
+        as_json,
+        ok=not any(failed(row) for row in rows),
+        people=lambda rows: typer.echo("\n".join(line(row) for row in rows)),
+    )

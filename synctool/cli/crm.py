@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, render, render_outcome, sub_app
 from synctool.crm import references
 
 app = sub_app(
@@ -87,9 +87,7 @@ def test_connection(ctx: typer.Context, as_json: AsJson = False) -> None:
 
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt)
-    render(result, as_json)
-    if not result["ok"]:
-        raise typer.Exit(1)
+    render_outcome(result, as_json, ok=result["ok"])
 
 
 @app.command()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, key_values, render, sub_app
+from synctool.console import AsJson, Columns, Limit, Source, ctx_obj, key_values, render, sub_app
 
 app = sub_app("Stored webhook deliveries, with their raw bodies, newest first.")
 
@@ -12,9 +12,9 @@ app = sub_app("Stored webhook deliveries, with their raw bodies, newest first.")
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    source: str = typer.Option(None, help="a source: the role of a platform (synctool platforms lists them)"),
+    source: Source = None,
     since: str = typer.Option(None, help="a duration ago (24h, 7d) or an ISO date"),
-    limit: int = typer.Option(50, help="at most this many (1-1000)"),
+    limit: Limit = 50,
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, Columns, Limit, action, ctx_obj, emit_json, options_as, render, sub_app
 
 app = sub_app(
     "Known donors: new contact points, and gifts held for a match. "
@@ -29,7 +30,7 @@ MatchId = Annotated[int, typer.Argument(help="the match's id (synctool donors ma
 def matches(
     ctx: typer.Context,
     status: str = typer.Option("pending", help="pending, accepted, new or all"),
-    limit: int = typer.Option(200, help="at most this many (1-1000)"),
+    limit: Limit = 200,
     as_json: AsJson = False,
 ) -> None:
     """List the held gifts, newest first: the donor as the platform gave them, and each candidate constituent
@@ -41,9 +42,8 @@ def matches(
         return
     from synctool.ops.donors import MatchesQuery
     from synctool.ops.donors import matches as op
-    from synctool.validation import parse
 
-    data = op(ctx_obj(ctx).db, parse(MatchesQuery, {"status": status, "limit": limit}, where="options"))
+    data = op(ctx_obj(ctx).db, options_as(ctx, MatchesQuery))
 
     def for_people(d: dict) -> None:
         if not d["items"]:
@@ -114,7 +114,7 @@ IDS = typer.Argument(None, help="the ids `synctool donors changes` lists")
 def changes(
     ctx: typer.Context,
     status: str = typer.Option("pending", help="pending, applied, dismissed or all"),
-    limit: int = typer.Option(200, help="at most this many (1-1000)"),
+    limit: Limit = 200,
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:
@@ -125,25 +125,10 @@ def changes(
     """
     from synctool.ops.donors import ChangesQuery
     from synctool.ops.donors import changes as op
-    from synctool.validation import parse
 
-    data = op(ctx_obj(ctx).db, parse(ChangesQuery, {"status": status, "limit": limit}, where="options"))
+    data = op(ctx_obj(ctx).db, options_as(ctx, ChangesQuery))
     shown = ["id", "constituent_id", "kind", "value", "external_id", "status", "created_at"]
     render(data, as_json, rows=data["items"], columns=shown, chosen=columns, title=f"{data['pending']} pending")
-
-
-def _decide(ctx: typer.Context, ids: list[int] | None, every: bool, apply: bool) -> None:
-    from synctool.ops.donors import DecideBody
-    from synctool.ops.donors import apply as apply_op
-    from synctool.ops.donors import dismiss as dismiss_op
-    from synctool.validation import parse
-
-    obj = ctx_obj(ctx)
-    body = parse(DecideBody, {"ids": ids or [], "all": every}, where="arguments")
-    result = apply_op(obj.db, obj.rt, body) if apply else dismiss_op(obj.db, body)
-    emit_json(result)
-    if any(r["result"].startswith("error") for r in result["results"]):
-        raise typer.Exit(1)
 
 
 EVERY = typer.Option(False, "--all", help="every pending change")
@@ -154,30 +139,37 @@ def _chosen(arguments: dict[str, object]) -> object:
     return "every" if arguments["every"] else arguments["ids"]
 
 
-@app.command("apply")
-@action(target=_chosen)
-def apply(
-    ctx: typer.Context,
-    ids: list[int] = IDS,
-    every: bool = EVERY,
-) -> None:
-    """Add each change to its constituent's CRM record as a non-preferred e-mail, phone or address (the
+def _decision(verb: str, doc: str) -> Callable[..., object]:
+    """`donors apply` or `dismiss`: the changes named (or every pending one) applied to the CRM or dismissed;
+    exit 1 if the CRM refused one."""
+
+    def command(ctx: typer.Context, ids: list[int] = IDS, every: bool = EVERY) -> None:
+        from synctool.ops.donors import DecideBody
+        from synctool.ops.donors import apply as apply_op
+        from synctool.ops.donors import dismiss as dismiss_op
+        from synctool.validation import parse
+
+        obj = ctx_obj(ctx)
+        body = parse(DecideBody, {"ids": ids or [], "all": every}, where="arguments")
+        result = apply_op(obj.db, obj.rt, body) if verb == "apply" else dismiss_op(obj.db, body)
+        emit_json(result)
+        if any(r["result"].startswith("error") for r in result["results"]):
+            raise typer.Exit(1)
+
+    command.__doc__ = doc
+    return action(target=_chosen)(command)
+
+
+DECISIONS = {
+    "apply": """Add each change to its constituent's CRM record as a non-preferred e-mail, phone or address (the
     preferred one stays so): one CRM request each; the mirror is updated. Exit 1 if the CRM refused one.
 
     Example: synctool donors apply 3 4
-    """
-    _decide(ctx, ids, every, apply=True)
-
-
-@app.command("dismiss")
-@action(target=_chosen)
-def dismiss(
-    ctx: typer.Context,
-    ids: list[int] = IDS,
-    every: bool = EVERY,
-) -> None:
-    """Dismiss changes: nothing is written, and the same news is not proposed again.
+    """,
+    "dismiss": """Dismiss changes: nothing is written, and the same news is not proposed again.
 
     Example: synctool donors dismiss 5
-    """
-    _decide(ctx, ids, every, apply=False)
+    """,
+}
+for _verb, _doc in DECISIONS.items():
+    app.command(_verb)(_decision(_verb, _doc))

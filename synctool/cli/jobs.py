@@ -7,7 +7,7 @@ import sys
 import typer
 
 from synctool.cli.syncs import for_people
-from synctool.console import AsJson, Columns, action, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, options_as, render, sub_app
 
 app = sub_app("The job queue: list it, and put failed jobs back. Pending and failed jobs, and retries.")
 
@@ -95,10 +95,9 @@ def retry_all(
     """
     from synctool.ops.syncs import SourceQuery
     from synctool.ops.syncs import retry_all as retry_all_op
-    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = retry_all_op(obj.db, parse(SourceQuery, {"source": source}, where="options"), fresh=fresh, rt=obj.rt)
+    result = retry_all_op(obj.db, options_as(ctx, SourceQuery), fresh=fresh, rt=obj.rt)
     render(result, as_json, people=lambda r: typer.echo(f"{r['requeued']} failed jobs queued again"))
 
 

@@ -2,39 +2,70 @@
 
 from __future__ import annotations
 
+import functools
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, crm_id, ctx_obj, deferred, emit_json, listing_group, options_as, render, sub_app
 
 app = sub_app(
     "CRM coding for incoming money: type defaults, overrides, fields. Type defaults, campaign and fund overrides, "
     "payment methods, custom fields and event mappings."
 )
-types_app = sub_app(
-    "Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\nExample: synctool mappings types --json"
-)
-overrides_app = sub_app(
-    "Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\nExample: synctool mappings overrides"
-)
-funds_app = sub_app(
-    "Fund overrides: the CRM fund for gifts designated to one donation-platform fund (wins over campaign mappings).\n\nExample: synctool mappings funds"
-)
-payments_app = sub_app(
-    "Payment methods: a platform's payment method (ROLE:METHOD) -> CRM payment type and gift type.\n\nExample: synctool mappings payments"
-)
-fields_app = sub_app(
-    "Custom fields: a donation-platform custom field (id or title) -> CRM gift custom field.\n\nExample: synctool mappings custom-fields"
-)
-app.add_typer(types_app, name="types")
-app.add_typer(overrides_app, name="overrides")
-app.add_typer(funds_app, name="funds")
-app.add_typer(payments_app, name="payments")
-app.add_typer(fields_app, name="custom-fields")
-events_app = sub_app(
-    "Event mappings: a donation platform's event campaign -> the CRM event its ticket orders become invitations of.\n\n"
-    "Example: synctool mappings events set 7EJRGQ --event 1069"
-)
-app.add_typer(events_app, name="events")
+
+CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
+
+
+def _all_of(kind: str) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
+    """What `synctool mappings GROUP` lists: the mappings of ``kind``."""
+    return functools.partial(deferred("synctool.mappings:all_of"), kind=kind)
+
+
+#: the groups of mappings, each listing its kind when named alone: name -> (kind, the columns its list shows, help)
+LISTED = {
+    "types": (
+        "type_default",
+        CODING,
+        "Type defaults: fund/campaign per donation campaign type (general, collect, fundraise, event) and for POS.\n\n"
+        "Example: synctool mappings types --json",
+    ),
+    "overrides": (
+        "campaign_override",
+        CODING,
+        "Campaign overrides: fund/campaign for one donation-platform campaign (wins over type defaults).\n\n"
+        "Example: synctool mappings overrides",
+    ),
+    "funds": (
+        "fund_override",
+        ["key", "fund_id", "updated_at"],
+        "Fund overrides: the CRM fund for gifts designated to one donation-platform fund (wins over campaign mappings).\n\n"
+        "Example: synctool mappings funds",
+    ),
+    "payments": (
+        "payment_method",
+        ["key", "payment_type_id", "gift_type_id", "updated_at"],
+        "Payment methods: a platform's payment method (ROLE:METHOD) -> CRM payment type and gift type.\n\n"
+        "Example: synctool mappings payments",
+    ),
+    "custom-fields": (
+        "custom_field",
+        ["key", "crm_field", "crm_field_name", "updated_at"],
+        "Custom fields: a donation-platform custom field (id or title) -> CRM gift custom field.\n\n"
+        "Example: synctool mappings custom-fields",
+    ),
+    "events": (
+        "event",
+        ["event_id", "event_name", "campaign"],
+        "Event mappings: a donation platform's event campaign -> the CRM event its ticket orders become invitations of.\n\n"
+        "Example: synctool mappings events set 7EJRGQ --event 1069",
+    ),
+}
+groups = {
+    name: listing_group(app, name, help_text, _all_of(kind), columns) for name, (kind, columns, help_text) in LISTED.items()
+}
 plans_app = sub_app(
     "Monthly donors: the CRM group donors with an active plan are kept in, and who follows up a failed, paused or "
     "canceled plan (a contact report of the type given, assigned to the team member).\n\n"
@@ -42,153 +73,99 @@ plans_app = sub_app(
 )
 app.add_typer(plans_app, name="plans")
 
-CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
-
-
-def _show(ctx: typer.Context, kind: str, columns: list[str], as_json: bool) -> None:
-    from synctool import mappings
-
-    rows = mappings.all_of(ctx_obj(ctx).db, kind)
-    render(rows, as_json, columns=columns)
-
-
-def _opt(help_text: str):
-    return typer.Option(None, help=help_text)
-
-
 ACK_HELP = "the CRM acknowledgement template for these gifts (checked against `synctool crm mailing-templates` when cached)"
 NO_ACK_HELP = "send no CRM acknowledgement (do_not_ack): the platform already sent the donor a receipt"
 
 
-@types_app.callback(invoke_without_command=True)
-def types_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List type defaults.
+def _coding_command(
+    argument_help: str, metavar: str, save: Callable[[sqlite3.Connection, str, dict[str, Any]], object], doc: str
+) -> Callable[..., object]:
+    """`mappings types set` and `mappings overrides set`: the coding of one key (a campaign type, a campaign),
+    saved by ``save(conn, key, coding)``; the options given replace its whole coding."""
 
-    Example: synctool mappings types --json
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "type_default", CODING, as_json)
+    def command(
+        ctx: typer.Context,
+        key: str = typer.Argument(..., help=argument_help, metavar=metavar),
+        fund_id: int = crm_id("fund"),
+        campaign_id: int = crm_id("campaign"),
+        appeal_id: int = crm_id("appeal"),
+        gift_category_id: int = crm_id("gift category"),
+        ack: str = typer.Option(None, "--ack", help=ACK_HELP),
+        no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
+    ) -> None:
+        from synctool.mappings import ack_choice
+
+        coding = {"fund_id": fund_id, "campaign_id": campaign_id, "appeal_id": appeal_id, "gift_category_id": gift_category_id}
+        emit_json(save(ctx_obj(ctx).db, key, {**coding, "ack_template_name": ack_choice(ack, no_ack)}))
+
+    command.__doc__ = doc
+    return action(target="key")(command)
 
 
-@types_app.command("set")
-@action(target="key")
-def types_set(
-    ctx: typer.Context,
-    key: str = typer.Argument(
-        ..., help="donations:general|collect|fundraise|event, donations:recurring, donations:default or pos:default"
-    ),
-    fund_id: int = _opt("CRM fund id"),
-    campaign_id: int = _opt("CRM campaign id"),
-    appeal_id: int = _opt("CRM appeal id"),
-    gift_category_id: int = _opt("CRM gift category id"),
-    ack: str = typer.Option(None, "--ack", help=ACK_HELP),
-    no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
-) -> None:
-    """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache),
-    and whether its gifts get a CRM acknowledgement. The options given replace the type's whole coding.
-
-    Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823 --no-ack
-    """
-    from synctool.mappings import ack_choice
+def _save_type_default(conn: sqlite3.Connection, key: str, coding: dict[str, Any]) -> object:
     from synctool.ops.mappings import set_type_default
 
-    emit_json(
-        set_type_default(
-            ctx_obj(ctx).db,
-            key,
-            fund_id=fund_id,
-            campaign_id=campaign_id,
-            appeal_id=appeal_id,
-            gift_category_id=gift_category_id,
-            ack_template_name=ack_choice(ack, no_ack),
-        )
-    )
+    return set_type_default(conn, key, **coding)
 
 
-@overrides_app.callback(invoke_without_command=True)
-def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List campaign overrides.
-
-    Example: synctool mappings overrides
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "campaign_override", CODING, as_json)
-
-
-@overrides_app.command("set")
-@action(target="campaign")
-def overrides_set(
-    ctx: typer.Context,
-    campaign: str = typer.Argument(..., help="the donation platform's campaign id"),
-    fund_id: int = _opt("CRM fund id"),
-    campaign_id: int = _opt("CRM campaign id"),
-    appeal_id: int = _opt("CRM appeal id"),
-    gift_category_id: int = _opt("CRM gift category id"),
-    ack: str = typer.Option(None, "--ack", help=ACK_HELP),
-    no_ack: bool = typer.Option(False, "--no-ack", help=NO_ACK_HELP),
-) -> None:
-    """Create or update the override for one donation campaign, and whether its gifts get a CRM
-    acknowledgement.
-
-    Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822 --no-ack
-    """
-    from synctool.mappings import ack_choice
+def _save_campaign_override(conn: sqlite3.Connection, campaign: str, coding: dict[str, Any]) -> object:
     from synctool.ops.mappings import OverrideBody, set_campaign_override
     from synctool.validation import parse
 
-    given = dict(
-        campaign=campaign, fund_id=fund_id, campaign_id=campaign_id, appeal_id=appeal_id, gift_category_id=gift_category_id
+    return set_campaign_override(conn, parse(OverrideBody, {"campaign": campaign, **coding}, where="options"))
+
+
+groups["types"].command("set")(
+    _coding_command(
+        "donations:general|collect|fundraise|event, donations:recurring, donations:default or pos:default",
+        "key",
+        _save_type_default,
+        """Set the default coding for a campaign type (ids are checked against `synctool crm refresh`'s cache),
+    and whether its gifts get a CRM acknowledgement. The options given replace the type's whole coding.
+
+    Example: synctool mappings types set donations:event --fund-id 2399 --campaign-id 823 --no-ack
+    """,
     )
-    body = parse(OverrideBody, {**given, "ack_template_name": ack_choice(ack, no_ack)}, where="options")
-    emit_json(set_campaign_override(ctx_obj(ctx).db, body))
+)
+groups["overrides"].command("set")(
+    _coding_command(
+        "the donation platform's campaign id",
+        "campaign",
+        _save_campaign_override,
+        """Create or update the override for one donation campaign, and whether its gifts get a CRM
+    acknowledgement.
+
+    Example: synctool mappings overrides set 118722 --fund-id 2398 --campaign-id 822 --no-ack
+    """,
+    )
+)
 
 
-@funds_app.callback(invoke_without_command=True)
-def funds_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List fund overrides.
-
-    Example: synctool mappings funds --json
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "fund_override", ["key", "fund_id", "updated_at"], as_json)
-
-
-@funds_app.command("set")
+@groups["funds"].command("set")
 @action(target="fund")
 def funds_set(
     ctx: typer.Context,
     fund: str = typer.Argument(..., help="the donation platform's fund code, or its fund id"),
-    fund_id: int = typer.Option(..., help="CRM fund id"),
+    fund_id: int = crm_id("fund", required=True),
 ) -> None:
     """Send gifts designated to one donation-platform fund to a CRM fund, whatever their campaign's mapping says.
 
     Example: synctool mappings funds set BUILDING --fund-id 2401
     """
     from synctool.ops.mappings import FundOverrideBody, set_fund_override
-    from synctool.validation import parse
 
-    emit_json(set_fund_override(ctx_obj(ctx).db, parse(FundOverrideBody, {"fund": fund, "fund_id": fund_id}, where="options")))
-
-
-@payments_app.callback(invoke_without_command=True)
-def payments_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List payment method mappings.
-
-    Example: synctool mappings payments
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "payment_method", ["key", "payment_type_id", "gift_type_id", "updated_at"], as_json)
+    emit_json(set_fund_override(ctx_obj(ctx).db, options_as(ctx, FundOverrideBody)))
 
 
-@payments_app.command("set")
+@groups["payments"].command("set")
 @action(target="key")
 def payments_set(
     ctx: typer.Context,
     key: str = typer.Argument(
         ..., help="donations:<method> (card, paypal, venmo, check, cash, ach) or pos:<tender type> (CARD, CASH, ...)"
     ),
-    payment_type_id: int = _opt("CRM payment type id"),
-    gift_type_id: int = _opt("CRM gift type id"),
+    payment_type_id: int = crm_id("payment type"),
+    gift_type_id: int = crm_id("gift type"),
 ) -> None:
     """Map a payment method to a CRM payment type (and gift type).
 
@@ -199,17 +176,7 @@ def payments_set(
     emit_json(set_payment_method(ctx_obj(ctx).db, key, payment_type_id=payment_type_id, gift_type_id=gift_type_id))
 
 
-@fields_app.callback(invoke_without_command=True)
-def fields_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List custom field mappings.
-
-    Example: synctool mappings custom-fields
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "custom_field", ["key", "crm_field", "crm_field_name", "updated_at"], as_json)
-
-
-@fields_app.command("set")
+@groups["custom-fields"].command("set")
 @action(target="field")
 def fields_set(
     ctx: typer.Context,
@@ -245,17 +212,7 @@ def remove(
     emit_json(remove_op(ctx_obj(ctx).db, kind, key))
 
 
-@events_app.callback(invoke_without_command=True)
-def events_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List event mappings (campaign -> CRM event).
-
-    Example: synctool mappings events
-    """
-    if ctx.invoked_subcommand is None:
-        _show(ctx, "event", ["event_id", "event_name", "campaign"], as_json)
-
-
-@events_app.command("set")
+@groups["events"].command("set")
 @action(target="campaign", note="event")
 def events_set(
     ctx: typer.Context,
@@ -274,7 +231,7 @@ def events_set(
     emit_json(set_mapping(ctx_obj(ctx).db, body))
 
 
-@events_app.command("remove")
+@groups["events"].command("remove")
 @action(target="campaign")
 def events_remove(ctx: typer.Context, campaign: str = typer.Argument(..., help="the campaign's id or code")) -> None:
     """Remove an event mapping (invitations already written stay in the CRM; new orders wait).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, ctx_obj, options_as, render, sub_app
 
 app = sub_app(
     "Monthly donors: the recurring plans synctool knows. Each with its donor, constituent, amount, frequency, status, "
@@ -27,10 +27,8 @@ def list_(
     Example: synctool plans list --status failed --json
     """
     from synctool.ops.plans import PlansQuery, list_plans
-    from synctool.validation import parse
 
-    given = {"status": status, "limit": limit}
-    data = list_plans(ctx_obj(ctx).db, parse(PlansQuery, {k: v for k, v in given.items() if v is not None}, where="options"))
+    data = list_plans(ctx_obj(ctx).db, options_as(ctx, PlansQuery))
     shown = ["plan_id", "donor", "constituent_id", "amount", "currency", "frequency", "status", "since", "last_charge",
              "next_charge"]  # fmt: skip
     render(data, as_json, rows=data["items"], columns=shown, chosen=columns, title=f"plans{f' ({status})' if status else ''}")

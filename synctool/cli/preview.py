@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, render
+from synctool.console import AsJson, Columns, Limit, action, ctx_obj, render
 
 
 @action(note="mode", when=lambda a: a["mode"] is not None)
@@ -37,7 +37,7 @@ def sync_mode(
 
 def preview(
     ctx: typer.Context,
-    limit: int = typer.Option(200, help="at most this many (1-1000)"),
+    limit: Limit = 200,
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:

@@ -7,7 +7,7 @@ import textwrap
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, render_outcome, sub_app
 
 app = sub_app(
     "Prove that every platform dollar of a period is in the CRM. Each platform transaction is matched to its gift "
@@ -192,9 +192,7 @@ def last(ctx: typer.Context, as_json: AsJson = False, columns: Columns = None) -
         render(d, rows=d["items"], columns=shown, chosen=columns, title=f"reconcile {d['from']} .. {d['to']} (run {d['at']})")
         typer.echo(f"{d['open']} open difference(s)")
 
-    render(result, as_json, people=for_people)
-    if result["open"]:
-        raise typer.Exit(1)
+    render_outcome(result, as_json, ok=not result["open"], people=for_people)
 
 
 @app.command("payouts")

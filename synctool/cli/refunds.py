@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, Columns, ctx_obj, render, sub_app
+from synctool.console import AsJson, Columns, Limit, ctx_obj, options_as, render, sub_app
 
 app = sub_app("Refunds from the platforms, and what each did to its CRM gift. What it did follows the refund policy.")
 
@@ -15,7 +15,7 @@ def list_(
     since: str = typer.Option("30d", help="a duration ago (24h, 30d) or an ISO date"),
     state: str = typer.Option(None, help="applied, waiting, pending, flagged or skipped"),
     source: str = typer.Option(None, help="donations, pos or payments"),
-    limit: int = typer.Option(200, help="at most this many (1-1000)"),
+    limit: Limit = 200,
     as_json: AsJson = False,
     columns: Columns = None,
 ) -> None:
@@ -25,10 +25,8 @@ def list_(
     Example: synctool refunds list --since 7d --state flagged
     """
     from synctool.ops.refunds import RefundsQuery, list_refunds
-    from synctool.validation import parse
 
-    given = {"since": since, "state": state, "source": source, "limit": limit}
-    data = list_refunds(ctx_obj(ctx).db, parse(RefundsQuery, {k: v for k, v in given.items() if v is not None}, where="options"))
+    data = list_refunds(ctx_obj(ctx).db, options_as(ctx, RefundsQuery))
     rows = [
         {
             **r,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, key_values, render, sub_app
+from synctool.console import AsJson, Columns, Source, action, ctx_obj, key_values, options_as, render, sub_app
 
 app = sub_app("The sync log: every delivery, poll result and operator request. Each with its outcome, and the staff actions.")
 
@@ -30,7 +30,7 @@ def for_people(row: Mapping[str, object]) -> dict[str, object]:
 def list_(
     ctx: typer.Context,
     status: str = typer.Option(None, help="queued, running, succeeded, skipped, failed or resolved"),
-    source: str = typer.Option(None, help="a source: the role of a platform (synctool platforms lists them)"),
+    source: Source = None,
     date_from: str = typer.Option(None, "--from", help="created at or after: ISO date/time or a duration ago (24h)"),
     date_to: str = typer.Option(None, "--to", help="created at or before: ISO date/time (a bare date is inclusive)"),
     q: str = typer.Option(None, "--q", help="text in the external id, e-mail, name or error"),
@@ -48,23 +48,8 @@ def list_(
     Example: synctool syncs list --status failed --source pos --from 7d --q ada@example.org
     """
     from synctool.ops.syncs import SyncQuery, list_syncs
-    from synctool.validation import parse
 
-    query = parse(
-        SyncQuery,
-        dict(
-            status=status,
-            source=source,
-            date_from=date_from,
-            date_to=date_to,
-            q=q,
-            page=page,
-            limit=limit,
-            sort=sort,
-            order=order,
-        ),
-        where="options",
-    )
+    query = options_as(ctx, SyncQuery)
     result = list_syncs(ctx_obj(ctx).db, query)
     render(result, as_json, rows=[for_people(r) for r in result["items"]], columns=SYNC_COLUMNS, chosen=columns)
     if not as_json:
@@ -132,9 +117,8 @@ def stats(
     """
     from synctool.ops.syncs import StatsQuery
     from synctool.ops.syncs import stats as stats_op
-    from synctool.validation import parse
 
-    result = stats_op(ctx_obj(ctx).db, parse(StatsQuery, {"window": window}, where="options"))
+    result = stats_op(ctx_obj(ctx).db, options_as(ctx, StatsQuery))
 
     def for_people(result: dict) -> None:
         key_values({k: v for k, v in result.items() if k not in ("per_source", "refunds")})
@@ -167,9 +151,8 @@ def actions(
     Example: synctool syncs actions --who treasurer@example.org
     """
     from synctool.ops.actions import ActionsQuery, list_actions
-    from synctool.validation import parse
 
-    query = parse(ActionsQuery, {"target": target, "who": who, "page": page, "limit": limit}, where="options")
+    query = options_as(ctx, ActionsQuery)
     result = list_actions(ctx_obj(ctx).db, query)
     shown = ["at", "who", "via", "action", "target", "outcome", "note", "role"]
     render(result, as_json, people=lambda d: render(d, rows=d["items"], columns=shown, title=f"{d['total']} action(s)"))

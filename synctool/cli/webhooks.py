@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated, Optional
 
 import typer
 
 from synctool.console import AsJson, action, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app("The platforms' webhooks: check and register them. Registered or repaired through their APIs.")
+
+
+#: the option of `webhooks status` and `register`
+Sources = Annotated[Optional[str], typer.Option(help="comma-separated sources; default: all")]  # noqa: UP045  (typer reads it at run time)
 
 
 def _sources(value: str | None) -> list[str] | None:
@@ -18,7 +23,7 @@ def _sources(value: str | None) -> list[str] | None:
 @app.command("status")
 def status(
     ctx: typer.Context,
-    source: str = typer.Option(None, help="comma-separated sources; default: all"),
+    source: Sources = None,
     as_json: AsJson = False,
 ) -> None:
     """Ask each platform what is registered and compare it with what synctool needs: the URL (for a platform
@@ -90,7 +95,7 @@ def heal(
 def register(
     ctx: typer.Context,
     url: str = typer.Option(..., help="the receiver's public address, https://HOST (the routes /webhooks/<source> are added)"),
-    source: str = typer.Option(None, help="comma-separated sources; default: all"),
+    source: Sources = None,
     as_json: AsJson = False,
 ) -> None:
     """Create what is missing and repair what is wrong, idempotently (never a second registration for a

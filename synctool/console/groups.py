@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ import typer
 from typer.core import TyperGroup, TyperOption
 from typer.models import CommandInfo
 
+from synctool.console.context import ctx_obj
+from synctool.console.output import AsJson, render
 from synctool.errors import SynctoolError, exit_code
 
 if TYPE_CHECKING:  # typer's own copy of click, which it does not name publicly
@@ -101,6 +104,18 @@ class Command:
     section: str
 
 
+def deferred(target: str) -> Callable[..., Any]:
+    """The function ``target`` names (``"module:function"``, as a ``Command`` names its target), imported when it
+    is first called: the module that holds a group's commands stays cheap to import (`synctool --help`
+    imports them all)."""
+    module, _, attr = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:  # (the named function's own arguments and result)
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+
+    return call
+
+
 def load_command(name: str, entry: Command) -> ClickCommand:
     """The click command of a table entry: a Typer app becomes a group, a function one command."""
     if isinstance(entry.target, str):
@@ -166,3 +181,24 @@ def sub_app(help_text: str) -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # click's own help: paragraphs rewrapped to the terminal, flags read as flags
     )
+
+
+def listing_group(
+    parent: typer.Typer,
+    name: str,
+    help_text: str,
+    rows: Callable[[sqlite3.Connection], Sequence[Mapping[str, object]]],
+    columns: list[str],
+) -> typer.Typer:
+    """The command group ``parent name``, which lists what ``rows`` reads from the database when named alone (a
+    table of ``columns``, or ``--json``) and holds the commands that change it: `synctool mappings funds`
+    lists the fund overrides, `synctool mappings funds set` sets one."""
+    group = sub_app(help_text)
+
+    def list_rows(ctx: typer.Context, as_json: AsJson = False) -> None:
+        if ctx.invoked_subcommand is None:
+            render(rows(ctx_obj(ctx).db), as_json, columns=columns)
+
+    group.callback(invoke_without_command=True)(list_rows)
+    parent.add_typer(group, name=name)
+    return group

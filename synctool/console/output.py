@@ -50,6 +50,14 @@ def render(
         typer.echo(data)
 
 
+def render_outcome(data: Any, as_json: bool, *, ok: bool, **how: Any) -> None:
+    """``render(data, as_json, **how)``, then exit 1 unless ``ok``: a command whose exit code says how it went
+    (a connection test, a record synced now)."""
+    render(data, as_json, **how)
+    if not ok:
+        raise typer.Exit(1)
+
+
 def blocks(rows: Sequence[Row], heading: Callable[[Any], str], fields: list[str]) -> None:
     """One block per row, for rows too wide for a table: a heading line, then ``field  value`` lines indented
     under it, the values wrapped at the terminal's width between words: nothing is cut short (a secret's

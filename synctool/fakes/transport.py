@@ -2,8 +2,10 @@
 
 httpx's own ``ASGITransport`` is async only, and synctool's clients are sync. This one runs the app on
 one event loop in a background thread and waits for each answer as long as the request's read timeout
-allows, so a fake that is told to be slow (``timeout`` / ``commit_timeout`` faults) makes the client
-time out exactly as it would over the network, while the app goes on (and commits) behind it.
+allows, so a fake that is told to be slow makes the client time out exactly as it would over the network,
+while the app goes on (and commits) behind it. A fake that knows the request came this way (``IN_PROCESS``)
+may instead mark an answer as lost (``ANSWER_LOST``) at once: the client meets the same ``ReadTimeout``
+without the wait (the LGL fake's ``timeout`` / ``commit_timeout`` faults).
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ import threading
 
 import httpx
 from starlette.types import ASGIApp
+
+#: the request header this transport adds, and the answer header that tells it the answer was lost
+IN_PROCESS = "x-fake-in-process"
+ANSWER_LOST = "x-fake-answer-lost"
 
 
 class AppTransport(httpx.BaseTransport):
@@ -37,14 +43,18 @@ class AppTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()
-        copy = httpx.Request(request.method, request.url, headers=request.headers, content=body)
+        headers = request.headers.copy()
+        headers[IN_PROCESS] = "1"
+        copy = httpx.Request(request.method, request.url, headers=headers, content=body)
         timeout = (request.extensions.get("timeout") or {}).get("read")
         future = asyncio.run_coroutine_threadsafe(self._send(copy), self._event_loop())
         try:
-            status, headers, content = future.result(timeout=timeout)
+            status, answer_headers, content = future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
             raise httpx.ReadTimeout("the fake did not answer within the read timeout", request=request) from None
-        return httpx.Response(status, headers=headers, content=content, request=request)
+        if any(name.lower() == ANSWER_LOST.encode() for name, _ in answer_headers):
+            raise httpx.ReadTimeout("the fake lost its answer (as if past the read timeout)", request=request)
+        return httpx.Response(status, headers=answer_headers, content=content, request=request)
 
     def close(self) -> None:
         pass  # the loop thread is shared by every client of this fake and ends with the process

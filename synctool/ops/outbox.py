@@ -22,13 +22,12 @@ from synctool.runtime import Runtime
 logger = logging.getLogger("synctool.outbox")
 
 SIGN_IN = "sign_in"
-#: a failed send is tried again this much later, at most MAX_ATTEMPTS times in all
-RETRY_AFTER = timedelta(minutes=1)
-MAX_ATTEMPTS = 5
 #: a sign-in mail not sent by then is dropped: whoever asked has given up or asked again
 SIGN_IN_GIVE_UP = timedelta(minutes=15)
-#: a row being sent is held this long, so a second drain does not send it too
-SENDING_LEASE = timedelta(minutes=2)
+#: the mail waiting to be sent (a mail sent after a failure keeps the failure's error for doctor)
+MAIL = store.Outgoing("outbox", key="id", order="id", what="mail", log=logger)
+#: a failed send is tried again a minute later, at most this many times in all
+MAX_ATTEMPTS = MAIL.max_attempts
 
 
 def queue_sign_in(conn: sqlite3.Connection, user_id: int, email: str) -> int:
@@ -50,50 +49,22 @@ def send_due(conn: sqlite3.Connection, rt: Runtime, senders: Mapping[str, Sender
     """Send what is due through its kind's sender; a failure waits and is tried again, up to MAX_ATTEMPTS. Never
     raises for a mail problem (drain goes on): the failures are in ``problems`` for doctor and the overview."""
     now = store.utcnow()
-    counts = {"sent": 0, "failed": 0, "dropped": 0}
-    due = conn.execute(
-        "SELECT * FROM outbox WHERE sent_at IS NULL AND send_after <= ? AND attempts < ? ORDER BY id LIMIT ?",
-        (store.iso(now), MAX_ATTEMPTS, limit),
-    ).fetchall()
-    for row in due:
-        with store.atomic(conn):  # claim it: a drain running beside this one skips it
-            claimed = conn.execute(
-                "UPDATE outbox SET send_after = ?, attempts = attempts + 1 WHERE id = ? AND sent_at IS NULL AND send_after = ?",
-                (store.iso(now + SENDING_LEASE), row["id"], row["send_after"]),
-            ).rowcount
-        if not claimed:
-            continue
-        if row["kind"] == SIGN_IN and row["created_at"] < store.iso(now - SIGN_IN_GIVE_UP):
-            _end(conn, row["id"], error="not sent within 15 minutes of the request; dropped")
-            counts["dropped"] += 1
-            continue
+
+    def given_up(row: sqlite3.Row) -> str | None:
+        late = row["kind"] == SIGN_IN and row["created_at"] < store.iso(now - SIGN_IN_GIVE_UP)
+        return "not sent within 15 minutes of the request; dropped" if late else None
+
+    def attempt(row: sqlite3.Row) -> str | None:
         try:
             if row["kind"] not in senders:
                 raise ConfigError("outbox", "database", f"unknown kind of mail {row['kind']!r}")
             senders[row["kind"]](conn, rt, row)
         except SynctoolError as exc:
             detail = getattr(exc, "detail", "")
-            error = str(exc) + (f" ({detail})" if detail else "")
-            logger.warning("mail %s not sent: %s", row["id"], error)
-            with store.atomic(conn):
-                conn.execute(
-                    "UPDATE outbox SET last_error = ?, send_after = ? WHERE id = ?",
-                    (error, store.iso(store.utcnow() + RETRY_AFTER), row["id"]),
-                )
-            counts["failed"] += 1
-            continue
-        _end(conn, row["id"])
-        counts["sent"] += 1
-    return counts
+            return str(exc) + (f" ({detail})" if detail else "")
+        return None
 
-
-def _end(conn: sqlite3.Connection, outbox_id: int, *, error: str | None = None) -> None:
-    """Sent; or, with ``error``, given up for good (no attempts left, the row stays for doctor until pruned)."""
-    with store.atomic(conn):
-        if error is None:
-            conn.execute("UPDATE outbox SET sent_at = ? WHERE id = ?", (store.iso(), outbox_id))
-        else:
-            conn.execute("UPDATE outbox SET last_error = ?, attempts = ? WHERE id = ?", (error, MAX_ATTEMPTS, outbox_id))
+    return MAIL.send(conn, MAIL.due(conn, now, limit), now, attempt, given_up)
 
 
 def problems(conn: sqlite3.Connection) -> dict[str, Any]:

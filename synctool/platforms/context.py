@@ -95,17 +95,12 @@ class Job:
         """The CRM client; every request it sends is counted on this job's attempt."""
         return self.runner.crm(self)
 
-    def match_or_create(
-        self,
-        person: constituents.Person,
-        *,
-        use_link: bool = True,
-        known_donor: Callable[[constituents.Person], str | None] | None = None,
-    ) -> tuple[str, bool]:
+    def match_or_create(self, person: constituents.Person, *, use_link: bool = True) -> tuple[str, bool]:
         """The person's CRM constituent id (matched on the mirror, else created) and whether it is new. What the
         match wrote (the link, the mirror, the lock let go) commits before this returns: the handler's code that
-        follows may wait for a lock of its own (``store.named_lock``), which must not hold the database."""
-        found = self._match(person, use_link=use_link, known_donor=known_donor)
+        follows may wait for a lock of its own (``store.named_lock``), which must not hold the database. (A gift's
+        donor is matched by ``make_gift``, which also asks the known-donor policy.)"""
+        found = self._match(person, use_link=use_link)
         self.unit.commit("after constituent match")
         return found
 

@@ -7,6 +7,8 @@
 - ``migrations``: each set's migrations in order, applied by sqlite-utils' ``Migrations``, ``fingerprint`` (what
   ``PRAGMA user_version`` holds), and refusing a database a newer synctool migrated; the core's migrations
   themselves are in ``schema/``;
+- ``outgoing``: ``Outgoing``, a table of rows drain sends (the outbox's mail, the chat notices): what is due, each
+  row claimed once, retried, then given up with its error kept;
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
 - ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``).
@@ -39,6 +41,7 @@ from synctool.store.migrations import (
     migration_names,
     migration_sets,
 )
+from synctool.store.outgoing import Outgoing
 from synctool.store.schema.scale import DELIVERY_CAMPAIGN, JOB_CAMPAIGN, JOB_POLLED
 from synctool.store.sizes import growth_per_month, record_size, size
 from synctool.store.tables import Where, database, new_id, put_row
@@ -59,6 +62,7 @@ __all__ = [
     "TIME_FORMAT",
     "Connection",
     "LockHolder",
+    "Outgoing",
     "Where",
     "add_migrations",
     "applied_migrations",

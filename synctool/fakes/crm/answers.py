@@ -1,6 +1,7 @@
 """What every endpoint of the fake LGL says the same way: the ``{api_version, ...}`` bodies, the list envelope
 (``limit``/``offset``/``next_item``/``total_items``), LGL's errors (``Not Found``, ``Validation Failed``,
-``Parameter Error``), and how a request's JSON body, search clauses and constituent are read."""
+``Parameter Error``), and how a request's JSON body, search clauses, constituent and the record its path names are
+read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.responses import JSONResponse
 
 from synctool.fakes.crm.reference import API
 from synctool.fakes.crm.state import FakeCrm
+from synctool.fakes.routing import found
 
 
 def fake(request: Request) -> FakeCrm:
@@ -39,6 +41,11 @@ def found_or_404(found: dict | None) -> JSONResponse:
     return not_found() if found is None else record(found)
 
 
+def existing(found_record: dict | None) -> dict:
+    """The record the path named, or LGL's ``Not Found`` (a ``Refusal``) when there is none."""
+    return found(found_record, not_found)
+
+
 def deleted() -> JSONResponse:
     return JSONResponse({**API, "result": "success"})
 
@@ -55,12 +62,14 @@ def param_error(description: str) -> JSONResponse:
     return JSONResponse({**API, "error": "Parameter Error", "description": description}, status_code=400)
 
 
-def constituent_of(request: Request, param: str = "cid") -> dict | None:
-    """The constituent the path names, or None."""
+def constituent_of(request: Request, param: str = "cid") -> dict:
+    """The constituent the path names; one that is not there (deleted) is answered as ``constituent_gone`` says
+    (a ``Refusal``)."""
     try:
-        return fake(request).constituents.get(int(request.path_params[param]))
+        named = fake(request).constituents.get(int(request.path_params[param]))
     except (TypeError, ValueError):
-        return None
+        named = None
+    return found(named, lambda: constituent_gone(request))
 
 
 def constituent_gone(request: Request) -> JSONResponse:

@@ -82,8 +82,6 @@ async def create(request: Request) -> Response:
 async def show(request: Request) -> Response:
     """``GET /constituents/{id}``: with every nested array."""
     c = answers.constituent_of(request, "id")
-    if c is None:
-        return answers.constituent_gone(request)
     return answers.record(answers.fake(request).constituent_view(c, {"all"}))
 
 
@@ -91,8 +89,6 @@ async def update(request: Request) -> Response:
     """``PATCH /constituents/{id}``: contact rows given are added; ``remove_previous_*`` flags are taken and ignored."""
     crm = answers.fake(request)
     c = answers.constituent_of(request, "id")
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     for key, value in body.items():
         if key in CONTACT_KINDS:
@@ -107,8 +103,6 @@ async def update(request: Request) -> Response:
 async def delete(request: Request) -> Response:
     """``DELETE /constituents/{id}``."""
     c = answers.constituent_of(request, "id")
-    if c is None:
-        return answers.constituent_gone(request)
     del answers.fake(request).constituents[c["id"]]
     return answers.deleted()
 
@@ -140,8 +134,6 @@ async def contacts(request: Request) -> Response:
     """``GET /constituents/{cid}/email_addresses`` (and the other kinds)."""
     c = answers.constituent_of(request)
     kind = _kind_of_collection(request)
-    if c is None:
-        return answers.constituent_gone(request)
     rows = [r for r in answers.fake(request).contacts[kind].values() if r["item_id"] == c["id"]]
     return answers.envelope(rows, request, kind[:-1])
 
@@ -150,28 +142,24 @@ async def add_contact(request: Request) -> Response:
     """``POST /constituents/{cid}/email_addresses`` (and the other kinds): its address, number, street or url."""
     c = answers.constituent_of(request)
     kind = _kind_of_collection(request)
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     if not body.get(CONTACT_KINDS[kind]):
         return answers.invalid(f"{CONTACT_KINDS[kind]} can't be blank")
     return answers.record(answers.fake(request).add_contact_row(c["id"], kind, body))
 
 
-def _contact_row(request: Request) -> dict | None:
-    return answers.fake(request).contacts[_kind_of_row(request)].get(int(request.path_params["id"]))
+def _contact_row(request: Request) -> dict:
+    return answers.existing(answers.fake(request).contacts[_kind_of_row(request)].get(int(request.path_params["id"])))
 
 
 async def show_contact(request: Request) -> Response:
     """``GET /email_addresses/{id}`` (and the other kinds)."""
-    return answers.found_or_404(_contact_row(request))
+    return answers.record(_contact_row(request))
 
 
 async def update_contact(request: Request) -> Response:
     """``PATCH /email_addresses/{id}`` (and the other kinds)."""
     row = _contact_row(request)
-    if row is None:
-        return answers.not_found()
     answers.fake(request).touch(row["item_id"])
     row.update(await answers.body_of(request))
     return answers.record(row)
@@ -180,8 +168,6 @@ async def update_contact(request: Request) -> Response:
 async def delete_contact(request: Request) -> Response:
     """``DELETE /email_addresses/{id}`` (and the other kinds)."""
     row = _contact_row(request)
-    if row is None:
-        return answers.not_found()
     crm = answers.fake(request)
     crm.touch(row["item_id"])
     del crm.contacts[_kind_of_row(request)][row["id"]]
@@ -195,8 +181,6 @@ async def add_keyword(request: Request) -> Response:
     """``POST /constituents/{cid}/keywords``: ``{id}`` of a keyword of the tag category."""
     crm = answers.fake(request)
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     kid = body.get("id")
     if not isinstance(kid, int) or not any(k["id"] == kid for k in TAG_CATEGORY["keywords"]):
@@ -210,8 +194,6 @@ async def remove_keyword(request: Request) -> Response:
     """``DELETE /constituents/{cid}/keywords/{id}``."""
     crm = answers.fake(request)
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     crm.keywords.setdefault(c["id"], set()).discard(int(request.path_params["id"]))
     crm.touch(c["id"])
     return answers.deleted()

@@ -64,8 +64,6 @@ def _apply(report: JsonObject, body: JsonObject) -> JSONResponse | None:
 async def of_constituent(request: Request) -> Response:
     """``GET /constituents/{cid}/contact_reports``."""
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     found = [r for r in answers.fake(request).contact_reports.values() if r["constituent_id"] == c["id"]]
     return answers.envelope(found, request, "contact_report")
 
@@ -79,8 +77,6 @@ async def create(request: Request) -> Response:
     """``POST /constituents/{cid}/contact_reports``: ``text`` required; LGL names an unnamed report after the
     constituent (the documented example: "Contact report for 'Appleton, Larry'") and dates an undated one today."""
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     if "constituent_id" in body:
         return answers.invalid("unknown fields: constituent_id")

@@ -45,8 +45,6 @@ async def invite(request: Request) -> Response:
 async def of_constituent(request: Request) -> Response:
     """``GET /constituents/{cid}/invitations``: its own and its guests'."""
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     return answers.envelope([dict(i) for i in answers.fake(request).constituent_invitations(c["id"])], request, "invitation")
 
 
@@ -54,8 +52,6 @@ async def invite_constituent(request: Request) -> Response:
     """``POST /constituents/{cid}/invitations``: ``Invitations_Post_Invitations_CreateBody_Const`` (``event_id``; the
     path names the constituent, the body has no ``constituent_id`` of its own)."""
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     try:
         fields = clean_invitation_body(body, INVITATION_CONST_FIELDS)

@@ -10,6 +10,10 @@
 - an endpoint's ``ValueError`` or ``KeyError`` (a body that is not a JSON object, say) is a 400 ``Bad Request``.
 
 The fake's own ``/_fake/`` routes pass straight through.
+
+A request from ``fakes.transport.AppTransport`` (in this process) says so in a header; its lost answers come at
+once, marked, and the transport raises the ``ReadTimeout`` the client would have met after waiting: the write has
+landed (or not) exactly as over a socket, without the test sitting out a timeout. Over a socket the fake sleeps.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from synctool.fakes.crm.reference import API
 from synctool.fakes.crm.state import FakeCrm
+from synctool.fakes.transport import ANSWER_LOST, IN_PROCESS
 
 INVALID_TOKEN = "The access token provided is expired, revoked, malformed or invalid for other reasons."
 
@@ -44,14 +49,16 @@ class Gate:
         entry, body = await self.recorded(request)
         over, fault = self.admit(entry, request)
         refusal = self.refusal(request, over, fault)
+        in_process = IN_PROCESS in request.headers
         if refusal is None and fault == "timeout":
-            await asyncio.sleep(self.crm.timeout_sleep_s)
-            refusal = JSONResponse({"error": "late"}, status_code=504)
+            if not in_process:
+                await asyncio.sleep(self.crm.timeout_sleep_s)
+            refusal = JSONResponse({"error": "late"}, status_code=504, headers={ANSWER_LOST: "1"})
         if refusal is not None:
             entry["status"] = refusal.status_code
             await refusal(scope, receive, send)
             return
-        start, content = await self.answer(scope, body, fault)
+        start, content = await self.answer(scope, body, fault, in_process)
         if fault == "commit_500":  # the write happened; the answer is the error page
             refusal = self.refusal(request, False, "500")
             assert refusal is not None
@@ -133,7 +140,7 @@ class Gate:
             )
         return None
 
-    async def answer(self, scope: Scope, body: bytes, fault: str | None) -> tuple[Message, bytes]:
+    async def answer(self, scope: Scope, body: bytes, fault: str | None, in_process: bool) -> tuple[Message, bytes]:
         """The endpoint's answer (its start message and body), made as the fault says."""
         captured: dict[str, Any] = {}
 
@@ -156,5 +163,7 @@ class Gate:
                 "body": json.dumps({**API, "error": "Bad Request", "description": str(exc)}).encode(),
             }
         if fault == "commit_timeout":  # the write happened; the answer never arrives in time
-            await asyncio.sleep(self.crm.timeout_sleep_s)
+            if not in_process:
+                await asyncio.sleep(self.crm.timeout_sleep_s)
+            captured["start"] = dict(captured["start"], headers=[*captured["start"]["headers"], (ANSWER_LOST.encode(), b"1")])
         return captured["start"], captured.get("body", b"")

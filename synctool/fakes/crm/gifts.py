@@ -28,8 +28,6 @@ SHORT = ("id", "constituent_id", "gift_type_id", "gift_type_name", "created_at",
 async def of_constituent(request: Request) -> Response:
     """``GET /constituents/{cid}/gifts``: each gift in short (``amount`` and ``date``)."""
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     short = [
         {k: g[k] for k in SHORT} | {"amount": g["received_amount"], "date": g["received_date"]}
         for g in answers.fake(request).gifts.values()
@@ -42,8 +40,6 @@ async def create(request: Request) -> Response:
     """``POST /constituents/{cid}/gifts``: 422 "External Gift ID already exists" for an ``external_id`` used before."""
     crm = answers.fake(request)
     c = answers.constituent_of(request)
-    if c is None:
-        return answers.constituent_gone(request)
     body = await answers.body_of(request)
     ext = body.get("external_id")
     if ext is not None and any(str(g.get("external_id")) == str(ext) for g in crm.gifts.values()):
@@ -121,20 +117,18 @@ async def search(request: Request) -> Response:
     return answers.envelope(hits, request, "gift")
 
 
-def _gift(request: Request) -> dict | None:
-    return answers.fake(request).gifts.get(int(request.path_params["id"]))
+def _gift(request: Request) -> dict:
+    return answers.existing(answers.fake(request).gifts.get(int(request.path_params["id"])))
 
 
 async def show(request: Request) -> Response:
     """``GET /gifts/{id}``."""
-    return answers.found_or_404(_gift(request))
+    return answers.record(_gift(request))
 
 
 async def update(request: Request) -> Response:
     """``PATCH /gifts/{id}``: the fields of ``Gifts_Patch_Id_UpdateBody``, checked (``gift_update_problem``)."""
     gift = _gift(request)
-    if gift is None:
-        return answers.not_found()
     body = await answers.body_of(request)
     problem = gift_update_problem(body)
     if problem:
@@ -150,10 +144,7 @@ async def update(request: Request) -> Response:
 
 async def delete(request: Request) -> Response:
     """``DELETE /gifts/{id}``."""
-    gift = _gift(request)
-    if gift is None:
-        return answers.not_found()
-    del answers.fake(request).gifts[gift["id"]]
+    del answers.fake(request).gifts[_gift(request)["id"]]
     return answers.deleted()
 
 

@@ -38,6 +38,11 @@ class DonationsClient:
                 return
             page += 1
 
+    def resource(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """One resource, out of the ``data`` Givebutter wraps it in (the body itself when there is none)."""
+        body = self.api.request(method, path, **kwargs)
+        return body.get("data", body)
+
     def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
         return self.pages("/transactions", {"createdAfter": created_after, "per_page": per_page})
 
@@ -58,36 +63,30 @@ class DonationsClient:
 
     def create_webhook(self, url: str, events: list[str]) -> dict[str, Any]:
         """The new webhook, with its signing secret as ``signature``."""
-        body = self.api.request("POST", "/webhooks", json={"url": url, "events": events, "name": "synctool", "enabled": True})
-        return body.get("data", body)
+        return self.resource("POST", "/webhooks", json={"url": url, "events": events, "name": "synctool", "enabled": True})
 
     def update_webhook(self, webhook_id: str, url: str, events: list[str]) -> dict[str, Any]:
-        body = self.api.request("PUT", f"/webhooks/{webhook_id}", json={"url": url, "events": events, "enabled": True})
-        return body.get("data", body)
+        return self.resource("PUT", f"/webhooks/{webhook_id}", json={"url": url, "events": events, "enabled": True})
 
     def payouts(self) -> list[dict[str, Any]]:
         return list(self.pages("/payouts", {"per_page": 100}))
 
     def transaction(self, transaction_id: str) -> dict[str, Any]:
-        body = self.api.request("GET", f"/transactions/{transaction_id}")
-        return body.get("data", body)
+        return self.resource("GET", f"/transactions/{transaction_id}")
 
     def campaign(self, campaign_id: str) -> dict[str, Any]:
-        body = self.api.request("GET", f"/campaigns/{campaign_id}")
-        return body.get("data", body)
+        return self.resource("GET", f"/campaigns/{campaign_id}")
 
     def member(self, campaign_id: str, member_id: str) -> dict[str, Any]:
         """A campaign's peer-to-peer fundraiser (``CampaignMemberResource``: name, e-mail, phone, ...)."""
-        body = self.api.request("GET", f"/campaigns/{campaign_id}/members/{member_id}")
-        return body.get("data", body)
+        return self.resource("GET", f"/campaigns/{campaign_id}/members/{member_id}")
 
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.pages("/campaigns", {"per_page": 100}))
 
     def ticket(self, ticket_id: str) -> dict[str, Any]:
         """One ticket (``GET /v1/tickets/{id}``, GB-OAS ``tickets.show``); a 404 when a refund revoked it."""
-        body = self.api.request("GET", f"/tickets/{ticket_id}")
-        return body.get("data", body)
+        return self.resource("GET", f"/tickets/{ticket_id}")
 
     def tickets(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
         """Every ticket of the account (``GET /v1/tickets`` takes no filter, only paging): holder, type (``title``),

@@ -8,23 +8,21 @@ its transaction and a ticket per holder), ``check_in``, and refunds of a whole o
 optionally revoking its tickets) or of some of its tickets (``refund_tickets``). Shapes follow the recorded bodies
 (tests/data/real_bodies/givebutter): ``givebutter_event_campaign`` and ``givebutter_ticket_order`` build them.
 
-Here: the HTTP surface, ``ROUTES`` naming one function per operation; the account it serves is ``FakeGivebutter``
-(``fake_state.py``), the shapes it makes ``fake_samples.py``; this module is the name callers import all three by."""
+Here: the HTTP surface, one function per operation, each declared with its method and path; the account it serves
+is ``FakeGivebutter`` (``fake_state.py``), the shapes it makes ``fake_samples.py``; this module is the name callers
+import all three by."""
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 import uuid
 from datetime import datetime
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Row
-from synctool.platforms.fake import serve
+from synctool.platforms.fake import FakeApi, Refusal, found, json_body, shows
 from synctool.platforms.givebutter.fake_samples import (
     givebutter_event_campaign,
     givebutter_fee,
@@ -113,14 +111,9 @@ def _page(items: list, request: Request, *, unfiltered: bool = False) -> JSONRes
     )
 
 
-def _givebutter(request: Request) -> FakeGivebutter:
-    return request.app.state.fake
-
-
-def guard(request: Request) -> JSONResponse | None:
+def guard(request: Request, gb: FakeGivebutter) -> JSONResponse | None:
     """Every request is recorded (``FakeGivebutter.requests``); ``throttle_next`` answers the next ones with 429;
     then the API key as Bearer."""
-    gb = _givebutter(request)
     gb.requests.append(
         {"at": time.time(), "method": request.method, "path": request.url.path, "query": dict(request.query_params)}
     )
@@ -132,11 +125,14 @@ def guard(request: Request) -> JSONResponse | None:
     return None
 
 
+api = FakeApi(FakeGivebutter, guard)
+
+
 def _not_found() -> JSONResponse:
     return JSONResponse({"message": "Not found."}, status_code=404)
 
 
-def _found(item: dict | None) -> JSONResponse:
+def _single(item: dict | None) -> JSONResponse:
     """A single resource comes unwrapped (reference A5: "returns a single TransactionResource"; the description agrees)."""
     return JSONResponse(item) if item else _not_found()
 
@@ -154,10 +150,11 @@ DATE_FILTERS = (
 )
 
 
-async def list_transactions(request: Request) -> Response:
+@api.get("/v1/transactions")
+async def list_transactions(request: Request, gb: FakeGivebutter) -> Response:
     """Oldest first; ``createdAfter``, ``transactedAfter`` / ``transactedBefore``, ``updatedAfter`` /
     ``updatedBefore`` (an unreadable date is a 422)."""
-    items = sorted(_givebutter(request).transactions.values(), key=lambda t: t["created_at"])
+    items = sorted(gb.transactions.values(), key=lambda t: t["created_at"])
     after = request.query_params.get("createdAfter")
     if after:
         try:
@@ -180,73 +177,84 @@ async def list_transactions(request: Request) -> Response:
     return _page(items, request, unfiltered=True)
 
 
-async def get_transaction(request: Request) -> Response:
-    return _found(_givebutter(request).transactions.get(request.path_params["id"]))
+@api.get("/v1/transactions/{id}")
+async def get_transaction(request: Request, gb: FakeGivebutter) -> Response:
+    return _single(gb.transactions.get(request.path_params["id"]))
 
 
-async def list_campaigns(request: Request) -> Response:
-    return _page(list(_givebutter(request).campaigns.values()), request, unfiltered=True)
+@api.get("/v1/campaigns")
+async def list_campaigns(request: Request, gb: FakeGivebutter) -> Response:
+    return _page(list(gb.campaigns.values()), request, unfiltered=True)
 
 
-async def get_campaign(request: Request) -> Response:
+@api.get("/v1/campaigns/{id}")
+async def get_campaign(request: Request, gb: FakeGivebutter) -> Response:
     try:
-        found = _givebutter(request).campaigns.get(int(request.path_params["id"]))
+        campaign = gb.campaigns.get(int(request.path_params["id"]))
     except ValueError:
-        found = None
-    return _found(found)
+        campaign = None
+    return _single(campaign)
 
 
-async def get_campaign_member(request: Request) -> Response:
+@api.get("/v1/campaigns/{campaign}/members/{member}")
+async def get_campaign_member(request: Request, gb: FakeGivebutter) -> Response:
     """A peer-to-peer fundraiser (``CampaignMemberResource``)."""
     try:
         key = (int(request.path_params["campaign"]), int(request.path_params["member"]))
     except ValueError:
         return _not_found()
-    return _found(_givebutter(request).members.get(key))
+    return _single(gb.members.get(key))
 
 
-async def list_tickets(request: Request) -> Response:
+@api.get("/v1/tickets")
+async def list_tickets(request: Request, gb: FakeGivebutter) -> Response:
     """The list takes no filter, only paging (reference A5), and neither the reference nor the description documents
     its order. The one recorded page (MissionBit ticket.spec.ts) lists A0020 (created 04:31:32) before A0019
     (04:30:49): newest first, which this fake follows; the tickets of one order (one moment) by their count
     (``id_suffix``), then id, so the order is stable."""
     listed = sorted(
-        _givebutter(request).tickets.values(),
+        gb.tickets.values(),
         key=lambda t: (str(t.get("created_at") or ""), str(t.get("id_suffix") or ""), str(t.get("id"))),
         reverse=True,
     )
     return _page(listed, request)
 
 
-async def get_ticket(request: Request) -> Response:
+@api.get("/v1/tickets/{id}")
+async def get_ticket(request: Request, gb: FakeGivebutter) -> Response:
     """A revoked ticket is not found (``FakeGivebutter.refund_transaction``)."""
-    return _found(_givebutter(request).tickets.get(request.path_params["id"]))
+    return _single(gb.tickets.get(request.path_params["id"]))
 
 
-async def list_plans(request: Request) -> Response:
+@api.get("/v1/plans")
+async def list_plans(request: Request, gb: FakeGivebutter) -> Response:
     """Every plan, oldest first (the order is not documented); only paging (``contacts``, the one documented filter,
     is not served)."""
-    listed = sorted(_givebutter(request).plans.values(), key=lambda p: (str(p.get("created_at")), str(p["id"])))
+    listed = sorted(gb.plans.values(), key=lambda p: (str(p.get("created_at")), str(p["id"])))
     return _page(listed, request)
 
 
-async def get_plan(request: Request) -> Response:
+@api.get("/v1/plans/{id}")
+async def get_plan(request: Request, gb: FakeGivebutter) -> Response:
     """The bare plan (no ``data`` wrapper, GB-API); 404 with the documented message (GB-DOCS-2023)."""
-    found = _givebutter(request).plans.get(request.path_params["id"])
-    if found is None:
+    plan = gb.plans.get(request.path_params["id"])
+    if plan is None:
         return JSONResponse({"message": "The recurring plan you were looking for was not found."}, status_code=404)
-    return JSONResponse(found)
+    return JSONResponse(plan)
 
 
-async def list_payouts(request: Request) -> Response:
-    stored = sorted(_givebutter(request).payouts.values(), key=lambda p: p.get("created_at") or "")
+@api.get("/v1/payouts")
+async def list_payouts(request: Request, gb: FakeGivebutter) -> Response:
+    stored = sorted(gb.payouts.values(), key=lambda p: p.get("created_at") or "")
     return _page([_payout(p) for p in stored], request)
 
 
 # -- webhooks: the signing secret is returned as ``signature`` ------------------------------------------------------
 
 
-def _webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
+async def _webhook_body(request: Request, partial: bool = False) -> dict:
+    """A webhook's JSON body, checked (``partial``: an update); Givebutter's 422 (a ``Refusal``) when it is wrong."""
+    body = await json_body(request)
     errors: dict[str, list[str]] = {}
     url = body.get("url")
     if not partial or "url" in body:
@@ -259,19 +267,19 @@ def _webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
         elif any(e not in WEBHOOK_EVENTS for e in events):
             errors["events"] = [f"The selected events is invalid: {', '.join(e for e in events if e not in WEBHOOK_EVENTS)}."]
     if errors:
-        return JSONResponse({"message": next(iter(errors.values()))[0], "errors": errors}, status_code=422)
-    return None
+        raise Refusal(JSONResponse({"message": next(iter(errors.values()))[0], "errors": errors}, status_code=422))
+    return body
 
 
-async def list_webhooks(request: Request) -> Response:
-    return _page(list(_givebutter(request).webhooks.values()), request)
+@api.get("/v1/webhooks")
+async def list_webhooks(request: Request, gb: FakeGivebutter) -> Response:
+    return _page(list(gb.webhooks.values()), request)
 
 
-async def create_webhook(request: Request) -> Response:
+@api.post("/v1/webhooks")
+async def create_webhook(request: Request, gb: FakeGivebutter) -> Response:
     """``url``, ``events`` (or one ``event``), ``name``, ``enabled``; the description: 200 and the WebhookResource."""
-    body = json.loads(await request.body() or b"{}")
-    if (problem := _webhook_problem(body)) is not None:
-        return problem
+    body = await _webhook_body(request)
     now = datetime.now().astimezone().isoformat(timespec="seconds")
     hook = {
         "id": str(uuid.uuid4()),
@@ -285,66 +293,40 @@ async def create_webhook(request: Request) -> Response:
         "created_at": now,
         "updated_at": now,
     }
-    _givebutter(request).webhooks[hook["id"]] = hook
+    gb.webhooks[hook["id"]] = hook
     return JSONResponse(hook)
 
 
-def _webhook(request: Request) -> dict | None:
-    return _givebutter(request).webhooks.get(request.path_params["id"])
+def _webhook(request: Request, gb: FakeGivebutter) -> dict:
+    """The webhook the path names, or Givebutter's 404."""
+    return found(gb.webhooks.get(request.path_params["id"]), _not_found)
 
 
-async def get_webhook(request: Request) -> Response:
-    hook = _webhook(request)
-    return _not_found() if hook is None else JSONResponse(hook)
+get_webhook = api.get("/v1/webhooks/{id}")(shows(_webhook))
 
 
-async def update_webhook(request: Request) -> Response:
+@api.put("/v1/webhooks/{id}")
+async def update_webhook(request: Request, gb: FakeGivebutter) -> Response:
     """``url``, ``events``, ``name``, ``enabled`` (checked as a new one is)."""
-    hook = _webhook(request)
-    if hook is None:
-        return _not_found()
-    body = json.loads(await request.body() or b"{}")
-    if (problem := _webhook_problem(body)) is not None:
-        return problem
+    hook = _webhook(request, gb)
+    body = await _webhook_body(request)
     hook.update({k: body[k] for k in ("url", "events", "name", "enabled") if k in body})
     return JSONResponse(hook)
 
 
-async def delete_webhook(request: Request) -> Response:
-    hook = _webhook(request)
-    if hook is None:
-        return _not_found()
-    del _givebutter(request).webhooks[hook["id"]]
+@api.delete("/v1/webhooks/{id}")
+async def delete_webhook(request: Request, gb: FakeGivebutter) -> Response:
+    del gb.webhooks[_webhook(request, gb)["id"]]
     return JSONResponse({}, status_code=200)
 
 
-async def list_webhook_activities(request: Request) -> Response:
+@api.get("/v1/webhooks/{id}/activities")
+async def list_webhook_activities(request: Request, gb: FakeGivebutter) -> Response:
     """A webhook's deliveries (``WebhookActivityResource``), newest first."""
-    gb, hook_id = _givebutter(request), request.path_params["id"]
+    hook_id = request.path_params["id"]
     if hook_id not in gb.webhooks:
         return _not_found()
     return _page(list(reversed(gb.activities.get(hook_id, []))), request)
 
 
-ROUTES: list[Row] = [
-    ("GET", "/v1/transactions", list_transactions),
-    ("GET", "/v1/transactions/{id}", get_transaction),
-    ("GET", "/v1/campaigns", list_campaigns),
-    ("GET", "/v1/campaigns/{id}", get_campaign),
-    ("GET", "/v1/campaigns/{campaign}/members/{member}", get_campaign_member),
-    ("GET", "/v1/tickets", list_tickets),
-    ("GET", "/v1/tickets/{id}", get_ticket),
-    ("GET", "/v1/plans", list_plans),
-    ("GET", "/v1/plans/{id}", get_plan),
-    ("GET", "/v1/payouts", list_payouts),
-    ("GET", "/v1/webhooks", list_webhooks),
-    ("POST", "/v1/webhooks", create_webhook),
-    ("GET", "/v1/webhooks/{id}", get_webhook),
-    ("PUT", "/v1/webhooks/{id}", update_webhook),
-    ("DELETE", "/v1/webhooks/{id}", delete_webhook),
-    ("GET", "/v1/webhooks/{id}/activities", list_webhook_activities),
-]
-
-
-def create_app(gb: FakeGivebutter | None = None) -> Starlette:
-    return serve(ROUTES, guard, gb or FakeGivebutter())
+create_app = api.create_app

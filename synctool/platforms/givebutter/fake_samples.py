@@ -94,15 +94,16 @@ def givebutter_pdf(ticket_id: str, signed_at: datetime | str | None = None) -> s
     )
 
 
+#: the holder of a sample ticket when none is given
+SAMPLE_HOLDER = {"first_name": "Ada", "last_name": "Lovelace", "email": "Ada.Lovelace@Example.org", "phone": None}
+
+
 def givebutter_ticket(
     transaction_id: str = "QiN7blzUhiwXBVBr",
+    holder: dict | None = None,
     *,
     number: int = 1,
     ticket_id: str | None = None,
-    first_name: str = "Ada",
-    last_name: str = "Lovelace",
-    email: str = "Ada.Lovelace@Example.org",
-    phone: str | None = None,
     title: str = "General Admission",
     price: float = 25,
     checked_in_at: datetime | str | None = None,
@@ -114,7 +115,8 @@ def givebutter_ticket(
     """``ticket.created`` as Givebutter sends it: ``{event, id, data}`` (A2) whose ``data`` is the Ticket (A3.2)
     with the recorded keys in the recorded order (real_bodies/givebutter/api-ticket-*.json), then ``updated_at``
     and ``retail_price``, which the reference lists and the 2023 recordings lack. ``envelope=False``: the
-    ticket alone (a ``/v1/tickets`` item).
+    ticket alone (a ``/v1/tickets`` item). ``holder``: first_name, last_name, email, phone, as an order's holders
+    (``givebutter_ticket_order``); None: ``SAMPLE_HOLDER``.
 
     The id is 8 digits and ``id_suffix`` ("81347746A0020": "A0020"); ``number`` is the suffix's count (the
     recorded A0019 and A0020 were bought 43 s apart in two orders: a count wider than one order; the fake counts
@@ -122,6 +124,9 @@ def givebutter_ticket(
     type's price; what a comped ticket's ``price`` says is not recorded. ``retail_price`` is a decimal string or
     null (the API description: string|null). ``checked_in_at``: no recording has one set; ISO 8601 like
     ``created_at`` is this sample's choice."""
+    holder = SAMPLE_HOLDER if holder is None else holder
+    first_name, last_name = str(holder.get("first_name") or ""), str(holder.get("last_name") or "")
+    email, phone = str(holder.get("email") or ""), holder.get("phone")
     suffix = f"A{number:04d}"
     ticket_id = ticket_id or f"{_digits(f'{transaction_id}:{number}', 8)}{suffix}"
     made = givebutter_moment(created_at)
@@ -255,10 +260,8 @@ def _tickets(people: list[dict], transaction_id: str, first_number: int, ticket_
     """An order's tickets, one per person, numbered from ``first_number``."""
     return [
         givebutter_ticket(
-            transaction_id, number=first_number + n, first_name=str(h.get("first_name") or ""),
-            last_name=str(h.get("last_name") or ""), email=str(h.get("email") or ""), phone=h.get("phone"),
-            title=str(h.get("title") or ticket_type), price=money_json(float(h.get("price", price))), created_at=when,
-            retail_price=retail_price, envelope=False,
+            transaction_id, h, number=first_number + n, title=str(h.get("title") or ticket_type),
+            price=money_json(float(h.get("price", price))), created_at=when, retail_price=retail_price, envelope=False,
         )
         for n, h in enumerate(people)
     ]  # fmt: skip

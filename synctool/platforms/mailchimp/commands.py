@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
 
 app = sub_app(
     "The mailing platform (Mailchimp): lists, mappings, tag rules. Its account, lists, list mappings, tag rules "
     "and a connection test."
 )
-mappings_app = sub_app(
-    "List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings"
+#: the groups that list what they hold when named alone: name -> (what reads it, the columns its list shows, help)
+LISTED = {
+    "mappings": (
+        deferred("synctool.platforms.mailchimp.ops:list_mappings"),
+        ["list_id", "enabled", "label", "push_donors", "updated_at"],
+        "List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings",
+    ),
+    "tag-rules": (
+        deferred("synctool.platforms.mailchimp.ops:tag_rules"),
+        ["list_id", "event", "add", "remove", "updated_at"],
+        "Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules",
+    ),
+}
+mappings_app, rules_app = (
+    listing_group(app, name, help_text, rows, columns) for name, (rows, columns, help_text) in LISTED.items()
 )
-rules_app = sub_app(
-    "Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules"
-)
-app.add_typer(mappings_app, name="mappings")
-app.add_typer(rules_app, name="tag-rules")
 
 
 @app.command()
@@ -53,22 +61,7 @@ def test(ctx: typer.Context, as_json: AsJson = False) -> None:
     from synctool.platforms.mailchimp.ops import test as op
 
     result = op(ctx_obj(ctx).rt)
-    render(result, as_json)
-    if not result["ok"]:
-        raise typer.Exit(1)
-
-
-@mappings_app.callback(invoke_without_command=True)
-def mappings_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List the mapped lists.
-
-    Example: synctool mailing mappings
-    """
-    if ctx.invoked_subcommand is None:
-        from synctool.platforms.mailchimp.ops import list_mappings
-
-        rows = list_mappings(ctx_obj(ctx).db)
-        render(rows, as_json, columns=["list_id", "enabled", "label", "push_donors", "updated_at"])
+    render_outcome(result, as_json, ok=result["ok"])
 
 
 @mappings_app.command("set")
@@ -96,19 +89,6 @@ def mappings_set(
         where="arguments",
     )
     emit_json(set_mapping(ctx_obj(ctx).db, body))
-
-
-@rules_app.callback(invoke_without_command=True)
-def rules_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List tag rules.
-
-    Example: synctool mailing tag-rules
-    """
-    if ctx.invoked_subcommand is None:
-        from synctool.platforms.mailchimp.ops import tag_rules
-
-        rows = tag_rules(ctx_obj(ctx).db)
-        render(rows, as_json, columns=["list_id", "event", "add", "remove", "updated_at"])
 
 
 @rules_app.command("set")

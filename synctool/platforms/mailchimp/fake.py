@@ -1,20 +1,17 @@
 """A local stand-in for Mailchimp's Marketing API v3: root (account), ping, lists, and audience members
 (``PUT`` upsert with ``status_if_new``, ``GET``, and ``POST .../tags``), audience webhooks, with HTTP Basic auth (any user, the
 key as password) and problem+json errors. ``members[list_id][subscriber_hash]`` holds each member and its tags.
-``ROUTES`` names one function per operation."""
+One function per operation, each declared with its method and path."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Row
-from synctool.platforms.fake import serve
+from synctool.platforms.fake import FakeApi, Refusal, found, json_body, shows
 
 EVENTS = ("subscribe", "unsubscribe", "profile", "cleaned", "upemail", "campaign")
 
@@ -46,11 +43,7 @@ def _problem(status: int, title: str, detail: str) -> JSONResponse:
     )
 
 
-def _mailchimp(request: Request) -> FakeMailchimp:
-    return request.app.state.fake
-
-
-def guard(request: Request) -> JSONResponse | None:
+def guard(request: Request, mc: FakeMailchimp) -> JSONResponse | None:
     """HTTP Basic authentication: any user, the API key as the password."""
     header = request.headers.get("authorization", "")
     password = None
@@ -59,25 +52,28 @@ def guard(request: Request) -> JSONResponse | None:
             _, _, password = base64.b64decode(header[6:]).decode().partition(":")
         except ValueError:
             pass
-    if password != _mailchimp(request).api_key:
+    if password != mc.api_key:
         return _problem(
             401, "API Key Invalid", "Your API key may be invalid, or you've attempted to access the wrong datacenter."
         )
     return None
 
 
+api = FakeApi(FakeMailchimp, guard)
+
+
 def _not_found() -> JSONResponse:
     return _problem(404, "Resource Not Found", "The requested resource could not be found.")
 
 
-def _recorded(request: Request) -> FakeMailchimp:
+def _recorded(request: Request, mc: FakeMailchimp) -> FakeMailchimp:
     """The fake, with the request recorded (``FakeMailchimp.requests`` keeps the members' requests)."""
-    mc = _mailchimp(request)
     mc.requests.append((request.method, request.url.path))
     return mc
 
 
-async def root(request: Request) -> Response:
+@api.get("/3.0/")
+async def root(request: Request, mc: FakeMailchimp) -> Response:
     """The account (API root)."""
     return JSONResponse(
         {
@@ -91,12 +87,13 @@ async def root(request: Request) -> Response:
     )
 
 
-async def ping(request: Request) -> Response:
+@api.get("/3.0/ping")
+async def ping(request: Request, mc: FakeMailchimp) -> Response:
     return JSONResponse({"health_status": "Everything's Chimpy!"})
 
 
-async def lists(request: Request) -> Response:
-    mc = _mailchimp(request)
+@api.get("/3.0/lists")
+async def lists(request: Request, mc: FakeMailchimp) -> Response:
     return JSONResponse({"lists": mc.lists, "total_items": len(mc.lists)})
 
 
@@ -107,22 +104,24 @@ def _audience(mc: FakeMailchimp, list_id: str) -> dict[str, dict] | None:
     return mc.members.setdefault(list_id, {})
 
 
-async def get_member(request: Request) -> Response:
-    audience = _audience(_recorded(request), request.path_params["list_id"])
+@api.get("/3.0/lists/{list_id}/members/{hash}")
+async def get_member(request: Request, mc: FakeMailchimp) -> Response:
+    audience = _audience(_recorded(request, mc), request.path_params["list_id"])
     key = request.path_params["hash"]
     if audience is None or key not in audience:
         return _not_found()
     return JSONResponse(audience[key])
 
 
-async def set_member(request: Request) -> Response:
+@api.put("/3.0/lists/{list_id}/members/{hash}")
+async def set_member(request: Request, mc: FakeMailchimp) -> Response:
     """Add or update a member (``PUT``): ``email_address`` (its MD5 is the path's hash), ``status_if_new`` or
     ``status`` (a member's status stays), ``merge_fields`` (merged)."""
     list_id, key = request.path_params["list_id"], request.path_params["hash"]
-    audience = _audience(_recorded(request), list_id)
+    audience = _audience(_recorded(request, mc), list_id)
     if audience is None:
         return _not_found()
-    body = json.loads(await request.body() or b"{}")
+    body = await json_body(request)
     email = str(body.get("email_address") or "")
     if hashlib.md5(email.lower().encode()).hexdigest() != key:
         return _problem(400, "Invalid Resource", "The subscriber hash does not match the email_address.")
@@ -141,58 +140,58 @@ async def set_member(request: Request) -> Response:
     return JSONResponse(audience[key])
 
 
-async def member_tags(request: Request) -> Response:
+@api.post("/3.0/lists/{list_id}/members/{hash}/tags")
+async def member_tags(request: Request, mc: FakeMailchimp) -> Response:
     """Add or remove a member's tags: ``tags`` of ``{name, status: active|inactive}``."""
-    found = _recorded(request).members.get(request.path_params["list_id"], {}).get(request.path_params["hash"])
-    if found is None:
-        return _not_found()
-    for tag in json.loads(await request.body() or b"{}").get("tags") or []:
-        names = [t["name"] for t in found["tags"]]
+    audience = _recorded(request, mc).members.get(request.path_params["list_id"], {})
+    member = found(audience.get(request.path_params["hash"]), _not_found)
+    for tag in (await json_body(request)).get("tags") or []:
+        names = [t["name"] for t in member["tags"]]
         if tag.get("status") == "active" and tag["name"] not in names:
-            found["tags"].append({"name": tag["name"]})
+            member["tags"].append({"name": tag["name"]})
         elif tag.get("status") == "inactive":
-            found["tags"] = [t for t in found["tags"] if t["name"] != tag["name"]]
+            member["tags"] = [t for t in member["tags"] if t["name"] != tag["name"]]
     return Response(status_code=204)
 
 
 # -- a list's webhooks ---------------------------------------------------------------------------------------------
 
 
-def _webhook_problem(body: dict, partial: bool = False) -> JSONResponse | None:
+async def _webhook_body(request: Request, partial: bool = False) -> dict:
+    """A webhook's JSON body, checked (``partial``: an update); Mailchimp's 400 (a ``Refusal``) when it is wrong."""
+    body = await json_body(request)
     url = body.get("url")
     if (not partial or "url" in body) and not (isinstance(url, str) and url.startswith(("https://", "http://"))):
-        return _problem(400, "Invalid Resource", "The resource submitted could not be validated: url must be a valid URL.")
+        raise Refusal(
+            _problem(400, "Invalid Resource", "The resource submitted could not be validated: url must be a valid URL.")
+        )
     for key, allowed in (("events", EVENTS), ("sources", ("user", "admin", "api"))):
         given = body.get(key)
         if given is not None and (not isinstance(given, dict) or set(given) - set(allowed)):
-            return _problem(400, "Invalid Resource", f"{key} accepts only: {', '.join(allowed)}.")
-    return None
+            raise Refusal(_problem(400, "Invalid Resource", f"{key} accepts only: {', '.join(allowed)}."))
+    return body
 
 
-def _hooks(request: Request) -> list[dict] | None:
-    """The list's webhooks, or None for a list the account does not have."""
-    mc, list_id = _mailchimp(request), request.path_params["list_id"]
+def _hooks(request: Request, mc: FakeMailchimp) -> list[dict]:
+    """The list's webhooks, or Mailchimp's 404 for a list the account does not have."""
+    list_id = request.path_params["list_id"]
     if not any(item["id"] == list_id for item in mc.lists):
-        return None
+        raise Refusal(_not_found())
     return mc.webhooks.setdefault(list_id, [])
 
 
-async def list_webhooks(request: Request) -> Response:
-    hooks = _hooks(request)
-    if hooks is None:
-        return _not_found()
+@api.get("/3.0/lists/{list_id}/webhooks")
+async def list_webhooks(request: Request, mc: FakeMailchimp) -> Response:
+    hooks = _hooks(request, mc)
     return JSONResponse({"webhooks": hooks, "list_id": request.path_params["list_id"], "total_items": len(hooks)})
 
 
-async def add_webhook(request: Request) -> Response:
+@api.post("/3.0/lists/{list_id}/webhooks")
+async def add_webhook(request: Request, mc: FakeMailchimp) -> Response:
     """``url`` (one webhook a url), ``events`` and ``sources`` (each a dict of flags; sources default to user and
     admin)."""
-    hooks, list_id = _hooks(request), request.path_params["list_id"]
-    if hooks is None:
-        return _not_found()
-    body = json.loads(await request.body() or b"{}")
-    if (problem := _webhook_problem(body)) is not None:
-        return problem
+    hooks, list_id = _hooks(request, mc), request.path_params["list_id"]
+    body = await _webhook_body(request)
     if any(h["url"] == body["url"] for h in hooks):
         return _problem(400, "Invalid Resource", "Sorry, you can't use the same url for multiple webhooks.")
     hook = {
@@ -206,23 +205,19 @@ async def add_webhook(request: Request) -> Response:
     return JSONResponse(hook)
 
 
-def _hook(request: Request) -> dict | None:
-    hooks = _mailchimp(request).webhooks.get(request.path_params["list_id"], [])
-    return next((h for h in hooks if h["id"] == request.path_params["id"]), None)
+def _hook(request: Request, mc: FakeMailchimp) -> dict:
+    """The webhook the path names, or Mailchimp's 404."""
+    hooks = mc.webhooks.get(request.path_params["list_id"], [])
+    return found(next((h for h in hooks if h["id"] == request.path_params["id"]), None), _not_found)
 
 
-async def get_webhook(request: Request) -> Response:
-    hook = _hook(request)
-    return _not_found() if hook is None else JSONResponse(hook)
+get_webhook = api.get("/3.0/lists/{list_id}/webhooks/{id}")(shows(_hook))
 
 
-async def update_webhook(request: Request) -> Response:
-    hook = _hook(request)
-    if hook is None:
-        return _not_found()
-    body = json.loads(await request.body() or b"{}")
-    if (problem := _webhook_problem(body, partial=True)) is not None:
-        return problem
+@api.patch("/3.0/lists/{list_id}/webhooks/{id}")
+async def update_webhook(request: Request, mc: FakeMailchimp) -> Response:
+    hook = _hook(request, mc)
+    body = await _webhook_body(request, partial=True)
     if "url" in body:
         hook["url"] = body["url"]
     for key in ("events", "sources"):
@@ -230,28 +225,10 @@ async def update_webhook(request: Request) -> Response:
     return JSONResponse(hook)
 
 
-async def delete_webhook(request: Request) -> Response:
-    hook = _hook(request)
-    if hook is None:
-        return _not_found()
-    _mailchimp(request).webhooks[request.path_params["list_id"]].remove(hook)
+@api.delete("/3.0/lists/{list_id}/webhooks/{id}")
+async def delete_webhook(request: Request, mc: FakeMailchimp) -> Response:
+    mc.webhooks[request.path_params["list_id"]].remove(_hook(request, mc))
     return Response(status_code=204)
 
 
-ROUTES: list[Row] = [
-    ("GET", "/3.0/lists/{list_id}/webhooks", list_webhooks),
-    ("POST", "/3.0/lists/{list_id}/webhooks", add_webhook),
-    ("GET", "/3.0/lists/{list_id}/webhooks/{id}", get_webhook),
-    ("PATCH", "/3.0/lists/{list_id}/webhooks/{id}", update_webhook),
-    ("DELETE", "/3.0/lists/{list_id}/webhooks/{id}", delete_webhook),
-    ("GET", "/3.0/", root),
-    ("GET", "/3.0/ping", ping),
-    ("GET", "/3.0/lists", lists),
-    ("GET", "/3.0/lists/{list_id}/members/{hash}", get_member),
-    ("PUT", "/3.0/lists/{list_id}/members/{hash}", set_member),
-    ("POST", "/3.0/lists/{list_id}/members/{hash}/tags", member_tags),
-]
-
-
-def create_app(mc: FakeMailchimp | None = None) -> Starlette:
-    return serve(ROUTES, guard, mc or FakeMailchimp())
+create_app = api.create_app

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, action, crm_id, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
 
 app = sub_app(
     "The member portal: records, CRM ids, syncs, mappings, flags. Its records and their CRM ids, syncs, mappings, "
@@ -23,6 +27,8 @@ app.add_typer(scenarios_app, name="scenarios")
 
 #: the argument of `portal scenarios create` and `delete`
 ScenarioName = Annotated[str, typer.Argument(help="the scenario's name")]
+#: the argument of `portal show` and `queue`, after the record's type
+RecordId = Annotated[str, typer.Argument(help="the portal's id")]
 
 
 @app.command("import")
@@ -53,16 +59,14 @@ def import_(
         for error in result["errors"]:
             typer.echo(f"line {error['line']}: {error['error']}", err=True)
 
-    render(result, as_json, people=for_people)
-    if result["errors"]:
-        raise typer.Exit(1)
+    render_outcome(result, as_json, ok=not result["errors"], people=for_people)
 
 
 @app.command()
 def show(
     ctx: typer.Context,
-    entity: str = typer.Argument(..., help="user, product, membership, payment, enrollment or family_link"),
-    record_id: str = typer.Argument(..., help="the portal's id"),
+    entity: Annotated[str, typer.Argument(help="user, product, membership, payment, enrollment or family_link")],
+    record_id: RecordId,
 ) -> None:
     """Show one portal record with its CRM linkage ids.
 
@@ -100,9 +104,7 @@ def _sync(entity: str):
 
         obj = ctx_obj(ctx)
         result = sync_now(obj.db, obj.rt, entity, record_id, force=force)
-        render(result, as_json)
-        if result["status"] not in ("succeeded", "skipped", "previewed"):
-            raise typer.Exit(1)
+        render_outcome(result, as_json, ok=result["status"] in ("succeeded", "skipped", "previewed"))
 
     command.__doc__ = f"Sync one portal {entity} to the CRM now.\n\n    Example: synctool portal sync {entity} ID\n    "
     return action(target="record_id")(command)
@@ -116,8 +118,8 @@ for _entity in ("payment", "user", "membership", "relationship"):
 @action(target="record_id", note="entity")
 def queue_(
     ctx: typer.Context,
-    entity: str = typer.Argument(..., help="payment, user, membership, relationship or enrollment"),
-    record_id: str = typer.Argument(..., help="the portal's id"),
+    entity: Annotated[str, typer.Argument(help="payment, user, membership, relationship or enrollment")],
+    record_id: RecordId,
     force: bool = typer.Option(False, "--force", help="sync even if already linked"),
 ) -> None:
     """Queue a sync for the next drain.
@@ -129,106 +131,103 @@ def queue_(
     typer.echo(f"queued job {queue_sync(ctx_obj(ctx).db, entity, record_id, force=force)}")
 
 
-def _mapping_list(kind: str, columns: list[str]):
-    def command(ctx: typer.Context, as_json: AsJson = False) -> None:
-        if ctx.invoked_subcommand is None:
-            from synctool.platforms.portal.ops import list_mappings
+@dataclass(frozen=True)
+class MappingKind:
+    """One kind of portal mapping: `portal mappings KIND` lists them (``columns``); `portal mappings KIND set KEY
+    --OPTION ...` sets one, its argument ``key`` described by ``key_help`` and its ``options`` (parameter name ->
+    its type and its ``typer.Option``) the mapping's values."""
 
-            rows = list_mappings(ctx_obj(ctx).db, kind)
-            render(rows, as_json, columns=columns)
-
-    return command
-
-
-def _mapping_group(kind: str, help_text: str, columns: list[str]) -> typer.Typer:
-    group = sub_app(f"{help_text}\n\nExample: synctool portal mappings {kind} --json")
-    group.callback(invoke_without_command=True)(_mapping_list(kind, columns + ["updated_at"]))
-    mappings_app.add_typer(group, name=kind)
-    return group
+    group_help: str
+    columns: list[str]
+    key: str
+    key_help: str
+    options: dict[str, tuple[type, Any]]
+    set_help: str
+    example: str
 
 
-def _set(ctx: typer.Context, kind: str, key: str, **values) -> None:
-    from synctool.platforms.portal.ops import set_mapping
-
-    emit_json(set_mapping(ctx_obj(ctx).db, kind, key, **values))
-
-
-funds_group = _mapping_group(
-    "funds",
-    "Fund (and campaign name) per sync category: membership, language_classes, events, donations.",
-    ["key", "fund_id", "campaign_name"],
-)
-gateways_group = _mapping_group(
-    "gateways", "Payment gateway (stripe, cash, ...) -> CRM payment type.", ["key", "payment_type_id"]
-)
-levels_group = _mapping_group(
-    "levels",
-    "Membership product id or level name -> CRM membership level; key * is the global default.",
-    ["key", "membership_level_id"],
-)
-types_group = _mapping_group(
-    "relationship-types",
-    "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
-    ["key", "id", "ids"],
-)
-
-
-@funds_group.command("set")
-@action(target="category")
-def funds_set(
-    ctx: typer.Context,
-    category: str = typer.Argument(..., help="membership, language_classes, events or donations"),
-    fund_id: int = typer.Option(..., help="CRM fund id"),
-    campaign_name: str = typer.Option(None, help="CRM campaign name"),
-) -> None:
-    """The CRM fund (and campaign) for one sync category's gifts.
-
-    Example: synctool portal mappings funds set membership --fund-id 2400 --campaign-name 'Membership Drive'
-    """
-    _set(ctx, "funds", category, fund_id=fund_id, campaign_name=campaign_name)
-
-
-@gateways_group.command("set")
-@action(target="gateway")
-def gateways_set(
-    ctx: typer.Context,
-    gateway: str = typer.Argument(..., help="the portal's gateway: stripe, cash, ..."),
-    payment_type_id: int = typer.Option(..., help="CRM payment type id"),
-) -> None:
-    """The CRM payment type for one payment gateway.
-
-    Example: synctool portal mappings gateways set stripe --payment-type-id 1509
-    """
-    _set(ctx, "gateways", gateway, payment_type_id=payment_type_id)
+MAPPINGS = {
+    "funds": MappingKind(
+        "Fund (and campaign name) per sync category: membership, language_classes, events, donations.",
+        ["key", "fund_id", "campaign_name"],
+        "category",
+        "membership, language_classes, events or donations",
+        {"fund_id": (int, crm_id("fund", required=True)), "campaign_name": (str, typer.Option(None, help="CRM campaign name"))},
+        "The CRM fund (and campaign) for one sync category's gifts.",
+        "membership --fund-id 2400 --campaign-name 'Membership Drive'",
+    ),
+    "gateways": MappingKind(
+        "Payment gateway (stripe, cash, ...) -> CRM payment type.",
+        ["key", "payment_type_id"],
+        "gateway",
+        "the portal's gateway: stripe, cash, ...",
+        {"payment_type_id": (int, crm_id("payment type", required=True))},
+        "The CRM payment type for one payment gateway.",
+        "stripe --payment-type-id 1509",
+    ),
+    "levels": MappingKind(
+        "Membership product id or level name -> CRM membership level; key * is the global default.",
+        ["key", "membership_level_id"],
+        "product",
+        "a membership product id or level name; * for every other",
+        {"membership_level_id": (int, crm_id("membership level", required=True))},
+        "The CRM membership level for a membership product or level name.",
+        "'*' --membership-level-id 41",
+    ),
+    "relationship-types": MappingKind(
+        "The default relationship type (key default, --id) and the enabled set (key enabled, --ids).",
+        ["key", "id", "ids"],
+        "key",
+        "default or enabled",
+        {
+            "id": (int, typer.Option(None, "--id", help="the default CRM relationship type id (key default)")),
+            "ids": (list[int], typer.Option(None, "--ids", help="the enabled type ids (key enabled; repeatable)")),
+        },
+        "The default relationship type for family links (key default), or the enabled set (key enabled).",
+        "default --id 9",
+    ),
+}
 
 
-@levels_group.command("set")
-@action(target="product")
-def levels_set(
-    ctx: typer.Context,
-    product: str = typer.Argument(..., help="a membership product id or level name; * for every other"),
-    membership_level_id: int = typer.Option(..., help="CRM membership level id"),
-) -> None:
-    """The CRM membership level for a membership product or level name.
-
-    Example: synctool portal mappings levels set '*' --membership-level-id 41
-    """
-    _set(ctx, "levels", product, membership_level_id=membership_level_id)
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
-@types_group.command("set")
-@action(target="key")
-def relationship_types_set(
-    ctx: typer.Context,
-    key: str = typer.Argument(..., help="default or enabled"),
-    id: int = typer.Option(None, "--id", help="the default CRM relationship type id (key default)"),
-    ids: list[int] = typer.Option(None, "--ids", help="the enabled type ids (key enabled; repeatable)"),
-) -> None:
-    """The default relationship type for family links (key default), or the enabled set (key enabled).
+def _mapping_commands(kind: str, spec: MappingKind) -> None:
+    """`portal mappings KIND` and its `set`, as ``spec`` describes them (built as `synctool settings` builds a
+    setting's command)."""
+    rows = functools.partial(deferred("synctool.platforms.portal.ops:list_mappings"), kind=kind)
+    group = listing_group(
+        mappings_app,
+        kind,
+        f"{spec.group_help}\n\nExample: synctool portal mappings {kind} --json",
+        rows,
+        [*spec.columns, "updated_at"],
+    )
 
-    Example: synctool portal mappings relationship-types set default --id 9
-    """
-    _set(ctx, "relationship-types", key, id=id, ids=ids or None)
+    def set_mapping(ctx: typer.Context, **arguments: Any) -> None:
+        from synctool.platforms.portal.ops import set_mapping as op
+
+        key = arguments.pop(spec.key)
+        # an option repeated no times (--ids) was not given
+        values = {name: None if isinstance(value, (list, tuple)) and not value else value for name, value in arguments.items()}
+        emit_json(op(ctx_obj(ctx).db, kind, key, **values))
+
+    params = [
+        inspect.Parameter("ctx", _POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter(spec.key, _POSITIONAL_OR_KEYWORD, default=typer.Argument(..., help=spec.key_help), annotation=str),
+        *(
+            inspect.Parameter(name, _POSITIONAL_OR_KEYWORD, default=option, annotation=typed)
+            for name, (typed, option) in spec.options.items()
+        ),
+    ]
+    set_mapping.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    set_mapping.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    set_mapping.__doc__ = f"{spec.set_help}\n\n    Example: synctool portal mappings {kind} set {spec.example}\n    "
+    group.command("set")(action(target=spec.key)(set_mapping))
+
+
+for _kind, _spec in MAPPINGS.items():
+    _mapping_commands(_kind, _spec)
 
 
 @app.command()
@@ -252,27 +251,21 @@ def flags(
     render(result, as_json)
 
 
-@scenarios_app.command("create")
-@action(target="name")
-def scenario_create(ctx: typer.Context, name: ScenarioName) -> None:
-    """Create a named set of linked test records (two users, a membership, a class, a cart, a family link).
+def _scenario(verb: str, doc: str) -> Callable[..., object]:
+    """`portal scenarios create` or `delete`: the portal's ``scenario_<verb>`` on one named scenario."""
+    operation = deferred(f"synctool.platforms.portal.ops:scenario_{verb}")
 
-    Example: synctool portal scenarios create smoke
-    """
-    from synctool.platforms.portal.ops import scenario_create as op
+    def command(ctx: typer.Context, name: ScenarioName) -> None:
+        obj = ctx_obj(ctx)
+        emit_json(operation(obj.db, obj.rt, name))
 
-    obj = ctx_obj(ctx)
-    emit_json(op(obj.db, obj.rt, name))
+    command.__doc__ = f"{doc}\n\n    Example: synctool portal scenarios {verb} smoke\n    "
+    return action(target="name")(command)
 
 
-@scenarios_app.command("delete")
-@action(target="name")
-def scenario_delete(ctx: typer.Context, name: ScenarioName) -> None:
-    """Delete a scenario's records.
-
-    Example: synctool portal scenarios delete smoke
-    """
-    from synctool.platforms.portal.ops import scenario_delete as op
-
-    obj = ctx_obj(ctx)
-    emit_json(op(obj.db, obj.rt, name))
+SCENARIO_COMMANDS = {
+    "create": "Create a named set of linked test records (two users, a membership, a class, a cart, a family link).",
+    "delete": "Delete a scenario's records.",
+}
+for _verb, _doc in SCENARIO_COMMANDS.items():
+    scenarios_app.command(_verb)(_scenario(_verb, _doc))

@@ -17,13 +17,10 @@ from synctool.platforms.portal.pushes import DEFAULT_FLAGS, FLAGS, apply_record,
 from synctool.runtime import Runtime
 from synctool.validation import Body, parse
 
-ENTITY_JOBS = {
-    "user": ("user", "user"),
-    "membership": ("membership", "membership"),
-    "payment": ("payment", "payment"),
-    "relationship": ("family_link", "relationship"),
-    "enrollment": ("enrollment", "enrollment"),
-}
+#: what a person may queue a CRM job for (the job's type is the entity's name)
+ENTITIES = ("user", "membership", "payment", "relationship", "enrollment")
+#: the portal records an entity's job reads, where they are not named as the entity is
+RECORD_KIND = {"relationship": "family_link"}
 
 
 def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
@@ -63,12 +60,10 @@ def links(conn: sqlite3.Connection, entity: str | None = None) -> list[dict[str,
 
 def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: bool = False) -> str:
     """Queue a CRM job for a portal record (spec: POST /api/admin/crm/sync/queue-payment/:paymentId)."""
-    if entity not in ENTITY_JOBS:
-        one_of(entity, ENTITY_JOBS, "entity")
-    kind, job_type = ENTITY_JOBS[entity]
-    portal_records.get(conn, kind, record_id)  # NotFound for an unknown id
+    one_of(entity, ENTITIES, "entity")
+    portal_records.get(conn, RECORD_KIND.get(entity, entity), record_id)  # NotFound for an unknown id
     with store.atomic(conn):
-        return queue(conn, job_type, record_id, force=force, origin="operator")
+        return queue(conn, entity, record_id, force=force, origin="operator")
 
 
 def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str, *, force: bool = False) -> dict[str, Any]:

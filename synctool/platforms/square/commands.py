@@ -7,16 +7,20 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, render, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.console.options import crm_id, options_as
 
 app = sub_app(
     "The POS platform (Square): locations, orders, overrides, resync. Its locations, orders, customer enrichment, "
     "location overrides and resync."
 )
-overrides_app = sub_app(
-    "Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json"
+overrides_app = listing_group(
+    app,
+    "location-overrides",
+    "Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json",
+    deferred("synctool.platforms.square.ops:location_overrides"),
+    ["location_id", "fund_id", "campaign_id", "deductible", "ack_template_name", "updated_at"],
 )
-app.add_typer(overrides_app, name="location-overrides")
 
 
 @app.command()
@@ -46,10 +50,9 @@ def orders(
     """
     from synctool.platforms.square.ops import OrdersQuery
     from synctool.platforms.square.ops import orders as op
-    from synctool.validation import parse
 
     obj = ctx_obj(ctx)
-    result = op(obj.db, obj.rt, parse(OrdersQuery, {"cursor": cursor, "limit": limit}, where="options"))
+    result = op(obj.db, obj.rt, options_as(ctx, OrdersQuery))
     render(
         result,
         as_json,
@@ -95,22 +98,7 @@ def resync(
 
     obj = ctx_obj(ctx)
     result = op(obj.db, obj.rt, order_id, force=force)
-    render(result, as_json)
-    if result["status"] not in ("succeeded", "skipped", "previewed"):
-        raise typer.Exit(1)
-
-
-@overrides_app.callback(invoke_without_command=True)
-def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """List location overrides.
-
-    Example: synctool pos location-overrides --json
-    """
-    if ctx.invoked_subcommand is None:
-        from synctool.platforms.square.ops import location_overrides
-
-        rows = location_overrides(ctx_obj(ctx).db)
-        render(rows, as_json, columns=["location_id", "fund_id", "campaign_id", "deductible", "ack_template_name", "updated_at"])
+    render_outcome(result, as_json, ok=result["status"] in ("succeeded", "skipped", "previewed"))
 
 
 @overrides_app.command("set")
@@ -118,8 +106,8 @@ def overrides_list(ctx: typer.Context, as_json: AsJson = False) -> None:
 def overrides_set(
     ctx: typer.Context,
     location_id: str = typer.Argument(..., help="the Square location id"),
-    fund_id: int = typer.Option(None, help="CRM fund id"),
-    campaign_id: int = typer.Option(None, help="CRM campaign id"),
+    fund_id: int = crm_id("fund"),
+    campaign_id: int = crm_id("campaign"),
     deductible: str = typer.Option(
         None, help="full (default): a sale is deductible in full; none: not a gift (a shop sale), deductible amount 0"
     ),

@@ -1,22 +1,19 @@
 """A local stand-in for Square's REST API: RetrieveOrder, SearchOrders (cursor paging), ListPayments, GetPayment, GetPaymentRefund, ListPayouts, ListPayoutEntries, webhook
 subscriptions (the signature key shown only at creation or rotation),
 RetrieveCustomer and ListLocations, with ``{"errors": [{category, code, detail}]}`` errors and Bearer auth.
-``ROUTES`` names one function per operation, each by Square's name for it."""
+One function per operation, each by Square's name for it and declared with its method and path."""
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 import uuid
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.fakes.routing import Endpoint, Row
-from synctool.platforms.fake import serve
+from synctool.platforms.fake import FakeApi, Operation, Refusal, found, json_body, shows
 
 #: the event types the fake accepts in a subscription (Square's are many more)
 SQUARE_EVENTS = {
@@ -110,48 +107,28 @@ def _error(status: int, category: str, code: str, detail: str) -> JSONResponse:
     return JSONResponse({"errors": [{"category": category, "code": code, "detail": detail}]}, status_code=status)
 
 
-def _square(request: Request) -> FakeSquare:
-    return request.app.state.fake
-
-
-def guard(request: Request) -> JSONResponse | None:
+def guard(request: Request, sq: FakeSquare) -> JSONResponse | None:
     """Every request is recorded (``FakeSquare.requests``), then needs the access token as Bearer."""
-    sq = _square(request)
     sq.requests.append({"at": time.time(), "method": request.method, "path": request.url.path})
     if request.headers.get("authorization") != f"Bearer {sq.access_token}":
         return _error(401, "AUTHENTICATION_ERROR", "UNAUTHORIZED", "This request could not be authorized.")
     return None
 
 
-def _by_id(attribute: str, key: str, what: str) -> Endpoint:
-    """``GET /v2/<kind>/{id}``: ``{key: item}`` from the fake's ``attribute``, or Square's 404."""
-
-    async def endpoint(request: Request) -> Response:
-        found = getattr(_square(request), attribute).get(request.path_params["id"])
-        if not found:
-            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"{what} {request.path_params['id']} not found.")
-        return JSONResponse({key: found})
-
-    return endpoint
-
-
-retrieve_order = _by_id("orders", "order", "Order")
-get_payment = _by_id("payments", "payment", "Payment")
-get_payment_refund = _by_id("refunds", "refund", "Refund")
-retrieve_customer = _by_id("customers", "customer", "Customer")
+api = FakeApi(FakeSquare, guard)
 
 
 def _in_window(items: list[dict], request: Request) -> list[dict]:
     """A list endpoint's ``location_id``, ``begin_time`` and ``end_time`` filters (on ``created_at``), oldest first."""
     q = request.query_params
-    found = sorted(items, key=lambda p: p.get("created_at") or "")
+    kept = sorted(items, key=lambda p: p.get("created_at") or "")
     if q.get("location_id"):
-        found = [p for p in found if p.get("location_id") == q["location_id"]]
+        kept = [p for p in kept if p.get("location_id") == q["location_id"]]
     if q.get("begin_time"):
-        found = [p for p in found if (p.get("created_at") or "") >= q["begin_time"]]
+        kept = [p for p in kept if (p.get("created_at") or "") >= q["begin_time"]]
     if q.get("end_time"):
-        found = [p for p in found if (p.get("created_at") or "") < q["end_time"]]
-    return found
+        kept = [p for p in kept if (p.get("created_at") or "") < q["end_time"]]
+    return kept
 
 
 def _page(key: str, items: list[dict], start: int, limit: int) -> JSONResponse:
@@ -162,10 +139,11 @@ def _page(key: str, items: list[dict], start: int, limit: int) -> JSONResponse:
     return JSONResponse(result)
 
 
-async def search_orders(request: Request) -> Response:
+@api.post("/v2/orders/search")
+async def search_orders(request: Request, sq: FakeSquare) -> Response:
     """SearchOrders: ``location_ids`` (required), ``query.filter`` (``state_filter``, one ``date_time_filter``
     whose field the sort must name), ``query.sort``, ``cursor`` and ``limit``."""
-    body = json.loads(await request.body() or b"{}")
+    body = await json_body(request)
     if not body.get("location_ids"):
         return _error(400, "INVALID_REQUEST_ERROR", "BAD_REQUEST", "location_ids is required.")
     query = body.get("query") or {}
@@ -177,7 +155,7 @@ async def search_orders(request: Request) -> Response:
     if dated and next(iter(dated)) != sort_field:
         # SearchOrders: the sort field must name the timestamp the date filter uses (givebutter-square.md B3)
         return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "sort_field must match the date_time_filter field.")
-    orders = _orders_matching(_square(request), body["location_ids"], flt, dated)
+    orders = _orders_matching(sq, body["location_ids"], flt, dated)
     orders.sort(key=lambda o: o.get(sort_field) or o.get("created_at") or "", reverse=sort.get("sort_order", "DESC") == "DESC")
     return _page("orders", orders, int(body.get("cursor") or 0), int(body.get("limit") or 500))
 
@@ -196,41 +174,64 @@ def _orders_matching(sq: FakeSquare, location_ids: list[str], flt: dict, dated: 
     return orders
 
 
-async def list_payment_refunds(request: Request) -> Response:
+# declared after SearchOrders, so that ``/v2/orders/search`` is matched before ``/v2/orders/{id}``
+def _by_id(attribute: str, key: str, what: str) -> Operation[FakeSquare]:
+    """``GET /v2/<kind>/{id}``: ``{key: item}`` from the fake's ``attribute``, or Square's 404."""
+
+    async def endpoint(request: Request, sq: FakeSquare) -> Response:
+        item = getattr(sq, attribute).get(request.path_params["id"])
+        if not item:
+            return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"{what} {request.path_params['id']} not found.")
+        return JSONResponse({key: item})
+
+    return endpoint
+
+
+retrieve_order = api.get("/v2/orders/{id}")(_by_id("orders", "order", "Order"))
+get_payment = api.get("/v2/payments/{id}")(_by_id("payments", "payment", "Payment"))
+get_payment_refund = api.get("/v2/refunds/{id}")(_by_id("refunds", "refund", "Refund"))
+retrieve_customer = api.get("/v2/customers/{id}")(_by_id("customers", "customer", "Customer"))
+
+
+@api.get("/v2/refunds")
+async def list_payment_refunds(request: Request, sq: FakeSquare) -> Response:
     """ListPaymentRefunds: ``begin_time`` / ``end_time`` (on ``created_at``), ``updated_at_begin_time`` /
     ``updated_at_end_time``, ``status``, ``location_id``, ``sort_field`` (CREATED_AT or UPDATED_AT),
     ``sort_order``, cursor paging."""
     q = request.query_params
-    found = _in_window(list(_square(request).refunds.values()), request)
+    refunds = _in_window(list(sq.refunds.values()), request)
     if q.get("status"):
-        found = [r for r in found if r.get("status") == q["status"]]
+        refunds = [r for r in refunds if r.get("status") == q["status"]]
     field = "updated_at" if q.get("sort_field") == "UPDATED_AT" else "created_at"
     if q.get("updated_at_begin_time"):
-        found = [r for r in found if (r.get("updated_at") or r.get("created_at") or "") >= q["updated_at_begin_time"]]
+        refunds = [r for r in refunds if (r.get("updated_at") or r.get("created_at") or "") >= q["updated_at_begin_time"]]
     if q.get("updated_at_end_time"):
-        found = [r for r in found if (r.get("updated_at") or r.get("created_at") or "") <= q["updated_at_end_time"]]
-    found.sort(key=lambda r: r.get(field) or r.get("created_at") or "", reverse=q.get("sort_order") == "DESC")
+        refunds = [r for r in refunds if (r.get("updated_at") or r.get("created_at") or "") <= q["updated_at_end_time"]]
+    refunds.sort(key=lambda r: r.get(field) or r.get("created_at") or "", reverse=q.get("sort_order") == "DESC")
     start = int(q.get("cursor") or 0)
-    return _page("refunds", found, start, min(int(q.get("limit") or 100), 100))
+    return _page("refunds", refunds, start, min(int(q.get("limit") or 100), 100))
 
 
-async def list_payments(request: Request) -> Response:
+@api.get("/v2/payments")
+async def list_payments(request: Request, sq: FakeSquare) -> Response:
     """ListPayments: ``begin_time`` / ``end_time`` (RFC 3339, on ``created_at``), ``location_id``,
     ``cursor``, ``limit`` (at most 100), oldest first."""
     q = request.query_params
-    found = _in_window(list(_square(request).payments.values()), request)
+    payments = _in_window(list(sq.payments.values()), request)
     limit = min(int(q.get("limit") or 100), 100)
-    return _page("payments", found, int(q.get("cursor") or 0), limit)
+    return _page("payments", payments, int(q.get("cursor") or 0), limit)
 
 
-async def list_payouts(request: Request) -> Response:
+@api.get("/v2/payouts")
+async def list_payouts(request: Request, sq: FakeSquare) -> Response:
     """ListPayouts: ``location_id``, ``begin_time`` / ``end_time`` (on ``created_at``)."""
-    return JSONResponse({"payouts": _in_window(list(_square(request).payouts.values()), request)})
+    return JSONResponse({"payouts": _in_window(list(sq.payouts.values()), request)})
 
 
-async def list_payout_entries(request: Request) -> Response:
+@api.get("/v2/payouts/{id}/payout-entries")
+async def list_payout_entries(request: Request, sq: FakeSquare) -> Response:
     """ListPayoutEntries."""
-    sq, payout_id = _square(request), request.path_params["id"]
+    payout_id = request.path_params["id"]
     if payout_id not in sq.payouts:
         return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", f"Payout {payout_id} not found.")
     return JSONResponse({"payout_entries": sq.payout_entries.get(payout_id, [])})
@@ -239,42 +240,44 @@ async def list_payout_entries(request: Request) -> Response:
 # -- webhook subscriptions: the signature key is shown only when one is made or its key rotated ----------------
 
 
-def _subscription_problem(sub: dict, partial: bool = False) -> JSONResponse | None:
+async def _subscription_body(request: Request, partial: bool = False) -> dict:
+    """The body's ``subscription``, checked (``partial``: an update); Square's 400 (a ``Refusal``) when it is wrong."""
+    sub = (await json_body(request)).get("subscription") or {}
     url = sub.get("notification_url")
     if (not partial or "notification_url" in sub) and not (isinstance(url, str) and url.startswith("https://")):
-        return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "notification_url must be an https URL.")
+        raise Refusal(_error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "notification_url must be an https URL."))
     events = sub.get("event_types")
     if not partial or "event_types" in sub:
         if not isinstance(events, list) or not events:
-            return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "event_types must not be empty.")
+            raise Refusal(_error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", "event_types must not be empty."))
         unknown = [e for e in events if e not in SQUARE_EVENTS]
         if unknown:
-            return _error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", f"Unknown event type: {unknown[0]}.")
-    return None
+            raise Refusal(_error(400, "INVALID_REQUEST_ERROR", "INVALID_VALUE", f"Unknown event type: {unknown[0]}."))
+    return sub
 
 
 def _public(sub: dict) -> dict:
     return {k: v for k, v in sub.items() if k != "signature_key"}
 
 
-def _subscription(request: Request) -> dict | None:
-    return _square(request).subscriptions.get(request.path_params["id"])
-
-
 def _no_subscription() -> JSONResponse:
     return _error(404, "INVALID_REQUEST_ERROR", "NOT_FOUND", "Subscription not found.")
 
 
-async def list_webhook_subscriptions(request: Request) -> Response:
-    return JSONResponse({"subscriptions": [_public(s) for s in _square(request).subscriptions.values()]})
+def _subscription(request: Request, sq: FakeSquare) -> dict:
+    """The subscription the path names, or Square's 404."""
+    return found(sq.subscriptions.get(request.path_params["id"]), _no_subscription)
 
 
-async def create_webhook_subscription(request: Request) -> Response:
+@api.get("/v2/webhooks/subscriptions")
+async def list_webhook_subscriptions(request: Request, sq: FakeSquare) -> Response:
+    return JSONResponse({"subscriptions": [_public(s) for s in sq.subscriptions.values()]})
+
+
+@api.post("/v2/webhooks/subscriptions")
+async def create_webhook_subscription(request: Request, sq: FakeSquare) -> Response:
     """CreateWebhookSubscription: the answer is the only one to show its ``signature_key``."""
-    body = json.loads(await request.body() or b"{}")
-    sub = body.get("subscription") or {}
-    if (problem := _subscription_problem(sub)) is not None:
-        return problem
+    sub = await _subscription_body(request)
     now = time.strftime("%Y-%m-%d %H:%M:%S +0000 UTC", time.gmtime())
     created = {
         "id": f"wbhk_{uuid.uuid4().hex[:20]}",
@@ -287,67 +290,41 @@ async def create_webhook_subscription(request: Request) -> Response:
         "created_at": now,
         "updated_at": now,
     }
-    _square(request).subscriptions[created["id"]] = created
+    sq.subscriptions[created["id"]] = created
     return JSONResponse({"subscription": created})
 
 
-async def retrieve_webhook_subscription(request: Request) -> Response:
-    sub = _subscription(request)
-    return _no_subscription() if sub is None else JSONResponse({"subscription": _public(sub)})
+retrieve_webhook_subscription = api.get("/v2/webhooks/subscriptions/{id}")(
+    shows(_subscription, lambda sub: {"subscription": _public(sub)})
+)
 
 
-async def update_webhook_subscription(request: Request) -> Response:
+@api.put("/v2/webhooks/subscriptions/{id}")
+async def update_webhook_subscription(request: Request, sq: FakeSquare) -> Response:
     """UpdateWebhookSubscription: ``name``, ``enabled``, ``event_types``, ``notification_url``, ``api_version``."""
-    sub = _subscription(request)
-    if sub is None:
-        return _no_subscription()
-    change = (json.loads(await request.body() or b"{}")).get("subscription") or {}
-    if (problem := _subscription_problem(change, partial=True)) is not None:
-        return problem
+    sub = _subscription(request, sq)
+    change = await _subscription_body(request, partial=True)
     sub.update({k: change[k] for k in ("name", "enabled", "event_types", "notification_url", "api_version") if k in change})
     return JSONResponse({"subscription": _public(sub)})
 
 
-async def delete_webhook_subscription(request: Request) -> Response:
-    sub = _subscription(request)
-    if sub is None:
-        return _no_subscription()
-    del _square(request).subscriptions[sub["id"]]
+@api.delete("/v2/webhooks/subscriptions/{id}")
+async def delete_webhook_subscription(request: Request, sq: FakeSquare) -> Response:
+    del sq.subscriptions[_subscription(request, sq)["id"]]
     return JSONResponse({})
 
 
-async def update_signature_key(request: Request) -> Response:
+@api.post("/v2/webhooks/subscriptions/{id}/signature-key")
+async def update_signature_key(request: Request, sq: FakeSquare) -> Response:
     """UpdateWebhookSubscriptionSignatureKey: a new key, shown this once."""
-    sub = _subscription(request)
-    if sub is None:
-        return _no_subscription()
+    sub = _subscription(request, sq)
     sub["signature_key"] = secrets.token_urlsafe(16)
     return JSONResponse({"signature_key": sub["signature_key"]})
 
 
-async def list_locations(request: Request) -> Response:
-    return JSONResponse({"locations": sorted(_square(request).locations.values(), key=lambda loc: loc["name"])})
+@api.get("/v2/locations")
+async def list_locations(request: Request, sq: FakeSquare) -> Response:
+    return JSONResponse({"locations": sorted(sq.locations.values(), key=lambda loc: loc["name"])})
 
 
-ROUTES: list[Row] = [
-    ("POST", "/v2/orders/search", search_orders),
-    ("GET", "/v2/orders/{id}", retrieve_order),
-    ("GET", "/v2/payments", list_payments),
-    ("GET", "/v2/payments/{id}", get_payment),
-    ("GET", "/v2/refunds", list_payment_refunds),
-    ("GET", "/v2/refunds/{id}", get_payment_refund),
-    ("GET", "/v2/payouts", list_payouts),
-    ("GET", "/v2/webhooks/subscriptions", list_webhook_subscriptions),
-    ("POST", "/v2/webhooks/subscriptions", create_webhook_subscription),
-    ("GET", "/v2/webhooks/subscriptions/{id}", retrieve_webhook_subscription),
-    ("PUT", "/v2/webhooks/subscriptions/{id}", update_webhook_subscription),
-    ("DELETE", "/v2/webhooks/subscriptions/{id}", delete_webhook_subscription),
-    ("POST", "/v2/webhooks/subscriptions/{id}/signature-key", update_signature_key),
-    ("GET", "/v2/payouts/{id}/payout-entries", list_payout_entries),
-    ("GET", "/v2/customers/{id}", retrieve_customer),
-    ("GET", "/v2/locations", list_locations),
-]
-
-
-def create_app(sq: FakeSquare | None = None) -> Starlette:
-    return serve(ROUTES, guard, sq or FakeSquare())
+create_app = api.create_app

@@ -1,0 +1,101 @@
+"""Rows that wait to be sent (the outbox's mail, the chat notices): ``synctool drain`` sends what is due, each row
+once however many drains run beside it; a failed send waits and is tried again, a number of times in all, then
+the row is given up with its error kept for doctor and the overview.
+
+A table of them has ``sent_at``, ``send_after``, ``attempts``, ``created_at`` and ``last_error`` columns; what a
+row holds and how it is sent are its owner's (``Outgoing.send``'s ``attempt``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from synctool.store.times import iso, utcnow
+from synctool.store.transactions import atomic
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A table of rows to send: ``key`` names its key column, ``order`` the column due rows are sent in, ``what``
+    how the log names a row. Sending a row claims it for ``lease`` (a second drain skips it) and counts an
+    attempt; a failed one is tried again ``retry_after`` later, ``max_attempts`` times in all."""
+
+    table: str
+    key: str
+    order: str
+    what: str
+    log: logging.Logger
+    max_attempts: int = 5
+    retry_after: timedelta = timedelta(minutes=1)
+    lease: timedelta = timedelta(minutes=2)
+    #: a row sent after a failed attempt forgets that attempt's error (else the error stays for doctor)
+    clear_error_when_sent: bool = False
+
+    def due(self, conn: sqlite3.Connection, now: datetime, limit: int) -> list[sqlite3.Row]:
+        """The rows not sent whose time has come and that have attempts left, oldest first."""
+        return conn.execute(
+            f"SELECT * FROM {self.table} WHERE sent_at IS NULL AND send_after <= ? AND attempts < ?"
+            f" ORDER BY {self.order} LIMIT ?",
+            (iso(now), self.max_attempts, limit),
+        ).fetchall()
+
+    def send(
+        self,
+        conn: sqlite3.Connection,
+        rows: Sequence[sqlite3.Row],
+        now: datetime,
+        attempt: Callable[[sqlite3.Row], str | None],
+        given_up: Callable[[sqlite3.Row], str | None],
+    ) -> dict[str, int]:
+        """Send each row this drain claims: dropped when ``given_up`` says why, else ``attempt`` sends it (None:
+        sent; else why not, kept and said in the log). Never raises for a send that failed (drain goes on)."""
+        counts = {"sent": 0, "failed": 0, "dropped": 0}
+        for row in rows:
+            if not self._claim(conn, row, now):
+                continue
+            why = given_up(row)
+            if why is not None:
+                self.end(conn, row[self.key], error=why)
+                counts["dropped"] += 1
+                continue
+            error = attempt(row)
+            if error is None:
+                self.end(conn, row[self.key])
+                counts["sent"] += 1
+                continue
+            self.log.warning("%s %s not sent: %s", self.what, row[self.key], error)
+            with atomic(conn):
+                conn.execute(
+                    f"UPDATE {self.table} SET last_error = ?, send_after = ? WHERE {self.key} = ?",
+                    (error, iso(utcnow() + self.retry_after), row[self.key]),
+                )
+            counts["failed"] += 1
+        return counts
+
+    def _claim(self, conn: sqlite3.Connection, row: sqlite3.Row, now: datetime) -> bool:
+        """Hold the row for this drain (a drain running beside it skips it), counting the attempt."""
+        with atomic(conn):
+            return bool(
+                conn.execute(
+                    f"UPDATE {self.table} SET send_after = ?, attempts = attempts + 1"
+                    f" WHERE {self.key} = ? AND sent_at IS NULL AND send_after = ?",
+                    (iso(now + self.lease), row[self.key], row["send_after"]),
+                ).rowcount
+            )
+
+    def end(self, conn: sqlite3.Connection, key: object, *, error: str | None = None) -> None:
+        """Sent; or, with ``error``, given up for good (no attempts left, the row stays until ``prune`` drops it)."""
+        with atomic(conn):
+            if error is not None:
+                conn.execute(
+                    f"UPDATE {self.table} SET last_error = ?, attempts = ? WHERE {self.key} = ?",
+                    (error, self.max_attempts, key),
+                )
+            elif self.clear_error_when_sent:
+                conn.execute(f"UPDATE {self.table} SET sent_at = ?, last_error = NULL WHERE {self.key} = ?", (iso(), key))
+            else:
+                conn.execute(f"UPDATE {self.table} SET sent_at = ? WHERE {self.key} = ?", (iso(), key))
