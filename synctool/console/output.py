@@ -95,7 +95,7 @@ def key_values(data: Mapping[str, object]) -> None:
 
 
 def exit_if_failed(failed: Mapping[str, str], what: str) -> None:
-    """After a command that ran each platform in use (``ops/each.py``): one line on stderr per platform that
+    """After a command that ran each platform in use (``ops/per_platform.py``): one line on stderr per platform that
     failed, naming it and why, then exit 1. Nothing when every platform's part ran."""
     if not failed:
         return

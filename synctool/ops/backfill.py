@@ -17,7 +17,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm.mirror import normalize_email
 from synctool.errors import InvalidInput
-from synctool.ops.each import each, requests_by_source, words
+from synctool.ops.per_platform import each, requests_by_source, words
 from synctool.ops.reconcile import period
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime

@@ -17,8 +17,8 @@ from synctool.crm import environment as crm_environment
 from synctool.crm import matching, mirror
 from synctool.errors import ConfigError, SyncError, SynctoolError
 from synctool.ops import webhooks
-from synctool.ops.each import each
 from synctool.ops.health import CronRun, DoctorRow, cron_runs, database, file_modes, mail, outbox_check, receiver
+from synctool.ops.per_platform import each
 from synctool.ops.reconcile import last_run
 from synctool.platforms import tickets
 from synctool.queue import log

@@ -1,7 +1,7 @@
 """`synctool poll`: each platform's backup poll (``Platform.poll``), for what its webhooks did not announce.
 
 Each platform in use that polls is polled; one that fails (no credentials, an outage) is reported and the
-others' polls run to the end (``ops/each.py``)."""
+others' polls run to the end (``ops/per_platform.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sqlite3
 from typing import Any
 
 from synctool import platforms
-from synctool.ops.each import by_source, each, words
+from synctool.ops.per_platform import by_source, each, words
 from synctool.runtime import Runtime
 
 

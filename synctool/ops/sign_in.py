@@ -261,14 +261,14 @@ def revoke(conn: sqlite3.Connection, user_id: int) -> None:
         conn.execute("DELETE FROM outbox WHERE user_id = ? AND sent_at IS NULL", (user_id,))
 
 
-def say(conn: sqlite3.Connection, secret: str, message: str) -> None:
+def flash(conn: sqlite3.Connection, secret: str, message: str) -> None:
     """A message for the session's next page (what an action did, or why it was refused)."""
     with store.atomic(conn):
         conn.execute("UPDATE staff_sessions SET flash = ? WHERE id_hash = ?", (message, _digest(secret)))
 
 
-def said(conn: sqlite3.Connection, secret: str) -> str | None:
-    """The message waiting for this session's page, once."""
+def take_flash(conn: sqlite3.Connection, secret: str) -> str | None:
+    """The message waiting for this session's page (``flash``), once."""
     row = conn.execute("SELECT flash FROM staff_sessions WHERE id_hash = ?", (_digest(secret),)).fetchone()
     if row is None or row["flash"] is None:
         return None

@@ -302,7 +302,7 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, source: str | None) -> tuple[
     of its failed jobs' items, fetched from the platform, in their payloads; one that cannot be reached is an
     error in the list, and the others are refetched all the same."""
     from synctool import platforms
-    from synctool.ops.each import each
+    from synctool.ops.per_platform import each
 
     def one(platform: Platform) -> tuple[int, list[str]]:
         failed = log.open_failures_of(conn, platform.role)

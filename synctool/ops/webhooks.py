@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from synctool import platforms, settings, store
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
-from synctool.ops.each import each, words
 from synctool.ops.inbox import received
+from synctool.ops.per_platform import each, words
 from synctool.platforms import Platform
 from synctool.platforms.contract import Registration
 from synctool.platforms.registration import Check, Outcome

@@ -77,7 +77,7 @@ class Problem:
         return bool(self.text)
 
     def as_message(self) -> str:
-        """The problem as the session's waiting message (``sign_in.say``)."""
+        """The problem as the session's waiting message (``sign_in.flash``)."""
         return PROBLEM_MARK + json.dumps({k: v for k, v in asdict(self).items() if k != "placed"})
 
     @classmethod

@@ -194,7 +194,7 @@ class StaffPage:
 
         def read(conn: sqlite3.Connection) -> tuple[guard.Outcome[ViewResult], str | None]:
             staff_request = StaffRequest.of(conn, self.rt, request, "page")
-            return guard.attempt(lambda: page.view(staff_request)), sign_in.said(conn, secret)
+            return guard.attempt(lambda: page.view(staff_request)), sign_in.take_flash(conn, secret)
 
         outcome, waiting = await guard.in_thread(request, read)
         flash, problem = Problem.read(waiting)
@@ -257,7 +257,7 @@ class StaffPage:
                 message = forms.problem(outcome.error, request.url.path.removeprefix(PREFIX), form).as_message()
                 acted_on, recorded = target, f"refused: {outcome.error}"
             guard.record(conn, actor, action.name, target=acted_on, note=note, outcome=recorded)
-            sign_in.say(conn, request.user.session.secret, message)
+            sign_in.flash(conn, request.user.session.secret, message)
 
         guard.perform(conn, lambda: action.act(staff_request), written, together=not action.calls_out)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from synctool import platforms
 from synctool.crm import currency
 from synctool.money import dollars
-from synctool.ops.each import each, requests_by_source, words
+from synctool.ops.per_platform import each, requests_by_source, words
 from synctool.ops.reconcile.crm_side import CrmGift, CrmSide, crm_client, read_crm, source_of
 from synctool.ops.reconcile.fixes import fix as fix_items
 from synctool.ops.reconcile.holds import apply_hold, held_words, refunded_to

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypedDict
 from pydantic import Field
 
 from synctool import platforms, store
-from synctool.ops.each import each, requests_by_source, words
+from synctool.ops.per_platform import each, requests_by_source, words
 from synctool.ops.reconcile.crm_side import CrmGift, crm_client, gifts_by_id, ledger_rows
 from synctool.ops.reconcile.periods import period
 from synctool.platforms.reconcile import Payout, PayoutLine
