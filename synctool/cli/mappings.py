@@ -95,8 +95,9 @@ def _coding_command(
     ) -> None:
         from synctool.mappings import ack_choice
 
+        ack_template_name = ack_choice(ack, no_ack)  # refused before the database is opened
         coding = {"fund_id": fund_id, "campaign_id": campaign_id, "appeal_id": appeal_id, "gift_category_id": gift_category_id}
-        emit_json(save(ctx_obj(ctx).db, key, {**coding, "ack_template_name": ack_choice(ack, no_ack)}))
+        emit_json(save(ctx_obj(ctx).db, key, {**coding, "ack_template_name": ack_template_name}))
 
     command.__doc__ = doc
     return action(target="key")(command)

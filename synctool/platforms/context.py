@@ -33,6 +33,9 @@ from synctool.queue.handlers import Job as RunningJob
 from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
+#: a donor policy's choice of constituent for a person whose e-mail matches none (``Job.known_donor``), or None
+KnownDonor = Callable[[constituents.Person], str | None]
+
 
 @dataclass
 class Job:
@@ -95,21 +98,23 @@ class Job:
         """The CRM client; every request it sends is counted on this job's attempt."""
         return self.runner.crm(self)
 
-    def match_or_create(self, person: constituents.Person, *, use_link: bool = True) -> tuple[str, bool]:
-        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new. What the
-        match wrote (the link, the mirror, the lock let go) commits before this returns: the handler's code that
-        follows may wait for a lock of its own (``store.named_lock``), which must not hold the database. (A gift's
-        donor is matched by ``make_gift``, which also asks the known-donor policy.)"""
-        found = self._match(person, use_link=use_link)
-        self.unit.commit("after constituent match")
-        return found
-
-    def _match(
+    def match_or_create(
         self,
         person: constituents.Person,
         *,
         use_link: bool = True,
-        known_donor: Callable[[constituents.Person], str | None] | None = None,
+        known_donor: KnownDonor | None = None,
+    ) -> tuple[str, bool]:
+        """The person's CRM constituent id (matched on the mirror, else created) and whether it is new;
+        ``known_donor`` may name a constituent when the e-mail matches none (``make_gift`` asks ``Job.known_donor``).
+        What the match wrote (the link, the mirror, the lock let go) commits before this returns: the handler's code
+        that follows may wait for a lock of its own (``store.named_lock``), which must not hold the database."""
+        found = self._match(person, use_link=use_link, known_donor=known_donor)
+        self.unit.commit("after constituent match")
+        return found
+
+    def _match(
+        self, person: constituents.Person, *, use_link: bool = True, known_donor: KnownDonor | None = None
     ) -> tuple[str, bool]:
         """``match_or_create`` within the unit: what it wrote commits at the job's next point (its gift's)."""
         crm = self.rt.config.crm

@@ -59,12 +59,12 @@ class Outgoing:
                 continue
             why = given_up(row)
             if why is not None:
-                self.end(conn, row[self.key], error=why)
+                self._end(conn, row[self.key], error=why)
                 counts["dropped"] += 1
                 continue
             error = attempt(row)
             if error is None:
-                self.end(conn, row[self.key])
+                self._end(conn, row[self.key])
                 counts["sent"] += 1
                 continue
             self.log.warning("%s %s not sent: %s", self.what, row[self.key], error)
@@ -87,8 +87,8 @@ class Outgoing:
                 ).rowcount
             )
 
-    def end(self, conn: sqlite3.Connection, key: object, *, error: str | None = None) -> None:
-        """Sent; or, with ``error``, given up for good (no attempts left, the row stays until ``prune`` drops it)."""
+    def _end(self, conn: sqlite3.Connection, key: object, *, error: str | None = None) -> None:
+        """Sent; or, with ``error``, given up for good (no attempts left: the row stays, its error for doctor)."""
         with atomic(conn):
             if error is not None:
                 conn.execute(

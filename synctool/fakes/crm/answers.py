@@ -36,11 +36,6 @@ def record(fields: dict) -> JSONResponse:
     return JSONResponse({**API, **fields})
 
 
-def found_or_404(found: dict | None) -> JSONResponse:
-    """The record the path named, or LGL's ``Not Found`` when there is none."""
-    return not_found() if found is None else record(found)
-
-
 def existing(found_record: dict | None) -> dict:
     """The record the path named, or LGL's ``Not Found`` (a ``Refusal``) when there is none."""
     return found(found_record, not_found)

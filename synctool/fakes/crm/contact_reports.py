@@ -99,7 +99,7 @@ async def create(request: Request) -> Response:
 
 async def show(request: Request) -> Response:
     """``GET /contact_reports/{id}``."""
-    return answers.found_or_404(answers.fake(request).contact_reports.get(int(request.path_params["id"])))
+    return answers.record(answers.existing(answers.fake(request).contact_reports.get(int(request.path_params["id"]))))
 
 
 async def update(request: Request) -> Response:

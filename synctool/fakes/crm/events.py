@@ -66,7 +66,7 @@ async def invite_constituent(request: Request) -> Response:
 
 async def show(request: Request) -> Response:
     """``GET /invitations/{id}``."""
-    return answers.found_or_404(answers.fake(request).invitations.get(request.path_params["id"]))
+    return answers.record(answers.existing(answers.fake(request).invitations.get(request.path_params["id"])))
 
 
 async def update(request: Request) -> Response:

@@ -11,9 +11,10 @@
 
 The fake's own ``/_fake/`` routes pass straight through.
 
-A request from ``fakes.transport.AppTransport`` (in this process) says so in a header; its lost answers come at
-once, marked, and the transport raises the ``ReadTimeout`` the client would have met after waiting: the write has
-landed (or not) exactly as over a socket, without the test sitting out a timeout. Over a socket the fake sleeps.
+A ``timeout`` or ``commit_timeout`` fault keeps the answer back ``timeout_sleep_s``. A request made in this process
+(``fakes.transport.AppTransport``) whose client would give up sooner gets its answer at once, marked lost: the
+transport raises the ``ReadTimeout`` the client would have met after waiting, the write landed (or not) exactly as
+over a socket, without the test sitting out a timeout. Over a socket, or for a patient client, the fake waits.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from synctool.fakes.crm.reference import API
 from synctool.fakes.crm.state import FakeCrm
-from synctool.fakes.transport import ANSWER_LOST, IN_PROCESS
+from synctool.fakes.transport import ANSWER_LOST, gives_up_before
 
 INVALID_TOKEN = "The access token provided is expired, revoked, malformed or invalid for other reasons."
 
@@ -49,16 +50,16 @@ class Gate:
         entry, body = await self.recorded(request)
         over, fault = self.admit(entry, request)
         refusal = self.refusal(request, over, fault)
-        in_process = IN_PROCESS in request.headers
+        lost = gives_up_before(scope, self.crm.timeout_sleep_s)
         if refusal is None and fault == "timeout":
-            if not in_process:
+            if not lost:
                 await asyncio.sleep(self.crm.timeout_sleep_s)
-            refusal = JSONResponse({"error": "late"}, status_code=504, headers={ANSWER_LOST: "1"})
+            refusal = JSONResponse({"error": "late"}, status_code=504, headers={ANSWER_LOST: "1"} if lost else None)
         if refusal is not None:
             entry["status"] = refusal.status_code
             await refusal(scope, receive, send)
             return
-        start, content = await self.answer(scope, body, fault, in_process)
+        start, content = await self.answer(scope, body, fault, lost)
         if fault == "commit_500":  # the write happened; the answer is the error page
             refusal = self.refusal(request, False, "500")
             assert refusal is not None
@@ -140,7 +141,7 @@ class Gate:
             )
         return None
 
-    async def answer(self, scope: Scope, body: bytes, fault: str | None, in_process: bool) -> tuple[Message, bytes]:
+    async def answer(self, scope: Scope, body: bytes, fault: str | None, lost: bool) -> tuple[Message, bytes]:
         """The endpoint's answer (its start message and body), made as the fault says."""
         captured: dict[str, Any] = {}
 
@@ -163,7 +164,8 @@ class Gate:
                 "body": json.dumps({**API, "error": "Bad Request", "description": str(exc)}).encode(),
             }
         if fault == "commit_timeout":  # the write happened; the answer never arrives in time
-            if not in_process:
+            if lost:
+                captured["start"] = dict(captured["start"], headers=[*captured["start"]["headers"], (ANSWER_LOST.encode(), b"1")])
+            else:
                 await asyncio.sleep(self.crm.timeout_sleep_s)
-            captured["start"] = dict(captured["start"], headers=[*captured["start"]["headers"], (ANSWER_LOST.encode(), b"1")])
         return captured["start"], captured.get("body", b"")

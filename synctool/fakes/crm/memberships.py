@@ -86,7 +86,7 @@ def show(name: str) -> Endpoint:
     """``GET /<name>/{id}``."""
 
     async def endpoint(request: Request) -> Response:
-        return answers.found_or_404(_records(request, name).get(int(request.path_params["id"])))
+        return answers.record(answers.existing(_records(request, name).get(int(request.path_params["id"]))))
 
     return endpoint
 

@@ -227,7 +227,8 @@ async def update_webhook(request: Request, mc: FakeMailchimp) -> Response:
 
 @api.delete("/3.0/lists/{list_id}/webhooks/{id}")
 async def delete_webhook(request: Request, mc: FakeMailchimp) -> Response:
-    mc.webhooks[request.path_params["list_id"]].remove(_hook(request, mc))
+    hook = _hook(request, mc)  # Mailchimp's 404 before the list's webhooks are looked at
+    mc.webhooks[request.path_params["list_id"]].remove(hook)
     return Response(status_code=204)
 
 
