@@ -4,14 +4,15 @@ environment's overrides into them is ``config.py``'s, which re-exports every nam
 
 from __future__ import annotations
 
-import ipaddress
-import ssl
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from synctool.errors import ConfigError
+
+if TYPE_CHECKING:
+    import ssl
 
 DEFAULT_DB = Path("~/.local/share/synctool/synctool.db").expanduser()
 
@@ -179,6 +180,8 @@ class SmtpConfig(Section):
     def tls_context(self, source: str) -> ssl.SSLContext:
         """A client context that verifies the server's certificate and host name, against ``ca_file`` when set
         (instead of the system's CAs); ConfigError when that file cannot be read as PEM certificates."""
+        import ssl  # only where mail is sent: 6 ms of every command's start otherwise
+
         cafile = str(Path(self.ca_file).expanduser()) if self.ca_file else None
         try:
             return ssl.create_default_context(cafile=cafile)
@@ -208,6 +211,8 @@ class OrganisationConfig(Section):
 
 def is_loopback(host: str) -> bool:
     """127.0.0.0/8, ::1 or ``localhost``: the only hosts mail may reach without TLS (a relay on this machine)."""
+    import ipaddress  # only where a mail host is checked
+
     if host.lower().rstrip(".") == "localhost":
         return True
     try:
