@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from synctool import store  # noqa: E402
-from synctool.crm.fake import FakeCrm, create_app  # noqa: E402
+from synctool.fakes.crm import FakeCrm, create_app  # noqa: E402
 from synctool.fakes.server import BackgroundServer  # noqa: E402
 
 LIMIT, WINDOW_S, INTERVAL_MS, MARGIN_MS = 300, 3.0, 11.0, 0.2

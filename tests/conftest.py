@@ -168,7 +168,7 @@ def quick_crm(env: dict[str, str], limit: int) -> None:
 @pytest.fixture
 def fake_crm(env, transports):
     """The LGL fake in process (behind an AppTransport), synctool pointed at it, pacing scaled right down."""
-    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.crm import FakeCrm, create_app
     from synctool.fakes.transport import AppTransport
 
     crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)
@@ -182,7 +182,7 @@ def fake_crm(env, transports):
 @pytest.fixture
 def served_crm(env):
     """The LGL fake on a loopback port, for the tests whose other processes call it."""
-    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.crm import FakeCrm, create_app
     from synctool.fakes.server import BackgroundServer
 
     crm = FakeCrm(CRM_KEY, limit=1000, window_s=1.0, timeout_sleep_s=1.5)

@@ -98,7 +98,7 @@ def test_the_lgl_fakes_groups_memberships_contact_reports_and_types_answer_as_do
     from pathlib import Path
 
     from synctool.crm.client import CrmClient
-    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.crm import FakeCrm, create_app
     from synctool.fakes.transport import AppTransport
     from tests.helpers import validate_against_openapi
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from synctool.crm.client import CrmClient
-from synctool.crm.fake import FakeCrm, InvitationRefused, create_app
 from synctool.errors import RemoteError, UncertainWrite
+from synctool.fakes.crm import FakeCrm, InvitationRefused, create_app
 from synctool.fakes.transport import AppTransport
 from tests.helpers import validate_against_openapi
 

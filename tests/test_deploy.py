@@ -169,8 +169,8 @@ def test_the_readme_install_steps_are_the_ones_the_files_contain():
 def test_doctor_checks_the_receiver_and_that_its_public_url_reaches_it(cli, env, isolated, secrets_env):
     import json
 
-    from synctool.crm.fake import FakeCrm
-    from synctool.crm.fake import create_app as crm_app
+    from synctool.fakes.crm import FakeCrm
+    from synctool.fakes.crm import create_app as crm_app
     from synctool.fakes.server import BackgroundServer
     from synctool.web.receiver import create_app
     from tests.helpers import free_port, runtime

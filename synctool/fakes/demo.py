@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from synctool import store
-from synctool.crm.fake import TAG_CATEGORY
 from synctool.fakes import samples
+from synctool.fakes.crm import TAG_CATEGORY
 from synctool.fakes.demo_deliveries import PUBLIC_URL, send
 from synctool.fakes.demo_seed import seed
 from synctool.fakes.server import BackgroundServer

@@ -15,7 +15,7 @@ import httpx
 from starlette.types import ASGIApp
 
 from synctool import platforms
-from synctool.crm import fake as lgl
+from synctool.fakes import crm as lgl
 from synctool.fakes.record import Recorder
 from synctool.fakes.server import BackgroundServer
 from synctool.fakes.transport import AppTransport

@@ -1,10 +1,20 @@
-"""What the platforms' fakes share (``platforms/<p>/fake.py``, on the fakes' floor): ``FakeApi``, a platform's API
-declared endpoint by endpoint and served over the fake's state, and what every fake's endpoints do the same way:
-read a JSON body (``json_body``), look up the record a path names or answer the platform's 404 (``found``, which
-raises a ``Refusal``: any endpoint may raise one with the platform's own error as the answer), and show that record
-(``shows``).
+"""What every fake is served with: the platforms' (``platforms/<p>/fake.py``, on the fakes' floor) and the CRM's
+(``synctool/fakes/crm/``).
 
-``serve`` is a routes table (``synctool.fakes.routing``) as an app, the one ``FakeApi.create_app`` makes."""
+A fake's routes table: rows of (method, path, endpoint), one small function per operation of the platform's API,
+so each can be read beside the official description. ``routes(rows, guard)`` makes one Starlette ``Route`` per
+path, in the rows' order, taking every method the rows give that path (a method it lacks is a 405 naming those it
+has; a HEAD is answered by the GET). ``guard``, when given, runs before every endpoint (a platform's request log
+and authentication): a response it returns is the answer instead. ``serve`` is such a table as an app over the
+fake's state.
+
+An endpoint, or anything it calls, may raise ``Refusal(response)`` where it cannot go on (the record the path names
+is not there, the body fails a check): ``response``, in the platform's own words, is then the answer. ``found``
+is the look-up that raises it.
+
+``FakeApi`` declares a platform's API endpoint by endpoint where each is written, and serves it over the fake's
+state; ``json_body`` reads a request's JSON body and ``shows`` answers the record a look-up finds.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +25,56 @@ from typing import Generic, TypeVar
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
-from synctool.fakes.routing import Guard, Refusal, Row, found, routes
+__all__ = ["Endpoint", "FakeApi", "Guard", "Operation", "Refusal", "Row", "found", "json_body", "routes", "serve", "shows"]
 
-__all__ = ["FakeApi", "Operation", "Refusal", "found", "json_body", "serve", "shows"]
-
+Endpoint = Callable[[Request], Awaitable[Response]]
+Guard = Callable[[Request], Response | None]
+Row = tuple[str, str, Endpoint]
+Item = TypeVar("Item")
 State = TypeVar("State")
 #: an endpoint of a platform's fake: the request, and the fake's state it answers from
 Operation = Callable[[Request, State], Awaitable[Response]]
 
 
+class Refusal(Exception):
+    """The answer to a request an endpoint cannot serve, raised from wherever that is found out."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def found(item: Item | None, missing: Callable[[], Response]) -> Item:
+    """``item``, or a ``Refusal`` with the platform's not-found answer (``missing()``) when the look-up found none."""
+    if item is None:
+        raise Refusal(missing())
+    return item
+
+
+def routes(rows: list[Row], guard: Guard | None = None) -> list[Route]:
+    """One Starlette ``Route`` a path of ``rows``, in their order, taking every method the rows give that path."""
+    paths: dict[str, dict[str, Endpoint]] = {}
+    for method, path, endpoint in rows:
+        paths.setdefault(path, {})[method] = endpoint
+    return [Route(path, _by_method(handlers, guard), methods=list(handlers)) for path, handlers in paths.items()]
+
+
+def _by_method(handlers: dict[str, Endpoint], guard: Guard | None) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
+        try:
+            if guard is not None and (refused := guard(request)) is not None:
+                return refused
+            return await handlers[request.method if request.method in handlers else "GET"](request)
+        except Refusal as refusal:
+            return refusal.response
+
+    return endpoint
+
+
 def serve(rows: list[Row], guard: Guard, state: object) -> Starlette:
-    """A fake's ASGI app: one route a path of ``rows`` (``synctool.fakes.routing``), ``guard`` before every
+    """A fake's ASGI app: one route a path of ``rows`` , ``guard`` before every
     endpoint, and the fake's ``state`` on ``app.state.fake``, where its endpoints read it."""
     app = Starlette(routes=routes(rows, guard))
     app.state.fake = state

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from starlette.testclient import TestClient
     from typer.testing import Result
 
-    from synctool.crm.fake import FakeCrm
+    from synctool.fakes.crm import FakeCrm
     from synctool.queue.worker import DrainSummary
 
 CRM_KEY = "testing-crm-key"
@@ -173,7 +173,7 @@ def synctool_site(tmp_path: Path) -> Iterator[Site]:
 def crm(synctool_site: Site) -> FakeCrm:
     """The CRM's fake (LGL) in process, synctool pointed at it: its ``gifts`` and ``constituents`` are what the
     CRM holds."""
-    from synctool.crm.fake import FakeCrm, create_app
+    from synctool.fakes.crm import FakeCrm, create_app
     from synctool.fakes.transport import AppTransport
 
     fake = FakeCrm(CRM_KEY, limit=10_000, window_s=1.0, timeout_sleep_s=1.5)

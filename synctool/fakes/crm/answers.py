@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 
 from synctool.fakes.crm.reference import API
 from synctool.fakes.crm.state import FakeCrm
-from synctool.fakes.routing import found
+from synctool.platforms.fake import found
 
 
 def fake(request: Request) -> FakeCrm:

@@ -10,7 +10,7 @@ from synctool.fakes.crm import constituents, contact_reports, control, events, g
 from synctool.fakes.crm.gate import Gate
 from synctool.fakes.crm.reference import REFERENCE
 from synctool.fakes.crm.state import FakeCrm
-from synctool.fakes.routing import Row, routes
+from synctool.platforms.fake import Row, routes
 
 ROUTES: list[Row] = [
     ("GET", "/constituents/search", constituents.search),

@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse, Response
 from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import API, CONSTITUENT_TERMS, CONTACT_KINDS, SORTS, TAG_CATEGORY, TIMESTAMP
 from synctool.fakes.crm.state import FakeCrm
-from synctool.fakes.routing import Row
+from synctool.platforms.fake import Row
 
 
 async def search(request: Request) -> Response:

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import REFERENCE, TAG_CATEGORY, TYPES
-from synctool.fakes.routing import Endpoint
+from synctool.platforms.fake import Endpoint
 
 
 def reference(kind: str) -> Endpoint:

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import API, DATE, REFERENCE, now_stamp
-from synctool.fakes.routing import Endpoint, Row
+from synctool.platforms.fake import Endpoint, Row
 
 #: the route's name (``/constituents/{cid}/<name>``, ``/<name>/{id}``) -> FakeCrm's attribute, the item type, the
 #: field a new one must have (its ``*_name`` will do), and what a new one says unless told
