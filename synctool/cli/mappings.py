@@ -9,7 +9,8 @@ from typing import Any
 
 import typer
 
-from synctool.console import AsJson, action, crm_id, ctx_obj, deferred, emit_json, listing_group, options_as, render, sub_app
+from synctool.console import AsJson, action, crm_id, ctx_obj, emit_json, listing_group, options_as, render, sub_app
+from synctool.platforms import Hook
 
 app = sub_app(
     "CRM coding for incoming money: type defaults, overrides, fields. Type defaults, campaign and fund overrides, "
@@ -21,7 +22,7 @@ CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack
 
 def _all_of(kind: str) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
     """What `synctool mappings GROUP` lists: the mappings of ``kind``."""
-    return functools.partial(deferred("synctool.mappings:all_of"), kind=kind)
+    return functools.partial(Hook("synctool.mappings:all_of"), kind=kind)
 
 
 #: the groups of mappings, each listing its kind when named alone: name -> (kind, the columns its list shows, help)

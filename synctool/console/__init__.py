@@ -6,7 +6,7 @@ imports it. One idea a module, every name importable from ``synctool.console``:
 - ``actions``: ``@action``, which records a command that changes something in the staff actions log;
 - ``groups``: command groups that turn synctool's errors into a line and an exit code, and the root's table of
   commands, each built only when named (``Command``, ``RootGroup``, ``sub_app``); a group that lists its rows
-  when named alone (``listing_group``), and a function imported on its first call (``deferred``);
+  when named alone (``listing_group``);
 - ``options``: the options several commands take (``crm_id``, ``Limit``, ...), and ``options_as``, a command's
   options as its operation's model;
 - ``output``: the shared ``--json``/``--columns`` options and the one renderer (``render``, ``emit_json``,
@@ -22,7 +22,6 @@ from synctool.console.groups import METAVARS as METAVARS
 from synctool.console.groups import Command as Command
 from synctool.console.groups import RootGroup as RootGroup
 from synctool.console.groups import SynctoolGroup as SynctoolGroup
-from synctool.console.groups import deferred as deferred
 from synctool.console.groups import listing_group as listing_group
 from synctool.console.groups import load_command as load_command
 from synctool.console.groups import name_metavars as name_metavars

@@ -104,18 +104,6 @@ class Command:
     section: str
 
 
-def deferred(target: str) -> Callable[..., Any]:
-    """The function ``target`` names (``"module:function"``, as a ``Command`` names its target), imported when it
-    is first called: the module that holds a group's commands stays cheap to import (`synctool --help`
-    imports them all)."""
-    module, _, attr = target.partition(":")
-
-    def call(*args: Any, **kwargs: Any) -> Any:  # (the named function's own arguments and result)
-        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
-
-    return call
-
-
 def load_command(name: str, entry: Command) -> ClickCommand:
     """The click command of a table entry: a Typer app becomes a group, a function one command."""
     if isinstance(entry.target, str):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.console import AsJson, action, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.platforms import Hook
 
 app = sub_app(
     "The mailing platform (Mailchimp): lists, mappings, tag rules. Its account, lists, list mappings, tag rules "
@@ -13,12 +14,12 @@ app = sub_app(
 #: the groups that list what they hold when named alone: name -> (what reads it, the columns its list shows, help)
 LISTED = {
     "mappings": (
-        deferred("synctool.platforms.mailchimp.ops:list_mappings"),
+        Hook("synctool.platforms.mailchimp.ops:list_mappings"),
         ["list_id", "enabled", "label", "push_donors", "updated_at"],
         "List mappings: which Mailchimp lists' unsubscribes and bounces reach the CRM.\n\nExample: synctool mailing mappings",
     ),
     "tag-rules": (
-        deferred("synctool.platforms.mailchimp.ops:tag_rules"),
+        Hook("synctool.platforms.mailchimp.ops:tag_rules"),
         ["list_id", "event", "add", "remove", "updated_at"],
         "Tag rules: CRM tags (keyword ids) to add and remove per list and event.\n\nExample: synctool mailing tag-rules",
     ),

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from synctool.console import AsJson, action, crm_id, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.console import AsJson, action, crm_id, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.platforms import Hook
 
 app = sub_app(
     "The member portal: records, CRM ids, syncs, mappings, flags. Its records and their CRM ids, syncs, mappings, "
@@ -195,7 +196,7 @@ _POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 def _mapping_commands(kind: str, spec: MappingKind) -> None:
     """`portal mappings KIND` and its `set`, as ``spec`` describes them (built as `synctool settings` builds a
     setting's command)."""
-    rows = functools.partial(deferred("synctool.platforms.portal.ops:list_mappings"), kind=kind)
+    rows = functools.partial(Hook("synctool.platforms.portal.ops:list_mappings"), kind=kind)
     group = listing_group(
         mappings_app,
         kind,
@@ -253,7 +254,7 @@ def flags(
 
 def _scenario(verb: str, doc: str) -> Callable[..., object]:
     """`portal scenarios create` or `delete`: the portal's ``scenario_<verb>`` on one named scenario."""
-    operation = deferred(f"synctool.platforms.portal.ops:scenario_{verb}")
+    operation = Hook(f"synctool.platforms.portal.ops:scenario_{verb}")
 
     def command(ctx: typer.Context, name: ScenarioName) -> None:
         obj = ctx_obj(ctx)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, deferred, emit_json, listing_group, render, render_outcome, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
 from synctool.console.options import crm_id, options_as
+from synctool.platforms import Hook
 
 app = sub_app(
     "The POS platform (Square): locations, orders, overrides, resync. Its locations, orders, customer enrichment, "
@@ -18,7 +19,7 @@ overrides_app = listing_group(
     app,
     "location-overrides",
     "Location overrides: Square location -> CRM fund and campaign.\n\nExample: synctool pos location-overrides --json",
-    deferred("synctool.platforms.square.ops:location_overrides"),
+    Hook("synctool.platforms.square.ops:location_overrides"),
     ["location_id", "fund_id", "campaign_id", "deductible", "ack_template_name", "updated_at"],
 )
 
