@@ -163,14 +163,4 @@ def _post(client: httpx.Client, url: str, text: str, also: Sequence[str] = ()) -
 
 def problems(conn: sqlite3.Connection) -> dict[str, Any]:
     """Notices given up in the last day, those waiting, and the newest error (a host, never the URL)."""
-    since = store.iso(store.utcnow() - timedelta(days=1))
-    row = conn.execute(
-        "SELECT sum(attempts >= ? AND created_at >= ?) AS failed, sum(attempts < ?) AS waiting"
-        " FROM chat_notices WHERE sent_at IS NULL",
-        (MAX_ATTEMPTS, since, MAX_ATTEMPTS),
-    ).fetchone()
-    error = conn.execute(
-        "SELECT last_error FROM chat_notices WHERE last_error IS NOT NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
-        (since,),
-    ).fetchone()
-    return {"failed": row["failed"] or 0, "waiting": row["waiting"] or 0, "last_error": error[0] if error else None}
+    return NOTICES.problems(conn)

@@ -70,22 +70,4 @@ def send_due(conn: sqlite3.Connection, rt: Runtime, senders: Mapping[str, Sender
 def problems(conn: sqlite3.Connection) -> dict[str, Any]:
     """What doctor and the overview say of the outbox: mail that failed for good in the last day, mail waiting
     longer than a drain should take, and the newest error (which names the mail server, never a recipient)."""
-    now = store.utcnow()
-    row = conn.execute(
-        "SELECT"
-        " sum(attempts >= ? AND created_at >= ?) AS failed,"
-        " sum(attempts < ? AND created_at <= ?) AS late,"
-        " sum(attempts < ?) AS waiting"
-        " FROM outbox WHERE sent_at IS NULL",
-        (MAX_ATTEMPTS, store.iso(now - timedelta(days=1)), MAX_ATTEMPTS, store.iso(now - timedelta(minutes=5)), MAX_ATTEMPTS),
-    ).fetchone()
-    error = conn.execute(
-        "SELECT last_error FROM outbox WHERE last_error IS NOT NULL AND created_at >= ? ORDER BY id DESC LIMIT 1",
-        (store.iso(now - timedelta(days=1)),),
-    ).fetchone()
-    return {
-        "failed": row["failed"] or 0,
-        "late": row["late"] or 0,
-        "waiting": row["waiting"] or 0,
-        "last_error": error["last_error"] if error else None,
-    }
+    return MAIL.problems(conn, late_after=timedelta(minutes=5))

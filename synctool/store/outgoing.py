@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from synctool.store.times import iso, utcnow
 from synctool.store.transactions import atomic
@@ -99,3 +100,23 @@ class Outgoing:
                 conn.execute(f"UPDATE {self.table} SET sent_at = ?, last_error = NULL WHERE {self.key} = ?", (iso(), key))
             else:
                 conn.execute(f"UPDATE {self.table} SET sent_at = ? WHERE {self.key} = ?", (iso(), key))
+
+    def problems(self, conn: sqlite3.Connection, *, late_after: timedelta | None = None) -> dict[str, Any]:
+        """What doctor and the overview say of the table: rows given up in the last day, rows waiting (with
+        ``late_after``, also those waiting longer than that), and the newest error of the last day."""
+        now = utcnow()
+        since = iso(now - timedelta(days=1))
+        row = conn.execute(
+            "SELECT sum(attempts >= ? AND created_at >= ?) AS failed, sum(attempts < ? AND created_at <= ?) AS late,"
+            f" sum(attempts < ?) AS waiting FROM {self.table} WHERE sent_at IS NULL",
+            (self.max_attempts, since, self.max_attempts, iso(now - (late_after or timedelta())), self.max_attempts),
+        ).fetchone()
+        error = conn.execute(
+            f"SELECT last_error FROM {self.table} WHERE last_error IS NOT NULL AND created_at >= ?"
+            f" ORDER BY {self.order} DESC LIMIT 1",
+            (since,),
+        ).fetchone()
+        found: dict[str, Any] = {"failed": row["failed"] or 0}
+        if late_after is not None:
+            found["late"] = row["late"] or 0
+        return found | {"waiting": row["waiting"] or 0, "last_error": error["last_error"] if error else None}
