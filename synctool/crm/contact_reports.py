@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TypedDict
 
 from synctool import store
+from synctool.crm import confirming
 from synctool.crm.group_memberships import Job
 from synctool.crm.types import as_int as _int
-from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
-from synctool.timeutil import age_s
+from synctool.errors import RemoteError, UncertainWrite
 
 
 class ReportBody(TypedDict, total=False):
@@ -80,20 +78,11 @@ def write_once(
         body["contact_report_type_id"] = int(type_id)
     if team_member:
         body["team_member"] = str(team_member)
-    with _locked(job, key):
+    with job.unit.lock_or_wait([f"contact-report:{key}"], f"another job is writing contact report {key}; waiting for it"):
         found, wrote = _write(job, key, str(constituent_id), body)
     if wrote:
         job.unit.commit("after contact report create")  # done, the lock let go
     return _shown(found)
-
-
-@contextmanager
-def _locked(job: Job, key: str) -> Iterator[None]:
-    try:
-        with job.unit.lock([f"contact-report:{key}"], wait_s=5):
-            yield
-    except StoreUnavailable:
-        raise Wait(f"another job is writing contact report {key}; waiting for it", retry_after=5) from None
 
 
 def _write(job: Job, key: str, cid: str, body: ReportBody) -> tuple[int | None, bool]:
@@ -116,11 +105,7 @@ def _write(job: Job, key: str, cid: str, body: ReportBody) -> tuple[int | None, 
     except UncertainWrite as exc:
         _save(job, key, cid, state="unconfirmed", error=str(exc), written_at=store.iso())  # when it was sent
         job.unit.commit("after contact report create")
-        wait = job.config.crm.confirm_after_s
-        raise Wait(
-            f"contact report {key} sent, waiting to confirm (the CRM's answer was lost: {exc}); looking for it in {wait:.0f} s",
-            retry_after=wait,
-        ) from None
+        raise confirming.answer_lost(f"contact report {key}", exc, job.config.crm.confirm_after_s) from None
     except RemoteError:
         with job.unit.gather() as conn:  # refused: nothing was made, no intent is left open
             conn.execute("DELETE FROM crm_contact_reports WHERE key = ? AND state = 'pending'", (key,))
@@ -140,11 +125,10 @@ def _save(job: Job, key: str, cid: str, /, **values: object) -> None:
 def _due(job: Job, row: sqlite3.Row) -> None:
     """A create whose answer was lost is looked for once ``crm.confirm_after_s`` has passed since it was sent (an
     ``unconfirmed`` row's ``written_at``)."""
-    if row["state"] != "unconfirmed":
-        return
-    due = job.config.crm.confirm_after_s - max(age_s(row["written_at"] or row["created_at"]) or 0.0, 0.0)
-    if due > 0:
-        raise Wait(f"contact report {row['key']} sent, waiting to confirm (looking for it in {due:.0f} s)", retry_after=due)
+    if row["state"] == "unconfirmed":
+        confirming.wait_until_due(
+            f"contact report {row['key']}", row["written_at"] or row["created_at"], job.config.crm.confirm_after_s
+        )
 
 
 def _shown(crm_id: str | int | None) -> int | None:

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from synctool import store
 from synctool.crm.client import CrmClient
 from synctool.crm.types import Amount, CrmId, JsonObject
-from synctool.errors import RemoteError, Skip, StoreUnavailable, TransientError, UncertainWrite, Wait
+from synctool.errors import RemoteError, Skip, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
 from synctool.queue import unit
 from synctool.queue.jobs import Outcome
@@ -162,11 +162,8 @@ def create_once(
     another job writes the same gift, or while a lost answer is not yet due to be confirmed."""
     external_id = str(body["external_id"])
     work = unit.of(conn)
-    try:
-        with work.lock([f"gift:{external_id}"], wait_s=5):
-            found, created = _create_once(crm, conn, work, constituent_id, body, job_id, force_lookup, confirm_after_s)
-    except StoreUnavailable:
-        raise Wait(f"another job is writing gift {external_id}; waiting for it", retry_after=5) from None
+    with work.lock_or_wait([f"gift:{external_id}"], f"another job is writing gift {external_id}; waiting for it"):
+        found, created = _create_once(crm, conn, work, constituent_id, body, job_id, force_lookup, confirm_after_s)
     if created:
         work.commit("after gift create")  # the ledger's done, the lock let go
     return found, created

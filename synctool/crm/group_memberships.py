@@ -24,19 +24,18 @@ own here: drain runs a preview job on a copy of the database with a client that 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from synctool import store
 from synctool.config import Config
+from synctool.crm import confirming
 from synctool.crm.client import CrmClient
 from synctool.crm.types import JsonObject
 from synctool.crm.types import as_int as _int
 from synctool.crm.types import same_id as _same
-from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
+from synctool.errors import RemoteError, UncertainWrite
 from synctool.queue.unit import Unit
-from synctool.timeutil import age_s
 
 #: the states of a ledger row that stand for a membership synctool holds open in the CRM (or may: pending, unconfirmed)
 OPEN = ("pending", "unconfirmed", "current", "ending")
@@ -119,16 +118,10 @@ def end(job: Job, constituent_id: str, group_id: int, date_end: str) -> str:
 # -- the writes -----------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _locked(job: Job, cid: str, gid: int) -> Iterator[None]:
+def _locked(job: Job, cid: str, gid: int) -> AbstractContextManager[None]:
     """One writer per (constituent, group) across threads and processes, inside the job's unit (``Unit.lock``)."""
-    try:
-        with job.unit.lock([f"group-membership:{gid}:{cid}"], wait_s=5):
-            yield
-    except StoreUnavailable:
-        raise Wait(
-            f"another job is writing constituent {cid}'s membership of group {gid}; waiting for it", retry_after=5
-        ) from None
+    busy = f"another job is writing constituent {cid}'s membership of group {gid}; waiting for it"
+    return job.unit.lock_or_wait([f"group-membership:{gid}:{cid}"], busy)
 
 
 def _start(job: Job, cid: str, gid: int, date_start: str) -> str:
@@ -165,12 +158,8 @@ def _create(job: Job, cid: str, gid: int, date_start: str, before: sqlite3.Row |
     except UncertainWrite as exc:
         _save(job, cid, gid, state="unconfirmed", error=str(exc))
         job.unit.commit("after group membership create")
-        wait = job.config.crm.confirm_after_s
-        raise Wait(
-            f"constituent {cid}'s membership of group {gid} sent, waiting to confirm (the CRM's answer was lost: {exc});"
-            f" looking for it in {wait:.0f} s",
-            retry_after=wait,
-        ) from None
+        what = f"constituent {cid}'s membership of group {gid}"
+        raise confirming.answer_lost(what, exc, job.config.crm.confirm_after_s) from None
     except RemoteError:
         _restore(job, cid, gid, before)  # refused: nothing was made, no intent is left open
         raise
@@ -248,15 +237,9 @@ def _restore(job: Job, cid: str, gid: int, before: sqlite3.Row | None) -> None:
 def _due(job: Job, row: sqlite3.Row) -> None:
     """A create whose answer was lost is looked for only once ``crm.confirm_after_s`` has passed (a slow CRM may store
     it after the client gave up); a ``pending`` one (a job cut short) is looked for at once."""
-    if row["state"] != "unconfirmed":
-        return
-    due = job.config.crm.confirm_after_s - max(age_s(row["updated_at"]) or 0.0, 0.0)
-    if due > 0:
-        raise Wait(
-            f"constituent {row['constituent_id']}'s membership of group {row['group_id']} sent, waiting to confirm"
-            f" (looking for it in {due:.0f} s)",
-            retry_after=due,
-        )
+    if row["state"] == "unconfirmed":
+        what = f"constituent {row['constituent_id']}'s membership of group {row['group_id']}"
+        confirming.wait_until_due(what, row["updated_at"], job.config.crm.confirm_after_s)
 
 
 def _read(job: Job, cid: str) -> list[JsonObject]:

@@ -26,12 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from synctool import store
+from synctool.crm import confirming
 from synctool.crm.client import CrmClient
 from synctool.crm.types import JsonObject
 from synctool.crm.types import same_id as _same
-from synctool.errors import RemoteError, StoreUnavailable, UncertainWrite, Wait
+from synctool.errors import RemoteError, UncertainWrite, Wait
 from synctool.queue import unit
-from synctool.timeutil import age_s
 
 #: LGL's RSVP codes (Invitations_Post_Invitations_CreateBody: 1 Yes, 2 No, 3 Maybe, 4 Unknown; 0 in the examples
 #: for an invitation nobody answered)
@@ -102,11 +102,9 @@ class Writer:
     def write(self, event_id: int, constituent_id: str, build: Callable[[], Invited]) -> str:
         """Write what ``build()`` says the CRM should hold for one constituent at one event; it is built under the
         constituent's lock, so a job that waited for it writes the orders recorded meanwhile too."""
-        try:
-            with unit.of(self.conn).lock([f"invitation:{event_id}:{constituent_id}"], wait_s=5):
-                return self._write(build())
-        except StoreUnavailable:
-            raise Wait(f"another job is writing {constituent_id}'s invitation; waiting for it", retry_after=5) from None
+        busy = f"another job is writing {constituent_id}'s invitation; waiting for it"
+        with unit.of(self.conn).lock_or_wait([f"invitation:{event_id}:{constituent_id}"], busy):
+            return self._write(build())
 
     def _taken(self, event_id: int, constituent_id: str) -> set[str]:
         """The CRM invitations the ledger holds already: a lost create's look-up never takes one of them."""
@@ -243,11 +241,8 @@ class Writer:
 
     def _due(self, row: sqlite3.Row, what: str) -> None:
         """A create whose answer was lost is looked for only once ``confirm_after_s`` has passed."""
-        if row["state"] != "unconfirmed":
-            return
-        due = self.confirm_after_s - max(age_s(row["updated_at"]) or 0.0, 0.0)
-        if due > 0:
-            raise Wait(f"{what} sent, waiting to confirm (looking for it in {due:.0f} s)", retry_after=due)
+        if row["state"] == "unconfirmed":
+            confirming.wait_until_due(what, row["updated_at"], self.confirm_after_s)
 
     def _create(self, event_id: int, cid: str, key: str, body: Mapping[str, object], *, what: str) -> JsonObject:
         _save(self.conn, event_id, cid, key, state="pending", job_id=self.job_id)
@@ -255,11 +250,7 @@ class Writer:
             return self.crm.create_invitation(event_id, body)
         except UncertainWrite as exc:
             _save(self.conn, event_id, cid, key, state="unconfirmed", error=str(exc))
-            raise Wait(
-                f"{what} sent, waiting to confirm (the CRM's answer was lost: {exc}); looking for it in"
-                f" {self.confirm_after_s:.0f} s",
-                retry_after=self.confirm_after_s,
-            ) from None
+            raise confirming.answer_lost(what, exc, self.confirm_after_s) from None
         except RemoteError:
             with store.atomic(self.conn):  # refused: nothing was made, no intent is left open
                 self.conn.execute(

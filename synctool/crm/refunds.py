@@ -32,7 +32,7 @@ from synctool import settings, store
 from synctool.crm import currency, gifts, soft_credits
 from synctool.crm.client import CrmClient
 from synctool.crm.types import Column, JsonObject
-from synctool.errors import PermanentError, RemoteError, Skip, StoreUnavailable, Wait
+from synctool.errors import PermanentError, RemoteError, Skip, Wait
 from synctool.money import dollars
 from synctool.queue import jobs, log, unit
 from synctool.timeutil import age_s
@@ -168,11 +168,9 @@ def apply(job: RefundJob, refund: Refund) -> str:
         raise Skip(
             f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
         )
-    try:
-        with unit.of(job.conn).lock([f"gift:{refund.gift_external_id}"], wait_s=5):
-            return _apply(job, refund, done)
-    except StoreUnavailable:
-        raise Wait(f"another job is writing gift {refund.gift_external_id}; the refund waits for it", retry_after=5) from None
+    busy = f"another job is writing gift {refund.gift_external_id}; the refund waits for it"
+    with unit.of(job.conn).lock_or_wait([f"gift:{refund.gift_external_id}"], busy):
+        return _apply(job, refund, done)
 
 
 def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3.Row | None:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from synctool import store
-from synctool.errors import StoreUnavailable
+from synctool.errors import StoreUnavailable, Wait
 from synctool.store import transactions
 
 logger = logging.getLogger("synctool.unit")
@@ -138,6 +138,16 @@ class Unit:
 
     def _held(self, names: list[str]) -> bool:
         return transactions.locks_held(self.conn, names, time.time())
+
+    @contextmanager
+    def lock_or_wait(self, names: list[str], busy: str, *, wait_s: float = 5) -> Iterator[None]:
+        """``lock``, where another job still holding it after ``wait_s`` is no failure: this job waits its turn
+        (``Wait``, saying ``busy``, queued again 5 s later, the attempt not counted)."""
+        try:
+            with self.lock(names, wait_s=wait_s):
+                yield
+        except StoreUnavailable:
+            raise Wait(busy, retry_after=5) from None
 
     @contextmanager
     def lock(self, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
