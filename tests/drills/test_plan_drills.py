@@ -239,7 +239,7 @@ def test_a_year_of_monthly_donors_with_a_killed_drain_ends_in_agreement(site: Si
 def kill_a_drain_mid_report(site: Site) -> bool:
     """A drain killed after the CRM stored a contact report and before synctool recorded it: the CRM answers that
     POST 10 s late, the drain (waiting 30 s) is killed meanwhile; the next drain reads the donor's reports once and
-    takes the one carrying its marker."""
+    takes the one carrying its marker (and so for any other report a worker was writing when the kill fell)."""
     crm = site.world.crm
     crm.timeout_sleep_s = 10
     crm.faults.append({"mode": "commit_timeout", "count": 1, "method": "POST", "path": "/contact_reports"})
@@ -254,10 +254,13 @@ def kill_a_drain_mid_report(site: Site) -> bool:
     crm.timeout_sleep_s = 1.5
     key = slow["text"].rsplit("[synctool ", 1)[1].rstrip("]\n ")
     assert site.rows("SELECT state, crm_report_id FROM crm_contact_reports WHERE key = ?", key) == [("pending", None)]
+    # the drain's other workers may have been cut short mid-report too (where the kill fell is thread timing): each
+    # report left open is looked for once, the slow one among them
+    [(left_open,)] = site.rows("SELECT count(*) FROM crm_contact_reports WHERE state = 'pending'")
     lease_lapses(site)
     reads = len([r for r in crm.requests if r["method"] == "GET" and r["path"].endswith("/contact_reports")])
     drain_all(site)
-    assert len([r for r in crm.requests if r["method"] == "GET" and r["path"].endswith("/contact_reports")]) == reads + 1
+    assert len([r for r in crm.requests if r["method"] == "GET" and r["path"].endswith("/contact_reports")]) == reads + left_open
     [(state, crm_id)] = site.rows("SELECT state, crm_report_id FROM crm_contact_reports WHERE key = ?", key)
     assert state == "done" and crm_id in crm.contact_reports
     return True
