@@ -95,7 +95,10 @@ def test_watch_process_stops_on_sigterm_with_nothing_leased(world, db, env):
         text=True,
         env={**os.environ, **env},
     )
-    time.sleep(3)
+    deadline = time.monotonic() + 60  # the job claimed: the watch is at work, its SIGTERM handler set before it
+    while db.execute("SELECT attempts FROM jobs WHERE entity_id = 'C1'").fetchone()[0] == 0:
+        assert time.monotonic() < deadline and proc.poll() is None, "the watch never claimed the job"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err

@@ -73,6 +73,7 @@ def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     # a loaded 2-core CI machine wakes a sleeper tens of milliseconds late, and a busy one (the drill tier beside
     # other work) over a hundred: the margin is what the pacer keeps for that jitter, as an operator would set it
     env["CRM_SEND_MARGIN_MS"] = "200"
+    env["CRM_TIMEOUT_S"] = "30"  # no fault here: an answer slow on a loaded machine is waited for, not asked twice
     hammer = [sys.executable, "-m", "tests.crm_hammer", "14"]
     procs = [subprocess.Popen(hammer, cwd=ROOT, env={**os.environ, **env}) for _ in range(2)]
     for p in procs:
@@ -80,7 +81,10 @@ def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     stats = served_crm.stats()
     assert stats["served"] == 28 and stats["rejected_429"] == 0
     assert stats["max_in_any_window"] <= 10
-    assert stats["min_gap_s"] >= 0.05  # as the CRM receives them: the pacer keeps a margin for send jitter
+    # the slots the two processes reserved are spaced (as the CRM receives them, a stall of this process's server
+    # may bunch two: what the CRM enforces is its window, above)
+    slots = [at for (at,) in db.execute("SELECT at FROM crm_requests ORDER BY at")]
+    assert len(slots) == 28 and min(b - a for a, b in zip(slots, slots[1:], strict=False)) >= 0.05 + 0.2 - 1e-6
 
 
 def test_budget_command(fake_crm, cli, crm_client):

@@ -314,7 +314,8 @@ def test_twenty_orders_delivered_in_any_order_are_all_written_by_the_next_drain(
         delivered = time.monotonic()
         if watching is not None:
             # a minute's wait would show here: everything lands within seconds of the last delivery, or never
-            wait_for(f"round {n}: every order written", lambda e=event, s=sold: not missing(e, s), timeout=8)
+            # (the bounds stand well below the 60 s a ticket wait sits out, and well above a loaded machine's seconds)
+            wait_for(f"round {n}: every order written", lambda e=event, s=sold: not missing(e, s), timeout=40)
             watching.send_signal(signal.SIGTERM)
             assert watching.wait(timeout=30) == 0
         else:
@@ -325,4 +326,4 @@ def test_twenty_orders_delivered_in_any_order_are_all_written_by_the_next_drain(
             "SELECT entity_id, status, message FROM jobs WHERE entity_type = 'invitations' AND status != 'succeeded'"
         )
         assert waiting == [], (n, waiting)
-        assert took < 10, (n, took)  # nothing sat out a wait
+        assert took < 40, (n, took)  # nothing sat out a wait
