@@ -91,8 +91,8 @@ def signed(site: Site, event: str, data: dict, event_id: str, client: httpx.Clie
     assert r.status_code == 200 and r.json()["status"] == "accepted", r.text
 
 
-def run(site: Site, *args: str) -> str:
-    done = site.run(*args)
+def run(site: Site, *args: str, env: dict[str, str] | None = None) -> str:
+    done = site.run(*args, env=env)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done.stdout
 
