@@ -4,8 +4,8 @@ sent to the Slack or Teams incoming webhook the organisation names (setting ``pl
 A job never talks to the chat service: ``queue`` records the line once per key (a replayed webhook queues nothing
 more) inside the job's own commit, and ``synctool drain`` sends what is due (``send_due``), as it sends the mail of
 the outbox. Each notice is one ``POST {"text": ...}`` (both services' incoming webhooks take that field), bounded
-to ``MAX_TEXT`` characters, with a timeout; a failed send is tried again a minute later, ``MAX_ATTEMPTS`` times in
-all, then given up with its error kept. Only an ``https`` URL is used. The URL holds the webhook's secret, so it is
+to ``MAX_TEXT`` characters, with a timeout; a failed send is tried again a minute later, ``NOTICES.max_attempts``
+times in all, then given up with its error kept. Only an ``https`` URL is used. The URL holds the webhook's secret, so it is
 never printed, logged or kept in an error: only its host is (``host``). The text never carries a secret: the
 URL, bearer tokens and long token-like words are taken out, and Slack's control characters (``<``, ``>``, ``&``)
 are escaped so a donor's name cannot ping a channel.
@@ -18,14 +18,15 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from synctool import settings, store
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    import httpx  # imported when a notice is sent: cron's idle drain loads no HTTP client
 
 logger = logging.getLogger("synctool.notices")
 
@@ -42,7 +43,6 @@ ROLE = "chat"
 NOTICES = store.Outgoing(
     "chat_notices", key="key", order="created_at", what="chat notice", log=logger, clear_error_when_sent=True
 )
-MAX_ATTEMPTS = NOTICES.max_attempts
 
 _TOKENS = re.compile(r"(?i)\bbearer\s+\S+|https?://\S+|\b[A-Za-z0-9_\-]{32,}\b")
 
@@ -64,6 +64,8 @@ def check_url(url: str, also: Sequence[str] = ()) -> str:
         parts = urlsplit(url)
         name = (parts.hostname or "").lower()
         parts.port  # noqa: B018  (raises ValueError on a port that is no number)
+        import httpx
+
         httpx.URL(url)
         name.encode("idna")
     except (ValueError, UnicodeError):
@@ -128,7 +130,10 @@ def send_due(
     due = NOTICES.due(conn, now, limit)
     if not due:
         return {"sent": 0, "failed": 0, "dropped": 0}
+    import httpx
+
     url = webhook(conn)
+    refused = None if url is None else _refused(url, rt.config.organisation.chat_webhook_hosts)
     transport = transport or rt.transport(ROLE)
 
     def given_up(row: sqlite3.Row) -> str | None:
@@ -140,18 +145,24 @@ def send_due(
 
         def attempt(row: sqlite3.Row) -> str | None:
             assert url is not None  # given_up dropped the row otherwise
-            return _post(client, url, row["text"], rt.config.organisation.chat_webhook_hosts)
+            return refused or _post(client, url, row["text"])
 
         return NOTICES.send(conn, due, now, attempt, given_up)
 
 
-def _post(client: httpx.Client, url: str, text: str, also: Sequence[str] = ()) -> str | None:
-    """POST the text; None when the service took it, else why not (naming its host, never the URL)."""
-    where = host(url)
+def _refused(url: str, also: Sequence[str]) -> str | None:
+    """Why the URL is not sent to (checked again at send time: a row in the settings table may predate the rules),
+    naming its host, never the URL; None when it may be."""
     try:
         check_url(url, also)
     except InvalidInput:
-        return f"refused: the chat webhook of {where or 'no host'} is not an https Slack or Teams URL"
+        return f"refused: the chat webhook of {host(url) or 'no host'} is not an https Slack or Teams URL"
+    return None
+
+
+def _post(client: httpx.Client, url: str, text: str) -> str | None:
+    """POST the text; None when the service took it, else why not (naming its host, never the URL)."""
+    where = host(url)
     try:
         answer = client.post(url, json={"text": text})
     except Exception as exc:  # an odd host fails in httpx with a ValueError, not an HTTPError: the drain goes on
