@@ -300,6 +300,15 @@ def test_a_refused_value_is_said_in_words_beside_its_field_with_what_was_typed_k
     assert "Not done: Choose at least a CRM fund, campaign, appeal, gift category or acknowledgement." in form
     assert 'name="campaign" required maxlength="100" value="118722"' in form  # no campaign is known: its id
     assert listed(cli, "mappings", "overrides") == []
+    # a type default refused: the type chosen is kept (its field is "key", no secret)
+    back = post(admin, "/admin/mappings/types", {"key": "donations:event", "fund_id": "999999"})
+    form = between(back, 'action="/admin/mappings/types"', "</form>")
+    assert "Not done: There is no CRM fund #999999" in form and '<option value="donations:event" selected>' in form
+    # a chat webhook refused: what was typed holds its secret, so it is not shown back
+    fields = {"f_url": "https://evil.example/sEcReT"}
+    back = post(admin, "/admin/settings/platform/plans-chat-webhook", fields, "/admin/settings")
+    form = between(back, 'action="/admin/settings/platform/plans-chat-webhook"', "</form>")
+    assert "Not done:" in form and "sEcReT" not in back
 
 
 def test_what_a_person_reads_names_the_campaign_and_the_crm_records_beside_their_ids(admin, cli, db):

@@ -28,8 +28,9 @@ class FormProblem(InvalidInput):
 
 #: a form's fields that are not typed, so not kept for the next page
 NOT_KEPT = ("csrf", "back")
-#: a field whose name holds one of these may carry a secret: never kept
-SECRET_WORDS = ("url", "token", "secret", "password", "key")
+#: the fields (a setting's under ``f_``) that may carry a secret, a chat webhook URL among them: never kept. By
+#: name, not by a word in it: the type-default form's ``key`` is a type to keep
+SECRET_FIELDS = frozenset({"url", "token", "secret", "password", "api_key"})
 
 
 def problem(error: SynctoolError | None, form_path: str, form: dict[str, str]) -> Problem:
@@ -39,7 +40,7 @@ def problem(error: SynctoolError | None, form_path: str, form: dict[str, str]) -
     text = str(error) + ("" if isinstance(error, FormProblem) or not detail else f" ({detail})")
     name = getattr(error, "field", None)
     # a webhook URL, token or password typed into a refused form is not written into the session to be shown back
-    kept = {k: v for k, v in form.items() if k not in NOT_KEPT and not any(w in k.lower() for w in SECRET_WORDS)}
+    kept = {k: v for k, v in form.items() if k not in NOT_KEPT and k.lower().removeprefix("f_") not in SECRET_FIELDS}
     return Problem(text=f"Not done: {text}", form=form_path, field=name if name in form else None,
                    target=form.get("target"), kept=kept)  # fmt: skip
 
