@@ -14,6 +14,15 @@ from typing import Any
 
 from synctool import store
 
+#: whether a plan's changed amount or frequency is said in its next contact report (issue 53): written by
+#: `synctool settings plans-report-changes`, read by the plan job
+PLANS_REPORT_CHANGES = "plans_report_changes"
+
+
+def plans_report_changes(conn: sqlite3.Connection) -> bool:
+    """The ``plans-report-changes`` switch (default off)."""
+    return get(conn, PLANS_REPORT_CHANGES, "off") in ("on", True)
+
 
 def get(conn: sqlite3.Connection, key: str, default: object = None) -> Any:  # (the JSON stored, any)
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()

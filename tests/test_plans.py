@@ -162,7 +162,7 @@ def test_a_changed_amount_is_recorded_and_reported_only_when_asked(monthly, db):
     assert record(db, plan["id"])["changed"] is None
     assert len(plan_requests(monthly)) == asked + 2  # the report, and the paused donor's membership ended
 
-    settings.put(db, plans.REPORT_CHANGES, "on")
+    settings.put(db, settings.PLANS_REPORT_CHANGES, "on")
     gb.resume_plan(plan["id"])
     run_drain()
     gb.change_plan(plan["id"], amount=20, frequency="quarterly")

@@ -74,13 +74,6 @@ def current(conn: sqlite3.Connection, group_id: int) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def of_constituent(conn: sqlite3.Connection, constituent_id: str) -> list[sqlite3.Row]:
-    """Every group membership synctool wrote for one constituent (``plans show``)."""
-    return conn.execute(
-        "SELECT * FROM crm_group_memberships WHERE constituent_id = ? ORDER BY group_id", (str(constituent_id),)
-    ).fetchall()
-
-
 def start(job: Job, constituent_id: str, group_id: int, date_start: str) -> str:
     """Make the constituent a current member of the group from ``date_start`` (YYYY-MM-DD). Returns "started",
     "started again" (a new membership after an ended one) or "already" (nothing written: 0 CRM requests when the
@@ -138,7 +131,7 @@ def _start(job: Job, cid: str, gid: int, date_start: str) -> str:
         row = recorded(job.conn, cid, gid)
     if row is not None and row["state"] in ("pending", "unconfirmed"):
         _due(job, row)
-        found = _current_in(_read(job, cid), gid)
+        found = current_in(_read(job, cid), gid)
         # ours only if it starts the day ours was to start: a membership staff made by hand is never adopted (and so
         # never ended by synctool)
         if found is not None and str(found.get("date_start") or "")[:10] == str(row["date_start"])[:10]:
@@ -176,7 +169,7 @@ def _made_id(job: Job, cid: str, gid: int, made: object) -> int | None:
     found = _int(made.get("id")) if isinstance(made, dict) else None
     if found is not None:
         return found
-    membership = _current_in(_read(job, cid), gid)
+    membership = current_in(_read(job, cid), gid)
     return None if membership is None else _int(membership.get("id"))
 
 
@@ -190,7 +183,7 @@ def _end(job: Job, cid: str, gid: int, date_end: str) -> str:
     if row["state"] in ("pending", "unconfirmed") or mid is None:  # an uncertain create: did it land?
         if row["state"] == "unconfirmed":
             _due(job, row)
-        found = _current_in(_read(job, cid), gid)
+        found = current_in(_read(job, cid), gid)
         if found is None or _int(found.get("id")) is None:  # it did not: nothing to end, and the next start writes anew
             with job.unit.gather() as conn:
                 conn.execute("DELETE FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?", (cid, gid))
@@ -246,7 +239,7 @@ def _read(job: Job, cid: str) -> list[JsonObject]:
     return job.crm.list_group_memberships(cid)
 
 
-def _current_in(memberships: list[JsonObject], gid: int) -> JsonObject | None:
+def current_in(memberships: list[JsonObject], gid: int) -> JsonObject | None:
     """The constituent's current membership of the group (the newest, when LGL holds more than one)."""
     found = [
         m for m in memberships if _same(m.get("group_id"), gid) and m.get("is_current") is not False and not m.get("date_end")

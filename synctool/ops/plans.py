@@ -19,7 +19,6 @@ from pydantic import Field
 
 from synctool import mappings, platforms, store
 from synctool.errors import NotFound
-from synctool.platforms.hooks import load
 from synctool.runtime import Runtime
 from synctool.validation import Query
 
@@ -175,23 +174,16 @@ def show_plan(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> PlanDetail
 
 
 def charges(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> list[dict[str, object]]:
-    """The plan's charges and the CRM gifts they became, as the donation platform's ``plans.charges`` reads them
-    (nothing when no platform in use keeps plans)."""
+    """The plan's charges and the CRM gifts they became, as the platform in use that keeps plans reads them (its
+    ``plan_charges`` hook; nothing when none does)."""
     for platform in platforms.in_use(rt.config):
-        if platform.role != ROLE:
-            continue
-        try:
-            read = load(f"synctool.platforms.{platform.name}.plans:charges")
-        except (ImportError, AttributeError):
-            continue
-        return [dict(c) for c in read(conn, plan_id)]
+        if platform.plan_charges is not None:
+            return [dict(c) for c in platform.plan_charges(conn, plan_id)]
     return []
 
 
 def follow_ups(conn: sqlite3.Connection, plan_id: str) -> list[dict[str, object]]:
     """The contact reports written (or waiting) for the plan's events."""
-    if not known(conn, "crm_contact_reports"):
-        return []
     from synctool.crm import contact_reports
 
     return [{k: r[k] for k in r.keys() if k != "body"} for r in contact_reports.for_plan(conn, plan_id)]
@@ -199,13 +191,12 @@ def follow_ups(conn: sqlite3.Connection, plan_id: str) -> list[dict[str, object]
 
 def membership(conn: sqlite3.Connection, constituent_id: str | None) -> dict[str, object] | None:
     """The donor's membership of the monthly donors' group, as synctool wrote it (None: none, or no group)."""
+    from synctool.crm import group_memberships
+
     mapping = mappings.get(conn, "plans", "*")
-    if not constituent_id or not mapping or not known(conn, "crm_group_memberships"):
+    if not constituent_id or not mapping or not mapping.get("group_id"):
         return None
-    row = conn.execute(
-        "SELECT * FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?",
-        (constituent_id, mapping.get("group_id")),
-    ).fetchone()
+    row = group_memberships.recorded(conn, constituent_id, mapping["group_id"])
     return dict(row) if row else None
 
 

@@ -121,16 +121,12 @@ class PlansChatWebhookBody(Body):
     url: Optional[str] = None
 
 
-#: the settings the plan job reads (issue 53)
-PLANS_REPORT_CHANGES = "plans_report_changes"
-
-
 def plans_report_changes(conn: sqlite3.Connection, rt: Runtime, body: PlansReportChangesBody | None = None) -> Switch:
     """Whether a plan's changed amount or frequency is said in its donor's next contact report (default off)."""
     if body is not None:
         with store.atomic(conn):
-            settings.put(conn, PLANS_REPORT_CHANGES, "on" if body.enabled else "off")
-    return {"enabled": settings.get(conn, PLANS_REPORT_CHANGES, "off") == "on"}
+            settings.put(conn, settings.PLANS_REPORT_CHANGES, "on" if body.enabled else "off")
+    return {"enabled": settings.plans_report_changes(conn)}
 
 
 def plans_chat_webhook(conn: sqlite3.Connection, rt: Runtime, body: PlansChatWebhookBody | None = None) -> ChatWebhook:
@@ -192,10 +188,9 @@ RECIPIENTS = "ops@example.org treasurer@example.org"
 Operation = Callable[[sqlite3.Connection, Runtime, Any], Mapping[str, object]]
 
 
-def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
-    """The core's settings as ``Setting`` rows, in the order `synctool settings` lists them, as each platform
-    declares its own. A value falls back on the config, so a row reads and writes with ``runtime()``, asked
-    for when the row is used (the CLI's: the running command's; a server's: its own)."""
+def _rows_of(runtime: Callable[[], Runtime]) -> Callable[[str, str, type[Body], Operation, str], Setting]:
+    """How a core operation ``op(conn, rt, body or None)`` becomes a ``Setting`` row read and written with
+    ``runtime()``."""
 
     def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
         def read(conn: sqlite3.Connection) -> Mapping[str, object]:
@@ -205,6 +200,15 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
             return op(conn, runtime(), given)
 
         return Setting(name, help, lambda: body, read, write, example=example)
+
+    return row
+
+
+def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
+    """The core's settings as ``Setting`` rows, in the order `synctool settings` lists them, as each platform
+    declares its own. A value falls back on the config, so a row reads and writes with ``runtime()``, asked
+    for when the row is used (the CLI's: the running command's; a server's: its own)."""
+    row = _rows_of(runtime)
 
     def environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None) -> Environment:
         return {"environment": set_environment(conn, rt, body)["environment"]}
@@ -225,11 +229,7 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
 
 def plan_settings(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
     """The two settings of monthly donors (the Settings page and the admin API list these rows)."""
-
-    def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
-        return Setting(name, help, lambda: body, lambda conn: op(conn, runtime(), None),
-                       lambda conn, given: op(conn, runtime(), given), example=example)  # fmt: skip
-
+    row = _rows_of(runtime)
     return (
         row("plans-report-changes", PLANS_REPORT_CHANGES_HELP, PlansReportChangesBody, plans_report_changes, "on"),
         row(

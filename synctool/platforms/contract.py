@@ -236,6 +236,8 @@ class Platform:
     #: reads every recurring plan it holds (``synctool backfill``; the poll reads them too): (conn, rt) -> what it
     #: read and queued; a plan job (entity type ``plan``) for each that synctool's record lacks or that changed
     plans: Callable[[sqlite3.Connection, Runtime], dict[str, Any]] | None = None
+    #: a plan's charges, oldest first, each with the CRM gift it became (``synctool plans show``): (conn, plan id)
+    plan_charges: Callable[[sqlite3.Connection, str], Sequence[Mapping[str, Any]]] | None = None
     checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()

@@ -267,6 +267,9 @@ def _records(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Ru
     if platform.plans is not None:
         read_plans = platform.plans
         calls.attempt("plans", lambda: read_plans(conn, rt), lambda f: _is(f, dict, "its answer"))
+    if platform.plan_charges is not None:
+        plan_charges = platform.plan_charges
+        calls.attempt("plan_charges", lambda: plan_charges(conn, "conformance-plan"), lambda f: _all(f, Mapping, "mappings"))
     for role in platform.handles:
         if not isinstance(role, str) or role in ("crm", platform.role):
             calls.problems.append(f"handles: {role!r} is not another platform's source")

@@ -17,14 +17,13 @@ from typing import Any, TypedDict
 
 from synctool import mappings, store
 from synctool.crm.client import CrmClient
+from synctool.crm.group_memberships import OPEN, current_in
 from synctool.ops.plans import ROLE, known
 from synctool.queue import jobs
 from synctool.runtime import Runtime
 
 #: the statuses in which a plan's donor belongs in the group
 GIVING = ("active", "failed")
-#: the ledger states of a membership synctool holds open (or is writing)
-OPEN = ("current", "pending", "unconfirmed", "ending")
 
 
 class PlanDifference(TypedDict):
@@ -68,7 +67,7 @@ def check(conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None
     ledger = {
         str(r["constituent_id"]): r
         for r in conn.execute("SELECT * FROM crm_group_memberships WHERE group_id = ?", (group,)).fetchall()
-    } if known(conn, "crm_group_memberships") else {}  # fmt: skip
+    }
     by_donor, unmatched = _plans_by_donor(conn)
     items: list[PlanDifference] = []
     for plan in unmatched:
@@ -83,8 +82,7 @@ def check(conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None
         if crm is not None:
             result["crm_requests"] += 1
             found = crm.list_group_memberships(constituent_id)
-            in_crm = any(int(m.get("group_id") or 0) == group and m.get("is_current") is not False
-                         and not m.get("date_end") for m in found)  # fmt: skip
+            in_crm = current_in(found, group) is not None
         plan = giving[0] if giving else plans[-1]
         if giving and (not in_ledger or in_crm is False):
             why = "synctool has not written the membership" if row is None else f"synctool's membership is {row['state']}"

@@ -72,6 +72,7 @@ PLATFORM = Platform(
     refetch=Hook("synctool.platforms.givebutter.ops:refetch"),
     checkins=Hook("synctool.platforms.givebutter.events:checkins"),
     plans=Hook("synctool.platforms.givebutter.ops:backfill_plans"),
+    plan_charges=Hook("synctool.platforms.givebutter.plans:charges"),
     # recurring plans (issue 53): recorded in ``plans`` / ``plan_events`` (``plans_schema.py``)
     tables=("plan_events", "plans"),
     migrations=Loaded("synctool.platforms.givebutter.plans_schema:MIGRATIONS"),

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, TypedDict
 
@@ -48,8 +47,6 @@ GIVING = ("active", "failed")
 FOLLOWED_UP = ("failed", "paused", "canceled")
 #: the mapping (kind, key): ``{"group_id", "contact_report_type_id", "team_member"}``
 MAPPING = ("plans", "*")
-#: "on": a changed amount or frequency is said in the donor's next contact report
-REPORT_CHANGES = "plans_report_changes"
 
 #: Givebutter's ``status`` words -> synctool's. ``active`` is confirmed by four sources; the others come from one
 #: production decoder only (MissionBit): UNCONFIRMED ``paused``, ``cancelled`` (two l), ``ended``, ``past_due``,
@@ -387,10 +384,6 @@ def _chat_line(row: sqlite3.Row, kind: str) -> str:
     )
 
 
-def _report_changes(conn: sqlite3.Connection) -> bool:
-    return settings.get(conn, REPORT_CHANGES) in ("on", True)
-
-
 def _found_already(conn: sqlite3.Connection, found: Plan, kind: str, event_id: str) -> str:
     """A webhook that Givebutter delivers late, after the poll (or backfill) already found what it says: the poll's
     event, so that the change is recorded and followed up once. The same occurrence when the plan's last event is
@@ -447,7 +440,7 @@ def plan(event: Event, job: Job) -> Outcome:
         said.append("no CRM change (no plans group mapped: synctool mappings plans set --group ID)")
     if kind in FOLLOWED_UP:
         if cid and mapped.get("group_id"):  # 5
-            text = report_text(row, kind, found, changes=_report_changes(job.conn))
+            text = report_text(row, kind, found, changes=settings.plans_report_changes(job.conn))
             report = contact_reports.write_once(
                 job, key, cid, type_id=mapped.get("contact_report_type_id"),
                 original_date=_local_day(job.config.timezone), text=text, team_member=mapped.get("team_member"),
@@ -525,13 +518,3 @@ def queue_changed(
             )
             queued += 1
     return seen, queued
-
-
-def failed_since(conn: sqlite3.Connection, since: datetime | None = None) -> int:
-    """How many plans failed since ``since`` (default: the last 7 days): the overview's line."""
-    from datetime import timedelta
-
-    start = store.iso(since or datetime.now(UTC) - timedelta(days=7))
-    return int(
-        conn.execute("SELECT count(DISTINCT plan_id) FROM plan_events WHERE kind = 'failed' AND at >= ?", (start,)).fetchone()[0]
-    )
