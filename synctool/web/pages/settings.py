@@ -65,18 +65,18 @@ def form_field(name: str, info: FieldInfo, value: object) -> FormField:
 def platform_settings(request: StaffRequest) -> list[PlatformSetting]:
     """The monthly donors' settings, then each platform in use's, with their values now and their forms' fields."""
     listed = []
-    owned = [("monthly donors", s) for s in _core_rows(request)]
-    owned += [(p.name, s) for p in platforms.in_use(request.rt.config) for s in p.settings]
-    for name, setting in owned:
+    for name, setting in _owned(request):
         value = dict(setting.read(request.conn))
         fields = [form_field(n, f, value.get(n)) for n, f in setting.body().model_fields.items()]
         listed.append(PlatformSetting(platform=name, name=setting.name, help=setting.help, value=value, fields=fields))
     return listed
 
 
-def _core_rows(request: StaffRequest) -> tuple[Setting, ...]:
-    """The core's settings shown as a platform's are (a form of their fields): the monthly donors' two."""
-    return setting_ops.plan_settings(lambda: request.rt)
+def _owned(request: StaffRequest) -> list[tuple[str, Setting]]:
+    """The settings shown as a form of their fields, each with whose it is: the monthly donors' two (the core's),
+    then each platform in use's."""
+    owned = [("monthly donors", s) for s in setting_ops.plan_settings(lambda: request.rt)]
+    return owned + [(p.name, s) for p in platforms.in_use(request.rt.config) for s in p.settings]
 
 
 def settings(request: StaffRequest) -> ViewResult:
@@ -121,8 +121,7 @@ def set_platform_setting(request: StaffRequest) -> ActionResult:
     """A platform's `synctool settings NAME ...` (``PATCH /api/settings/NAME``): the fields given, checked with
     the setting's body model."""
     name = request.path["name"]
-    rows = [*_core_rows(request), *(s for p in platforms.in_use(request.rt.config) for s in p.settings)]
-    setting = next((s for s in rows if s.name == name), None)
+    setting = next((s for _, s in _owned(request) if s.name == name), None)
     if setting is None:
         raise NotFound(f"no setting {name} of a platform in use")
     model = setting.body()
