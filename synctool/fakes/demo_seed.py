@@ -99,19 +99,24 @@ def seed_pos(world: FakeWorld) -> None:
     world.square.orders["POSAPP-3"] = _order("POSAPP-3", 750, ("T3", "CASH"), now, location="L2GIFTSHOP001")
 
 
-def _order(order_id: str, cents: int, tender: tuple[str, str] | None, created_at: str, **more: str) -> dict:
-    """A Square Order as the fake holds it: paid by one tender (none while open), of one line item when named;
-    ``more``: its ``state`` (COMPLETED), ``location`` (the main one), ``customer`` and ``item``."""
-    order: dict = {
-        "id": order_id,
-        "location_id": more.get("location", "FPYCBCHYMXFK1"),
-        "state": more.get("state", "COMPLETED"),
-        "created_at": created_at,
-    }
-    if "customer" in more:
-        order["customer_id"] = more["customer"]
+def _order(
+    order_id: str,
+    cents: int,
+    tender: tuple[str, str] | None,
+    created_at: str,
+    *,
+    location: str = "FPYCBCHYMXFK1",
+    state: str = "COMPLETED",
+    customer: str | None = None,
+    item: str | None = None,
+) -> dict:
+    """A Square Order as the fake holds it: paid by one tender (none while open), at ``location`` (the main one), of
+    ``customer`` and of one line item (``item``) when named."""
+    order: dict = {"id": order_id, "location_id": location, "state": state, "created_at": created_at}
+    if customer is not None:
+        order["customer_id"] = customer
     order["total_money"] = {"amount": cents, "currency": "USD"}
     order["tenders"] = [{"id": tender[0], "type": tender[1]}] if tender else []
-    if "item" in more:
-        order["line_items"] = [{"name": more["item"], "quantity": "1"}]
+    if item is not None:
+        order["line_items"] = [{"name": item, "quantity": "1"}]
     return order

@@ -104,9 +104,7 @@ async def show(request: Request) -> Response:
 
 async def update(request: Request) -> Response:
     """``PATCH /contact_reports/{id}``: the create's fields (``text`` required by the schema)."""
-    found = answers.fake(request).contact_reports.get(int(request.path_params["id"]))
-    if found is None:
-        return answers.not_found()
+    found = answers.existing(answers.fake(request).contact_reports.get(int(request.path_params["id"])))
     changed = dict(found)
     refused = _apply(changed, await answers.body_of(request))
     if refused is not None:
@@ -119,8 +117,6 @@ async def update(request: Request) -> Response:
 async def delete(request: Request) -> Response:
     """``DELETE /contact_reports/{id}``."""
     reports = answers.fake(request).contact_reports
-    found = reports.pop(int(request.path_params["id"]), None)
-    if found is None:
-        return answers.not_found()
+    found = answers.existing(reports.pop(int(request.path_params["id"]), None))
     answers.fake(request).touch(found["constituent_id"])
     return answers.deleted()

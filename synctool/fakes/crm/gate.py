@@ -55,20 +55,17 @@ class Gate:
             if not lost:
                 await asyncio.sleep(self.crm.timeout_sleep_s)
             refusal = JSONResponse({"error": "late"}, status_code=504, headers={ANSWER_LOST: "1"} if lost else None)
-        if refusal is not None:
-            entry["status"] = refusal.status_code
-            await refusal(scope, receive, send)
-            return
-        start, content = await self.answer(scope, body, fault, lost)
-        if fault == "commit_500":  # the write happened; the answer is the error page
-            refusal = self.refusal(request, False, "500")
+        if refusal is None:
+            start, content = await self.answer(scope, body, fault, lost)
+            if fault != "commit_500":
+                entry["status"] = start["status"]
+                await send(start)
+                await send({"type": "http.response.body", "body": content})
+                return
+            refusal = self.refusal(request, False, "500")  # the write happened; the answer is the error page
             assert refusal is not None
-            entry["status"] = refusal.status_code
-            await refusal(scope, receive, send)
-            return
-        entry["status"] = start["status"]
-        await send(start)
-        await send({"type": "http.response.body", "body": content})
+        entry["status"] = refusal.status_code
+        await refusal(scope, receive, send)
 
     async def recorded(self, request: Request) -> tuple[dict[str, Any], bytes]:
         """The request's entry in ``FakeCrm.requests`` (its status to come), and its body."""

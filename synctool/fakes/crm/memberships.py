@@ -13,14 +13,14 @@ from starlette.responses import JSONResponse, Response
 
 from synctool.fakes.crm import answers
 from synctool.fakes.crm.reference import API, DATE, REFERENCE, now_stamp
-from synctool.platforms.fake import Endpoint, Row
+from synctool.platforms.fake import Endpoint, Refusal, Row
 
 #: the route's name (``/constituents/{cid}/<name>``, ``/<name>/{id}``) -> FakeCrm's attribute, the item type, the
-#: field a new one must have (its ``*_name`` will do), and what a new one says unless told
-KINDS: dict[str, tuple[str, str, str | None, dict]] = {
-    "memberships": ("memberships", "membership", None, {}),
-    "constituent_relationships": ("relationships", "constituent_relationship", None, {}),
-    "group_memberships": ("group_memberships", "group_membership", "group_id", {"is_current": True}),
+#: field a new one must have (its ``*_name`` will do)
+KINDS: dict[str, tuple[str, str, str | None]] = {
+    "memberships": ("memberships", "membership", None),
+    "constituent_relationships": ("relationships", "constituent_relationship", None),
+    "group_memberships": ("group_memberships", "group_membership", "group_id"),
 }
 
 
@@ -52,7 +52,7 @@ def listing(name: str) -> Endpoint:
 
 def create(name: str) -> Endpoint:
     """``POST /constituents/{cid}/<name>``."""
-    _, _, required, defaults = KINDS[name]
+    required = KINDS[name][2]
 
     async def endpoint(request: Request) -> Response:
         c = answers.constituent_of(request)
@@ -62,17 +62,13 @@ def create(name: str) -> Endpoint:
         crm = answers.fake(request)
         rid = crm.new_id()
         if name == "group_memberships":
-            group = _group(body)
-            if group is None:
-                return answers.invalid("Group not found")
-            if any(body.get(k) is not None and not DATE.match(str(body[k])) for k in ("date_start", "date_end")):
-                return answers.invalid("dates must be YYYY-MM-DD")
+            group = _group_fields(body)
             now = now_stamp()
-            made = {"id": rid, "constituent_id": c["id"], "group_id": group["id"], "group_name": group["name"],
+            made = {"id": rid, "constituent_id": c["id"], **group,
                     "date_start": body.get("date_start"), "date_end": body.get("date_end"),
                     "is_current": bool(body.get("is_current", True)), "created_at": now, "updated_at": now}  # fmt: skip
         else:
-            made = {"id": rid, "constituent_id": c["id"], **defaults, **body}
+            made = {"id": rid, "constituent_id": c["id"], **body}
         _records(request, name)[rid] = made
         crm.touch(c["id"])
         if name == "group_memberships" and crm.bare_group_membership_answer:
@@ -95,20 +91,12 @@ def update(name: str) -> Endpoint:
     """``PATCH /<name>/{id}``."""
 
     async def endpoint(request: Request) -> Response:
-        found = _records(request, name).get(int(request.path_params["id"]))
-        if found is None:
-            return answers.not_found()
+        found = answers.existing(_records(request, name).get(int(request.path_params["id"])))
         changes = await answers.body_of(request)
         if name == "group_memberships":
-            if ("group_id" in changes or "group_name" in changes) and _group(changes) is None:
-                return answers.invalid("Group not found")
-            group = _group(changes) if "group_id" in changes or "group_name" in changes else None
-            if any(changes.get(k) is not None and not DATE.match(str(changes[k])) for k in ("date_start", "date_end")):
-                return answers.invalid("dates must be YYYY-MM-DD")
+            group = _group_fields(changes)
             changes = {k: v for k, v in changes.items() if k not in ("group_id", "group_name", "constituent_id")}
-            if group is not None:
-                changes |= {"group_id": group["id"], "group_name": group["name"]}
-            changes["updated_at"] = now_stamp()
+            changes |= group | {"updated_at": now_stamp()}
         answers.fake(request).touch(found.get("constituent_id"))
         found.update(changes)
         return answers.record(found)
@@ -121,14 +109,26 @@ def delete(name: str) -> Endpoint:
 
     async def endpoint(request: Request) -> Response:
         records = _records(request, name)
-        found = records.get(int(request.path_params["id"]))
-        if found is None:
-            return answers.not_found()
+        found = answers.existing(records.get(int(request.path_params["id"])))
         answers.fake(request).touch(found.get("constituent_id"))
         del records[found["id"]]
         return answers.deleted()
 
     return endpoint
+
+
+def _group_fields(body: dict) -> dict:
+    """The group a membership body names, as the fields to set (``group_id``, ``group_name``; none when the body
+    names no group); LGL's 422 (a ``Refusal``) for a group the account has not or a date not ``YYYY-MM-DD``."""
+    fields: dict = {}
+    if "group_id" in body or "group_name" in body:
+        group = _group(body)
+        if group is None:
+            raise Refusal(answers.invalid("Group not found"))
+        fields = {"group_id": group["id"], "group_name": group["name"]}
+    if any(body.get(k) is not None and not DATE.match(str(body[k])) for k in ("date_start", "date_end")):
+        raise Refusal(answers.invalid("dates must be YYYY-MM-DD"))
+    return fields
 
 
 def _group(body: dict) -> dict | None:
