@@ -195,7 +195,7 @@ def _record(conn: sqlite3.Connection, request: Request, body: Json, status: int,
                  outcome=outcome)  # fmt: skip
 
 
-def _answer(outcome: guard.Outcome[object]) -> tuple[int, Json]:
+def _answer(outcome: guard.Attempted[object]) -> tuple[int, Json]:
     """A handler's outcome as the route's status and JSON answer."""
     if outcome.error is not None:
         return outcome.status, {"error": str(outcome.error), "detail": outcome.detail}

@@ -7,7 +7,7 @@ check, a refused operation's status, and the staff-action record a change leaves
 - ``refusal`` is the one check of every route's row (a page, a form's action, an API route): signed in, then
   at least the row's role (Starlette's scopes: a role's include every lower role's). Each answers a refusal in
   its own form (a page, JSON), and the staff page adds its forms' Origin and CSRF checks (``staff_page``).
-- ``attempt`` runs an operation and gives its ``Outcome``: its result, or the ``SynctoolError`` that refused it
+- ``attempt`` runs an operation and gives what it came to (``Attempted``): its result, or the ``SynctoolError`` that refused it
   and its status (``synctool.errors.http_status``).
 - ``perform`` runs a change and what is written about it (its ``staff_actions`` record, the page's message for
   the next page) in one transaction: one commit per click.
@@ -103,7 +103,7 @@ def refusal(request: HTTPConnection, role: str) -> Refusal | None:
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[T]):
+class Attempted(Generic[T]):
     """What an operation came to: its result, or the ``SynctoolError`` that refused it and its status."""
 
     status: int
@@ -119,12 +119,12 @@ class Outcome(Generic[T]):
         return getattr(self.error, "detail", "") or ""
 
 
-def attempt(op: Callable[[], T]) -> Outcome[T]:
+def attempt(op: Callable[[], T]) -> Attempted[T]:
     """Run ``op``; a ``SynctoolError`` becomes its status (404, 409, 422, 502, 503 ...)."""
     try:
-        return Outcome(200, op())
+        return Attempted(200, op())
     except SynctoolError as exc:
-        return Outcome(http_status(exc), None, exc)
+        return Attempted(http_status(exc), None, exc)
 
 
 @dataclass(frozen=True)
@@ -150,8 +150,8 @@ def record(
 
 
 def perform(
-    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Outcome[T]], None], *, together: bool = True
-) -> Outcome[T]:
+    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Attempted[T]], None], *, together: bool = True
+) -> Attempted[T]:
     """Run a change, then ``written(outcome)`` (its staff-action record, the page's message).
 
     Together (the default): one transaction and one commit; the operation's own writes sit in a savepoint,

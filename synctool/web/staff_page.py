@@ -192,7 +192,7 @@ class StaffPage:
             return self.pages.message(request, 403, "Not for your role", f"This page {refused.reason}.")
         secret = request.user.session.secret
 
-        def read(conn: sqlite3.Connection) -> tuple[guard.Outcome[ViewResult], str | None]:
+        def read(conn: sqlite3.Connection) -> tuple[guard.Attempted[ViewResult], str | None]:
             staff_request = StaffRequest.of(conn, self.rt, request, "page")
             return guard.attempt(lambda: page.view(staff_request)), sign_in.take_flash(conn, secret)
 
@@ -250,7 +250,7 @@ class StaffPage:
             guard.record(conn, actor, action.name, target=target, note=note, outcome=recorded)
             return
 
-        def written(outcome: guard.Outcome[ActionResult]) -> None:
+        def written(outcome: guard.Attempted[ActionResult]) -> None:
             if outcome.value is not None:
                 (message, acted_on), recorded = outcome.value, "done"
             else:
