@@ -190,7 +190,10 @@ def test_the_plan_settings_are_rows_of_the_cli_the_api_and_the_settings_page(cli
     assert changed.status_code == 422
     assert api("PATCH", "/api/settings/plans-chat-webhook", "admin", json={"url": WEBHOOK}).json()["host"] == "hooks.slack.com"
     shown = page("admin").get("/admin/settings")
-    assert "plans-chat-webhook" in shown.text and "plans-report-changes" in shown.text and "sEcReTtOkEn" not in shown.text
+    assert "Chat messages about monthly plans" in shown.text and "sEcReTtOkEn" not in shown.text
+    assert "Plan changes in contact reports <small>(monthly donors)</small>" in shown.text
+    assert "Now: <strong>on</strong>. On, a monthly plan whose amount" in shown.text and "enabled <strong>" not in shown.text
+    assert ">plans-report-changes<" not in shown.text and ">plans-chat-webhook<" not in shown.text
 
 
 def test_doctor_warns_when_plans_are_known_and_no_group_is_mapped(plans):

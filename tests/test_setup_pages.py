@@ -167,7 +167,12 @@ def test_an_operations_refusal_is_the_pages_message_and_is_recorded(admin, cli, 
 def test_each_setting_changed_from_the_page_shows_in_the_cli(admin, cli, db):
     shown = admin.get("/admin/settings")
     assert shown.status_code == 200 and 'href="/admin/settings" aria-current="page"' in shown.text
-    assert "mailing-sync-enabled" in shown.text and "pos-default-constituent" in shown.text
+    section = between(shown.text, 'aria-labelledby="setting-mailing-sync-enabled"', "</section>")
+    assert "Mailing events in the CRM <small>(mailchimp)</small>" in section and ">mailing-sync-enabled<" not in section
+    assert "Now: <strong>on</strong>. On (the default), an unsubscribe" in section  # not "Now: enabled on."
+    section = between(shown.text, 'aria-labelledby="setting-pos-default-constituent"', "</section>")
+    assert "Point-of-sale orders without a customer" in section
+    assert "Now: the constituent&#39;s e-mail <strong>not set</strong>, first name <strong>not set</strong>" in section
 
     post(admin, "/admin/settings/sync-mode", {"mode": "preview"}, "/admin/settings")
     assert listed(cli, "sync-mode")["mode"] == "preview"
@@ -197,6 +202,7 @@ def test_each_setting_changed_from_the_page_shows_in_the_cli(admin, cli, db):
     assert (shown["email"], shown["last_name"]) == ("walkin@example.org", HOSTILE)
     text = admin.get("/admin/settings").text
     assert HOSTILE not in text and "&lt;script&gt;" in text
+    assert "Now: <strong>off</strong>. On (the default), an unsubscribe" in text
     done = db.execute(
         "SELECT action, target, outcome FROM staff_actions WHERE via = 'page' AND action LIKE 'set %' ORDER BY id"
     ).fetchall()
@@ -364,3 +370,16 @@ def test_a_viewer_is_linked_only_to_pages_they_open_and_the_overview_shows_no_sh
         assert "synctool mappings" not in shown and "<code>synctool" not in outside and "--fund-id" not in shown
     mine = between(admin.get("/admin/").text, 'id="needs"', "</section>")
     assert 'href="/admin/mappings?campaign=118722#campaign-overrides">1 gift(s) of 118722 fell' in mine
+
+
+def test_every_setting_of_the_core_and_of_every_platform_has_a_title_and_a_description_in_words():
+    from synctool import platforms
+    from synctool.ops import settings as setting_ops
+
+    declared = [("core", s) for s in setting_ops.core(lambda: None)]  # type: ignore[arg-type,return-value]
+    declared += [(p.name, s) for p in platforms.registered() for s in p.settings]
+    assert {s.name for _, s in declared} >= {"mailing-sync-enabled", "pos-default-constituent", "plans-report-changes"}
+    for owner, setting in declared:
+        assert setting.title and setting.description, f"{owner}'s {setting.name} has no title or description"
+        assert setting.name not in setting.title and "_" not in setting.title, setting.title
+        assert setting.description.endswith(".") and "`" not in setting.description, setting.description

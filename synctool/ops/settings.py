@@ -188,18 +188,18 @@ RECIPIENTS = "ops@example.org treasurer@example.org"
 Operation = Callable[[sqlite3.Connection, Runtime, Any], Mapping[str, object]]
 
 
-def _rows_of(runtime: Callable[[], Runtime]) -> Callable[[str, str, type[Body], Operation, str], Setting]:
+def _rows_of(runtime: Callable[[], Runtime]) -> Callable[..., Setting]:
     """How a core operation ``op(conn, rt, body or None)`` becomes a ``Setting`` row read and written with
     ``runtime()``."""
 
-    def row(name: str, help: str, body: type[Body], op: Operation, example: str) -> Setting:
+    def row(name: str, help: str, body: type[Body], op: Operation, example: str, *, title: str, description: str) -> Setting:
         def read(conn: sqlite3.Connection) -> Mapping[str, object]:
             return op(conn, runtime(), None)
 
         def write(conn: sqlite3.Connection, given: Body) -> Mapping[str, object]:
             return op(conn, runtime(), given)
 
-        return Setting(name, help, lambda: body, read, write, example=example)
+        return Setting(name, help, lambda: body, read, write, example=example, title=title, description=description)
 
     return row
 
@@ -217,26 +217,38 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
         return alert_recipients(conn, body)
 
     return (
-        row("crm-environment", "Show or switch the CRM environment.", EnvironmentBody, environment, "sandbox"),
-        row("alert-recipients", "Show or set who gets the failure digest e-mail.", RecipientsBody, recipients, RECIPIENTS),
-        row("refund-policy", REFUND_POLICY, PolicyBody, refund_policy, "delete"),
-        row("soft-credits", SOFT_CREDITS, SoftCreditsBody, soft_credits, "off"),
-        row("donor-matching", DONOR_MATCHING, DonorMatchingBody, donor_matching, "auto"),
-        row("donor-updates", DONOR_UPDATES, DonorUpdatesBody, donor_updates, "add"),
+        row("crm-environment", "Show or switch the CRM environment.", EnvironmentBody, environment, "sandbox",
+            title="CRM environment",
+            description="Which of the CRM's environments synctool writes to: production, or a sandbox for trying it out."),
+        row("alert-recipients", "Show or set who gets the failure digest e-mail.", RecipientsBody, recipients, RECIPIENTS,
+            title="Alert recipients", description="Who gets the failure digest e-mail (no one: none is sent)."),
+        row("refund-policy", REFUND_POLICY, PolicyBody, refund_policy, "delete", title="Refunds",
+            description="What a platform's refund does to its gift in the CRM: adjust (the default) lowers the gift by "
+            "the refund; delete deletes a wholly refunded gift; flag changes nothing and waits for a person."),
+        row("soft-credits", SOFT_CREDITS, SoftCreditsBody, soft_credits, "off", title="Soft credits for fundraisers",
+            description="On (the default), a gift made on a peer-to-peer fundraiser's page also gives the fundraiser "
+            "a soft credit in the CRM; off, it does not."),
+        row("donor-matching", DONOR_MATCHING, DonorMatchingBody, donor_matching, "auto", title="Donor matching",
+            description="What a gift does whose e-mail is in no constituent when its donor matches one by name and "
+            "address or phone: review, it waits for a person; auto, it goes to that constituent; email, a new "
+            "constituent."),
+        row("donor-updates", DONOR_UPDATES, DonorUpdatesBody, donor_updates, "add", title="Donors' new contact details",
+            description="What a known donor's new e-mail, phone or address becomes: review (the default), a change "
+            "a person accepts on the Donors page; add, added to the constituent at once; off, dropped."),
         *plan_settings(runtime),
-    )
+    )  # fmt: skip
 
 
 def plan_settings(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
     """The two settings of monthly donors (the Settings page and the admin API list these rows)."""
     row = _rows_of(runtime)
     return (
-        row("plans-report-changes", PLANS_REPORT_CHANGES_HELP, PlansReportChangesBody, plans_report_changes, "on"),
-        row(
-            "plans-chat-webhook",
-            PLANS_CHAT_WEBHOOK,
-            PlansChatWebhookBody,
-            plans_chat_webhook,
-            "https://hooks.slack.com/services/T000/B000/XXXX",
-        ),
-    )
+        row("plans-report-changes", PLANS_REPORT_CHANGES_HELP, PlansReportChangesBody, plans_report_changes, "on",
+            title="Plan changes in contact reports",
+            description="On, a monthly plan whose amount or frequency changed says so in the next contact report "
+            "written for it (a failed, paused or canceled plan); off (the default), nothing more is written."),
+        row("plans-chat-webhook", PLANS_CHAT_WEBHOOK, PlansChatWebhookBody, plans_chat_webhook,
+            "https://hooks.slack.com/services/T000/B000/XXXX", title="Chat messages about monthly plans",
+            description="The https address of a Slack or Teams incoming webhook told once of each failed, paused or "
+            "canceled plan (empty: no chat messages). Only its host is ever shown."),
+    )  # fmt: skip

@@ -98,12 +98,18 @@ class Setting:
     write: Callable[[sqlite3.Connection, Any], Mapping[str, Any]]
     #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
     example: str = ""
+    #: its heading on a Settings page, in words ("Mailing events in the CRM"), never its command's name
+    title: str = ""
+    #: what it decides, in a sentence or two for a person on a Settings page (what each value does, the default)
+    description: str = ""
 
 
-def setting_in(module: str, name: str, help: str, body: str, *, example: str = "") -> Setting:
+def setting_in(module: str, name: str, help: str, body: str, *, title: str, description: str, example: str = "") -> Setting:
     """A ``Setting`` whose body model (``body``, its name), ``read(conn)`` and ``write(conn, body)`` are in
-    ``module``, imported when the setting is first used (as every hook is)."""
-    return Setting(name, help, Loaded(f"{module}:{body}"), Hook(f"{module}:read"), Hook(f"{module}:write"), example=example)
+    ``module``, imported when the setting is first used (as every hook is); ``title`` and ``description`` are
+    what a Settings page shows of it."""
+    loaded = Loaded(f"{module}:{body}")
+    return Setting(name, help, loaded, Hook(f"{module}:read"), Hook(f"{module}:write"), example, title, description)
 
 
 S = TypeVar("S")

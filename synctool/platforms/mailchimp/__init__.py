@@ -22,6 +22,9 @@ SYNC_ENABLED = setting_in(
     "mailing-sync-enabled",
     "Show or switch whether mailing events (unsubscribes, bounces) change CRM tags.",
     "EnabledBody",
+    title="Mailing events in the CRM",
+    description="On (the default), an unsubscribe or a bounce on the mailing platform changes the donor's tags in "
+    "the CRM; off, mailing events change nothing in the CRM.",
     example="off",
 )
 

@@ -33,6 +33,9 @@ DEFAULT_CONSTITUENT = setting_in(
     "pos-default-constituent",
     "Show or set the constituent that POS orders without a customer are credited to.",
     "PosDefaultBody",
+    title="Point-of-sale orders without a customer",
+    description="A point-of-sale order that names no customer (no e-mail, no name) is credited to this "
+    "constituent; while none is set, such an order fails and waits for a person.",
     example="--email walkin@example.org --first-name Walk-in --last-name Customer",
 )
 

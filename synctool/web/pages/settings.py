@@ -32,10 +32,14 @@ class FormField(TypedDict):
 
 
 class PlatformSetting(TypedDict):
+    """One setting shown as a form of its fields: its title and description in words, what it is now (each
+    part a label and the value in words: one unlabelled part for a setting that is on or off) and its form."""
+
     platform: str
     name: str
-    help: str
-    value: dict[str, object]
+    title: str
+    description: str
+    now: list[tuple[str, str]]
     fields: list[FormField]
 
 
@@ -67,9 +71,32 @@ def platform_settings(request: StaffRequest) -> list[PlatformSetting]:
     listed = []
     for name, setting in _owned(request):
         value = dict(setting.read(request.conn))
-        fields = [form_field(n, f, value.get(n)) for n, f in setting.body().model_fields.items()]
-        listed.append(PlatformSetting(platform=name, name=setting.name, help=setting.help, value=value, fields=fields))
+        model_fields = setting.body().model_fields
+        fields = [form_field(n, f, value.get(n)) for n, f in model_fields.items()]
+        labels = {n: f.description or n.replace("_", " ") for n, f in model_fields.items()}
+        listed.append(
+            PlatformSetting(
+                platform=name,
+                name=setting.name,
+                title=setting.title,
+                description=setting.description,
+                now=now_in_words(value, labels),
+                fields=fields,
+            )
+        )
     return listed
+
+
+def now_in_words(value: dict[str, object], labels: dict[str, str]) -> list[tuple[str, str]]:
+    """A setting's value as the page says it: a switch is just ``on`` or ``off`` ("Now: on."), anything else
+    each part by its field's description (or its name in words) with ``not set`` for nothing and yes or no."""
+    if len(value) == 1 and isinstance(next(iter(value.values())), bool):
+        return [("", "on" if next(iter(value.values())) else "off")]
+
+    def said(v: object) -> str:
+        return "not set" if v is None or v == "" else "yes" if v is True else "no" if v is False else str(v)
+
+    return [(labels.get(k, k.replace("_", " ")), said(v)) for k, v in value.items()]
 
 
 def _owned(request: StaffRequest) -> list[tuple[str, Setting]]:
