@@ -68,7 +68,9 @@ def call_platform_route(request: StaffRequest, method: str, path: str, body: Jso
     """What a platform's admin API route answers to this request, with ``body`` (the same operation)."""
     route = platform_route(request.rt, method, path)
     if route is None:
-        raise InvalidInput("no platform in use keeps these mappings", "see `synctool platforms`")
+        raise InvalidInput(
+            "no platform in use keeps these mappings", "whoever runs synctool's server chooses the platforms in use"
+        )
     return route.handler(replace(request, path={}, query={}, form={}, body={} if body is None else body))
 
 

@@ -42,7 +42,7 @@ def change_user(request: StaffRequest) -> ActionResult:
         raise InvalidInput("say what to change", "role, deactivate or activate")
     if request.path["id"] == request.user["id"] and (what != "role" or patch["role"] != "super_admin"):
         # the last super_admin locking themselves out would leave the team page to no one
-        raise InvalidInput("you cannot lower or deactivate yourself here", "another super_admin can, or `synctool users update`")
+        raise InvalidInput("you cannot lower or deactivate yourself here", "another super admin can")
     user = users.update(request.conn, request.path["id"], forms.read(users.UserPatch, patch))
     state = "active" if user["active"] else "deactivated"
     return ActionResult(f"{user['email']} is now {user['role']}, {state}.", user["email"])
