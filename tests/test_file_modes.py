@@ -1,12 +1,15 @@
 """Invariant 10: the files synctool creates (the database and its -wal and -shm, backups, the config `init` writes,
 log files) are its user's alone (0600), and the folders it makes for them 0700, under the usual umask 022 too;
-doctor fails on a database others may read."""
+a database an older release left 0644 is made 0600 by the first command that opens it; doctor fails on one
+others may read that synctool cannot change."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,12 +70,50 @@ def test_a_new_database_and_its_wal_and_shm_are_0600(tmp_path):
         conn.close()
 
 
-def test_connect_leaves_an_existing_databases_mode_as_it_is(tmp_path):
-    path = tmp_path / "synctool.db"
-    store.connect(path).close()
-    path.chmod(0o640)
-    store.connect(path).close()
-    assert mode(path) == 0o640  # told by doctor, never changed behind the operator's back
+def an_older_releases_database(path: Path) -> sqlite3.Connection:
+    """tests/data/release-0.3.0-dev.db.gz written as an older synctool left it: 0644 (umask 022), with its -wal and
+    -shm made 0644 beside it by a reader (SQLite gives them the main file's mode); that reader, kept open."""
+    with gzip.open(Path(__file__).parent / "data" / "release-0.3.0-dev.db.gz") as src:
+        path.write_bytes(src.read())
+    path.chmod(0o644)
+    reader = sqlite3.connect(path)
+    reader.execute("PRAGMA journal_mode = WAL")
+    reader.execute("SELECT count(*) FROM jobs").fetchone()
+    return reader
+
+
+def test_a_database_an_older_release_left_0644_is_made_0600_by_the_first_command_said_once(cli, env, tmp_path):
+    path = tmp_path / "old.db"
+    reader = an_older_releases_database(path)
+    try:
+        files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+        assert {p.name: mode(p) for p in files} == {p.name: 0o644 for p in files}
+        env["SYNCTOOL_DB"] = str(path)
+        first = cli("deliveries", "list")
+        assert first.exit_code == 0, first.output
+        assert {p.name: mode(p) for p in files} == {p.name: 0o600 for p in files}
+        said = [line for line in first.stderr.splitlines() if "made 0600" in line]
+        assert len(said) == 1 and "old.db-wal 0644" in said[0] and "old.db 0644" in said[0], first.stderr
+        again = cli("deliveries", "list")
+        assert again.exit_code == 0 and "made 0600" not in again.stderr  # said once: the file is private now
+        doctor = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}["database file modes"]
+        assert doctor["status"] == "ok" and "old.db 0600" in doctor["detail"]
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("opened_by", ["drain", "serve"])
+def test_drain_and_serve_make_it_0600_too(cli, env, opened_by):
+    from synctool.web.receiver import build
+    from tests.helpers import runtime
+
+    path = Path(env["SYNCTOOL_DB"])
+    path.chmod(0o644)
+    if opened_by == "drain":
+        assert cli("drain", "--max-seconds", "1").exit_code == 0
+    else:
+        build(runtime())  # what `synctool serve` runs, before it listens
+    assert mode(path) == 0o600
 
 
 def test_backup_is_0600_in_a_folder_made_0700(cli, tmp_path):
@@ -98,16 +139,21 @@ def test_a_log_file_is_0600_and_so_is_the_one_reopened_after_rotation(cli, tmp_p
     assert "after rotation" in log.read_text() and mode(log) == 0o600
 
 
-def test_doctor_fails_on_a_database_others_can_read(cli, env):
+def test_doctor_fails_on_a_database_others_can_read_that_synctool_cannot_change(cli, env, monkeypatch):
     db = Path(env["SYNCTOOL_DB"])
     db.chmod(0o600)
     checks = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
     assert checks["database file modes"]["status"] == "ok"
 
+    def not_ours(path: object, mode: int) -> None:  # a file another user owns: chmod is refused
+        raise PermissionError(1, "Operation not permitted")
+
     db.chmod(0o644)
+    monkeypatch.setattr(os, "chmod", not_ours)
     result = cli("doctor", "--json")
     assert result.exit_code == 1
     found = {c["check"]: c for c in json.loads(result.stdout)}["database file modes"]
     assert found["status"] == "fail"
     assert "synctool.db is 0644" in found["detail"] and "others may read it" in found["detail"]
     assert found["fix"].startswith(f"chmod 600 {db}")  # and its -wal and -shm, when they were made 0644 too
+    assert "as the user that owns them" in found["fix"]

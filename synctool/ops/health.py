@@ -159,7 +159,8 @@ def file_modes(db_path: Path) -> tuple[str, str, str]:
     return (
         "fail",
         "; ".join(f"{p.name} is {modes[p]:04o}: {_who(modes[p])} may {_may(modes[p])} it" for p in open_),
-        "chmod 600 " + " ".join(shlex.quote(str(p)) for p in open_),
+        "chmod 600 " + " ".join(shlex.quote(str(p)) for p in open_) + ", as the user that owns them (synctool makes"
+        " them 0600 whenever it opens the database, but these are not its user's to change)",
     )
 
 

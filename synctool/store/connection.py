@@ -2,13 +2,16 @@
 
 Every connection is in WAL mode with ``synchronous=FULL`` (a commit is on disk before anyone is told it
 happened) and a busy timeout, so cron's drain and poll, the receiver and operator commands can share the
-file. The database, its ``-wal`` and ``-shm``, backups, the config and logs are synctool's user's alone.
+file. The database, its ``-wal`` and ``-shm``, backups, the config and logs are synctool's user's alone; a
+database an older version made readable by others (0644) is made so by the first command that opens it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from synctool.errors import DatabaseTooNew, StoreUnavailable
@@ -16,6 +19,8 @@ from synctool.store.migrations import apply_migrations
 from synctool.store.transactions import Connection
 
 BUSY_TIMEOUT_MS = 30_000
+
+log = logging.getLogger("synctool.store")
 
 
 #: what synctool gives the files it creates (the database, backups, the config, logs) and the folders it makes
@@ -63,17 +68,39 @@ def private_to_write(path: Path) -> None:
         os.chmod(path, PRIVATE_FILE)
 
 
+def made_private(path: Path) -> list[str]:
+    """An existing database and its ``-wal`` and ``-shm`` made ``PRIVATE_FILE`` when its group or others had any
+    access (a database made before 0.3 was 0644: every donor's name, address and phone readable by every local
+    user), said once in the log (the next command finds them private). What was changed, as ``name 0644``; a file
+    that is not synctool's user's to change is left to ``doctor``, which says what to do."""
+    changed = []
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            mode = stat.S_IMODE(os.stat(file).st_mode)
+            if mode & 0o077:
+                os.chmod(file, PRIVATE_FILE)
+                changed.append(f"{file.name} {mode:04o}")
+        except OSError:  # -wal and -shm come and go; another user's file: doctor's "database file modes"
+            continue
+    if changed:
+        log.warning(
+            "%s made 0600, synctool's user's alone (it was %s: made by an older synctool, or copied)", path, ", ".join(changed)
+        )
+    return changed
+
+
 def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails.
 
     A new database file is created ``PRIVATE_FILE`` before SQLite opens it (its folders ``PRIVATE_FOLDER``):
     SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
-    synctool's user's alone. An existing file's mode is left as it is (``doctor`` says when it is too open)."""
+    synctool's user's alone. An existing file its group or others may open is made so (``made_private``), and
+    ``doctor`` says when one cannot be."""
     path = Path(path)
     try:
-        if str(path) not in (":memory:", ""):
-            private_file(path)
+        if str(path) not in (":memory:", "") and not private_file(path):
+            made_private(path)
         conn = sqlite3.connect(
             str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=Connection
         )
