@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import stripe
 from starlette.testclient import TestClient
@@ -40,9 +41,27 @@ def post_pos(client, body: bytes, key: str = TEST_SECRETS["POS_WEBHOOK_SIGNATURE
     )
 
 
-def test_health_calls_nothing(client):
-    response = client.get("/health")
+class Counting(httpx.BaseTransport):
+    """A transport that writes down each request before its fake answers it."""
+
+    def __init__(self, inner: httpx.BaseTransport, asked: list[str]) -> None:
+        self.inner, self.asked = inner, asked
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.asked.append(f"{request.method} {request.url}")
+        return self.inner.handle_request(request)
+
+
+def test_health_calls_nothing(world, transports):
+    asked: list[str] = []
+    for role, transport in list(transports.items()):  # the CRM's and every platform's, each to its fake
+        transports[role] = Counting(transport, asked)
+    assert {"crm", "donations", "pos", "mailing", "payments"} <= set(transports)
+    crm_before = len(world.crm.requests)
+    with TestClient(create_app(runtime())) as client:
+        response = client.get("/health")
     assert response.status_code == 200 and response.json()["status"] == "ok" and len(response.json()["receiver"]) == 32
+    assert asked == [] and len(world.crm.requests) == crm_before  # no CRM or platform request, not even a probe
 
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])

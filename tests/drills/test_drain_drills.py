@@ -53,12 +53,16 @@ def test_kill_9_of_a_drain_mid_write_leaves_one_gift_and_one_donor(coded_site: S
     deliver(site, 6)
     # the CRM stores the write and answers late: the drain is killed while it waits for the answer
     crm_fault(site.world, "commit_timeout", method="POST", path=path)
-    drain = site.drain(30)
+    # the answer is held back 10 s and its client waits 30 s: the drain still holds the job when it is killed
+    site.world.crm.timeout_sleep_s = 10
+    drain = site.drain(30, env={"CRM_TIMEOUT_S": "30"})
     wait_for_request(site, "POST", path)
     os.kill(drain.pid, signal.SIGKILL)
     drain.wait()
+    site.world.crm.timeout_sleep_s = 1.5
     killed_at = datetime.now(UTC)
     held = site.rows("SELECT id, lease_expires FROM jobs WHERE status = 'running'")  # what the killed drain held
+    assert held, "the killed drain held no job: the timing below would check nothing"
     [(before,)] = site.rows("SELECT coalesce(max(id), 0) FROM job_attempts")
     watch(site)
     statuses = site.wait_until_done(timeout=40)
@@ -69,7 +73,7 @@ def test_kill_9_of_a_drain_mid_write_leaves_one_gift_and_one_donor(coded_site: S
     # machine's, not synctool's), to the last killed job's end
     at = datetime.fromisoformat
     [(working,)] = site.rows("SELECT min(started_at) FROM job_attempts WHERE id > ?", before)
-    for job_id, expires in held:  # (none when the kill fell after the killed drain's client had given up: a Wait)
+    for job_id, expires in held:
         assert at(expires) - killed_at < timedelta(seconds=LEASE_S), expires  # one lease, no more
         [(ended,)] = site.rows("SELECT finished_at FROM jobs WHERE id = ?", job_id)
         assert at(ended) - max(at(working), at(expires)) < timedelta(seconds=GRACE_S + 6), (ended, working, expires)
