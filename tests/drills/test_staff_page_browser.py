@@ -352,6 +352,10 @@ def test_an_admin_maps_a_campaign_by_name_and_fixes_a_refused_setting_without_re
     assert json.loads(site.run("overview", "--json").stdout)["unmapped_campaigns"] == []
 
     go(driver, driver.find_element(By.LINK_TEXT, "Settings"))
+    headings = [h.text for h in driver.find_elements(By.CSS_SELECTOR, "main h2")]  # each setting titled in words
+    assert "Mailing events in the CRM (mailchimp)" in headings and "Plan changes in contact reports (monthly donors)" in headings
+    keys = {"mailing-sync-enabled", "pos-default-constituent", "plans-report-changes", "plans-chat-webhook"}
+    assert not [h for h in headings if h.split(" (")[0] in keys]
     typed = "ops@example.org, not-an-address"
     driver.find_element(By.ID, "emails").send_keys(typed)
     go(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save alert recipients']"))
