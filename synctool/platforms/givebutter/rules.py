@@ -14,7 +14,9 @@
 - ``campaign.created`` / ``campaign.updated``: the campaign cache used by mappings.
 - A gift made on a peer-to-peer fundraiser's page soft-credits them: see ``fundraisers.py``.
 - A charge also notes itself on its plan (``plans.record_charge``: the last charge, failures reset; no CRM request).
-- ``plan.*``: see ``plans.py`` (the plan recorded, its donor in the mapped group, a failure followed up).
+  A charge of a plan synctool has not recorded reads that plan once and puts its donor in the group
+  (``plan_job.known_from_charge``), after the gift: a read that fails costs the gift nothing.
+- ``plan.*``: see ``plan_job.py`` (the plan recorded, its donor in the mapped group, a failure followed up).
 - ``refund.created``: see ``refunds.py``.
 """
 
@@ -30,7 +32,7 @@ from synctool.crm.constituents import Person
 from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.platforms import givebutter, mailing_list, tickets
 from synctool.platforms.context import Job
-from synctool.platforms.givebutter import events, plans
+from synctool.platforms.givebutter import events, plan_job, plans
 from synctool.platforms.givebutter.fundraisers import credit_fundraiser, fundraiser
 from synctool.platforms.givebutter.webhook import (
     CAMPAIGNS,
@@ -311,13 +313,15 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
             consent=txn.communication_opt_in,
             tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
         )
+    joined = plan_job.known_from_charge(job, plan_id, txn.id, constituent_id) if plan_id else None
     said = "gift created" if created else ((made.message if made else None) or "gift already in the CRM; recorded")
     return Outcome(
         "succeeded",
         said
         + (f"; {credited}" if credited else "")
         + job.said()
-        + (f"; {len(pushed)} mailing list push(es) queued" if pushed else ""),
+        + (f"; {len(pushed)} mailing list push(es) queued" if pushed else "")
+        + (f"; {joined}" if joined else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,
     )
