@@ -317,3 +317,24 @@ def test_a_plan_that_cannot_be_read_costs_its_charge_nothing_and_is_read_at_the_
     row = record(db, plan["id"])
     assert row["status"] == "active" and [m["is_current"] for m in memberships(monthly, row["constituent_id"])] == [True]
     assert [c["transaction_id"] for c in plans.charges(db, plan["id"])] == [first["id"], second["id"]]
+
+
+def test_reconcile_plans_fix_puts_back_a_donor_removed_from_the_group_by_hand(monthly, db, cli):
+    gb = monthly.givebutter
+    plan = gb.create_plan("hedy@example.org", "Hedy", "Lamarr", 15, at=ago(30))
+    run_drain()
+    cid = record(db, plan["id"])["constituent_id"]
+    [member] = memberships(monthly, cid)
+    del monthly.crm.group_memberships[member["id"]]  # a person removed Hedy from the group in the CRM
+
+    assert json.loads(cli("reconcile", "--json").stdout)["plans"]["differences"] == 0  # the ledger alone cannot see it
+    seen = cli("reconcile", "--plans", "--json")
+    [item] = json.loads(seen.stdout)["plans"]["items"]
+    assert seen.exit_code == 1 and (item["status"], item["constituent_id"]) == ("not_in_group", cid)
+    fixed = cli("reconcile", "--plans", "--fix")
+    assert f"--fix plan {plan['id']}: queued" in fixed.stdout
+    run_drain()
+    [again] = memberships(monthly, cid)
+    assert again["is_current"] and again["id"] != member["id"]
+    after = cli("reconcile", "--plans", "--json")
+    assert json.loads(after.stdout)["plans"]["items"] == [] and after.exit_code == 0, after.stdout
