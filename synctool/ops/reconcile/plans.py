@@ -17,8 +17,8 @@ import sqlite3
 from typing import Any, TypedDict
 
 from synctool import mappings, store
-from synctool.crm.client import CrmClient
 from synctool.crm import group_memberships
+from synctool.crm.client import CrmClient
 from synctool.crm.group_memberships import OPEN, current_in
 from synctool.ops.plans import ROLE, known
 from synctool.queue import jobs
