@@ -13,8 +13,8 @@
 - A piece an invitations job waits for (its order, a ticket, a check-in, a refund) wakes it (``jobs.wake``): a
   queued job is due now, a running one runs again (or is queued due now if it ends waiting), so every order is
   written by the drain its last piece reached, whatever the order of arrival and the threads' timing.
-- Refunds: a refund of the whole order (``refunds.py``) sets the buyer's invitation to RSVP no and removes its
-  guests' invitations. A refund of part of it removes exactly the refunded tickets' guests: a ticket's own word
+- Refunds: a refund of the whole order (``refunds.py``, ``event_order_refunded``) sets the buyer's invitation to RSVP
+  no and removes its guests' invitations. A refund of part of it removes exactly the refunded tickets' guests: a ticket's own word
   first (gone from ``/v1/tickets`` with a 404, or a refund ``status``), then what the refund says (its refunded
   sub-transactions' ticket line items, A3.1: type, price and count; failing those, its amount against the tickets'
   prices). Tickets that cannot be told apart (two guests on one type and price, one of them refunded) hold the
@@ -151,42 +151,6 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     writer = invitations.Writer(job.crm, job.conn, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s)
     said = writer.write(event_id, cid, build)
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
-
-
-def refunded(conn: sqlite3.Connection, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
-    """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
-    reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
-    order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked
-    ticket leaves it). Either way the invitations job is queued. None for an order of no event."""
-    from synctool.crm import refunds
-    from synctool.platforms.givebutter.checkins import read_checkins
-
-    found = tickets.order(conn, SOURCE, order_id)
-    if found is None:
-        return None
-    so_far = refunds.refunded_so_far(conn, f"donations_{order_id}")
-    if found["amount"] is None or so_far < Decimal(found["amount"]):
-        reader = client()
-        read = read_checkins(conn, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
-        txn = data if data and any(isinstance(p, dict) and p.get("refunded") for p in data.get("transactions") or []) else None
-        if txn is None:
-            try:
-                txn = reader.transaction(order_id)  # the refunded parts, when the refund names none (a refund object)
-            except Exception:  # unreachable or unreadable: the amount alone is what is known
-                txn = None
-        said = refund_evidence(txn if isinstance(txn, dict) else None)
-        kept = settings.cache_get(conn, REFUNDS, order_id) or {}
-        with store.atomic(conn):
-            settings.cache_put(conn, REFUNDS, order_id, {**kept, **said, "amount": str(so_far)})
-        queue(conn, order_id)
-        named = ", ".join(f"{kind} x{n}" for kind, n in said["refunded"].items()) or "no ticket line"
-        return (
-            f"order {order_id} refunded in part ({so_far} of {found['amount']}; refunded lines: {named}):"
-            f" {read['changed']} ticket(s) changed, its invitations queued"
-        )
-    ended = tickets.refund_tickets(conn, SOURCE, order_id)
-    queue(conn, order_id)
-    return f"order {order_id} refunded whole: its {ended} ticket(s) end, its invitations are queued"
 
 
 def _money(value: Any) -> str | None:
