@@ -36,8 +36,6 @@ from synctool.validation import payload
 FOLLOWED_UP = ("failed", "paused", "canceled")
 #: the mapping (kind, key): ``{"group_id", "contact_report_type_id", "team_member"}``
 MAPPING = ("plans", "*")
-#: the cache kind noting, by plan id, the job whose read of an unrecorded plan failed (``{"job": id, "error": ...}``)
-UNREAD = "donations:plan_reads"
 #: in words, for the job's message and the daily summary
 SAID = {
     "created": "created",
@@ -205,14 +203,16 @@ def known_from_charge(job: Job, plan_id: str, transaction_id: str, constituent_i
     """A charge (its gift made, to ``constituent_id``) of a plan synctool has not recorded: its ``plan.created`` was
     lost and its start is older than the poll's window. The plan is read once (``GET /v1/plans/{id}``) and recorded
     (its event ``charge-read:<transaction>``), and its donor joins the group by the plan job's path. Never a read when
-    the plan is recorded, nor twice in one job; a read that fails (a 404, an outage) costs the gift nothing: a later
-    charge's job, or the poll, reads it again. What happened, in words; None when the plan was recorded already or a
-    plan job waits to record it (a first charge comes seconds before its ``plan.created``)."""
+    the plan is recorded, nor twice in one job: the read comes after every write of the gift job that could fail and
+    send it round again, and its record is committed before the group's CRM write. A read that fails (a 404, an
+    outage) costs the gift nothing: a later charge's job, or the poll, reads it again. What happened, in words; None
+    when the plan was recorded already or a plan job waits to record it (a first charge comes seconds before its
+    ``plan.created``)."""
     event_id = f"charge-read:{transaction_id}"
     if plans.get(job.conn, plan_id) is None:
         if log.has_entity_job(job.conn, "donations", "plan", plan_id, unfinished=True):
             return None  # its plan.created (or the poll's job) is waiting to record it: the plan job does the rest
-        found = _read_once(job, plan_id)
+        found = _read(job, plan_id)
         if isinstance(found, str):
             return found
         at = plans.moment(found.updated_at) or str(job.row["created_at"])
@@ -221,9 +221,9 @@ def known_from_charge(job: Job, plan_id: str, transaction_id: str, constituent_i
                                       timezone=job.config.timezone)  # fmt: skip
             if not made["constituent_id"]:
                 plans.update(job.conn, plan_id, {"constituent_id": constituent_id})
-            settings.cache_delete(job.conn, UNREAD, plan_id)
     elif plans.event_of(job.conn, event_id) is None:
-        return None  # recorded by its own events: its charge asks nothing more (this job's earlier run read it)
+        return None  # recorded by its own events: its charge asks nothing more
+    # recorded now, or by this charge in an earlier run of this job (cut short): the group, 0 requests if written
     row = plans.get(job.conn, plan_id)
     cid = str(row["constituent_id"]) if row is not None and row["constituent_id"] else constituent_id
     mapped = mappings.get(job.conn, *MAPPING) or {}
@@ -234,15 +234,9 @@ def known_from_charge(job: Job, plan_id: str, transaction_id: str, constituent_i
     return f"recurring plan {plan_id} read and recorded; {said}"
 
 
-def _read_once(job: Job, plan_id: str) -> Plan | str:
-    """The plan as Givebutter holds it, read at most once by a job (a failed read is noted under ``UNREAD``): the
-    plan, or why not, in words."""
-    noted = settings.cache_get(job.conn, UNREAD, plan_id) or {}
-    if noted.get("job") == job.id:
-        return f"recurring plan {plan_id} not read again by this job ({noted.get('error')})"
+def _read(job: Job, plan_id: str) -> Plan | str:
+    """The plan as Givebutter holds it, or why not, in words."""
     try:
         return payload(Plan, job.client("donations").plan(plan_id), "the Givebutter plan")
     except SynctoolError as exc:
-        with job.unit.gather():
-            settings.cache_put(job.conn, UNREAD, plan_id, {"job": job.id, "error": str(exc), "at": store.iso()})
         return f"recurring plan {plan_id} not read ({exc}): read again at its next charge or by the poll"
