@@ -244,3 +244,97 @@ def test_backfill_brings_in_the_plans_that_began_before_synctool(monthly, db, cl
         assert row["status"] == "active" and len(memberships(monthly, row["constituent_id"])) == 1
     again = json.loads(cli("backfill", "--since", "365d", "--source", "donations", "--json").stdout)
     assert again["plans"]["donations"]["plans_queued"] == 0  # known and unchanged: nothing queued twice
+
+
+# -- issue 57: a plan known only from its charges ------------------------------------------------------------------
+
+
+def plan_reads(world, plan_id: str) -> list[dict]:
+    """Givebutter's ``GET /v1/plans/{id}`` requests for one plan."""
+    return [r for r in world.givebutter.requests if r["method"] == "GET" and r["path"] == f"/v1/plans/{plan_id}"]
+
+
+def gifts_of(world, charges: list[dict]) -> list[str]:
+    wanted = {f"donations_{c['id']}" for c in charges}
+    return sorted(g["external_id"] for g in world.crm.gifts.values() if g["external_id"] in wanted)
+
+
+def charge_job(db, transaction_id: str):
+    return db.execute(
+        "SELECT status, message FROM jobs WHERE entity_type = 'transaction' AND entity_id = ?", (transaction_id,)
+    ).fetchone()
+
+
+def test_a_plan_known_only_from_its_charges_is_read_once_and_its_donor_joins_the_group(monthly, db):
+    from synctool.platforms.givebutter.poll import poll
+
+    gb = monthly.givebutter
+    # its plan.created and first charge never arrived, long before the poll's window
+    plan = gb.create_plan("lise@example.org", "Lise", "Meitner", 12, at=ago(90), lost=True)
+    charge = gb.charge_plan(plan["id"], at=ago(1))
+    run_drain()
+    assert gifts_of(monthly, [charge]) == [f"donations_{charge['id']}"]
+    row = record(db, plan["id"])
+    assert (row["status"], row["amount"], row["last_charge_transaction"]) == ("active", "12.00", charge["id"])
+    [member] = memberships(monthly, row["constituent_id"])
+    assert member["is_current"] and member["date_start"] == start_day(plan)
+    assert len(plan_reads(monthly, plan["id"])) == 1
+    assert f"recurring plan {plan['id']} read and recorded" in charge_job(db, charge["id"])["message"]
+    assert poll(db, runtime())["plans_queued"] == 0  # the poll finds the record as Givebutter holds the plan
+
+    asked = len(plan_requests(monthly))
+    later = gb.charge_plan(plan["id"], at=ago(0))
+    run_drain()
+    assert gifts_of(monthly, [charge, later]) == sorted([f"donations_{charge['id']}", f"donations_{later['id']}"])
+    assert len(plan_reads(monthly, plan["id"])) == 1  # recorded: its next charge reads it no more
+    assert len(plan_requests(monthly)) == asked and "read" not in charge_job(db, later["id"])["message"]
+
+
+def test_a_first_charge_whose_plan_job_waits_reads_nothing(monthly, db):
+    gb = monthly.givebutter
+    plan = gb.create_plan("chien@example.org", "Chien-Shiung", "Wu", 10, at=ago(3))  # its charge, then plan.created
+    run_drain()
+    assert plan_reads(monthly, plan["id"]) == []
+    assert len(memberships(monthly, record(db, plan["id"])["constituent_id"])) == 1
+
+
+def test_a_plan_that_cannot_be_read_costs_its_charge_nothing_and_is_read_at_the_next(monthly, db):
+    gb = monthly.givebutter
+    plan = gb.create_plan("rosalind@example.org", "Rosalind", "Franklin", 20, at=ago(120), lost=True)
+    first = gb.charge_plan(plan["id"], at=ago(2))
+    kept = gb.plans.pop(plan["id"])  # Givebutter answers 404 for it
+    run_drain()
+    assert gifts_of(monthly, [first]) == [f"donations_{first['id']}"]  # the gift as before
+    done = charge_job(db, first["id"])
+    assert done["status"] == "succeeded" and f"recurring plan {plan['id']} not read" in done["message"]
+    assert record(db, plan["id"]) is None and len(plan_reads(monthly, plan["id"])) == 1
+
+    gb.plans[plan["id"]] = kept
+    second = gb.charge_plan(plan["id"], at=ago(1))
+    run_drain()
+    assert len(plan_reads(monthly, plan["id"])) == 2  # read again at its next charge
+    assert gifts_of(monthly, [first, second]) == sorted([f"donations_{first['id']}", f"donations_{second['id']}"])
+    row = record(db, plan["id"])
+    assert row["status"] == "active" and [m["is_current"] for m in memberships(monthly, row["constituent_id"])] == [True]
+    assert [c["transaction_id"] for c in plans.charges(db, plan["id"])] == [first["id"], second["id"]]
+
+
+def test_reconcile_plans_fix_puts_back_a_donor_removed_from_the_group_by_hand(monthly, db, cli):
+    gb = monthly.givebutter
+    plan = gb.create_plan("hedy@example.org", "Hedy", "Lamarr", 15, at=ago(30))
+    run_drain()
+    cid = record(db, plan["id"])["constituent_id"]
+    [member] = memberships(monthly, cid)
+    del monthly.crm.group_memberships[member["id"]]  # a person removed Hedy from the group in the CRM
+
+    assert json.loads(cli("reconcile", "--json").stdout)["plans"]["differences"] == 0  # the ledger alone cannot see it
+    seen = cli("reconcile", "--plans", "--json")
+    [item] = json.loads(seen.stdout)["plans"]["items"]
+    assert seen.exit_code == 1 and (item["status"], item["constituent_id"]) == ("not_in_group", cid)
+    fixed = cli("reconcile", "--plans", "--fix")
+    assert f"--fix plan {plan['id']}: queued" in fixed.stdout
+    run_drain()
+    [again] = memberships(monthly, cid)
+    assert again["is_current"] and again["id"] != member["id"]
+    after = cli("reconcile", "--plans", "--json")
+    assert json.loads(after.stdout)["plans"]["items"] == [] and after.exit_code == 0, after.stdout

@@ -108,6 +108,17 @@ def end(job: Job, constituent_id: str, group_id: int, date_end: str) -> str:
     return said
 
 
+def not_in_crm(conn: sqlite3.Connection, constituent_id: str, group_id: int) -> None:
+    """What reconcile read (``reconcile --plans --fix``): the CRM holds no current membership where the ledger says
+    ``current`` (a person ended or removed it there). Recorded as ended, so the next ``start`` writes a new one instead
+    of finding it written. Inside the caller's transaction."""
+    conn.execute(
+        "UPDATE crm_group_memberships SET state = 'ended', error = ?, updated_at = ?"
+        " WHERE constituent_id = ? AND group_id = ? AND state = 'current'",
+        ("not current in the CRM (reconcile --plans)", store.iso(), str(constituent_id), int(group_id)),
+    )
+
+
 # -- the writes -----------------------------------------------------------------------------------------------
 
 

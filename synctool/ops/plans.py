@@ -62,7 +62,7 @@ def _day(value: str | None) -> str | None:
     return value[:10] if value else None
 
 
-class Plan(TypedDict):
+class PlanRow(TypedDict):
     """A recurring plan as the plans list shows it."""
 
     plan_id: str
@@ -79,7 +79,7 @@ class Plan(TypedDict):
     failures: int | None
 
 
-class PlanDetail(Plan):
+class PlanDetail(PlanRow):
     """One plan with its events, charges, follow-ups and its donor's group membership."""
 
     phone: str | None
@@ -99,7 +99,7 @@ class PlanDetail(Plan):
 
 
 class PlanList(TypedDict):
-    items: list[Plan]
+    items: list[PlanRow]
     counts: dict[str, int]
     status: str | None
 
@@ -115,7 +115,7 @@ class Figures(TypedDict):
     unknown_frequency: int
 
 
-def _row(r: sqlite3.Row) -> Plan:
+def _row(r: sqlite3.Row) -> PlanRow:
     return {
         "plan_id": r["plan_id"],
         "donor": donor(r),

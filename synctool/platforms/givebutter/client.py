@@ -99,7 +99,9 @@ class DonationsClient:
         return self.pages("/plans", {"per_page": per_page})
 
     def plan(self, plan_id: str) -> dict[str, Any]:
-        """One recurring plan (``GET /v1/plans/{plan uid}``): the bare resource (no ``data`` wrapper is described)."""
+        """One recurring plan (``GET /v1/plans/{plan uid}``, GB-API ``plans.show``, in the spec subset): the bare resource
+        (no ``data`` wrapper is described). Read by a plan job queued with no plan, and once by the charge of a plan
+        synctool has not recorded (``plan_job.known_from_charge``)."""
         body = self.api.request("GET", f"/plans/{plan_id}")
         return body.get("data", body) if isinstance(body.get("data"), dict) else body
 

@@ -8,21 +8,18 @@
 - The job waits until the order's tickets are all known (its line items say how many; ``TICKETS_WAIT`` at
   most), and while its campaign is mapped to no CRM event it ends ``skipped`` and is counted as waiting:
   ``synctool mappings events set`` queues them again.
-- Check-ins: ``synctool poll`` reads ``GET /v1/tickets`` for each mapped event campaign from a day before its
-  ``event.start_at`` to two days after its ``event.end_at`` (and only then); ``synctool events checkins CAMPAIGN``
-  reads them on demand. ``/v1/tickets`` takes no filter (givebutter-square.md A5): every page is read.
+- Check-ins (``checkins.py``): ``synctool poll`` reads ``GET /v1/tickets`` while a mapped event is on, and
+  ``synctool events checkins CAMPAIGN`` on demand.
 - A piece an invitations job waits for (its order, a ticket, a check-in, a refund) wakes it (``jobs.wake``): a
   queued job is due now, a running one runs again (or is queued due now if it ends waiting), so every order is
   written by the drain its last piece reached, whatever the order of arrival and the threads' timing.
-- Refunds: a refund of the whole order (``refunds.py``) sets the buyer's invitation to RSVP no and removes its
-  guests' invitations. A refund of part of it removes exactly the refunded tickets' guests: a ticket's own word
+- Refunds: a refund of the whole order (``refunds.py``, ``event_order_refunded``) sets the buyer's invitation to RSVP
+  no and removes its guests' invitations. A refund of part of it removes exactly the refunded tickets' guests: a ticket's own word
   first (gone from ``/v1/tickets`` with a 404, or a refund ``status``), then what the refund says (its refunded
   sub-transactions' ticket line items, A3.1: type, price and count; failing those, its amount against the tickets'
   prices). Tickets that cannot be told apart (two guests on one type and price, one of them refunded) hold the
   order's invitations for staff (``review``), naming the choices: ``synctool donations refunded-tickets ORDER
   TICKET`` says which. The buyer's invitation keeps RSVP yes while any of their tickets stands.
-- Check-ins: whichever read saw a check-in first (another event's, a refund's), ``events checkins`` and the poll
-  queue every order of their campaigns with a live checked-in ticket whose attendance is not written yet.
 """
 
 from __future__ import annotations
@@ -30,11 +27,11 @@ from __future__ import annotations
 import itertools
 import sqlite3
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from synctool import mappings, settings, store
+from synctool import settings, store
 from synctool.crm import invitations
 from synctool.crm.constituents import Person
 from synctool.errors import InvalidInput, NeedsReview, NotFound, Skip, Wait
@@ -45,8 +42,7 @@ from synctool.platforms.webhook import Event
 from synctool.queue import jobs
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
-from synctool.runtime import Runtime
-from synctool.timeutil import age_s, parse_moment
+from synctool.timeutil import age_s
 
 SOURCE = "donations"
 LABEL = "Givebutter order"
@@ -155,41 +151,6 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     writer = invitations.Writer(job.crm, job.conn, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s)
     said = writer.write(event_id, cid, build)
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
-
-
-def refunded(conn: sqlite3.Connection, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
-    """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
-    reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
-    order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked
-    ticket leaves it). Either way the invitations job is queued. None for an order of no event."""
-    from synctool.crm import refunds
-
-    found = tickets.order(conn, SOURCE, order_id)
-    if found is None:
-        return None
-    so_far = refunds.refunded_so_far(conn, f"donations_{order_id}")
-    if found["amount"] is None or so_far < Decimal(found["amount"]):
-        reader = client()
-        read = read_checkins(conn, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
-        txn = data if data and any(isinstance(p, dict) and p.get("refunded") for p in data.get("transactions") or []) else None
-        if txn is None:
-            try:
-                txn = reader.transaction(order_id)  # the refunded parts, when the refund names none (a refund object)
-            except Exception:  # unreachable or unreadable: the amount alone is what is known
-                txn = None
-        said = refund_evidence(txn if isinstance(txn, dict) else None)
-        kept = settings.cache_get(conn, REFUNDS, order_id) or {}
-        with store.atomic(conn):
-            settings.cache_put(conn, REFUNDS, order_id, {**kept, **said, "amount": str(so_far)})
-        queue(conn, order_id)
-        named = ", ".join(f"{kind} x{n}" for kind, n in said["refunded"].items()) or "no ticket line"
-        return (
-            f"order {order_id} refunded in part ({so_far} of {found['amount']}; refunded lines: {named}):"
-            f" {read['changed']} ticket(s) changed, its invitations queued"
-        )
-    ended = tickets.refund_tickets(conn, SOURCE, order_id)
-    queue(conn, order_id)
-    return f"order {order_id} refunded whole: its {ended} ticket(s) end, its invitations are queued"
 
 
 def _money(value: Any) -> str | None:
@@ -336,127 +297,3 @@ def decide(conn: sqlite3.Connection, order_id: str, ticket_ids: list[str]) -> di
         if not released:
             queue(conn, order_id)
     return {"order_id": order_id, "refunded": sorted(ticket_ids), "tickets_ended": ended, "released": released}
-
-
-# -- check-ins -----------------------------------------------------------------------------------------------
-
-
-def window(campaign: dict[str, Any]) -> tuple[datetime, datetime] | None:
-    """When a campaign's check-ins are read: a day before its event starts to two days after it ends."""
-    block = campaign.get("event")
-    if not isinstance(block, dict):
-        return None
-    start, end = block.get("start_at"), block.get("end_at") or block.get("start_at")
-    if not start:
-        return None
-    try:
-        return parse_moment(str(start)) - timedelta(days=1), parse_moment(str(end)) + timedelta(days=2)
-    except InvalidInput:
-        return None
-
-
-def read_checkins(conn: sqlite3.Connection, client: Any, campaign_ids: set[str]) -> dict[str, int]:
-    """Read every ticket (``GET /v1/tickets`` takes no filter) and keep each one (a backfilled order not synced
-    yet finds its tickets here); queue the orders of these campaigns whose tickets changed. Returns the tickets
-    read, those of these campaigns, those changed and the orders queued."""
-    marks = ",".join("?" * len(campaign_ids)) or "NULL"
-    orders = {
-        r["order_id"]
-        for r in conn.execute(
-            f"SELECT order_id FROM event_orders WHERE source = ? AND campaign_id IN ({marks})", (SOURCE, *campaign_ids)
-        )
-    }
-    read = kept = changed = 0
-    touched: set[str] = set()
-    listed: set[str] = set()
-    for ticket in client.tickets():
-        read += 1
-        order_id = str(ticket.get("transaction_id") or "")
-        if not order_id or not ticket.get("id"):
-            continue
-        listed.add(str(ticket["id"]))
-        new = note_ticket(conn, ticket, listed=True)
-        if order_id in orders:
-            kept += 1
-            if new:
-                changed += 1
-                touched.add(order_id)
-    # a ticket a refund revoked leaves the list (no refund Givebutter sends names its tickets, A3): one missing from
-    # this listing is revoked only when Givebutter answers 404 for it, so a short or shifting page revokes nothing
-    for order_id in orders:
-        held = tickets.tickets_of(conn, SOURCE, [order_id])
-        gone = [
-            t["ticket_id"]
-            for t in held
-            if not t["refunded"] and t["ticket_id"] not in listed and _revoked(client, t["ticket_id"])
-        ]
-        if gone and tickets.refund_tickets(conn, SOURCE, order_id, gone):
-            changed += len(gone)
-            touched.add(order_id)
-    # whichever read saw a check-in first (another event's, a refund's), one not yet written as attendance is due
-    touched |= unattended(conn, orders)
-    for order_id in sorted(touched):
-        queue(conn, order_id)
-    return {"tickets_read": read, "tickets": kept, "changed": changed, "orders_queued": len(touched)}
-
-
-def unattended(conn: sqlite3.Connection, order_ids: set[str]) -> set[str]:
-    """The orders (of ``order_ids``) with a live checked-in ticket whose attendance synctool has not written: its
-    holder's invitation (the buyer's own, or the guest's) has no ``attended_on`` at the campaign's mapped event."""
-    due: set[str] = set()
-    for found in (tickets.order(conn, SOURCE, o) for o in sorted(order_ids)):
-        if found is None or found["refunded"]:
-            continue
-        mapped = tickets.event_of(conn, found["campaign_id"])
-        checked = [t for t in tickets.tickets_of(conn, SOURCE, [found["order_id"]]) if t["checked_in_at"] and not t["refunded"]]
-        if mapped is None or not checked:
-            continue
-        if not found["constituent_id"]:
-            due.add(found["order_id"])
-            continue
-        for ticket in checked:
-            key = "" if tickets.is_buyer(ticket, found) else f"{SOURCE}:{ticket['ticket_id']}"
-            row = invitations.recorded(conn, int(mapped["event_id"]), found["constituent_id"], key)
-            if row is None or row["state"] != "done" or not row["attended_on"]:
-                due.add(found["order_id"])
-                break
-    return due
-
-
-def _revoked(client: Any, ticket_id: str) -> bool:
-    """Whether Givebutter answers 404 for a ticket (a refund revoked it)."""
-    from synctool.errors import RemoteError
-
-    try:
-        client.ticket(ticket_id)
-    except RemoteError as exc:
-        return exc.status == 404
-    return False
-
-
-def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:
-    """The mapped event campaigns whose check-in window is open now."""
-    due = set()
-    for mapped in mappings.all_of(conn, tickets.EVENT):
-        campaign = settings.cache_get(conn, CAMPAIGNS, mapped["key"]) or {}
-        opened = window(campaign)
-        if opened is not None and opened[0] <= now <= opened[1]:
-            due.add(str(mapped["key"]))
-    return due
-
-
-def poll_checkins(conn: sqlite3.Connection, rt: Runtime, client: Any) -> dict[str, int] | None:
-    """The poll's part: check-ins of the mapped event campaigns whose window is open; None when none is."""
-    due = campaigns_due(conn, rt.clock())
-    return read_checkins(conn, client, due) if due else None
-
-
-def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, Any]:
-    """``Platform.checkins``: read one mapped campaign's check-ins now, whatever the date."""
-    from synctool.platforms.givebutter.client import from_runtime
-
-    client = from_runtime(rt)
-    try:
-        return read_checkins(conn, client, {campaign_id})
-    finally:
-        client.close()

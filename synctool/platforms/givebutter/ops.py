@@ -46,11 +46,11 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> t
 
 def backfill_plans(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
     """``synctool backfill``'s plans: every recurring plan Givebutter holds (``GET /v1/plans``, every page), a plan job
-    for each that synctool's record lacks or that changed (``plans.queue_changed``). Reads the platform only."""
-    from synctool.platforms.givebutter import plans
+    for each that synctool's record lacks or that changed (``plan_changes.queue_changed``). Reads the platform only."""
+    from synctool.platforms.givebutter import plan_changes
 
     with platforms.using(rt, "donations", client) as donations:
-        seen, queued = plans.queue_changed(
+        seen, queued = plan_changes.queue_changed(
             conn, donations.plans(per_page=100), origin="backfill", max_attempts=rt.config.queue.max_attempts
         )
         spent = donations.api.requests_sent

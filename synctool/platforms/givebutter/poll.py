@@ -6,7 +6,7 @@ still has to be made). Then reads the transactions changed since the same point
 (``updatedAfter``, the API's own filter: a refund moves ``updated_at``) and queues a refund job for each whose
 refunded parts add up to more than the refunds synctool has applied to its gift; then every recurring plan
 (``GET /v1/plans`` takes no filter: every page), queueing a plan job for each whose status, amount, frequency or
-next charge differ from synctool's record (``plans.queue_changed``). Three requests when nothing is new and the
+next charge differ from synctool's record (``plan_changes.queue_changed``). Three requests when nothing is new and the
 plans fit a page. The platform's 429 and ``Retry-After`` are honoured by the client.
 """
 
@@ -19,7 +19,7 @@ from synctool import platforms, store
 from synctool.crm import refunds
 from synctool.errors import SynctoolError
 from synctool.platforms import givebutter, watermark
-from synctool.platforms.givebutter import events, plans
+from synctool.platforms.givebutter import checkins, plan_changes
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 from synctool.queue import jobs, log
 from synctool.runtime import Runtime
@@ -52,11 +52,11 @@ def poll(
             refunds_seen += 1
             refunds_queued += _queue_refund(conn, rt, txn)
         # every recurring plan (the list has no filter): a job for each that changed since the record (a lost webhook)
-        plans_seen, plans_queued = plans.queue_changed(
+        plans_seen, plans_queued = plan_changes.queue_changed(
             conn, donations.plans(per_page=100), origin="poll", max_attempts=rt.config.queue.max_attempts
         )
         # the check-ins of mapped event campaigns, from a day before each event to two days after it
-        checked = events.poll_checkins(conn, rt, donations)
+        checked = checkins.poll_checkins(conn, rt, donations)
         requests = donations.api.requests_sent
     result = {
         "since": since_text,

@@ -3,17 +3,23 @@
 ``refund.created`` comes in two shapes (Givebutter publishes no schema): a refund object
 (``{id, transaction_id, amount, created_at}``), one refund keyed by its own id; or the refunded
 transaction itself (``refunded: true`` and its refunded ``transactions[]``), whose refunded amount is the
-running total, so the refund applied is what that total adds to the refunds already applied.
+running total, so the refund applied is what that total adds to the refunds already applied. A refund of an event
+order also ends its tickets, or keeps what it says of them for the order's invitations job (``events.py``).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from decimal import Decimal
+from typing import Any
 
+from synctool import settings, store
 from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip, SynctoolError
+from synctool.platforms import tickets
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter import events
+from synctool.platforms.givebutter.checkins import read_checkins
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import handler
@@ -77,8 +83,41 @@ def refund(event: Event, job: Job) -> Outcome:
     found = read(event, job)
     outcome = refunds.run(job.refund_job(), found)
     data = event.payload.get("refund") or event.data
-    said = events.refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"),
-                           data if isinstance(data, dict) else None)  # fmt: skip
+    said = event_order_refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"),
+                                data if isinstance(data, dict) else None)  # fmt: skip
     if said:
         outcome.message = f"{outcome.message}; {said}"
     return outcome
+
+
+def event_order_refunded(conn: sqlite3.Connection, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
+    """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
+    reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
+    order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked
+    ticket leaves it). Either way the invitations job is queued. None for an order of no event."""
+    found = tickets.order(conn, events.SOURCE, order_id)
+    if found is None:
+        return None
+    so_far = refunds.refunded_so_far(conn, f"donations_{order_id}")
+    if found["amount"] is None or so_far < Decimal(found["amount"]):
+        reader = client()
+        read = read_checkins(conn, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
+        txn = data if data and any(isinstance(p, dict) and p.get("refunded") for p in data.get("transactions") or []) else None
+        if txn is None:
+            try:
+                txn = reader.transaction(order_id)  # the refunded parts, when the refund names none (a refund object)
+            except Exception:  # unreachable or unreadable: the amount alone is what is known
+                txn = None
+        said = events.refund_evidence(txn if isinstance(txn, dict) else None)
+        kept = settings.cache_get(conn, events.REFUNDS, order_id) or {}
+        with store.atomic(conn):
+            settings.cache_put(conn, events.REFUNDS, order_id, {**kept, **said, "amount": str(so_far)})
+        events.queue(conn, order_id)
+        named = ", ".join(f"{kind} x{n}" for kind, n in said["refunded"].items()) or "no ticket line"
+        return (
+            f"order {order_id} refunded in part ({so_far} of {found['amount']}; refunded lines: {named}):"
+            f" {read['changed']} ticket(s) changed, its invitations queued"
+        )
+    ended = tickets.refund_tickets(conn, events.SOURCE, order_id)
+    events.queue(conn, order_id)
+    return f"order {order_id} refunded whole: its {ended} ticket(s) end, its invitations are queued"
