@@ -12,6 +12,7 @@ from synctool import settings, store
 from synctool.crm import environment as crm_environment
 from synctool.crm import matching, references
 from synctool.errors import InvalidInput, SynctoolError
+from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 from synctool.validation import Body
 
@@ -151,7 +152,7 @@ def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False,
 
     crm = client or crm_environment.open_client(conn, rt)
     try:
-        done = mirror.refresh(crm, conn, full=full, page_size=rt.config.crm.mirror_page_size)
+        done = mirror.refresh(crm, Unit(conn), full=full, page_size=rt.config.crm.mirror_page_size)
     finally:
         if client is None:
             crm.close()

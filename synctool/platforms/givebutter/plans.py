@@ -31,11 +31,13 @@ from synctool.crm import constituents, contact_reports, gifts, group_memberships
 from synctool.crm.constituents import Person
 from synctool.errors import SynctoolError
 from synctool.platforms.context import Job
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import PLAN_EVENTS, Plan, external_id, plan_moment, supporter_name
 from synctool.platforms.webhook import Event
-from synctool.queue import jobs, log, unit
+from synctool.queue import jobs, log
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
+from synctool.queue.unit import Unit
 from synctool.timeutil import parse_iso
 from synctool.validation import parse, payload
 
@@ -246,16 +248,14 @@ def _last_charge(conn: sqlite3.Connection, plan_id: str) -> dict[str, Any]:
     return out
 
 
-def record_charge(
-    conn: sqlite3.Connection, plan_id: str, transaction_id: str, amount: Any, currency: str | None, at: str | None
-) -> bool:
+def record_charge(work: Unit, plan_id: str, transaction_id: str, amount: Any, currency: str | None, at: str | None) -> bool:
     """A charge of the plan (a succeeded transaction with its ``plan_id``), noted once: its last charge, failures
     reset, and news for the donor's next contact report when the plan had failed or was paused (a failed plan charged
     again is active: Givebutter's retry took). No CRM request. Inside the job's unit (``gather``); False when
     already noted."""
     when = moment(at) or store.iso()
     money = None if amount is None else f"{Decimal(str(amount)):.2f}"
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         event_id = f"charge:{transaction_id}"
         if _event(conn, event_id) is not None:
             return False
@@ -405,7 +405,7 @@ def plan(event: Event, job: Job) -> Outcome:
     """A plan event (a ``plan.*`` webhook; a poll's, backfill's or reconcile's job): the design's six steps."""
     data = event.payload.get("plan") or event.data
     if not data:  # a job queued with no plan (reconcile --fix): the plan as Givebutter holds it now
-        data = job.client("donations").plan(job.row["entity_id"])
+        data = job.client("donations", DonationsClient).plan(job.row["entity_id"])
     found = payload(Plan, data, "the Givebutter plan")
     from_webhook = event.type in PLAN_EVENTS
     event_id = event.id or str(event.payload.get("event") or f"job:{job.id}")

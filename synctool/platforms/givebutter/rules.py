@@ -31,6 +31,7 @@ from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.platforms import givebutter, mailing_list, tickets
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter import events, plans
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import (
     CAMPAIGNS,
     Address,
@@ -74,7 +75,7 @@ def supporter(txn: Transaction) -> Person:
 def fetch_campaign(job: Job, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
-        campaign = job.client("donations").campaign(campaign_id)
+        campaign = job.client("donations", DonationsClient).campaign(campaign_id)
     except RemoteError as exc:
         if exc.status != 404:
             logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
@@ -195,7 +196,7 @@ def fee_fields(job: Job, txn: Transaction) -> list[dict[str, Any]]:
             )
         value = f"{amount:.2f}"
         job.unit.commit("before gift field value")  # it may wait for the field's lock, outside the unit
-        references.ensure_gift_field_value(job.conn, job.crm, field, value)
+        references.ensure_gift_field_value(job.unit, job.crm, field, value)
         out.append({"name": field["name"], "values": [{"name": value}]})
     return out
 
@@ -294,7 +295,7 @@ def fundraiser(job: Job, txn: Transaction) -> Fundraiser | None:
     found = constituents.lookup(job.conn, person)
     if found is None:
         crm = job.config.crm
-        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=crm.mirror_page_size)
+        mirror.ensure_fresh(job.crm, job.unit, job.run_started, page_size=crm.mirror_page_size)
         found = constituents.lookup(job.conn, person)
     if found is None:
         why = f"{name} <{person.email}> is not in the CRM (soft_credits.create_fundraisers is off)"
@@ -309,7 +310,7 @@ def _member(job: Job, txn: Transaction) -> dict[str, Any] | None:
     if cached is not None:
         return cached
     try:
-        member = job.client("donations").member(str(txn.campaign_id), str(txn.member_id))
+        member = job.client("donations", DonationsClient).member(str(txn.campaign_id), str(txn.member_id))
     except RemoteError as exc:
         if exc.status == 404:
             return None
@@ -331,7 +332,7 @@ def credit_fundraiser(job: Job, raiser: Fundraiser, body: dict[str, Any], donor_
     credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
     # made once like any gift: 1 request when new, 0 when the ledger holds it
     credit_id, created = gifts.create_once(
-        job.crm, job.conn, raiser.constituent_id, credit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s
+        job.crm, job.unit, raiser.constituent_id, credit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s
     )
     return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")
 
@@ -352,7 +353,7 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     plan_id = recurring_plan(txn)
     if plan_id:  # a charge of a recurring plan: noted on the plan (no CRM request); its gift as any other
-        plans.record_charge(job.conn, plan_id, txn.id, txn.amount, txn.currency, txn.transacted_at or txn.created_at)
+        plans.record_charge(job.unit, plan_id, txn.id, txn.amount, txn.currency, txn.transacted_at or txn.created_at)
     free = no_money(txn)
     if free:
         campaign = campaign_of(job, txn) if txn.campaign_id else {}
@@ -403,7 +404,7 @@ def transaction(event: Event, job: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
     data = event.payload.get("transaction") or event.data
     if not data:
-        data = job.client("donations").transaction(job.row["entity_id"])
+        data = job.client("donations", DonationsClient).transaction(job.row["entity_id"])
     return sync_transaction(job, data)
 
 
@@ -424,7 +425,7 @@ def ticket(event: Event, job: Job) -> Outcome:
     if other is not None or gifts.recorded(job.conn, ext) is not None:
         also = "; its invitations queued" if invited else ""
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase){also}")
-    outcome = sync_transaction(job, job.client("donations").transaction(found.transaction_id))
+    outcome = sync_transaction(job, job.client("donations", DonationsClient).transaction(found.transaction_id))
     outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
     return outcome
 

@@ -38,7 +38,7 @@ def find_constituent(job: Job, email: str, first: str | None, last: str | None) 
 
     found = look()
     if found is None:
-        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=job.config.crm.mirror_page_size)
+        mirror.ensure_fresh(job.crm, job.unit, job.run_started, page_size=job.config.crm.mirror_page_size)
         found = look()
     if found is None:
         return None

@@ -128,7 +128,7 @@ def payment(event: webhook.Event, job: Job) -> Outcome:
             body["payment_type_id"] = gateway["payment_type_id"]
         gift_id, _ = gifts.create_once(
             job.crm,
-            job.conn,
+            job.unit,
             constituent_id,
             body,
             job_id=job.row["id"],

@@ -11,7 +11,6 @@ from synctool.errors import PermanentError
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
 from synctool.platforms.portal import records as portal_records
-from synctool.queue import unit
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 
@@ -40,7 +39,7 @@ def sync_user(job: Job, user_id: str) -> str:
     person = user_person(user)
     crm = job.crm
     linked = user.get("crm_constituent_id")
-    if linked and constituents.revalidate(crm, job.conn, linked, user["email"]):
+    if linked and constituents.revalidate(crm, job.unit, linked, user["email"]):
         body = {
             "first_name": person.first_name,
             "last_name": person.last_name or person.email,
@@ -80,7 +79,7 @@ def user_locked(*user_ids_of):
     def wrap(fn):
         def handler_(event: webhook.Event, job: Job) -> Outcome:
             users = [u for get in user_ids_of for u in get(job) if u]
-            with unit.of(job.conn).lock([f"portal_user:{u}" for u in users]):
+            with job.unit.lock([f"portal_user:{u}" for u in users]):
                 return fn(event, job)
 
         handler_.__name__ = fn.__name__
