@@ -12,7 +12,6 @@ and the person matched again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -21,6 +20,7 @@ from synctool.config import ProfileDefaults
 from synctool.crm import matching, mirror
 from synctool.crm.client import CrmClient
 from synctool.crm.mirror import normalize_email
+from synctool.crm.person import Person
 from synctool.crm.types import CrmId, JsonObject
 from synctool.errors import RemoteError, UncertainWrite
 from synctool.queue.unit import Unit
@@ -58,21 +58,6 @@ class ConstituentBody(TypedDict, total=False):
     salutation: str | None
     org_name: str
     external_constituent_id: str
-
-
-@dataclass
-class Person:
-    first_name: str | None = None
-    last_name: str | None = None
-    email: str | None = None
-    phone: str | None = None
-    address: Mapping[str, str | None] = field(default_factory=dict)  # street, city, state, postal_code, country
-    external_id: str | None = None
-    org_name: str | None = None
-
-    @property
-    def key(self) -> str:
-        return normalize_email(self.email)
 
 
 def linked(conn: sqlite3.Connection, email: str | None) -> str | None:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from nicknames import NickNamer
 
     from synctool.config import Config
-    from synctool.crm.constituents import Person
+    from synctool.crm.person import Person
 
 POLICIES = ("review", "auto", "email")
 #: the run-time setting that wins over ``donors.matching``
@@ -258,7 +258,7 @@ def _candidate(conn: sqlite3.Connection, record: Mapping[str, object], evidence:
 
 def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicatePair]:
     """Likely duplicate pairs already in the CRM, by the same rule, read from the mirror."""
-    from synctool.crm.constituents import Person
+    from synctool.crm.person import Person
 
     pairs: list[DuplicatePair] = []
     seen: set[tuple[str, str]] = set()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from synctool import store
 from synctool.config import Config
@@ -25,15 +25,21 @@ from synctool.crm import constituents, currency, donor_changes, gifts, matching,
 from synctool.crm.client import CrmClient
 from synctool.crm.currency import GiftBody
 from synctool.crm.types import Amount
+from synctool.platforms.contract import PlatformClient
 from synctool.queue import jobs
 from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
-if TYPE_CHECKING:
-    from synctool.platforms.runner import Runner
-
 #: the class of an outside system's client a handler asks for (``Job.client``)
 C = TypeVar("C")
+
+
+class Clients(Protocol):
+    """Where a job gets its outside clients (``platforms.runner.Runner``: shared by a drain's jobs)."""
+
+    def get(self, name: str, job: Job) -> PlatformClient: ...
+
+    def crm(self, job: Job) -> CrmClient: ...
 
 
 @dataclass
@@ -45,7 +51,7 @@ class Job:
     conn: sqlite3.Connection
     rt: Runtime
     owner: str
-    runner: Runner
+    runner: Clients
     #: when this job's run (a drain, or one operator command) started: the CRM mirror is refreshed at
     #: most once per run, and must have been refreshed since then before a constituent is created
     run_started: str = field(default_factory=store.iso)
