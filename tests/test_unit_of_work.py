@@ -12,7 +12,9 @@ import pytest
 
 from synctool import store
 from synctool.fakes import samples
-from synctool.platforms.context import Job, runner
+from synctool.crm import gifts
+from synctool.platforms.job import Job
+from synctool.platforms.runner import runner
 from synctool.queue import unit, worker
 from tests.flow_helpers import give, run_drain
 from tests.helpers import runtime
@@ -115,3 +117,32 @@ def test_a_job_killed_at_any_point_ends_with_one_gift_and_one_donor(coded, recei
     [gift] = coded.crm.gifts.values()
     assert row["crm_gift_id"] == str(gift["id"])
     assert db.execute("SELECT count(*) FROM locks WHERE expires > 0").fetchone()[0] == 0
+
+
+def test_a_known_donors_new_phone_added_at_once_commits_at_the_units_points(coded, receiver, db, cli, caplog):
+    """``donors.updates: add``: the proposed change commits before the CRM write that applies it, the answer after it;
+    no commit of its own outside the unit's named points."""
+    first = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    give(receiver, first)
+    run_drain()
+    assert cli("settings", "donor-updates", "add").exit_code == 0
+    again = {**copy.deepcopy(first), "id": "SecondGiftOfAda", "number": "2", "phone": "+15105550000"}
+    queued = give(receiver, again)
+    before = len(coded.crm.requests)
+    commits, job = run_counted(queued["job_id"])
+    assert crm_writes(coded, before) == 2  # the gift, the phone
+    assert job.unit.points == [*KNOWN_DONOR[:2], "before contact point add", "after contact point add", "job end"]
+    assert commits == len(job.unit.points)
+    assert "+15105550000" in {r["number"] for r in coded.crm.contacts["phone_numbers"].values()}
+    assert db.execute("SELECT status FROM donor_changes").fetchone()[0] == "applied"
+    assert no_request_inside_a_change(caplog)
+
+
+def test_outside_a_job_each_change_commits_at_once(db):
+    """An operator's command (or a test) passes an unbound unit: each gathered change is its own commit, and no point
+    has anything to commit."""
+    work = unit.Unit(db)
+    gifts.record_deleted(work, "donations_OUTSIDE")
+    assert not db.in_transaction and gifts.recorded(db, "donations_OUTSIDE")["state"] == "deleted"
+    assert work.commit("after nothing") is False and work.points == []
+

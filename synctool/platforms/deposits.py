@@ -28,7 +28,7 @@ def deposit(event: Event, job: Job) -> Outcome:
     # a payout in another currency than the organisation's is held until a person says what the bank credited
     settled = job.money("deposit", f"{key}:{payout_id}", details["deposited_amount"], details.get("currency"), ext)
     job.crm.update_gift(entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(settled.amount)})
-    with store.atomic(job.conn):
+    with job.unit.gather():
         store.database(job.conn).table("crm_writes").upsert(
             {
                 "key": key,

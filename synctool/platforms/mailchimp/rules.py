@@ -8,7 +8,7 @@ same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
 
 from __future__ import annotations
 
-from synctool import mappings, settings, store
+from synctool import mappings, settings
 from synctool.crm import constituents, mirror
 from synctool.errors import PermanentError, Skip
 from synctool.platforms.context import Job
@@ -42,7 +42,7 @@ def find_constituent(job: Job, email: str, first: str | None, last: str | None) 
         found = look()
     if found is None:
         return None
-    with store.atomic(job.conn):
+    with job.unit.gather():
         constituents.link(job.conn, email, found["id"])
     return str(found["id"])
 

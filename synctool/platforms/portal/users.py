@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import store
 from synctool.crm import constituents, mirror
 from synctool.errors import PermanentError
 from synctool.platforms import webhook
@@ -53,11 +52,11 @@ def sync_user(job: Job, user_id: str) -> str:
             contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
         for kind, rows in contacts.items():
             crm.replace_contacts(linked, kind, rows)
-        with store.atomic(job.conn):
+        with job.unit.gather():
             mirror.put(job.conn, {**updated, "id": linked, **contacts})
         constituent_id = linked
     else:
-        with store.atomic(job.conn):
+        with job.unit.gather():
             constituents.unlink(job.conn, user["email"])
         constituent_id, _ = job.match_or_create(person, use_link=False)
     portal_records.set_link(job.conn, "user", user_id, crm_constituent_id=constituent_id)
