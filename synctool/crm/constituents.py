@@ -130,6 +130,17 @@ def create_body(person: Person, defaults: ProfileDefaults) -> ConstituentBody:
 
 
 @dataclass
+class KnownDonors:
+    """The donor policy a job matches its gift's donor by, as data: for a person whose e-mail is in no constituent,
+    ``crm.matching.resolve`` looks for a known one by ``how`` (``donors.matching``) on behalf of ``job`` (a person's decision for it
+    comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome shows it)."""
+
+    job: sqlite3.Row
+    how: str
+    said: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Matching:
     """How this run matches a person to a constituent, as data: the new constituent's profile ``defaults``, when the
     run started (``fresh_since``, an ``store.iso`` time: before creating, the mirror is refreshed unless that already
@@ -140,7 +151,7 @@ class Matching:
     defaults: ProfileDefaults
     fresh_since: str | None = None
     page_size: int = 250
-    donors: matching.KnownDonors | None = None
+    donors: KnownDonors | None = None
     created: set[str] = field(default_factory=set)
 
 

@@ -284,17 +284,6 @@ def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicateP
 # -- held gifts and their decisions -------------------------------------------------------------------------
 
 
-@dataclass
-class KnownDonors:
-    """The donor policy a job matches its gift's donor by, as data: for a person whose e-mail is in no constituent,
-    ``resolve`` looks for a known one by ``how`` (``donors.matching``) on behalf of ``job`` (a person's decision for it
-    comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome shows it)."""
-
-    job: sqlite3.Row
-    how: str
-    said: list[str] = field(default_factory=list)
-
-
 def hold(work: Unit, job: sqlite3.Row, person: Person, found: list[Candidate], why: str) -> int:
     """Record that ``job``'s donor needs a person's decision (once per job); returns the match's id."""
     known = work.conn.execute("SELECT id FROM donor_matches WHERE job_id = ? AND status = 'pending'", (job["id"],)).fetchone()

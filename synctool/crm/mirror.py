@@ -27,7 +27,7 @@ from typing import Any
 
 from synctool import store
 from synctool.crm.client import CrmClient
-from synctool.crm.types import CrmId, JsonObject, MirrorRefresh
+from synctool.crm.types import CrmId, JsonObject, MirrorRefresh, MirrorStatus
 from synctool.queue.unit import Unit
 from synctool.timeutil import age_s, parse_iso
 
@@ -202,16 +202,13 @@ def _state(conn: sqlite3.Connection, column: str) -> str | None:
     return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
 
 
-def status(conn: sqlite3.Connection) -> dict[str, Any]:
+def status(conn: sqlite3.Connection) -> MirrorStatus:
     """What the operator sees (`crm mirror`, `crm budget`, `doctor`): rows, watermark, age, last refresh."""
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
-    counts = {
-        "constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
-        "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0],
-    }
     age = age_s(row["refreshed_at"])
     return {
-        **counts,
+        "constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
+        "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0],
         "watermark": row["watermark"],
         "refreshed_at": row["refreshed_at"],
         "age_s": None if age is None else round(age, 1),

@@ -108,7 +108,7 @@ class Job:
         """The CRM client; every request it sends is counted on this job's attempt."""
         return self.runner.crm(self)
 
-    def matching(self, donors: matching.KnownDonors | None = None) -> constituents.Matching:
+    def matching(self, donors: constituents.KnownDonors | None = None) -> constituents.Matching:
         """How this job matches a person to a constituent: the run's settings, and ``donors``' policy for a person
         whose e-mail is in no constituent (None: by e-mail alone)."""
         crm = self.config.crm
@@ -147,7 +147,7 @@ class Job:
         amount: another than the organisation's holds the job (``gift_in_currency``) before any constituent is
         matched or made; ``body`` is changed in place to the amount written."""
         self.gift_in_currency(body, currency)
-        donors = matching.KnownDonors(self.row, matching.policy(self.conn, self.config), self.donor_news)
+        donors = constituents.KnownDonors(self.row, matching.policy(self.conn, self.config), self.donor_news)
         constituent_id, gift_id, created = gifts.for_person(
             self.crm, self.unit, person, body, self.matching(donors),
             job_id=self.id, force=self.force, confirm_after_s=self.config.crm.confirm_after_s,

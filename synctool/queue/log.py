@@ -113,10 +113,10 @@ def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Jobs created since ``since``: the total and one count per status, overall and per source."""
     empty = {"total": 0, **{s: 0 for s in STATUSES}}
-    overall, per_source = dict(empty), dict[str, dict[str, Any]]()
+    overall, per_source = dict(empty), dict[str, dict[str, int]]()
     for row in _window(conn, since):
         counts = per_source.setdefault(row["source"], dict(empty))
         for found in (overall, counts):

@@ -184,7 +184,7 @@ def _record(
 
 def _plan(
     runner: JobRunner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None
-) -> dict:
+) -> jobs.PreviewPlan:
     """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
     how the job would end."""
     writes = runner.plan()
