@@ -8,7 +8,7 @@ from __future__ import annotations
 from synctool import store
 from synctool.crm import gifts
 from synctool.errors import Skip
-from synctool.platforms.context import Job
+from synctool.platforms.job import Job
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
