@@ -381,7 +381,7 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
     credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
     with job.unit.gather():
         pushed = mailing_list.queue_pushes(
-            job.conn,
+            job.unit,
             person,
             source="donations",
             consent=txn.communication_opt_in,

@@ -168,7 +168,7 @@ def order(event: Event, job: Job) -> Outcome:
     )
     place = (location(job, full.location_id) or {}).get("name") or full.location_id
     pushed = mailing_list.queue_pushes(
-        job.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
+        job.unit, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
     )
     return Outcome(
         "succeeded",
