@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from synctool import store
-from synctool.fakes import samples
 from synctool.crm import gifts
+from synctool.fakes import samples
 from synctool.platforms.job import Job
 from synctool.platforms.runner import runner
 from synctool.queue import unit, worker
@@ -146,3 +146,30 @@ def test_outside_a_job_each_change_commits_at_once(db):
     assert not db.in_transaction and gifts.recorded(db, "donations_OUTSIDE")["state"] == "deleted"
     assert work.commit("after nothing") is False and work.points == []
 
+
+def test_a_platform_client_commits_what_the_job_gathered_before_it_sends_and_is_typed(db):
+    """``job.client(role, Class)`` gives the platform's own client (typed: another class is refused); each request it
+    sends first commits what the job's unit gathered, as a point of its own."""
+    import httpx
+
+    from synctool.platforms.givebutter.client import DonationsClient
+    from synctool.platforms.mailchimp.client import MailingClient
+    from synctool.platforms.runner import Runner
+    from synctool.queue import jobs
+    from tests.helpers import mock_transport
+
+    transport = mock_transport([httpx.Response(200, json={"data": {"id": 7}})])
+    built = DonationsClient("https://donations.invalid/v1", "key", transport=transport)
+    jobs_runner = Runner(runtime(), open_client=lambda role: built, parse=lambda source, body: None)  # type: ignore[arg-type,return-value]
+    with store.atomic(db):
+        job_id = jobs.enqueue(db, source="donations", entity_type="plan", entity_id="P1")
+    job = jobs_runner.context(jobs.get(db, job_id), db, "test", store.iso())
+    with job.unit.bind():
+        with job.unit.gather() as conn:
+            conn.execute("UPDATE jobs SET message = 'gathered' WHERE id = ?", (job_id,))
+        assert job.client("donations", DonationsClient).campaign("7") == {"id": 7}
+        assert job.unit.points == ["before a donations request"] and not db.in_transaction
+        with pytest.raises(TypeError, match="not a MailingClient"):
+            job.client("donations", MailingClient)
+    assert jobs.get(db, job_id)["message"] == "gathered"
+    built.close()

@@ -132,8 +132,9 @@ def create_body(person: Person, defaults: ProfileDefaults) -> ConstituentBody:
 @dataclass
 class KnownDonors:
     """The donor policy a job matches its gift's donor by, as data: for a person whose e-mail is in no constituent,
-    ``crm.matching.resolve`` looks for a known one by ``how`` (``donors.matching``) on behalf of ``job`` (a person's decision for it
-    comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome shows it)."""
+    ``crm.matching.resolve`` looks for a known one by ``how`` (``donors.matching``) on behalf of ``job`` (a person's
+    decision for it comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome
+    shows it)."""
 
     job: sqlite3.Row
     how: str
