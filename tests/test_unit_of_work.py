@@ -163,7 +163,7 @@ def test_a_platform_client_commits_what_the_job_gathered_before_it_sends_and_is_
     jobs_runner = Runner(runtime(), open_client=lambda role: built, parse=lambda source, body: None)  # type: ignore[arg-type,return-value]
     with store.atomic(db):
         job_id = jobs.enqueue(db, source="donations", entity_type="plan", entity_id="P1")
-    job = jobs_runner.context(jobs.get(db, job_id), db, "test", store.iso())
+    job = jobs_runner.context(jobs.get(db, job_id), db, "test", "2026-12-01T00:00:00Z")
     with job.unit.bind():
         with job.unit.gather() as conn:
             conn.execute("UPDATE jobs SET message = 'gathered' WHERE id = ?", (job_id,))
