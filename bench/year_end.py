@@ -36,6 +36,7 @@ def main() -> None:
     from synctool.crm import gifts as ledger
     from synctool.fakes import samples
     from synctool.ops import year_end
+    from synctool.queue.unit import Unit
 
     rng = random.Random(7)
     with fake_world("synctool-year-end-", limit=100_000, window_s=1.0, interval_ms=0) as (world, rt, conn):
@@ -65,7 +66,7 @@ def main() -> None:
                     gift.update([("received_date", f"{YEAR + 1}-01-01"), ("deductible_amount", amount * 2.0),
                                  ("ack_template_name", None), ("received_amount", amount - 1.0), ("received_amount", 0.0)][n:n + 1])  # fmt: skip
                 world.crm.gifts[gid] = gift
-                ledger.adopt(conn, gift["external_id"], gift)
+                ledger.adopt(Unit(conn), gift["external_id"], gift)
                 conn.execute(
                     "INSERT INTO jobs (id, source, entity_type, entity_id, external_id, status, run_after, crm_gift_id, created_at,"
                     " updated_at) VALUES (?, 'donations', 'transaction', ?, ?, 'succeeded', ?, ?, ?, ?)",

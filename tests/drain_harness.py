@@ -12,7 +12,7 @@ import sys
 import time
 
 from synctool import platforms, store
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue.handlers import ANY_SOURCE
 from synctool.queue.worker import drain, handler
 from synctool.runtime import Runtime

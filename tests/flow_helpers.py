@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from synctool.fakes import samples
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue.worker import drain
 from tests.conftest import POS_URL, TEST_SECRETS
 from tests.helpers import runtime

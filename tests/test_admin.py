@@ -56,13 +56,14 @@ def seed_held_gift(db) -> str:
     from synctool.crm import matching
     from synctool.crm.constituents import Person
     from synctool.queue import jobs
+    from synctool.queue.unit import Unit
 
     with store.atomic(db):
         job_id = jobs.enqueue(db, source="donations", entity_type="transaction", entity_id="H1", external_id="donations_H1")
         db.execute("UPDATE jobs SET status = 'review' WHERE id = ?", (job_id,))
         candidate = matching.Candidate("959480", "Robert Smith", ["Bob and Robert are one name (nickname)"], [])
         person = Person(first_name="Bob", last_name="Smith", email=f"bob-{job_id[:8]}@example.org")
-        return str(matching.hold(db, jobs.get(db, job_id), person, [candidate], "may be Robert Smith"))
+        return str(matching.hold(Unit(db), jobs.get(db, job_id), person, [candidate], "may be Robert Smith"))
 
 
 def seed_currency_hold(db) -> str:
@@ -71,11 +72,12 @@ def seed_currency_hold(db) -> str:
 
     from synctool.crm import currency
     from synctool.queue import jobs
+    from synctool.queue.unit import Unit
 
     with store.atomic(db):
         job_id = jobs.enqueue(db, source="pos", entity_type="order", entity_id="CAD1", external_id="pos_order_CAD1")
         db.execute("UPDATE jobs SET status = 'review' WHERE id = ?", (job_id,))
-        currency.hold(db, job_id=job_id, source="pos", kind="gift", key=f"pos_order_CAD1-{job_id}", external_id="pos_order_CAD1",
+        currency.hold(Unit(db), job_id=job_id, source="pos", kind="gift", key=f"pos_order_CAD1-{job_id}", external_id="pos_order_CAD1",
                       amount=Decimal("74.16"), currency="CAD", org="USD")  # fmt: skip
     return job_id
 

@@ -12,8 +12,9 @@ from synctool.config import ProfileDefaults
 from synctool.crm import constituents, gifts
 from synctool.crm import environment as crm
 from synctool.crm.client import CrmClient, search_params
-from synctool.crm.constituents import Person
+from synctool.crm.constituents import Matching, Person
 from synctool.errors import ConfigError, RemoteError, TransientError, UncertainWrite, Wait
+from synctool.queue.unit import Unit
 from tests.conftest import CRM_KEY
 from tests.helpers import mock_transport, runtime, validate_against_openapi
 
@@ -128,15 +129,15 @@ def test_gift_post_that_times_out_after_commit_leaves_one_gift(fake_crm, crm_cli
     fake_crm.faults.append({"mode": "commit_timeout", "count": 1, "method": "POST", "path": "/gifts"})
     body = {"external_id": "donations_T1", "received_amount": 10.0, "received_date": "2026-11-20"}
     with pytest.raises(Wait, match="sent, waiting to confirm"):  # the answer was lost: no second POST now
-        gifts.create_once(crm_client, db, str(c["id"]), body)
+        gifts.create_once(crm_client, Unit(db), str(c["id"]), body)
     with pytest.raises(Wait):  # nor on a retry before the grace period is over
-        gifts.create_once(crm_client, db, str(c["id"]), body)
+        gifts.create_once(crm_client, Unit(db), str(c["id"]), body)
     assert len(fake_crm.gifts) == 1 and gifts.recorded(db, "donations_T1")["state"] == "unconfirmed"
-    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body, confirm_after_s=0)
+    gift_id, created = gifts.create_once(crm_client, Unit(db), str(c["id"]), body, confirm_after_s=0)
     assert created is False and len(fake_crm.gifts) == 1 and str(next(iter(fake_crm.gifts))) == gift_id
     # and again, from a later job: recorded, so no request at all
     before = fake_crm.stats()["requests"]
-    assert gifts.create_once(crm_client, db, str(c["id"]), body)[0] == gift_id
+    assert gifts.create_once(crm_client, Unit(db), str(c["id"]), body)[0] == gift_id
     assert fake_crm.stats()["requests"] == before
 
 
@@ -146,18 +147,18 @@ def test_gift_after_a_crash_mid_post_is_looked_up_first(fake_crm, crm_client, db
     crm_client.create_gift(c["id"], body)  # the CRM has it ...
     with store.atomic(db):  # ... but the process died before recording it
         db.execute("INSERT INTO crm_writes (key, kind, state, updated_at) VALUES ('pos_order_9', 'gift', 'pending', 'x')")
-    gift_id, created = gifts.create_once(crm_client, db, str(c["id"]), body, confirm_after_s=0)
+    gift_id, created = gifts.create_once(crm_client, Unit(db), str(c["id"]), body, confirm_after_s=0)
     assert created is False and len(fake_crm.gifts) == 1
     # the CRM's own duplicate guard (422) is also treated as "already there"
     db.execute("DELETE FROM crm_writes")
-    assert gifts.create_once(crm_client, db, str(c["id"]), body) == (gift_id, False)
+    assert gifts.create_once(crm_client, Unit(db), str(c["id"]), body) == (gift_id, False)
     assert len(fake_crm.gifts) == 1
 
 
 def test_constituent_post_that_times_out_after_commit_leaves_one(fake_crm, crm_client, db):
     fake_crm.faults.append({"mode": "commit_timeout", "count": 1, "method": "POST", "path": "/constituents"})
     person = Person("Grace", "Hopper", "grace@navy.example")
-    cid, created = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
+    cid, created = constituents.match_or_create(crm_client, Unit(db), person, Matching(ProfileDefaults()))
     assert len(fake_crm.constituents) == 1 and str(next(iter(fake_crm.constituents))) == cid
 
 
@@ -169,7 +170,7 @@ def test_matching_normalises_email_and_creates_once(fake_crm, crm_client, db):
         phone="+14155551212",
         address={"street": "12 Analytical Way", "city": "Oakland", "state": "CA", "postal_code": "94607", "country": "US"},
     )
-    cid, created = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
+    cid, created = constituents.match_or_create(crm_client, Unit(db), person, Matching(ProfileDefaults()))
     assert created
     record = fake_crm.constituents[int(cid)]
     assert record["addressee"] == "Ada Lovelace" and record["salutation"] == "Ada"
@@ -178,13 +179,13 @@ def test_matching_normalises_email_and_creates_once(fake_crm, crm_client, db):
     # a returning donor: the link answers, no request
     before = fake_crm.stats()["requests"]
     assert constituents.match_or_create(
-        crm_client, db, Person("Ada", "Lovelace", "ada.lovelace@example.org"), ProfileDefaults()
+        crm_client, Unit(db), Person("Ada", "Lovelace", "ada.lovelace@example.org"), Matching(ProfileDefaults())
     ) == (cid, False)
     assert fake_crm.stats()["requests"] == before
     # without the link: the mirror (written at the create) finds her despite case and spaces, no request
     db.execute("DELETE FROM caches")
     assert constituents.match_or_create(
-        crm_client, db, Person("Ada", "Lovelace", "ADA.LOVELACE@example.org "), ProfileDefaults()
+        crm_client, Unit(db), Person("Ada", "Lovelace", "ADA.LOVELACE@example.org "), Matching(ProfileDefaults())
     ) == (cid, False)
     assert fake_crm.stats()["requests"] == before and len(fake_crm.constituents) == 1
 
@@ -196,30 +197,36 @@ def test_two_constituents_with_one_name(fake_crm, crm_client, db):
     b = crm_client.create_constituent(
         {"first_name": "John", "last_name": "Smith", "email_addresses": [{"address": "js2@example.org"}]}
     )
-    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js2@example.org"), ProfileDefaults()) == (
+    assert constituents.match_or_create(
+        crm_client, Unit(db), Person("John", "Smith", "js2@example.org"), Matching(ProfileDefaults())
+    ) == (
         str(b["id"]),
         False,
     )
-    assert constituents.match_or_create(crm_client, db, Person("John", "Smith", "js1@example.org"), ProfileDefaults()) == (
+    assert constituents.match_or_create(
+        crm_client, Unit(db), Person("John", "Smith", "js1@example.org"), Matching(ProfileDefaults())
+    ) == (
         str(a["id"]),
         False,
     )
-    cid, created = constituents.match_or_create(crm_client, db, Person("John", "Smith", "js3@example.org"), ProfileDefaults())
+    cid, created = constituents.match_or_create(
+        crm_client, Unit(db), Person("John", "Smith", "js3@example.org"), Matching(ProfileDefaults())
+    )
     assert created and len(fake_crm.constituents) == 3
 
 
 def test_link_dropped_when_constituent_gone_or_email_changed(fake_crm, crm_client, db):
     person = Person("Mary", "Shelley", "mary@example.org")
-    cid, _ = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
-    assert constituents.revalidate(crm_client, db, cid, person.email) is True
+    cid, _ = constituents.match_or_create(crm_client, Unit(db), person, Matching(ProfileDefaults()))
+    assert constituents.revalidate(crm_client, Unit(db), cid, person.email) is True
     row_id = next(iter(fake_crm.contacts["email_addresses"]))
     fake_crm.contacts["email_addresses"][row_id]["address"] = "mary.new@example.org"
-    assert constituents.revalidate(crm_client, db, cid, person.email) is False
+    assert constituents.revalidate(crm_client, Unit(db), cid, person.email) is False
     assert constituents.linked(db, person.email) is None
-    cid2, created = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
+    cid2, created = constituents.match_or_create(crm_client, Unit(db), person, Matching(ProfileDefaults()))
     assert created and cid2 != cid  # her old record no longer has that address: a new match
     del fake_crm.constituents[int(cid2)]
-    assert constituents.revalidate(crm_client, db, cid2, person.email) is False
+    assert constituents.revalidate(crm_client, Unit(db), cid2, person.email) is False
 
 
 def test_reference_refresh_and_lists(fake_crm, cli, db):
@@ -253,10 +260,10 @@ def test_environment_and_config_commands(fake_crm, cli):
 def test_requests_match_the_lgl_openapi(fake_crm, crm_client, db):
     """Everything synctool sent in the CRM tests' flows is a documented path, parameter and body field."""
     person = Person("Ada", "Lovelace", "ada@example.org", phone="+1415", address={"street": "1 A St", "city": "Oakland"})
-    cid, _ = constituents.match_or_create(crm_client, db, person, ProfileDefaults())
+    cid, _ = constituents.match_or_create(crm_client, Unit(db), person, Matching(ProfileDefaults()))
     gifts.create_once(
         crm_client,
-        db,
+        Unit(db),
         cid,
         {
             "external_id": "donations_1",

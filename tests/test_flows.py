@@ -7,7 +7,7 @@ import copy
 import json
 
 from synctool.fakes import samples
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue.worker import drain
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import CUSTOMER, add_order, give, job, pos_event, run_drain

@@ -13,7 +13,7 @@ import pytest
 
 from synctool import store
 from synctool.errors import PermanentError, TransientError
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue import jobs
 from synctool.queue.worker import HANDLERS, drain
 from tests import helpers

@@ -31,7 +31,7 @@ from synctool import mappings, platforms
 from synctool.crm.constituents import Person
 from synctool.errors import ConfigError, InvalidSignature
 from synctool.fakes.transport import AppTransport
-from synctool.platforms.context import Job
+from synctool.platforms.job import Job
 from synctool.platforms.reconcile import Expected
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
 from synctool.queue.handlers import handler

@@ -14,7 +14,7 @@ import pytest
 
 from synctool import store
 from synctool.fakes import samples
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue import jobs
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import give, job, run_drain

@@ -15,7 +15,8 @@ import pytest
 from synctool import store
 from synctool.crm import contact_reports, group_memberships
 from synctool.errors import RemoteError, Wait
-from synctool.platforms.context import Job, runner
+from synctool.platforms.job import Job
+from synctool.platforms.runner import runner
 from tests.helpers import runtime
 
 GROUP = 704  # the fake's "Monthly Donors"

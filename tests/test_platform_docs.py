@@ -33,9 +33,9 @@ def hints() -> dict[str, Any]:
     from sqlite_utils import Database
 
     from synctool.config import Config
-    from synctool.platforms.context import Runner
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, Outcome
+    from synctool.platforms.runner import Runner
     from synctool.platforms.webhook import Adapter, Missed
     from synctool.runtime import Runtime
 

@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 
 from synctool import store
 from synctool.fakes import samples
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.platforms.stripe.webhook import sign
 from synctool.queue import jobs
 from synctool.queue.worker import drain

@@ -207,7 +207,7 @@ def test_a_dropped_body_is_named_as_such_wherever_it_is_read(cli, db, seeded, lo
 
 def test_a_job_whose_body_was_dropped_fails_saying_so(db, seeded):
     from synctool.ops.retention import prune
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.queue.worker import run_now
 
     prune(db, runtime())

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from synctool import store
+from synctool.crm import gifts
 from synctool.fakes import samples
-from synctool.platforms.context import Job, runner
+from synctool.platforms.job import Job
+from synctool.platforms.runner import runner
 from synctool.queue import unit, worker
 from tests.flow_helpers import give, run_drain
 from tests.helpers import runtime
@@ -115,3 +117,59 @@ def test_a_job_killed_at_any_point_ends_with_one_gift_and_one_donor(coded, recei
     [gift] = coded.crm.gifts.values()
     assert row["crm_gift_id"] == str(gift["id"])
     assert db.execute("SELECT count(*) FROM locks WHERE expires > 0").fetchone()[0] == 0
+
+
+def test_a_known_donors_new_phone_added_at_once_commits_at_the_units_points(coded, receiver, db, cli, caplog):
+    """``donors.updates: add``: the proposed change commits before the CRM write that applies it, the answer after it;
+    no commit of its own outside the unit's named points."""
+    first = copy.deepcopy(samples.GIVEBUTTER_TRANSACTION)
+    give(receiver, first)
+    run_drain()
+    assert cli("settings", "donor-updates", "add").exit_code == 0
+    again = {**copy.deepcopy(first), "id": "SecondGiftOfAda", "number": "2", "phone": "+15105550000"}
+    queued = give(receiver, again)
+    before = len(coded.crm.requests)
+    commits, job = run_counted(queued["job_id"])
+    assert crm_writes(coded, before) == 2  # the gift, the phone
+    assert job.unit.points == [*KNOWN_DONOR[:2], "before contact point add", "after contact point add", "job end"]
+    assert commits == len(job.unit.points)
+    assert "+15105550000" in {r["number"] for r in coded.crm.contacts["phone_numbers"].values()}
+    assert db.execute("SELECT status FROM donor_changes").fetchone()[0] == "applied"
+    assert no_request_inside_a_change(caplog)
+
+
+def test_outside_a_job_each_change_commits_at_once(db):
+    """An operator's command (or a test) passes an unbound unit: each gathered change is its own commit, and no point
+    has anything to commit."""
+    work = unit.Unit(db)
+    gifts.record_deleted(work, "donations_OUTSIDE")
+    assert not db.in_transaction and gifts.recorded(db, "donations_OUTSIDE")["state"] == "deleted"
+    assert work.commit("after nothing") is False and work.points == []
+
+
+def test_a_platform_client_commits_what_the_job_gathered_before_it_sends_and_is_typed(db):
+    """``job.client(role, Class)`` gives the platform's own client (typed: another class is refused); each request it
+    sends first commits what the job's unit gathered, as a point of its own."""
+    import httpx
+
+    from synctool.platforms.givebutter.client import DonationsClient
+    from synctool.platforms.mailchimp.client import MailingClient
+    from synctool.platforms.runner import Runner
+    from synctool.queue import jobs
+    from tests.helpers import mock_transport
+
+    transport = mock_transport([httpx.Response(200, json={"data": {"id": 7}})])
+    built = DonationsClient("https://donations.invalid/v1", "key", transport=transport)
+    jobs_runner = Runner(runtime(), open_client=lambda role: built, parse=lambda source, body: None)  # type: ignore[arg-type,return-value]
+    with store.atomic(db):
+        job_id = jobs.enqueue(db, source="donations", entity_type="plan", entity_id="P1")
+    job = jobs_runner.context(jobs.get(db, job_id), db, "test", "2026-12-01T00:00:00Z")
+    with job.unit.bind():
+        with job.unit.gather() as conn:
+            conn.execute("UPDATE jobs SET message = 'gathered' WHERE id = ?", (job_id,))
+        assert job.client("donations", DonationsClient).campaign("7") == {"id": 7}
+        assert job.unit.points == ["before a donations request"] and not db.in_transaction
+        with pytest.raises(TypeError, match="not a MailingClient"):
+            job.client("donations", MailingClient)
+    assert jobs.get(db, job_id)["message"] == "gathered"
+    built.close()

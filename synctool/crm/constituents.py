@@ -12,18 +12,18 @@ and the person matched again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
 from synctool import settings, store
 from synctool.config import ProfileDefaults
-from synctool.crm import mirror
+from synctool.crm import matching, mirror
 from synctool.crm.client import CrmClient
 from synctool.crm.mirror import normalize_email
+from synctool.crm.person import Person
 from synctool.crm.types import CrmId, JsonObject
 from synctool.errors import RemoteError, UncertainWrite
-from synctool.queue import unit
+from synctool.queue.unit import Unit
 
 LINKS = "email_link"
 
@@ -58,21 +58,6 @@ class ConstituentBody(TypedDict, total=False):
     salutation: str | None
     org_name: str
     external_constituent_id: str
-
-
-@dataclass
-class Person:
-    first_name: str | None = None
-    last_name: str | None = None
-    email: str | None = None
-    phone: str | None = None
-    address: Mapping[str, str | None] = field(default_factory=dict)  # street, city, state, postal_code, country
-    external_id: str | None = None
-    org_name: str | None = None
-
-    @property
-    def key(self) -> str:
-        return normalize_email(self.email)
 
 
 def linked(conn: sqlite3.Connection, email: str | None) -> str | None:
@@ -144,29 +129,43 @@ def create_body(person: Person, defaults: ProfileDefaults) -> ConstituentBody:
     return body
 
 
-def match_or_create(
-    crm: CrmClient,
-    conn: sqlite3.Connection,
-    person: Person,
-    defaults: ProfileDefaults,
-    *,
-    fresh_since: str | None = None,
-    page_size: int = 250,
-    use_link: bool = True,
-    known_donor: Callable[[Person], str | None] | None = None,
-) -> tuple[str, bool]:
-    """The constituent id for ``person`` and whether it was created now.
+@dataclass
+class KnownDonors:
+    """The donor policy a job matches its gift's donor by, as data: for a person whose e-mail is in no constituent,
+    ``crm.matching.resolve`` looks for a known one by ``how`` (``donors.matching``) on behalf of ``job`` (a person's
+    decision for it comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome
+    shows it)."""
 
-    ``fresh_since`` is when the current run started (an ``store.iso`` time; now when omitted): before
-    creating, the mirror is refreshed unless that already happened since then. ``known_donor``, when given, is
-    asked before creating: the id of a constituent who is the person by other evidence (``crm.matching``),
-    or None to create one; it may raise ``NeedsReview``."""
-    fresh_since = fresh_since or store.iso()
+    job: sqlite3.Row
+    how: str
+    said: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Matching:
+    """How this run matches a person to a constituent, as data: the new constituent's profile ``defaults``, when the
+    run started (``fresh_since``, an ``store.iso`` time: before creating, the mirror is refreshed unless that already
+    happened since then; now when None), the mirror's page size, and the donor policy for a person whose e-mail is in
+    no constituent (``donors``: ``crm.matching``; None matches by e-mail alone). ``created`` collects the constituents
+    created under it."""
+
+    defaults: ProfileDefaults
+    fresh_since: str | None = None
+    page_size: int = 250
+    donors: KnownDonors | None = None
+    created: set[str] = field(default_factory=set)
+
+
+def match_or_create(crm: CrmClient, work: Unit, person: Person, how: Matching, *, use_link: bool = True) -> tuple[str, bool]:
+    """The constituent id for ``person`` and whether it was created now, by ``how``; with a donor policy
+    (``how.donors``), a constituent who is the person by other evidence (``crm.matching.resolve``) is asked for before
+    creating one (it may raise ``NeedsReview``). What it writes gathers in ``work``."""
+    conn = work.conn
+    fresh_since = how.fresh_since or store.iso()
     if use_link:
         known = linked(conn, person.email)
         if known:
             return known, False
-    work = unit.of(conn)
     # one person at a time: two jobs for a new donor must not both create her (the lock commits, in a job, at the
     # point before the first request that follows: the mirror's refresh, or the create)
     with work.lock([f"person:{person.key or person.last_name}"]):
@@ -176,30 +175,33 @@ def match_or_create(
                 return known, False
         found = lookup(conn, person)
         if found is None:
-            mirror.ensure_fresh(crm, conn, fresh_since, page_size=page_size)
+            mirror.ensure_fresh(crm, work, fresh_since, page_size=how.page_size)
             found = lookup(conn, person)
-        if found is None and known_donor is not None and person.key:
-            chosen = known_donor(person)
+        if found is None and how.donors is not None and person.key:
+            chosen, note = matching.resolve(work, person, how.donors.job, how.donors.how)
+            if note:
+                how.donors.said.append(note)
             if chosen is not None:
                 found = {"id": chosen}
         created = found is None
         if found is None:
-            found = _create(crm, conn, person, defaults, page_size)
+            found = _create(crm, work, person, how.defaults, how.page_size)
+            how.created.add(str(found["id"]))
         constituent_id = str(found["id"])
         with work.gather():
             link(conn, person.email, constituent_id)
         return constituent_id, created
 
 
-def _create(crm: CrmClient, conn: sqlite3.Connection, person: Person, defaults: ProfileDefaults, page_size: int) -> JsonObject:
+def _create(crm: CrmClient, work: Unit, person: Person, defaults: ProfileDefaults, page_size: int) -> JsonObject:
     body = create_body(person, defaults)
-    work = unit.of(conn)
+    conn = work.conn
     work.commit("before constituent create")  # the person's lock (and the refreshed mirror) first
     try:
         created = crm.create_constituent(body)
     except UncertainWrite:
         # the create may have happened: look before creating again
-        mirror.refresh(crm, conn, page_size=page_size)
+        mirror.refresh(crm, work, page_size=page_size)
         found = lookup(conn, person)
         if found is not None:
             return found
@@ -237,7 +239,7 @@ def is_gone(error: Exception) -> bool:
     return error.status in (400, 422) and "constituent" in message and any(w in message for w in GONE_WORDS)
 
 
-def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, email: str | None) -> bool:
+def revalidate(crm: CrmClient, work: Unit, constituent_id: str, email: str | None) -> bool:
     """Check a linked constituent still exists and still has ``email``; drop the link if not."""
     try:
         constituent = crm.get_constituent(constituent_id)
@@ -245,7 +247,7 @@ def revalidate(crm: CrmClient, conn: sqlite3.Connection, constituent_id: str, em
         if not is_gone(exc):
             raise
         constituent = None
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         if constituent is None:
             mirror.forget(conn, constituent_id)
         else:

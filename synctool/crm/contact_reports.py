@@ -23,7 +23,7 @@ from typing import TypedDict
 
 from synctool import store
 from synctool.crm import confirming
-from synctool.crm.group_memberships import Job
+from synctool.crm.group_memberships import CrmJob
 from synctool.crm.types import as_int as _int
 from synctool.errors import RemoteError, UncertainWrite
 
@@ -56,7 +56,7 @@ def for_plan(conn: sqlite3.Connection, plan_id: str) -> list[sqlite3.Row]:
 
 
 def write_once(
-    job: Job,
+    job: CrmJob,
     key: str,
     constituent_id: str,
     *,
@@ -85,7 +85,7 @@ def write_once(
     return _shown(found)
 
 
-def _write(job: Job, key: str, cid: str, body: ReportBody) -> tuple[int | None, bool]:
+def _write(job: CrmJob, key: str, cid: str, body: ReportBody) -> tuple[int | None, bool]:
     """The report's CRM id, and whether this call wrote (or found) it."""
     row = recorded(job.conn, key)
     if row is not None and row["state"] == "done":
@@ -115,14 +115,14 @@ def _write(job: Job, key: str, cid: str, body: ReportBody) -> tuple[int | None, 
     return found_id, True
 
 
-def _save(job: Job, key: str, cid: str, /, **values: object) -> None:
+def _save(job: CrmJob, key: str, cid: str, /, **values: object) -> None:
     with job.unit.gather() as conn:
         if recorded(conn, key) is None:
             values = {"constituent_id": cid, "created_at": store.iso(), **values}
         store.put_row(conn, "crm_contact_reports", {"key": key}, values)
 
 
-def _due(job: Job, row: sqlite3.Row) -> None:
+def _due(job: CrmJob, row: sqlite3.Row) -> None:
     """A create whose answer was lost is looked for once ``crm.confirm_after_s`` has passed since it was sent (an
     ``unconfirmed`` row's ``written_at``)."""
     if row["state"] == "unconfirmed":

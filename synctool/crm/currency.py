@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from synctool import store
 from synctool.errors import Conflict, InvalidInput, NeedsReview, NotFound, Skip
 from synctool.money import dollars
+from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -96,7 +97,7 @@ def foreign(config: Config, currency: object) -> str | None:
 
 
 def settle(
-    conn: sqlite3.Connection,
+    work: Unit,
     config: Config,
     *,
     job_id: str,
@@ -110,7 +111,8 @@ def settle(
     """The amount of the money line ``key`` (a gift's external id, a refund's ledger key, a deposit's) to write.
     In the organisation's currency (or none named): ``amount``. In another: the amount a person released it at,
     else ``NeedsReview`` (the job waits as ``review``; the hold is recorded), or ``Skip`` when a person resolved
-    it (nothing is written)."""
+    it (nothing is written). The hold gathers in ``work`` (in a job: committed at its end, with the job held)."""
+    conn = work.conn
     value = dollars(amount)
     other = foreign(config, currency)
     if other is None:
@@ -132,7 +134,7 @@ def settle(
             f"{value} {other} in a {org} organisation: resolved by {decided['decided_by'] or 'someone'} on "
             f"{str(decided['decided_at'] or '')[:10]} without writing it (currency hold {decided['id']})"
         )
-    hold_id = hold(conn, job_id=job_id, source=source, kind=kind, key=key, external_id=external_id, amount=value,
+    hold_id = hold(work, job_id=job_id, source=source, kind=kind, key=key, external_id=external_id, amount=value,
                    currency=other, org=org)  # fmt: skip
     raise NeedsReview(
         f"held: {value} {other} in a {org} organisation (currency hold {hold_id}); release it with the amount the bank "
@@ -140,8 +142,40 @@ def settle(
     )
 
 
+#: a CRM gift's body as a handler builds it (LGL's gift fields), changed in place to the amount written
+GiftBody = dict[str, object]
+
+
+def gift_in_currency(
+    work: Unit, config: Config, body: GiftBody, currency: str | None, *, job_id: str, source: str | None
+) -> None:
+    """The gift ``body`` in the organisation's currency: unchanged when its platform named that currency (or none); at
+    the amount a person released it at, with a note naming the original (its deductible amount in proportion); else
+    the job is held (``NeedsReview``). A gift the ledger holds already is left as it is."""
+    from synctool.crm import gifts
+
+    if foreign(config, currency) is None:  # the usual case: no ledger read
+        return
+    ext = str(body["external_id"])
+    done = gifts.recorded(work.conn, ext)
+    if done is not None and done["state"] == "done":
+        return
+    received = dollars(body["received_amount"])
+    settled = settle(work, config, job_id=job_id, source=source, kind="gift", key=ext, amount=received,
+                     currency=currency, external_id=ext)  # fmt: skip
+    if not settled.released:
+        return
+    if body.get("deductible_amount") is not None:
+        deductible = dollars(body["deductible_amount"])
+        body["deductible_amount"] = float(
+            settled.amount if deductible >= received else spread([deductible, received - deductible], settled.amount)[0]
+        )
+    body["received_amount"] = float(settled.amount)
+    body["note"] = "; ".join(p for p in (str(body.get("note") or ""), str(settled.note)) if p)[:1000]
+
+
 def hold(
-    conn: sqlite3.Connection,
+    work: Unit,
     *,
     job_id: str,
     source: str | None,
@@ -153,7 +187,7 @@ def hold(
     org: str,
 ) -> int:
     """Record that ``job_id`` holds the money line ``key`` (once per job and line); returns the hold's id."""
-    with store.atomic(conn):
+    with work.gather() as conn:
         known = conn.execute(
             "SELECT id FROM currency_holds WHERE job_id = ? AND kind = ? AND key = ? AND status = 'pending'", (job_id, kind, key)
         ).fetchone()

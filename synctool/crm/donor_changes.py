@@ -23,6 +23,7 @@ from synctool.crm.client import CrmClient
 from synctool.crm.constituents import Person
 from synctool.crm.matching import street_key
 from synctool.errors import InvalidInput, NotFound, RemoteError
+from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -93,7 +94,7 @@ def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[
 
 def record(
     crm: CrmClient,
-    conn: sqlite3.Connection,
+    work: Unit,
     constituent_id: str,
     person: Person,
     *,
@@ -102,12 +103,14 @@ def record(
     external_id: str | None,
     job_id: str | None,
 ) -> list[str]:
-    """Keep what this gift taught about its donor by the policy ``how``; what was kept, in words."""
+    """Keep what this gift taught about its donor by the policy ``how``; what was kept, in words. The proposed changes
+    gather in ``work`` (in a job: committed at its next point); with ``add``, each commits before its CRM write and its
+    answer after it (``before contact point add``, ``after contact point add``)."""
     if how == "off":
         return []
     said = []
-    for kind, row, key in news(conn, constituent_id, person):
-        with store.atomic(conn):
+    for kind, row, key in news(work.conn, constituent_id, person):
+        with work.gather() as conn:
             change_id = conn.execute(
                 "INSERT INTO donor_changes (constituent_id, kind, value, match_key, status, source, external_id, job_id,"
                 " created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
@@ -117,7 +120,7 @@ def record(
         if change_id is None:
             continue  # proposed (or decided) before
         if how == "add":
-            _apply(crm, conn, _get(conn, change_id[0]))
+            _apply(crm, work, _get(work.conn, change_id[0]))
             said.append(f"new {kind} added to constituent {constituent_id}")
         else:
             said.append(f"new {kind} proposed for constituent {constituent_id} (synctool donors changes)")
@@ -137,16 +140,18 @@ def _body(kind: str, row: Mapping[str, object]) -> dict[str, object]:
     return {**{k: v for k, v in row.items() if v not in (None, "")}, kind_field: "Home", "is_preferred": False}
 
 
-def _apply(crm: CrmClient, conn: sqlite3.Connection, change: sqlite3.Row) -> ProposedChange:
+def _apply(crm: CrmClient, work: Unit, change: sqlite3.Row) -> ProposedChange:
     row = json.loads(change["value"])
+    work.commit("before contact point add")  # the proposed change, before the write that applies it
     created = crm.add_contact(change["constituent_id"], LISTS[change["kind"]], _body(change["kind"], row))
-    with store.atomic(conn):
+    with work.gather() as conn:
         mirror.add_contact(conn, change["constituent_id"], LISTS[change["kind"]], row)
         conn.execute(
             "UPDATE donor_changes SET status = 'applied', decided_at = ?, crm_row_id = ? WHERE id = ?",
             (store.iso(), str(created.get("id") or "") or None, change["id"]),
         )
-    return as_dict(_get(conn, change["id"]))
+    work.commit("after contact point add")
+    return as_dict(_get(work.conn, change["id"]))
 
 
 def as_dict(row: sqlite3.Row) -> ProposedChange:
@@ -187,7 +192,7 @@ def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, a
         if crm is None:
             raise InvalidInput("applying a change needs the CRM client")
         try:
-            results.append({**_apply(crm, conn, change), "result": "applied"})
+            results.append({**_apply(crm, Unit(conn), change), "result": "applied"})
         except RemoteError as exc:
             results.append({**as_dict(change), "result": f"error: {exc}"})
     return results

@@ -16,7 +16,7 @@ the same way. LGL's 422 "External Gift ID already exists" means: look it up.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -26,12 +26,12 @@ from synctool.crm.client import CrmClient
 from synctool.crm.types import Amount, CrmId, JsonObject
 from synctool.errors import RemoteError, Skip, TransientError, UncertainWrite, Wait
 from synctool.money import dollars
-from synctool.queue import unit
 from synctool.queue.jobs import Outcome
+from synctool.queue.unit import Unit
 from synctool.timeutil import age_s, parse_iso
 
 if TYPE_CHECKING:
-    from synctool.crm.constituents import Person
+    from synctool.crm.constituents import Matching, Person
 
 
 def zone(name: str | None) -> ZoneInfo | None:
@@ -64,7 +64,7 @@ def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:
 
 
 def _mark(
-    conn: sqlite3.Connection,
+    work: Unit,
     external_id: str,
     state: str,
     crm_id: CrmId | None = None,
@@ -76,7 +76,7 @@ def _mark(
     CRM's gift now holds (what a later refund checks a person has not changed); ``error`` is why an
     ``unconfirmed`` write is uncertain."""
     amount, deductible = (None, None) if amounts is None else (money(amounts[0]), money(amounts[1]))
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         conn.execute(
             "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible, error)"
             " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?, ?)"
@@ -102,15 +102,15 @@ def amounts_of(gift: JsonObject) -> tuple[object, object]:
     return received, received if deductible is None else deductible
 
 
-def record_amounts(conn: sqlite3.Connection, external_id: str, received: Amount, deductible: Amount) -> None:
+def record_amounts(work: Unit, external_id: str, received: Amount, deductible: Amount) -> None:
     """The amounts synctool just wrote to the gift of ``external_id`` (a refund's PATCH)."""
-    _mark(conn, external_id, "done", amounts=(received, deductible))
+    _mark(work, external_id, "done", amounts=(received, deductible))
 
 
-def record_deleted(conn: sqlite3.Connection, external_id: str) -> None:
+def record_deleted(work: Unit, external_id: str) -> None:
     """The gift of ``external_id`` was deleted from the CRM (a refund, by policy): it is never created again
     unless an operator forces it."""
-    _mark(conn, external_id, "deleted", amounts=(0, 0))
+    _mark(work, external_id, "deleted", amounts=(0, 0))
 
 
 def already_made(conn: sqlite3.Connection, external_id: str, job: sqlite3.Row) -> Outcome | None:
@@ -134,23 +134,23 @@ def find(crm: CrmClient, external_id: str) -> JsonObject | None:
     return None
 
 
-def _adopt(crm: CrmClient, conn: sqlite3.Connection, external_id: str, job_id: str | None) -> str | None:
+def _adopt(crm: CrmClient, work: Unit, external_id: str, job_id: str | None) -> str | None:
     """The id of the CRM's gift with ``external_id``, recorded as done in the ledger; None if it has none."""
     existing = find(crm, external_id)
     if existing is None:
         return None
-    return adopt(conn, external_id, existing, job_id)
+    return adopt(work, external_id, existing, job_id)
 
 
-def adopt(conn: sqlite3.Connection, external_id: str, gift: JsonObject, job_id: str | None = None) -> str:
+def adopt(work: Unit, external_id: str, gift: JsonObject, job_id: str | None = None) -> str:
     """Record the CRM's ``gift`` (found by its external id) as the ledger's, with its amounts; its id."""
-    _mark(conn, external_id, "done", gift["id"], job_id, amounts_of(gift))
+    _mark(work, external_id, "done", gift["id"], job_id, amounts_of(gift))
     return str(gift["id"])
 
 
 def create_once(
     crm: CrmClient,
-    conn: sqlite3.Connection,
+    work: Unit,
     constituent_id: str,
     body: Mapping[str, object],
     *,
@@ -159,11 +159,11 @@ def create_once(
     confirm_after_s: float = 120.0,
 ) -> tuple[str, bool]:
     """The CRM gift id for ``body['external_id']`` and whether this call created it. Raises ``Wait`` while
-    another job writes the same gift, or while a lost answer is not yet due to be confirmed."""
+    another job writes the same gift, or while a lost answer is not yet due to be confirmed. In a job, ``work`` is
+    its unit (``Job.unit``): the ledger commits at the points named here; outside one, an unbound ``Unit(conn)``."""
     external_id = str(body["external_id"])
-    work = unit.of(conn)
     with work.lock_or_wait([f"gift:{external_id}"], f"another job is writing gift {external_id}; waiting for it"):
-        found, created = _create_once(crm, conn, work, constituent_id, body, job_id, force_lookup, confirm_after_s)
+        found, created = _create_once(crm, work, constituent_id, body, job_id, force_lookup, confirm_after_s)
     if created:
         work.commit("after gift create")  # the ledger's done, the lock let go
     return found, created
@@ -171,8 +171,7 @@ def create_once(
 
 def _create_once(
     crm: CrmClient,
-    conn: sqlite3.Connection,
-    work: unit.Unit,
+    work: Unit,
     constituent_id: str,
     body: Mapping[str, object],
     job_id: str | None,
@@ -180,6 +179,7 @@ def _create_once(
     confirm_after_s: float,
 ) -> tuple[str, bool]:
     external_id = str(body["external_id"])
+    conn = work.conn
     entry = recorded(conn, external_id)
     if entry is not None and entry["state"] == "done" and not force_lookup:
         return entry["crm_id"], False
@@ -191,17 +191,17 @@ def _create_once(
             raise Wait(f"gift {external_id} sent, waiting to confirm (searching the CRM for it in {due:.0f} s)", retry_after=due)
     if entry is not None or force_lookup:
         work.commit("before gift search")  # the lock, before the search the next write depends on
-        found = _adopt(crm, conn, external_id, job_id)
+        found = _adopt(crm, work, external_id, job_id)
         if found is not None:
             return found, False
         if entry is not None and entry["state"] == "unconfirmed":
-            _confirmed_absent(conn, entry)
-    _mark(conn, external_id, "pending", job_id=job_id)
+            _confirmed_absent(work, entry)
+    _mark(work, external_id, "pending", job_id=job_id)
     work.commit("before gift create")  # the lock and the intent, before the write they guard
     try:
         gift = crm.create_gift(constituent_id, body)
     except UncertainWrite as exc:
-        _mark(conn, external_id, "unconfirmed", job_id=job_id, error=str(exc))
+        _mark(work, external_id, "unconfirmed", job_id=job_id, error=str(exc))
         work.commit("after gift create")
         raise Wait(
             f"gift {external_id} sent, waiting to confirm (the CRM's answer was lost: {exc}); "
@@ -210,7 +210,7 @@ def _create_once(
         ) from None
     except RemoteError as exc:
         if exc.status == 422 and "already exists" in str(exc).lower():
-            found = _adopt(crm, conn, external_id, job_id)
+            found = _adopt(crm, work, external_id, job_id)
             if found is not None:
                 return found, False
         # the CRM answered and refused: nothing was created, so no open intent is left to confirm
@@ -218,15 +218,15 @@ def _create_once(
             conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'pending'", (external_id,))
         raise
     received = body["received_amount"]
-    _mark(conn, external_id, "done", gift["id"], job_id, (received, body.get("deductible_amount", received)))
+    _mark(work, external_id, "done", gift["id"], job_id, (received, body.get("deductible_amount", received)))
     return str(gift["id"]), True
 
 
-def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
+def _confirmed_absent(work: Unit, entry: sqlite3.Row) -> None:
     """The search found no gift for a write whose answer was lost: that write failed. It is a failed attempt
     with the CRM's own error (so a CRM that refuses every POST fails the job after ``max_attempts``, one
     POST and one search each), and the next attempt writes afresh."""
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         conn.execute("DELETE FROM crm_writes WHERE key = ? AND state = 'unconfirmed'", (entry["key"],))
     waited = age_s(entry["updated_at"]) or 0.0
     raise TransientError(
@@ -237,37 +237,37 @@ def _confirmed_absent(conn: sqlite3.Connection, entry: sqlite3.Row) -> None:
 
 def for_person(
     crm: CrmClient,
-    conn: sqlite3.Connection,
+    work: Unit,
     person: Person,
     body: Mapping[str, object],
-    match: Callable[..., tuple[str, bool]],
+    how: Matching,
     *,
     job_id: str,
     force: bool = False,
     confirm_after_s: float = 10.0,
 ) -> tuple[str, str, bool]:
-    """Match or create the person's constituent (``match(person, use_link=...)``: ``constituents.match_or_create``
-    with the run's settings), then create the gift once. A linked constituent the CRM no longer has
-    (``constituents.is_gone``) is unlinked, dropped from the mirror, and the person matched again, once."""
+    """Match or create the person's constituent by ``how`` (``constituents.match_or_create``), then create the gift
+    once. A linked constituent the CRM no longer has (``constituents.is_gone``) is unlinked, dropped from the mirror,
+    and the person matched again, once."""
     from synctool.crm import mirror
-    from synctool.crm.constituents import is_gone, unlink
+    from synctool.crm.constituents import is_gone, match_or_create, unlink
     from synctool.queue import jobs
 
-    constituent_id, _ = match(person)
+    constituent_id, _ = match_or_create(crm, work, person, how)
     try:
         gift_id, created = create_once(
-            crm, conn, constituent_id, body, job_id=job_id, force_lookup=force, confirm_after_s=confirm_after_s
+            crm, work, constituent_id, body, job_id=job_id, force_lookup=force, confirm_after_s=confirm_after_s
         )
     except RemoteError as exc:
         if not is_gone(exc):
             raise
-        with unit.of(conn).gather():
+        with work.gather() as conn:
             unlink(conn, person.email)
             mirror.forget(conn, constituent_id)
-        constituent_id, _ = match(person, use_link=False)
+        constituent_id, _ = match_or_create(crm, work, person, how, use_link=False)
         gift_id, created = create_once(
-            crm, conn, constituent_id, body, job_id=job_id, force_lookup=True, confirm_after_s=confirm_after_s
+            crm, work, constituent_id, body, job_id=job_id, force_lookup=True, confirm_after_s=confirm_after_s
         )
-    with unit.of(conn).gather():  # commits at the job's end, with its row
+    with work.gather() as conn:  # commits at the job's end, with its row
         jobs.record_crm_ids(conn, job_id, constituent_id=constituent_id, gift_id=gift_id)
     return constituent_id, gift_id, created

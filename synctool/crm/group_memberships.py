@@ -41,8 +41,8 @@ from synctool.queue.unit import Unit
 OPEN = ("pending", "unconfirmed", "current", "ending")
 
 
-class Job(Protocol):
-    """What these writes need of the running job (``synctool.platforms.context.Job`` is one): its CRM client, its
+class CrmJob(Protocol):
+    """What these writes need of the running job (``synctool.platforms.job.Job`` is one): its CRM client, its
     connection, its unit of work, the config and its id. A protocol, since ``crm`` stands below ``platforms``."""
 
     @property
@@ -74,7 +74,7 @@ def current(conn: sqlite3.Connection, group_id: int) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def start(job: Job, constituent_id: str, group_id: int, date_start: str) -> str:
+def start(job: CrmJob, constituent_id: str, group_id: int, date_start: str) -> str:
     """Make the constituent a current member of the group from ``date_start`` (YYYY-MM-DD). Returns "started",
     "started again" (a new membership after an ended one) or "already" (nothing written: 0 CRM requests when the
     ledger says current). After an uncertain create (timeout, 5xx after send, a crash between the create and the
@@ -92,7 +92,7 @@ def start(job: Job, constituent_id: str, group_id: int, date_start: str) -> str:
     return said
 
 
-def end(job: Job, constituent_id: str, group_id: int, date_end: str) -> str:
+def end(job: CrmJob, constituent_id: str, group_id: int, date_end: str) -> str:
     """End the membership synctool started: PATCH /group_memberships/{id} {date_end, is_current: false}.
     Returns "ended" or "already" / "none" (nothing to end). ``date_end`` is never before the membership's start."""
     cid, gid = str(constituent_id), int(group_id)
@@ -122,13 +122,13 @@ def not_in_crm(conn: sqlite3.Connection, constituent_id: str, group_id: int) -> 
 # -- the writes -----------------------------------------------------------------------------------------------
 
 
-def _locked(job: Job, cid: str, gid: int) -> AbstractContextManager[None]:
+def _locked(job: CrmJob, cid: str, gid: int) -> AbstractContextManager[None]:
     """One writer per (constituent, group) across threads and processes, inside the job's unit (``Unit.lock``)."""
     busy = f"another job is writing constituent {cid}'s membership of group {gid}; waiting for it"
     return job.unit.lock_or_wait([f"group-membership:{gid}:{cid}"], busy)
 
 
-def _start(job: Job, cid: str, gid: int, date_start: str) -> str:
+def _start(job: CrmJob, cid: str, gid: int, date_start: str) -> str:
     row = recorded(job.conn, cid, gid)
     if row is not None and row["state"] == "current":
         return "already"  # another job started it while this one waited
@@ -152,7 +152,7 @@ def _start(job: Job, cid: str, gid: int, date_start: str) -> str:
     return _create(job, cid, gid, date_start, row)
 
 
-def _create(job: Job, cid: str, gid: int, date_start: str, before: sqlite3.Row | None) -> str:
+def _create(job: CrmJob, cid: str, gid: int, date_start: str, before: sqlite3.Row | None) -> str:
     again = before is not None and before["state"] == "ended"
     _save(job, cid, gid, state="pending", crm_membership_id=None, date_start=date_start, date_end=None, job_id=job.id,
           error=None)  # fmt: skip
@@ -172,7 +172,7 @@ def _create(job: Job, cid: str, gid: int, date_start: str, before: sqlite3.Row |
     return "started again" if again else "started"
 
 
-def _made_id(job: Job, cid: str, gid: int, made: object) -> int | None:
+def _made_id(job: CrmJob, cid: str, gid: int, made: object) -> int | None:
     """The new membership's id: from the create's answer when it has one, else from one read of the constituent's
     memberships. Unconfirmed fact: LGL documents the create's answer as "200 Ok" with no body, so whether it returns the
     membership (as its other creates return theirs) is not known; None when even the read does not show it (``end``
@@ -184,7 +184,7 @@ def _made_id(job: Job, cid: str, gid: int, made: object) -> int | None:
     return None if membership is None else _int(membership.get("id"))
 
 
-def _end(job: Job, cid: str, gid: int, date_end: str) -> str:
+def _end(job: CrmJob, cid: str, gid: int, date_end: str) -> str:
     row = recorded(job.conn, cid, gid)
     if row is None:
         return "none"
@@ -219,7 +219,7 @@ def _end(job: Job, cid: str, gid: int, date_end: str) -> str:
 # -- the ledger -----------------------------------------------------------------------------------------------
 
 
-def _save(job: Job, cid: str, gid: int, /, **values: object) -> None:
+def _save(job: CrmJob, cid: str, gid: int, /, **values: object) -> None:
     """Record what is known of one membership: the values given change, the others stay (gathered in the job's unit)."""
     with job.unit.gather() as conn:
         store.put_row(
@@ -227,7 +227,7 @@ def _save(job: Job, cid: str, gid: int, /, **values: object) -> None:
         )
 
 
-def _restore(job: Job, cid: str, gid: int, before: sqlite3.Row | None) -> None:
+def _restore(job: CrmJob, cid: str, gid: int, before: sqlite3.Row | None) -> None:
     """The ledger's row as it was before a create the CRM refused."""
     with job.unit.gather() as conn:
         conn.execute("DELETE FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?", (cid, gid))
@@ -238,7 +238,7 @@ def _restore(job: Job, cid: str, gid: int, before: sqlite3.Row | None) -> None:
             )
 
 
-def _due(job: Job, row: sqlite3.Row) -> None:
+def _due(job: CrmJob, row: sqlite3.Row) -> None:
     """A create whose answer was lost is looked for only once ``crm.confirm_after_s`` has passed (a slow CRM may store
     it after the client gave up); a ``pending`` one (a job cut short) is looked for at once."""
     if row["state"] == "unconfirmed":
@@ -246,7 +246,7 @@ def _due(job: Job, row: sqlite3.Row) -> None:
         confirming.wait_until_due(what, row["updated_at"], job.config.crm.confirm_after_s)
 
 
-def _read(job: Job, cid: str) -> list[JsonObject]:
+def _read(job: CrmJob, cid: str) -> list[JsonObject]:
     return job.crm.list_group_memberships(cid)
 
 

@@ -31,7 +31,7 @@ from synctool.crm.client import CrmClient
 from synctool.crm.types import JsonObject
 from synctool.crm.types import same_id as _same
 from synctool.errors import RemoteError, UncertainWrite, Wait
-from synctool.queue import unit
+from synctool.queue.unit import Unit
 
 #: LGL's RSVP codes (Invitations_Post_Invitations_CreateBody: 1 Yes, 2 No, 3 Maybe, 4 Unknown; 0 in the examples
 #: for an invitation nobody answered)
@@ -76,11 +76,13 @@ def recorded(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest
     ).fetchone()
 
 
-def _save(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_key: str, /, **values: object) -> sqlite3.Row:
-    """Record what is known of one invitation: the values given change, the others stay."""
+def _save(work: Unit, event_id: int, constituent_id: str, guest_key: str, /, **values: object) -> sqlite3.Row:
+    """Record what is known of one invitation: the values given change, the others stay (gathered in ``work``: in a
+    job, committed at its next point, which is before its next request)."""
     key = {"event_id": event_id, "constituent_id": str(constituent_id), "guest_key": guest_key}
-    store.put_row(conn, "invitations", key, values | {"updated_at": store.iso()})
-    row = recorded(conn, event_id, constituent_id, guest_key)
+    with work.gather() as conn:
+        store.put_row(conn, "invitations", key, values | {"updated_at": store.iso()})
+    row = recorded(work.conn, event_id, constituent_id, guest_key)
     assert row is not None
     return row
 
@@ -88,8 +90,9 @@ def _save(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_ke
 class Writer:
     """Writes one buyer's ``Invited`` to the CRM, counting what it did."""
 
-    def __init__(self, crm: CrmClient, conn: sqlite3.Connection, *, job_id: str | None, confirm_after_s: float):
-        self.crm, self.conn, self.job_id, self.confirm_after_s = crm, conn, job_id, confirm_after_s
+    def __init__(self, crm: CrmClient, work: Unit, *, job_id: str | None, confirm_after_s: float):
+        self.crm, self.work, self.job_id, self.confirm_after_s = crm, work, job_id, confirm_after_s
+        self.conn = work.conn
         self.done: list[str] = []
         self._theirs: list[JsonObject] | None = None
 
@@ -103,7 +106,7 @@ class Writer:
         """Write what ``build()`` says the CRM should hold for one constituent at one event; it is built under the
         constituent's lock, so a job that waited for it writes the orders recorded meanwhile too."""
         busy = f"another job is writing {constituent_id}'s invitation; waiting for it"
-        with unit.of(self.conn).lock_or_wait([f"invitation:{event_id}:{constituent_id}"], busy):
+        with self.work.lock_or_wait([f"invitation:{event_id}:{constituent_id}"], busy):
             return self._write(build())
 
     def _taken(self, event_id: int, constituent_id: str) -> set[str]:
@@ -152,7 +155,7 @@ class Writer:
                 # staff's own words stay: synctool's note and names are added after theirs, never written over them
                 staff = (found.get("notes") or "").strip() if row is None else (row["staff_notes"] or "")
                 names = (found.get("attendee_names") or "").strip() if row is None else (row["staff_names"] or "")
-                row = _save(self.conn, event_id, cid, "", crm_id=str(found["id"]), state="done", rsvp=found.get("rsvp"),
+                row = _save(self.work, event_id, cid, "", crm_id=str(found["id"]), state="done", rsvp=found.get("rsvp"),
                             notes=found.get("notes"), attendee_names=found.get("attendee_names"), job_id=self.job_id,
                             staff_notes=staff, staff_names=names, attended_on=_attended(found, wanted.checked_in_on))  # fmt: skip
                 self.done.append(f"took invitation {found['id']} (already in the CRM)")
@@ -160,7 +163,7 @@ class Writer:
                 body = {"constituent_id": int(cid), "rsvp": wanted.rsvp, "notes": wanted.notes,
                         "attendee_names": wanted.attendee_names} | _attendance(wanted.checked_in_on)  # fmt: skip
                 made = self._create(event_id, cid, "", body, what=f"invitation of constituent {cid}")
-                row = _save(self.conn, event_id, cid, "", crm_id=str(made["id"]), state="done", rsvp=wanted.rsvp,
+                row = _save(self.work, event_id, cid, "", crm_id=str(made["id"]), state="done", rsvp=wanted.rsvp,
                             notes=wanted.notes, attendee_names=wanted.attendee_names, attended_on=wanted.checked_in_on,
                             job_id=self.job_id, error=None)  # fmt: skip
                 self.done.append(f"invitation {made['id']} created")
@@ -174,7 +177,7 @@ class Writer:
         on = wanted.checked_in_on
         if on and not row["attended_on"]:
             if self._attendance_confirmed(row, on):
-                row = _save(self.conn, event_id, cid, "", attended_on=on, attendance_sent=None)
+                row = _save(self.work, event_id, cid, "", attended_on=on, attendance_sent=None)
             else:
                 changes |= _attendance(on)
         if changes:
@@ -192,7 +195,7 @@ class Writer:
         if row is not None and row["state"] == "done":
             if guest.checked_in_on and not row["attended_on"]:
                 if self._attendance_confirmed(row, guest.checked_in_on):
-                    _save(self.conn, event_id, cid, guest.key, attended_on=guest.checked_in_on, attendance_sent=None)
+                    _save(self.work, event_id, cid, guest.key, attended_on=guest.checked_in_on, attendance_sent=None)
                 else:
                     self._patch(row, {"constituent_id": int(cid), **_attendance(guest.checked_in_on)}, guest.checked_in_on)
                     self.done.append(f"{guest.first_name} {guest.last_name} attended")
@@ -203,18 +206,18 @@ class Writer:
             self._due(row, f"the guest invitation of {guest.first_name} {guest.last_name}")
             found = self._lost_guest(wanted, buyer, row)
             if found is not None:
-                _save(self.conn, event_id, cid, guest.key, crm_id=str(found["id"]), state="done", job_id=self.job_id,
+                _save(self.work, event_id, cid, guest.key, crm_id=str(found["id"]), state="done", job_id=self.job_id,
                       attended_on=_attended(found, guest.checked_in_on))  # fmt: skip
                 self.done.append(f"took guest invitation {found['id']} (already in the CRM)")
                 return
         body = {"constituent_id": int(cid), "parent_invitation_id": int(buyer["crm_id"]), "is_a_guest": True,
                 "guest_first_name": guest.first_name, "guest_last_name": guest.last_name,
                 "rsvp": YES} | _attendance(guest.checked_in_on)  # fmt: skip
-        _save(self.conn, event_id, cid, guest.key, parent_id=buyer["id"], first_name=guest.first_name,
+        _save(self.work, event_id, cid, guest.key, parent_id=buyer["id"], first_name=guest.first_name,
               last_name=guest.last_name, state=row["state"] if row is not None and row["state"] != "removed" else "pending",
               job_id=self.job_id)  # fmt: skip
         made = self._create(event_id, cid, guest.key, body, what=f"guest invitation of {guest.first_name} {guest.last_name}")
-        _save(self.conn, event_id, cid, guest.key, crm_id=str(made["id"]), state="done", rsvp=YES,
+        _save(self.work, event_id, cid, guest.key, crm_id=str(made["id"]), state="done", rsvp=YES,
               attended_on=guest.checked_in_on, error=None)  # fmt: skip
         self.done.append(f"guest invitation {made['id']} created for {guest.first_name} {guest.last_name}".rstrip())
 
@@ -227,14 +230,14 @@ class Writer:
             buyer = recorded(self.conn, wanted.event_id, wanted.constituent_id)
             found = self._lost_guest(wanted, buyer, row) if buyer is not None and buyer["crm_id"] else None
             if found is not None:
-                row = _save(self.conn, wanted.event_id, wanted.constituent_id, key, crm_id=str(found["id"]))
+                row = _save(self.work, wanted.event_id, wanted.constituent_id, key, crm_id=str(found["id"]))
         if row["crm_id"]:
             try:
                 self.crm.delete_invitation(row["crm_id"])
             except RemoteError as exc:
                 if exc.status != 404:  # gone already: what a delete wants
                     raise
-        _save(self.conn, wanted.event_id, wanted.constituent_id, key, state="removed", job_id=self.job_id)
+        _save(self.work, wanted.event_id, wanted.constituent_id, key, state="removed", job_id=self.job_id)
         self.done.append(f"guest invitation {row['crm_id'] or '(never made)'} removed ({row['first_name']} {row['last_name']})")
 
     # -- one write --------------------------------------------------------------------------------------------
@@ -245,15 +248,15 @@ class Writer:
             confirming.wait_until_due(what, row["updated_at"], self.confirm_after_s)
 
     def _create(self, event_id: int, cid: str, key: str, body: Mapping[str, object], *, what: str) -> JsonObject:
-        _save(self.conn, event_id, cid, key, state="pending", job_id=self.job_id)
+        _save(self.work, event_id, cid, key, state="pending", job_id=self.job_id)
         try:
             return self.crm.create_invitation(event_id, body)
         except UncertainWrite as exc:
-            _save(self.conn, event_id, cid, key, state="unconfirmed", error=str(exc))
+            _save(self.work, event_id, cid, key, state="unconfirmed", error=str(exc))
             raise confirming.answer_lost(what, exc, self.confirm_after_s) from None
         except RemoteError:
-            with store.atomic(self.conn):  # refused: nothing was made, no intent is left open
-                self.conn.execute(
+            with self.work.gather() as conn:  # refused: nothing was made, no intent is left open
+                conn.execute(
                     "DELETE FROM invitations WHERE event_id = ? AND constituent_id = ? AND guest_key = ? AND state = 'pending'",
                     (event_id, str(cid), key),
                 )
@@ -262,7 +265,7 @@ class Writer:
     def _patch(self, row: sqlite3.Row, body: Mapping[str, object], attending: str | None) -> sqlite3.Row:
         keys = (row["event_id"], row["constituent_id"], row["guest_key"])
         if attending:
-            _save(self.conn, *keys, attendance_sent=attending)
+            _save(self.work, *keys, attendance_sent=attending)
         try:
             self.crm.update_invitation(row["crm_id"], body)
         except UncertainWrite as exc:
@@ -271,7 +274,7 @@ class Writer:
         kept: dict[str, object] = {k: body[k] for k in ("rsvp", "notes", "attendee_names") if k in body}
         if attending:
             kept |= {"attended_on": attending, "attendance_sent": None}
-        return _save(self.conn, *keys, **kept, error=None)
+        return _save(self.work, *keys, **kept, error=None)
 
     def _attendance_confirmed(self, row: sqlite3.Row, on: str) -> bool:
         """Whether an attendance whose PATCH answer was lost reached the CRM (one read; never sent twice)."""

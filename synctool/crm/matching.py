@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from synctool import settings, store
 from synctool.crm import mirror
 from synctool.errors import Conflict, InvalidInput, NeedsReview, NotFound
-from synctool.queue import unit
+from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
     from nicknames import NickNamer
 
     from synctool.config import Config
-    from synctool.crm.constituents import Person
+    from synctool.crm.person import Person
 
 POLICIES = ("review", "auto", "email")
 #: the run-time setting that wins over ``donors.matching``
@@ -258,7 +258,7 @@ def _candidate(conn: sqlite3.Connection, record: Mapping[str, object], evidence:
 
 def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicatePair]:
     """Likely duplicate pairs already in the CRM, by the same rule, read from the mirror."""
-    from synctool.crm.constituents import Person
+    from synctool.crm.person import Person
 
     pairs: list[DuplicatePair] = []
     seen: set[tuple[str, str]] = set()
@@ -284,9 +284,9 @@ def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicateP
 # -- held gifts and their decisions -------------------------------------------------------------------------
 
 
-def hold(conn: sqlite3.Connection, job: sqlite3.Row, person: Person, found: list[Candidate], why: str) -> int:
+def hold(work: Unit, job: sqlite3.Row, person: Person, found: list[Candidate], why: str) -> int:
     """Record that ``job``'s donor needs a person's decision (once per job); returns the match's id."""
-    known = conn.execute("SELECT id FROM donor_matches WHERE job_id = ? AND status = 'pending'", (job["id"],)).fetchone()
+    known = work.conn.execute("SELECT id FROM donor_matches WHERE job_id = ? AND status = 'pending'", (job["id"],)).fetchone()
     row = {
         "job_id": job["id"],
         "source": job["source"],
@@ -298,17 +298,18 @@ def hold(conn: sqlite3.Connection, job: sqlite3.Row, person: Person, found: list
         "status": "pending",
         "created_at": store.iso(),
     }
-    with unit.of(conn).gather():  # in a job: committed at its end, with the job held
+    with work.gather() as conn:  # in a job: committed at its end, with the job held
         if known is not None:
             conn.execute("UPDATE donor_matches SET candidates = ?, why = ? WHERE id = ?", (row["candidates"], why, known[0]))
             return int(known[0])
         return int(store.database(conn).table("donor_matches").insert(row).last_pk or 0)
 
 
-def resolve(conn: sqlite3.Connection, person: Person, job: sqlite3.Row, how: str) -> tuple[str | None, str | None]:
+def resolve(work: Unit, person: Person, job: sqlite3.Row, how: str) -> tuple[str | None, str | None]:
     """For a donor whose e-mail is in no constituent: (the constituent to give the gift to, or None to create
     one; what to say about it). A person's decision for the job comes first; then the policy: ``review`` holds
     the job when any candidate is found, ``auto`` takes a single candidate and holds two or more."""
+    conn = work.conn
     decided = decision(conn, job["id"])
     if decided is not None:
         if decided["status"] == "new":
@@ -332,7 +333,7 @@ def resolve(conn: sqlite3.Connection, person: Person, job: sqlite3.Row, how: str
         why = f"{person.email} may be any of {len(found)} constituents: " + ", ".join(
             f"{c.constituent_id} ({c.name})" for c in found
         )
-    match_id = hold(conn, job, person, found, why)
+    match_id = hold(work, job, person, found, why)
     raise NeedsReview(f"held for review (donor match {match_id}): {why}; `synctool donors matches`")
 
 

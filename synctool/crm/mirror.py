@@ -27,8 +27,8 @@ from typing import Any
 
 from synctool import store
 from synctool.crm.client import CrmClient
-from synctool.crm.types import CrmId, JsonObject, MirrorRefresh
-from synctool.queue import unit
+from synctool.crm.types import CrmId, JsonObject, MirrorRefresh, MirrorStatus
+from synctool.queue.unit import Unit
 from synctool.timeutil import age_s, parse_iso
 
 EPOCH = "1970-01-01T00:00:00Z"
@@ -132,13 +132,15 @@ def forget(conn: sqlite3.Connection, constituent_id: CrmId) -> None:
     conn.execute("DELETE FROM crm_constituents WHERE id = ?", (int(constituent_id),))
 
 
-def refresh(crm: CrmClient, conn: sqlite3.Connection, *, full: bool = False, page_size: int = 250) -> MirrorRefresh:
-    """Load what changed in the CRM since the watermark (everything when ``full`` or never loaded)."""
-    with unit.of(conn).lock([LOCK]):
-        return _load(crm, conn, full=full, page_size=page_size)
+def refresh(crm: CrmClient, work: Unit, *, full: bool = False, page_size: int = 250) -> MirrorRefresh:
+    """Load what changed in the CRM since the watermark (everything when ``full`` or never loaded), in ``work`` (a
+    job's unit, or an unbound ``Unit(conn)`` for an operator's command)."""
+    with work.lock([LOCK]):
+        return _load(crm, work, full=full, page_size=page_size)
 
 
-def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: int) -> MirrorRefresh:
+def _load(crm: CrmClient, work: Unit, *, full: bool, page_size: int) -> MirrorRefresh:
+    conn = work.conn
     started_iso = store.iso()
     started = time.monotonic()
     watermark = _state(conn, "watermark")
@@ -149,7 +151,6 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
         since = (parsed - OVERLAP).strftime(WATERMARK_FORMAT)
     newest = parse_iso(watermark) if not full else None
     requests = rows = 0
-    work = unit.of(conn)
     # in a job: the lock first; then each page but the last commits as the next page is asked for (the client
     # commits what is gathered before it sends), the last with what the job does next
     work.commit("before mirror refresh")
@@ -183,15 +184,15 @@ def _load(crm: CrmClient, conn: sqlite3.Connection, *, full: bool, page_size: in
     return {"kind": "full" if full else "incremental", "since": since, "requests": requests, "rows": rows}
 
 
-def ensure_fresh(crm: CrmClient, conn: sqlite3.Connection, since: str, *, page_size: int = 250) -> MirrorRefresh | None:
+def ensure_fresh(crm: CrmClient, work: Unit, since: str, *, page_size: int = 250) -> MirrorRefresh | None:
     """Refresh incrementally unless a refresh started at or after ``since`` (an ``iso`` time: the start
     of this run). Returns what the refresh did, or None when the mirror was fresh enough."""
-    if (_state(conn, "refreshed_at") or "") >= since:
+    if (_state(work.conn, "refreshed_at") or "") >= since:
         return None
-    with unit.of(conn).lock([LOCK]):
-        if (_state(conn, "refreshed_at") or "") >= since:  # another worker refreshed while we waited
+    with work.lock([LOCK]):
+        if (_state(work.conn, "refreshed_at") or "") >= since:  # another worker refreshed while we waited
             return None
-        return _load(crm, conn, full=False, page_size=page_size)
+        return _load(crm, work, full=False, page_size=page_size)
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -201,16 +202,13 @@ def _state(conn: sqlite3.Connection, column: str) -> str | None:
     return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
 
 
-def status(conn: sqlite3.Connection) -> dict[str, Any]:
+def status(conn: sqlite3.Connection) -> MirrorStatus:
     """What the operator sees (`crm mirror`, `crm budget`, `doctor`): rows, watermark, age, last refresh."""
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
-    counts = {
-        "constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
-        "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0],
-    }
     age = age_s(row["refreshed_at"])
     return {
-        **counts,
+        "constituents": conn.execute("SELECT count(*) FROM crm_constituents").fetchone()[0],
+        "emails": conn.execute("SELECT count(*) FROM crm_constituent_emails").fetchone()[0],
         "watermark": row["watermark"],
         "refreshed_at": row["refreshed_at"],
         "age_s": None if age is None else round(age, 1),

@@ -80,7 +80,7 @@ class Pacer:
     def reserve(self, owner: str = "") -> float:
         """Reserve the next slot and return its time (seconds since the epoch)."""
         conn = self._conn()
-        with store.atomic(conn):
+        with store.atomic(conn):  # the pacer's own connection: a reservation every process sees at once, in no job's unit
             now = self._clock()
             # a reservation is never legitimately more than a window ahead: one further out was made before this
             # machine's clock was set back (NTP, a fixed time zone), and would stall every request until then

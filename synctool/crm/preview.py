@@ -81,3 +81,14 @@ def summary(writes: Sequence[JsonObject]) -> str:
         if matched:
             return f"matched #{matched.group(1)}"
     return "no constituent change"
+
+
+def start_plan(client: CrmClient | None) -> None:
+    """Preview mode: the next job's plan starts empty (``client`` is the drain's CRM client, when it has one)."""
+    if isinstance(client, PreviewClient):
+        client.start_plan()
+
+
+def plan(client: CrmClient | None) -> list[JsonObject]:
+    """Preview mode: the writes the current job would have sent to the CRM."""
+    return list(client.writes) if isinstance(client, PreviewClient) else []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from synctool import settings, store
 from synctool.errors import InvalidInput, RemoteError, one_of
-from synctool.queue import unit
+from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
     from synctool.crm.client import CrmClient
@@ -95,7 +95,7 @@ def gift_field(conn: sqlite3.Connection, key_or_name: str) -> JsonObject | None:
     return None
 
 
-def ensure_gift_field_value(conn: sqlite3.Connection, crm: CrmClient, field: JsonObject, value: str) -> None:
+def ensure_gift_field_value(work: Unit, crm: CrmClient, field: JsonObject, value: str) -> None:
     """Make ``value`` one of the gift custom field's values: LGL keeps only a field's own values and drops
     any other without a word. A value the cached field lacks is added to the CRM's field
     (``POST /categories/{id}/keywords``, one request, by one job at a time) and to the cache."""
@@ -106,8 +106,8 @@ def ensure_gift_field_value(conn: sqlite3.Connection, crm: CrmClient, field: Jso
     if offered(field):
         return
     key = f"{int(field['id']):012d}"
-    with unit.of(conn).lock([f"gift-field:{field['id']}"], wait_s=30):
-        field = settings.cache_get(conn, "crm:gift-fields", key) or field
+    with work.lock([f"gift-field:{field['id']}"], wait_s=30):
+        field = settings.cache_get(work.conn, "crm:gift-fields", key) or field
         if offered(field):  # another job added it while this one waited
             return
         try:
@@ -119,7 +119,7 @@ def ensure_gift_field_value(conn: sqlite3.Connection, crm: CrmClient, field: Jso
             # someone added it in the CRM since the cache was filled: read the field's values again
             keywords = crm.reference_list(f"/categories/{field['id']}/keywords")
         field = {**field, "keywords": keywords}
-        with store.atomic(conn):
+        with work.gather() as conn:  # in a job: committed with the lock let go, at its next point
             settings.cache_put(conn, "crm:gift-fields", key, field)
 
 

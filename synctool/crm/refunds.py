@@ -34,7 +34,8 @@ from synctool.crm.client import CrmClient
 from synctool.crm.types import Column, JsonObject
 from synctool.errors import PermanentError, RemoteError, Skip, Wait
 from synctool.money import dollars
-from synctool.queue import jobs, log, unit
+from synctool.queue import jobs, log
+from synctool.queue.unit import Unit
 from synctool.timeutil import age_s
 
 if TYPE_CHECKING:
@@ -99,9 +100,9 @@ def refunded_so_far(conn: sqlite3.Connection, gift_external_id: str) -> Decimal:
     return sum((Decimal(r["amount"]) for r in rows), ZERO)
 
 
-def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | None, **fields: Column) -> None:
+def _save(work: Unit, refund: Refund, state: str, job_id: str | None, **fields: Column) -> None:
     now = store.iso()
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         existing = recorded(conn, refund.key)
         store.database(conn).table("refunds").upsert(
             {
@@ -124,13 +125,18 @@ def _save(conn: sqlite3.Connection, refund: Refund, state: str, job_id: str | No
 @dataclass(frozen=True)
 class RefundJob:
     """The refund job a refund is applied for, in the CRM's terms: the client (its requests counted on the
-    job), the job's connection, its id, when it was queued, and the config (policy, patience)."""
+    job), the job's unit of work (its writes commit at the points named here), its id, when it was queued, and the
+    config (policy, patience)."""
 
     crm: CrmClient
-    conn: sqlite3.Connection
+    work: Unit
     job_id: str
     queued_at: str
     config: Config
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.work.conn
 
 
 def _dollars(value: object) -> str:
@@ -150,7 +156,7 @@ def apply(job: RefundJob, refund: Refund) -> str:
     ``PermanentError`` (needs a person: the policy is ``flag``, or the gift is not as synctool left it)."""
     done = recorded(job.conn, refund.key)
     if done is not None and done["state"] == "applied":
-        followed = soft_credits.follow(job.crm, job.conn, refund.gift_external_id)  # a retry after a cut-short follow
+        followed = soft_credits.follow(job.crm, job.work, refund.gift_external_id)  # a retry after a cut-short follow
         if followed:
             return f"{refund.words} was already applied; " + "; ".join(followed)
         raise Skip(
@@ -158,7 +164,7 @@ def apply(job: RefundJob, refund: Refund) -> str:
             f"{_dollars(done['amount_before'])} -> {_dollars(done['amount_after'])} ({done['policy']})"
         )
     settled = currency.settle(
-        job.conn, job.config, job_id=job.job_id, source=refund.source, kind="refund", key=refund.key,
+        job.work, job.config, job_id=job.job_id, source=refund.source, kind="refund", key=refund.key,
         amount=refund.amount, currency=refund.currency or currency.of_gift(job.conn, refund.gift_external_id),
         external_id=refund.gift_external_id,
     )  # fmt: skip
@@ -169,7 +175,7 @@ def apply(job: RefundJob, refund: Refund) -> str:
             f"{refund.words}: nothing left to apply (its money is in the refunds already applied to {refund.gift_external_id})"
         )
     busy = f"another job is writing gift {refund.gift_external_id}; the refund waits for it"
-    with unit.of(job.conn).lock_or_wait([f"gift:{refund.gift_external_id}"], busy):
+    with job.work.lock_or_wait([f"gift:{refund.gift_external_id}"], busy):
         return _apply(job, refund, done)
 
 
@@ -185,8 +191,8 @@ def still_patient(job: RefundJob) -> bool:
 
 
 def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None) -> Wait:
-    with unit.of(job.conn).gather():
-        _save(job.conn, refund, "waiting", job.job_id, reason=why)
+    with job.work.gather():
+        _save(job.work, refund, "waiting", job.job_id, reason=why)
         # the gift's job finishing wakes jobs that share its external id
         jobs.learn_external_id(job.conn, job.job_id, refund.gift_job_external_id or refund.gift_external_id)
     return Wait(
@@ -196,8 +202,8 @@ def _wait(job: RefundJob, refund: Refund, why: str, after_s: float | None = None
 
 
 def _flag(job: RefundJob, refund: Refund, why: str, **fields: Column) -> PermanentError:
-    with unit.of(job.conn).gather():
-        _save(job.conn, refund, "flagged", job.job_id, reason=why, **fields)
+    with job.work.gather():
+        _save(job.work, refund, "flagged", job.job_id, reason=why, **fields)
         gift_id = fields.get("crm_gift_id")
         if gift_id:  # the sync log links the record to the gift a person should look at
             jobs.record_crm_ids(job.conn, job.job_id, gift_id=str(gift_id))
@@ -208,7 +214,7 @@ def _flag(job: RefundJob, refund: Refund, why: str, **fields: Column) -> Permane
 
 
 def _skip(job: RefundJob, refund: Refund, why: str) -> Skip:
-    _save(job.conn, refund, "skipped", job.job_id, reason=why)
+    _save(job.work, refund, "skipped", job.job_id, reason=why)
     return Skip(f"{refund.words} of {_dollars(refund.amount)}: {why}")
 
 
@@ -270,7 +276,7 @@ def _gift_entry(job: RefundJob, refund: Refund) -> tuple[sqlite3.Row, JsonObject
         raise _skip(
             job, refund, f"no CRM gift {ext}: it was made before synctool was installed, or never synced; nothing to refund"
         )
-    gifts.adopt(conn, ext, gift, job.job_id)
+    gifts.adopt(job.work, ext, gift, job.job_id)
     adopted = gifts.recorded(conn, ext)
     assert adopted is not None
     return adopted, gift
@@ -282,8 +288,7 @@ def _gift_gone(job: RefundJob, refund: Refund, gift_id: str, done: sqlite3.Row |
     if exc.status != 404:
         raise exc
     if done is not None and done["state"] == "pending" and done["policy"] == "delete":  # our DELETE landed
-        with unit.of(job.conn).gather():
-            gifts.record_deleted(job.conn, refund.gift_external_id)
+        gifts.record_deleted(job.work, refund.gift_external_id)
         return _finish(job, refund, gift_id, done["amount_before"], ZERO, ZERO, "delete")
     raise _flag(job, refund, f"CRM gift {gift_id} no longer exists (deleted by a person?)", crm_gift_id=gift_id) from None
 
@@ -302,7 +307,7 @@ def _refusal(refund: Refund, gift_id: str, current: Decimal, written: Decimal) -
 
 def _write(job: RefundJob, refund: Refund, gift: JsonObject, gift_id: str, amounts: tuple[Decimal, Decimal], chosen: str) -> str:
     """Record the intent, then lower (or delete) the CRM gift by the refund."""
-    conn, crm = job.conn, job.crm
+    crm = job.crm
     current, current_deductible = amounts
     after = current - refund.amount
     deductible = min(after, max(current_deductible - refund.amount, ZERO))
@@ -310,7 +315,7 @@ def _write(job: RefundJob, refund: Refund, gift: JsonObject, gift_id: str, amoun
     applied = "delete" if deleting else "adjust" if chosen == "adjust" else "adjust (partial refund: the gift keeps the rest)"
     # the intent first: an attempt whose answer is lost is recognised by the next one (``_apply``)
     _save(
-        conn,
+        job.work,
         refund,
         "pending",
         job.job_id,
@@ -319,15 +324,14 @@ def _write(job: RefundJob, refund: Refund, gift: JsonObject, gift_id: str, amoun
         amount_after=str(after),
         policy=applied,
     )
-    unit.of(conn).commit("before refund write")  # the intent, before the write
+    job.work.commit("before refund write")  # the intent, before the write
     if deleting:
         try:
             crm.delete_gift(gift_id)
         except RemoteError as exc:
             if exc.status != 404:  # a retried DELETE whose first answer was lost finds it gone
                 raise
-        with unit.of(conn).gather():
-            gifts.record_deleted(conn, refund.gift_external_id)
+        gifts.record_deleted(job.work, refund.gift_external_id)
     else:
         line = f"Refunded {_dollars(refund.amount)} on {refund.refunded_on} via {refund.platform}, refund {refund.refund_id}"
         line += f" ({refund.said})" if refund.said else ""
@@ -339,12 +343,12 @@ def _write(job: RefundJob, refund: Refund, gift: JsonObject, gift_id: str, amoun
 def _finish(
     job: RefundJob, refund: Refund, gift_id: str, before: Decimal | str, after: Decimal, deductible: Decimal, applied: str
 ) -> str:
-    work = unit.of(job.conn)
+    work = job.work
     with work.gather():
         if applied != "delete":
-            gifts.record_amounts(job.conn, refund.gift_external_id, after, deductible)
+            gifts.record_amounts(work, refund.gift_external_id, after, deductible)
         _save(
-            job.conn,
+            work,
             refund,
             "applied",
             job.job_id,
@@ -356,7 +360,7 @@ def _finish(
         )
     work.commit("after refund write")
     verb = "deleted" if applied == "delete" else f"{_dollars(before)} -> {_dollars(after)}"
-    followed = soft_credits.follow(job.crm, job.conn, refund.gift_external_id)  # its soft credits, by the same policy
+    followed = soft_credits.follow(job.crm, job.work, refund.gift_external_id)  # its soft credits, by the same policy
     return f"{refund.words} of {_dollars(refund.amount)}: CRM gift {gift_id} {verb} ({applied.split(' ')[0]})" + "".join(
         f"; {line}" for line in followed
     )

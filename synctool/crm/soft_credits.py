@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from synctool import settings
 from synctool.crm import gifts
 from synctool.crm.client import CrmClient
+from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
     from synctool.config import Config
@@ -62,9 +63,10 @@ def of_gift(conn: sqlite3.Connection, gift_external_id: str) -> list[sqlite3.Row
     return conn.execute("SELECT * FROM crm_writes WHERE kind = 'gift' AND key GLOB ? ORDER BY key", (pattern,)).fetchall()
 
 
-def follow(crm: CrmClient, conn: sqlite3.Connection, gift_external_id: str) -> list[str]:
+def follow(crm: CrmClient, work: Unit, gift_external_id: str) -> list[str]:
     """Bring the gift's soft credits in step with it after a refund: the amount it now holds, or deleted
     with it. Idempotent (a soft credit already in step costs nothing); returns what it did, in words."""
+    conn = work.conn
     parent = gifts.recorded(conn, gift_external_id)
     if parent is None:
         return []
@@ -74,10 +76,10 @@ def follow(crm: CrmClient, conn: sqlite3.Connection, gift_external_id: str) -> l
             continue
         if parent["state"] == "deleted":
             crm.delete_gift(credit["crm_id"])
-            gifts.record_deleted(conn, credit["key"])
+            gifts.record_deleted(work, credit["key"])
             done.append(f"soft credit {credit['crm_id']} deleted")
         elif parent["amount"] is not None and credit["amount"] != parent["amount"]:
             crm.update_gift(credit["crm_id"], {"received_amount": float(parent["amount"]), "deductible_amount": 0.0})
-            gifts.record_amounts(conn, credit["key"], parent["amount"], 0)
+            gifts.record_amounts(work, credit["key"], parent["amount"], 0)
             done.append(f"soft credit {credit['crm_id']} {credit['amount']} -> {parent['amount']}")
     return done

@@ -32,6 +32,25 @@ class MirrorRefresh(TypedDict):
     rows: int
 
 
+class LastRefresh(TypedDict):
+    kind: str | None
+    requests: int | None
+    rows: int | None
+    seconds: float | None
+
+
+class MirrorStatus(TypedDict):
+    """What the operator sees of the constituent mirror (``crm mirror``, ``crm budget``, ``doctor``)."""
+
+    constituents: int
+    emails: int
+    watermark: str | None
+    refreshed_at: str | None
+    age_s: float | None
+    full_loaded_at: str | None
+    last_refresh: LastRefresh
+
+
 def as_int(value: str | SupportsInt | None) -> int | None:
     """A CRM id as a number, whether LGL sent it as a number or as text; None when it is none."""
     if value is None:

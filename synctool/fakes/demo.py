@@ -37,7 +37,7 @@ from synctool.ops.poll import poll
 from synctool.ops.reconcile import payouts, reconcile
 from synctool.ops.refunds import list_refunds
 from synctool.ops.syncs import SyncQuery, list_syncs
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue.worker import DrainSummary, drain
 from synctool.runtime import Runtime
 from synctool.web.receiver import create_app

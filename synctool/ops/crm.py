@@ -6,12 +6,16 @@ from __future__ import annotations
 import hmac
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Optional, TypedDict
 
 from synctool import settings, store
 from synctool.crm import environment as crm_environment
 from synctool.crm import matching, references
 from synctool.errors import InvalidInput, SynctoolError
+from synctool.queue.unit import Unit
+
+if TYPE_CHECKING:
+    from synctool.crm.types import MirrorStatus
 from synctool.runtime import Runtime
 from synctool.validation import Body
 
@@ -139,7 +143,7 @@ def budget(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     return {**crm_environment.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": settings.sync_mode(conn)}
 
 
-def mirror_status(conn: sqlite3.Connection) -> dict[str, Any]:
+def mirror_status(conn: sqlite3.Connection) -> MirrorStatus:
     from synctool.crm import mirror
 
     return mirror.status(conn)
@@ -151,7 +155,7 @@ def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False,
 
     crm = client or crm_environment.open_client(conn, rt)
     try:
-        done = mirror.refresh(crm, conn, full=full, page_size=rt.config.crm.mirror_page_size)
+        done = mirror.refresh(crm, Unit(conn), full=full, page_size=rt.config.crm.mirror_page_size)
     finally:
         if client is None:
             crm.close()

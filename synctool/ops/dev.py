@@ -8,7 +8,7 @@ from typing import Any
 from synctool import platforms, store
 from synctool.crm import environment as crm_environment
 from synctool.errors import Conflict
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue import log
 from synctool.runtime import Runtime
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from synctool import notices
 from synctool.ops import outbox, sign_in
 from synctool.ops.alerts import Digest, after_drain
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.queue.worker import DrainSummary
 from synctool.queue.worker import drain as drain_queue
 from synctool.queue.worker import watch as watch_queue

@@ -42,6 +42,7 @@ from synctool.ops import exports
 from synctool.ops.reconcile import SETTLED, Comparison, ItemRow, compare
 from synctool.ops.reconcile.crm_side import CrmGift, crm_client
 from synctool.queue import log
+from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ def _compared(conn: sqlite3.Connection, rt: Runtime, year: tuple[date, date], cl
     first, last = year
     with crm_client(conn, rt, client) as crm:
         sent_before = crm.requests_sent
-        mirror.refresh(crm, conn, page_size=rt.config.crm.mirror_page_size)
+        mirror.refresh(crm, Unit(conn), page_size=rt.config.crm.mirror_page_size)
         found = compare(conn, rt, (first - timedelta(days=1), last + timedelta(days=1)), client=crm)
         return found, crm.requests_sent - sent_before
 

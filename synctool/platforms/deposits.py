@@ -8,7 +8,7 @@ from __future__ import annotations
 from synctool import store
 from synctool.crm import gifts
 from synctool.errors import Skip
-from synctool.platforms.context import Job
+from synctool.platforms.job import Job
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
@@ -28,7 +28,7 @@ def deposit(event: Event, job: Job) -> Outcome:
     # a payout in another currency than the organisation's is held until a person says what the bank credited
     settled = job.money("deposit", f"{key}:{payout_id}", details["deposited_amount"], details.get("currency"), ext)
     job.crm.update_gift(entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(settled.amount)})
-    with store.atomic(job.conn):
+    with job.unit.gather():
         store.database(job.conn).table("crm_writes").upsert(
             {
                 "key": key,

@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import sqlite3
 
-from synctool import mappings, store
+from synctool import mappings
 from synctool.crm.constituents import Person
 from synctool.queue import jobs
+from synctool.queue.unit import Unit
 
 
 def lists_to_push(conn: sqlite3.Connection) -> list[dict]:
     return [m for m in mappings.all_of(conn, "list_mapping") if m.get("enabled", True) and m.get("push_donors")]
 
 
-def queue_pushes(conn: sqlite3.Connection, person: Person, *, source: str, tags: list[str], consent: bool) -> list[str]:
-    """The mailing jobs for a donor who just gave; none without consent, an e-mail or an opted-in list."""
+def queue_pushes(work: Unit, person: Person, *, source: str, tags: list[str], consent: bool) -> list[str]:
+    """The mailing jobs for a donor who just gave; none without consent, an e-mail or an opted-in list. In a job
+    (``work`` is its unit) they commit at its end, with its row."""
     if not consent or not person.key:
         return []
     queued = []
-    with store.atomic(conn):
+    with work.gather() as conn:
         for mapping in lists_to_push(conn):
             queued.append(
                 jobs.enqueue_unless_waiting(

@@ -2,12 +2,12 @@
 
 A handler is ``handler(event, job) -> Outcome | None``, found by ``(source, entity_type)``: the event its
 job was queued for (``platforms.webhook.Event``: parsed once from the stored delivery, or the job's payload)
-and the running job (``platforms.context.Job``: its row, its connection, the config and the clients). It
+and the running job (``platforms.job.Job``: its row, its connection, its unit of work, the config and the clients). It
 returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped, ``TransientError`` retries it later,
 ``PermanentError`` fails it at once.
 
-The queue knows neither the CRM nor the platforms: what it runs a job with comes from a ``Runner`` (the
-platforms' ``Runner``), so nothing here imports above the queue's floor.
+The queue knows neither the CRM nor the platforms: what it runs a job with comes from a ``JobRunner`` (the
+platforms' ``platforms.runner.Runner``), so nothing here imports above the queue's floor.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from synctool.config import Config
 from synctool.queue import jobs
+from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
 
 Handler = Callable[[Any, Any], "jobs.Outcome | None"]
@@ -49,19 +50,21 @@ def find(source: str, entity_type: str) -> Handler | None:
     return HANDLERS.get((source, entity_type)) or HANDLERS.get((ANY_SOURCE, entity_type))
 
 
-class Job(Protocol):
-    """What the queue reads of a job while it runs it (``platforms.context.Job``): its row, its connection."""
+class RunningJob(Protocol):
+    """What the queue reads of a job while it runs it (``platforms.job.Job`` is one): its row, its connection, its
+    unit of work."""
 
     row: sqlite3.Row
     conn: sqlite3.Connection
     owner: str
     crm_requests: int
+    unit: Unit
 
     @property
     def config(self) -> Config: ...
 
 
-class Runner(Protocol):
+class JobRunner(Protocol):
     """What drain runs jobs with: the handlers' context and event for each job, their clients (closed at
     the end), and, in preview mode, the CRM writes a job would have sent."""
 
@@ -73,14 +76,14 @@ class Runner(Protocol):
 
     def ready(self) -> None: ...
 
-    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> Job: ...
+    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> RunningJob: ...
 
-    def event(self, running: Job) -> object: ...  # (the platform's ``Event``, which the queue does not read)
+    def event(self, running: RunningJob) -> object: ...  # (the platform's ``Event``, which the queue does not read)
 
     def start_plan(self) -> None: ...
 
-    def plan(self) -> list[dict[str, Any]]: ...
+    def plan(self) -> list[dict[str, object]]: ...
 
-    def decision(self, writes: list[dict[str, Any]]) -> str: ...
+    def decision(self, writes: list[dict[str, object]]) -> str: ...
 
     def close(self) -> None: ...

@@ -14,13 +14,13 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Unpack
+from typing import Unpack
 
 from synctool import store
 from synctool.queue.attempts import abandon_attempt, close_attempt, open_attempt, retry_delay_s
 from synctool.queue.log import get as get
 from synctool.queue.log import next_due_in as next_due_in
-from synctool.queue.shapes import NEW_JOB, JobFields, Outcome
+from synctool.queue.shapes import NEW_JOB, JobFields, Outcome, PreviewPlan
 from synctool.queue.shapes import STATUSES as STATUSES
 from synctool.timeutil import parse_iso
 
@@ -296,13 +296,13 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
     return "queued" if kept else "lost"
 
 
-def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: dict[str, Any], crm_requests: int = 0) -> str:
+def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: PreviewPlan, crm_requests: int = 0) -> str:
     """Preview mode: the job ran every rule and wrote nothing; it ends ``previewed`` with its ``plan`` (the
     decision, the bodies it would send, and how it would end). Returns ``previewed``, or ``lost``."""
     now = store.iso()
     kept = _end_attempt(conn, job, owner, "status = 'previewed', plan = ?, message = ?, last_error = NULL,"
                         " attempts = max(attempts - 1, 0), finished_at = ?",
-                        (json.dumps(plan), str(plan.get("summary") or "")[:2000], now), now, "previewed", None, crm_requests)  # fmt: skip
+                        (json.dumps(plan), plan["summary"][:2000], now), now, "previewed", None, crm_requests)  # fmt: skip
     return "previewed" if kept else "lost"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from synctool import store
 from synctool.queue.shapes import STATUSES
@@ -46,7 +46,7 @@ def page(
     order: str = "desc",
     number: int = 1,
     limit: int = 50,
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[dict[str, object]]]:
     """One page of the log, filtered, and how many rows match in all. ``sort`` and ``order`` are checked by
     the caller against its own lists (they are written into the SQL)."""
     where = store.Where()
@@ -113,10 +113,10 @@ def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Jobs created since ``since``: the total and one count per status, overall and per source."""
     empty = {"total": 0, **{s: 0 for s in STATUSES}}
-    overall, per_source = dict(empty), dict[str, dict[str, Any]]()
+    overall, per_source = dict(empty), dict[str, dict[str, int]]()
     for row in _window(conn, since):
         counts = per_source.setdefault(row["source"], dict(empty))
         for found in (overall, counts):
@@ -148,7 +148,9 @@ def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, st
     return row[0], row[1]
 
 
-def view(conn: sqlite3.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int) -> list[dict[str, Any]]:
+def view(
+    conn: sqlite3.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int
+) -> list[dict[str, object]]:
     """The queue as the admin screen lists it: these statuses (all when None), newest first."""
     where = store.Where()
     if statuses:
@@ -207,9 +209,9 @@ def has_job(conn: sqlite3.Connection, external_id: str) -> bool:
     return conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (external_id,)).fetchone() is not None
 
 
-def for_delivery(conn: sqlite3.Connection, delivery_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+def for_delivery(conn: sqlite3.Connection, delivery_ids: list[int]) -> dict[int, list[dict[str, object]]]:
     """The jobs each delivery made: delivery id -> ``[{id, entity_type, entity_id, status}]``."""
-    found: dict[int, list[dict[str, Any]]] = {}
+    found: dict[int, list[dict[str, object]]] = {}
     for i in range(0, len(delivery_ids), 500):
         chunk = delivery_ids[i : i + 500]
         marks = ",".join("?" * len(chunk))
@@ -257,7 +259,7 @@ def summary_per_source(conn: sqlite3.Connection, since: str) -> dict[str, dict[s
     return dict(sorted(found.items()))
 
 
-def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, object]]:
     """The open failures, newest first."""
     return [
         dict(r)
@@ -269,7 +271,7 @@ def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, An
     ]
 
 
-def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limit: int) -> list[dict[str, Any]]:
+def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limit: int) -> list[dict[str, object]]:
     return [
         dict(r)
         for r in conn.execute(
@@ -280,7 +282,7 @@ def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limi
     ]
 
 
-def attempts(conn: sqlite3.Connection, job_id: str) -> list[dict[str, Any]]:
+def attempts(conn: sqlite3.Connection, job_id: str) -> list[dict[str, object]]:
     """A job's attempts, in order: when, by which worker, how each ended, the CRM requests it spent."""
     return [
         dict(a)
@@ -312,7 +314,15 @@ def gifts_written_between(conn: sqlite3.Connection, start: str, end: str) -> int
     )
 
 
-def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list[dict[str, Any]]:
+class CampaignGifts(TypedDict):
+    """A campaign's gifts in a window (``gifts_by_campaign``)."""
+
+    campaign_id: str
+    gifts: int
+    last_gift_at: str | None
+
+
+def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list[CampaignGifts]:
     """A source's gift jobs (``transaction``) created since ``since``, per campaign named in their payload or
     delivery: ``campaign_id``, ``gifts`` and ``last_gift_at``, the latest first (the overview's campaigns with
     no mapping). The gifts of the whole hours come from ``campaign_hours`` (a gift counts in the hour of its latest
@@ -333,4 +343,4 @@ def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list
         " ) GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC",
         {"source": source, "since": since, "next": next_hour, "hour": next_hour[:13]},
     ).fetchall()
-    return [{**dict(r), "campaign_id": str(r["campaign_id"])} for r in rows]
+    return [{"campaign_id": str(r["campaign_id"]), "gifts": int(r["gifts"]), "last_gift_at": r["last_gift_at"]} for r in rows]

@@ -39,6 +39,17 @@ NEW_JOB: JobFields = {
 }
 
 
+class PreviewPlan(TypedDict):
+    """What a previewed job would do (``jobs.preview`` keeps it): the constituent decision, the CRM writes with their
+    exact bodies, how it would end and why, in words."""
+
+    decision: str
+    ends: str
+    message: str
+    writes: list[dict[str, object]]
+    summary: str
+
+
 @dataclass
 class Outcome:
     """What a handler reports; ``status`` is ``succeeded`` or ``skipped``."""

@@ -14,8 +14,10 @@ lock is held only while the job works locally, never while it waits on the netwo
 commits what is gathered (``before_request``; the job's clients call it before they send). Inside the unit,
 ``store.atomic`` is a savepoint: a helper's change stays whole, and a failed one is rolled back alone.
 
-Helpers find the unit through their connection (``of(conn)``): inside a running job, the job's; anywhere else
-(an operator's command, a test) a unit of their own whose every ``gather`` is its own commit, as before.
+A helper that writes takes the unit as a parameter (``work: Unit``, or the job whose ``.unit`` it uses): inside a
+running job, the job's (``Job.unit``, bound by ``queue.worker.run_job`` while the job runs); anywhere else (an
+operator's command, a test) the caller makes an unbound ``Unit(conn)``, whose every ``gather`` is its own commit.
+Nothing finds a unit through its connection.
 """
 
 from __future__ import annotations
@@ -32,17 +34,10 @@ from synctool.store import transactions
 
 logger = logging.getLogger("synctool.unit")
 
-#: the units of the jobs running now, by their connection's id (a connection runs one job at a time)
-_BOUND: dict[int, Unit] = {}
-
-
-def of(conn: sqlite3.Connection) -> Unit:
-    """The unit of the job running on ``conn``, else one that commits each change at once (outside a job)."""
-    return _BOUND.get(id(conn)) or Unit(conn)
-
 
 class Unit:
-    """One job's unit of work on its connection. ``points`` names the commits it made, in order."""
+    """One job's unit of work on its connection. ``points`` names the commits it made, in order. Unbound (outside
+    a job: ``Unit(conn)``), each ``gather`` is its own transaction and commit, and ``commit`` has nothing to do."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -58,14 +53,12 @@ class Unit:
 
     @contextmanager
     def bind(self) -> Iterator[Unit]:
-        """For the block, this is the unit of the job running on its connection. What no point committed when the
-        block ends is rolled back (the job's end commits it first: ``run_job``)."""
-        _BOUND[id(self.conn)] = self
+        """For the block, the unit gathers its job's writes until its points commit them. What no point committed
+        when the block ends is rolled back (the job's end commits it first: ``run_job``)."""
         self.bound = True
         try:
             yield self
         finally:
-            _BOUND.pop(id(self.conn), None)
             self.bound = False
             self.abandon()
 

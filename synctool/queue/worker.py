@@ -1,8 +1,8 @@
 """`drain`: claim due jobs, run their handlers, record every attempt.
 
 Handlers are found by ``(source, entity_type)`` in ``HANDLERS`` (the platforms register theirs with
-``@handler``) and called as ``handler(event, job)``; the ``Runner`` drain is given (the platforms'
-``Runner``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
+``@handler``) and called as ``handler(event, job)``; the ``JobRunner`` drain is given (the platforms'
+``platforms.runner.Runner``) builds both for each claimed job. A handler returns an ``Outcome`` or raises: ``Skip`` ends the job as skipped,
 ``TransientError`` retries it later, ``PermanentError`` and ``ConfigError`` fail it at once (a person must
 fix the cause, then retry), anything else is an internal error and is retried like a transient one.
 A job runs in its unit of work (``queue.unit``): what its handler writes commits at the points the handler names
@@ -34,8 +34,7 @@ from synctool.errors import (
     Wait,
 )
 from synctool.queue import jobs
-from synctool.queue.handlers import HANDLERS, Job, Runner, find, handler
-from synctool.queue.unit import Unit
+from synctool.queue.handlers import HANDLERS, JobRunner, RunningJob, find, handler
 
 __all__ = ["HANDLERS", "handler", "drain", "run_job", "DrainSummary"]
 
@@ -70,8 +69,8 @@ class DrainSummary:
 
 
 def run_job(
-    runner: Runner,
-    running: Job,
+    runner: JobRunner,
+    running: RunningJob,
     summary: DrainSummary | None = None,
     lock: threading.Lock | None = None,
     *,
@@ -93,8 +92,8 @@ def run_job(
     held: NeedsReview | None = None
     # the locks the handler takes through its connection live and lapse with this job's lease
     holder = store.LockHolder(running.owner, running.config.queue.lease_seconds)
-    # the job's unit of work (``platforms.context.Job`` carries its own): bound to its connection while it runs
-    work: Unit = getattr(running, "unit", None) or Unit(running.conn)
+    # the job's unit of work: bound while it runs, its writes committed at the points its handler names
+    work = running.unit
     with work.bind():
         try:
             if fn is None:
@@ -135,8 +134,8 @@ def run_job(
 
 
 def _record(
-    runner: Runner,
-    running: Job,
+    runner: JobRunner,
+    running: RunningJob,
     job: sqlite3.Row,
     record: sqlite3.Connection,
     preview: bool,
@@ -184,8 +183,8 @@ def _record(
 
 
 def _plan(
-    runner: Runner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None
-) -> dict:
+    runner: JobRunner, outcome: jobs.Outcome | None, waiting: Wait | None, error: str | None, held: NeedsReview | None = None
+) -> jobs.PreviewPlan:
     """What a previewed job would do: the constituent decision, the CRM writes with their exact bodies, and
     how the job would end."""
     writes = runner.plan()
@@ -201,7 +200,7 @@ def _plan(
     return {"decision": said, "ends": ends, "message": message, "writes": writes, "summary": f"{ends}: {said}; {message}"}
 
 
-def run_now(runner: Runner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def run_now(runner: JobRunner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
     """Run one queued job immediately, in this process (operator commands that sync "now")."""
     rt = runner.rt
     owner = f"{socket.gethostname()}:{os.getpid()}:now"
@@ -237,7 +236,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
 
 
 def drain(
-    runner: Runner,
+    runner: JobRunner,
     *,
     max_seconds: float = 55,
     max_jobs: int | None = None,
@@ -343,7 +342,7 @@ def drain(
 
 
 def watch(
-    runner: Runner,
+    runner: JobRunner,
     stop: threading.Event,
     *,
     interval_s: float = 30.0,

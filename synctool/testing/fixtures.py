@@ -30,7 +30,7 @@ import pytest
 
 from synctool import platforms
 from synctool.platforms import Platform
-from synctool.platforms.context import runner
+from synctool.platforms.runner import runner
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:

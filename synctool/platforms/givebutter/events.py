@@ -148,7 +148,7 @@ def order_invitations(event: Event, job: Job) -> Outcome:
         wanted.known_before = known_before
         return wanted
 
-    writer = invitations.Writer(job.crm, job.conn, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s)
+    writer = invitations.Writer(job.crm, job.unit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s)
     said = writer.write(event_id, cid, build)
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
 

@@ -12,6 +12,7 @@ from synctool.crm import constituents, gifts, mirror, references, soft_credits
 from synctool.crm.constituents import Person
 from synctool.errors import RemoteError
 from synctool.platforms.context import Job
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import Transaction
 
 #: the peer-to-peer fundraisers read so far, by "<campaign id>:<member id>"
@@ -50,7 +51,7 @@ def fundraiser(job: Job, txn: Transaction) -> Fundraiser | None:
     found = constituents.lookup(job.conn, person)
     if found is None:
         crm = job.config.crm
-        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=crm.mirror_page_size)
+        mirror.ensure_fresh(job.crm, job.unit, job.run_started, page_size=crm.mirror_page_size)
         found = constituents.lookup(job.conn, person)
     if found is None:
         why = f"{name} <{person.email}> is not in the CRM (soft_credits.create_fundraisers is off)"
@@ -65,7 +66,7 @@ def _member(job: Job, txn: Transaction) -> dict[str, Any] | None:
     if cached is not None:
         return cached
     try:
-        member = job.client("donations").member(str(txn.campaign_id), str(txn.member_id))
+        member = job.client("donations", DonationsClient).member(str(txn.campaign_id), str(txn.member_id))
     except RemoteError as exc:
         if exc.status == 404:
             return None
@@ -87,6 +88,6 @@ def credit_fundraiser(job: Job, raiser: Fundraiser, body: dict[str, Any], donor_
     credit = soft_credits.body(body, gift_id, raiser.member_id, raiser.name)
     # made once like any gift: 1 request when new, 0 when the ledger holds it
     credit_id, created = gifts.create_once(
-        job.crm, job.conn, raiser.constituent_id, credit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s
+        job.crm, job.unit, raiser.constituent_id, credit, job_id=job.id, confirm_after_s=job.config.crm.confirm_after_s
     )
     return f"soft credit {credit_id} for {raiser.name}" + ("" if created else " (already in the CRM)")

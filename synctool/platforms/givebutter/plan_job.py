@@ -25,6 +25,7 @@ from synctool.crm.constituents import Person
 from synctool.errors import SynctoolError
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter import plans
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import PLAN_EVENTS, Plan
 from synctool.platforms.webhook import Event
 from synctool.queue import log
@@ -139,7 +140,7 @@ def plan(event: Event, job: Job) -> Outcome:
     """A plan event (a ``plan.*`` webhook; a poll's, backfill's or reconcile's job): the design's six steps."""
     data = event.payload.get("plan") or event.data
     if not data:  # a job queued with no plan (reconcile --fix): the plan as Givebutter holds it now
-        data = job.client("donations").plan(job.row["entity_id"])
+        data = job.client("donations", DonationsClient).plan(job.row["entity_id"])
     found = payload(Plan, data, "the Givebutter plan")
     from_webhook = event.type in PLAN_EVENTS
     event_id = event.id or str(event.payload.get("event") or f"job:{job.id}")
@@ -237,6 +238,6 @@ def known_from_charge(job: Job, plan_id: str, transaction_id: str, constituent_i
 def _read(job: Job, plan_id: str) -> Plan | str:
     """The plan as Givebutter holds it, or why not, in words."""
     try:
-        return payload(Plan, job.client("donations").plan(plan_id), "the Givebutter plan")
+        return payload(Plan, job.client("donations", DonationsClient).plan(plan_id), "the Givebutter plan")
     except SynctoolError as exc:
         return f"recurring plan {plan_id} not read ({exc}): read again at its next charge or by the poll"

@@ -21,7 +21,8 @@ from typing import Any, TypedDict
 from synctool import store
 from synctool.crm import gifts
 from synctool.platforms.givebutter.webhook import Plan, external_id, plan_moment
-from synctool.queue import log, unit
+from synctool.queue import log
+from synctool.queue.unit import Unit
 from synctool.timeutil import parse_iso
 
 #: synctool's plan statuses
@@ -221,16 +222,14 @@ def _last_charge(conn: sqlite3.Connection, plan_id: str) -> dict[str, Any]:
     return out
 
 
-def record_charge(
-    conn: sqlite3.Connection, plan_id: str, transaction_id: str, amount: Any, currency: str | None, at: str | None
-) -> bool:
+def record_charge(work: Unit, plan_id: str, transaction_id: str, amount: Any, currency: str | None, at: str | None) -> bool:
     """A charge of the plan (a succeeded transaction with its ``plan_id``), noted once: its last charge, failures
     reset, and news for the donor's next contact report when the plan had failed or was paused (a failed plan charged
     again is active: Givebutter's retry took). No CRM request. Inside the job's unit (``gather``); False when
     already noted."""
     when = moment(at) or store.iso()
     paid = None if amount is None else f"{Decimal(str(amount)):.2f}"
-    with unit.of(conn).gather():
+    with work.gather() as conn:
         event_id = f"charge:{transaction_id}"
         if event_of(conn, event_id) is not None:
             return False

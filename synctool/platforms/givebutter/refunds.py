@@ -20,6 +20,7 @@ from synctool.platforms import tickets
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter import events
 from synctool.platforms.givebutter.checkins import read_checkins
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import handler
@@ -69,7 +70,9 @@ def covered(job: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal
     transaction's refunded total on Givebutter (one Givebutter request, no CRM request) bounds it; when
     Givebutter does not show the refund yet, the object's amount stands."""
     try:
-        total = refunded_parts(parse(Refund, job.client("donations").transaction(transaction_id), where="the transaction"))
+        total = refunded_parts(
+            parse(Refund, job.client("donations", DonationsClient).transaction(transaction_id), where="the transaction")
+        )
     except SynctoolError:  # unreachable, or not readable: the object's amount stands
         return amount
     so_far = refunds.refunded_so_far(job.conn, ext)
@@ -83,7 +86,7 @@ def refund(event: Event, job: Job) -> Outcome:
     found = read(event, job)
     outcome = refunds.run(job.refund_job(), found)
     data = event.payload.get("refund") or event.data
-    said = event_order_refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations"),
+    said = event_order_refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations", DonationsClient),
                                 data if isinstance(data, dict) else None)  # fmt: skip
     if said:
         outcome.message = f"{outcome.message}; {said}"

@@ -33,6 +33,7 @@ from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
 from synctool.platforms import givebutter, mailing_list, tickets
 from synctool.platforms.context import Job
 from synctool.platforms.givebutter import events, plan_job, plans
+from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.fundraisers import credit_fundraiser, fundraiser
 from synctool.platforms.givebutter.webhook import (
     CAMPAIGNS,
@@ -75,7 +76,7 @@ def supporter(txn: Transaction) -> Person:
 def fetch_campaign(job: Job, campaign_id: str) -> dict[str, Any] | None:
     """A campaign the cache has not seen (its webhook never came): ask Givebutter once and cache it."""
     try:
-        campaign = job.client("donations").campaign(campaign_id)
+        campaign = job.client("donations", DonationsClient).campaign(campaign_id)
     except RemoteError as exc:
         if exc.status != 404:
             logger.info("campaign %s not fetched (%s); using the defaults", campaign_id, exc)
@@ -196,7 +197,7 @@ def fee_fields(job: Job, txn: Transaction) -> list[dict[str, Any]]:
             )
         value = f"{amount:.2f}"
         job.unit.commit("before gift field value")  # it may wait for the field's lock, outside the unit
-        references.ensure_gift_field_value(job.conn, job.crm, field, value)
+        references.ensure_gift_field_value(job.unit, job.crm, field, value)
         out.append({"name": field["name"], "values": [{"name": value}]})
     return out
 
@@ -279,7 +280,7 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
         raise Skip(f"transaction {txn.id} is {status}, not succeeded")
     plan_id = recurring_plan(txn)
     if plan_id:  # a charge of a recurring plan: noted on the plan (no CRM request); its gift as any other
-        plans.record_charge(job.conn, plan_id, txn.id, txn.amount, txn.currency, txn.transacted_at or txn.created_at)
+        plans.record_charge(job.unit, plan_id, txn.id, txn.amount, txn.currency, txn.transacted_at or txn.created_at)
     free = no_money(txn)
     if free:
         campaign = campaign_of(job, txn) if txn.campaign_id else {}
@@ -307,7 +308,7 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
     credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
     with job.unit.gather():
         pushed = mailing_list.queue_pushes(
-            job.conn,
+            job.unit,
             person,
             source="donations",
             consent=txn.communication_opt_in,
@@ -332,7 +333,7 @@ def transaction(event: Event, job: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
     data = event.payload.get("transaction") or event.data
     if not data:
-        data = job.client("donations").transaction(job.row["entity_id"])
+        data = job.client("donations", DonationsClient).transaction(job.row["entity_id"])
     return sync_transaction(job, data)
 
 
@@ -353,7 +354,7 @@ def ticket(event: Event, job: Job) -> Outcome:
     if other is not None or gifts.recorded(job.conn, ext) is not None:
         also = "; its invitations queued" if invited else ""
         raise Skip(f"covered by transaction {found.transaction_id} (one gift per purchase){also}")
-    outcome = sync_transaction(job, job.client("donations").transaction(found.transaction_id))
+    outcome = sync_transaction(job, job.client("donations", DonationsClient).transaction(found.transaction_id))
     outcome.message = f"lone ticket: synced its transaction {found.transaction_id}; " + (outcome.message or "")
     return outcome
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from synctool import mappings
 from synctool.errors import Skip
 from synctool.platforms.context import Job
+from synctool.platforms.mailchimp.client import MailingClient
 from synctool.platforms.webhook import Event
 from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
@@ -31,9 +32,9 @@ def push(event: Event, job: Job) -> Outcome:
             f"list {data['list_id']} no longer takes donors (synctool mailing mappings set {data['list_id']} --push-donors)"
         )
     merge = {k: v for k, v in (("FNAME", data.get("first_name")), ("LNAME", data.get("last_name"))) if v}
-    member = job.client("mailing").upsert_member(data["list_id"], data["email"], merge)
+    member = job.client("mailing", MailingClient).upsert_member(data["list_id"], data["email"], merge)
     if data.get("tags"):
-        job.client("mailing").tag_member(data["list_id"], data["email"], data["tags"])
+        job.client("mailing", MailingClient).tag_member(data["list_id"], data["email"], data["tags"])
     return Outcome(
         "succeeded",
         f"{data['email']} on list {mapping.get('label') or data['list_id']} "

@@ -8,7 +8,7 @@ same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
 
 from __future__ import annotations
 
-from synctool import mappings, settings, store
+from synctool import mappings, settings
 from synctool.crm import constituents, mirror
 from synctool.errors import PermanentError, Skip
 from synctool.platforms.context import Job
@@ -38,11 +38,11 @@ def find_constituent(job: Job, email: str, first: str | None, last: str | None) 
 
     found = look()
     if found is None:
-        mirror.ensure_fresh(job.crm, job.conn, job.run_started, page_size=job.config.crm.mirror_page_size)
+        mirror.ensure_fresh(job.crm, job.unit, job.run_started, page_size=job.config.crm.mirror_page_size)
         found = look()
     if found is None:
         return None
-    with store.atomic(job.conn):
+    with job.unit.gather():
         constituents.link(job.conn, email, found["id"])
     return str(found["id"])
 

@@ -79,7 +79,7 @@ def membership_sync(job: Job, record: dict[str, Any], groups: list[tuple[str, in
         membership_id = active[0] if active else None
     if not membership_id or not flags(job.conn)["sync_on_membership"]:
         return ""
-    with store.atomic(job.conn):
+    with job.unit.gather():
         queue(job.conn, "membership", membership_id, origin=f"payment {record['id']}")
     return f"; membership {membership_id} sync queued"
 
@@ -128,7 +128,7 @@ def payment(event: webhook.Event, job: Job) -> Outcome:
             body["payment_type_id"] = gateway["payment_type_id"]
         gift_id, _ = gifts.create_once(
             job.crm,
-            job.conn,
+            job.unit,
             constituent_id,
             body,
             job_id=job.row["id"],
@@ -140,7 +140,7 @@ def payment(event: webhook.Event, job: Job) -> Outcome:
     portal_records.set_link(job.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
     message = f"{len(gift_ids)} gift(s): " + ", ".join(f"{k} {v}" for k, v in gift_ids.items())
     message += membership_sync(job, record, groups)
-    with store.atomic(job.conn):
+    with job.unit.gather():
         jobs.record_crm_ids(job.conn, job.row["id"], constituent_id=constituent_id, gift_id=primary)
     total = sum(amounts, Decimal("0.00"))
     return Outcome(

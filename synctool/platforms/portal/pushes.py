@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import settings, store
+from synctool import settings
 from synctool.errors import InvalidInput, PermanentError
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
@@ -83,7 +83,7 @@ def push(event: webhook.Event, job: Job) -> Outcome:
     body = event.data or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
     try:
-        with store.atomic(job.conn):
+        with job.unit.gather():
             record, queued = apply_record(job.conn, kind, body.get("data"), "portal push")
     except InvalidInput as exc:
         raise PermanentError(f"{exc}: {exc.detail}" if exc.detail else str(exc)) from None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import store
 from synctool.errors import PermanentError, Skip
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
@@ -54,7 +53,7 @@ def stripe_event(event: webhook.Event, job: Job) -> Outcome:
         return payment_failed(job, payment_id, obj)
     intent = obj.payment_intent if session else obj.id
     cents = obj.amount_total if session else (obj.amount_received if obj.amount_received is not None else obj.amount)
-    with store.atomic(job.conn):
+    with job.unit.gather():
         before = portal_records.find(job.conn, "payment", payment_id)
         if before is None:  # the portal's push has not arrived yet: build the payment from the metadata
             record = payment_from_metadata(payment_id, meta, cents)
@@ -102,7 +101,7 @@ def payment_from_metadata(payment_id: str, meta: dict[str, str], cents: int | No
 
 def payment_failed(job: Job, payment_id: str, session: PortalObject) -> Outcome:
     """A delayed payment that did not settle: the portal payment is marked failed; no gift, no membership."""
-    with store.atomic(job.conn):
+    with job.unit.gather():
         before = portal_records.find(job.conn, "payment", payment_id)
         if before is None:
             record = payment_from_metadata(payment_id, session.metadata, session.amount_total)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import store
 from synctool.crm import constituents, mirror
 from synctool.errors import PermanentError
 from synctool.platforms import webhook
 from synctool.platforms.context import Job
 from synctool.platforms.portal import records as portal_records
-from synctool.queue import unit
 from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 
@@ -40,7 +38,7 @@ def sync_user(job: Job, user_id: str) -> str:
     person = user_person(user)
     crm = job.crm
     linked = user.get("crm_constituent_id")
-    if linked and constituents.revalidate(crm, job.conn, linked, user["email"]):
+    if linked and constituents.revalidate(crm, job.unit, linked, user["email"]):
         body = {
             "first_name": person.first_name,
             "last_name": person.last_name or person.email,
@@ -54,11 +52,11 @@ def sync_user(job: Job, user_id: str) -> str:
             contacts["street_addresses"] = [{**{k: v for k, v in person.address.items() if v}, "street_type_name": "Home"}]
         for kind, rows in contacts.items():
             crm.replace_contacts(linked, kind, rows)
-        with store.atomic(job.conn):
+        with job.unit.gather():
             mirror.put(job.conn, {**updated, "id": linked, **contacts})
         constituent_id = linked
     else:
-        with store.atomic(job.conn):
+        with job.unit.gather():
             constituents.unlink(job.conn, user["email"])
         constituent_id, _ = job.match_or_create(person, use_link=False)
     portal_records.set_link(job.conn, "user", user_id, crm_constituent_id=constituent_id)
@@ -80,7 +78,7 @@ def user_locked(*user_ids_of):
     def wrap(fn):
         def handler_(event: webhook.Event, job: Job) -> Outcome:
             users = [u for get in user_ids_of for u in get(job) if u]
-            with unit.of(job.conn).lock([f"portal_user:{u}" for u in users]):
+            with job.unit.lock([f"portal_user:{u}" for u in users]):
                 return fn(event, job)
 
         handler_.__name__ = fn.__name__

@@ -14,6 +14,7 @@ from synctool.crm import gifts, refunds
 from synctool.errors import PermanentError, Skip
 from synctool.money import cents_to_dollars
 from synctool.platforms.context import Job
+from synctool.platforms.square.client import PosClient
 from synctool.platforms.square.rules import location
 from synctool.platforms.square.webhook import Money, Notification, Order, PaymentRefund, external_id
 from synctool.platforms.webhook import Event
@@ -27,7 +28,7 @@ def read(event: Event, job: Job) -> refunds.Refund:
     if event.payload.get("refund"):  # the backup poll read it already
         data = event.payload["refund"]
     elif event.payload.get("refund_id"):  # reconcile --fix: the refund a payment lists, read from Square
-        data = job.client("pos").refund(event.payload["refund_id"])
+        data = job.client("pos", PosClient).refund(event.payload["refund_id"])
     elif isinstance(event.data, Notification):
         data = event.data.data.object.get("refund")
     else:
@@ -55,7 +56,7 @@ def read(event: Event, job: Job) -> refunds.Refund:
 def sale_order_id(job: Job, found: PaymentRefund) -> str:
     """The sale a refund gives money back for: its payment's order, else its return order's source. An
     unlinked refund (``unlinked``, or a return order whose returns name no source order) has none."""
-    pos = job.client("pos")
+    pos = job.client("pos", PosClient)
     unlinked = PermanentError(
         f"needs attention: Square refund {found.id} is unlinked (given back without its sale: its return names no "
         "source order), so no gift is known to reduce; if it refunds a gift, change that gift in the CRM by hand, "

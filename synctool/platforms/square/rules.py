@@ -20,6 +20,7 @@ from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
 from synctool.money import cents_to_dollars
 from synctool.platforms import mailing_list
 from synctool.platforms.context import Job
+from synctool.platforms.square.client import PosClient
 from synctool.platforms.square.settings import DEFAULT_CONSTITUENT
 from synctool.platforms.square.webhook import (
     Customer,
@@ -47,7 +48,7 @@ def location(job: Job, location_id: str | None) -> JsonObject | None:
     found = settings.cache_get(job.conn, LOCATIONS, location_id)
     if found is None:
         try:
-            locations = job.client("pos").locations()
+            locations = job.client("pos", PosClient).locations()
         except SynctoolError as exc:
             logger.info("locations not fetched (%s); dating the gift in the organisation's time zone", exc)
             return None
@@ -80,7 +81,7 @@ def customer_person(job: Job, order: Order) -> tuple[Person, str, bool]:
     opt-in: a customer who has explicitly not unsubscribed from marketing e-mail counts)."""
     customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
     if customer_id:
-        customer = payload(Customer, job.client("pos").customer(customer_id), f"Square customer {customer_id}")
+        customer = payload(Customer, job.client("pos", PosClient).customer(customer_id), f"Square customer {customer_id}")
         address = customer.address or CustomerAddress()
         street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
         person = Person(
@@ -152,7 +153,7 @@ def order(event: Event, job: Job) -> Outcome:
     made = gifts.already_made(job.conn, ext, job.row)
     if made is not None:
         return made
-    found = job.client("pos").order(order_id)
+    found = job.client("pos", PosClient).order(order_id)
     if not found:
         raise PermanentError(f"Square returned no order {order_id}")
     full = payload(Order, found, f"Square order {order_id}")
@@ -167,7 +168,7 @@ def order(event: Event, job: Job) -> Outcome:
     )
     place = (location(job, full.location_id) or {}).get("name") or full.location_id
     pushed = mailing_list.queue_pushes(
-        job.conn, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
+        job.unit, person, source="pos", consent=consent, tags=["Square customer", str(place or "")]
     )
     return Outcome(
         "succeeded",
