@@ -35,12 +35,12 @@ def hints() -> dict[str, Any]:
     from synctool.config import Config
     from synctool.platforms.context import Runner
     from synctool.platforms.reconcile import Expected, Payout
-    from synctool.platforms.registration import Check, Outcome
+    from synctool.platforms.registration import Check, RegisterResult
     from synctool.platforms.webhook import Adapter, Missed
     from synctool.runtime import Runtime
 
     found = {"Database": Database, "Config": Config, "Runner": Runner, "Expected": Expected, "Payout": Payout,
-             "Check": Check, "Outcome": Outcome, "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime}  # fmt: skip
+             "Check": Check, "RegisterResult": RegisterResult, "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime}  # fmt: skip
     return typing.get_type_hints(Platform, globalns={**vars(contract), **found})
 
 

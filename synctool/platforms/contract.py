@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
-    from synctool.platforms.registration import Check, Outcome
+    from synctool.platforms.registration import Check, RegisterResult
     from synctool.platforms.webhook import Adapter, Missed
     from synctool.runtime import Runtime
 
@@ -48,7 +48,9 @@ class Registration(Protocol):
 
     def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None) -> list[Check]: ...
 
-    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None) -> list[Outcome]: ...
+    def register(
+        self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None
+    ) -> list[RegisterResult]: ...
 
 
 #: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost

@@ -20,10 +20,18 @@ R = TypeVar("R", default=Any)
 
 
 def load(ref: str) -> Any:
-    """What ``ref`` names: ``"package.module"`` the module, ``"package.module:name"`` a name in it."""
+    """What ``ref`` names: ``"package.module"`` the module, ``"package.module:name"`` a name in it (or, in a
+    package, its submodule ``name``). The one place synctool turns a reference into what it names."""
     module, _, name = ref.partition(":")
     found = importlib.import_module(module)
-    return getattr(found, name) if name else found
+    if not name:
+        return found
+    try:
+        return getattr(found, name)
+    except AttributeError:
+        if not hasattr(found, "__path__"):
+            raise
+        return importlib.import_module(f"{module}.{name}")
 
 
 @dataclass(frozen=True)

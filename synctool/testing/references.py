@@ -13,7 +13,7 @@ from typing import Any
 from synctool.platforms import Client, Fake, Platform, Setting, Webhook, contract
 from synctool.platforms.hooks import Hook, Imports, Loaded, Served, load
 from synctool.platforms.reconcile import Expected, Payout
-from synctool.platforms.registration import Check, Outcome
+from synctool.platforms.registration import Check, RegisterResult
 from synctool.platforms.webhook import Adapter, Missed
 from synctool.runtime import Runtime
 
@@ -118,6 +118,6 @@ def _contract_hints(kind: type) -> dict[str, Any]:
     """The field types of a part of the contract, resolved (it names some types for type checkers only)."""
     from sqlite_utils import Database
 
-    names = {"Database": Database, "Expected": Expected, "Payout": Payout, "Check": Check, "Outcome": Outcome,
+    names = {"Database": Database, "Expected": Expected, "Payout": Payout, "Check": Check, "RegisterResult": RegisterResult,
              "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime}  # fmt: skip
     return typing.get_type_hints(kind, globalns={**vars(contract), **names})

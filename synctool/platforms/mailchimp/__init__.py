@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Platform, Served, Target, Webhook, section_of, setting_in
+from synctool.platform import (
+    Client,
+    Fake,
+    Hook,
+    Imports,
+    Loaded,
+    Platform,
+    Section,
+    Served,
+    Target,
+    Webhook,
+    section_of,
+    setting_in,
+)
 
 
 class MailingConfig(Section):

@@ -14,12 +14,7 @@ Consent: Givebutter's ``communication_opt_in: true``. Square has no opt-in; a cu
 
 from __future__ import annotations
 
-from synctool import mappings
-from synctool.errors import Skip
-from synctool.platforms.context import Job
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import ANY_SOURCE, handler
-from synctool.queue.jobs import Outcome
+from synctool.platform import ANY_SOURCE, Event, Job, Outcome, Skip, handler, mappings
 
 
 @handler(ANY_SOURCE, "audience_member")

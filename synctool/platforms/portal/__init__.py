@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synctool.platforms import Hook, Imports, Loaded, Platform, Target, Webhook
+from synctool.platform import Hook, Imports, Loaded, Platform, Target, Webhook
 
 #: the payments platform's source (Stripe's role): the portal's handlers run its jobs (``Platform.handles``)
 PAYMENTS = "payments"

@@ -6,8 +6,20 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook, section_of, setting_in
+from synctool.platform import (
+    Client,
+    Fake,
+    Hook,
+    Imports,
+    Loaded,
+    Mappings,
+    Platform,
+    Section,
+    Served,
+    Webhook,
+    section_of,
+    setting_in,
+)
 
 
 class PosConfig(Section):

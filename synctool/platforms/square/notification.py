@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from synctool import settings, store
-from synctool.errors import StoreUnavailable
+from synctool.platform import Runtime, StoreUnavailable, settings, store
 from synctool.platforms import square
-from synctool.runtime import Runtime
 
 #: the settings key `webhooks register` keeps the registered URL under
 SETTING = "pos_notification_url"

@@ -3,8 +3,7 @@ portal's rules act on them)."""
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Loaded, Platform, Served, Webhook, section_of
+from synctool.platform import Client, Fake, Hook, Loaded, Platform, Section, Served, Webhook, section_of
 
 
 class PaymentsConfig(Section):

@@ -1,0 +1,208 @@
+"""Every name a platform package needs, and nothing else: ``from synctool.platform import Platform, Hook, ...``.
+
+A platform package (synctool's own five, or one installed beside it: ``docs/platforms.md``) imports from this
+module and its own package only, and from ``synctool.platform.edges`` in its ``commands.py`` and ``fake.py`` (the
+Typer and Starlette helpers, kept apart so the core imports neither). A test walks the built-in packages and holds
+them to it (``tests/test_platform_module.py``).
+
+The names are grouped by what a package does with them, below. Each is imported the first time it is asked for
+(PEP 562), so declaring a platform (its ``__init__.py``) loads none of the CRM, the queue or the store: the
+``TYPE_CHECKING`` block is the one table of what this module gives, read by type checkers as written and by
+``__getattr__`` at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # declaring a platform: its parts, its hooks named by reference, its config section
+    # parsing and validation, money and time, settings, mappings and the database
+    from synctool import mappings, settings, store
+    from synctool.config import Config, Section
+
+    # a job handler: the job it gets (its unit of work, its clients), how it ends, what it writes
+    from synctool.crm import constituents, gifts, mirror, refunds
+    from synctool.crm import currency as currency_rule
+    from synctool.crm import environment as crm_environment
+    from synctool.crm.constituents import Person
+    from synctool.crm.references import coding as reference_coding
+    from synctool.crm.references import require as require_reference
+    from synctool.errors import (
+        ConfigError,
+        Conflict,
+        InvalidInput,
+        InvalidSignature,
+        NotFound,
+        PermanentError,
+        Skip,
+        StoreUnavailable,
+        SyncError,
+        SynctoolError,
+        Wait,
+        one_of,
+    )
+
+    # the API client, and the run-time it is built from
+    from synctool.http import ApiClient
+    from synctool.mappings import ack_choice
+    from synctool.money import cents_to_dollars
+    from synctool.platforms import mailing_list, watermark
+    from synctool.platforms.api_options import ApiOptions
+    from synctool.platforms.context import Job, runner
+    from synctool.platforms.contract import (
+        ApiRoute,
+        Client,
+        Fake,
+        Mappings,
+        Platform,
+        PlatformClient,
+        Setting,
+        Target,
+        Webhook,
+        section_of,
+        setting_in,
+    )
+    from synctool.platforms.hooks import Hook, Imports, Loaded, Served
+
+    # the webhook adapter: a delivery verified, then parsed into an Event and its job
+    from synctool.platforms.payment_events import Charge, CustomerDetails, PortalObject
+    from synctool.platforms.payment_events import Event as PaymentEvent
+
+    # reconcile, payouts and webhook registration
+    from synctool.platforms.reconcile import Expected, Payout, PayoutLine
+    from synctool.platforms.registration import Check, Found, RegisterResult, Wanted, compare, needs_repair, ours
+    from synctool.platforms.registry import using
+    from synctool.platforms.signing import sign, verify_signed_delivery
+    from synctool.platforms.webhook import Event, JobSpec, JsonObject, Missed, WebhookSecrets, parse_json_object, text
+    from synctool.queue import jobs, log, unit
+    from synctool.queue.handlers import ANY_SOURCE, handler
+    from synctool.queue.jobs import Outcome
+    from synctool.queue.worker import run_now
+    from synctool.runtime import Runtime
+    from synctool.timeutil import parse_iso
+    from synctool.validation import Body, CrmId, Email, ForceQuery, Lenient, Moment, Payload, Query, Text, parse, payload
+
+__all__ = [
+    "ANY_SOURCE",
+    "ApiClient",
+    "ApiOptions",
+    "ApiRoute",
+    "Body",
+    "Charge",
+    "Check",
+    "Client",
+    "Config",
+    "ConfigError",
+    "Conflict",
+    "CrmId",
+    "CustomerDetails",
+    "Email",
+    "Event",
+    "Expected",
+    "Fake",
+    "ForceQuery",
+    "Found",
+    "Hook",
+    "Imports",
+    "InvalidInput",
+    "InvalidSignature",
+    "Job",
+    "JobSpec",
+    "JsonObject",
+    "Lenient",
+    "Loaded",
+    "Mappings",
+    "Missed",
+    "Moment",
+    "NotFound",
+    "Outcome",
+    "Payload",
+    "PaymentEvent",
+    "Payout",
+    "PayoutLine",
+    "PermanentError",
+    "Person",
+    "Platform",
+    "PlatformClient",
+    "PortalObject",
+    "Query",
+    "RegisterResult",
+    "Runtime",
+    "Section",
+    "Served",
+    "Setting",
+    "Skip",
+    "StoreUnavailable",
+    "SyncError",
+    "SynctoolError",
+    "Target",
+    "Text",
+    "Wait",
+    "Wanted",
+    "Webhook",
+    "WebhookSecrets",
+    "ack_choice",
+    "cents_to_dollars",
+    "compare",
+    "constituents",
+    "crm_environment",
+    "currency_rule",
+    "gifts",
+    "handler",
+    "jobs",
+    "log",
+    "mailing_list",
+    "mappings",
+    "mirror",
+    "needs_repair",
+    "one_of",
+    "ours",
+    "parse",
+    "parse_iso",
+    "parse_json_object",
+    "payload",
+    "reference_coding",
+    "refunds",
+    "require_reference",
+    "run_now",
+    "runner",
+    "section_of",
+    "setting_in",
+    "settings",
+    "sign",
+    "store",
+    "text",
+    "unit",
+    "using",
+    "verify_signed_delivery",
+    "watermark",
+]
+
+
+@functools.cache
+def exports(path: str = __file__) -> dict[str, str]:
+    """Each name the ``TYPE_CHECKING`` block of ``path`` imports -> its reference, ``"module:name"`` (a name in
+    the module, or its submodule), as ``synctool.platforms.hooks.load`` reads it."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    return {
+        alias.asname or alias.name: f"{node.module}:{alias.name}"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+def __getattr__(name: str) -> object:
+    ref = exports().get(name)
+    if ref is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from synctool.platforms.hooks import load
+
+    value = load(ref)
+    globals()[name] = value
+    return value
