@@ -18,7 +18,7 @@ FLOORS = [
     {"platforms", "platform"},
     {"queue", "crm"},
     {"runtime", "console", "http", "store", "settings", "mappings", "secrets", "money", "timeutil", "renamed_keys", "notices"},
-    {"config", "config_sections", "validation", "errors"},
+    {"config", "config_sections", "validation", "errors", "lazy"},
 ]
 
 

@@ -24,7 +24,11 @@ def synctool_imports(package: str) -> set[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("synctool"):
                 names = {a.name for a in node.names}
-                if node.module == own or node.module.startswith(own + ".") or (node.module, names) == ("synctool.platforms", {package}):
+                if (
+                    node.module == own
+                    or node.module.startswith(own + ".")
+                    or (node.module, names) == ("synctool.platforms", {package})
+                ):
                     continue
                 found.add(node.module if node.module != "synctool" else f"synctool.{'|'.join(sorted(names))}")
             elif isinstance(node, ast.Import):

@@ -186,7 +186,7 @@ __all__ = [
 @functools.cache
 def exports(path: str = __file__) -> dict[str, str]:
     """Each name the ``TYPE_CHECKING`` block of ``path`` imports -> its reference, ``"module:name"`` (a name in
-    the module, or its submodule), as ``synctool.platforms.hooks.load`` reads it."""
+    the module, or its submodule), as ``synctool.lazy.load`` reads it."""
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
     return {
@@ -201,7 +201,7 @@ def __getattr__(name: str) -> object:
     ref = exports().get(name)
     if ref is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from synctool.platforms.hooks import load
+    from synctool.lazy import load
 
     value = load(ref)
     globals()[name] = value

@@ -9,14 +9,15 @@ against them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from synctool.platforms.hooks import Hook, Loaded
+from synctool.validation import Body
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -34,9 +35,10 @@ class PollHook(Protocol):
 
     def __call__(
         self, conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None
-    ) -> dict[str, Any]: ...
+    ) -> Mapping[str, object]: ...
 
 
+@runtime_checkable
 class PlatformClient(Protocol):
     """What the core does with any platform's API client (``Client.factory``): close it when done."""
 
@@ -46,13 +48,20 @@ class PlatformClient(Protocol):
 class Registration(Protocol):
     """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
 
-    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None) -> list[Check]: ...
+    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[Check]: ...
 
-    def register(
-        self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient | None
-    ) -> list[RegisterResult]: ...
+    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[RegisterResult]: ...
 
 
+#: an ASGI app (a fake's API: a web type the core does not import): (scope, receive, send)
+AsgiApp = Callable[
+    [
+        MutableMapping[str, object],
+        Callable[[], Awaitable[MutableMapping[str, object]]],
+        Callable[[MutableMapping[str, object]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
 #: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
 ExpectedHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Expected], int]"]
 #: a period's bank deposits (``reconcile payouts``), and the platform requests it cost
@@ -95,9 +104,9 @@ class Setting:
     name: str
     #: what it decides, in one sentence (the command's summary), then whatever else a person should know
     help: str
-    body: Callable[[], type[BaseModel]]
-    read: Callable[[sqlite3.Connection], Mapping[str, Any]]
-    write: Callable[[sqlite3.Connection, Any], Mapping[str, Any]]
+    body: Callable[[], type[Body]]
+    read: Callable[[sqlite3.Connection], Mapping[str, object]]
+    write: Callable[[sqlite3.Connection, Body], Mapping[str, object]]
     #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
     example: str = ""
 
@@ -158,7 +167,7 @@ class Fake:
     ``path`` and goes in ``base_url_env``."""
 
     name: str
-    make: Callable[[str], tuple[object, Any]]  # (the fake's state, and its ASGI app: a web type the core does not import)
+    make: Callable[[str], tuple[object, AsgiApp]]
     key_secret: str
     key: str
     base_url_env: str
@@ -219,7 +228,7 @@ class Platform:
     handlers: Callable[[], None] | None = None
     #: its top-level commands: name -> a function returning the Typer app (called only when the command is
     #: named, or `synctool --help` lists them, in its Platforms section)
-    commands: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    commands: Mapping[str, Callable[[], object]] = field(default_factory=dict)
     #: its run-time settings (`synctool settings NAME`; a Settings page lists them)
     settings: tuple[Setting, ...] = ()
     #: the other platforms' sources whose jobs its handlers run (the portal runs Stripe's ``payments`` jobs):
@@ -234,12 +243,12 @@ class Platform:
     refetch: RefetchHook | None = None
     #: reads one event campaign's ticket check-ins now (``synctool events checkins``): (conn, rt, campaign id)
     #: -> what it read; its orders' invitations are queued (``tickets``, ``crm.invitations``)
-    checkins: Callable[[sqlite3.Connection, Runtime, str], dict[str, Any]] | None = None
+    checkins: Callable[[sqlite3.Connection, Runtime, str], Mapping[str, object]] | None = None
     #: reads every recurring plan it holds (``synctool backfill``; the poll reads them too): (conn, rt) -> what it
     #: read and queued; a plan job (entity type ``plan``) for each that synctool's record lacks or that changed
-    plans: Callable[[sqlite3.Connection, Runtime], dict[str, Any]] | None = None
+    plans: Callable[[sqlite3.Connection, Runtime], Mapping[str, object]] | None = None
     #: a plan's charges, oldest first, each with the CRM gift it became (``synctool plans show``): (conn, plan id)
-    plan_charges: Callable[[sqlite3.Connection, str], Sequence[Mapping[str, Any]]] | None = None
+    plan_charges: Callable[[sqlite3.Connection, str], Sequence[Mapping[str, object]]] | None = None
     checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()

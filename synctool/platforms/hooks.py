@@ -2,36 +2,22 @@
 
 A platform declares each hook as a reference to its implementation (``Hook("synctool_kinddesk.poll:poll")``), as
 llm's plugins name theirs: a command that needs none of a platform's hooks imports none of its modules, and no
-platform writes an "import, then call" function per hook. ``load`` is the one place a reference becomes what it
-names; the contract's field types (``synctool.platforms.contract``) type every call, and
+platform writes an "import, then call" function per hook. ``load`` (``synctool.lazy``) is the one place a
+reference becomes what it names; the contract's field types (``synctool.platforms.contract``) type every call, and
 ``synctool.testing.hook_problems`` resolves each reference of a platform against them.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Generic
 
 from typing_extensions import ParamSpec, TypeVar
 
+from synctool.lazy import load
+
 P = ParamSpec("P", default=...)
 R = TypeVar("R", default=Any)
-
-
-def load(ref: str) -> Any:
-    """What ``ref`` names: ``"package.module"`` the module, ``"package.module:name"`` a name in it (or, in a
-    package, its submodule ``name``). The one place synctool turns a reference into what it names."""
-    module, _, name = ref.partition(":")
-    found = importlib.import_module(module)
-    if not name:
-        return found
-    try:
-        return getattr(found, name)
-    except AttributeError:
-        if not hasattr(found, "__path__"):
-            raise
-        return importlib.import_module(f"{module}.{name}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ a folder beside this module and a line in ``DEFAULT_PLATFORMS``.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from synctool.errors import ConfigError, InvalidInput, one_of
+from synctool.lazy import load
 from synctool.platforms.contract import Client, Fake, Platform, Setting, Target, Webhook
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def _may_declare_platforms() -> bool:
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
     """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
-    found = [importlib.import_module(f"synctool.platforms.{name}").PLATFORM for name in DEFAULT_PLATFORMS]
+    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS]
     if _may_declare_platforms():
         from importlib.metadata import entry_points
 

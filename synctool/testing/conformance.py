@@ -234,12 +234,12 @@ def _operations(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt:
 
         def registered() -> list[Check]:
             module = registration()
-            made = client.factory(rt) if client is not None else None
+            assert client is not None, "a webhook registration without a Client: the core passes it the platform's client"
+            made = client.factory(rt)
             try:
                 return module.status(conn, rt, "https://sync.example.org", made)
             finally:
-                if made is not None:
-                    made.close()
+                made.close()
 
         calls.attempt("registration", registered, lambda f: _all(f, Check, "Check"))
     if platform.routes is not None:
