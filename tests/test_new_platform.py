@@ -169,9 +169,8 @@ def adapter() -> Any:
 TINY = platforms.Platform(
     name="tinygive",
     role=ROLE,
-    webhook=platforms.Webhook(ROLE, adapter),
-    client=platforms.Client(ROLE, from_runtime, probe=probe),
-    secrets={"TINY_API_KEY": "the platform's API key", "TINY_WEBHOOK_SECRET": "signs its webhooks"},
+    webhook=platforms.Webhook(adapter, secret="TINY_WEBHOOK_SECRET", secret_help="signs its webhooks"),
+    client=platforms.Client(from_runtime, probe=probe, key="TINY_API_KEY", key_help="the platform's API key"),
     external_id_prefixes=("tiny_",),
     mappings=platforms.Mappings(types=("default",), payment_case="lower", payment_examples="tiny:<method> (card, ...)"),
     expected=expected,

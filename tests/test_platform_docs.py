@@ -82,8 +82,8 @@ def constructor(kind: type, signature: str) -> list[str]:
     if not signature.lstrip("(").startswith(f"{kind.__name__}("):
         wrong.append(f"not written as {kind.__name__}(...)")
         return wrong
-    written = parameters(signature[signature.index(f"{kind.__name__}(") :])
-    fields = dataclasses.fields(kind)
+    written = [p for p in parameters(signature[signature.index(f"{kind.__name__}(") :]) if p != "*"]  # (keywords only)
+    fields = [f for f in dataclasses.fields(kind) if f.init]  # (what a part takes from its platform is not written)
     names = [p.split("=")[0] for p in written]
     if names != [f.name for f in fields]:
         wrong.append(f"its parameters are {names}, {kind.__name__}'s fields {[f.name for f in fields]}")

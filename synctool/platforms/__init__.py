@@ -21,6 +21,7 @@ from synctool.platforms.contract import (
     Fake,
     Mappings,
     Platform,
+    PlatformSection,
     Registration,
     Setting,
     Target,
@@ -94,6 +95,7 @@ __all__ = [
     "using",
     "webhook_secrets",
     "webhooks",
+    "PlatformSection",
     "section_of",
     "setting_in",
 ]

@@ -8,15 +8,17 @@ against them.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-from synctool.platforms.hooks import Hook, Loaded
+from synctool.config_sections import Section
+from synctool.platforms.hooks import Hook, Loaded, Served
 from synctool.validation import Body
 
 if TYPE_CHECKING:
@@ -117,14 +119,34 @@ def setting_in(module: str, name: str, help: str, body: str, *, example: str = "
     return Setting(name, help, Loaded(f"{module}:{body}"), Hook(f"{module}:read"), Hook(f"{module}:write"), example=example)
 
 
+class PlatformSection(Section):
+    """A platform's config section (``Platform.config``), read under the role of the platform that declares it:
+    ``PosConfig.of(rt.config).base_url``, typed as the section's own model."""
+
+    @classmethod
+    def of(cls, config: Config) -> Self:
+        from synctool.config import SECTIONS
+
+        role = next((role for role, (kind, _) in SECTIONS.items() if kind is cls), None)
+        if role is None:
+            raise LookupError(f"no registered platform declares config={cls.__name__}")
+        found: Self = config.section(role)
+        return found
+
+
 S = TypeVar("S")
 
 
-def section_of(role: str, model: type[S]) -> Callable[[Config], S]:
-    """A platform's reader of its config section, typed as its model (``Platform.config``):
-    ``section = section_of("donations", DonationsConfig)``, then ``section(rt.config).base_url``."""
+def section_of(model: type[S]) -> Callable[[Config], S]:
+    """A platform's reader of its config section, typed as its model (``Platform.config``), under the platform's
+    role: ``section = section_of(DonationsConfig)``, then ``section(rt.config).base_url``."""
 
     def section(config: Config) -> S:
+        from synctool.config import SECTIONS
+
+        role = next((role for role, (kind, _) in SECTIONS.items() if kind is model), None)
+        if role is None:
+            raise LookupError(f"no registered platform declares config={model.__name__}")
         found: S = config.section(role)
         return found
 
@@ -133,47 +155,80 @@ def section_of(role: str, model: type[S]) -> Callable[[Config], S]:
 
 @dataclass(frozen=True)
 class Webhook:
-    """A platform's inbound webhook: ``POST /webhooks/<role>``, checked and parsed by ``adapter()``'s module.
+    """A platform's inbound webhook: ``POST /webhooks/<role>`` (its platform's role), checked and parsed by
+    ``adapter()``'s module.
 
     The secret policy is one for every platform: a delivery is verified with ``secret`` (a secret's name), and
     while that secret is not set the receiver refuses the platform's deliveries (503, "not configured"), never
     accepting them unverified; the platform retries them once it is set."""
 
-    role: str
     adapter: Callable[[], Adapter]
-    #: the secret its deliveries are verified with (None: the adapter needs none)
+    #: the secret its deliveries are verified with (None: the adapter needs none), and what it is, in words
     secret: str | None = None
+    secret_help: str = ""
     #: Mailchimp checks a URL with a GET (and may POST an empty body) before it sends events
     url_check: bool = False
     #: what else its signatures are checked with, read once when the receiver starts (Square signs the exact
     #: notification URL): name -> value, handed to ``verify_webhook`` in ``WebhookSecrets.settings``
     settings: Callable[[Runtime], Mapping[str, str | None]] | None = None
+    #: its platform's role, filled in by the ``Platform`` that declares it
+    role: str = field(default="", init=False)
+
+    @classmethod
+    def of(
+        cls,
+        package: str,
+        secret: str | None = None,
+        secret_help: str = "",
+        *,
+        url_check: bool = False,
+        settings: Callable[[Runtime], Mapping[str, str | None]] | None = None,
+    ) -> Webhook:
+        """The webhook whose adapter is ``package``'s ``webhook`` module (a package's shape, docs/platforms.md)."""
+        return cls(Loaded(f"{package}.webhook"), secret, secret_help, url_check=url_check, settings=settings)
 
 
 @dataclass(frozen=True)
 class Client:
-    """A platform's API client: ``factory`` builds it from a Runtime (its secrets and transport)."""
+    """A platform's API client: ``factory`` builds it from a Runtime (its secrets and transport), with the secret
+    ``key`` (its name, and what it is in words)."""
 
-    role: str
     factory: Callable[[Runtime], PlatformClient]
     #: how `test-connections` proves the client works: one read, described in words
     probe: Callable[[PlatformClient], str] | None = None
+    key: str | None = None
+    key_help: str = ""
+    #: its platform's role, filled in by the ``Platform`` that declares it
+    role: str = field(default="", init=False)
+
+    @classmethod
+    def of(cls, package: str, key: str | None = None, key_help: str = "", *, factory: str = "from_runtime") -> Client:
+        """The client that ``package``'s ``client`` module builds (``factory(rt)``) and probes (``probe(client)``)."""
+        return cls(Hook(f"{package}.client:{factory}"), probe=Hook(f"{package}.client:probe"), key=key, key_help=key_help)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fake:
     """A platform's fake API: ``make(key)`` returns the fake (its state) and the ASGI app that serves it, for
-    a client that sends ``key`` as the ``key_secret``; the client's base URL is the fake's address plus
+    a client that sends ``key`` as its ``Client.key``; the client's base URL is the fake's address plus
     ``path`` and goes in ``base_url_env``."""
 
-    name: str
     make: Callable[[str], tuple[object, AsgiApp]]
-    key_secret: str
     key: str
-    base_url_env: str
     path: str = ""
     #: the platform's official API description the fake is held to (a file in shared/reference/specs)
     contract: str | None = None
+    #: its platform's name, and the secret its key goes in (the platform's ``Client.key``): filled in by the
+    #: ``Platform`` that declares it
+    name: str = field(default="", init=False)
+    key_secret: str = field(default="", init=False)
+    #: the variable its client's base URL is read from: the platform's ``config_env`` that sets ``base_url``
+    base_url_env: str = field(default="", init=False)
+
+    @classmethod
+    def of(cls, package: str, state: str, *, key: str, path: str = "", contract: str | None = None) -> Fake:
+        """The fake that ``package``'s ``fake`` module serves: its ``state`` class, and its ``create_app``."""
+        return cls(make=Served(f"{package}.fake:{state}"), key=key, path=path, contract=contract)
 
 
 @dataclass(frozen=True)
@@ -210,8 +265,6 @@ class Platform:
     role: str
     webhook: Webhook | None = None
     client: Client | None = None
-    #: every secret it reads: name -> what it is for
-    secrets: Mapping[str, str] = field(default_factory=dict)
     fake: Fake | None = None
     #: the prefixes of the CRM gift external ids its jobs write (``donations_``); a platform without one
     #: (the portal's payment ids) is known by synctool's gift ledger instead
@@ -261,3 +314,36 @@ class Platform:
     #: and the environment variables that override its keys (``{"KIND_API_BASE_URL": "base_url"}``)
     config: type[BaseModel] | None = None
     config_env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Its parts take its role (and its fake its name and its client's key) from it: each is said once."""
+        if self.webhook is not None:
+            object.__setattr__(self, "webhook", _filled(self.webhook, role=self.role))
+        if self.client is not None:
+            object.__setattr__(self, "client", _filled(self.client, role=self.role))
+        if self.fake is not None:
+            key = self.client.key if self.client is not None else None
+            base_url_env = next((env for env, key in self.config_env.items() if key == "base_url"), "")
+            object.__setattr__(self, "fake", _filled(self.fake, name=self.name, key_secret=key or "", base_url_env=base_url_env))
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        """Every secret it reads, declared where each is used (its client's key, its webhook's secret): name ->
+        what it is for."""
+        found = {}
+        if self.client is not None and self.client.key:
+            found[self.client.key] = self.client.key_help
+        if self.webhook is not None and self.webhook.secret:
+            found[self.webhook.secret] = self.webhook.secret_help
+        return found
+
+
+P = TypeVar("P", Webhook, Client, Fake)
+
+
+def _filled(part: P, **names: str) -> P:
+    """A copy of ``part`` with the fields it takes from its platform set (it may be shared by two platforms)."""
+    copy = dataclasses.replace(part)
+    for name, value in names.items():
+        object.__setattr__(copy, name, value)
+    return copy

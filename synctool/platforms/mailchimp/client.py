@@ -88,7 +88,7 @@ class MailingClient:
 
 def from_runtime(rt: Runtime) -> MailingClient:
     key = rt.secrets.require("MAILING_API_KEY", "the mailing platform")
-    return MailingClient(mailchimp.section(rt.config).base_url or base_url_for(key), key, **rt.api_options("mailing"))
+    return MailingClient(mailchimp.MailingConfig.of(rt.config).base_url or base_url_for(key), key, **rt.api_options("mailing"))
 
 
 def probe(client: MailingClient) -> str:

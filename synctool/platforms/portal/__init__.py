@@ -11,8 +11,7 @@ PAYMENTS = "payments"
 PLATFORM = Platform(
     name="portal",
     role="portal",
-    webhook=Webhook("portal", Loaded("synctool.platforms.portal.webhook"), secret="PORTAL_WEBHOOK_SECRET"),
-    secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
+    webhook=Webhook.of(__name__, "PORTAL_WEBHOOK_SECRET", "signs the portal's pushes to /webhooks/portal"),
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     expected=Hook("synctool.platforms.portal.reconcile:expected"),
     handlers=Imports(
@@ -38,6 +37,6 @@ PLATFORM = Platform(
         "portal_family_links",
         "portal_users",
         "portal_products",
-    ),  # fmt: skip
+    ),
     migrations=Loaded("synctool.platforms.portal.tables:MIGRATIONS"),
 )

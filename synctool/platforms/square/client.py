@@ -137,9 +137,9 @@ class PosClient:
 
 def from_runtime(rt: Runtime) -> PosClient:
     return PosClient(
-        square.section(rt.config).base_url,
+        square.PosConfig.of(rt.config).base_url,
         rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
-        square.section(rt.config).square_version,
+        square.PosConfig.of(rt.config).square_version,
         **rt.api_options("pos"),
     )
 

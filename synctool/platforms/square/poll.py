@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
 ) -> dict[str, Any]:
-    started, since_text = watermark.window_of(conn, "pos", square.section(rt.config), fresh=fresh, lookback=lookback)
+    started, since_text = watermark.window_of(conn, "pos", square.PosConfig.of(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
     with using(rt, "pos", client) as pos:
         locations = [str(loc["id"]) for loc in settings.cache_list(conn, LOCATIONS) if loc.get("id")]

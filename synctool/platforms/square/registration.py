@@ -45,7 +45,7 @@ def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient
     mine = ours(_found(client), want)
     keep = {notification.SETTING: want.url}
     if mine is None:
-        created = client.create_subscription(want.url, want.events, square.section(rt.config).square_version)
+        created = client.create_subscription(want.url, want.events, square.PosConfig.of(rt.config).square_version)
         return [
             RegisterResult("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)
         ]

@@ -68,7 +68,9 @@ class PaymentsClient:
 
 def from_runtime(rt: Runtime) -> PaymentsClient:
     return PaymentsClient(
-        stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), **rt.api_options("payments")
+        stripe.PaymentsConfig.of(rt.config).base_url,
+        rt.secrets.require("PAYMENTS_API_KEY", "Stripe"),
+        **rt.api_options("payments"),
     )
 
 

@@ -27,10 +27,14 @@ class KindConfig(Section):
 PLATFORM = Platform(
     name="kinddesk",
     role=ROLE,
-    webhook=Webhook(ROLE, Loaded("synctool_kinddesk.webhook"), secret="KIND_WEBHOOK_SECRET"),
-    client=Client(ROLE, Hook("synctool_kinddesk.client:KindClient"), probe=Hook("synctool_kinddesk.client:probe")),
-    secrets={"KIND_API_KEY": "KindDesk's API key", "KIND_WEBHOOK_SECRET": "signs KindDesk's webhooks"},
-    fake=Fake("kinddesk", Served("synctool_kinddesk.fake:FakeKind"), "KIND_API_KEY", "kind-demo-key", "KIND_API_BASE_URL", "/v1"),
+    webhook=Webhook(Loaded("synctool_kinddesk.webhook"), secret="KIND_WEBHOOK_SECRET", secret_help="signs KindDesk's webhooks"),
+    client=Client(
+        Hook("synctool_kinddesk.client:KindClient"),
+        probe=Hook("synctool_kinddesk.client:probe"),
+        key="KIND_API_KEY",
+        key_help="KindDesk's API key",
+    ),
+    fake=Fake(make=Served("synctool_kinddesk.fake:FakeKind"), key="kind-demo-key", path="/v1"),
     external_id_prefixes=("kind_",),
     mappings=Mappings(types=("default", "monthly"), payment_case="lower", payment_examples="kind:<method> (card, paypal, ach)"),
     expected=Hook("synctool_kinddesk.reconcile:expected"),
