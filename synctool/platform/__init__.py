@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from synctool.crm import currency as currency_rule
     from synctool.crm import environment as crm_environment
     from synctool.crm.constituents import Person
+    from synctool.crm.gifts import gift_date
     from synctool.crm.references import coding as reference_coding
     from synctool.crm.references import require as require_reference
     from synctool.errors import (
@@ -85,7 +86,20 @@ if TYPE_CHECKING:
     from synctool.queue.worker import run_now
     from synctool.runtime import Runtime
     from synctool.timeutil import parse_iso
-    from synctool.validation import Body, CrmId, Email, ForceQuery, Lenient, Moment, Payload, Query, Text, parse, payload
+    from synctool.validation import (
+        Body,
+        CrmId,
+        Email,
+        ForceQuery,
+        Lenient,
+        Moment,
+        Payload,
+        Query,
+        Text,
+        parse,
+        payload,
+        strict_fields,
+    )
 
 __all__ = [
     "ANY_SOURCE",
@@ -152,6 +166,7 @@ __all__ = [
     "constituents",
     "crm_environment",
     "currency_rule",
+    "gift_date",
     "gifts",
     "handler",
     "jobs",
@@ -177,6 +192,7 @@ __all__ = [
     "settings",
     "sign",
     "store",
+    "strict_fields",
     "text",
     "unit",
     "using",

@@ -8,8 +8,7 @@ imports none of KindDesk's modules), as ``docs/platforms.md`` says."""
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook
+from synctool.platform import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Section, Served, Webhook
 
 ROLE = "kind"
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, RegisterResult, Wanted, compare, needs_repair, ours
-from synctool.runtime import Runtime
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 from synctool_kinddesk.models import ROLE
 from synctool_kinddesk.webhook import SECRET
 

@@ -6,16 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import mappings
-from synctool.crm import refunds
-from synctool.crm.constituents import Person
-from synctool.crm.gifts import gift_date
-from synctool.errors import Skip
-from synctool.platforms.context import Job
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
+from synctool.platform import Event, Job, Outcome, Person, Skip, gift_date, handler, mappings, payload, refunds
 from synctool_kinddesk.models import ROLE, Gift, RefundData, external_id
 
 
