@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from synctool import platforms
-from synctool.platforms import Hook, Imports, Loaded, Served
+from synctool.platforms import Hook, Loaded, Served
 from synctool.platforms.reconcile import Expected, Payout
 from synctool.platforms.webhook import Missed
 from synctool.runtime import Runtime
@@ -40,11 +40,11 @@ def test_a_reference_to_nothing_or_to_a_function_with_other_parameters_is_found_
         poll=Hook("synctool.platforms.givebutter.poll:no_such_function"),
         expected=Hook("synctool.platforms.givebutter.poll:poll"),  # (conn, rt, *, fresh, lookback): not (conn, rt, start, end)
         registration=Loaded("synctool.platforms.givebutter.client"),  # a module with no status() or register()
-        handlers=Imports("synctool.platforms.givebutter.no_such_module"),
+        handlers={"transaction": Hook("synctool.platforms.givebutter.no_such_module:transaction")},
         fake=dataclasses.replace(givebutter.fake, make=Served("synctool.platforms.givebutter.fake:NoSuchFake")),  # type: ignore[arg-type]
     )
     found = {line.split(":", 1)[0] for line in hook_problems(wrong)}
-    assert found == {"poll", "expected", "registration", "handlers", "fake.make"}
+    assert found == {"poll", "expected", "registration", "handlers.transaction", "fake.make"}
 
 
 def test_no_built_in_platform_wraps_a_hook_by_hand():

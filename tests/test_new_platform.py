@@ -34,7 +34,6 @@ from synctool.fakes.transport import AppTransport
 from synctool.platforms.context import Job
 from synctool.platforms.reconcile import Expected
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
-from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from tests.flow_helpers import run_drain
 from tests.helpers import runtime
@@ -81,7 +80,6 @@ def parse_webhook(body: bytes) -> Event:
 # -- its job handler -----------------------------------------------------------------------------------
 
 
-@handler(ROLE, "gift")
 def tiny_gift(event: Event, job: Job) -> Outcome:
     gift = event.payload.get("gift") or event.data
     section = job.config.section(ROLE)
@@ -175,7 +173,7 @@ TINY = platforms.Platform(
     mappings=platforms.Mappings(types=("default",), payment_case="lower", payment_examples="tiny:<method> (card, ...)"),
     expected=expected,
     backfill=True,
-    handlers=lambda: None,  # its handler is registered above, as this module is imported
+    handlers={"gift": tiny_gift},
     config=TinyConfig,
     config_env={"TINY_API_BASE_URL": "base_url"},
 )

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
         section_of,
         setting_in,
     )
-    from synctool.platforms.hooks import Hook, Imports, Loaded, Served
+    from synctool.platforms.hooks import Hook, Loaded, Served
 
     # the webhook adapter: a delivery verified, then parsed into an Event and its job
     from synctool.platforms.payment_events import Charge, CustomerDetails, PortalObject
@@ -84,7 +84,6 @@ if TYPE_CHECKING:
     from synctool.platforms.signing import sign, verify_signed_delivery
     from synctool.platforms.webhook import Event, JobSpec, JsonObject, Missed, WebhookSecrets, parse_json_object, text
     from synctool.queue import jobs, log, unit
-    from synctool.queue.handlers import ANY_SOURCE, handler
     from synctool.queue.jobs import Outcome
     from synctool.queue.worker import run_now
     from synctool.runtime import Runtime
@@ -105,7 +104,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "ANY_SOURCE",
     "ApiClient",
     "ApiOptions",
     "ApiRoute",
@@ -125,7 +123,6 @@ __all__ = [
     "ForceQuery",
     "Found",
     "Hook",
-    "Imports",
     "InvalidInput",
     "InvalidSignature",
     "NeedsReview",
@@ -174,7 +171,6 @@ __all__ = [
     "currency_rule",
     "gift_date",
     "gifts",
-    "handler",
     "jobs",
     "log",
     "mailing_list",

@@ -29,7 +29,7 @@ from synctool.platforms.contract import (
     section_of,
     setting_in,
 )
-from synctool.platforms.hooks import Hook, Imports, Loaded, Served
+from synctool.platforms.hooks import Hook, Loaded, Served
 from synctool.platforms.registry import (
     DEFAULT_PLATFORMS,
     adapter,
@@ -63,7 +63,6 @@ __all__ = [
     "Client",
     "Fake",
     "Hook",
-    "Imports",
     "Loaded",
     "Mappings",
     "Platform",

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, RegisterResult
-    from synctool.platforms.webhook import Adapter, Missed
+    from synctool.platforms.webhook import Adapter, Event, Missed
+    from synctool.queue.handlers import Job
+    from synctool.queue.jobs import Outcome
     from synctool.runtime import Runtime
 
 
@@ -72,6 +74,9 @@ PayoutsHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[
 MissedHook = Callable[[sqlite3.Connection, "Runtime", str], "tuple[list[Missed], int]"]
 #: fetch afresh the items of these failed jobs before ``retry-all --fresh``: (how many, errors)
 RefetchHook = Callable[[sqlite3.Connection, "Runtime", list[sqlite3.Row]], tuple[int, list[str]]]
+#: a job handler: the event its job was queued for, the running job (``synctool.platform.Job``, which has what the
+#: queue reads of it and more) -> how the job ended (or it raises ``Skip``, ...)
+JobHandler = Callable[["Event", "Job"], "Outcome"]
 #: its own ``doctor`` rows: ``(check, status, detail, fix)``
 ChecksHook = Callable[[sqlite3.Connection, "Runtime"], list[tuple[str, str, str, str]]]
 
@@ -277,8 +282,10 @@ class Platform:
     backfill: bool = False
     #: the module that checks and registers its webhook with the platform's API (``synctool webhooks``)
     registration: Callable[[], Registration] | None = None
-    #: imports its ``@handler`` modules, so drain finds its job handlers (called when drain first needs them)
-    handlers: Callable[[], None] | None = None
+    #: its job handlers, each declared here only: ``"entity_type"`` for its own role's jobs, ``"source:entity_type"``
+    #: for another platform's (``Platform.handles``), ``"*:entity_type"`` for any source's; drain registers them
+    #: when it claims its first job
+    handlers: Mapping[str, JobHandler] = field(default_factory=dict)
     #: its top-level commands: name -> a function returning the Typer app (called only when the command is
     #: named, or `synctool --help` lists them, in its Platforms section)
     commands: Mapping[str, Callable[[], object]] = field(default_factory=dict)

@@ -42,20 +42,6 @@ class Loaded(Generic[R]):
         return load(self.ref)
 
 
-@dataclass(frozen=True, init=False)
-class Imports:
-    """``handlers``: imports each module named, which registers its ``@handler`` functions."""
-
-    refs: tuple[str, ...]
-
-    def __init__(self, *refs: str) -> None:
-        object.__setattr__(self, "refs", refs)
-
-    def __call__(self) -> None:
-        for ref in self.refs:
-            load(ref)
-
-
 @dataclass(frozen=True)
 class Served:
     """``Fake.make``: ``"package.fake:State"``, built with the key, and the app its module's ``create_app(state)``

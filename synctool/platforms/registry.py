@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from synctool.errors import ConfigError, InvalidInput, one_of
 from synctool.lazy import load
-from synctool.platforms.contract import Client, Fake, Platform, Setting, Target, Webhook
+from synctool.platforms.contract import Client, Fake, JobHandler, Platform, Setting, Target, Webhook
 
 if TYPE_CHECKING:
     import sqlite3
@@ -211,9 +211,21 @@ def register_handlers(config: Config | None = None) -> None:
     """Import the handler modules of the platforms that run jobs here (``running``; every registered one without
     a config), so their job handlers are registered (``queue.handlers``). A package installed but not in use
     adds none: installing one changes nothing that runs."""
+    from synctool.queue.handlers import handler
+
     for p in registered() if config is None else running(config):
-        if p.handlers:
-            p.handlers()
+        for source, entity_type, run in handlers_of(p):
+            handler(source, entity_type)(run)
+
+
+def handlers_of(platform: Platform) -> list[tuple[str, str, JobHandler]]:
+    """``(source, entity type, handler)`` for each job handler ``platform`` declares (``Platform.handlers``: a key
+    without a source is the platform's own role)."""
+    found = []
+    for key, run in platform.handlers.items():
+        source, _, entity_type = key.rpartition(":")
+        found.append((source or platform.role, entity_type, run))
+    return found
 
 
 def runs_jobs_of(role: str) -> Platform | None:

@@ -29,15 +29,15 @@ from typing import Any
 
 from synctool.lazy import load
 from synctool.platforms import Client, Fake, Platform, Setting, Webhook, contract
-from synctool.platforms.hooks import Hook, Imports, Loaded, Served
+from synctool.platforms.hooks import Hook, Loaded, Served
 from synctool.platforms.reconcile import Expected, Payout
 from synctool.platforms.registration import Check, RegisterResult
 from synctool.platforms.webhook import Adapter, Missed
 from synctool.runtime import Runtime
 
 #: the ways a platform names a hook's function by reference (``synctool.platforms.hooks``)
-REFERENCES = (Hook, Loaded, Imports, Served)
-Reference = Hook | Loaded | Imports | Served
+REFERENCES = (Hook, Loaded, Served)
+Reference = Hook | Loaded | Served
 #: a part of the contract whose fields may hold references: the platform, a setting, its webhook, client or fake
 Part = Platform | Setting | Webhook | Client | Fake
 #: a parameter as the contract gives it: its name (None: positional, unnamed), whether keyword-only, its type
@@ -69,20 +69,16 @@ def _references(platform: Platform) -> Iterator[tuple[str, Reference, Any]]:
         hints = _contract_hints(type(part))
         for f in dataclasses.fields(part):
             value, hint = getattr(part, f.name), _unwrap(hints[f.name])
-            if f.name == "commands":
+            if f.name in ("commands", "handlers"):
                 for name, group in value.items():
                     if isinstance(group, REFERENCES):
-                        yield f"commands.{name}", group, typing.get_args(hint)[1]
+                        yield f"{f.name}.{name}", group, typing.get_args(hint)[1]
             elif isinstance(value, REFERENCES):
                 yield prefix + f.name, value, hint
 
 
 def _kept(hook: Reference, hint: Any) -> str | None:
     """What keeps ``hook`` from being the hook ``hint`` types, or None."""
-    if isinstance(hook, Imports):
-        for ref in hook.refs:
-            load(ref)
-        return None
     if isinstance(hook, Served):
         state, app = load(hook.ref), load(hook.ref.partition(":")[0] + ":create_app")
         return _function_problem(state, [(None, False, str)], object) or _function_problem(app, [(None, False, Any)], Any)
@@ -239,9 +235,13 @@ def _contract_names() -> dict[str, Any]:
     from sqlite_utils import Database
 
     from synctool.config import Config
+    from synctool.platforms.webhook import Event
+    from synctool.queue.handlers import Job
+    from synctool.queue.jobs import Outcome
 
     names = {"Database": Database, "Expected": Expected, "Payout": Payout, "Check": Check, "RegisterResult": RegisterResult,
-             "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime, "Config": Config}  # fmt: skip
+             "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime, "Config": Config, "Event": Event, "Job": Job,
+             "Outcome": Outcome}  # fmt: skip
     return {**vars(contract), **names}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Webhook, section_of
+from synctool.platforms import Client, Fake, Hook, Loaded, Mappings, Platform, Webhook, section_of
 
 
 class DonationsConfig(Section):
@@ -43,13 +43,16 @@ PLATFORM = Platform(
     backfill=True,
     missed=Hook("synctool.platforms.givebutter.deliveries:missed"),
     registration=Loaded("synctool.platforms.givebutter.registration"),
-    handlers=Imports(
-        "synctool.platforms.deposits",
-        "synctool.platforms.givebutter.events",
-        "synctool.platforms.givebutter.refunds",
-        "synctool.platforms.givebutter.rules",
-        "synctool.platforms.givebutter.plans",
-    ),
+    # (its modules still mark each with @handler too, until they are rewritten: the same functions)
+    handlers={
+        "transaction": Hook(f"{__name__}.rules:transaction"),
+        "ticket": Hook(f"{__name__}.rules:ticket"),
+        "campaign": Hook(f"{__name__}.rules:campaign"),
+        "refund": Hook(f"{__name__}.refunds:refund"),
+        "plan": Hook(f"{__name__}.plans:plan"),
+        "invitations": Hook(f"{__name__}.events:order_invitations"),
+        "*:deposit": Hook("synctool.platforms.deposits:deposit"),
+    },
     commands={"donations": Loaded("synctool.platforms.givebutter.commands:app")},
     routes=Hook("synctool.platforms.givebutter.routes:routes"),
     poll=Hook("synctool.platforms.givebutter.poll:poll"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synctool.platform import Client, Fake, Hook, Imports, Loaded, Platform, PlatformSection, Target, Webhook, setting_in
+from synctool.platform import Client, Fake, Hook, Loaded, Platform, PlatformSection, Target, Webhook, setting_in
 
 
 class MailingConfig(PlatformSection):
@@ -32,7 +32,12 @@ PLATFORM = Platform(
     client=Client.of(__name__, "MAILING_API_KEY", "Mailchimp's API key (its -usNN suffix names the data centre)"),
     fake=Fake.of(__name__, "FakeMailchimp", key="demo-mailchimp-key-us14", path="/3.0", contract="mailchimp.json"),
     registration=Loaded("synctool.platforms.mailchimp.registration"),
-    handlers=Imports("synctool.platforms.mailchimp.audience", "synctool.platforms.mailchimp.rules"),
+    handlers={
+        "unsubscribe": Hook(f"{__name__}.rules:apply_event"),
+        "cleaned": Hook(f"{__name__}.rules:apply_event"),
+        # a donor pushed to the mailing list, whichever platform the gift came from
+        "*:audience_member": Hook(f"{__name__}.audience:push"),
+    },
     commands={"mailing": Loaded("synctool.platforms.mailchimp.commands:app")},
     settings=(SYNC_ENABLED,),
     routes=Hook("synctool.platforms.mailchimp.routes:routes"),

@@ -14,10 +14,9 @@ Consent: Givebutter's ``communication_opt_in: true``. Square has no opt-in; a cu
 
 from __future__ import annotations
 
-from synctool.platform import ANY_SOURCE, Event, Job, Outcome, Skip, handler, mappings
+from synctool.platform import Event, Job, Outcome, Skip, mappings
 
 
-@handler(ANY_SOURCE, "audience_member")
 def push(event: Event, job: Job) -> Outcome:
     data = event.payload
     mapping = mappings.get(job.conn, "list_mapping", data["list_id"])

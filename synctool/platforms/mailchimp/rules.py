@@ -8,7 +8,7 @@ same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
 
 from __future__ import annotations
 
-from synctool.platform import Event, Job, Outcome, PermanentError, Skip, constituents, handler, mappings, mirror, settings, store
+from synctool.platform import Event, Job, Outcome, PermanentError, Skip, constituents, mappings, mirror, settings, store
 from synctool.platforms.mailchimp.settings import ENABLED
 from synctool.platforms.mailchimp.webhook import AudienceEvent
 
@@ -69,7 +69,3 @@ def apply_event(delivered: Event, job: Job) -> Outcome:
         f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, removed {rules.get('remove') or []}",
         crm_constituent_id=constituent_id,
     )
-
-
-handler("mailing", "unsubscribe")(apply_event)
-handler("mailing", "cleaned")(apply_event)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, PermanentError, gifts, handler, mappings
+from synctool.platform import Event, Job, Outcome, PermanentError, gifts, mappings
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.users import constituent_for, user_locked, user_of
 
@@ -45,7 +45,6 @@ def local_today(job: Job) -> str:
     return (now.astimezone(zone) if zone else now).date().isoformat()
 
 
-@handler("portal", "membership")
 @user_locked(user_of("membership", "user_id"))
 def membership(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "membership", job.row["entity_id"])

@@ -16,7 +16,6 @@ from synctool.platform import (
     cents_to_dollars,
     currency_rule,
     gifts,
-    handler,
     jobs,
     mappings,
     store,
@@ -88,7 +87,6 @@ def membership_sync(job: Job, record: dict[str, Any], groups: list[tuple[str, in
     return f"; membership {membership_id} sync queued"
 
 
-@handler("portal", "payment")
 @user_locked(user_of("payment", "user_id"))
 def payment(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "payment", job.row["entity_id"])
@@ -157,7 +155,6 @@ def _gift_ids(record: dict[str, Any], groups: list[tuple[str, int]]) -> list[str
     return [record["id"] if len(groups) == 1 else f"{record['id']}-{key}" for key, _ in groups]
 
 
-@handler("portal", "enrollment")
 def enrollment(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "enrollment", job.row["entity_id"])
     portal_records.set_link(job.conn, "enrollment", record["id"], crm_synced_at=store.iso())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, InvalidInput, Job, Outcome, PermanentError, handler, jobs, settings, store
+from synctool.platform import Event, InvalidInput, Job, Outcome, PermanentError, jobs, settings, store
 from synctool.platforms.portal import records as portal_records
 
 FLAGS = "portal_flags"
@@ -72,7 +72,6 @@ def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any
     return record, jobs_for(conn, kind, record, before, origin)
 
 
-@handler("portal", "push")
 def push(event: Event, job: Job) -> Outcome:
     body = event.data or {}
     kind = str(body.get("type") or "").split(".", 1)[0]

@@ -23,7 +23,6 @@ from synctool.platform import (
     Wait,
     cents_to_dollars,
     gifts,
-    handler,
     payload,
     refunds,
 )
@@ -79,7 +78,6 @@ def shares(job: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]
     return [(f"{payment['id']}-{key}", cents_to_dollars(charge.amount_refunded * cents // total)) for key, cents in groups]
 
 
-@handler(PAYMENTS, "charge_refund")
 def charge_refund(event: Event, job: Job) -> Outcome:
     charge = payload(Charge, stripe_event_of(event).data.object, "the refunded charge")
     payment = portal_payment(job, charge)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, Skip, handler, mappings
+from synctool.platform import Event, Job, Outcome, Skip, mappings
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.users import constituent_for, user_locked, user_of
 
@@ -13,7 +13,6 @@ from synctool.platforms.portal.users import constituent_for, user_locked, user_o
 SHARING = {"share_address": 1, "share_phone": 1, "auto_soft_credit": False, "also_acknowledge": False}
 
 
-@handler("portal", "relationship")
 @user_locked(user_of("family_link", "primary_user_id", "member_user_id"))
 def relationship(event: Event, job: Job) -> Outcome:
     link = portal_records.get(job.conn, "family_link", job.row["entity_id"])

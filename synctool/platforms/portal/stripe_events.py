@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, PaymentEvent, PermanentError, PortalObject, Skip, handler, payload, store
-from synctool.platforms.portal import PAYMENTS
+from synctool.platform import Event, Job, Outcome, PaymentEvent, PermanentError, PortalObject, Skip, payload, store
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.pushes import flags, jobs_for
 
@@ -20,7 +19,6 @@ def stripe_event_of(event: Event) -> PaymentEvent:
     return event.data
 
 
-@handler(PAYMENTS, "stripe_event")
 def stripe_event(event: Event, job: Job) -> Outcome:
     stripe = stripe_event_of(event)
     kind = stripe.type

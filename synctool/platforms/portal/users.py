@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, PermanentError, constituents, handler, mirror, store, unit
+from synctool.platform import Event, Job, Outcome, PermanentError, constituents, mirror, store, unit
 from synctool.platforms.portal import records as portal_records
 
 
@@ -91,7 +91,6 @@ def user_of(kind: str, *fields: str):
     return get
 
 
-@handler("portal", "user")
 @user_locked(lambda job: [job.row["entity_id"]])
 def user(event: Event, job: Job) -> Outcome:
     constituent_id = sync_user(job, job.row["entity_id"])

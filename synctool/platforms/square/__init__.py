@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.platform import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, PlatformSection, Webhook, setting_in
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, PlatformSection, Webhook, setting_in
 
 
 class PosConfig(PlatformSection):
@@ -51,7 +51,11 @@ PLATFORM = Platform(
     backfill=True,
     registration=Loaded("synctool.platforms.square.registration"),
     poll=Hook("synctool.platforms.square.poll:poll"),
-    handlers=Imports("synctool.platforms.deposits", "synctool.platforms.square.refunds", "synctool.platforms.square.rules"),
+    handlers={
+        "order": Hook(f"{__name__}.rules:order"),
+        "order_refund": Hook(f"{__name__}.refunds:order_refund"),
+        "*:deposit": Hook("synctool.platforms.deposits:deposit"),
+    },
     commands={"pos": Loaded("synctool.platforms.square.commands:app")},
     settings=(DEFAULT_CONSTITUENT,),
     routes=Hook("synctool.platforms.square.routes:routes"),

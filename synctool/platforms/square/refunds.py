@@ -10,7 +10,7 @@ order's ``returns[].source_order_id``.
 
 from __future__ import annotations
 
-from synctool.platform import Event, Job, Outcome, PermanentError, Skip, cents_to_dollars, gifts, handler, payload, refunds
+from synctool.platform import Event, Job, Outcome, PermanentError, Skip, cents_to_dollars, gifts, payload, refunds
 from synctool.platforms.square.rules import location
 from synctool.platforms.square.webhook import Money, Notification, Order, PaymentRefund, external_id
 
@@ -78,6 +78,5 @@ def sale_order_id(job: Job, found: PaymentRefund) -> str:
     raise PermanentError(f"Square refund {found.id} names neither its payment nor its order: no gift to change")
 
 
-@handler("pos", "order_refund")
 def order_refund(event: Event, job: Job) -> Outcome:
     return refunds.run(job.refund_job(), read(event, job))

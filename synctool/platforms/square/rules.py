@@ -25,7 +25,6 @@ from synctool.platform import (
     SynctoolError,
     cents_to_dollars,
     gifts,
-    handler,
     mailing_list,
     mappings,
     payload,
@@ -152,7 +151,6 @@ def gift_body(job: Job, order: Order) -> dict[str, Any]:
     return body
 
 
-@handler("pos", "order")
 def order(event: Event, job: Job) -> Outcome:
     order_id = job.row["entity_id"]
     ext = external_id(order_id)

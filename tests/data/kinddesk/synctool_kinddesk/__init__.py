@@ -8,7 +8,7 @@ imports none of KindDesk's modules), as ``docs/platforms.md`` says."""
 
 from __future__ import annotations
 
-from synctool.platform import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Section, Served, Webhook
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, Section, Served, Webhook
 
 ROLE = "kind"
 
@@ -40,7 +40,7 @@ PLATFORM = Platform(
     payouts=Hook("synctool_kinddesk.reconcile:payouts"),
     backfill=True,
     registration=Loaded("synctool_kinddesk.registration"),
-    handlers=Imports("synctool_kinddesk.rules"),  # importing it registers its @handler functions
+    handlers={"gift": Hook("synctool_kinddesk.rules:kind_gift"), "refund": Hook("synctool_kinddesk.rules:kind_refund")},
     commands={"kind": Loaded("synctool_kinddesk.commands:app")},
     routes=Hook("synctool_kinddesk.ops:routes"),
     poll=Hook("synctool_kinddesk.poll:poll"),
