@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from synctool.errors import ConfigError, InvalidInput, one_of
 from synctool.lazy import load
 from synctool.platforms.contract import Client, Fake, JobHandler, Platform, Setting, Target, Webhook
+from synctool.platforms.hooks import Hook
 
 if TYPE_CHECKING:
     import sqlite3
@@ -211,11 +212,14 @@ def register_handlers(config: Config | None = None) -> None:
     """Import the handler modules of the platforms that run jobs here (``running``; every registered one without
     a config), so their job handlers are registered (``queue.handlers``). A package installed but not in use
     adds none: installing one changes nothing that runs."""
-    from synctool.queue.handlers import handler
+    from synctool.queue.handlers import ANY_SOURCE, handler
 
-    for p in registered() if config is None else running(config):
+    chosen = registered() if config is None else running(config)
+    for p in chosen:
         for source, entity_type, run in handlers_of(p):
             handler(source, entity_type)(run)
+    if any(p.payouts for p in chosen):  # `reconcile payouts --write-deposits` queues them, for any platform's payouts
+        handler(ANY_SOURCE, "deposit")(Hook("synctool.platforms.deposits:deposit"))
 
 
 def handlers_of(platform: Platform) -> list[tuple[str, str, JobHandler]]:

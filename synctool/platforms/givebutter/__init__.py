@@ -51,7 +51,6 @@ PLATFORM = Platform(
         "refund": Hook(f"{__name__}.refunds:refund"),
         "plan": Hook(f"{__name__}.plans:plan"),
         "invitations": Hook(f"{__name__}.events:order_invitations"),
-        "*:deposit": Hook("synctool.platforms.deposits:deposit"),
     },
     commands={"donations": Loaded("synctool.platforms.givebutter.commands:app")},
     routes=Hook("synctool.platforms.givebutter.routes:routes"),

@@ -54,7 +54,6 @@ PLATFORM = Platform(
     handlers={
         "order": Hook(f"{__name__}.rules:order"),
         "order_refund": Hook(f"{__name__}.refunds:order_refund"),
-        "*:deposit": Hook("synctool.platforms.deposits:deposit"),
     },
     commands={"pos": Loaded("synctool.platforms.square.commands:app")},
     settings=(DEFAULT_CONSTITUENT,),
