@@ -134,7 +134,7 @@ def not_in_use(config: Config, role: str) -> Platform | None:
     return next((p for p in registered() if p.role == role and role not in used), None)
 
 
-def chosen(config: Config, source: str | None, can: Callable[[Platform], Any], what: str = "source") -> tuple[Platform, ...]:
+def chosen(config: Config, source: str | None, can: Callable[[Platform], object], what: str = "source") -> tuple[Platform, ...]:
     """The platforms in use that ``can`` do something (a capability: ``lambda p: p.poll``), or only ``source``'s
     (a role). A source that is registered but not in use is refused with how to turn it on; an unknown one, or
     one without the capability, with the choices."""

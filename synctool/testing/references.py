@@ -41,7 +41,7 @@ Reference = Hook | Loaded | Served
 #: a part of the contract whose fields may hold references: the platform, a setting, its webhook, client or fake
 Part = Platform | Setting | Webhook | Client | Fake
 #: a parameter as the contract gives it: its name (None: positional, unnamed), whether keyword-only, its type
-Wanted = tuple[str | None, bool, Any]
+Wanted = tuple[str | None, bool, object]
 
 
 def hook_problems(platform: Platform) -> list[str]:
@@ -61,7 +61,7 @@ def hook_problems(platform: Platform) -> list[str]:
     return problems
 
 
-def _references(platform: Platform) -> Iterator[tuple[str, Reference, Any]]:
+def _references(platform: Platform) -> Iterator[tuple[str, Reference, object]]:
     """``(where, reference, its field's type)`` for each hook of ``platform`` and of its parts named by reference."""
     parts: list[tuple[str, Part]] = [("", platform), *((f"settings.{s.name}.", s) for s in platform.settings)]
     parts += [(f"{name}.", part) for name in ("webhook", "client", "fake") if (part := getattr(platform, name)) is not None]
@@ -77,22 +77,22 @@ def _references(platform: Platform) -> Iterator[tuple[str, Reference, Any]]:
                 yield prefix + f.name, value, hint
 
 
-def _kept(hook: Reference, hint: Any) -> str | None:
+def _kept(hook: Reference, hint: object) -> str | None:
     """What keeps ``hook`` from being the hook ``hint`` types, or None."""
     if isinstance(hook, Served):
         state, app = load(hook.ref), load(hook.ref.partition(":")[0] + ":create_app")
         return _function_problem(state, [(None, False, str)], object) or _function_problem(app, [(None, False, Any)], Any)
     target = load(hook.ref)
     if isinstance(hook, Loaded):  # a module (or a value) whose members a protocol may name
-        answer: Any = typing.get_args(hint)[1] if typing.get_origin(hint) is Callable else None
-        if getattr(answer, "_is_protocol", False):
+        answer: object = typing.get_args(hint)[1] if typing.get_origin(hint) is Callable else None
+        if isinstance(answer, type) and getattr(answer, "_is_protocol", False):
             return _module_problem(hook.ref, target, answer)
         if typing.get_origin(answer) is type:
             model = typing.get_args(answer)[0]
             ok = isinstance(target, type) and issubclass(target, model)
             return None if ok else f"{hook.ref} is not a subclass of {_name(model)}"
         return None
-    if getattr(hint, "_is_protocol", False):
+    if isinstance(hint, type) and getattr(hint, "_is_protocol", False):
         return _function_problem(target, *_protocol_method(hint, "__call__"))
     if typing.get_origin(hint) is Callable:
         params, returns = typing.get_args(hint)
@@ -113,7 +113,7 @@ def _module_problem(ref: str, module: object, protocol: type) -> str | None:
     return None
 
 
-def _protocol_method(protocol: type, name: str) -> tuple[list[Wanted], Any]:
+def _protocol_method(protocol: type, name: str) -> tuple[list[Wanted], object]:
     """The parameters (after ``self``) and return type of ``protocol.name``, evaluated."""
     method = getattr(protocol, name)
     hints = typing.get_type_hints(method, globalns={**_names_for(method), **_contract_names()})
@@ -122,7 +122,7 @@ def _protocol_method(protocol: type, name: str) -> tuple[list[Wanted], Any]:
     return wanted, hints["return"]
 
 
-def _function_problem(function: Callable[..., object], wanted: list[Wanted], returns: Any) -> str | None:
+def _function_problem(function: Callable[..., object], wanted: list[Wanted], returns: object) -> str | None:
     """Why ``function`` is not a function of these parameters and this return type; None when it is one."""
     shown = f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', function)}"
     try:
@@ -161,7 +161,7 @@ def _function_problem(function: Callable[..., object], wanted: list[Wanted], ret
     return f"{shown}{signature}: " + "; ".join(wrong) if wrong else None
 
 
-def _param_problem(name: str, hints: dict[str, Any], wanted: Any) -> list[str]:
+def _param_problem(name: str, hints: dict[str, object], wanted: object) -> list[str]:
     if name not in hints:
         return [f"{name} is not annotated (the core passes {_name(wanted)})"]
     found = hints[name]
@@ -170,7 +170,7 @@ def _param_problem(name: str, hints: dict[str, Any], wanted: Any) -> list[str]:
     return [f"{name} is {_name(found)}, the core passes {_name(wanted)}"]
 
 
-def _fits(found: Any, wanted: Any) -> bool:
+def _fits(found: object, wanted: object) -> bool:
     """Whether a value of type ``found`` is one of type ``wanted`` (``Any`` fits both ways; type arguments fit the
     same way, not invariantly: the test names the wrong type, it does not replace mypy)."""
     if found is Any or wanted is Any or wanted is object or isinstance(found, typing.TypeVar):
@@ -188,8 +188,9 @@ def _fits(found: Any, wanted: Any) -> bool:
             return typing.get_origin(found) is typing.Literal and set(typing.get_args(found)) <= set(typing.get_args(wanted))
         return all(_fits(type(v), wanted) for v in typing.get_args(found))
     found_class, wanted_class = typing.get_origin(found) or found, typing.get_origin(wanted) or wanted
-    if getattr(found_class, "__supertype__", None) is not None:  # a NewType
-        return _fits(found_class.__supertype__, wanted)
+    supertype = getattr(found_class, "__supertype__", None)
+    if supertype is not None:  # a NewType
+        return _fits(supertype, wanted)
     if not (isinstance(found_class, type) and isinstance(wanted_class, type)):
         return bool(found == wanted)
     if not _subclass(found_class, wanted_class):
@@ -214,15 +215,15 @@ def _subclass(found: type, wanted: type) -> bool:
         return all(hasattr(found, n) for n in names)
 
 
-def _is_union(hint: Any) -> bool:
+def _is_union(hint: object) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
-def _name(hint: Any) -> str:
+def _name(hint: object) -> str:
     return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint).replace("typing.", "")
 
 
-def _unwrap(hint: Any) -> Any:
+def _unwrap(hint: object) -> object:
     """``X | None`` as ``X``."""
     if _is_union(hint):
         kept = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -230,7 +231,7 @@ def _unwrap(hint: Any) -> Any:
     return hint
 
 
-def _contract_names() -> dict[str, Any]:
+def _contract_names() -> dict[str, object]:
     """The names the contract's annotations use, some imported for type checkers only."""
     from sqlite_utils import Database
 
@@ -245,7 +246,7 @@ def _contract_names() -> dict[str, Any]:
     return {**vars(contract), **names}
 
 
-def _names_for(function: Callable[..., object]) -> dict[str, Any]:
+def _names_for(function: Callable[..., object]) -> dict[str, object]:
     """What a function's annotations may name: its module's globals and what the module imports for type checkers
     only (``if TYPE_CHECKING:``, imported here), over every name ``synctool.platform`` gives."""
     import synctool.platform
@@ -255,13 +256,13 @@ def _names_for(function: Callable[..., object]) -> dict[str, Any]:
     return {**given, **_checked_only(module), **getattr(function, "__globals__", {})}
 
 
-def _checked_only(module: types.ModuleType | None) -> dict[str, Any]:
+def _checked_only(module: types.ModuleType | None) -> dict[str, object]:
     """The names ``module`` imports under ``if TYPE_CHECKING:``, imported."""
     try:
         tree = ast.parse(inspect.getsource(module)) if module is not None else None
     except (OSError, TypeError):
         return {}
-    names: dict[str, Any] = {}
+    names: dict[str, object] = {}
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             imports: list[ast.stmt] = [n for n in node.body if isinstance(n, ast.Import | ast.ImportFrom)]
@@ -270,6 +271,6 @@ def _checked_only(module: types.ModuleType | None) -> dict[str, Any]:
     return names
 
 
-def _contract_hints(kind: type) -> dict[str, Any]:
+def _contract_hints(kind: type) -> dict[str, object]:
     """The field types of a part of the contract, resolved (it names some types for type checkers only)."""
     return typing.get_type_hints(kind, globalns=_contract_names())
