@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         Setting,
         Target,
         Webhook,
+        handlers_in,
         section_of,
         setting_in,
     )
@@ -189,6 +190,7 @@ __all__ = [
     "run_now",
     "runner",
     "PlatformSection",
+    "handlers_in",
     "section_of",
     "setting_in",
     "settings",

@@ -26,6 +26,7 @@ from synctool.platforms.contract import (
     Setting,
     Target,
     Webhook,
+    handlers_in,
     section_of,
     setting_in,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "webhook_secrets",
     "webhooks",
     "PlatformSection",
+    "handlers_in",
     "section_of",
     "setting_in",
 ]

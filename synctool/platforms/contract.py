@@ -139,6 +139,14 @@ class PlatformSection(Section):
         return found
 
 
+def handlers_in(package: str, **modules: Sequence[str]) -> dict[str, JobHandler]:
+    """``Platform.handlers`` where each handler is the function named for its job type, in a module of ``package``:
+    ``handlers_in(__name__, rules=("order",), refunds=("order_refund",))`` is ``{"order":
+    Hook(f"{__name__}.rules:order"), "order_refund": Hook(f"{__name__}.refunds:order_refund")}`` (a key
+    ``"source:type"`` names the function ``type``)."""
+    return {key: Hook(f"{package}.{module}:{key.rpartition(':')[2]}") for module, keys in modules.items() for key in keys}
+
+
 S = TypeVar("S")
 
 

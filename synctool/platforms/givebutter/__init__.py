@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Loaded, Mappings, Platform, Webhook, section_of
+from synctool.platforms import Client, Fake, Hook, Loaded, Mappings, Platform, Webhook, handlers_in, section_of
 
 
 class DonationsConfig(Section):
@@ -45,11 +45,7 @@ PLATFORM = Platform(
     registration=Loaded("synctool.platforms.givebutter.registration"),
     # (its modules still mark each with @handler too, until they are rewritten: the same functions)
     handlers={
-        "transaction": Hook(f"{__name__}.rules:transaction"),
-        "ticket": Hook(f"{__name__}.rules:ticket"),
-        "campaign": Hook(f"{__name__}.rules:campaign"),
-        "refund": Hook(f"{__name__}.refunds:refund"),
-        "plan": Hook(f"{__name__}.plans:plan"),
+        **handlers_in(__name__, rules=("transaction", "ticket", "campaign"), refunds=("refund",), plans=("plan",)),
         "invitations": Hook(f"{__name__}.events:order_invitations"),
     },
     commands={"donations": Loaded("synctool.platforms.givebutter.commands:app")},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synctool.platform import Hook, Loaded, Platform, Target, Webhook
+from synctool.platform import Hook, Loaded, Platform, Target, Webhook, handlers_in
 
 #: the payments platform's source (Stripe's role): the portal's handlers run its jobs (``Platform.handles``)
 PAYMENTS = "payments"
@@ -14,17 +14,17 @@ PLATFORM = Platform(
     webhook=Webhook.of(__name__, "PORTAL_WEBHOOK_SECRET", "signs the portal's pushes to /webhooks/portal"),
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     expected=Hook("synctool.platforms.portal.reconcile:expected"),
-    handlers={
-        "push": Hook(f"{__name__}.pushes:push"),
-        "user": Hook(f"{__name__}.users:user"),
-        "payment": Hook(f"{__name__}.payments:payment"),
-        "enrollment": Hook(f"{__name__}.payments:enrollment"),
-        "membership": Hook(f"{__name__}.memberships:membership"),
-        "relationship": Hook(f"{__name__}.relationships:relationship"),
-        # Stripe's events and refunds: the portal's rules act on them
-        f"{PAYMENTS}:stripe_event": Hook(f"{__name__}.stripe_events:stripe_event"),
-        f"{PAYMENTS}:charge_refund": Hook(f"{__name__}.refunds:charge_refund"),
-    },
+    # Stripe's events and refunds too (its ``payments`` jobs): the portal's rules act on them
+    handlers=handlers_in(
+        __name__,
+        pushes=("push",),
+        users=("user",),
+        payments=("payment", "enrollment"),
+        memberships=("membership",),
+        relationships=("relationship",),
+        stripe_events=(f"{PAYMENTS}:stripe_event",),
+        refunds=(f"{PAYMENTS}:charge_refund",),
+    ),
     # Stripe, the portal's payment processor, only parses its events: the portal's handlers run its jobs
     handles=(PAYMENTS,),
     commands={"portal": Loaded("synctool.platforms.portal.commands:app")},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, PlatformSection, Webhook, setting_in
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, PlatformSection, Webhook, handlers_in, setting_in
 
 
 class PosConfig(PlatformSection):
@@ -51,10 +51,7 @@ PLATFORM = Platform(
     backfill=True,
     registration=Loaded("synctool.platforms.square.registration"),
     poll=Hook("synctool.platforms.square.poll:poll"),
-    handlers={
-        "order": Hook(f"{__name__}.rules:order"),
-        "order_refund": Hook(f"{__name__}.refunds:order_refund"),
-    },
+    handlers=handlers_in(__name__, rules=("order",), refunds=("order_refund",)),
     commands={"pos": Loaded("synctool.platforms.square.commands:app")},
     settings=(DEFAULT_CONSTITUENT,),
     routes=Hook("synctool.platforms.square.routes:routes"),
