@@ -21,11 +21,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     # declaring a platform: its parts, its hooks named by reference, its config section
     # parsing and validation, money and time, settings, mappings and the database
-    from synctool import mappings, settings, store
+    from synctool import mappings, notices, settings, store
     from synctool.config import Config, Section
 
     # a job handler: the job it gets (its unit of work, its clients), how it ends, what it writes
-    from synctool.crm import constituents, gifts, mirror, refunds
+    from synctool.crm import (
+        constituents,
+        contact_reports,
+        gifts,
+        group_memberships,
+        invitations,
+        mirror,
+        references,
+        refunds,
+        soft_credits,
+    )
     from synctool.crm import currency as currency_rule
     from synctool.crm import environment as crm_environment
     from synctool.crm.constituents import Person
@@ -53,8 +63,8 @@ if TYPE_CHECKING:
     # the API client, and the run-time it is built from
     from synctool.http import ApiClient
     from synctool.mappings import ack_choice
-    from synctool.money import cents_to_dollars
-    from synctool.platforms import mailing_list, watermark
+    from synctool.money import cents_to_dollars, dollars
+    from synctool.platforms import mailing_list, tickets, watermark
     from synctool.platforms.api_options import ApiOptions
     from synctool.platforms.context import Job, runner
     from synctool.platforms.contract import (
@@ -88,7 +98,7 @@ if TYPE_CHECKING:
     from synctool.queue.jobs import Outcome
     from synctool.queue.worker import run_now
     from synctool.runtime import Runtime
-    from synctool.timeutil import parse_iso
+    from synctool.timeutil import age_s, parse_iso, parse_moment
     from synctool.validation import (
         Body,
         CrmId,
@@ -126,7 +136,6 @@ __all__ = [
     "Hook",
     "InvalidInput",
     "InvalidSignature",
-    "NeedsReview",
     "Job",
     "JobSpec",
     "JsonObject",
@@ -135,6 +144,7 @@ __all__ = [
     "Mappings",
     "Missed",
     "Moment",
+    "NeedsReview",
     "NotFound",
     "Outcome",
     "Payload",
@@ -142,13 +152,14 @@ __all__ = [
     "Payout",
     "PayoutLine",
     "PermanentError",
-    "RemoteError",
     "Person",
     "Platform",
     "PlatformClient",
+    "PlatformSection",
     "PortalObject",
     "Query",
     "RegisterResult",
+    "RemoteError",
     "Runtime",
     "Section",
     "Served",
@@ -165,39 +176,48 @@ __all__ = [
     "Webhook",
     "WebhookSecrets",
     "ack_choice",
+    "age_s",
     "cents_to_dollars",
     "compare",
     "constituents",
+    "contact_reports",
     "crm_environment",
     "currency_rule",
+    "dollars",
     "gift_date",
     "gifts",
+    "group_memberships",
+    "handlers_in",
+    "invitations",
     "jobs",
     "log",
     "mailing_list",
     "mappings",
     "mirror",
     "needs_repair",
+    "notices",
     "one_of",
     "ours",
     "parse",
     "parse_iso",
     "parse_json_object",
+    "parse_moment",
     "payload",
     "reference_coding",
+    "references",
     "refunds",
     "require_reference",
     "run_now",
     "runner",
-    "PlatformSection",
-    "handlers_in",
     "section_of",
     "setting_in",
     "settings",
     "sign",
+    "soft_credits",
     "store",
     "strict_fields",
     "text",
+    "tickets",
     "unit",
     "using",
     "verify_signed_delivery",
