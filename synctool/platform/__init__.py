@@ -5,10 +5,10 @@ module and its own package only, and from ``synctool.platform.edges`` in its ``c
 Typer and Starlette helpers, kept apart so the core imports neither). A test walks the built-in packages and holds
 them to it (``tests/test_platform_module.py``).
 
-The names are grouped by what a package does with them, below. Each is imported the first time it is asked for
+What declaring a platform needs is imported with this module; every other name the first time it is asked for
 (PEP 562), so declaring a platform (its ``__init__.py``) loads none of the CRM, the queue or the store: the
-``TYPE_CHECKING`` block is the one table of what this module gives, read by type checkers as written and by
-``__getattr__`` at run time.
+``TYPE_CHECKING`` block is the one table of those names, read by type checkers as written and by ``__getattr__``
+at run time.
 """
 
 from __future__ import annotations
@@ -18,13 +18,28 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    # declaring a platform: its parts, its hooks named by reference, its config section
-    # parsing and validation, money and time, settings, mappings and the database
-    from synctool import mappings, notices, settings, store
-    from synctool.config import Config, Section
+# declaring a platform: its parts and its hooks named by reference (loaded with the registry, before any command)
+from synctool.config_sections import Section
+from synctool.platforms.contract import (
+    ApiRoute,
+    Client,
+    Fake,
+    Mappings,
+    Platform,
+    PlatformClient,
+    PlatformSection,
+    Setting,
+    Target,
+    Webhook,
+    handlers_in,
+    section_of,
+    setting_in,
+)
+from synctool.platforms.hooks import Hook, Loaded, Served
 
-    # a job handler: the job it gets (its unit of work, its clients), how it ends, what it writes
+if TYPE_CHECKING:  # the rest, each imported when first asked for (the table ``exports`` reads)
+    from synctool import mappings, notices, settings, store
+    from synctool.config import Config
     from synctool.crm import (
         constituents,
         contact_reports,
@@ -59,36 +74,14 @@ if TYPE_CHECKING:
         Wait,
         one_of,
     )
-
-    # the API client, and the run-time it is built from
     from synctool.http import ApiClient
     from synctool.mappings import ack_choice
     from synctool.money import cents_to_dollars, dollars
     from synctool.platforms import mailing_list, tickets, watermark
     from synctool.platforms.api_options import ApiOptions
     from synctool.platforms.context import Job, runner
-    from synctool.platforms.contract import (
-        ApiRoute,
-        Client,
-        Fake,
-        Mappings,
-        Platform,
-        PlatformClient,
-        PlatformSection,
-        Setting,
-        Target,
-        Webhook,
-        handlers_in,
-        section_of,
-        setting_in,
-    )
-    from synctool.platforms.hooks import Hook, Loaded, Served
-
-    # the webhook adapter: a delivery verified, then parsed into an Event and its job
     from synctool.platforms.payment_events import Charge, CustomerDetails, PortalObject
     from synctool.platforms.payment_events import Event as PaymentEvent
-
-    # reconcile, payouts and webhook registration
     from synctool.platforms.reconcile import Expected, Payout, PayoutLine
     from synctool.platforms.registration import Check, Found, RegisterResult, Wanted, compare, needs_repair, ours
     from synctool.platforms.registry import using
