@@ -130,13 +130,18 @@ class PlatformSection(Section):
 
     @classmethod
     def of(cls, config: Config) -> Self:
-        from synctool.config import SECTIONS
-
-        role = next((role for role, (kind, _) in SECTIONS.items() if kind is cls), None)
-        if role is None:
-            raise LookupError(f"no registered platform declares config={cls.__name__}")
-        found: Self = config.section(role)
+        found: Self = config.section(_role_of(cls))
         return found
+
+
+def _role_of(model: type) -> str:
+    """The role whose config section ``model`` is (``Platform.config``, added as the registry loads)."""
+    from synctool.config import SECTIONS
+
+    role = next((role for role, (kind, _) in SECTIONS.items() if kind is model), None)
+    if role is None:
+        raise LookupError(f"no registered platform declares config={model.__name__}")
+    return role
 
 
 def handlers_in(package: str, **modules: Sequence[str]) -> dict[str, JobHandler]:
@@ -155,12 +160,7 @@ def section_of(model: type[S]) -> Callable[[Config], S]:
     role: ``section = section_of(DonationsConfig)``, then ``section(rt.config).base_url``."""
 
     def section(config: Config) -> S:
-        from synctool.config import SECTIONS
-
-        role = next((role for role, (kind, _) in SECTIONS.items() if kind is model), None)
-        if role is None:
-            raise LookupError(f"no registered platform declares config={model.__name__}")
-        found: S = config.section(role)
+        found: S = config.section(_role_of(model))
         return found
 
     return section
