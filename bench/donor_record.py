@@ -28,7 +28,7 @@ def run(gifts: int, fundraisers: int, with_raisers: bool) -> dict[str, int]:
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops.donors import DecideBody, apply
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 

@@ -30,7 +30,7 @@ def main() -> None:
 
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.platforms.mailchimp import ops as mailing
     from synctool.platforms.square import settings as pos_settings
     from synctool.queue.worker import drain

@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> None:
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops.poll import poll
-    from synctool.platforms import context
+    from synctool.platforms.runner import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> None:
             """Drain as cron would (5.5 s runs) until no job is queued or running."""
             started = time.perf_counter()
             while True:
-                summary = drain(context.runner(rt), max_seconds=CRON_RUN_S)
+                summary = drain(runner(rt), max_seconds=CRON_RUN_S)
                 drained["runs"] += 1
                 drained["jobs"].update({"succeeded": summary.succeeded, "failed": summary.failed})
                 left = conn.execute("SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')").fetchone()[0]

@@ -53,7 +53,7 @@ def main() -> None:
     from synctool import mappings, settings
     from synctool.fakes.world import WEBHOOK_SECRETS
     from synctool.ops import mappings as mapping_ops
-    from synctool.platforms import context
+    from synctool.platforms.runner import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 
@@ -69,7 +69,7 @@ def main() -> None:
 
         def drain_all() -> None:
             while True:
-                summary = drain(context.runner(rt), max_seconds=60)
+                summary = drain(runner(rt), max_seconds=60)
                 drained.update({"succeeded": summary.succeeded, "failed": summary.failed})
                 left = conn.execute("SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')").fetchone()[0]
                 if not left:

@@ -69,7 +69,7 @@ def deliver(rt, conn, txn: dict) -> str | None:
 def races() -> str:
     from synctool import store
     from synctool.fakes import samples
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 
@@ -100,7 +100,7 @@ def races() -> str:
 def late_commit() -> str:
     from synctool import store
     from synctool.fakes import samples
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.queue import jobs
     from synctool.queue.worker import drain
 

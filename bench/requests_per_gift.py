@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, how: str) -> int:
     from synctool.crm import matching
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.platforms.context import runner
+    from synctool.platforms.runner import runner
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from synctool import platforms
-from synctool.platforms import Platform, Webhook
+from synctool.platforms import Client, Platform, Webhook
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,8 +56,8 @@ def test_platforms_says_everything_at_80_columns_and_how_to_turn_one_on(cli, env
         Platform(
             name="boxdesk",
             role="box",
-            webhook=Webhook("box", lambda: None, secret="BOX_WEBHOOK_SIGNING_SECRET_OF_SOME_LENGTH"),  # type: ignore[arg-type,return-value]
-            secrets={"BOX_API_KEY_FOR_THE_DONATIONS_ENDPOINT": "its key", "BOX_WEBHOOK_SIGNING_SECRET_OF_SOME_LENGTH": "x"},
+            webhook=Webhook(lambda: None, secret="BOX_WEBHOOK_SIGNING_SECRET_OF_SOME_LENGTH", secret_help="x"),  # type: ignore[arg-type,return-value]
+            client=Client(lambda rt: None, key="BOX_API_KEY_FOR_THE_DONATIONS_ENDPOINT", key_help="its key"),  # type: ignore[arg-type,return-value]
         )
     )
     try:

@@ -1,5 +1,5 @@
 """A platform declares its hooks: each names its function by reference (``synctool.platforms.hooks``), resolved in
-one place (``hooks.load``), and every reference of every registered platform resolves to a function that takes what
+one place (``synctool.lazy.load``), and every reference of every registered platform resolves to a function that takes what
 the core passes, as the contract's types say (``synctool.platforms.contract``; docs/platforms.md gives them field by
 field and ``tests/test_platform_docs.py`` holds the page to them). Declaring a platform imports none of its hooks'
 modules, so start-up stays lazy."""
@@ -9,14 +9,19 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import sqlite3
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from synctool import platforms
-from synctool.platforms import Hook, Imports, Loaded, Served
+from synctool.platforms import Hook, Loaded, Served
+from synctool.platforms.reconcile import Expected, Payout
+from synctool.platforms.webhook import Missed
+from synctool.runtime import Runtime
 from synctool.testing import hook_problems
 
 REGISTERED = platforms.registered()
@@ -35,11 +40,11 @@ def test_a_reference_to_nothing_or_to_a_function_with_other_parameters_is_found_
         poll=Hook("synctool.platforms.givebutter.poll:no_such_function"),
         expected=Hook("synctool.platforms.givebutter.poll:poll"),  # (conn, rt, *, fresh, lookback): not (conn, rt, start, end)
         registration=Loaded("synctool.platforms.givebutter.client"),  # a module with no status() or register()
-        handlers=Imports("synctool.platforms.givebutter.no_such_module"),
+        handlers={"transaction": Hook("synctool.platforms.givebutter.no_such_module:transaction")},
         fake=dataclasses.replace(givebutter.fake, make=Served("synctool.platforms.givebutter.fake:NoSuchFake")),  # type: ignore[arg-type]
     )
     found = {line.split(":", 1)[0] for line in hook_problems(wrong)}
-    assert found == {"poll", "expected", "registration", "handlers", "fake.make"}
+    assert found == {"poll", "expected", "registration", "handlers.transaction", "fake.make"}
 
 
 def test_no_built_in_platform_wraps_a_hook_by_hand():
@@ -60,3 +65,45 @@ def test_declaring_the_platforms_imports_none_of_their_hooks_modules():
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(ran.stdout) == []
+
+
+# A tiny platform's hooks, deliberately wrong in their types only: each takes as many arguments as the core passes.
+def poll_with_a_wrong_parameter_type(
+    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: int | None = None
+) -> dict[str, object]:
+    return {}
+
+
+def expected_with_a_wrong_return_type(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> list[Expected]:
+    return []
+
+
+def missed_with_its_parameters_swapped(conn: sqlite3.Connection, since: str, rt: Runtime) -> tuple[list[Missed], int]:
+    return [], 0
+
+
+def checks_without_annotations(conn, rt):  # type: ignore[no-untyped-def]
+    return []
+
+
+def payouts_as_the_contract_types_them(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
+    return [], 0
+
+
+def test_a_hook_of_the_wrong_types_is_named_with_what_is_wrong():
+    here = __name__
+    tiny = platforms.Platform(
+        name="tiny",
+        role="tiny",
+        poll=Hook(f"{here}:poll_with_a_wrong_parameter_type"),
+        expected=Hook(f"{here}:expected_with_a_wrong_return_type"),
+        missed=Hook(f"{here}:missed_with_its_parameters_swapped"),
+        checks=Hook(f"{here}:checks_without_annotations"),
+        payouts=Hook(f"{here}:payouts_as_the_contract_types_them"),
+    )
+    found = {line.split(":", 1)[0]: line for line in hook_problems(tiny)}
+    assert sorted(found) == ["checks", "expected", "missed", "poll"]
+    assert "lookback is int | None, the core passes str | None" in found["poll"]
+    assert "it returns list[" in found["expected"] and "the hook answers tuple[list[" in found["expected"]
+    assert "since is str, the core passes Runtime" in found["missed"]
+    assert "conn is not annotated" in found["checks"]

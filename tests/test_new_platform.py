@@ -34,7 +34,6 @@ from synctool.fakes.transport import AppTransport
 from synctool.platforms.job import Job
 from synctool.platforms.reconcile import Expected
 from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
-from synctool.queue.handlers import handler
 from synctool.queue.jobs import Outcome
 from tests.flow_helpers import run_drain
 from tests.helpers import runtime
@@ -81,7 +80,6 @@ def parse_webhook(body: bytes) -> Event:
 # -- its job handler -----------------------------------------------------------------------------------
 
 
-@handler(ROLE, "gift")
 def tiny_gift(event: Event, job: Job) -> Outcome:
     gift = event.payload.get("gift") or event.data
     section = job.config.section(ROLE)
@@ -169,14 +167,13 @@ def adapter() -> Any:
 TINY = platforms.Platform(
     name="tinygive",
     role=ROLE,
-    webhook=platforms.Webhook(ROLE, adapter),
-    client=platforms.Client(ROLE, from_runtime, probe=probe),
-    secrets={"TINY_API_KEY": "the platform's API key", "TINY_WEBHOOK_SECRET": "signs its webhooks"},
+    webhook=platforms.Webhook(adapter, secret="TINY_WEBHOOK_SECRET", secret_help="signs its webhooks"),
+    client=platforms.Client(from_runtime, probe=probe, key="TINY_API_KEY", key_help="the platform's API key"),
     external_id_prefixes=("tiny_",),
     mappings=platforms.Mappings(types=("default",), payment_case="lower", payment_examples="tiny:<method> (card, ...)"),
     expected=expected,
     backfill=True,
-    handlers=lambda: None,  # its handler is registered above, as this module is imported
+    handlers={"gift": tiny_gift},
     config=TinyConfig,
     config_env={"TINY_API_BASE_URL": "base_url"},
 )

@@ -32,7 +32,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     assert built.returncode == 0, built.stderr
     assert list(site.glob("synctool_kinddesk-*.dist-info/entry_points.txt"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNCTOOL_", "PYTEST_", "KIND_"))}
-    env["PYTHONPATH"] = str(site)
+    # the package's folder first, then the caller's path (a worktree whose synctool must win over an editable install)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))
     return source, env
 
 

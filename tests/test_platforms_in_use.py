@@ -179,7 +179,7 @@ def test_init_names_the_built_in_platforms_in_a_new_config(cli, isolated, env):
 
     (isolated / "config.yaml").unlink(missing_ok=True)
     givebutter = next(p for p in platforms.registered() if p.name == "givebutter")
-    platforms.register(dataclasses.replace(givebutter, name="later", role="later", webhook=None, client=None, secrets={},
+    platforms.register(dataclasses.replace(givebutter, name="later", role="later", webhook=None, client=None,
                                            fake=None, external_id_prefixes=(), config=None, commands={}, settings=()))  # fmt: skip
     try:
         result = cli("init")

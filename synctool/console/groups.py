@@ -4,7 +4,6 @@ built from one table of commands, each imported only when it is named."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +17,7 @@ from typer.models import CommandInfo
 from synctool.console.context import ctx_obj
 from synctool.console.output import AsJson, render
 from synctool.errors import SynctoolError, exit_code
+from synctool.lazy import load
 
 if TYPE_CHECKING:  # typer's own copy of click, which it does not name publicly
     from typer._click.core import Command as ClickCommand
@@ -100,20 +100,18 @@ class Command:
     command group; or a function: one command) or a function that returns either (a platform's hook). It is
     imported only when the command is named or the whole list is shown."""
 
-    target: str | Callable[[], CommandTarget]
+    target: str | Callable[[], object]
     section: str
 
 
 def load_command(name: str, entry: Command) -> ClickCommand:
     """The click command of a table entry: a Typer app becomes a group, a function one command."""
-    if isinstance(entry.target, str):
-        module, _, attr = entry.target.partition(":")
-        found = getattr(importlib.import_module(module), attr)
-    else:
-        found = entry.target()
+    found = load(entry.target) if isinstance(entry.target, str) else entry.target()
     command: ClickCommand
     if isinstance(found, typer.Typer):
         command = typer.main.get_group(found)
+    elif not callable(found):
+        raise TypeError(f"the command {name!r} is neither a Typer app nor a function: {found!r}")
     else:  # one command, built as ``app.command(name)(found)`` would build it
         command = typer.main.get_command_from_info(
             CommandInfo(name=name, callback=found), pretty_exceptions_short=True, rich_markup_mode=None

@@ -22,7 +22,7 @@ def poll(
 
     def one(platform: platforms.Platform) -> dict[str, Any]:
         assert platform.poll is not None
-        return platform.poll(conn, rt, fresh=fresh, lookback=lookback)
+        return dict(platform.poll(conn, rt, fresh=fresh, lookback=lookback))
 
     results, failed = each(chosen, one)
     return {

@@ -21,7 +21,7 @@ from synctool.ops.inbox import received
 from synctool.ops.per_platform import each, words
 from synctool.platforms import Platform
 from synctool.platforms.contract import Registration
-from synctool.platforms.registration import Check, Outcome
+from synctool.platforms.registration import Check, RegisterResult
 from synctool.platforms.webhook import Missed
 from synctool.runtime import Runtime
 
@@ -139,7 +139,7 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
     stored: list[str] = []
     export: dict[str, str] = {}
 
-    def register_one(platform: Platform) -> list[Outcome]:
+    def register_one(platform: Platform) -> list[RegisterResult]:
         with platforms.using(rt, platform.role) as client:
             return _registration(platform).register(conn, rt, base, client)
 

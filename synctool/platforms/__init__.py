@@ -21,14 +21,16 @@ from synctool.platforms.contract import (
     Fake,
     Mappings,
     Platform,
+    PlatformSection,
     Registration,
     Setting,
     Target,
     Webhook,
+    handlers_in,
     section_of,
     setting_in,
 )
-from synctool.platforms.hooks import Hook, Imports, Loaded, Served
+from synctool.platforms.hooks import Hook, Loaded, Served
 from synctool.platforms.registry import (
     DEFAULT_PLATFORMS,
     adapter,
@@ -62,7 +64,6 @@ __all__ = [
     "Client",
     "Fake",
     "Hook",
-    "Imports",
     "Loaded",
     "Mappings",
     "Platform",
@@ -94,6 +95,8 @@ __all__ = [
     "using",
     "webhook_secrets",
     "webhooks",
+    "PlatformSection",
+    "handlers_in",
     "section_of",
     "setting_in",
 ]

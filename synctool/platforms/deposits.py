@@ -10,11 +10,9 @@ from synctool.crm import gifts
 from synctool.errors import Skip
 from synctool.platforms.job import Job
 from synctool.platforms.webhook import Event
-from synctool.queue.handlers import ANY_SOURCE, handler
 from synctool.queue.jobs import Outcome
 
 
-@handler(ANY_SOURCE, "deposit")
 def deposit(event: Event, job: Job) -> Outcome:
     details = event.payload
     ext, payout_id = job.row["external_id"], details["payout_id"]

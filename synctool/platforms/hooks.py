@@ -2,28 +2,22 @@
 
 A platform declares each hook as a reference to its implementation (``Hook("synctool_kinddesk.poll:poll")``), as
 llm's plugins name theirs: a command that needs none of a platform's hooks imports none of its modules, and no
-platform writes an "import, then call" function per hook. ``load`` is the one place a reference becomes what it
-names; the contract's field types (``synctool.platforms.contract``) type every call, and
+platform writes an "import, then call" function per hook. ``load`` (``synctool.lazy``) is the one place a
+reference becomes what it names; the contract's field types (``synctool.platforms.contract``) type every call, and
 ``synctool.testing.hook_problems`` resolves each reference of a platform against them.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Generic
 
 from typing_extensions import ParamSpec, TypeVar
 
+from synctool.lazy import load
+
 P = ParamSpec("P", default=...)
 R = TypeVar("R", default=Any)
-
-
-def load(ref: str) -> Any:
-    """What ``ref`` names: ``"package.module"`` the module, ``"package.module:name"`` a name in it."""
-    module, _, name = ref.partition(":")
-    found = importlib.import_module(module)
-    return getattr(found, name) if name else found
 
 
 @dataclass(frozen=True)
@@ -46,20 +40,6 @@ class Loaded(Generic[R]):
 
     def __call__(self) -> R:
         return load(self.ref)
-
-
-@dataclass(frozen=True, init=False)
-class Imports:
-    """``handlers``: imports each module named, which registers its ``@handler`` functions."""
-
-    refs: tuple[str, ...]
-
-    def __init__(self, *refs: str) -> None:
-        object.__setattr__(self, "refs", refs)
-
-    def __call__(self) -> None:
-        for ref in self.refs:
-            load(ref)
 
 
 @dataclass(frozen=True)

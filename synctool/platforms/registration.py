@@ -46,7 +46,7 @@ class Check:
 
 
 @dataclass
-class Outcome:
+class RegisterResult:
     """What ``register`` did for one source, and the secrets to keep on this side."""
 
     source: str

@@ -10,7 +10,6 @@ a folder beside this module and a line in ``DEFAULT_PLATFORMS``.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,7 +18,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from synctool.errors import ConfigError, InvalidInput, one_of
-from synctool.platforms.contract import Client, Fake, Platform, Setting, Target, Webhook
+from synctool.lazy import load
+from synctool.platforms.contract import Client, Fake, JobHandler, Platform, Setting, Target, Webhook
+from synctool.platforms.hooks import Hook
 
 if TYPE_CHECKING:
     import sqlite3
@@ -101,7 +102,7 @@ def _may_declare_platforms() -> bool:
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
     """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
-    found = [importlib.import_module(f"synctool.platforms.{name}").PLATFORM for name in DEFAULT_PLATFORMS]
+    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS]
     if _may_declare_platforms():
         from importlib.metadata import entry_points
 
@@ -133,7 +134,7 @@ def not_in_use(config: Config, role: str) -> Platform | None:
     return next((p for p in registered() if p.role == role and role not in used), None)
 
 
-def chosen(config: Config, source: str | None, can: Callable[[Platform], Any], what: str = "source") -> tuple[Platform, ...]:
+def chosen(config: Config, source: str | None, can: Callable[[Platform], object], what: str = "source") -> tuple[Platform, ...]:
     """The platforms in use that ``can`` do something (a capability: ``lambda p: p.poll``), or only ``source``'s
     (a role). A source that is registered but not in use is refused with how to turn it on; an unknown one, or
     one without the capability, with the choices."""
@@ -211,9 +212,24 @@ def register_handlers(config: Config | None = None) -> None:
     """Import the handler modules of the platforms that run jobs here (``running``; every registered one without
     a config), so their job handlers are registered (``queue.handlers``). A package installed but not in use
     adds none: installing one changes nothing that runs."""
-    for p in registered() if config is None else running(config):
-        if p.handlers:
-            p.handlers()
+    from synctool.queue.handlers import ANY_SOURCE, handler
+
+    chosen = registered() if config is None else running(config)
+    for p in chosen:
+        for source, entity_type, run in handlers_of(p):
+            handler(source, entity_type)(run)
+    if any(p.payouts for p in chosen):  # `reconcile payouts --write-deposits` queues them, for any platform's payouts
+        handler(ANY_SOURCE, "deposit")(Hook("synctool.platforms.deposits:deposit"))
+
+
+def handlers_of(platform: Platform) -> list[tuple[str, str, JobHandler]]:
+    """``(source, entity type, handler)`` for each job handler ``platform`` declares (``Platform.handlers``: a key
+    without a source is the platform's own role)."""
+    found = []
+    for key, run in platform.handlers.items():
+        source, _, entity_type = key.rpartition(":")
+        found.append((source or platform.role, entity_type, run))
+    return found
 
 
 def runs_jobs_of(role: str) -> Platform | None:

@@ -34,15 +34,18 @@ def handler(source: str, entity_type: str) -> Callable[[Handler], Handler]:
 
     def register(fn: Handler) -> Handler:
         existing = HANDLERS.get((source, entity_type))
-        if existing is not None and (existing.__module__, existing.__qualname__) != (fn.__module__, fn.__qualname__):
-            raise RuntimeError(
-                f"two handlers for {source} jobs of type {entity_type!r}: {existing.__module__}.{existing.__qualname__} "
-                f"and {fn.__module__}.{fn.__qualname__}"
-            )
+        if existing is not None and _named(existing) != _named(fn):
+            raise RuntimeError(f"two handlers for {source} jobs of type {entity_type!r}: {_named(existing)} and {_named(fn)}")
         HANDLERS[(source, entity_type)] = fn
         return fn
 
     return register
+
+
+def _named(fn: Handler) -> str:
+    """``module:function``: a platform's reference (``Hook``) names its function as the function does itself."""
+    ref = getattr(fn, "ref", None)
+    return ref if isinstance(ref, str) else f"{fn.__module__}:{fn.__qualname__}"
 
 
 def find(source: str, entity_type: str) -> Handler | None:

@@ -126,7 +126,7 @@ def check_platform(platform: Platform, environ: Mapping[str, str] | None = None)
     bad bodies, ``verify_webhook`` of an unsigned one); ``client.factory(rt)`` and ``probe``; ``poll(conn, rt,
     fresh=False, lookback=None)``; ``expected`` and ``payouts`` over the last 30 days; ``missed`` since a day ago;
     ``refetch(conn, rt, [])``; ``checks``; ``registration().status(...)``; ``routes()``; each setting's ``read(conn)``
-    and ``body()``; ``checkins(conn, rt, "conformance-campaign")``; ``handlers()``; each command group; ``fake.make``;
+    and ``body()``; ``checkins(conn, rt, "conformance-campaign")``; each of ``handlers`` registered; each command group; ``fake.make``;
     and the tables its migrations make (the table in ``docs/platforms.md``, "Testing", says what each must answer)."""
     calls = _Calls(hook_problems(platform))
     if not platform.name or not platform.role or platform.role == "crm":
@@ -234,12 +234,12 @@ def _operations(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt:
 
         def registered() -> list[Check]:
             module = registration()
-            made = client.factory(rt) if client is not None else None
+            assert client is not None, "a webhook registration without a Client: the core passes it the platform's client"
+            made = client.factory(rt)
             try:
                 return module.status(conn, rt, "https://sync.example.org", made)
             finally:
-                if made is not None:
-                    made.close()
+                made.close()
 
         calls.attempt("registration", registered, lambda f: _all(f, Check, "Check"))
     if platform.routes is not None:
@@ -282,13 +282,19 @@ def _records(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Ru
 
 def _loaded(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
     """Its job handlers registered, each command group a Typer app, its fake made, its targets its own."""
-    if platform.handlers is not None:
+    if platform.handlers:
 
-        def handles(_: object) -> None:
+        def register() -> list[tuple[str, str]]:
+            for source, entity_type, run in platforms.registry.handlers_of(platform):
+                job_handlers.handler(source, entity_type)(run)
+            return [(source, entity_type) for source, entity_type, _ in platforms.registry.handlers_of(platform)]
+
+        def handles(found: list[tuple[str, str]]) -> None:
             sources = (platform.role, job_handlers.ANY_SOURCE, *platform.handles)
-            assert any(source in sources for source, _ in job_handlers.HANDLERS), "registers no job handler"
+            wrong = [f"{s}:{e}" for s, e in found if s not in sources]
+            assert not wrong, f"handlers for sources it neither is nor handles: {', '.join(wrong)}"
 
-        calls.attempt("handlers", platform.handlers, handles)
+        calls.attempt("handlers", register, handles)
     for name, group in platform.commands.items():
         calls.attempt(f"commands.{name}", group, _typer_app)
     if platform.fake is not None:

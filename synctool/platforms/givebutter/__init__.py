@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook, section_of
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, Section, Webhook, handlers_in, section_of
 
 
 class DonationsConfig(Section):
@@ -22,31 +21,15 @@ class DonationsConfig(Section):
 
 
 #: this platform's config section, typed: ``section(rt.config).base_url``
-section = section_of("donations", DonationsConfig)
+section = section_of(DonationsConfig)
 
 
 PLATFORM = Platform(
     name="givebutter",
     role="donations",
-    webhook=Webhook("donations", Loaded("synctool.platforms.givebutter.webhook"), secret="DONATIONS_WEBHOOK_SECRET"),
-    client=Client(
-        "donations",
-        Hook("synctool.platforms.givebutter.client:from_runtime"),
-        probe=Hook("synctool.platforms.givebutter.client:probe"),
-    ),
-    secrets={
-        "DONATIONS_API_KEY": "Givebutter's API key (backup poll, campaigns)",
-        "DONATIONS_WEBHOOK_SECRET": "Givebutter's webhook signing secret",
-    },
-    fake=Fake(
-        "givebutter",
-        Served("synctool.platforms.givebutter.fake:FakeGivebutter"),
-        "DONATIONS_API_KEY",
-        "demo-givebutter-key",
-        "DONATIONS_API_BASE_URL",
-        "/v1",
-        contract="givebutter.json",
-    ),  # fmt: skip
+    webhook=Webhook.of(__name__, "DONATIONS_WEBHOOK_SECRET", "Givebutter's webhook signing secret"),
+    client=Client.of(__name__, "DONATIONS_API_KEY", "Givebutter's API key (backup poll, campaigns)"),
+    fake=Fake.of(__name__, "FakeGivebutter", key="demo-givebutter-key", path="/v1", contract="givebutter.json"),
     external_id_prefixes=("donations_",),
     mappings=Mappings(
         # Givebutter's campaign types (``donations:event``), then a recurring plan's and the fallback
@@ -59,13 +42,10 @@ PLATFORM = Platform(
     backfill=True,
     missed=Hook("synctool.platforms.givebutter.deliveries:missed"),
     registration=Loaded("synctool.platforms.givebutter.registration"),
-    handlers=Imports(
-        "synctool.platforms.deposits",
-        "synctool.platforms.givebutter.events",
-        "synctool.platforms.givebutter.refunds",
-        "synctool.platforms.givebutter.rules",
-        "synctool.platforms.givebutter.plan_job",
-    ),
+    handlers={
+        **handlers_in(__name__, rules=("transaction", "ticket", "campaign"), refunds=("refund",), plan_job=("plan",)),
+        "invitations": Hook(f"{__name__}.events:order_invitations"),
+    },
     commands={"donations": Loaded("synctool.platforms.givebutter.commands:app")},
     routes=Hook("synctool.platforms.givebutter.routes:routes"),
     poll=Hook("synctool.platforms.givebutter.poll:poll"),

@@ -15,14 +15,9 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from synctool import mappings, settings
-from synctool.crm import invitations
-from synctool.errors import InvalidInput
-from synctool.platforms import tickets
+from synctool.platform import InvalidInput, Runtime, invitations, mappings, parse_moment, settings, tickets
 from synctool.platforms.givebutter.events import SOURCE, note_ticket, queue
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
-from synctool.runtime import Runtime
-from synctool.timeutil import parse_moment
 
 
 def window(campaign: dict[str, Any]) -> tuple[datetime, datetime] | None:
@@ -109,7 +104,7 @@ def unattended(conn: sqlite3.Connection, order_ids: set[str]) -> set[str]:
 
 def _revoked(client: Any, ticket_id: str) -> bool:
     """Whether Givebutter answers 404 for a ticket (a refund revoked it)."""
-    from synctool.errors import RemoteError
+    from synctool.platform import RemoteError
 
     try:
         client.ticket(ticket_id)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from synctool.http import ApiClient
+from synctool.platform import ApiClient, Runtime
 from synctool.platforms import givebutter
-from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, render, sub_app
+from synctool.platform.edges import AsJson, action, ctx_obj, render, sub_app
 
 app = sub_app("The donation platform (Givebutter): cached campaigns.")
 

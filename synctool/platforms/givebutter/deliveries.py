@@ -15,10 +15,7 @@ import json
 import sqlite3
 from typing import Any
 
-from synctool import platforms
-from synctool.platforms.webhook import Missed
-from synctool.runtime import Runtime
-from synctool.timeutil import parse_iso
+from synctool.platform import Missed, Runtime, parse_iso, using
 
 SUCCESS = ("success", "succeeded", "delivered", "sent", "ok")
 
@@ -33,7 +30,7 @@ def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Miss
     start = parse_iso(since)
     found: dict[str, Missed] = {}
     delivered: set[str] = set()
-    with platforms.using(rt, "donations") as client:
+    with using(rt, "donations") as client:
         for hook in client.webhooks():
             if not str(hook.get("url") or "").rstrip("/").endswith("/webhooks/donations"):
                 continue

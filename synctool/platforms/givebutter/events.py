@@ -31,18 +31,24 @@ from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from synctool import settings, store
-from synctool.crm import invitations
-from synctool.crm.constituents import Person
-from synctool.errors import InvalidInput, NeedsReview, NotFound, Skip, Wait
-from synctool.platforms import tickets
-from synctool.platforms.context import Job
+from synctool.platform import (
+    Event,
+    InvalidInput,
+    Job,
+    NeedsReview,
+    NotFound,
+    Outcome,
+    Person,
+    Skip,
+    Wait,
+    age_s,
+    invitations,
+    jobs,
+    settings,
+    store,
+    tickets,
+)
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
-from synctool.platforms.webhook import Event
-from synctool.queue import jobs
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.timeutil import age_s
 
 SOURCE = "donations"
 LABEL = "Givebutter order"
@@ -121,7 +127,6 @@ def _constituent(job: Job, found: sqlite3.Row) -> tuple[str, bool]:
     return str(cid), not created
 
 
-@handler(SOURCE, "invitations")
 def order_invitations(event: Event, job: Job) -> Outcome:
     order_id = job.row["entity_id"]
     found = tickets.order(job.conn, SOURCE, order_id)

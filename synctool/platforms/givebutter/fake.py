@@ -22,7 +22,7 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.platforms.fake import FakeApi, Refusal, found, json_body, shows
+from synctool.platform.edges import FakeApi, Refusal, found, json_body, shows
 from synctool.platforms.givebutter.fake_samples import (
     givebutter_event_campaign,
     givebutter_fee,

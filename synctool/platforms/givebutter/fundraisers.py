@@ -7,11 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from synctool import settings
-from synctool.crm import constituents, gifts, mirror, references, soft_credits
-from synctool.crm.constituents import Person
-from synctool.errors import RemoteError
-from synctool.platforms.context import Job
+from synctool.platform import Job, Person, RemoteError, constituents, gifts, mirror, references, settings, soft_credits
 from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import Transaction
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import platforms, settings
+from synctool.platform import Runtime, settings, using
 from synctool.platforms.givebutter.rules import CAMPAIGNS
-from synctool.runtime import Runtime
 
 
 def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, client=None) -> list[dict[str, Any]]:
     if refresh:
-        with platforms.using(rt, "donations", client) as gb:
+        with using(rt, "donations", client) as gb:
             found = gb.campaigns()
         settings.cache_replace(conn, CAMPAIGNS, {str(c["id"]): c for c in found})
     return [
@@ -25,11 +24,10 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> t
     """``retry-all --fresh``: each failed transaction job gets the transaction as Givebutter holds it now."""
     import json
 
-    from synctool.errors import SynctoolError
-    from synctool.queue import jobs
+    from synctool.platform import SynctoolError, jobs
 
     refreshed, errors = 0, []
-    with platforms.using(rt, "donations") as donations:
+    with using(rt, "donations") as donations:
         for row in rows:
             if row["entity_type"] != "transaction":
                 continue
@@ -49,7 +47,7 @@ def backfill_plans(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dic
     for each that synctool's record lacks or that changed (``plan_changes.queue_changed``). Reads the platform only."""
     from synctool.platforms.givebutter import plan_changes
 
-    with platforms.using(rt, "donations", client) as donations:
+    with using(rt, "donations", client) as donations:
         seen, queued = plan_changes.queue_changed(
             conn, donations.plans(per_page=100), origin="backfill", max_attempts=rt.config.queue.max_attempts
         )

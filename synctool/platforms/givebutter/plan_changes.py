@@ -8,12 +8,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from synctool import store
-from synctool.errors import SynctoolError
+from synctool.platform import SynctoolError, jobs, log, parse, store
 from synctool.platforms.givebutter import plans
 from synctool.platforms.givebutter.webhook import Plan, supporter_name
-from synctool.queue import jobs, log
-from synctool.validation import parse
 
 
 def poll_key(found: Plan) -> str:

@@ -19,19 +19,26 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from synctool import mappings, notices, settings, store
-from synctool.crm import constituents, contact_reports, gifts, group_memberships
-from synctool.crm.constituents import Person
-from synctool.errors import SynctoolError
-from synctool.platforms.context import Job
+from synctool.platform import (
+    Event,
+    Job,
+    Outcome,
+    Person,
+    SynctoolError,
+    constituents,
+    contact_reports,
+    gifts,
+    group_memberships,
+    log,
+    mappings,
+    notices,
+    payload,
+    settings,
+    store,
+)
 from synctool.platforms.givebutter import plans
 from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import PLAN_EVENTS, Plan
-from synctool.platforms.webhook import Event
-from synctool.queue import log
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 #: the event kinds a person follows up (a contact report, a chat line)
 FOLLOWED_UP = ("failed", "paused", "canceled")
@@ -135,7 +142,6 @@ def _found_already(conn: sqlite3.Connection, found: Plan, kind: str, event_id: s
     return str(last["id"]) if updated is None or updated == last["at"] else event_id
 
 
-@handler("donations", "plan")
 def plan(event: Event, job: Job) -> Outcome:
     """A plan event (a ``plan.*`` webhook; a poll's, backfill's or reconcile's job): the design's six steps."""
     data = event.payload.get("plan") or event.data

@@ -18,12 +18,8 @@ import sqlite3
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from synctool import store
-from synctool.crm import gifts
+from synctool.platform import Unit, gifts, log, parse_iso, store
 from synctool.platforms.givebutter.webhook import Plan, external_id, plan_moment
-from synctool.queue import log
-from synctool.queue.unit import Unit
-from synctool.timeutil import parse_iso
 
 #: synctool's plan statuses
 STATUSES = ("active", "paused", "failed", "canceled", "ended")

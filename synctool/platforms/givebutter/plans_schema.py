@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synctool import store
+from synctool.platform import store
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -15,15 +15,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import platforms, store
-from synctool.crm import refunds
-from synctool.errors import SynctoolError
-from synctool.platforms import givebutter, watermark
+from synctool.platform import Runtime, SynctoolError, jobs, log, payload, refunds, store, using, watermark
+from synctool.platforms import givebutter
 from synctool.platforms.givebutter import checkins, plan_changes
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
-from synctool.queue import jobs, log
-from synctool.runtime import Runtime
-from synctool.validation import payload
 
 
 def poll(
@@ -31,7 +26,7 @@ def poll(
 ) -> dict[str, Any]:
     started, since_text = watermark.window_of(conn, "donations", givebutter.section(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
-    with platforms.using(rt, "donations", client) as donations:
+    with using(rt, "donations", client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):
             seen += 1
             if str(txn.get("status") or "").lower() != "succeeded" or not txn.get("id"):

@@ -8,15 +8,9 @@ import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
 
-from synctool import platforms, settings
-from synctool.crm import gifts
-from synctool.errors import InvalidInput
-from synctool.money import dollars
+from synctool.platform import Expected, InvalidInput, Payout, PayoutLine, Runtime, dollars, gifts, parse, settings, using
 from synctool.platforms.givebutter.rules import CAMPAIGNS, deductible_amount, no_money
 from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
-from synctool.platforms.reconcile import Expected, Payout, PayoutLine
-from synctool.runtime import Runtime
-from synctool.validation import parse
 
 
 def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
@@ -25,7 +19,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
     after = f"{start - timedelta(days=1)}T00:00:00Z"
     before = f"{end + timedelta(days=2)}T00:00:00Z"
     items = []
-    with platforms.using(rt, "donations") as client:
+    with using(rt, "donations") as client:
         for data in client.transactions_between(after, before):
             if str(data.get("status") or "").lower() != "succeeded" or not data.get("id"):
                 continue
@@ -97,7 +91,7 @@ def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tu
     after = f"{start - timedelta(days=14)}T00:00:00Z"
     before = f"{end + timedelta(days=1)}T00:00:00Z"
     found: dict[str, Payout] = {}
-    with platforms.using(rt, "donations") as client:
+    with using(rt, "donations") as client:
         stated = {str(p.get("id")): p for p in client.payouts()}
         for data in client.transactions_between(after, before):
             payout_id = data.get("payout_id")

@@ -13,19 +13,25 @@ import sqlite3
 from decimal import Decimal
 from typing import Any
 
-from synctool import settings, store
-from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError, Skip, SynctoolError
-from synctool.platforms import tickets
-from synctool.platforms.context import Job
+from synctool.platform import (
+    Event,
+    Job,
+    Outcome,
+    PermanentError,
+    Skip,
+    SynctoolError,
+    gifts,
+    parse,
+    payload,
+    refunds,
+    settings,
+    store,
+    tickets,
+)
 from synctool.platforms.givebutter import events
 from synctool.platforms.givebutter.checkins import read_checkins
 from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import Refund, external_id, refund_details, refunded_parts
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import parse, payload
 
 
 def read(event: Event, job: Job) -> refunds.Refund:
@@ -81,7 +87,6 @@ def covered(job: Job, transaction_id: str, ext: str, amount: Decimal) -> Decimal
     return max(total - so_far, Decimal("0.00"))
 
 
-@handler("donations", "refund")
 def refund(event: Event, job: Job) -> Outcome:
     found = read(event, job)
     outcome = refunds.run(job.refund_job(), found)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
-from synctool.runtime import Runtime
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 
 SECRET = "DONATIONS_WEBHOOK_SECRET"
 EVENTS = [
@@ -41,15 +40,17 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> lis
     return [compare(want, found, here, secret_matches=None if mine is None or not mine.secret else mine.secret == here)]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is None:
         created = client.create_webhook(want.url, want.events)
-        return [Outcome("donations", "created", str(created.get("id")), secrets={SECRET: created["signature"]})]
+        return [RegisterResult("donations", "created", str(created.get("id")), secrets={SECRET: created["signature"]})]
     action, detail = "unchanged", mine.id
     if needs_repair(mine, want):
         client.update_webhook(mine.id, want.url, sorted(mine.events | set(want.events)))
         action, detail = "repaired", f"{mine.id}: URL, events and enabled set"
     secrets = {SECRET: mine.secret} if mine.secret and mine.secret != rt.secrets.get(SECRET) else {}
-    return [Outcome("donations", "secret renewed" if secrets and action == "unchanged" else action, detail, secrets=secrets)]
+    return [
+        RegisterResult("donations", "secret renewed" if secrets and action == "unchanged" else action, detail, secrets=secrets)
+    ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platforms import ApiRoute
+from synctool.platform import ApiRoute
 from synctool.platforms.givebutter import ops
 
 

@@ -26,12 +26,25 @@ import logging
 from decimal import Decimal
 from typing import Any
 
-from synctool import mappings, settings
-from synctool.crm import gifts, references
-from synctool.crm.constituents import Person
-from synctool.errors import PermanentError, RemoteError, Skip, SynctoolError
-from synctool.platforms import givebutter, mailing_list, tickets
-from synctool.platforms.context import Job
+from synctool.platform import (
+    Event,
+    Job,
+    Outcome,
+    PermanentError,
+    Person,
+    RemoteError,
+    Skip,
+    SynctoolError,
+    gifts,
+    log,
+    mailing_list,
+    mappings,
+    payload,
+    references,
+    settings,
+    tickets,
+)
+from synctool.platforms import givebutter
 from synctool.platforms.givebutter import events, plan_job, plans
 from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.fundraisers import credit_fundraiser, fundraiser
@@ -45,11 +58,6 @@ from synctool.platforms.givebutter.webhook import (
     Transaction,
     external_id,
 )
-from synctool.platforms.webhook import Event
-from synctool.queue import log
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 logger = logging.getLogger("synctool.donations")
 
@@ -328,7 +336,6 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
     )
 
 
-@handler("donations", "transaction")
 def transaction(event: Event, job: Job) -> Outcome:
     # a transaction the poll found, or re-fetched by `retry-all --fresh`, wins over the webhook's copy
     data = event.payload.get("transaction") or event.data
@@ -337,7 +344,6 @@ def transaction(event: Event, job: Job) -> Outcome:
     return sync_transaction(job, data)
 
 
-@handler("donations", "ticket")
 def ticket(event: Event, job: Job) -> Outcome:
     found = payload(Ticket, event.data, "the Givebutter ticket")
     if not found.transaction_id:
@@ -359,7 +365,6 @@ def ticket(event: Event, job: Job) -> Outcome:
     return outcome
 
 
-@handler("donations", "campaign")
 def campaign(event: Event, job: Job) -> Outcome:
     data = event.data
     found = payload(Campaign, data, "the Givebutter campaign")

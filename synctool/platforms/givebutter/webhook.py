@@ -16,9 +16,20 @@ from typing import Annotated, Any, Optional, Union
 
 from pydantic import BeforeValidator
 
-from synctool.errors import InvalidInput, InvalidSignature
-from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.validation import Lenient, Moment, Payload, Text, parse
+from synctool.platform import (
+    Event,
+    InvalidInput,
+    InvalidSignature,
+    JobSpec,
+    Lenient,
+    Moment,
+    Payload,
+    Text,
+    WebhookSecrets,
+    parse,
+    parse_json_object,
+    text,
+)
 
 KEPT_HEADERS = ("content-type", "user-agent")  # `Signature` is the secret itself: never stored
 SYNCED_EVENTS = ("transaction.succeeded", "ticket.created", "campaign.created", "campaign.updated")
@@ -35,7 +46,7 @@ KNOWN_EVENTS = SYNCED_EVENTS + (
 
 
 def _dollars(value: Any) -> Decimal:
-    from synctool.money import dollars
+    from synctool.platform import dollars
 
     return dollars(value)  # ValueError "not an amount: ..." names the field through pydantic
 
@@ -192,7 +203,7 @@ PLAN_ALERTS = ("plan.canceled", "plan.failed", "plan.paused")
 def plan_moment(value: Any) -> str | None:
     """A plan's time as ISO 8601 UTC (``2023-11-24T18:30:47Z``): Givebutter writes ``YYYY-MM-DD HH:MM:SS`` in UTC
     with no offset (BROTSKY's samples put ``UTC`` before it; the 2023 documented examples an ISO ``...Z``)."""
-    from synctool.timeutil import parse_iso
+    from synctool.platform import parse_iso
 
     found = text(value)
     if not found:

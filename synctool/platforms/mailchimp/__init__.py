@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Platform, Served, Target, Webhook, section_of, setting_in
+from synctool.platform import Client, Fake, Hook, Loaded, Platform, PlatformSection, Target, Webhook, setting_in
 
 
-class MailingConfig(Section):
+class MailingConfig(PlatformSection):
     """``mailing:`` in config.yaml."""
 
     #: when unset, derived from the API key's data-centre suffix (``...-us14``)
     base_url: str | None = None
-
-
-#: this platform's config section, typed: ``section(rt.config).base_url``
-section = section_of("mailing", MailingConfig)
 
 
 SYNC_ENABLED = setting_in(
@@ -34,27 +29,18 @@ PLATFORM = Platform(
     role="mailing",
     # donors pushed to the mailing list, after the CRM's jobs
     targets=(Target("mailing"),),
-    webhook=Webhook("mailing", Loaded("synctool.platforms.mailchimp.webhook"), secret="MAILING_WEBHOOK_SECRET", url_check=True),
-    client=Client(
-        "mailing",
-        Hook("synctool.platforms.mailchimp.client:from_runtime"),
-        probe=Hook("synctool.platforms.mailchimp.client:probe"),
+    webhook=Webhook.of(
+        __name__, "MAILING_WEBHOOK_SECRET", "the ?secret= in the webhook URL registered with Mailchimp", url_check=True
     ),
-    secrets={
-        "MAILING_API_KEY": "Mailchimp's API key (its -usNN suffix names the data centre)",
-        "MAILING_WEBHOOK_SECRET": "the ?secret= in the webhook URL registered with Mailchimp",
-    },
-    fake=Fake(
-        "mailchimp",
-        Served("synctool.platforms.mailchimp.fake:FakeMailchimp"),
-        "MAILING_API_KEY",
-        "demo-mailchimp-key-us14",
-        "MAILING_API_BASE_URL",
-        "/3.0",
-        contract="mailchimp.json",
-    ),  # fmt: skip
+    client=Client.of(__name__, "MAILING_API_KEY", "Mailchimp's API key (its -usNN suffix names the data centre)"),
+    fake=Fake.of(__name__, "FakeMailchimp", key="demo-mailchimp-key-us14", path="/3.0", contract="mailchimp.json"),
     registration=Loaded("synctool.platforms.mailchimp.registration"),
-    handlers=Imports("synctool.platforms.mailchimp.audience", "synctool.platforms.mailchimp.rules"),
+    handlers={
+        "unsubscribe": Hook(f"{__name__}.rules:apply_event"),
+        "cleaned": Hook(f"{__name__}.rules:apply_event"),
+        # a donor pushed to the mailing list, whichever platform the gift came from
+        "*:audience_member": Hook(f"{__name__}.audience:push"),
+    },
     commands={"mailing": Loaded("synctool.platforms.mailchimp.commands:app")},
     settings=(SYNC_ENABLED,),
     routes=Hook("synctool.platforms.mailchimp.routes:routes"),

@@ -14,16 +14,10 @@ Consent: Givebutter's ``communication_opt_in: true``. Square has no opt-in; a cu
 
 from __future__ import annotations
 
-from synctool import mappings
-from synctool.errors import Skip
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, Skip, mappings
 from synctool.platforms.mailchimp.client import MailingClient
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import ANY_SOURCE, handler
-from synctool.queue.jobs import Outcome
 
 
-@handler(ANY_SOURCE, "audience_member")
 def push(event: Event, job: Job) -> Outcome:
     data = event.payload
     mapping = mappings.get(job.conn, "list_mapping", data["list_id"])

@@ -6,11 +6,8 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from synctool.http import ApiClient
+from synctool.platform import ApiClient, ApiOptions, JsonObject, Runtime
 from synctool.platforms import mailchimp
-from synctool.platforms.api_options import ApiOptions
-from synctool.platforms.webhook import JsonObject
-from synctool.runtime import Runtime
 
 
 def subscriber_hash(email: str) -> str:
@@ -24,7 +21,7 @@ def base_url_for(api_key: str) -> str:
     """``https://<dc>.api.mailchimp.com/3.0``, the data centre being the key's suffix after the last '-'."""
     _, sep, dc = api_key.rpartition("-")
     if not sep or not dc:
-        from synctool.errors import ConfigError
+        from synctool.platform import ConfigError
 
         raise ConfigError("MAILING_API_KEY", "keyring/environment", "expected a key ending in -<data centre>, e.g. ...-us14")
     return f"https://{dc}.api.mailchimp.com/3.0"
@@ -91,7 +88,7 @@ class MailingClient:
 
 def from_runtime(rt: Runtime) -> MailingClient:
     key = rt.secrets.require("MAILING_API_KEY", "the mailing platform")
-    return MailingClient(mailchimp.section(rt.config).base_url or base_url_for(key), key, **rt.api_options("mailing"))
+    return MailingClient(mailchimp.MailingConfig.of(rt.config).base_url or base_url_for(key), key, **rt.api_options("mailing"))
 
 
 def probe(client: MailingClient) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
-from synctool.platforms import Hook
+from synctool.platform import Hook
+from synctool.platform.edges import AsJson, action, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
 
 app = sub_app(
     "The mailing platform (Mailchimp): lists, mappings, tag rules. Its account, lists, list mappings, tag rules "
@@ -81,8 +81,8 @@ def mappings_set(
 
     Example: synctool mailing mappings set b7e21c0d94 --label Newsletter --push-donors
     """
+    from synctool.platform import parse
     from synctool.platforms.mailchimp.ops import ListMappingBody, set_mapping
-    from synctool.validation import parse
 
     body = parse(
         ListMappingBody,
@@ -105,8 +105,8 @@ def rules_set(
 
     Example: synctool mailing tag-rules set b7e21c0d94 unsubscribe --add 12222 --remove 12221
     """
+    from synctool.platform import parse
     from synctool.platforms.mailchimp.ops import TagRuleBody, set_tag_rule
-    from synctool.validation import parse
 
     body = parse(TagRuleBody, {"list_id": list_id, "event": event, "add": add or [], "remove": remove or []}, where="arguments")
     emit_json(set_tag_rule(ctx_obj(ctx).db, body))

@@ -11,7 +11,7 @@ import hashlib
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.platforms.fake import FakeApi, Refusal, found, json_body, shows
+from synctool.platform.edges import FakeApi, Refusal, found, json_body, shows
 
 EVENTS = ("subscribe", "unsubscribe", "profile", "cleaned", "upemail", "campaign")
 

@@ -7,14 +7,11 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from synctool import mappings, platforms
-from synctool.errors import SynctoolError
-from synctool.runtime import Runtime
-from synctool.validation import Body
+from synctool.platform import Body, Runtime, SynctoolError, mappings, using
 
 
 def _with_client(rt: Runtime, fn, client=None):
-    with platforms.using(rt, "mailing", client) as mc:
+    with using(rt, "mailing", client) as mc:
         return fn(mc)
 
 
@@ -78,7 +75,7 @@ def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def set_tag_rule(conn: sqlite3.Connection, body: TagRuleBody) -> dict[str, Any]:
     """Tags (CRM keyword ids of the ``tags`` category) to add and remove when ``event`` arrives on the list
     (``*`` for every mapped list). Keyword ids are checked against the cache from `synctool crm refresh`."""
-    from synctool.crm.references import require as require_reference
+    from synctool.platform import require_reference
 
     list_id, event, add, remove = body.list_id, body.event, body.add, body.remove
     for keyword in [*add, *remove]:

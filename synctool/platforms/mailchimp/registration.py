@@ -9,9 +9,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from synctool import mappings
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, ours
-from synctool.runtime import Runtime
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, mappings, ours
 
 if TYPE_CHECKING:
     from synctool.platforms.mailchimp.client import MailingClient
@@ -59,7 +57,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClie
     return checks
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[RegisterResult]:
     secret = rt.secrets.get(SECRET)
     # each mapped audience's webhooks, read once (the URL's secret is not known yet: match on the path)
     registered = {w.where: _found(client, w.where) for w in wanted(conn, rt, base, secret or "-")}
@@ -72,16 +70,20 @@ def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingCl
         mine = ours(registered[want.where], want)
         if mine is None:
             hook = client.create_webhook(want.where, want.url, EVENTS, SOURCES)
-            outcomes.append(Outcome("mailing", "created", hook.get("id", ""), where=want.where))
+            outcomes.append(RegisterResult("mailing", "created", hook.get("id", ""), where=want.where))
         elif mine.url != want.url or not {"unsubscribe", "cleaned", "(sources.api off)"} <= mine.events:
             client.update_webhook(want.where, mine.id, want.url, EVENTS, SOURCES)
             outcomes.append(
-                Outcome("mailing", "repaired", f"{mine.id}: URL (with its secret), events and sources set", where=want.where)
+                RegisterResult(
+                    "mailing", "repaired", f"{mine.id}: URL (with its secret), events and sources set", where=want.where
+                )
             )
         else:
-            outcomes.append(Outcome("mailing", "unchanged", mine.id, where=want.where))
+            outcomes.append(RegisterResult("mailing", "unchanged", mine.id, where=want.where))
     if outcomes and fresh:
         outcomes[0].secrets = fresh
     if not outcomes:
-        outcomes.append(Outcome("mailing", "not configured", "no audience is mapped: synctool mailing mappings set LIST_ID"))
+        outcomes.append(
+            RegisterResult("mailing", "not configured", "no audience is mapped: synctool mailing mappings set LIST_ID")
+        )
     return outcomes

@@ -3,7 +3,7 @@ request (a ``StaffRequest``) carries."""
 
 from __future__ import annotations
 
-from synctool.platforms import ApiRoute
+from synctool.platform import ApiRoute
 from synctool.platforms.mailchimp import ops
 
 

@@ -8,15 +8,9 @@ same tags harmlessly; while mailing sync is disabled nothing reaches the CRM.
 
 from __future__ import annotations
 
-from synctool import mappings, settings
-from synctool.crm import constituents, mirror
-from synctool.errors import PermanentError, Skip
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, PermanentError, Skip, constituents, mappings, mirror, settings
 from synctool.platforms.mailchimp.settings import ENABLED
 from synctool.platforms.mailchimp.webhook import AudienceEvent
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 
 def rules_for(conn, list_id: str, event: str) -> dict | None:
@@ -75,7 +69,3 @@ def apply_event(delivered: Event, job: Job) -> Outcome:
         f"{event} ({reason}) on list {list_id}: added {rules.get('add') or []}, removed {rules.get('remove') or []}",
         crm_constituent_id=constituent_id,
     )
-
-
-handler("mailing", "unsubscribe")(apply_event)
-handler("mailing", "cleaned")(apply_event)

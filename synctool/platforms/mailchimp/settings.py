@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from synctool import settings, store
-from synctool.validation import Body
+from synctool.platform import Body, settings, store
 
 #: the key in synctool's settings table (``rules.py`` reads it before a mailing event changes a tag)
 ENABLED = "mailing_sync_enabled"

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 from urllib.parse import parse_qsl
 
-from synctool.errors import InvalidInput, InvalidSignature
-from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, text
-from synctool.validation import Lenient, Payload, parse
+from synctool.platform import Event, InvalidInput, InvalidSignature, JobSpec, Lenient, Payload, WebhookSecrets, parse, text
 
 KEPT_HEADERS = ("content-type", "user-agent")
 SYNCED_TYPES = ("unsubscribe", "cleaned")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synctool.platforms import Hook, Imports, Loaded, Platform, Target, Webhook
+from synctool.platform import Hook, Loaded, Platform, Target, Webhook, handlers_in
 
 #: the payments platform's source (Stripe's role): the portal's handlers run its jobs (``Platform.handles``)
 PAYMENTS = "payments"
@@ -11,18 +11,19 @@ PAYMENTS = "payments"
 PLATFORM = Platform(
     name="portal",
     role="portal",
-    webhook=Webhook("portal", Loaded("synctool.platforms.portal.webhook"), secret="PORTAL_WEBHOOK_SECRET"),
-    secrets={"PORTAL_WEBHOOK_SECRET": "signs the portal's pushes to /webhooks/portal"},
+    webhook=Webhook.of(__name__, "PORTAL_WEBHOOK_SECRET", "signs the portal's pushes to /webhooks/portal"),
     # its gifts carry the portal's payment ids (no prefix): synctool's gift ledger knows them
     expected=Hook("synctool.platforms.portal.reconcile:expected"),
-    handlers=Imports(
-        "synctool.platforms.portal.refunds",
-        "synctool.platforms.portal.pushes",
-        "synctool.platforms.portal.stripe_events",
-        "synctool.platforms.portal.users",
-        "synctool.platforms.portal.memberships",
-        "synctool.platforms.portal.payments",
-        "synctool.platforms.portal.relationships",
+    # Stripe's events and refunds too (its ``payments`` jobs): the portal's rules act on them
+    handlers=handlers_in(
+        __name__,
+        pushes=("push",),
+        users=("user",),
+        payments=("payment", "enrollment"),
+        memberships=("membership",),
+        relationships=("relationship",),
+        stripe_events=(f"{PAYMENTS}:stripe_event",),
+        refunds=(f"{PAYMENTS}:charge_refund",),
     ),
     # Stripe, the portal's payment processor, only parses its events: the portal's handlers run its jobs
     handles=(PAYMENTS,),
@@ -38,6 +39,6 @@ PLATFORM = Platform(
         "portal_family_links",
         "portal_users",
         "portal_products",
-    ),  # fmt: skip
+    ),
     migrations=Loaded("synctool.platforms.portal.tables:MIGRATIONS"),
 )

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from synctool.console import AsJson, action, crm_id, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
-from synctool.platforms import Hook
+from synctool.platform import Hook
+from synctool.platform.edges import AsJson, action, crm_id, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
 
 app = sub_app(
     "The member portal: records, CRM ids, syncs, mappings, flags. Its records and their CRM ids, syncs, mappings, "
@@ -45,7 +45,7 @@ def import_(
 
     Example: synctool portal import users.jsonl
     """
-    from synctool.errors import InvalidInput
+    from synctool.platform import InvalidInput
     from synctool.platforms.portal.ops import import_file
 
     try:

@@ -6,15 +6,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from synctool import mappings
-from synctool.crm import gifts
-from synctool.errors import PermanentError
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, PermanentError, gifts, mappings
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.users import constituent_for, user_locked, user_of
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 
 def level_for(job: Job, membership: dict[str, Any]) -> int:
@@ -51,9 +45,8 @@ def local_today(job: Job) -> str:
     return (now.astimezone(zone) if zone else now).date().isoformat()
 
 
-@handler("portal", "membership")
 @user_locked(user_of("membership", "user_id"))
-def membership(event: webhook.Event, job: Job) -> Outcome:
+def membership(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "membership", job.row["entity_id"])
     constituent_id = constituent_for(job, record["user_id"])
     crm = job.crm

@@ -7,15 +7,23 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from synctool import mappings, settings, store
-from synctool.crm import environment as crm_environment
-from synctool.errors import Conflict, InvalidInput, NotFound, one_of
-from synctool.platforms.context import runner
+from synctool.platform import (
+    Body,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    Runtime,
+    crm_environment,
+    mappings,
+    one_of,
+    parse,
+    runner,
+    settings,
+    store,
+)
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.payments import FUND_KEYS
 from synctool.platforms.portal.pushes import DEFAULT_FLAGS, FLAGS, apply_record, queue
-from synctool.runtime import Runtime
-from synctool.validation import Body, parse
 
 #: what a person may queue a CRM job for (the job's type is the entity's name)
 ENTITIES = ("user", "membership", "payment", "relationship", "enrollment")
@@ -68,7 +76,7 @@ def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: 
 
 def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str, *, force: bool = False) -> dict[str, Any]:
     """Queue and run one sync immediately (spec: POST /api/admin/crm/sync/payment/:paymentId)."""
-    from synctool.queue.worker import run_now
+    from synctool.platform import run_now
 
     job_id = queue_sync(conn, entity, record_id, force=force)
     row = run_now(runner(rt), conn, job_id)
@@ -124,7 +132,7 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
     """Fund per sync category; gateway -> payment type; product or level -> membership level (``*`` is the
     global default); relationship type default (key ``default``) and the enabled set. The values are that
     kind's body (``MAPPING_BODIES``); ids are checked against the CRM reference cache."""
-    from synctool.crm.references import require as require_reference
+    from synctool.platform import require_reference
 
     if kind not in MAPPING_BODIES:
         one_of(kind, MAPPING_KINDS, "portal mapping")

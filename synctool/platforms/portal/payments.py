@@ -7,19 +7,22 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from synctool import mappings, store
-from synctool.crm import currency as currency_rule
-from synctool.crm import gifts
-from synctool.errors import PermanentError, Skip
-from synctool.money import cents_to_dollars
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
+from synctool.platform import (
+    Event,
+    Job,
+    Outcome,
+    PermanentError,
+    Skip,
+    cents_to_dollars,
+    currency_rule,
+    gifts,
+    jobs,
+    mappings,
+    store,
+)
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.pushes import flags, queue
 from synctool.platforms.portal.users import constituent_for, user_locked, user_of
-from synctool.queue import jobs
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 FUND_KEYS = ("membership", "language_classes", "events", "donations")
 CART_GROUPS = {
@@ -84,9 +87,8 @@ def membership_sync(job: Job, record: dict[str, Any], groups: list[tuple[str, in
     return f"; membership {membership_id} sync queued"
 
 
-@handler("portal", "payment")
 @user_locked(user_of("payment", "user_id"))
-def payment(event: webhook.Event, job: Job) -> Outcome:
+def payment(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "payment", job.row["entity_id"])
     force = bool(job.row["force"])
     if record["status"] != "succeeded":
@@ -153,8 +155,7 @@ def _gift_ids(record: dict[str, Any], groups: list[tuple[str, int]]) -> list[str
     return [record["id"] if len(groups) == 1 else f"{record['id']}-{key}" for key, _ in groups]
 
 
-@handler("portal", "enrollment")
-def enrollment(event: webhook.Event, job: Job) -> Outcome:
+def enrollment(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "enrollment", job.row["entity_id"])
     portal_records.set_link(job.conn, "enrollment", record["id"], crm_synced_at=store.iso())
     return Outcome("succeeded", "enrollment recorded (its gift comes from its payment)")

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import settings
-from synctool.errors import InvalidInput, PermanentError
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
+from synctool.platform import Event, InvalidInput, Job, Outcome, PermanentError, jobs, settings
 from synctool.platforms.portal import records as portal_records
-from synctool.queue import jobs
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 FLAGS = "portal_flags"
 DEFAULT_FLAGS = {"auto_sync": True, "sync_on_payment": True, "sync_on_membership": True}
@@ -78,8 +72,7 @@ def apply_record(conn, kind: str, data: Any, origin: str) -> tuple[dict[str, Any
     return record, jobs_for(conn, kind, record, before, origin)
 
 
-@handler("portal", "push")
-def push(event: webhook.Event, job: Job) -> Outcome:
+def push(event: Event, job: Job) -> Outcome:
     body = event.data or {}
     kind = str(body.get("type") or "").split(".", 1)[0]
     try:

@@ -8,12 +8,9 @@ import sqlite3
 from datetime import date
 from decimal import Decimal
 
-from synctool.errors import SyncError
-from synctool.money import cents_to_dollars
+from synctool.platform import Expected, Runtime, SyncError, cents_to_dollars
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.payments import NO_MONEY, gift_groups, no_money
-from synctool.platforms.reconcile import Expected
-from synctool.runtime import Runtime
 
 
 def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:

@@ -13,10 +13,8 @@ import json
 import sqlite3
 from typing import Any
 
-from synctool import store
-from synctool.errors import InvalidInput, NotFound, one_of
+from synctool.platform import InvalidInput, NotFound, one_of, parse, store
 from synctool.platforms.portal.webhook import RECORD_TYPES, record_models
-from synctool.validation import parse
 
 TABLES = {
     "user": "portal_users",

@@ -13,19 +13,23 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError, Skip, Wait
-from synctool.money import cents_to_dollars
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
-from synctool.platforms.payment_events import Charge
+from synctool.platform import (
+    Charge,
+    Event,
+    Job,
+    Outcome,
+    PermanentError,
+    Skip,
+    Wait,
+    cents_to_dollars,
+    gifts,
+    payload,
+    refunds,
+)
 from synctool.platforms.portal import PAYMENTS
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.payments import gift_groups
 from synctool.platforms.portal.stripe_events import stripe_event_of
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 
 def portal_payment(job: Job, charge: Charge) -> dict:
@@ -74,8 +78,7 @@ def shares(job: Job, payment: dict, charge: Charge) -> list[tuple[str, Decimal]]
     return [(f"{payment['id']}-{key}", cents_to_dollars(charge.amount_refunded * cents // total)) for key, cents in groups]
 
 
-@handler(PAYMENTS, "charge_refund")
-def charge_refund(event: webhook.Event, job: Job) -> Outcome:
+def charge_refund(event: Event, job: Job) -> Outcome:
     charge = payload(Charge, stripe_event_of(event).data.object, "the refunded charge")
     payment = portal_payment(job, charge)
     latest = charge.latest_refund()

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import mappings
-from synctool.errors import Skip
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, Skip, mappings
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.users import constituent_for, user_locked, user_of
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 #: sharing flags sent on every family relationship (the spec leaves their values open)
 SHARING = {"share_address": 1, "share_phone": 1, "auto_soft_credit": False, "also_acknowledge": False}
 
 
-@handler("portal", "relationship")
 @user_locked(user_of("family_link", "primary_user_id", "member_user_id"))
-def relationship(event: webhook.Event, job: Job) -> Outcome:
+def relationship(event: Event, job: Job) -> Outcome:
     link = portal_records.get(job.conn, "family_link", job.row["entity_id"])
     if link.get("crm_relationship_id"):
         raise Skip(f"family link {link['id']} is already CRM relationship {link['crm_relationship_id']}")

@@ -3,9 +3,8 @@ request (a ``StaffRequest``) carries."""
 
 from __future__ import annotations
 
-from synctool.platforms import ApiRoute
+from synctool.platform import ApiRoute, ForceQuery
 from synctool.platforms.portal import ops
-from synctool.validation import ForceQuery
 
 
 def routes() -> list[ApiRoute]:

@@ -7,27 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.errors import PermanentError, Skip
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
-from synctool.platforms.payment_events import Event, PortalObject
-from synctool.platforms.portal import PAYMENTS
+from synctool.platform import Event, Job, Outcome, PaymentEvent, PermanentError, PortalObject, Skip, payload
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.pushes import flags, jobs_for
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 
-def stripe_event_of(event: webhook.Event) -> Event:
+def stripe_event_of(event: Event) -> PaymentEvent:
     """The Stripe event behind a job: the one its delivery was parsed into."""
-    if not isinstance(event.data, Event):
+    if not isinstance(event.data, PaymentEvent):
         raise PermanentError("the job has no Stripe event (its delivery is gone)")
     return event.data
 
 
-@handler(PAYMENTS, "stripe_event")
-def stripe_event(event: webhook.Event, job: Job) -> Outcome:
+def stripe_event(event: Event, job: Job) -> Outcome:
     stripe = stripe_event_of(event)
     kind = stripe.type
     obj = payload(PortalObject, stripe.data.object, f"the {kind} object")

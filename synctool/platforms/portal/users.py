@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.crm import constituents, mirror
-from synctool.errors import PermanentError
-from synctool.platforms import webhook
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, PermanentError, constituents, mirror
 from synctool.platforms.portal import records as portal_records
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
 
 
 def user_person(user: dict[str, Any]) -> constituents.Person:
@@ -76,7 +71,7 @@ def user_locked(*user_ids_of):
     member (a user sync and a payment, two memberships) never run side by side."""
 
     def wrap(fn):
-        def handler_(event: webhook.Event, job: Job) -> Outcome:
+        def handler_(event: Event, job: Job) -> Outcome:
             users = [u for get in user_ids_of for u in get(job) if u]
             with job.unit.lock([f"portal_user:{u}" for u in users]):
                 return fn(event, job)
@@ -96,8 +91,7 @@ def user_of(kind: str, *fields: str):
     return get
 
 
-@handler("portal", "user")
 @user_locked(lambda job: [job.row["entity_id"]])
-def user(event: webhook.Event, job: Job) -> Outcome:
+def user(event: Event, job: Job) -> Outcome:
     constituent_id = sync_user(job, job.row["entity_id"])
     return Outcome("succeeded", f"user linked to constituent {constituent_id}", crm_constituent_id=constituent_id)

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synctool.errors import InvalidInput
-from synctool.platforms.signing import verify_signed_delivery
-from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object, text
+from synctool.platform import Event, InvalidInput, JobSpec, WebhookSecrets, parse_json_object, text, verify_signed_delivery
 
 SIGNATURE_HEADER = "synctool-signature"
 KEPT_HEADERS = (SIGNATURE_HEADER, "content-type", "user-agent")

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook, section_of, setting_in
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, PlatformSection, Webhook, handlers_in, setting_in
 
 
-class PosConfig(Section):
+class PosConfig(PlatformSection):
     """``pos:`` in config.yaml."""
 
     base_url: str = "https://connect.squareup.com"
@@ -22,10 +21,6 @@ class PosConfig(Section):
     #: late, with the time it arrived), and reads this far back on its first run
     poll_overlap_minutes: int = Field(60, ge=0)
     poll_first_lookback_hours: int = Field(24, ge=1)
-
-
-#: this platform's config section, typed: ``section(rt.config).base_url``
-section = section_of("pos", PosConfig)
 
 
 DEFAULT_CONSTITUENT = setting_in(
@@ -43,29 +38,15 @@ DEFAULT_CONSTITUENT = setting_in(
 PLATFORM = Platform(
     name="square",
     role="pos",
-    webhook=Webhook(
-        "pos",
-        Loaded("synctool.platforms.square.webhook"),
-        secret="POS_WEBHOOK_SIGNATURE_KEY",
-        # Square signs the exact notification URL: the receiver reads it once as it starts
-        settings=Hook("synctool.platforms.square.notification:for_receiver"),
+    # Square signs the exact notification URL: the receiver reads it once as it starts
+    webhook=Webhook.of(
+        __name__,
+        "POS_WEBHOOK_SIGNATURE_KEY",
+        "Square's webhook signature key",
+        settings=Hook(f"{__name__}.notification:for_receiver"),
     ),
-    client=Client(
-        "pos", Hook("synctool.platforms.square.client:from_runtime"), probe=Hook("synctool.platforms.square.client:probe")
-    ),
-    secrets={
-        "POS_ACCESS_TOKEN": "Square's access token (orders, customers, locations)",
-        "POS_WEBHOOK_SIGNATURE_KEY": "Square's webhook signature key",
-    },
-    fake=Fake(
-        "square",
-        Served("synctool.platforms.square.fake:FakeSquare"),
-        "POS_ACCESS_TOKEN",
-        "demo-square-token",
-        "POS_API_BASE_URL",
-        "",
-        contract="square.json",
-    ),  # fmt: skip
+    client=Client.of(__name__, "POS_ACCESS_TOKEN", "Square's access token (orders, customers, locations)"),
+    fake=Fake.of(__name__, "FakeSquare", key="demo-square-token", contract="square.json"),
     external_id_prefixes=("pos_order_",),
     mappings=Mappings(types=("default",), payment_case="upper", payment_examples="pos:<tender type> (CARD, CASH, ...)"),
     expected=Hook("synctool.platforms.square.reconcile:expected"),
@@ -73,7 +54,7 @@ PLATFORM = Platform(
     backfill=True,
     registration=Loaded("synctool.platforms.square.registration"),
     poll=Hook("synctool.platforms.square.poll:poll"),
-    handlers=Imports("synctool.platforms.deposits", "synctool.platforms.square.refunds", "synctool.platforms.square.rules"),
+    handlers=handlers_in(__name__, rules=("order",), refunds=("order_refund",)),
     commands={"pos": Loaded("synctool.platforms.square.commands:app")},
     settings=(DEFAULT_CONSTITUENT,),
     routes=Hook("synctool.platforms.square.routes:routes"),

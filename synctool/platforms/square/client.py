@@ -8,11 +8,8 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from synctool.http import ApiClient
+from synctool.platform import ApiClient, ApiOptions, JsonObject, Runtime
 from synctool.platforms import square
-from synctool.platforms.api_options import ApiOptions
-from synctool.platforms.webhook import JsonObject
-from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:
@@ -140,9 +137,9 @@ class PosClient:
 
 def from_runtime(rt: Runtime) -> PosClient:
     return PosClient(
-        square.section(rt.config).base_url,
+        square.PosConfig.of(rt.config).base_url,
         rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
-        square.section(rt.config).square_version,
+        square.PosConfig.of(rt.config).square_version,
         **rt.api_options("pos"),
     )
 

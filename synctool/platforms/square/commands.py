@@ -7,9 +7,20 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, emit_json, listing_group, render, render_outcome, sub_app
-from synctool.console.options import crm_id, options_as
-from synctool.platforms import Hook
+from synctool.platform import Hook
+from synctool.platform.edges import (
+    AsJson,
+    Columns,
+    action,
+    crm_id,
+    ctx_obj,
+    emit_json,
+    listing_group,
+    options_as,
+    render,
+    render_outcome,
+    sub_app,
+)
 
 app = sub_app(
     "The POS platform (Square): locations, orders, overrides, resync. Its locations, orders, customer enrichment, "
@@ -75,9 +86,9 @@ def enrich(
 
     Example: synctool pos enrich eA3vssLHKJrv9H0IdJCM3gNqfdcZY
     """
+    from synctool.platform import parse
     from synctool.platforms.square.ops import EnrichBody
     from synctool.platforms.square.ops import enrich as op
-    from synctool.validation import parse
 
     rows = op(ctx_obj(ctx).rt, parse(EnrichBody, {"orderIds": order_ids}, where="arguments"))
     render(rows, as_json, columns=["order_id", "customer_id", "email", "first_name", "last_name"])
@@ -120,9 +131,8 @@ def overrides_set(
 
     Example: synctool pos location-overrides set L2GIFTSHOP001 --fund-id 2402 --deductible none --no-ack
     """
-    from synctool.mappings import ack_choice
+    from synctool.platform import ack_choice, parse
     from synctool.platforms.square.ops import LocationOverride, set_location_override
-    from synctool.validation import parse
 
     given = {"location_id": location_id, "fund_id": fund_id, "campaign_id": campaign_id, "deductible": deductible,
              "ack_template_name": ack_choice(ack, no_ack)}  # fmt: skip
@@ -139,9 +149,8 @@ def overrides_replace(
 
     Example: synctool pos location-overrides replace overrides.json
     """
-    from synctool.errors import InvalidInput
+    from synctool.platform import InvalidInput, parse
     from synctool.platforms.square.ops import LocationOverrides, replace_location_overrides
-    from synctool.validation import parse
 
     try:
         data = json.loads(file.read_text())

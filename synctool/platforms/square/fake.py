@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.platforms.fake import FakeApi, Operation, Refusal, found, json_body, shows
+from synctool.platform.edges import FakeApi, Operation, Refusal, found, json_body, shows
 
 #: the event types the fake accepts in a subscription (Square's are many more)
 SQUARE_EVENTS = {

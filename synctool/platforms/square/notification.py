@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from synctool import settings, store
-from synctool.errors import StoreUnavailable
+from synctool.platform import Runtime, StoreUnavailable, settings, store
 from synctool.platforms import square
-from synctool.runtime import Runtime
 
 #: the settings key `webhooks register` keeps the registered URL under
 SETTING = "pos_notification_url"
@@ -18,17 +16,17 @@ NAME = "POS_WEBHOOK_NOTIFICATION_URL"
 
 
 def url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
-    return settings.get(conn, SETTING) or square.section(rt.config).notification_url
+    return settings.get(conn, SETTING) or square.PosConfig.of(rt.config).notification_url
 
 
 def for_receiver(rt: Runtime) -> dict[str, str | None]:
     """``Webhook.settings``: read once when the receiver starts (a database not there yet: the config's)."""
     if not rt.db_path.exists():
-        return {NAME: square.section(rt.config).notification_url}
+        return {NAME: square.PosConfig.of(rt.config).notification_url}
     try:
         conn = store.connect(rt.db_path, migrate=False)
     except StoreUnavailable:
-        return {NAME: square.section(rt.config).notification_url}
+        return {NAME: square.PosConfig.of(rt.config).notification_url}
     try:
         return {NAME: url(conn, rt)}
     finally:

@@ -7,19 +7,14 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field, RootModel
 
-from synctool import mappings, platforms, settings, store
-from synctool.crm.references import coding
-from synctool.errors import InvalidInput, NotFound
-from synctool.platforms.context import runner
+from synctool.platform import Body, CrmId, InvalidInput, NotFound, Query, Runtime, jobs, mappings, runner, settings, store, using
+from synctool.platform import reference_coding as coding
 from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
-from synctool.queue import jobs
-from synctool.runtime import Runtime
-from synctool.validation import Body, CrmId, Query
 
 
 def locations(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> list[dict[str, Any]]:
-    with platforms.using(rt, "pos", client) as pos:
+    with using(rt, "pos", client) as pos:
         found = pos.locations()
     settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
     return [{k: loc.get(k) for k in ("id", "name", "status", "currency", "timezone")} for loc in found]
@@ -41,7 +36,7 @@ class EnrichBody(Body):
 def orders(conn: sqlite3.Connection, rt: Runtime, query: OrdersQuery | None = None, *, client=None) -> dict[str, Any]:
     query = query or OrdersQuery()
     cursor, limit = query.cursor, query.limit
-    with platforms.using(rt, "pos", client) as pos:
+    with using(rt, "pos", client) as pos:
         location_ids = [loc["id"] for loc in pos.locations()]
         result = pos.search_orders(location_ids, cursor=cursor, limit=limit) if location_ids else {}
     synced = {r["key"]: r["crm_id"] for r in conn.execute("SELECT key, crm_id FROM crm_writes WHERE state = 'done'")}
@@ -64,7 +59,7 @@ def enrich(rt: Runtime, body: EnrichBody, *, client=None) -> list[dict[str, Any]
     """The customer behind each order (e-mail and name), as the sync would find it."""
     order_ids = body.orderIds
     out = []
-    with platforms.using(rt, "pos", client) as pos:
+    with using(rt, "pos", client) as pos:
         for order_id in order_ids:
             order = pos.order(order_id)
             customer_id = order.get("customer_id") or next(
@@ -86,7 +81,7 @@ def enrich(rt: Runtime, body: EnrichBody, *, client=None) -> list[dict[str, Any]
 def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool = False) -> dict[str, Any]:
     """Queue the order again and run it now. ``force`` ignores the local "already synced" mark; the
     CRM is still searched by external id first, so a second gift is never created."""
-    from synctool.queue.worker import run_now
+    from synctool.platform import run_now
 
     if not order_id.strip():
         raise InvalidInput("order id is empty")

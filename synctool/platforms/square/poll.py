@@ -15,16 +15,22 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from synctool import platforms, settings, store
-from synctool.crm import refunds
-from synctool.money import cents_to_dollars
-from synctool.platforms import square, watermark
+from synctool.platform import (
+    JsonObject,
+    Runtime,
+    cents_to_dollars,
+    jobs,
+    log,
+    payload,
+    refunds,
+    settings,
+    store,
+    using,
+    watermark,
+)
+from synctool.platforms import square
 from synctool.platforms.square.rules import LOCATIONS, eligibility
 from synctool.platforms.square.webhook import Order, external_id
-from synctool.platforms.webhook import JsonObject
-from synctool.queue import jobs, log
-from synctool.runtime import Runtime
-from synctool.validation import payload
 
 if TYPE_CHECKING:
     from synctool.platforms.square.client import PosClient
@@ -33,9 +39,9 @@ if TYPE_CHECKING:
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
 ) -> dict[str, Any]:
-    started, since_text = watermark.window_of(conn, "pos", square.section(rt.config), fresh=fresh, lookback=lookback)
+    started, since_text = watermark.window_of(conn, "pos", square.PosConfig.of(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
-    with platforms.using(rt, "pos", client) as pos:
+    with using(rt, "pos", client) as pos:
         locations = [str(loc["id"]) for loc in settings.cache_list(conn, LOCATIONS) if loc.get("id")]
         if not locations:
             found = pos.locations()

@@ -8,14 +8,9 @@ import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
 
-from synctool import mappings, platforms
-from synctool.crm import gifts
-from synctool.money import cents_to_dollars
-from synctool.platforms.reconcile import Expected, Payout, PayoutLine
+from synctool.platform import Expected, JsonObject, Payout, PayoutLine, Runtime, cents_to_dollars, gifts, mappings, using
 from synctool.platforms.square.rules import NO_MONEY
 from synctool.platforms.square.webhook import external_id
-from synctool.platforms.webhook import JsonObject
-from synctool.runtime import Runtime
 
 ZERO = Decimal("0.00")
 
@@ -26,7 +21,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
     begin = f"{start - timedelta(days=1)}T00:00:00Z"
     finish = f"{end + timedelta(days=2)}T00:00:00Z"
     orders: dict[str, JsonObject] = {}
-    with platforms.using(rt, "pos") as client:
+    with using(rt, "pos") as client:
         for location in client.locations():
             for payment in client.payments(begin, finish, location["id"]):
                 if payment.get("status") != "COMPLETED" or not payment.get("order_id"):
@@ -91,7 +86,7 @@ def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tu
     begin = f"{start}T00:00:00Z"
     finish = f"{end + timedelta(days=1)}T00:00:00Z"
     result = []
-    with platforms.using(rt, "pos") as client:
+    with using(rt, "pos") as client:
         for location in client.locations():
             listed = list(client.payouts(begin, finish, location["id"]))
             if not listed:

@@ -10,17 +10,10 @@ order's ``returns[].source_order_id``.
 
 from __future__ import annotations
 
-from synctool.crm import gifts, refunds
-from synctool.errors import PermanentError, Skip
-from synctool.money import cents_to_dollars
-from synctool.platforms.context import Job
+from synctool.platform import Event, Job, Outcome, PermanentError, Skip, cents_to_dollars, gifts, payload, refunds
 from synctool.platforms.square.client import PosClient
 from synctool.platforms.square.rules import location
 from synctool.platforms.square.webhook import Money, Notification, Order, PaymentRefund, external_id
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 
 def read(event: Event, job: Job) -> refunds.Refund:
@@ -86,6 +79,5 @@ def sale_order_id(job: Job, found: PaymentRefund) -> str:
     raise PermanentError(f"Square refund {found.id} names neither its payment nor its order: no gift to change")
 
 
-@handler("pos", "order_refund")
 def order_refund(event: Event, job: Job) -> Outcome:
     return refunds.run(job.refund_job(), read(event, job))

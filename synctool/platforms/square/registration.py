@@ -8,10 +8,9 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 from synctool.platforms import square
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
 from synctool.platforms.square import notification
-from synctool.runtime import Runtime
 
 if TYPE_CHECKING:
     from synctool.platforms.square.client import PosClient
@@ -41,18 +40,20 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) 
     return [check]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     keep = {notification.SETTING: want.url}
     if mine is None:
-        created = client.create_subscription(want.url, want.events, square.section(rt.config).square_version)
-        return [Outcome("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)]
+        created = client.create_subscription(want.url, want.events, square.PosConfig.of(rt.config).square_version)
+        return [
+            RegisterResult("pos", "created", created.get("id", ""), secrets={SECRET: created["signature_key"]}, settings=keep)
+        ]
     action, detail = "unchanged", mine.id
     if needs_repair(mine, want):
         client.update_subscription(mine.id, want.url, sorted(mine.events | set(want.events)))
         action, detail = "repaired", f"{mine.id}: URL, events and enabled set"
     if not rt.secrets.get(SECRET):  # the key is shown only once: rotate it to learn it
-        return [Outcome("pos", "secret renewed" if action == "unchanged" else action, detail,
+        return [RegisterResult("pos", "secret renewed" if action == "unchanged" else action, detail,
                         secrets={SECRET: client.rotate_signature_key(mine.id)}, settings=keep)]  # fmt: skip
-    return [Outcome("pos", action, detail, settings=keep)]
+    return [RegisterResult("pos", action, detail, settings=keep)]

@@ -13,13 +13,23 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from synctool import mappings, settings
-from synctool.crm import gifts
-from synctool.crm.constituents import Person
-from synctool.errors import ConfigError, PermanentError, Skip, SynctoolError
-from synctool.money import cents_to_dollars
-from synctool.platforms import mailing_list
-from synctool.platforms.context import Job
+from synctool.platform import (
+    ConfigError,
+    Event,
+    Job,
+    JsonObject,
+    Outcome,
+    PermanentError,
+    Person,
+    Skip,
+    SynctoolError,
+    cents_to_dollars,
+    gifts,
+    mailing_list,
+    mappings,
+    payload,
+    settings,
+)
 from synctool.platforms.square.client import PosClient
 from synctool.platforms.square.settings import DEFAULT_CONSTITUENT
 from synctool.platforms.square.webhook import (
@@ -29,13 +39,9 @@ from synctool.platforms.square.webhook import (
     Tender,
     external_id,
 )
-from synctool.platforms.webhook import Event, JsonObject
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
 
 if TYPE_CHECKING:
-    from synctool.config import Config
+    from synctool.platform import Config
 
 LOCATIONS = "pos:locations"
 logger = logging.getLogger("synctool.pos")
@@ -146,7 +152,6 @@ def gift_body(job: Job, order: Order) -> dict[str, Any]:
     return body
 
 
-@handler("pos", "order")
 def order(event: Event, job: Job) -> Outcome:
     order_id = job.row["entity_id"]
     ext = external_id(order_id)

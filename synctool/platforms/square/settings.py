@@ -9,8 +9,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from synctool import settings, store
-from synctool.validation import Body, Email
+from synctool.platform import Body, Email, settings, store
 
 #: the key in synctool's settings table (``rules.py`` reads it for an order without a customer)
 DEFAULT_CONSTITUENT = "pos_default_constituent"

@@ -15,10 +15,23 @@ import hmac
 from collections.abc import Mapping
 from typing import Optional
 
-from synctool.errors import ConfigError, InvalidInput, InvalidSignature
-from synctool.money import cents_to_dollars
-from synctool.platforms.webhook import Event, JobSpec, JsonObject, WebhookSecrets, parse_json_object, text
-from synctool.validation import Lenient, Moment, Payload, Text, parse
+from synctool.platform import (
+    ConfigError,
+    Event,
+    InvalidInput,
+    InvalidSignature,
+    JobSpec,
+    JsonObject,
+    Lenient,
+    Moment,
+    Payload,
+    Text,
+    WebhookSecrets,
+    cents_to_dollars,
+    parse,
+    parse_json_object,
+    text,
+)
 
 SIGNATURE_HEADER = "x-square-hmacsha256-signature"
 KEPT_HEADERS = (

@@ -3,40 +3,21 @@ portal's rules act on them)."""
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Loaded, Platform, Served, Webhook, section_of
+from synctool.platform import Client, Fake, Hook, Loaded, Platform, PlatformSection, Webhook
 
 
-class PaymentsConfig(Section):
+class PaymentsConfig(PlatformSection):
     """``payments:`` in config.yaml."""
 
     base_url: str = "https://api.stripe.com"
 
 
-#: this platform's config section, typed: ``section(rt.config).base_url``
-section = section_of("payments", PaymentsConfig)
-
-
 PLATFORM = Platform(
     name="stripe",
     role="payments",
-    webhook=Webhook("payments", Loaded("synctool.platforms.stripe.webhook"), secret="PAYMENTS_WEBHOOK_SECRET"),
-    client=Client(
-        "payments", Hook("synctool.platforms.stripe.client:from_runtime"), probe=Hook("synctool.platforms.stripe.client:probe")
-    ),
-    secrets={
-        "PAYMENTS_API_KEY": "Stripe's secret API key (sk_...; registers the webhook endpoint)",
-        "PAYMENTS_WEBHOOK_SECRET": "Stripe's endpoint signing secret (whsec_...)",
-    },
-    fake=Fake(
-        "stripe",
-        Served("synctool.platforms.stripe.fake:FakeStripe"),
-        "PAYMENTS_API_KEY",
-        "sk_test_demo",
-        "PAYMENTS_API_BASE_URL",
-        "",
-        contract="stripe.json",
-    ),  # fmt: skip
+    webhook=Webhook.of(__name__, "PAYMENTS_WEBHOOK_SECRET", "Stripe's endpoint signing secret (whsec_...)"),
+    client=Client.of(__name__, "PAYMENTS_API_KEY", "Stripe's secret API key (sk_...; registers the webhook endpoint)"),
+    fake=Fake.of(__name__, "FakeStripe", key="sk_test_demo", contract="stripe.json"),
     missed=Hook("synctool.platforms.stripe.deliveries:missed"),
     registration=Loaded("synctool.platforms.stripe.registration"),
     config=PaymentsConfig,

@@ -8,11 +8,8 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from synctool.http import ApiClient
+from synctool.platform import ApiClient, ApiOptions, JsonObject, Runtime
 from synctool.platforms import stripe
-from synctool.platforms.api_options import ApiOptions
-from synctool.platforms.webhook import JsonObject
-from synctool.runtime import Runtime
 
 
 def _error_text(body: Any) -> str:
@@ -71,7 +68,9 @@ class PaymentsClient:
 
 def from_runtime(rt: Runtime) -> PaymentsClient:
     return PaymentsClient(
-        stripe.section(rt.config).base_url, rt.secrets.require("PAYMENTS_API_KEY", "Stripe"), **rt.api_options("payments")
+        stripe.PaymentsConfig.of(rt.config).base_url,
+        rt.secrets.require("PAYMENTS_API_KEY", "Stripe"),
+        **rt.api_options("payments"),
     )
 
 

@@ -12,11 +12,8 @@ import json
 import sqlite3
 from datetime import UTC, datetime
 
-from synctool import platforms
+from synctool.platform import Missed, Runtime, parse_iso, using
 from synctool.platforms.stripe.registration import EVENTS
-from synctool.platforms.webhook import Missed
-from synctool.runtime import Runtime
-from synctool.timeutil import parse_iso
 
 
 def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
@@ -24,7 +21,7 @@ def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Miss
     start = parse_iso(since)
     created_since = int(start.timestamp()) if start else 0
     found = []
-    with platforms.using(rt, "payments") as client:
+    with using(rt, "payments") as client:
         for event in client.undelivered_events(created_since, EVENTS):
             if not event.get("id"):
                 continue

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from synctool.platforms.fake import FakeApi, Refusal, found, shows
+from synctool.platform.edges import FakeApi, Refusal, found, shows
 
 #: the events the fake accepts (Stripe's list is much longer)
 EVENTS = {

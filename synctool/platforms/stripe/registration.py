@@ -7,8 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
-from synctool.runtime import Runtime
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 
 if TYPE_CHECKING:
     from synctool.platforms.stripe.client import PaymentsClient
@@ -36,19 +35,21 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsCli
     return [compare(want, _found(client), rt.secrets.get(SECRET))]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is not None and not rt.secrets.get(SECRET):
         client.delete_webhook_endpoint(mine.id)  # its secret cannot be read again: replace it
         created = client.create_webhook_endpoint(want.url, want.events)
         return [
-            Outcome("payments", "secret renewed", f"{mine.id} replaced by {created['id']}", secrets={SECRET: created["secret"]})
+            RegisterResult(
+                "payments", "secret renewed", f"{mine.id} replaced by {created['id']}", secrets={SECRET: created["secret"]}
+            )
         ]
     if mine is None:
         created = client.create_webhook_endpoint(want.url, want.events)
-        return [Outcome("payments", "created", created["id"], secrets={SECRET: created["secret"]})]
+        return [RegisterResult("payments", "created", created["id"], secrets={SECRET: created["secret"]})]
     if needs_repair(mine, want):
         client.update_webhook_endpoint(mine.id, want.url, sorted(mine.events | set(want.events)))
-        return [Outcome("payments", "repaired", f"{mine.id}: URL, events and enabled set")]
-    return [Outcome("payments", "unchanged", mine.id)]
+        return [RegisterResult("payments", "repaired", f"{mine.id}: URL, events and enabled set")]
+    return [RegisterResult("payments", "unchanged", mine.id)]

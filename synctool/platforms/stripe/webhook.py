@@ -7,16 +7,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from synctool.errors import InvalidInput
-from synctool.money import cents_to_dollars
-from synctool.platforms import webhook
-from synctool.platforms.payment_events import Charge, CustomerDetails, Event, PortalObject
-from synctool.platforms.signing import sign, verify_signed_delivery
-from synctool.platforms.webhook import JobSpec, WebhookSecrets, parse_json_object, text
-from synctool.validation import parse
+from synctool.platform import (
+    Charge,
+    CustomerDetails,
+    Event,
+    InvalidInput,
+    JobSpec,
+    PaymentEvent,
+    PortalObject,
+    WebhookSecrets,
+    cents_to_dollars,
+    parse,
+    parse_json_object,
+    sign,
+    text,
+    verify_signed_delivery,
+)
 
 KEPT_HEADERS = ("stripe-signature", "content-type", "user-agent")
-__all__ = ["KEPT_HEADERS", "sign", "verify_webhook", "parse_webhook", "Event", "PortalObject", "Charge"]
+__all__ = ["KEPT_HEADERS", "sign", "verify_webhook", "parse_webhook", "PaymentEvent", "PortalObject", "Charge"]
 #: a delayed payment method (ACH, bank debits) completes its session ``unpaid``; it settles later with
 #: ``async_payment_succeeded`` or ``async_payment_failed``
 SYNCED_EVENTS = (
@@ -41,11 +50,11 @@ def verify_webhook(
     )
 
 
-def parse_webhook(body: bytes) -> webhook.Event:
+def parse_webhook(body: bytes) -> Event:
     envelope = parse_json_object(body)
     if not text(envelope.get("id")):
         raise InvalidInput("missing event id", "a Stripe event has id evt_...")
-    event = parse(Event, envelope, where="Stripe event")
+    event = parse(PaymentEvent, envelope, where="Stripe event")
     if event.type in SYNCED_EVENTS:
         obj = parse(PortalObject, event.data.object, where="Stripe event's data.object")
         details = obj.customer_details or CustomerDetails()
@@ -71,4 +80,4 @@ def parse_webhook(body: bytes) -> webhook.Event:
             status="skipped",
             message=f"{event.type or 'untyped event'}: not used by synctool",
         )
-    return webhook.Event(event.id, event.type, job, event)
+    return Event(event.id, event.type, job, event)

@@ -8,8 +8,7 @@ imports none of KindDesk's modules), as ``docs/platforms.md`` says."""
 
 from __future__ import annotations
 
-from synctool.config import Section
-from synctool.platforms import Client, Fake, Hook, Imports, Loaded, Mappings, Platform, Served, Webhook
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, Section, Served, Webhook
 
 ROLE = "kind"
 
@@ -27,17 +26,21 @@ class KindConfig(Section):
 PLATFORM = Platform(
     name="kinddesk",
     role=ROLE,
-    webhook=Webhook(ROLE, Loaded("synctool_kinddesk.webhook"), secret="KIND_WEBHOOK_SECRET"),
-    client=Client(ROLE, Hook("synctool_kinddesk.client:KindClient"), probe=Hook("synctool_kinddesk.client:probe")),
-    secrets={"KIND_API_KEY": "KindDesk's API key", "KIND_WEBHOOK_SECRET": "signs KindDesk's webhooks"},
-    fake=Fake("kinddesk", Served("synctool_kinddesk.fake:FakeKind"), "KIND_API_KEY", "kind-demo-key", "KIND_API_BASE_URL", "/v1"),
+    webhook=Webhook(Loaded("synctool_kinddesk.webhook"), secret="KIND_WEBHOOK_SECRET", secret_help="signs KindDesk's webhooks"),
+    client=Client(
+        Hook("synctool_kinddesk.client:KindClient"),
+        probe=Hook("synctool_kinddesk.client:probe"),
+        key="KIND_API_KEY",
+        key_help="KindDesk's API key",
+    ),
+    fake=Fake(make=Served("synctool_kinddesk.fake:FakeKind"), key="kind-demo-key", path="/v1"),
     external_id_prefixes=("kind_",),
     mappings=Mappings(types=("default", "monthly"), payment_case="lower", payment_examples="kind:<method> (card, paypal, ach)"),
     expected=Hook("synctool_kinddesk.reconcile:expected"),
     payouts=Hook("synctool_kinddesk.reconcile:payouts"),
     backfill=True,
     registration=Loaded("synctool_kinddesk.registration"),
-    handlers=Imports("synctool_kinddesk.rules"),  # importing it registers its @handler functions
+    handlers={"gift": Hook("synctool_kinddesk.rules:kind_gift"), "refund": Hook("synctool_kinddesk.rules:kind_refund")},
     commands={"kind": Loaded("synctool_kinddesk.commands:app")},
     routes=Hook("synctool_kinddesk.ops:routes"),
     poll=Hook("synctool_kinddesk.poll:poll"),

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.http import ApiClient
-from synctool.runtime import Runtime
+from synctool.platform import ApiClient, Runtime
 
 ROLE = "kind"
 

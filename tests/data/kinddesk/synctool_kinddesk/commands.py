@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import ctx_obj, emit_json, sub_app
+from synctool.platform.edges import ctx_obj, emit_json, sub_app
 
 app = sub_app("KindDesk: its gifts as KindDesk lists them.")
 
@@ -15,7 +15,7 @@ def gifts(ctx: typer.Context, since: str = typer.Option(None, help="an ISO time:
 
     Example: synctool kind gifts --since 2026-10-01T00:00:00Z
     """
-    from synctool import platforms
+    from synctool.platform import using
 
-    with platforms.using(ctx_obj(ctx).rt, "kind") as client:
+    with using(ctx_obj(ctx).rt, "kind") as client:
         emit_json(client.gifts(since))

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from pydantic import Field
 
-from synctool.validation import Lenient, Moment, Payload
+from synctool.platform import Lenient, Moment, Payload
 
 ROLE = "kind"
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool import mappings
-from synctool.platforms import ApiRoute
-from synctool.runtime import Runtime
+from synctool.platform import ApiRoute, Runtime, mappings
 from synctool_kinddesk.models import ROLE
 
 
@@ -23,9 +21,9 @@ def checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, s
 
 def gifts_listed(call: Any) -> list[dict[str, Any]]:
     """``GET /api/kind/gifts``: the gifts KindDesk lists (one request)."""
-    from synctool import platforms
+    from synctool.platform import using
 
-    with platforms.using(call.rt, ROLE) as client:
+    with using(call.rt, ROLE) as client:
         return client.gifts()
 
 

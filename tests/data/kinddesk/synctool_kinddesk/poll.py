@@ -8,13 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
-from synctool import platforms, store
-from synctool.errors import SynctoolError
-from synctool.platforms import watermark
-from synctool.platforms.webhook import Missed
-from synctool.queue import jobs, log
-from synctool.runtime import Runtime
-from synctool.timeutil import parse_iso
+from synctool.platform import Missed, Runtime, SynctoolError, jobs, log, parse_iso, store, using, watermark
 from synctool_kinddesk.models import ROLE, external_id
 
 
@@ -35,7 +29,7 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
     its gift, and each refund queued unless synctool has a job for it."""
     started, since = watermark.window(conn, ROLE, overlap_minutes=60, first_lookback_hours=24, fresh=fresh, lookback=lookback)
     queued = refunds_queued = 0
-    with platforms.using(rt, ROLE) as client:
+    with using(rt, ROLE) as client:
         found = client.gifts(since)
         spent = client.api.requests_sent
     for gift in found:
@@ -55,7 +49,7 @@ def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback
 def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
     """The deliveries KindDesk reports it failed to make since ``since`` (ISO), oldest first, with the body it
     sent: ``webhooks heal`` replays them through the receiver's path."""
-    with platforms.using(rt, ROLE) as client:
+    with using(rt, ROLE) as client:
         found = client.failed_deliveries(since)
         spent = client.api.requests_sent
     start = parse_iso(since)
@@ -70,7 +64,7 @@ def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Miss
 def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
     """``retry-all --fresh``: each failed gift job gets the gift as KindDesk holds it now."""
     refreshed, errors = 0, []
-    with platforms.using(rt, ROLE) as client:
+    with using(rt, ROLE) as client:
         for row in rows:
             if row["entity_type"] != "gift":
                 continue

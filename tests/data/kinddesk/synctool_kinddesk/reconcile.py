@@ -7,11 +7,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from synctool import platforms
-from synctool.crm.gifts import gift_date
-from synctool.platforms.reconcile import Expected, Payout, PayoutLine
-from synctool.runtime import Runtime
-from synctool.validation import payload
+from synctool.platform import Expected, Payout, PayoutLine, Runtime, gift_date, payload, using
 from synctool_kinddesk.models import ROLE, Gift, external_id
 from synctool_kinddesk.poll import gift_job, refund_job
 
@@ -32,7 +28,7 @@ def _window(start: date, end: date) -> tuple[str, str]:
 def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """One ``Expected`` per gift of the period: its amount after its refunds, its local day, the job that syncs it
     and the jobs that apply its refunds (``reconcile --fix`` queues those a CRM gift lacks)."""
-    with platforms.using(rt, ROLE) as client:
+    with using(rt, ROLE) as client:
         listed = client.gifts(*_window(start, end))
         spent = client.api.requests_sent
     items = []
@@ -63,7 +59,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
 
 def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
     """The period's bank deposits, each with its gifts' lines (gross, fee, refund, net)."""
-    with platforms.using(rt, ROLE) as client:
+    with using(rt, ROLE) as client:
         listed = client.payouts(str(start), str(end))
         spent = client.api.requests_sent
     found = []

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synctool.platforms.registration import Check, Found, Outcome, Wanted, compare, needs_repair, ours
-from synctool.runtime import Runtime
+from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 from synctool_kinddesk.models import ROLE
 from synctool_kinddesk.webhook import SECRET
 
@@ -26,13 +25,13 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> lis
     return [compare(_wanted(base), _found(client), rt.secrets.get(SECRET))]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Outcome]:
+def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[RegisterResult]:
     want = _wanted(base)
     mine = ours(_found(client), want)
     if mine is None:
         made = client.create_webhook(want.url, want.events)
-        return [Outcome(ROLE, "created", str(made["id"]), secrets={SECRET: made["secret"]})]
+        return [RegisterResult(ROLE, "created", str(made["id"]), secrets={SECRET: made["secret"]})]
     if needs_repair(mine, want):
         client.update_webhook(mine.id, want.url, sorted(mine.events | set(want.events)))
-        return [Outcome(ROLE, "repaired", f"{mine.id}: URL, events and enabled set")]
-    return [Outcome(ROLE, "unchanged", mine.id)]
+        return [RegisterResult(ROLE, "repaired", f"{mine.id}: URL, events and enabled set")]
+    return [RegisterResult(ROLE, "unchanged", mine.id)]

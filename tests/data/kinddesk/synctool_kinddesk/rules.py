@@ -6,16 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool import mappings
-from synctool.crm import refunds
-from synctool.crm.constituents import Person
-from synctool.crm.gifts import gift_date
-from synctool.errors import Skip
-from synctool.platforms.context import Job
-from synctool.platforms.webhook import Event
-from synctool.queue.handlers import handler
-from synctool.queue.jobs import Outcome
-from synctool.validation import payload
+from synctool.platform import Event, Job, Outcome, Person, Skip, gift_date, mappings, payload, refunds
 from synctool_kinddesk.models import ROLE, Gift, RefundData, external_id
 
 
@@ -41,7 +32,6 @@ def gift_body(job: Job, gift: Gift) -> dict[str, Any]:
     }
 
 
-@handler(ROLE, "gift")
 def kind_gift(event: Event, job: Job) -> Outcome:
     gift = payload(Gift, event.payload.get("gift") or event.data, "the KindDesk gift")
     if gift.amount <= 0:
@@ -62,7 +52,6 @@ def read_refund(job: Job, data: RefundData) -> refunds.Refund:
     return refunds.Refund(ROLE, "KindDesk", data.id, external_id(data.gift_id), data.amount, on, currency=data.currency)
 
 
-@handler(ROLE, "refund")
 def kind_refund(event: Event, job: Job) -> Outcome:
     data = payload(RefundData, event.payload.get("refund") or event.data, "the KindDesk refund")
     return refunds.run(job.refund_job(), read_refund(job, data))

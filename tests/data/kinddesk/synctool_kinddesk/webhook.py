@@ -7,8 +7,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
-from synctool.errors import ConfigError, InvalidInput, InvalidSignature
-from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets, parse_json_object
+from synctool.platform import ConfigError, Event, InvalidInput, InvalidSignature, JobSpec, WebhookSecrets, parse_json_object
 from synctool_kinddesk.models import external_id
 
 #: the headers kept with a delivery (never one that carries a secret)

@@ -12,8 +12,8 @@ from synctool_kinddesk.fake import payout
 from synctool_kinddesk.models import Gift, RefundData
 from synctool_kinddesk.webhook import sign
 
+from synctool.platform import strict_fields
 from synctool.testing import check_platform, deliver
-from synctool.validation import strict_fields
 
 NOW = datetime.now(UTC)
 
