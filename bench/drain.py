@@ -30,8 +30,8 @@ def main() -> None:
 
     from synctool.fakes import samples
     from synctool.fakes.world import WEBHOOK_SECRETS
-    from synctool.platforms.runner import runner
     from synctool.platforms.mailchimp import ops as mailing
+    from synctool.platforms.runner import runner
     from synctool.platforms.square import settings as pos_settings
     from synctool.queue.worker import drain
     from synctool.web.receiver import create_app
