@@ -43,7 +43,7 @@ def test_a_hook_written_with_other_parameters_is_caught_before_cron_runs_it():
         return {"since": "", "seen": 0, "queued": 0, "requests": 0}
 
     givebutter = next(p for p in REGISTERED if p.name == "givebutter")
-    wrong = dataclasses.replace(givebutter, name="wrongpoll", role="wrongpoll", poll=poll, webhook=None, fake=None,  # type: ignore[arg-type]
+    wrong = dataclasses.replace(givebutter, name="wrongpoll", role="wrongpoll", poll=poll, webhook=None, fake=None, client=None,  # type: ignore[arg-type]
                                 external_id_prefixes=(), config=None)  # fmt: skip
     with pytest.raises(Problems, match="poll: not callable as the core calls it"):
         check_platform(wrong)
