@@ -170,7 +170,7 @@ def run(how: str, seed: int) -> None:
                 # the person looks at the evidence: the candidate who is the donor, else a new constituent
                 if truth_id is not None and str(truth_id) in {c["constituent_id"] for c in m["candidates"]}:
                     chosen = str(truth_id)
-                    donors.accept_match(conn, m["id"], donors.AcceptBody(constituent_id=chosen), by="bench")
+                    donors.accept_match(conn, m["id"], donors.AcceptMatchBody(constituent_id=chosen), by="bench")
                 elif m["status"] == "pending" and matching.decision(conn, m["job_id"]) is None:
                     try:
                         donors.new_constituent(conn, m["id"], by="bench")

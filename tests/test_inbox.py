@@ -52,18 +52,18 @@ BUILTIN = [p.webhook.role for p in platforms.registered() if p.name in platforms
 
 
 @pytest.mark.registry
-@pytest.mark.parametrize("source", BUILTIN)
-def test_each_role_verifies_and_parses_once_into_its_event(source, db):
-    body, headers, query = signed(source)
-    inbound = accept(source, body, headers, query, SECRETS)
-    assert inbound.source == source and inbound.event_id and inbound.job.entity_id
-    event = adapter(source).parse_webhook(body)
+@pytest.mark.parametrize("role", BUILTIN)
+def test_each_role_verifies_and_parses_once_into_its_event(role, db):
+    body, headers, query = signed(role)
+    inbound = accept(role, body, headers, query, SECRETS)
+    assert inbound.role == role and inbound.event_id and inbound.job.entity_id
+    event = adapter(role).parse_webhook(body)
     assert (event.id, event.type, event.job) == (inbound.event_id, inbound.event_type, inbound.job) and event.data is not None
     with pytest.raises(InvalidSignature):  # a changed body, or (for the shared-secret schemes) a forged secret
-        if source in ("donations", "mailing"):
-            accept(source, body, {k: "forged" for k in headers}, {k: "forged" for k in query}, SECRETS)
+        if role in ("donations", "mailing"):
+            accept(role, body, {k: "forged" for k in headers}, {k: "forged" for k in query}, SECRETS)
         else:
-            accept(source, body + b" ", headers, query, SECRETS)
+            accept(role, body + b" ", headers, query, SECRETS)
     first = store_inbound(db, inbound)
     assert first is not None and store_inbound(db, inbound) is None  # the repeat is a duplicate
     assert db.execute("SELECT count(*) FROM jobs WHERE delivery_id IS NOT NULL").fetchone()[0] == 1

@@ -35,7 +35,7 @@ MODELS: dict[str, list[Any]] = {
         square.Customer,
     ],
     "mailchimp": [mailchimp.AudienceEvent],
-    "stripe": [payment_events.Event, payment_events.PortalObject, payment_events.Charge],
+    "stripe": [payment_events.PaymentEvent, payment_events.PortalObject, payment_events.Charge],
 }
 
 #: the strict fields, by platform, as ``Model.path`` (``[]``: each item of a list)
@@ -72,7 +72,7 @@ STRICT = {
         "AudienceEvent.data.email",
     },
     "stripe": {
-        "Event.id", "Event.type", "Event.data", "Event.data.object",
+        "PaymentEvent.id", "PaymentEvent.type", "PaymentEvent.data", "PaymentEvent.data.object",
         # metadata carries the portal's ids (portal_payment_id: the gift's key)
         "PortalObject.id", "PortalObject.metadata", "PortalObject.payment_status", "PortalObject.payment_intent",
         "PortalObject.amount_total", "PortalObject.currency", "PortalObject.status", "PortalObject.amount",

@@ -83,11 +83,11 @@ def accept_match(
 
     Example: synctool donors matches accept 12 --constituent 959480
     """
-    from synctool.ops.donors import AcceptBody
+    from synctool.ops.donors import AcceptMatchBody
     from synctool.ops.donors import accept_match as op
     from synctool.validation import parse
 
-    body = parse(AcceptBody, {"constituent_id": constituent}, where="options")
+    body = parse(AcceptMatchBody, {"constituent_id": constituent}, where="options")
     render(op(ctx_obj(ctx).db, match_id, body, by=_by()), as_json)
 
 

@@ -70,14 +70,14 @@ class InjectBody(Body):
         return self.payload.encode() if isinstance(self.payload, str) else json.dumps(self.payload).encode()
 
 
-def inject(conn: sqlite3.Connection, rt: Runtime, source: str, body: bytes) -> dict[str, Any]:
+def inject(conn: sqlite3.Connection, rt: Runtime, role: str, body: bytes) -> dict[str, Any]:
     """Store a payload through the receiver's path, without a signature check, and log that."""
     from synctool import platforms
 
-    platforms.chosen(rt.config, source, lambda p: p.webhook)  # a platform not in use takes no delivery
-    inbound = accept(source, body, {}, {}, WebhookSecrets(), verify=False)
+    platforms.chosen(rt.config, role, lambda p: p.webhook)  # a platform not in use takes no delivery
+    inbound = accept(role, body, {}, {}, WebhookSecrets(), verify=False)
     job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
-    logger.warning("injected a %s %s delivery (event %s) without a signature check", source, inbound.event_type, inbound.event_id)
+    logger.warning("injected a %s %s delivery (event %s) without a signature check", role, inbound.event_type, inbound.event_id)
     if job_id is None:
         return {"status": "duplicate", "event_id": inbound.event_id}
     return {"status": "accepted", "job_id": job_id, "event_id": inbound.event_id, "event_type": inbound.event_type}

@@ -46,7 +46,7 @@ class Dismissed(TypedDict):
     dismissed: int
 
 
-class Settled(TypedDict):
+class SettledMatch(TypedDict):
     match: int
     decision: str
     settled: list[int]
@@ -95,7 +95,7 @@ class MatchesQuery(Query):
     limit: int = Field(200, ge=1, le=1000)
 
 
-class AcceptBody(Body):
+class AcceptMatchBody(Body):
     """POST /api/donors/matches/:id/accept: the candidate the gift goes to (needed when there are several)."""
 
     constituent_id: Optional[str] = None
@@ -113,7 +113,7 @@ def matches(conn: sqlite3.Connection, query: MatchesQuery | None = None) -> Wait
     return {"items": matching.listing(conn, status, query.limit), "pending": matching.pending_count(conn)}
 
 
-def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> Settled:
+def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> SettledMatch:
     from synctool.queue import jobs
 
     settled = matching.decide(conn, match_id, constituent_id=constituent_id, new=new, by=by)
@@ -127,13 +127,13 @@ def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | No
     }
 
 
-def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptBody | None = None, *, by: str) -> Settled:
+def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptMatchBody | None = None, *, by: str) -> SettledMatch:
     """The held gift goes to the chosen candidate (the only one, when there is one): its job is queued again
     and writes the gift once; the new e-mail becomes a proposed donor change (``donors.updates``). Every other
     gift held for the same e-mail is settled alike."""
-    return _settle(conn, match_id, constituent_id=(body or AcceptBody()).constituent_id, new=False, by=by)
+    return _settle(conn, match_id, constituent_id=(body or AcceptMatchBody()).constituent_id, new=False, by=by)
 
 
-def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> Settled:
+def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> SettledMatch:
     """The held gift's donor is someone new: its job is queued again and creates a constituent."""
     return _settle(conn, match_id, constituent_id=None, new=True, by=by)

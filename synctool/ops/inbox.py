@@ -23,7 +23,7 @@ __all__ = ["Inbound", "JobSpec", "WebhookSecrets", "accept", "store_inbound"]
 
 @dataclass
 class Inbound:
-    source: str
+    role: str  # the platform's role (the deliveries table's column ``source``)
     event_id: str
     event_type: str
     body: bytes
@@ -34,7 +34,7 @@ class Inbound:
 
 
 def accept(
-    source: str,
+    role: str,
     body: bytes,
     headers: Mapping[str, str],
     query: Mapping[str, str],
@@ -45,9 +45,9 @@ def accept(
     note: str | None = None,
 ) -> Inbound:
     """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput."""
-    platform = adapter(source)
+    platform = adapter(role)
     lowered = {k.lower(): v for k, v in headers.items()}
-    secret = platforms.webhooks()[source].secret
+    secret = platforms.webhooks()[role].secret
     if verify and secret and not secrets.get(secret):  # one policy for every platform: never accepted unverified
         raise ConfigError(secret, "keyring/environment", "not set; these deliveries cannot be verified, so they are refused")
     if verify:
@@ -58,7 +58,7 @@ def accept(
         raise InvalidInput("body is nested too deeply", "a platform's payload is a few levels deep") from None
     kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
     return Inbound(
-        source,
+        role,
         event.id,
         event.type,
         body,
@@ -75,9 +75,9 @@ _INSERT_DELIVERY = (
 )
 
 
-def received(conn: sqlite3.Connection, source: str, event_id: str) -> bool:
+def received(conn: sqlite3.Connection, role: str, event_id: str) -> bool:
     """Whether the receiver stored this provider event (the dedup key of ``store_inbound``)."""
-    return conn.execute("SELECT 1 FROM deliveries WHERE source = ? AND event_id = ?", (source, event_id)).fetchone() is not None
+    return conn.execute("SELECT 1 FROM deliveries WHERE source = ? AND event_id = ?", (role, event_id)).fetchone() is not None
 
 
 def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:
@@ -89,7 +89,7 @@ def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int 
             row = conn.execute(
                 _INSERT_DELIVERY,
                 (
-                    inbound.source,
+                    inbound.role,
                     inbound.event_id,
                     inbound.event_type,
                     store.iso(),
@@ -103,7 +103,7 @@ def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int 
                 return None
             return jobs.enqueue(
                 conn,
-                source=inbound.source,
+                source=inbound.role,  # the jobs column ``source`` holds the role
                 target=job.target,
                 entity_type=job.entity_type,
                 entity_id=job.entity_id,

@@ -139,13 +139,13 @@ def overview(conn: sqlite3.Connection, rt: Runtime) -> Overview:
     }
 
 
-def _said(what: str, count: int, text: str, page: str, command: str) -> Attention:
+def _attention(what: str, count: int, text: str, page: str, command: str) -> Attention:
     return {"what": what, "count": count, "text": text, "page": page, "command": command}
 
 
 def _counted(what: str, count: int, page: str, command: str) -> list[Attention]:
     """A count that needs a person when it is not nought, said as ``<count> <what>``."""
-    return [_said(what, count, f"{count} {what}", page, command)] if count else []
+    return [_attention(what, count, f"{count} {what}", page, command)] if count else []
 
 
 def _failed_deliveries(conn: sqlite3.Connection) -> list[dict[str, object]]:
@@ -185,7 +185,7 @@ def _year_end_needs(statements: Season | None) -> list[Attention]:
     year = statements["year"]
     if statements["checked_at"] is None:
         what = f"the {year} statements go out in January and no year-end check has run"
-        return [_said(what, 1, what, "year-end", f"synctool year-end check {year}")]
+        return [_attention(what, 1, what, "year-end", f"synctool year-end check {year}")]
     return _counted(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
 
 
@@ -196,7 +196,7 @@ def _waiting_tickets(conn: sqlite3.Connection) -> list[Attention]:
     found = []
     for waiting in tickets.waiting(conn):
         name = waiting["campaign"] or waiting["campaign_id"]
-        found.append(_said(f"ticket(s) of {name} wait for an event mapping", waiting["tickets"],
+        found.append(_attention(f"ticket(s) of {name} wait for an event mapping", waiting["tickets"],
                            f"{waiting['tickets']} ticket(s) of {name} wait for an event mapping", "events",
                            f"synctool mappings events set {waiting['campaign_id']} --event N"))  # fmt: skip
     return found
@@ -208,7 +208,7 @@ def _unmapped_needs(unmapped: list[UnmappedCampaign]) -> list[Attention]:
     for campaign in unmapped:
         name = campaign["campaign"] or campaign["campaign_id"]
         what = f"gift(s) of {name} fell to the default coding: the campaign has no mapping"
-        found.append(_said(what, campaign["gifts"], f"{campaign['gifts']} {what}", "mappings",
+        found.append(_attention(what, campaign["gifts"], f"{campaign['gifts']} {what}", "mappings",
                            f"synctool mappings overrides set {campaign['campaign_id']} --fund-id N"))  # fmt: skip
     return found
 
@@ -224,5 +224,5 @@ def _mail_and_cron_needs(conn: sqlite3.Connection, plans_failed: int, runs: list
         if run["stale"]:
             ran = f"last ran {run['age_s']} s ago" if run["at"] else "never ran"
             what = f"cron's {run['command']} {ran}"
-            found.append(_said(what, 1, what, "overview", "install crontab.example (synctool doctor says more)"))
+            found.append(_attention(what, 1, what, "overview", "install crontab.example (synctool doctor says more)"))
     return found

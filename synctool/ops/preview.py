@@ -55,14 +55,14 @@ def _gift(writes: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _extras(writes: list[dict[str, Any]]) -> str | None:
     """What else the job would write beside its gift: a soft credit, a new contact point for the donor."""
-    said = []
+    extras = []
     for w in writes:
         body, path = w["body"] or {}, str(w["path"])
         if w["method"] == "POST" and soft_credits.is_soft_credit(body):
-            said.append(f"soft credit to #{path.split('/')[2]}")
+            extras.append(f"soft credit to #{path.split('/')[2]}")
         elif w["method"] == "POST" and path.rsplit("/", 1)[-1] in ("email_addresses", "phone_numbers", "street_addresses"):
-            said.append(f"new {path.rsplit('/', 1)[-1].replace('_', ' ')[:-2]} for #{path.split('/')[2]}")
-    return "; ".join(said) or None
+            extras.append(f"new {path.rsplit('/', 1)[-1].replace('_', ' ')[:-2]} for #{path.split('/')[2]}")
+    return "; ".join(extras) or None
 
 
 def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:

@@ -63,11 +63,11 @@ def init(
         mode = settings.sync_mode(conn)
     finally:
         conn.close()
-    said = {"rename": "; ".join(rt.config.renamed_keys)} if rt.config.renamed_keys else {}
+    renamed = {"rename": "; ".join(rt.config.renamed_keys)} if rt.config.renamed_keys else {}
     return {
         "config": str(path),
         "config_written": wrote,
-        **said,
+        **renamed,
         "platforms": ", ".join(p.name for p in registry.in_use(rt.config)),
         "currency": rt.config.organisation.currency,
         "database": str(rt.db_path),

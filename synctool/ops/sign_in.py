@@ -57,19 +57,19 @@ class User(TypedDict):
     active: bool
 
 
-class Invited(TypedDict):
+class LinkRecipient(TypedDict):
     """Who a sign-in link is for."""
 
     email: str
     role: str
 
 
-class SignInLink(Invited):
+class SignInLink(LinkRecipient):
     url: str
     expires_at: str
 
 
-class MailedLink(Invited):
+class MailedLink(LinkRecipient):
     sent: bool
     expires_at: str
 
@@ -186,7 +186,7 @@ def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
     return "queued"
 
 
-def link_user(conn: sqlite3.Connection, token: str) -> Invited:
+def link_user(conn: sqlite3.Connection, token: str) -> LinkRecipient:
     """Who a link is for, without spending it (the page a link opens); InvalidSignature when it is not good."""
     row = conn.execute(
         "SELECT l.*, u.email, u.role, u.active FROM login_links l JOIN users u ON u.id = l.user_id WHERE l.token_hash = ?",

@@ -80,8 +80,7 @@ if TYPE_CHECKING:  # the rest, each imported when first asked for (the table ``e
     from synctool.platforms import mailing_list, tickets, watermark
     from synctool.platforms.api_options import ApiOptions
     from synctool.platforms.job import Job
-    from synctool.platforms.payment_events import Charge, CustomerDetails, PortalObject
-    from synctool.platforms.payment_events import Event as PaymentEvent
+    from synctool.platforms.payment_events import Charge, CustomerDetails, PaymentEvent, PortalObject
     from synctool.platforms.reconcile import Expected, Payout, PayoutLine
     from synctool.platforms.registration import Check, Found, RegisterResult, Wanted, compare, needs_repair, ours
     from synctool.platforms.registry import using

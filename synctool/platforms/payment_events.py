@@ -12,16 +12,16 @@ from synctool.platforms.webhook import JsonObject
 from synctool.validation import Lenient, Payload
 
 
-class EventData(Payload):
+class PaymentEventData(Payload):
     object: JsonObject = {}
 
 
-class Event(Payload):
+class PaymentEvent(Payload):
     """``{id: evt_..., type, created, data: {object}}``; ``data.object`` is read as the type's model."""
 
     id: str
     type: str = ""
-    data: EventData = EventData()
+    data: PaymentEventData = PaymentEventData()
 
 
 class CustomerDetails(Payload):

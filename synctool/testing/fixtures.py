@@ -127,7 +127,7 @@ class Site:
             platforms.unregister(name)
 
 
-class Receiver:
+class RunningReceiver:
     """The webhook receiver in process, answering as ``serve`` does (Starlette's TestClient: ``post``, ``get``,
     ...). It starts at its first request with the site as it is then, and starts again at the next request
     after the site changed (``use``, ``config``, ``env``): a test may ask for it before or after ``use``."""
@@ -198,10 +198,10 @@ def cli(synctool_site: Site) -> Callable[..., Result]:
 
 
 @pytest.fixture
-def receiver(synctool_site: Site) -> Iterator[Receiver]:
-    """The webhook receiver in process (``Receiver``): it reads the site when a request comes, so it may be asked
+def receiver(synctool_site: Site) -> Iterator[RunningReceiver]:
+    """The webhook receiver in process (``RunningReceiver``): it reads the site when a request comes, so it may be asked
     for before ``use`` put the platform in use."""
-    found = Receiver(synctool_site)
+    found = RunningReceiver(synctool_site)
     yield found
     found.close()
 
@@ -221,7 +221,7 @@ def drain(synctool_site: Site) -> Callable[..., DrainSummary]:
 
 
 def deliver(
-    receiver: Receiver, role: str, body: bytes, headers: Mapping[str, str] | None = None, query: str = ""
+    receiver: RunningReceiver, role: str, body: bytes, headers: Mapping[str, str] | None = None, query: str = ""
 ) -> dict[str, Any]:
     """POST a delivery to ``/webhooks/<role>`` as the platform would (signed by the caller) and return the
     receiver's answer, which must be a 200."""

@@ -140,7 +140,7 @@ def accepted_differences(request: StaffRequest) -> object:
 
 
 def accept_difference(request: StaffRequest) -> object:
-    body = request.body_as(reconcile.AcceptBody)
+    body = request.body_as(reconcile.AcceptDifferenceBody)
     return reconcile.accept(request.conn, body.external_id, body.note, request.user["email"])
 
 
@@ -220,7 +220,7 @@ def donor_matches(request: StaffRequest) -> object:
 
 def accept_donor_match(request: StaffRequest) -> object:
     match = number(request.path["id"], "donor match with id")
-    return donors.accept_match(request.conn, match, request.body_as(donors.AcceptBody), by=request.user["email"])
+    return donors.accept_match(request.conn, match, request.body_as(donors.AcceptMatchBody), by=request.user["email"])
 
 
 def new_constituent(request: StaffRequest) -> object:

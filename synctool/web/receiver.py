@@ -95,32 +95,32 @@ class Receiver:
     async def url_check(self, request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    async def webhook(self, source: str, answers_url_check: bool, request: Request) -> JSONResponse:
+    async def webhook(self, role: str, answers_url_check: bool, request: Request) -> JSONResponse:
         """One delivery: read within its bound, verified and parsed, then stored (or refused, saying why)."""
         try:
             body = await read_body(request, self.rt.config.receiver.max_body_bytes)
             if answers_url_check and not body.strip():
                 return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
-            inbound = accept(source, body, request.headers, request.query_params, self.secrets)
+            inbound = accept(role, body, request.headers, request.query_params, self.secrets)
         except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
-            logger.warning("rejected %s delivery: %s", source, exc)
+            logger.warning("rejected %s delivery: %s", role, exc)
             response = error(http_status(exc, webhook=True), str(exc), exc.detail)
             if isinstance(exc, PayloadTooLarge):
                 response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
             return response
         except ConfigError as exc:
-            logger.error("cannot verify %s delivery: %s", source, exc)
+            logger.error("cannot verify %s delivery: %s", role, exc)
             return error(http_status(exc), "receiver not configured for this source", str(exc))
         except ClientDisconnect:
             return error(400, "client disconnected before the body was received")
-        return await self.stored(source, inbound)
+        return await self.stored(role, inbound)
 
-    async def stored(self, source: str, inbound: Inbound) -> JSONResponse:
+    async def stored(self, role: str, inbound: Inbound) -> JSONResponse:
         """The delivery committed with its job (accepted), or already there (duplicate)."""
         try:
             job_id = await asyncio.get_running_loop().run_in_executor(self.committer, self.save, inbound)
         except StoreUnavailable as exc:
-            logger.error("could not store %s delivery %s: %s", source, inbound.event_id, exc)
+            logger.error("could not store %s delivery %s: %s", role, inbound.event_id, exc)
             return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
         if job_id is None:
             return JSONResponse({"status": "duplicate"})

@@ -20,7 +20,7 @@ from synctool.ops.reconcile.deposits import PayoutsQuery, payouts
 from synctool.ops.reconcile.holds import held_words, refunded_to
 from synctool.ops.reconcile.items import SETTLED, STATUSES, ItemRow
 from synctool.ops.reconcile.periods import period
-from synctool.ops.reconcile.review import LAST_RUN, AcceptBody, accept, accepted, differences, last_run
+from synctool.ops.reconcile.review import LAST_RUN, AcceptDifferenceBody, accept, accepted, differences, last_run
 from synctool.ops.reconcile.totals import write_csv
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
     "PAGE",
     "SETTLED",
     "STATUSES",
-    "AcceptBody",
+    "AcceptDifferenceBody",
     "Comparison",
     "ItemRow",
     "PayoutsQuery",

@@ -22,7 +22,7 @@ class Fixed(TypedDict):
     why: str | None
 
 
-def _said(r: ItemRow, action: str, job_id: str | None = None, why: str | None = None) -> Fixed:
+def _fixed(r: ItemRow, action: str, job_id: str | None = None, why: str | None = None) -> Fixed:
     return {"external_id": r["external_id"], "status": r["status"], "action": action, "job_id": job_id, "why": why}
 
 
@@ -38,7 +38,7 @@ def fix(conn: sqlite3.Connection, rt: Runtime, items: list[ItemRow]) -> list[Fix
         item = r.get("_item")
         if item is None:  # extra: no platform item to sync from
             done.append(
-                _said(
+                _fixed(
                     r, "nothing", why="no platform transaction explains it: delete it in the CRM, or `synctool reconcile accept`"
                 )
             )
@@ -46,11 +46,11 @@ def fix(conn: sqlite3.Connection, rt: Runtime, items: list[ItemRow]) -> list[Fix
             with store.atomic(conn):
                 done.append(_fix_missing(conn, r, item, max_attempts))
         elif r["status"] == "held":
-            done.append(_said(r, "nothing", why=r["reason"]))
+            done.append(_fixed(r, "nothing", why=r["reason"]))
         elif r["status"] == "refund_not_applied":
             done += _fix_refund(conn, r, item, max_attempts)
         else:  # amount_differs, date_differs: the CRM holds the gift, changed by a person or a rule
-            done.append(_said(r, "nothing", why="the gift is in the CRM as a person or a rule left it: correct it there, or "
+            done.append(_fixed(r, "nothing", why="the gift is in the CRM as a person or a rule left it: correct it there, or "
                               f"`synctool reconcile accept {r['external_id']} --note ...`"))  # fmt: skip
     return done
 
@@ -62,33 +62,33 @@ def _fix_missing(conn: sqlite3.Connection, r: ItemRow, item: Expected, max_attem
         payload = {**item.sync_job.get("payload", {}), "origin": "reconcile --fix: re-made"}
         spec = {**item.sync_job, "payload": payload}
         job_id = jobs.enqueue(conn, max_attempts=max_attempts, force=True, **spec)
-        return _said(r, "re-made", job_id, f"{r['reason']}; a forced job makes it again through the normal path")
+        return _fixed(r, "re-made", job_id, f"{r['reason']}; a forced job makes it again through the normal path")
     if job is None:
-        return _said(r, "queued", jobs.enqueue(conn, max_attempts=max_attempts, **item.sync_job))
+        return _fixed(r, "queued", jobs.enqueue(conn, max_attempts=max_attempts, **item.sync_job))
     if job["status"] == "failed":
         jobs.requeue_failed(conn, job["id"])
-        return _said(r, "retried", job["id"])
+        return _fixed(r, "retried", job["id"])
     if job["status"] in ("queued", "running"):
-        return _said(r, "nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
+        return _fixed(r, "nothing", job["id"], f"its job is {job['status']}: `synctool drain` runs it")
     if job["status"] == "review":
-        return _said(r, "nothing", job["id"], "held until someone says who the donor is: `synctool donors matches`")
-    return _said(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
+        return _fixed(r, "nothing", job["id"], "held until someone says who the donor is: `synctool donors matches`")
+    return _fixed(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
 
 
 def _fix_refund(conn: sqlite3.Connection, r: ItemRow, item: Expected, max_attempts: int) -> list[Fixed]:
     """A refund the CRM gift does not show: retry its failed refund job, or queue the refund jobs."""
     done: list[Fixed] = []
     if not item.refund_jobs:
-        done.append(_said(r, "nothing", why="the platform lists no refund to apply; check the gift in the CRM"))
+        done.append(_fixed(r, "nothing", why="the platform lists no refund to apply; check the gift in the CRM"))
     for spec in item.refund_jobs:
         with store.atomic(conn):
             if "retry" in spec:
                 row = jobs.get(conn, spec["retry"])
                 if row is not None and row["status"] == "failed":
                     jobs.requeue_failed(conn, spec["retry"])
-                    done.append(_said(r, "refund retried", spec["retry"]))
+                    done.append(_fixed(r, "refund retried", spec["retry"]))
                 else:
-                    done.append(_said(r, "nothing", spec["retry"], f"its refund job is {row['status'] if row else 'gone'}"))
+                    done.append(_fixed(r, "nothing", spec["retry"], f"its refund job is {row['status'] if row else 'gone'}"))
                 continue
-            done.append(_said(r, "refund queued", jobs.enqueue(conn, max_attempts=max_attempts, **spec)))
+            done.append(_fixed(r, "refund queued", jobs.enqueue(conn, max_attempts=max_attempts, **spec)))
     return done

@@ -13,12 +13,12 @@ from synctool.platforms.reconcile import Expected
 
 def held_words(hold: sqlite3.Row) -> str:
     """A currency hold, in words, for reconcile and year end."""
-    said = f"{hold['amount']} {hold['currency']} in a {hold['organisation_currency']} organisation"
+    amount = f"{hold['amount']} {hold['currency']} in a {hold['organisation_currency']} organisation"
     if hold["status"] == "released":
-        return f"{said}: released at {hold['released_amount']} by {hold['decided_by'] or 'someone'} (job {hold['job_id'][:8]})"
+        return f"{amount}: released at {hold['released_amount']} by {hold['decided_by'] or 'someone'} (job {hold['job_id'][:8]})"
     if hold["status"] == "resolved":
-        return f"{said}: resolved by {hold['decided_by'] or 'someone'} without a gift (job {hold['job_id'][:8]})"
-    return f"held: {said}; `synctool jobs release {hold['job_id'][:8]} --amount ...` (what the bank credited) or `synctool syncs resolve`"
+        return f"{amount}: resolved by {hold['decided_by'] or 'someone'} without a gift (job {hold['job_id'][:8]})"
+    return f"held: {amount}; `synctool jobs release {hold['job_id'][:8]} --amount ...` (what the bank credited) or `synctool syncs resolve`"
 
 
 def refunded_to(item: Expected, released: sqlite3.Row) -> Decimal:

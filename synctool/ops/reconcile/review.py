@@ -17,7 +17,7 @@ from synctool.validation import Body
 LAST_RUN = "reconcile:last"
 
 
-class AcceptBody(Body):
+class AcceptDifferenceBody(Body):
     """POST /api/reconcile/accept (who is the signed-in user)."""
 
     external_id: str

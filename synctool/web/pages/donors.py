@@ -44,7 +44,7 @@ def dismiss_change(request: StaffRequest) -> ActionResult:
 
 def accept_match(request: StaffRequest) -> ActionResult:
     match = request.path["id"]
-    body = donor_ops.AcceptBody(constituent_id=request.form.get("constituent") or None)
+    body = donor_ops.AcceptMatchBody(constituent_id=request.form.get("constituent") or None)
     result = donor_ops.accept_match(request.conn, match, body, by=request.user["email"])
     return ActionResult(f"Donor match {match}: the gift goes to {result['decision']}; the next drain writes it.", str(match))
 
