@@ -218,7 +218,9 @@ def _last_charge(conn: sqlite3.Connection, plan_id: str) -> dict[str, Any]:
     return out
 
 
-def record_charge(work: Unit, plan_id: str, transaction_id: str, amount: Decimal | None, currency: str | None, at: str | None) -> bool:
+def record_charge(
+    work: Unit, plan_id: str, transaction_id: str, amount: Decimal | None, currency: str | None, at: str | None
+) -> bool:
     """A charge of the plan (a succeeded transaction with its ``plan_id``), noted once: its last charge, failures
     reset, and news for the donor's next contact report when the plan had failed or was paused (a failed plan charged
     again is active: Givebutter's retry took). No CRM request. Inside the job's unit (``gather``); False when

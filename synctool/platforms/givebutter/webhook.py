@@ -25,6 +25,7 @@ from synctool.platform import (
     Lenient,
     Moment,
     Payload,
+    PostalAddress,
     Text,
     WebhookSecrets,
     parse,
@@ -56,13 +57,8 @@ def _dollars(value: object) -> Decimal:
 Dollars = Annotated[Decimal, BeforeValidator(_dollars)]
 
 
-class Address(Payload):
-    address_1: Lenient[Optional[str]] = None
-    address_2: Lenient[Optional[str]] = None
-    city: Lenient[Optional[str]] = None
-    state: Lenient[Optional[str]] = None
-    zipcode: Lenient[Optional[Text]] = None
-    country: Lenient[Optional[str]] = None
+class Address(PostalAddress):
+    model_config = PostalAddress.named(line_1="address_1", line_2="address_2", postal_code="zipcode")
 
 
 class Recipient(Payload):
