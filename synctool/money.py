@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 CENT = Decimal("0.01")
 
@@ -12,7 +11,7 @@ def cents_to_dollars(cents: int) -> Decimal:
     return (Decimal(int(cents)) / 100).quantize(CENT)
 
 
-def dollars(value: Any) -> Decimal:
+def dollars(value: object) -> Decimal:
     """A platform's dollar amount (number or string) as an exact Decimal with two places."""
     if isinstance(value, float):
         value = repr(value)  # 10.1 -> "10.1", not the binary expansion

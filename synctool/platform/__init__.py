@@ -78,6 +78,7 @@ if TYPE_CHECKING:  # the rest, each imported when first asked for (the table ``e
     from synctool.mappings import ack_choice
     from synctool.money import cents_to_dollars, dollars
     from synctool.platforms import mailing_list, tickets, watermark
+    from synctool.platforms.address import PostalAddress
     from synctool.platforms.api_options import ApiOptions
     from synctool.platforms.job import Job
     from synctool.platforms.payment_events import Charge, CustomerDetails, PaymentEvent, PortalObject
@@ -151,6 +152,7 @@ __all__ = [
     "PlatformClient",
     "PlatformSection",
     "PortalObject",
+    "PostalAddress",
     "Query",
     "RegisterResult",
     "RemoteError",

@@ -11,25 +11,11 @@ verification (``webhook.py``), the API client (``client.py``), the sync rules (`
 - ``registry.py``: which platforms are registered (the built-ins of ``DEFAULT_PLATFORMS``, then the entry point
   group ``synctool.platforms``, as llm loads its plugins), in what order, and which this organisation uses.
 
-This module re-exports the names platform packages and the core use: ``from synctool.platforms import Platform,
-Hook`` and ``platforms.registered()``.
+This module re-exports the names the core uses: ``from synctool.platforms import Platform, Hook`` and
+``platforms.registered()``. A platform package imports from ``synctool.platform`` instead (every name it needs).
 """
 
-from synctool.platforms.contract import (
-    ApiRoute,
-    Client,
-    Fake,
-    Mappings,
-    Platform,
-    PlatformSection,
-    Registration,
-    Setting,
-    Target,
-    Webhook,
-    handlers_in,
-    section_of,
-    setting_in,
-)
+from synctool.platforms.contract import ApiRoute, Client, Fake, Mappings, Platform, Setting, Webhook
 from synctool.platforms.hooks import Hook, Loaded, Served
 from synctool.platforms.registry import (
     DEFAULT_PLATFORMS,
@@ -67,10 +53,8 @@ __all__ = [
     "Loaded",
     "Mappings",
     "Platform",
-    "Registration",
     "Served",
     "Setting",
-    "Target",
     "Webhook",
     "adapter",
     "chosen",
@@ -95,8 +79,4 @@ __all__ = [
     "using",
     "webhook_secrets",
     "webhooks",
-    "PlatformSection",
-    "handlers_in",
-    "section_of",
-    "setting_in",
 ]

@@ -89,7 +89,7 @@ def parse_json_object(body: bytes) -> JsonObject:
     return data
 
 
-def text(value: Any, limit: int = 500) -> str | None:
+def text(value: object, limit: int = 500) -> str | None:
     """A payload value as a short string, or None."""
     if value is None or value == "":
         return None

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
-from synctool.platform import InvalidInput, Runtime, invitations, mappings, parse_moment, settings, tickets
+from synctool.platform import InvalidInput, JsonObject, Runtime, invitations, mappings, parse_moment, settings, tickets
 from synctool.platforms.givebutter.events import SOURCE, note_ticket, queue
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
 
+if TYPE_CHECKING:
+    from synctool.platforms.givebutter.client import DonationsClient
 
-def window(campaign: dict[str, Any]) -> tuple[datetime, datetime] | None:
+
+def window(campaign: JsonObject) -> tuple[datetime, datetime] | None:
     """When a campaign's check-ins are read: a day before its event starts to two days after it ends."""
     block = campaign.get("event")
     if not isinstance(block, dict):
@@ -34,7 +37,7 @@ def window(campaign: dict[str, Any]) -> tuple[datetime, datetime] | None:
         return None
 
 
-def read_checkins(conn: sqlite3.Connection, client: Any, campaign_ids: set[str]) -> dict[str, int]:
+def read_checkins(conn: sqlite3.Connection, client: DonationsClient, campaign_ids: set[str]) -> dict[str, int]:
     """Read every ticket (``GET /v1/tickets`` takes no filter) and keep each one (a backfilled order not synced
     yet finds its tickets here); queue the orders of these campaigns whose tickets changed. Returns the tickets
     read, those of these campaigns, those changed and the orders queued."""
@@ -102,7 +105,7 @@ def unattended(conn: sqlite3.Connection, order_ids: set[str]) -> set[str]:
     return due
 
 
-def _revoked(client: Any, ticket_id: str) -> bool:
+def _revoked(client: DonationsClient, ticket_id: str) -> bool:
     """Whether Givebutter answers 404 for a ticket (a refund revoked it)."""
     from synctool.platform import RemoteError
 
@@ -124,13 +127,13 @@ def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:
     return due
 
 
-def poll_checkins(conn: sqlite3.Connection, rt: Runtime, client: Any) -> dict[str, int] | None:
+def poll_checkins(conn: sqlite3.Connection, rt: Runtime, client: DonationsClient) -> dict[str, int] | None:
     """The poll's part: check-ins of the mapped event campaigns whose window is open; None when none is."""
     due = campaigns_due(conn, rt.clock())
     return read_checkins(conn, client, due) if due else None
 
 
-def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, Any]:
+def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, int]:
     """``Platform.checkins``: read one mapped campaign's check-ins now, whatever the date."""
     from synctool.platforms.givebutter.client import from_runtime
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from synctool.platform import ApiClient, Runtime
+from synctool.platform import ApiClient, JsonObject, Runtime
 from synctool.platforms import givebutter
 
 
@@ -25,7 +25,7 @@ class DonationsClient:
     def close(self) -> None:
         self.api.close()
 
-    def pages(self, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def pages(self, path: str, params: JsonObject) -> Iterator[JsonObject]:
         """Follow Laravel-style paging (``meta.current_page`` / ``meta.last_page``)."""
         page = 1
         while True:
@@ -37,67 +37,67 @@ class DonationsClient:
                 return
             page += 1
 
-    def resource(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    def resource(self, method: str, path: str, **kwargs: Any) -> JsonObject:
         """One resource, out of the ``data`` Givebutter wraps it in (the body itself when there is none)."""
         body = self.api.request(method, path, **kwargs)
         return body.get("data", body)
 
-    def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+    def transactions_since(self, created_after: str, per_page: int = 100) -> Iterator[JsonObject]:
         return self.pages("/transactions", {"createdAfter": created_after, "per_page": per_page})
 
-    def transactions_updated_since(self, updated_after: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+    def transactions_updated_since(self, updated_after: str, per_page: int = 100) -> Iterator[JsonObject]:
         """Transactions changed since a moment (``updatedAfter``): a refund moves ``updated_at``."""
         return self.pages("/transactions", {"updatedAfter": updated_after, "per_page": per_page})
 
-    def transactions_between(self, after: str, before: str, per_page: int = 100) -> Iterator[dict[str, Any]]:
+    def transactions_between(self, after: str, before: str, per_page: int = 100) -> Iterator[JsonObject]:
         """Transactions made in a period (``transactedAfter`` / ``transactedBefore``, ISO 8601)."""
         return self.pages("/transactions", {"transactedAfter": after, "transactedBefore": before, "per_page": per_page})
 
-    def webhooks(self) -> list[dict[str, Any]]:
+    def webhooks(self) -> list[JsonObject]:
         return list(self.pages("/webhooks", {"per_page": 100}))
 
-    def activities(self, webhook_id: str) -> Iterator[dict[str, Any]]:
+    def activities(self, webhook_id: str) -> Iterator[JsonObject]:
         """A webhook's delivery history (``WebhookActivityResource``: status, event, the payload sent)."""
         return self.pages(f"/webhooks/{webhook_id}/activities", {"per_page": 100})
 
-    def create_webhook(self, url: str, events: list[str]) -> dict[str, Any]:
+    def create_webhook(self, url: str, events: list[str]) -> JsonObject:
         """The new webhook, with its signing secret as ``signature``."""
         return self.resource("POST", "/webhooks", json={"url": url, "events": events, "name": "synctool", "enabled": True})
 
-    def update_webhook(self, webhook_id: str, url: str, events: list[str]) -> dict[str, Any]:
+    def update_webhook(self, webhook_id: str, url: str, events: list[str]) -> JsonObject:
         return self.resource("PUT", f"/webhooks/{webhook_id}", json={"url": url, "events": events, "enabled": True})
 
-    def payouts(self) -> list[dict[str, Any]]:
+    def payouts(self) -> list[JsonObject]:
         return list(self.pages("/payouts", {"per_page": 100}))
 
-    def transaction(self, transaction_id: str) -> dict[str, Any]:
+    def transaction(self, transaction_id: str) -> JsonObject:
         return self.resource("GET", f"/transactions/{transaction_id}")
 
-    def campaign(self, campaign_id: str) -> dict[str, Any]:
+    def campaign(self, campaign_id: str) -> JsonObject:
         return self.resource("GET", f"/campaigns/{campaign_id}")
 
-    def member(self, campaign_id: str, member_id: str) -> dict[str, Any]:
+    def member(self, campaign_id: str, member_id: str) -> JsonObject:
         """A campaign's peer-to-peer fundraiser (``CampaignMemberResource``: name, e-mail, phone, ...)."""
         return self.resource("GET", f"/campaigns/{campaign_id}/members/{member_id}")
 
-    def campaigns(self) -> list[dict[str, Any]]:
+    def campaigns(self) -> list[JsonObject]:
         return list(self.pages("/campaigns", {"per_page": 100}))
 
-    def ticket(self, ticket_id: str) -> dict[str, Any]:
+    def ticket(self, ticket_id: str) -> JsonObject:
         """One ticket (``GET /v1/tickets/{id}``, GB-OAS ``tickets.show``); a 404 when a refund revoked it."""
         return self.resource("GET", f"/tickets/{ticket_id}")
 
-    def tickets(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
+    def tickets(self, per_page: int = 100) -> Iterator[JsonObject]:
         """Every ticket of the account (``GET /v1/tickets`` takes no filter, only paging): holder, type (``title``),
         ``transaction_id``, ``checked_in_at``."""
         return self.pages("/tickets", {"per_page": per_page})
 
-    def plans(self, per_page: int = 100) -> Iterator[dict[str, Any]]:
+    def plans(self, per_page: int = 100) -> Iterator[JsonObject]:
         """Every recurring plan of the account (``GET /v1/plans``, GB-API ``plans.index``): its only documented
         filter is ``contacts``, so a reader wanting the changed ones reads every page."""
         return self.pages("/plans", {"per_page": per_page})
 
-    def plan(self, plan_id: str) -> dict[str, Any]:
+    def plan(self, plan_id: str) -> JsonObject:
         """One recurring plan (``GET /v1/plans/{plan uid}``, GB-API ``plans.show``, in the spec subset): the bare resource
         (no ``data`` wrapper is described). Read by a plan job queued with no plan, and once by the charge of a plan
         synctool has not recorded (``plan_job.known_from_charge``)."""

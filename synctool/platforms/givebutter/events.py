@@ -48,7 +48,7 @@ from synctool.platform import (
     store,
     tickets,
 )
-from synctool.platforms.givebutter.webhook import CAMPAIGNS
+from synctool.platforms.givebutter.webhook import CAMPAIGNS, Transaction
 
 SOURCE = "donations"
 LABEL = "Givebutter order"
@@ -61,7 +61,7 @@ REFUNDS = "donations:event_refunds"
 REFUNDED_STATUSES = frozenset({"refunded", "revoked", "cancelled", "canceled", "void", "voided"})
 
 
-def ticket_count(txn: Any) -> int:
+def ticket_count(txn: Transaction) -> int:
     """How many tickets a transaction's line items hold (``type`` item, ``subtype`` ticket: A3.1)."""
     count = 0
     for sub in txn.transactions:
@@ -74,7 +74,7 @@ def ticket_count(txn: Any) -> int:
     return count
 
 
-def note_order(job: Job, txn: Any, campaign: dict[str, Any], constituent_id: str | None = None) -> bool:
+def note_order(job: Job, txn: Transaction, campaign: dict[str, Any], constituent_id: str | None = None) -> bool:
     """An event campaign's transaction: record its order and queue its invitations; False for any other."""
     if (campaign.get("type") or "").lower() != "event" or not txn.campaign_id:
         return False
@@ -158,7 +158,7 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     return Outcome("succeeded", f"event {mapped['event_id']}: {said}", crm_constituent_id=cid)
 
 
-def _money(value: Any) -> str | None:
+def _money(value: object) -> str | None:
     """A price as one text whatever its form (60, "60.00", 60.0 -> "60")."""
     try:
         return format(Decimal(str(value)).normalize(), "f")
@@ -166,7 +166,7 @@ def _money(value: Any) -> str | None:
         return None
 
 
-def _kind(title: Any, price: Any) -> str:
+def _kind(title: object, price: object) -> str:
     return f"{title or 'ticket'} at {_money(price) or '?'}"
 
 

@@ -79,13 +79,13 @@ def polled_kind(previous: str | None, status: str) -> str:
     return "updated"
 
 
-def moment(value: Any) -> str | None:
+def moment(value: object) -> str | None:
     """A time as synctool stores one (``store.iso``: UTC, microseconds, ``Z``: sorts as text in time order)."""
     parsed = parse_iso(plan_moment(value))
     return store.iso(parsed) if parsed is not None else None
 
 
-def day(value: Any) -> str | None:
+def day(value: object) -> str | None:
     """``next_bill_date`` (``2023-12-24 00:00:00``: a date at midnight) as ``YYYY-MM-DD``."""
     given = str(value or "").removeprefix("UTC ").strip()
     return given[:10] if len(given) >= 10 else None
@@ -218,7 +218,9 @@ def _last_charge(conn: sqlite3.Connection, plan_id: str) -> dict[str, Any]:
     return out
 
 
-def record_charge(work: Unit, plan_id: str, transaction_id: str, amount: Any, currency: str | None, at: str | None) -> bool:
+def record_charge(
+    work: Unit, plan_id: str, transaction_id: str, amount: Decimal | None, currency: str | None, at: str | None
+) -> bool:
     """A charge of the plan (a succeeded transaction with its ``plan_id``), noted once: its last charge, failures
     reset, and news for the donor's next contact report when the plan had failed or was paused (a failed plan charged
     again is active: Givebutter's retry took). No CRM request. Inside the job's unit (``gather``); False when

@@ -63,21 +63,13 @@ logger = logging.getLogger("synctool.donations")
 
 
 def supporter(txn: Transaction) -> Person:
-    address = txn.address or Address()
-    street = ", ".join(p for p in (address.address_1, address.address_2) if p)
     return Person(
         first_name=txn.first_name,
         last_name=txn.last_name,
         email=txn.email,
         phone=txn.phone,
         org_name=txn.company or None,
-        address={
-            "street": street or None,
-            "city": address.city,
-            "state": address.state,
-            "postal_code": address.zipcode,
-            "country": address.country,
-        },
+        address=(txn.address or Address()).person_address(),
     )
 
 

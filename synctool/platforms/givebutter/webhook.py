@@ -12,7 +12,7 @@ import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Optional, Union
 
 from pydantic import BeforeValidator
 
@@ -21,9 +21,11 @@ from synctool.platform import (
     InvalidInput,
     InvalidSignature,
     JobSpec,
+    JsonObject,
     Lenient,
     Moment,
     Payload,
+    PostalAddress,
     Text,
     WebhookSecrets,
     parse,
@@ -45,7 +47,7 @@ KNOWN_EVENTS = SYNCED_EVENTS + (
 )
 
 
-def _dollars(value: Any) -> Decimal:
+def _dollars(value: object) -> Decimal:
     from synctool.platform import dollars
 
     return dollars(value)  # ValueError "not an amount: ..." names the field through pydantic
@@ -55,13 +57,8 @@ def _dollars(value: Any) -> Decimal:
 Dollars = Annotated[Decimal, BeforeValidator(_dollars)]
 
 
-class Address(Payload):
-    address_1: Lenient[Optional[str]] = None
-    address_2: Lenient[Optional[str]] = None
-    city: Lenient[Optional[str]] = None
-    state: Lenient[Optional[str]] = None
-    zipcode: Lenient[Optional[Text]] = None
-    country: Lenient[Optional[str]] = None
+class Address(PostalAddress):
+    model_config = PostalAddress.named(line_1="address_1", line_2="address_2", postal_code="zipcode")
 
 
 class Recipient(Payload):
@@ -85,7 +82,7 @@ class CustomField(Payload):
     id: Lenient[Optional[Text]] = None
     field_id: Lenient[Optional[Text]] = None
     title: Lenient[Optional[str]] = None
-    value: Lenient[Any] = None
+    value: Lenient[object] = None
 
 
 class Part(Payload):
@@ -98,7 +95,7 @@ class Part(Payload):
     refunded_at: Lenient[Optional[Moment]] = None
     #: ``{type: donation|item, subtype: donation|fee|ticket|product|shipping, quantity, ...}`` (A3.1): an event
     #: order's tickets are counted from them
-    line_items: Lenient[list[dict[str, Any]]] = []
+    line_items: Lenient[list[JsonObject]] = []
 
 
 class Transaction(Payload):
@@ -200,7 +197,7 @@ PLAN_EVENTS = ("plan.created", "plan.updated", "plan.paused", "plan.resumed", "p
 PLAN_ALERTS = ("plan.canceled", "plan.failed", "plan.paused")
 
 
-def plan_moment(value: Any) -> str | None:
+def plan_moment(value: object) -> str | None:
     """A plan's time as ISO 8601 UTC (``2023-11-24T18:30:47Z``): Givebutter writes ``YYYY-MM-DD HH:MM:SS`` in UTC
     with no offset (BROTSKY's samples put ``UTC`` before it; the 2023 documented examples an ISO ``...Z``)."""
     from synctool.platform import parse_iso
@@ -231,7 +228,7 @@ class Refund(Payload):
     transactions: list[Part] = []
 
 
-def external_id(transaction_id: Any) -> str:
+def external_id(transaction_id: object) -> str:
     return f"donations_{transaction_id}"
 
 
@@ -245,7 +242,7 @@ def verify_webhook(
         raise InvalidSignature("Signature header does not match DONATIONS_WEBHOOK_SECRET")
 
 
-def supporter_name(data: Mapping[str, Any]) -> str | None:
+def supporter_name(data: Mapping[str, object]) -> str | None:
     name = " ".join(p for p in (text(data.get("first_name")), text(data.get("last_name"))) if p)
     return name or text(data.get("company")) or text(data.get("name"))
 

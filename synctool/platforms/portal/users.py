@@ -5,25 +5,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, PermanentError, constituents, mirror
+from synctool.platform import Event, Job, Outcome, PermanentError, PostalAddress, constituents, mirror
 from synctool.platforms.portal import records as portal_records
 
 
+#: a portal user's billing address (``portal/tables.py``), read as every platform's address is
+class BillingAddress(PostalAddress):
+    model_config = PostalAddress.named(
+        line_1="billing_address_1",
+        line_2="billing_address_2",
+        city="billing_city",
+        state="billing_state",
+        postal_code="billing_postcode",
+        country="billing_country",
+    )
+
+
 def user_person(user: dict[str, Any]) -> constituents.Person:
-    street = ", ".join(p for p in (user.get("billing_address_1"), user.get("billing_address_2")) if p)
     return constituents.Person(
         user.get("first_name"),
         user.get("last_name"),
         user["email"],
         phone=user.get("phone"),
         external_id=user["id"],
-        address={
-            "street": street or None,
-            "city": user.get("billing_city"),
-            "state": user.get("billing_state"),
-            "postal_code": user.get("billing_postcode"),
-            "country": user.get("billing_country"),
-        },
+        address=BillingAddress.model_validate(user).person_address(),
     )
 
 

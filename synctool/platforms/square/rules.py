@@ -88,21 +88,13 @@ def customer_person(job: Job, order: Order) -> tuple[Person, str, bool]:
     customer_id = order.customer_id or next((t.customer_id for t in order.tenders if t.customer_id), None)
     if customer_id:
         customer = payload(Customer, job.client("pos", PosClient).customer(customer_id), f"Square customer {customer_id}")
-        address = customer.address or CustomerAddress()
-        street = ", ".join(p for p in (address.address_line_1, address.address_line_2) if p)
         person = Person(
             customer.given_name,
             customer.family_name,
             customer.email_address,
             phone=customer.phone_number,
             org_name=customer.company_name,
-            address={
-                "street": street or None,
-                "city": address.locality,
-                "state": address.administrative_district_level_1,
-                "postal_code": address.postal_code,
-                "country": address.country,
-            },
+            address=(customer.address or CustomerAddress()).person_address(),
         )
         if person.email or person.last_name:
             consent = customer.preferences is not None and customer.preferences.email_unsubscribed is False

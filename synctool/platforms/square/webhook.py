@@ -25,6 +25,7 @@ from synctool.platform import (
     Lenient,
     Moment,
     Payload,
+    PostalAddress,
     Text,
     WebhookSecrets,
     cents_to_dollars,
@@ -126,13 +127,10 @@ class Order(Payload):
         return {str(r.source_order_id) for r in self.returns if r.source_order_id}
 
 
-class CustomerAddress(Payload):
-    address_line_1: Lenient[Optional[str]] = None
-    address_line_2: Lenient[Optional[str]] = None
-    locality: Lenient[Optional[str]] = None
-    administrative_district_level_1: Lenient[Optional[str]] = None
-    postal_code: Lenient[Optional[Text]] = None
-    country: Lenient[Optional[str]] = None
+class CustomerAddress(PostalAddress):
+    model_config = PostalAddress.named(
+        line_1="address_line_1", line_2="address_line_2", city="locality", state="administrative_district_level_1"
+    )
 
 
 class CustomerPreferences(Payload):
