@@ -18,6 +18,7 @@ from synctool.platforms.runner import runner
 from synctool.queue import unit, worker
 from tests.flow_helpers import give, run_drain
 from tests.helpers import runtime
+from tests.test_portal import portal  # noqa: F401,F811  (the fixture)
 
 NEW_DONOR = ["before mirror refresh", "before constituent create", "before gift create", "after gift create", "job end"]
 KNOWN_DONOR = ["before gift create", "after gift create", "job end"]
@@ -173,3 +174,20 @@ def test_a_platform_client_commits_what_the_job_gathered_before_it_sends_and_is_
             job.client("donations", MailingClient)
     assert jobs.get(db, job_id)["message"] == "gathered"
     built.close()
+
+
+def test_every_commit_of_a_portal_users_job_is_one_of_its_named_points(portal, db, caplog):  # noqa: F811
+    """One way to write in a job: the portal's link to the constituent it made (``set_link``) gathers in the unit
+    like the gift ledger, so the job commits at its named points and nowhere else."""
+    from tests.test_portal import seed_user
+
+    seed_user(portal)  # the push: a job that stores the record and queues the user's CRM job
+    (push_job,) = [r["id"] for r in db.execute("SELECT id FROM jobs WHERE source = 'portal' AND status = 'queued'")]
+    run_counted(push_job)
+    (user_job,) = [r["id"] for r in db.execute("SELECT id FROM jobs WHERE entity_type = 'user' AND target = 'crm'")]
+    commits, job = run_counted(user_job)
+    assert db.execute("SELECT status FROM jobs WHERE id = ?", (user_job,)).fetchone()[0] == "succeeded"
+    assert db.execute("SELECT crm_constituent_id FROM portal_users WHERE id = 'u1'").fetchone()[0]
+    assert commits == len(job.unit.points), job.unit.points
+    assert job.unit.points[-1] == "job end"
+    assert no_request_inside_a_change(caplog)

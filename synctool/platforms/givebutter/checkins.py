@@ -15,7 +15,7 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from synctool.platform import InvalidInput, JsonObject, Runtime, invitations, mappings, parse_moment, settings, tickets
+from synctool.platform import InvalidInput, JsonObject, Runtime, Unit, invitations, mappings, parse_moment, settings, tickets
 from synctool.platforms.givebutter.events import SOURCE, note_ticket, queue
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
 
@@ -37,10 +37,12 @@ def window(campaign: JsonObject) -> tuple[datetime, datetime] | None:
         return None
 
 
-def read_checkins(conn: sqlite3.Connection, client: DonationsClient, campaign_ids: set[str]) -> dict[str, int]:
+def read_checkins(work: Unit, client: DonationsClient, campaign_ids: set[str]) -> dict[str, int]:
     """Read every ticket (``GET /v1/tickets`` takes no filter) and keep each one (a backfilled order not synced
     yet finds its tickets here); queue the orders of these campaigns whose tickets changed. Returns the tickets
-    read, those of these campaigns, those changed and the orders queued."""
+    read, those of these campaigns, those changed and the orders queued. Its writes gather in ``work`` (a refund job's
+    unit; outside a job, an unbound one: each its own commit); no request is sent inside one."""
+    conn = work.conn
     marks = ",".join("?" * len(campaign_ids)) or "NULL"
     orders = {
         r["order_id"]
@@ -57,7 +59,8 @@ def read_checkins(conn: sqlite3.Connection, client: DonationsClient, campaign_id
         if not order_id or not ticket.get("id"):
             continue
         listed.add(str(ticket["id"]))
-        new = note_ticket(conn, ticket, listed=True)
+        with work.gather():
+            new = note_ticket(conn, ticket, listed=True)
         if order_id in orders:
             kept += 1
             if new:
@@ -72,13 +75,18 @@ def read_checkins(conn: sqlite3.Connection, client: DonationsClient, campaign_id
             for t in held
             if not t["refunded"] and t["ticket_id"] not in listed and _revoked(client, t["ticket_id"])
         ]
-        if gone and tickets.refund_tickets(conn, SOURCE, order_id, gone):
+        if not gone:
+            continue
+        with work.gather():
+            ended = tickets.refund_tickets(conn, SOURCE, order_id, gone)
+        if ended:
             changed += len(gone)
             touched.add(order_id)
     # whichever read saw a check-in first (another event's, a refund's), one not yet written as attendance is due
     touched |= unattended(conn, orders)
-    for order_id in sorted(touched):
-        queue(conn, order_id)
+    with work.gather():
+        for order_id in sorted(touched):
+            queue(conn, order_id)
     return {"tickets_read": read, "tickets": kept, "changed": changed, "orders_queued": len(touched)}
 
 
@@ -130,7 +138,7 @@ def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:
 def poll_checkins(conn: sqlite3.Connection, rt: Runtime, client: DonationsClient) -> dict[str, int] | None:
     """The poll's part: check-ins of the mapped event campaigns whose window is open; None when none is."""
     due = campaigns_due(conn, rt.clock())
-    return read_checkins(conn, client, due) if due else None
+    return read_checkins(Unit(conn), client, due) if due else None
 
 
 def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, int]:
@@ -139,6 +147,6 @@ def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[st
 
     client = from_runtime(rt)
     try:
-        return read_checkins(conn, client, {campaign_id})
+        return read_checkins(Unit(conn), client, {campaign_id})
     finally:
         client.close()

@@ -40,6 +40,7 @@ from synctool.platform import (
     Outcome,
     Person,
     Skip,
+    Unit,
     Wait,
     age_s,
     invitations,
@@ -123,7 +124,8 @@ def _constituent(job: Job, found: sqlite3.Row) -> tuple[str, bool]:
         return str(found["constituent_id"]), not found["constituent_new"]
     person = Person(first_name=found["buyer_first_name"], last_name=found["buyer_last_name"], email=found["buyer_email"])
     cid, created = job.match_or_create(person)
-    tickets.record_order(job.conn, SOURCE, found["order_id"], constituent_id=str(cid), constituent_new=int(created))
+    with job.unit.gather() as conn:
+        tickets.record_order(conn, SOURCE, found["order_id"], constituent_id=str(cid), constituent_new=int(created))
     return str(cid), not created
 
 
@@ -142,7 +144,7 @@ def order_invitations(event: Event, job: Job) -> Outcome:
     expected = found["tickets_expected"] or 0
     if len(held) < expected and not found["refunded"] and (age_s(found["updated_at"]) or 0) < TICKETS_WAIT.total_seconds():
         raise Wait(f"order {order_id}: {len(held)} of its {expected} tickets known; waiting for the rest", retry_after=60)
-    settle_refunds(job.conn, found)  # which tickets a refund of part of the order took back, or a hold for staff
+    settle_refunds(job.unit, found)  # which tickets a refund of part of the order took back, or a hold for staff
     cid, known_before = _constituent(job, found)
     campaign = settings.cache_get(job.conn, CAMPAIGNS, found["campaign_id"]) or {}
     zones = ((campaign.get("event") or {}).get("timezone"), campaign.get("timezone"), job.config.timezone)
@@ -202,12 +204,14 @@ def _decided(conn: sqlite3.Connection, order_id: str) -> set[str]:
     return set((settings.cache_get(conn, REFUNDS, order_id) or {}).get("decided") or [])
 
 
-def settle_refunds(conn: sqlite3.Connection, found: sqlite3.Row) -> None:
+def settle_refunds(work: Unit, found: sqlite3.Row) -> None:
     """Which tickets a refund of part of an order took back. Per ticket type and price, the refund says how many
     (its refunded lines; else its amount, when exactly one set of tickets costs it); the tickets refunded already
     by their own word count first, and when the rest of that type is exactly as many as are left to find, they are
     the ones. Otherwise they cannot be told apart: the order is held for staff (``NeedsReview``), naming the
-    choices; no guest is removed by guess."""
+    choices; no guest is removed by guess. The tickets taken are gathered in the job's unit: they stand whether or not
+    the order is then held."""
+    conn = work.conn
     order_id = found["order_id"]
     said = settings.cache_get(conn, REFUNDS, order_id)
     if not said or found["refunded"]:
@@ -230,7 +234,7 @@ def settle_refunds(conn: sqlite3.Connection, found: sqlite3.Row) -> None:
         names = " or ".join(f"{_holder(t)} (ticket {t['ticket_id']})" for t in live)
         choices.append(f"{left} of the {len(live)} {kind} ticket(s) still held: {names}")
     if taken:
-        with store.atomic(conn):
+        with work.gather():
             tickets.refund_tickets(conn, SOURCE, order_id, taken)
             settings.cache_put(conn, REFUNDS, order_id, {**said, "decided": sorted(_decided(conn, order_id) | set(taken))})
     if choices:

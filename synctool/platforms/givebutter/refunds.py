@@ -9,7 +9,6 @@ order also ends its tickets, or keeps what it says of them for the order's invit
 
 from __future__ import annotations
 
-import sqlite3
 from decimal import Decimal
 from typing import Any
 
@@ -20,12 +19,12 @@ from synctool.platform import (
     PermanentError,
     Skip,
     SynctoolError,
+    Unit,
     gifts,
     parse,
     payload,
     refunds,
     settings,
-    store,
     tickets,
 )
 from synctool.platforms.givebutter import events
@@ -91,25 +90,27 @@ def refund(event: Event, job: Job) -> Outcome:
     found = read(event, job)
     outcome = refunds.run(job.refund_job(), found)
     data = event.payload.get("refund") or event.data
-    said = event_order_refunded(job.conn, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations", DonationsClient),
+    said = event_order_refunded(job.unit, found.gift_external_id.removeprefix("donations_"), lambda: job.client("donations", DonationsClient),
                                 data if isinstance(data, dict) else None)  # fmt: skip
     if said:
         outcome.message = f"{outcome.message}; {said}"
     return outcome
 
 
-def event_order_refunded(conn: sqlite3.Connection, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
+def event_order_refunded(work: Unit, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
     """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
     reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
     order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked
-    ticket leaves it). Either way the invitations job is queued. None for an order of no event."""
+    ticket leaves it). Either way the invitations job is queued. None for an order of no event. Its writes gather in
+    the refund job's unit (``work``); the requests it sends commit what was gathered first."""
+    conn = work.conn
     found = tickets.order(conn, events.SOURCE, order_id)
     if found is None:
         return None
     so_far = refunds.refunded_so_far(conn, f"donations_{order_id}")
     if found["amount"] is None or so_far < Decimal(found["amount"]):
         reader = client()
-        read = read_checkins(conn, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
+        read = read_checkins(work, reader, {found["campaign_id"]})  # the tickets' own word: revoked, or a status
         txn = data if data and any(isinstance(p, dict) and p.get("refunded") for p in data.get("transactions") or []) else None
         if txn is None:
             try:
@@ -118,14 +119,15 @@ def event_order_refunded(conn: sqlite3.Connection, order_id: str, client: Any, d
                 txn = None
         said = events.refund_evidence(txn if isinstance(txn, dict) else None)
         kept = settings.cache_get(conn, events.REFUNDS, order_id) or {}
-        with store.atomic(conn):
+        with work.gather():
             settings.cache_put(conn, events.REFUNDS, order_id, {**kept, **said, "amount": str(so_far)})
-        events.queue(conn, order_id)
+            events.queue(conn, order_id)
         named = ", ".join(f"{kind} x{n}" for kind, n in said["refunded"].items()) or "no ticket line"
         return (
             f"order {order_id} refunded in part ({so_far} of {found['amount']}; refunded lines: {named}):"
             f" {read['changed']} ticket(s) changed, its invitations queued"
         )
-    ended = tickets.refund_tickets(conn, events.SOURCE, order_id)
-    events.queue(conn, order_id)
+    with work.gather():
+        ended = tickets.refund_tickets(conn, events.SOURCE, order_id)
+        events.queue(conn, order_id)
     return f"order {order_id} refunded whole: its {ended} ticket(s) end, its invitations are queued"

@@ -72,7 +72,8 @@ def membership(event: Event, job: Job) -> Outcome:
             )
             ended += 1
         membership_id = str(crm.create_membership(constituent_id, body)["id"])
-        portal_records.set_link(job.conn, "membership", record["id"], crm_membership_id=membership_id)
+        with job.unit.gather() as conn:
+            portal_records.set_link(conn, "membership", record["id"], crm_membership_id=membership_id)
     group = {"full": job.config.crm.scholarship_group_full, "partial": job.config.crm.scholarship_group_partial}.get(
         record.get("subsidy_tier") or ""
     )

@@ -139,7 +139,8 @@ def payment(event: Event, job: Job) -> Outcome:
         )
         gift_ids[key] = gift_id
     primary = gift_ids[groups[0][0]]
-    portal_records.set_link(job.conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
+    with job.unit.gather() as conn:
+        portal_records.set_link(conn, "payment", record["id"], crm_gift_id=primary, crm_gift_ids=gift_ids)
     message = f"{len(gift_ids)} gift(s): " + ", ".join(f"{k} {v}" for k, v in gift_ids.items())
     message += membership_sync(job, record, groups)
     with job.unit.gather():
@@ -157,5 +158,6 @@ def _gift_ids(record: dict[str, Any], groups: list[tuple[str, int]]) -> list[str
 
 def enrollment(event: Event, job: Job) -> Outcome:
     record = portal_records.get(job.conn, "enrollment", job.row["entity_id"])
-    portal_records.set_link(job.conn, "enrollment", record["id"], crm_synced_at=store.iso())
+    with job.unit.gather() as conn:
+        portal_records.set_link(conn, "enrollment", record["id"], crm_synced_at=store.iso())
     return Outcome("succeeded", "enrollment recorded (its gift comes from its payment)")

@@ -28,7 +28,8 @@ def relationship(event: Event, job: Job) -> Outcome:
     else:
         body["name"] = "Family"  # the deprecated name-based path: LGL resolves the type by name
     created = job.crm.create_relationship(primary, body)
-    portal_records.set_link(job.conn, "family_link", link["id"], crm_relationship_id=str(created["id"]))
+    with job.unit.gather() as conn:
+        portal_records.set_link(conn, "family_link", link["id"], crm_relationship_id=str(created["id"]))
     return Outcome(
         "succeeded",
         f"CRM relationship {created['id']} ({'type ' + str(type_id) if type_id else 'by name'})",

@@ -59,7 +59,8 @@ def sync_user(job: Job, user_id: str) -> str:
         with job.unit.gather():
             constituents.unlink(job.conn, user["email"])
         constituent_id, _ = job.match_or_create(person, use_link=False)
-    portal_records.set_link(job.conn, "user", user_id, crm_constituent_id=constituent_id)
+    with job.unit.gather() as conn:
+        portal_records.set_link(conn, "user", user_id, crm_constituent_id=constituent_id)
     return constituent_id
 
 
