@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synctool import orgs
 from synctool.config import Config, load_config
+from synctool.errors import ConfigError
 from synctool.secrets import Secrets
 
 if TYPE_CHECKING:
@@ -41,16 +43,39 @@ class Runtime:
     mailer: Mailer | None = None
     #: the environment it was built from, for the processes it starts (`drain --watch`'s children, tests)
     environ: Mapping[str, str] = field(default_factory=dict)
+    #: the organisation it runs for (``synctool --org NAME``, ``orgs.py``); None: the single install
+    org: str | None = None
 
     @classmethod
     def from_environ(
-        cls, config_path: str | os.PathLike | None = None, environ: Mapping[str, str] | None = None, **kwargs: Any
+        cls,
+        config_path: str | os.PathLike | None = None,
+        environ: Mapping[str, str] | None = None,
+        *,
+        org: str | None = None,
+        **kwargs: Any,
     ) -> Runtime:
-        """Read the config and the secrets' environment once (``os.environ`` unless given)."""
+        """Read the config and the secrets' environment once (``os.environ`` unless given).
+
+        With ``org`` (``--org``), else ``$SYNCTOOL_ORG``, the organisation's world instead: its folder's config and
+        database (a ``--config`` or ``$SYNCTOOL_DB`` naming another file refused), its keyring service and its
+        ``secrets.env``, never the process environment's secrets. This is the one place an organisation is chosen."""
         env = dict(os.environ if environ is None else environ)
-        config = load_config(config_path, env)
         use_keyring = env.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
-        return cls(config=config, secrets=Secrets(env, use_keyring=use_keyring), environ=env, **kwargs)
+        name = org or env.get("SYNCTOOL_ORG") or None
+        if name is None:
+            config = load_config(config_path, env)
+            return cls(config=config, secrets=Secrets(env, use_keyring=use_keyring), environ=env, **kwargs)
+        place = orgs.find(name, env)
+        orgs.refuse_disagreeing(place, config_path, env)
+        config = load_config(place.config, {**env, "SYNCTOOL_DB": str(place.database)})
+        if config.database and Path(config.database).expanduser().resolve() != place.database.resolve():
+            raise ConfigError(
+                "database", config.source, f"an organisation's database is its folder's ({place.database}): remove the key"
+            )
+        secrets = Secrets(orgs.read_secrets(place), use_keyring=use_keyring, service=place.service, file=str(place.secrets_file))
+        env["SYNCTOOL_ORG"] = name  # the processes it starts run for the same organisation
+        return cls(config=config, secrets=secrets, environ=env, org=name, **kwargs)
 
     @property
     def db_path(self) -> Path:

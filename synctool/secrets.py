@@ -1,5 +1,9 @@
 """Secrets: the OS keyring (service ``synctool``) first, then the environment captured at start-up.
 
+An organisation's (``synctool --org NAME``, ``orgs.py``) come from its own keyring service (``synctool:NAME``) and
+its own ``secrets.env`` only: never from the process environment, so that a variable set for one organisation (or
+for the single install) is never another's secret by accident.
+
 A secret is named like its environment variable (``CRM_API_KEY``). Values never go to the database,
 logs or error messages; only whether a secret is set, and where it came from, is ever shown. The
 platforms' own secrets are listed by their packages (``platforms.secret_names()``); the core's are here.
@@ -46,11 +50,17 @@ def _backend() -> Any:
 
 
 class Secrets:
-    """Keyring first, then ``environ`` (a snapshot taken once, when the Runtime was built)."""
+    """Keyring first, then ``environ`` (a snapshot taken once, when the Runtime was built). For an organisation
+    ``service`` is its keyring service, ``environ`` its ``secrets.env``'s lines and ``file`` that file's path."""
 
-    def __init__(self, environ: Mapping[str, str], *, use_keyring: bool = True) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], *, use_keyring: bool = True, service: str = SERVICE, file: str | None = None
+    ) -> None:
         self.environ = dict(environ)
         self.use_keyring = use_keyring
+        self.service = service
+        #: where the values that are not in the keyring come from: None means the process environment
+        self.file = file
 
     @property
     def backend(self) -> Any:
@@ -61,7 +71,9 @@ class Secrets:
 
     def keyring_notice(self) -> str | None:
         """The one-line notice for a machine without a keyring backend, else None."""
-        return None if self.keyring_available() else KEYRING_NOTICE
+        if self.keyring_available():
+            return None
+        return KEYRING_NOTICE if self.file is None else f"no keyring backend on this machine: secrets are read from {self.file}"
 
     def keyring_name(self) -> str:
         backend = self.backend
@@ -72,7 +84,7 @@ class Secrets:
         if backend is None:
             return None
         try:
-            return backend.get_password(SERVICE, name) or None
+            return backend.get_password(self.service, name) or None
         except Exception:
             return None
 
@@ -88,10 +100,18 @@ class Secrets:
         return value
 
     def source(self, name: str) -> str | None:
-        """Where a secret would be read from (``keyring`` / ``environment``), or None when unset."""
+        """Where a secret would be read from (``keyring`` / ``environment`` / ``secrets.env``), or None when unset."""
         if self._from_keyring(name):
             return "keyring"
-        return "environment" if self.environ.get(name) else None
+        if not self.environ.get(name):
+            return None
+        return "environment" if self.file is None else "secrets.env"
+
+    def elsewhere(self, name: str) -> str:
+        """Where to set ``name`` when the keyring cannot hold it: the environment, or the organisation's file."""
+        if self.file is None:
+            return f"the environment variable {name}"
+        return f"a line {name}=... in {self.file}"
 
     def set(self, name: str, value: str) -> None:
         """Store a secret in keyring; refuse with advice where there is no backend."""
@@ -101,6 +121,26 @@ class Secrets:
                 name,
                 "keyring",
                 "no keyring backend on this machine, so the secret was not saved; "
-                f"set the environment variable {name} for synctool instead (for cron, in the crontab or an env file)",
+                + (
+                    f"set the environment variable {name} for synctool instead (for cron, in the crontab or an env file)"
+                    if self.file is None
+                    else f"add a line {name}=... to {self.file} instead"
+                ),
             )
-        backend.set_password(SERVICE, name, value)
+        backend.set_password(self.service, name, value)
+
+    def erase(self, names: list[str]) -> list[str]:
+        """Delete ``names`` from this keyring service; the names that were there."""
+        backend = self.backend
+        removed: list[str] = []
+        if backend is None:
+            return removed
+        for name in names:
+            try:
+                if backend.get_password(self.service, name) is None:
+                    continue
+                backend.delete_password(self.service, name)
+                removed.append(name)
+            except Exception:  # a backend that cannot delete: doctor and the caller say what is left
+                logger.debug("keyring delete failed for %s", name, exc_info=True)
+        return removed

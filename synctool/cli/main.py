@@ -67,6 +67,7 @@ COMMANDS: dict[str, Command] = {
     "settings": Command("synctool.cli.settings:app", TEAM),
     "inject": Command("synctool.cli.daily:inject", TEAM),
     "dev": Command("synctool.cli.dev:app", TEAM),
+    "orgs": Command("synctool.cli.orgs:app", TEAM),
 }
 
 
@@ -153,6 +154,9 @@ def root(
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log progress to stderr"),
     log_file: str = typer.Option(None, "--log-file", help="also append log lines to this file"),
+    org: str = typer.Option(
+        None, "--org", help="run the command for this organisation (default: $SYNCTOOL_ORG; `synctool orgs list` names them)"
+    ),
 ) -> None:
     from synctool import platforms
 
@@ -162,6 +166,13 @@ def root(
         obj.log_action = log_action
     if config is not None or obj.runtime is None:
         obj.config_path = config
+    if org is not None:
+        obj.org = org
+    named = obj.org or (os.environ if obj.environ is None else obj.environ).get("SYNCTOOL_ORG")
+    if named and ctx.invoked_subcommand != "orgs":  # an unknown one is refused before any command runs
+        from synctool import orgs
+
+        orgs.find(named, os.environ if obj.environ is None else obj.environ)
     if log_file is None and ctx.invoked_subcommand not in (None, "init"):
         from synctool.errors import SynctoolError
 
@@ -194,7 +205,7 @@ def init(
     obj = ctx_obj(ctx)
     chosen = [name.strip() for name in platforms.split(",") if name.strip()] if platforms is not None else None
     environ = os.environ if obj.environ is None else obj.environ
-    result = init_op(obj.config_path, environ, force=force, platforms=chosen, currency=currency)
+    result = init_op(obj.config_path, environ, force=force, platforms=chosen, currency=currency, org=obj.org)
     key_values(result)
 
 

@@ -24,6 +24,8 @@ class AppContext:
     and its database."""
 
     config_path: str | None = None
+    #: the organisation the command runs for (``--org``; else ``$SYNCTOOL_ORG`` in ``environ``, read by the Runtime)
+    org: str | None = None
     runtime: Runtime | None = None
     environ: Mapping[str, str] | None = None
     transports: Mapping[str, httpx.BaseTransport] = field(default_factory=dict)
@@ -38,7 +40,7 @@ class AppContext:
         if self.runtime is None:
             from synctool.runtime import Runtime
 
-            self.runtime = Runtime.from_environ(self.config_path, self.environ, transports=self.transports)
+            self.runtime = Runtime.from_environ(self.config_path, self.environ, org=self.org, transports=self.transports)
         return self.runtime
 
     @property

@@ -101,8 +101,11 @@ def database_rows(ex: Examination) -> list[DoctorRow]:
 
 
 def keyring_row(ex: Examination) -> list[DoctorRow]:
+    file = ex.rt.secrets.file
     if ex.keyring != "none":
-        return [("keyring", "ok", ex.keyring, "")]
+        return [("keyring", "ok", ex.keyring + (f" (service {ex.rt.secrets.service})" if file else ""), "")]
+    if file:  # an organisation's: its secrets.env, never the environment
+        return [("keyring", "warn", ex.keyring, f"secrets come from {file} only (KEY=VALUE lines, chmod 600)")]
     return [("keyring", "warn", ex.keyring, "secrets come from the environment; set them for cron too (crontab.example)")]
 
 
@@ -135,12 +138,17 @@ def secret_rows(ex: Examination) -> list[DoctorRow]:
             f"; {platform.name}: {platform.secrets[name]}" if platform else ""
         )
         status = "ok" if source else ("fail" if needed else "warn")
-        found.append((f"secret {name}", status, detail, "" if source else _secret_fix(name, platform, ex.keyring)))
+        found.append((f"secret {name}", status, detail, "" if source else _secret_fix(name, platform, ex)))
     return found
 
 
-def _secret_fix(name: str, platform: platforms.Platform | None, keyring: str) -> str:
-    if keyring == "none":  # only the environment works here
+def _secret_fix(name: str, platform: platforms.Platform | None, ex: Examination) -> str:
+    keyring, secrets = ex.keyring, ex.rt.secrets
+    if secrets.file is not None:  # an organisation's: its keyring service or its secrets.env, never the environment
+        fix = f"add {name}=... to {secrets.file} (chmod 600)"
+        if keyring != "none":
+            fix = f"keyring set {secrets.service} {name} (keyring: {keyring}), or " + fix
+    elif keyring == "none":  # only the environment works here
         fix = f"export {name}=... where serve, drain and cron run (their EnvironmentFile or crontab)"
     else:
         fix = f"keyring set synctool {name} (keyring: {keyring}), or export {name}=..."

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from synctool import platforms as registry
-from synctool import settings, store
+from synctool import orgs, settings, store
 from synctool.config import DEFAULT_DB, STARTER_CONFIG, OrganisationConfig, config_path
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
@@ -23,12 +23,21 @@ def init(
     force: bool = False,
     platforms: list[str] | None = None,
     currency: str | None = None,
+    database: Path | None = None,
+    org: str | None = None,
 ) -> dict[str, Any]:
     """Write the starter config (unless one exists) and create the database; ``environ`` is read once. The config's
     ``platforms:`` key is always written in a new file: ``platforms`` (the names asked for), else the built-in
     platforms (a platform package installed beside synctool is in use only once ``platforms:`` names it). With
     ``platforms``, an existing file's key is replaced (the rest kept); with ``currency``, its
-    ``organisation.currency`` (ISO 4217, the CRM's one currency) alike."""
+    ``organisation.currency`` (ISO 4217, the CRM's one currency) alike. ``database`` is the new file's
+    ``database`` key (an organisation's, ``orgs.add``; else the default). With ``org`` (else ``$SYNCTOOL_ORG``), that
+    organisation's config and database, which must exist (``synctool orgs add``)."""
+    org = org or environ.get("SYNCTOOL_ORG") or None
+    if org:
+        place = orgs.find(org, environ)
+        orgs.refuse_disagreeing(place, explicit_config, environ)
+        explicit_config, environ, database = str(place.config), orgs.init_environ(place, environ), place.database
     path, _ = config_path(explicit_config, environ)
     registry.registered()  # the platforms' config sections, before the config is read
     wrote = False
@@ -42,7 +51,7 @@ def init(
                 f"--currency {currency!r} is not a currency code", "three letters, ISO 4217: USD, CAD, EUR"
             ) from exc
     if force or not path.exists():
-        _write(path, STARTER_CONFIG.format(database=DEFAULT_DB))
+        _write(path, STARTER_CONFIG.format(database=database or DEFAULT_DB))
         wrote = True
         if platforms is None:  # named, so that a platform package installed later changes nothing until named too
             platforms = [p.name for p in registry.registered() if p.name in registry.DEFAULT_PLATFORMS]
@@ -107,6 +116,12 @@ def with_currency(text: str, currency: str) -> str:
     naming ``currency``, in place, or added at the end; comments and every other key stay as they were."""
     comment = "# the CRM's one currency (ISO 4217): money in another is held for a person (`synctool jobs release`)"
     return _with_key(text, "organisation", [comment, "organisation:", f"  currency: {currency}"], under=(" ", "\t"), blank=True)
+
+
+def with_database(text: str, database: Path) -> str:
+    """The config file's text with its top-level ``database:`` key naming ``database`` (``orgs import``)."""
+    comment = "# the database: an organisation's is always its folder's"
+    return _with_key(text, "database", [comment, f"database: {database}"], under=(" ", "\t"))
 
 
 def _with_key(text: str, key: str, block: list[str], *, under: tuple[str, ...], blank: bool = False) -> str:
