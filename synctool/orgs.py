@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
 
 DEFAULT_HOME = Path("~/.local/share/synctool")
@@ -294,6 +296,8 @@ def import_existing(name: str, config: str | os.PathLike, database: str | os.Pat
     store.private_folder(org.folder)
     try:
         text = source_config.read_text(encoding="utf-8")
+        if not yaml.safe_load(text):  # an empty file, or `{}`: all defaults
+            text = ""
         store.private_to_write(org.config)
         org.config.write_text(with_database(text, org.database), encoding="utf-8")
         source = sqlite3.connect(f"file:{source_db}?mode=ro", uri=True, timeout=30)

@@ -62,7 +62,7 @@ class Runtime:
         ``secrets.env``, never the process environment's secrets. This is the one place an organisation is chosen."""
         env = dict(os.environ if environ is None else environ)
         use_keyring = env.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
-        name = org or env.get("SYNCTOOL_ORG") or None
+        name = org if org is not None else (env.get("SYNCTOOL_ORG") or None)
         if name is None:
             config = load_config(config_path, env)
             return cls(config=config, secrets=Secrets(env, use_keyring=use_keyring), environ=env, **kwargs)

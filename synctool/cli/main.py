@@ -168,11 +168,12 @@ def root(
         obj.config_path = config
     if org is not None:
         obj.org = org
-    named = obj.org or (os.environ if obj.environ is None else obj.environ).get("SYNCTOOL_ORG")
-    if named and ctx.invoked_subcommand != "orgs":  # an unknown one is refused before any command runs
+    environ = os.environ if obj.environ is None else obj.environ
+    named = obj.org if obj.org is not None else (environ.get("SYNCTOOL_ORG") or None)
+    if named is not None and ctx.invoked_subcommand != "orgs":  # an unknown one is refused before any command runs
         from synctool import orgs
 
-        orgs.find(named, os.environ if obj.environ is None else obj.environ)
+        orgs.find(named, environ)
     if log_file is None and ctx.invoked_subcommand not in (None, "init"):
         from synctool.errors import SynctoolError
 

@@ -33,8 +33,8 @@ def init(
     ``organisation.currency`` (ISO 4217, the CRM's one currency) alike. ``database`` is the new file's
     ``database`` key (an organisation's, ``orgs.add``; else the default). With ``org`` (else ``$SYNCTOOL_ORG``), that
     organisation's config and database, which must exist (``synctool orgs add``)."""
-    org = org or environ.get("SYNCTOOL_ORG") or None
-    if org:
+    org = org if org is not None else (environ.get("SYNCTOOL_ORG") or None)
+    if org is not None:
         place = orgs.find(org, environ)
         orgs.refuse_disagreeing(place, explicit_config, environ)
         explicit_config, environ, database = str(place.config), orgs.init_environ(place, environ), place.database
