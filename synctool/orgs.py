@@ -213,7 +213,9 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         conn = _read_only(org.database)
         try:
             now = store.iso(store.utcnow())
-            row["due"] = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND run_after <= ?", (now,)).fetchone()[0]
+            row["due"] = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND run_after <= ?", (now,)).fetchone()[
+                0
+            ]
             row["failed"] = conn.execute(f"SELECT count(*) FROM jobs WHERE {OPEN_FAILURE}").fetchone()[0]
             row["last_drain"] = (settings.get(conn, "last_drain") or {}).get("at")
             row["last_poll"] = conn.execute("SELECT max(last_run_at) FROM poll_state").fetchone()[0]
@@ -278,7 +280,9 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def import_existing(name: str, config: str | os.PathLike, database: str | os.PathLike, environ: Mapping[str, str]) -> dict[str, Any]:
+def import_existing(
+    name: str, config: str | os.PathLike, database: str | os.PathLike, environ: Mapping[str, str]
+) -> dict[str, Any]:
     """Make today's single-organisation config and database organisation ``name``: the config copied (its
     ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
     WAL's commits included) and migrated. Secrets are not copied: the names the operator must set again."""

@@ -270,6 +270,55 @@ def test_import_of_an_older_release_keeps_every_row(cli, host, tmp_path):
     assert result.exit_code == 0, result.output
     after, want = rows_of(host / "orgs" / "old-site" / "synctool.db"), rows_of(expected)
     assert {t: len(rows) for t, rows in after.items()} == {t: len(rows) for t, rows in want.items()}
-    stamped = {"store_meta", "login_links", "staff_sessions", "_sqlite_migrations"}  # the migrations write the time they ran into these
+    stamped = {
+        "store_meta",
+        "login_links",
+        "staff_sessions",
+        "_sqlite_migrations",
+    }  # the migrations write the time they ran into these
     assert {t: r for t, r in after.items() if t not in stamped} == {t: r for t, r in want.items() if t not in stamped}
     assert sum(map(len, after.values())) > 100
+
+
+class MemoryKeyring:
+    """The OS keyring's part synctool uses, in a dict: (service, name) -> value."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, name: str) -> str | None:
+        return self.values.get((service, name))
+
+    def set_password(self, service: str, name: str, value: str) -> None:
+        self.values[(service, name)] = value
+
+    def delete_password(self, service: str, name: str) -> None:
+        del self.values[(service, name)]
+
+
+def test_each_organisation_has_its_own_keyring_service_and_remove_erases_it(cli, host, env, monkeypatch):
+    from synctool import secrets
+
+    keyring = MemoryKeyring()
+    monkeypatch.setattr(secrets, "_backend", lambda: keyring)
+    env["SYNCTOOL_KEYRING"] = "on"
+    add(cli, "acme")
+    add(cli, "birch")
+    keyring.set_password("synctool", "CRM_API_KEY", "the-single-install-s")
+    saved = cli("--org", "acme", "crm", "config", "--api-key", input="acme-key\n")
+    assert saved.exit_code == 0, saved.output
+    assert keyring.values[("synctool:acme", "CRM_API_KEY")] == "acme-key"
+    assert keyring.values[("synctool", "CRM_API_KEY")] == "the-single-install-s"
+    assert ("synctool:birch", "CRM_API_KEY") not in keyring.values
+
+    def crm_key_row(org: str) -> dict:
+        return next(r for r in json.loads(cli("--org", org, "doctor", "--json").stdout) if r["check"] == "secret CRM_API_KEY")
+
+    assert crm_key_row("acme")["detail"] == "set (keyring)"
+    birch = crm_key_row("birch")  # neither acme's entry nor the single install's is birch's
+    assert birch["status"] == "fail" and "synctool:birch" in birch["fix"] and "secrets.env" in birch["fix"]
+
+    gone = cli("orgs", "remove", "acme", "--erase", "--yes")
+    assert gone.exit_code == 0 and "keyring synctool:acme CRM_API_KEY" in gone.stdout
+    assert [k for k in keyring.values if k[0] == "synctool:acme"] == []
+    assert keyring.values[("synctool", "CRM_API_KEY")] == "the-single-install-s"

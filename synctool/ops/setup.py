@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from synctool import platforms as registry
 from synctool import orgs, settings, store
+from synctool import platforms as registry
 from synctool.config import DEFAULT_DB, STARTER_CONFIG, OrganisationConfig, config_path
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
