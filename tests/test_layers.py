@@ -17,7 +17,20 @@ FLOORS = [
     {"ops"},
     {"platforms", "platform"},
     {"queue", "crm"},
-    {"runtime", "console", "http", "store", "settings", "mappings", "secrets", "money", "timeutil", "renamed_keys", "notices"},
+    {
+        "runtime",
+        "console",
+        "http",
+        "store",
+        "settings",
+        "mappings",
+        "secrets",
+        "money",
+        "timeutil",
+        "renamed_keys",
+        "notices",
+        "orgs",
+    },
     {"config", "config_sections", "validation", "errors", "lazy"},
 ]
 

@@ -168,7 +168,9 @@ def root(
         obj.config_path = config
     if org is not None:
         obj.org = org
-    environ = os.environ if obj.environ is None else obj.environ
+    if obj.environ is None:  # the process's, read here once for every command (`orgs` too)
+        obj.environ = os.environ
+    environ = obj.environ
     named = obj.org if obj.org is not None else (environ.get("SYNCTOOL_ORG") or None)
     if named is not None and ctx.invoked_subcommand != "orgs":  # an unknown one is refused before any command runs
         from synctool import orgs

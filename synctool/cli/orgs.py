@@ -1,9 +1,8 @@
-"""`synctool orgs`: the organisations of one install (``synctool/orgs.py``), each its own config, database and
+"""`synctool orgs`: the organisations of one install (``synctool/orgs.py``, ``ops/orgs.py``), each its own config, database and
 secrets. `synctool --org NAME COMMAND` runs any other command for one of them."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import typer
@@ -11,16 +10,17 @@ import typer
 from synctool.console import AsJson, ctx_obj, emit_json, key_values, render, sub_app
 
 app = sub_app(
-    "Organisations on this install: each its own config, database and secrets in the host's data folder "
-    "($SYNCTOOL_HOME, else ~/.local/share/synctool). `synctool --org NAME COMMAND` runs any command for one."
+    "Many organisations on one install. Add, list, show, remove and import them; each has its own config, database and "
+    "secrets in the host's data folder ($SYNCTOOL_HOME, else ~/.local/share/synctool); `synctool --org NAME "
+    "COMMAND` runs any command for one."
 )
 
 COLUMNS = ["name", "platforms", "due", "failed", "last_drain", "last_poll", "error"]
 
 
 def _environ(ctx: typer.Context) -> Mapping[str, str]:
-    obj = ctx_obj(ctx)
-    return os.environ if obj.environ is None else obj.environ
+    """The environment the root read (``cli/main.py``: the process's, unless a caller handed one in)."""
+    return ctx_obj(ctx).environ or {}
 
 
 @app.command()
@@ -36,7 +36,7 @@ def add(
 
     Example: synctool orgs add riverside-food-bank --platforms NAME,NAME
     """
-    from synctool import orgs
+    from synctool.ops import orgs
 
     chosen = [p.strip() for p in platforms.split(",") if p.strip()] if platforms is not None else None
     key_values(orgs.add(name, _environ(ctx), platforms=chosen, currency=currency))
@@ -50,7 +50,7 @@ def list_(ctx: typer.Context, as_json: AsJson = False) -> None:
 
     Example: synctool orgs list --json
     """
-    from synctool import orgs
+    from synctool.ops import orgs
 
     rows = orgs.list_all(_environ(ctx))
     if as_json:
@@ -70,7 +70,7 @@ def show(ctx: typer.Context, name: str = typer.Argument(..., help="the organisat
 
     Example: synctool orgs show riverside-food-bank
     """
-    from synctool import orgs
+    from synctool.ops import orgs
 
     found = orgs.show(name, _environ(ctx))
     render(found, as_json)
@@ -90,8 +90,8 @@ def remove(
 
     Example: synctool orgs remove riverside-food-bank --erase --yes
     """
-    from synctool import orgs
     from synctool.errors import InvalidInput
+    from synctool.ops import orgs
 
     if not erase:
         raise InvalidInput("orgs remove erases everything of the organisation: say so with --erase", "nothing was removed")
@@ -121,6 +121,6 @@ def import_(
 
     Example: synctool orgs import riverside-food-bank --config ~/.config/synctool/config.yaml --database ~/.local/share/synctool/synctool.db
     """
-    from synctool import orgs
+    from synctool.ops import orgs
 
     key_values(orgs.import_existing(name, config, database, _environ(ctx)))

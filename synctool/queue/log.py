@@ -129,6 +129,11 @@ def oldest_queued_at(conn: sqlite3.Connection) -> str | None:
     return conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
 
 
+def due(conn: sqlite3.Connection, now: str) -> int:
+    """How many queued jobs are due at ``now`` (`orgs list`)."""
+    return conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND run_after <= ?", (now,)).fetchone()[0]
+
+
 def open_failures(conn: sqlite3.Connection) -> int:
     return conn.execute(f"SELECT count(*) FROM jobs WHERE {OPEN_FAILURE}").fetchone()[0]
 

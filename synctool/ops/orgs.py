@@ -1,0 +1,193 @@
+"""`synctool orgs`: the operations on a host's organisations (``synctool/orgs.py`` says where one lives), one
+function each: add, list, show, remove --erase, import of an existing single install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from synctool.errors import ConfigError, InvalidInput, SynctoolError
+from synctool.orgs import Org, find, init_environ, names, place, read_secrets
+
+
+def secret_names() -> dict[str, str]:
+    """Every secret synctool reads, the core's and the platforms': name -> what it is for."""
+    from synctool import platforms
+    from synctool.secrets import CORE_SECRETS
+
+    return {**CORE_SECRETS, **platforms.secret_names()}
+
+
+def _secrets_used(org: Org) -> list[str]:
+    """The secrets the organisation's config can use: the core's and those of its platforms in use."""
+    from synctool import platforms
+    from synctool.config import load_config
+    from synctool.secrets import CORE_SECRETS
+
+    platforms.registered()
+    config = load_config(org.config, {"SYNCTOOL_DB": str(org.database)})
+    return [*CORE_SECRETS, *(name for p in platforms.in_use(config) for name in p.secrets)]
+
+
+def add(
+    name: str, environ: Mapping[str, str], *, platforms: list[str] | None = None, currency: str | None = None
+) -> dict[str, Any]:
+    """Create organisation ``name``: its folder (0700), its config (``synctool init``'s, with ``platforms`` and
+    ``currency`` as init takes them) and its migrated database. A name already taken is refused."""
+    from synctool.ops.setup import init
+    from synctool.store import private_folder
+
+    org = place(name, environ)
+    if org.folder.exists():
+        raise InvalidInput(f"organisation {name!r} exists already ({org.folder})", "`synctool orgs show NAME` shows it")
+    private_folder(org.folder)
+    try:
+        result = init(str(org.config), init_environ(org, environ), platforms=platforms, currency=currency, database=org.database)
+    except BaseException:
+        shutil.rmtree(org.folder, ignore_errors=True)  # nothing half-made is left to be mistaken for an organisation
+        raise
+    return {"organisation": name, "folder": str(org.folder), **result}
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise ConfigError("database", str(path), "missing")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """One organisation's row: platforms in use, jobs due, failed, last drain and last poll, read from its own
+    config and database (read-only). A broken organisation's row carries its error instead of raising."""
+    from synctool import platforms, settings, store
+    from synctool.config import load_config
+    from synctool.queue import log
+
+    platforms.registered()  # the platforms' config sections, before a config is read
+
+    row: dict[str, Any] = {"name": name, "platforms": "", "due": None, "failed": None, "last_drain": None, "last_poll": None}
+    try:
+        org = find(name, environ)
+        config = load_config(org.config, {"SYNCTOOL_DB": str(org.database)})
+        row["platforms"] = ", ".join(p.name for p in platforms.in_use(config))
+        conn = _read_only(org.database)
+        try:
+            row["due"] = log.due(conn, store.iso(store.utcnow()))
+            row["failed"] = log.open_failures(conn)
+            row["last_drain"] = (settings.get(conn, "last_drain") or {}).get("at")
+            row["last_poll"] = conn.execute("SELECT max(last_run_at) FROM poll_state").fetchone()[0]
+        finally:
+            conn.close()
+    except (SynctoolError, sqlite3.Error, OSError) as exc:
+        row["error"] = str(exc)
+    return row
+
+
+def list_all(environ: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every organisation's row (``summary``), by name."""
+    return [summary(name, environ) for name in names(environ)]
+
+
+def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """One organisation's row, its paths, and each secret synctool reads that is missing, with where to set it."""
+    from synctool.secrets import Secrets
+
+    org = find(name, environ)
+    found = summary(name, environ)
+    use_keyring = environ.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
+    try:
+        values = read_secrets(org)
+    except ConfigError as exc:
+        values = {}
+        found.setdefault("error", str(exc))
+    secrets = Secrets(values, use_keyring=use_keyring, service=org.service, file=str(org.secrets_file))
+    keyring = f"keyring service {org.service}" if secrets.keyring_available() else None
+    missing = {
+        secret: " or ".join(w for w in (keyring, f"{secret}=... in {org.secrets_file}") if w)
+        for secret in secret_names()
+        if not secrets.source(secret)
+    }
+    return {
+        **found,
+        "folder": str(org.folder),
+        "config": str(org.config),
+        "database": str(org.database),
+        "secrets_file": str(org.secrets_file) + ("" if org.secrets_file.exists() else " (none)"),
+        "keyring_service": org.service,
+        "secrets_missing": missing,
+    }
+
+
+def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """Erase organisation ``name``: its folder (config, database with its -wal and -shm, secrets.env, backups kept
+    in it) and its keyring service's entries. What was removed, by name."""
+    from synctool.secrets import Secrets
+
+    org = find(name, environ)
+    files = sorted(str(p.relative_to(org.folder)) for p in org.folder.rglob("*") if p.is_file())
+    use_keyring = environ.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
+    erased = Secrets({}, use_keyring=use_keyring, service=org.service).erase(sorted(secret_names()))
+    shutil.rmtree(org.folder)
+    return {
+        "organisation": name,
+        "folder": str(org.folder),
+        "files": files,
+        "keyring": erased,
+        "keyring_service": org.service,
+    }
+
+
+def import_existing(
+    name: str, config: str | os.PathLike, database: str | os.PathLike, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """Make today's single-organisation config and database organisation ``name``: the config copied (its
+    ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
+    WAL's commits included) and migrated. Secrets are not copied: the names the operator must set again."""
+    from synctool import store
+    from synctool.ops.setup import with_database
+
+    source_config, source_db = Path(config).expanduser(), Path(database).expanduser()
+    org = place(name, environ)
+    if org.folder.exists():
+        raise InvalidInput(f"organisation {name!r} exists already ({org.folder})", "import into a new name")
+    if not source_config.is_file():
+        raise InvalidInput(f"--config {source_config}: no such file", "the single install's config.yaml")
+    if not source_db.is_file():
+        raise InvalidInput(f"--database {source_db}: no such file", "the single install's synctool.db")
+    store.private_folder(org.folder)
+    try:
+        text = source_config.read_text(encoding="utf-8")
+        if not yaml.safe_load(text):  # an empty file, or `{}`: all defaults
+            text = ""
+        store.private_to_write(org.config)
+        org.config.write_text(with_database(text, org.database), encoding="utf-8")
+        source = sqlite3.connect(f"file:{source_db}?mode=ro", uri=True, timeout=30)
+        try:
+            store.private_file(org.database)
+            target = sqlite3.connect(str(org.database))
+            try:
+                source.backup(target)
+            finally:
+                target.close()
+        finally:
+            source.close()
+        store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
+        wanted = _secrets_used(org)
+    except BaseException:
+        shutil.rmtree(org.folder, ignore_errors=True)
+        raise
+    return {
+        "organisation": name,
+        "config": str(org.config),
+        "database": str(org.database),
+        "secrets_to_set": wanted,
+        "set_them": f"synctool --org {name} crm config --api-key (keyring service {org.service}), "
+        f"or KEY=VALUE lines in {org.secrets_file} (chmod 600); `synctool --org {name} doctor` names what is missing",
+    }
