@@ -67,6 +67,10 @@ def test_add_makes_a_private_folder_config_and_database(cli, host):
     assert shown["database"] == str(folder / "synctool.db") and shown["platforms"] == "givebutter"
     assert shown["due"] == 0 and shown["failed"] == 0 and shown["keyring_service"] == "synctool:riverside"
     assert "CRM_API_KEY" in shown["secrets_missing"] and str(folder / "secrets.env") in shown["secrets_missing"]["CRM_API_KEY"]
+    again = cli("--org", "riverside", "init", "--platforms", "givebutter,square", "--currency", "CAD")  # init's, for it
+    assert again.exit_code == 0 and f"database        {folder / 'synctool.db'}" in again.stdout, again.output
+    assert "platforms: [givebutter, square]" in (folder / "config.yaml").read_text()
+    assert json.loads(cli("orgs", "show", "riverside", "--json").stdout)["platforms"] == "givebutter, square"
 
 
 @pytest.mark.parametrize("name", ["../b", "a/../b", "Acme", "-a", "9lives", "a_b", "a b", "", "a" * 41, "/tmp/x"])
@@ -322,3 +326,33 @@ def test_each_organisation_has_its_own_keyring_service_and_remove_erases_it(cli,
     assert gone.exit_code == 0 and "keyring synctool:acme CRM_API_KEY" in gone.stdout
     assert [k for k in keyring.values if k[0] == "synctool:acme"] == []
     assert keyring.values[("synctool", "CRM_API_KEY")] == "the-single-install-s"
+
+
+def test_serve_for_an_organisation_takes_its_deliveries_and_refuses_another_s_secret(cli, host):
+    """Real `synctool serve` processes, one per organisation (as a host runs them until one receiver serves all):
+    a delivery signed with A's secret is stored in A's database; the same sent to B's receiver is refused."""
+    import httpx
+
+    from tests import helpers
+
+    for name, secret in (("acme", "acme-gb-secret"), ("birch", "birch-gb-secret")):
+        add(cli, name)
+        secrets_file(host, name, DONATIONS_WEBHOOK_SECRET=secret)
+    body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION, event_id="ev-serve")
+    acme_port, birch_port = helpers.free_port(), helpers.free_port()
+    acme = helpers.start_receiver(acme_port, {"SYNCTOOL_ORG": "acme"})
+    birch = helpers.start_receiver(birch_port, {"SYNCTOOL_ORG": "birch"})
+    try:
+        signed_by_acme = {"Signature": "acme-gb-secret"}
+        to_birch = httpx.post(f"http://127.0.0.1:{birch_port}/webhooks/donations", content=body, headers=signed_by_acme)
+        assert to_birch.status_code == 401
+        to_acme = httpx.post(f"http://127.0.0.1:{acme_port}/webhooks/donations", content=body, headers=signed_by_acme)
+        assert to_acme.status_code == 200, to_acme.text
+    finally:
+        for proc in (acme, birch):
+            proc.terminate()
+            proc.wait(timeout=30)
+    listed = {row["name"]: row for row in json.loads(cli("orgs", "list", "--json").stdout)}
+    assert listed["acme"]["due"] == 1 and listed["birch"]["due"] == 0
+    birch_deliveries = json.loads(cli("--org", "birch", "deliveries", "list", "--since", "1h", "--json").stdout)
+    assert birch_deliveries == []
