@@ -356,3 +356,15 @@ def test_serve_for_an_organisation_takes_its_deliveries_and_refuses_another_s_se
     assert listed["acme"]["due"] == 1 and listed["birch"]["due"] == 0
     birch_deliveries = json.loads(cli("--org", "birch", "deliveries", "list", "--since", "1h", "--json").stdout)
     assert birch_deliveries == []
+
+
+def test_an_organisation_in_the_sandbox_uses_its_single_key_from_its_secrets_file(cli, host):
+    """As the single install falls back to CRM_API_KEY in the environment when no sandbox key is set, an organisation
+    falls back to the one in its own secrets.env."""
+    add(cli, "acme")
+    secrets_file(host, "acme", CRM_API_KEY="its-own")
+    assert cli("--org", "acme", "crm", "environment", "sandbox").exit_code == 0
+    shown = cli("--org", "acme", "crm", "environment", "--json")
+    assert shown.exit_code == 0, shown.output
+    found = json.loads(shown.stdout)
+    assert found["api_key"] == "set" and found["api_key_from"] == "secrets.env", found

@@ -50,8 +50,9 @@ def target(conn: sqlite3.Connection, rt: Runtime) -> CrmTarget:
             )
     name = key_name(env)
     key_source = rt.secrets.source(name)
-    if key_source is None and rt.secrets.source("CRM_API_KEY") == "environment":
-        name, key_source = "CRM_API_KEY", "environment"
+    fallback = rt.secrets.source("CRM_API_KEY")
+    if key_source is None and fallback in ("environment", "secrets.env"):  # the single key, not in the keyring
+        name, key_source = "CRM_API_KEY", fallback
     return CrmTarget(env, url, source, name, key_source)
 
 
