@@ -70,6 +70,23 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "SMTP_SECURITY": ("smtp", "security"),
 }
 
+#: the overrides a host tunes for every organisation alike (pacing, timeouts, retries, leases): an organisation's
+#: config takes these from the environment and no others (``orgs.config_environ``), so where its requests and its
+#: secrets go, and what it does with donors and refunds, are its own config's alone
+TUNING = frozenset(
+    {
+        "CRM_RATE_LIMIT_REQUESTS", "CRM_RATE_LIMIT_WINDOW_S", "CRM_SHARE_REQUESTS", "CRM_MIN_INTERVAL_MS",
+        "CRM_SEND_MARGIN_MS", "CRM_RETRY_BASE_MS", "CRM_TIMEOUT_S", "CRM_CONFIRM_AFTER_S", "QUEUE_RETRY_DELAY_MS",
+        "PLATFORM_API_RETRY_BASE_MS", "PLATFORM_API_TIMEOUT_S", "RECEIVER_BUSY_TIMEOUT_S", "QUEUE_LEASE_SECONDS",
+        "REFUNDS_WAIT_FOR_GIFT_S",
+    }
+)  # fmt: skip
+
+
+def override_names() -> set[str]:
+    """Every environment variable ``load_config`` reads as an override: the core's and the registered platforms'."""
+    return {*ENV_OVERRIDES, *(env for _, env_keys in SECTIONS.values() for env in env_keys)}
+
 
 #: the config sections of the registered platforms, built-ins and outside packages alike: role -> (pydantic model,
 #: env var -> key). The registry adds them as it loads (``platforms.registered``), which every command does before

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synctool.errors import ConfigError, InvalidInput
+from synctool.secrets import Secrets
 
 DEFAULT_HOME = Path("~/.local/share/synctool")
 NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")
@@ -135,6 +136,27 @@ def read_secrets(org: Org) -> dict[str, str]:
             value = value[1:-1]
         values[key] = value
     return values
+
+
+def config_environ(org: Org, environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` as an organisation's commands read it: pointed at its database, without the overrides that are
+    its config's to say (base URLs, the CRM environment, policies: ``config.TUNING`` are kept), so a variable set for
+    the single install or another organisation never sends this one's requests, or its secrets, elsewhere."""
+    from synctool.config import TUNING, override_names
+
+    dropped = override_names() - TUNING
+    return {**{k: v for k, v in environ.items() if k not in dropped}, "SYNCTOOL_DB": str(org.database)}
+
+
+def keyring_wanted(environ: Mapping[str, str]) -> bool:
+    """Whether secrets are looked for in the keyring (``SYNCTOOL_KEYRING=off`` says no)."""
+    return environ.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
+
+
+def secrets(org: Org, environ: Mapping[str, str]) -> Secrets:
+    """The organisation's secrets: its keyring service, then its ``secrets.env`` (ConfigError when others may read
+    it), never the process environment."""
+    return Secrets(read_secrets(org), use_keyring=keyring_wanted(environ), service=org.service, file=str(org.secrets_file))
 
 
 def init_environ(org: Org, environ: Mapping[str, str]) -> dict[str, str]:

@@ -61,21 +61,20 @@ class Runtime:
         database (a ``--config`` or ``$SYNCTOOL_DB`` naming another file refused), its keyring service and its
         ``secrets.env``, never the process environment's secrets. This is the one place an organisation is chosen."""
         env = dict(os.environ if environ is None else environ)
-        use_keyring = env.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
         name = org if org is not None else (env.get("SYNCTOOL_ORG") or None)
         if name is None:
             config = load_config(config_path, env)
-            return cls(config=config, secrets=Secrets(env, use_keyring=use_keyring), environ=env, **kwargs)
+            return cls(config=config, secrets=Secrets(env, use_keyring=orgs.keyring_wanted(env)), environ=env, **kwargs)
         place = orgs.find(name, env)
         orgs.refuse_disagreeing(place, config_path, env)
-        config = load_config(place.config, {**env, "SYNCTOOL_DB": str(place.database)})
+        env = orgs.config_environ(place, env)
+        config = load_config(place.config, env)
         if config.database and Path(config.database).expanduser().resolve() != place.database.resolve():
             raise ConfigError(
                 "database", config.source, f"an organisation's database is its folder's ({place.database}): remove the key"
             )
-        secrets = Secrets(orgs.read_secrets(place), use_keyring=use_keyring, service=place.service, file=str(place.secrets_file))
         env["SYNCTOOL_ORG"] = name  # the processes it starts run for the same organisation
-        return cls(config=config, secrets=secrets, environ=env, org=name, **kwargs)
+        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, org=name, **kwargs)
 
     @property
     def db_path(self) -> Path:

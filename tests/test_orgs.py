@@ -369,3 +369,18 @@ def test_an_organisation_in_the_sandbox_uses_its_single_key_from_its_secrets_fil
     assert shown.exit_code == 0, shown.output
     found = json.loads(shown.stdout)
     assert found["api_key"] == "set" and found["api_key_from"] == "secrets.env", found
+
+
+def test_the_environment_never_sends_an_organisation_s_requests_elsewhere(cli, host, env):
+    """A base URL, CRM environment or policy exported for the single install (or another organisation) is not an
+    organisation's: its config says where its CRM key goes; host tuning (pacing, timeouts) still applies."""
+    add(cli, "acme")
+    secrets_file(host, "acme", CRM_API_KEY="its-own")
+    env["CRM_API_BASE_URL"] = "https://elsewhere.example/api/v1"
+    env["CRM_ENVIRONMENT"] = "sandbox"
+    env["CRM_MIN_INTERVAL_MS"] = "5"
+    shown = cli("--org", "acme", "crm", "config", "--json")
+    assert shown.exit_code == 0, shown.output
+    found = json.loads(shown.stdout)
+    assert "elsewhere.example" not in shown.stdout and found["environment"] == "production", found
+    assert found["api_key_from"] == "secrets.env" and "CRM_API_BASE_URL" not in found["base_url_from"], found

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
-from synctool.orgs import Org, find, init_environ, names, place, read_secrets
+from synctool.orgs import Org, config_environ, find, init_environ, keyring_wanted, names, place, secrets
 
 
 def secret_names() -> dict[str, str]:
@@ -31,7 +31,7 @@ def _secrets_used(org: Org) -> list[str]:
     from synctool.secrets import CORE_SECRETS
 
     platforms.registered()
-    config = load_config(org.config, {"SYNCTOOL_DB": str(org.database)})
+    config = load_config(org.config, config_environ(org, {}))
     return [*CORE_SECRETS, *(name for p in platforms.in_use(config) for name in p.secrets)]
 
 
@@ -75,7 +75,7 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     row: dict[str, Any] = {"name": name, "platforms": "", "due": None, "failed": None, "last_drain": None, "last_poll": None}
     try:
         org = find(name, environ)
-        config = load_config(org.config, {"SYNCTOOL_DB": str(org.database)})
+        config = load_config(org.config, config_environ(org, {}))
         row["platforms"] = ", ".join(p.name for p in platforms.in_use(config))
         conn = _read_only(org.database)
         try:
@@ -101,18 +101,20 @@ def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
     org = find(name, environ)
     found = summary(name, environ)
-    use_keyring = environ.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
     try:
-        values = read_secrets(org)
-    except ConfigError as exc:
-        values = {}
+        held = secrets(org, environ)
+    except ConfigError as exc:  # its secrets.env is open to others: shown in its row, every secret said missing
+        held = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service, file=str(org.secrets_file))
         found.setdefault("error", str(exc))
-    secrets = Secrets(values, use_keyring=use_keyring, service=org.service, file=str(org.secrets_file))
-    keyring = f"keyring service {org.service}" if secrets.keyring_available() else None
+    keyring = f"keyring service {org.service}" if held.keyring_available() else None
+    try:
+        wanted = _secrets_used(org)
+    except SynctoolError:  # a config that does not read (its row says why): every secret synctool knows
+        wanted = list(secret_names())
     missing = {
         secret: " or ".join(w for w in (keyring, f"{secret}=... in {org.secrets_file}") if w)
-        for secret in secret_names()
-        if not secrets.source(secret)
+        for secret in wanted
+        if not held.source(secret)
     }
     return {
         **found,
@@ -132,8 +134,7 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
     org = find(name, environ)
     files = sorted(str(p.relative_to(org.folder)) for p in org.folder.rglob("*") if p.is_file())
-    use_keyring = environ.get("SYNCTOOL_KEYRING", "").lower() not in ("off", "0", "no")
-    erased = Secrets({}, use_keyring=use_keyring, service=org.service).erase(sorted(secret_names()))
+    erased = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service).erase(sorted(secret_names()))
     shutil.rmtree(org.folder)
     return {
         "organisation": name,
