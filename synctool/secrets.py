@@ -96,7 +96,8 @@ class Secrets:
         """The secret, or ConfigError saying what needs it."""
         value = self.get(name)
         if not value:
-            raise ConfigError(name, "keyring/environment", f"not set; synctool needs it to call {what}")
+            where = "keyring/environment" if self.file is None else f"keyring {self.service}/{self.file}"
+            raise ConfigError(name, where, f"not set; synctool needs it to call {what}")
         return value
 
     def source(self, name: str) -> str | None:
@@ -108,10 +109,11 @@ class Secrets:
         return "environment" if self.file is None else "secrets.env"
 
     def elsewhere(self, name: str) -> str:
-        """Where to set ``name`` when the keyring cannot hold it: the environment, or the organisation's file."""
+        """What to do with ``name`` when the keyring cannot hold it: set it in the environment, or (an organisation,
+        which never reads the environment) add it to its ``secrets.env``."""
         if self.file is None:
-            return f"the environment variable {name}"
-        return f"a line {name}=... in {self.file}"
+            return f"set the environment variable {name} for synctool instead (for cron, in the crontab or an env file)"
+        return f"add a line {name}=... to {self.file} instead (chmod 600)"
 
     def set(self, name: str, value: str) -> None:
         """Store a secret in keyring; refuse with advice where there is no backend."""
@@ -120,12 +122,7 @@ class Secrets:
             raise ConfigError(
                 name,
                 "keyring",
-                "no keyring backend on this machine, so the secret was not saved; "
-                + (
-                    f"set the environment variable {name} for synctool instead (for cron, in the crontab or an env file)"
-                    if self.file is None
-                    else f"add a line {name}=... to {self.file} instead"
-                ),
+                f"no keyring backend on this machine, so the secret was not saved; {self.elsewhere(name)}",
             )
         backend.set_password(self.service, name, value)
 

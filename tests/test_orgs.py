@@ -384,3 +384,10 @@ def test_the_environment_never_sends_an_organisation_s_requests_elsewhere(cli, h
     found = json.loads(shown.stdout)
     assert "elsewhere.example" not in shown.stdout and found["environment"] == "production", found
     assert found["api_key_from"] == "secrets.env" and "CRM_API_BASE_URL" not in found["base_url_from"], found
+
+
+def test_without_a_keyring_an_organisation_is_told_to_use_its_secrets_file_not_the_environment(cli, host):
+    add(cli, "acme")
+    result = cli("--org", "acme", "crm", "config", "--api-key", input="a-key\na-key\n")
+    assert result.exit_code == 2 and "was not saved" in result.stderr, result.output
+    assert str(host / "orgs" / "acme" / "secrets.env") in result.stderr and "environment variable" not in result.stderr

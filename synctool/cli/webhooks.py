@@ -117,12 +117,16 @@ def register(
         title=f"webhooks at {result['url']}",
     )
     if export:
-        print(
-            "No keyring on this machine: put these in synctool's environment (cron's env file, the service unit):",
-            file=sys.stderr,
-        )
+        kept = ctx_obj(ctx).rt.secrets.file  # an organisation's secrets.env: it never reads the environment
+        if kept is None:
+            print(
+                "No keyring on this machine: put these in synctool's environment (cron's env file, the service unit):",
+                file=sys.stderr,
+            )
+        else:
+            print(f"No keyring on this machine: add these lines to {kept} (chmod 600):", file=sys.stderr)
         for name, value in export.items():
-            print(f"export {name}='{value}'", file=sys.stderr)
+            print(f"export {name}='{value}'" if kept is None else f"{name}={value}", file=sys.stderr)
     if result["restart_receiver"] and not as_json:
         typer.echo("restart `synctool serve` so the receiver reads the new secrets")
     exit_if_failed(result["failed"], "webhooks register")
