@@ -107,3 +107,26 @@ def test_a_hook_of_the_wrong_types_is_named_with_what_is_wrong():
     assert "it returns list[" in found["expected"] and "the hook answers tuple[list[" in found["expected"]
     assert "since is str, the core passes Runtime" in found["missed"]
     assert "conn is not annotated" in found["checks"]
+
+
+def test_a_hook_whose_types_come_from_a_relative_import_for_type_checkers_resolves(tmp_path, monkeypatch):
+    """An outside package's module that imports its types under ``if TYPE_CHECKING:`` relatively (``from .types
+    import ...``), beside a stub-only import, is read as the module would read it: its hook is as the contract says."""
+    package = tmp_path / "relkind"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kinds.py").write_text("from collections.abc import Mapping\nAnswer = Mapping[str, object]\n")
+    (package / "poll.py").write_text(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    import sqlite3\n"
+        "    from _typeshed import StrPath\n"  # a stub-only module: no module to import at run time
+        "    from synctool.runtime import Runtime\n"
+        "    from .kinds import Answer\n"
+        "def poll(conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> Answer:\n"
+        "    return {}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kind = platforms.Platform(name="relkind", role="relkind", poll=Hook("relkind.poll:poll"))
+    assert hook_problems(kind) == []

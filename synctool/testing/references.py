@@ -257,17 +257,24 @@ def _names_for(function: Callable[..., object]) -> dict[str, object]:
 
 
 def _checked_only(module: types.ModuleType | None) -> dict[str, object]:
-    """The names ``module`` imports under ``if TYPE_CHECKING:``, imported."""
+    """The names ``module`` imports under ``if TYPE_CHECKING:``, imported as the module would (a relative import
+    from its own package); an import that only type checkers can make (a stub-only package) is left out, and an
+    annotation naming it is then said not to evaluate."""
     try:
         tree = ast.parse(inspect.getsource(module)) if module is not None else None
     except (OSError, TypeError):
         return {}
-    names: dict[str, object] = {}
+    names: dict[str, object] = {"__name__": getattr(module, "__name__", ""), "__package__": getattr(module, "__package__", "")}
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-            imports: list[ast.stmt] = [n for n in node.body if isinstance(n, ast.Import | ast.ImportFrom)]
-            exec(compile(ast.Module(body=imports, type_ignores=[]), str(getattr(module, "__file__", "?")), "exec"), names)  # noqa: S102
-    names.pop("__builtins__", None)
+            for statement in (n for n in node.body if isinstance(n, ast.Import | ast.ImportFrom)):
+                code = compile(ast.Module(body=[statement], type_ignores=[]), str(getattr(module, "__file__", "?")), "exec")
+                try:
+                    exec(code, names)  # noqa: S102
+                except ImportError:
+                    continue
+    for kept in ("__builtins__", "__name__", "__package__"):
+        names.pop(kept, None)
     return names
 
 
