@@ -51,11 +51,8 @@ def _plans_by_donor(conn: sqlite3.Connection) -> tuple[dict[str, list[sqlite3.Ro
     return by_donor, unmatched
 
 
-def check(
-    conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None, gone: list[str] | None = None
-) -> dict[str, Any]:
-    """The plan donors' group differences (with ``crm``: also against the CRM's memberships, one read a donor). ``gone``
-    collects the constituents whose membership synctool wrote and the CRM no longer holds current."""
+def check(conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None) -> dict[str, Any]:
+    """The plan donors' group differences (with ``crm``: also against the CRM's memberships, one read a donor)."""
     from synctool.ops.plans import donor
 
     mapping = mappings.get(conn, "plans", "*")
@@ -93,8 +90,6 @@ def check(
             why = "synctool has not written the membership" if row is None else f"synctool's membership is {row['state']}"
             if in_ledger and in_crm is False:
                 why = "synctool wrote the membership, the CRM has no current one (ended or removed there)"
-                if gone is not None and row is not None and row["state"] == "current":
-                    gone.append(constituent_id)
             items.append(PlanDifference(status="not_in_group", constituent_id=constituent_id, plan_id=plan["plan_id"],
                                         donor=donor(plan), reason=f"{plan['status']} plan; {why}",
                                         fix="a forced plan job starts the membership"))  # fmt: skip
@@ -112,28 +107,23 @@ def run(
 ) -> dict[str, Any]:
     """The plans' part of a reconcile: ``check`` (with ``read_crm``, through ``client`` or one opened for the active
     environment), then with ``fix`` the jobs queued."""
-    gone: list[str] = []
     if read_crm and known(conn) and mappings.get(conn, "plans", "*"):
         from synctool.ops.reconcile.crm_side import crm_client
 
         with crm_client(conn, rt, client) as crm:
-            found = check(conn, rt, crm=crm, gone=gone)
+            found = check(conn, rt, crm=crm)
     else:
         found = check(conn, rt)
-    found["fixed"] = fix_plans(conn, rt, found, gone=gone) if fix else []
+    found["fixed"] = fix_plans(conn, rt, found) if fix else []
     return found
 
 
-def fix_plans(
-    conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any], *, gone: list[str] | None = None
-) -> list[dict[str, Any]]:
+def fix_plans(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -> list[dict[str, Any]]:
     """``--fix``: a forced plan job for each difference (its plan as synctool holds it; drain runs the normal path).
-    A membership the CRM no longer holds (``gone``: ended or removed there by a person) is first recorded so in the
-    ledger, so that the plan job writes it again instead of finding it written."""
+    A donor not in the group whom the ledger still calls ``current`` can only be one the CRM read found without a
+    current membership (ended or removed there by a person): that is recorded in the ledger with the job, so the
+    plan job writes the membership again instead of finding it written."""
     done = []
-    for cid in gone or []:
-        with store.atomic(conn):
-            group_memberships.not_in_crm(conn, cid, int(found["group_id"]))
     for item in found["items"]:
         row = conn.execute("SELECT * FROM plans WHERE plan_id = ?", (item["plan_id"],)).fetchone()
         if row is None:
@@ -145,6 +135,8 @@ def fix_plans(
             "start_at": row["started_at"],
         }  # fmt: skip
         with store.atomic(conn):
+            if item["status"] == "not_in_group" and item["constituent_id"]:
+                group_memberships.not_in_crm(conn, item["constituent_id"], int(found["group_id"]))
             job_id = jobs.enqueue(
                 conn, source=ROLE, entity_type="plan", entity_id=row["plan_id"], force=True,
                 payload={"plan": body, "origin": "reconcile --fix"}, email=row["email"], amount=row["amount"],
