@@ -32,7 +32,6 @@ from synctool.platforms.contract import (
     Target,
     Webhook,
     handlers_in,
-    section_of,
     setting_in,
 )
 from synctool.platforms.hooks import Hook, Loaded, Served
@@ -206,7 +205,6 @@ __all__ = [
     "require_reference",
     "run_now",
     "runner",
-    "section_of",
     "setting_in",
     "settings",
     "sign",

@@ -158,20 +158,6 @@ def handlers_in(package: str, **modules: Sequence[str]) -> dict[str, JobHandler]
     return {key: Hook(f"{package}.{module}:{key.rpartition(':')[2]}") for module, keys in modules.items() for key in keys}
 
 
-S = TypeVar("S")
-
-
-def section_of(model: type[S]) -> Callable[[Config], S]:
-    """A platform's reader of its config section, typed as its model (``Platform.config``), under the platform's
-    role: ``section = section_of(DonationsConfig)``, then ``section(rt.config).base_url``."""
-
-    def section(config: Config) -> S:
-        found: S = config.section(_role_of(model))
-        return found
-
-    return section
-
-
 @dataclass(frozen=True)
 class Webhook:
     """A platform's inbound webhook: ``POST /webhooks/<role>`` (its platform's role), checked and parsed by

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, Section, Webhook, handlers_in, section_of
+from synctool.platform import Client, Fake, Hook, Loaded, Mappings, Platform, PlatformSection, Webhook, handlers_in
 
 
-class DonationsConfig(Section):
+class DonationsConfig(PlatformSection):
     """``donations:`` in config.yaml."""
 
     base_url: str = "https://api.givebutter.com/v1"
@@ -18,10 +18,6 @@ class DonationsConfig(Section):
     poll_first_lookback_hours: int = Field(24, ge=1)
     default_fund_id: int | None = None
     default_campaign_id: int | None = None
-
-
-#: this platform's config section, typed: ``section(rt.config).base_url``
-section = section_of(DonationsConfig)
 
 
 PLATFORM = Platform(

@@ -107,7 +107,7 @@ class DonationsClient:
 
 def from_runtime(rt: Runtime) -> DonationsClient:
     return DonationsClient(
-        givebutter.section(rt.config).base_url,
+        givebutter.DonationsConfig.of(rt.config).base_url,
         rt.secrets.require("DONATIONS_API_KEY", "the donation platform"),
         **rt.api_options("donations"),
     )

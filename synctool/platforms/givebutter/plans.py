@@ -226,7 +226,7 @@ def record_charge(
     again is active: Givebutter's retry took). No CRM request. Inside the job's unit (``gather``); False when
     already noted."""
     when = moment(at) or store.iso()
-    paid = None if amount is None else f"{Decimal(str(amount)):.2f}"
+    paid = money(amount)
     with work.gather() as conn:
         event_id = f"charge:{transaction_id}"
         if event_of(conn, event_id) is not None:

@@ -24,7 +24,9 @@ from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_
 def poll(
     conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
 ) -> dict[str, Any]:
-    started, since_text = watermark.window_of(conn, "donations", givebutter.section(rt.config), fresh=fresh, lookback=lookback)
+    started, since_text = watermark.window_of(
+        conn, "donations", givebutter.DonationsConfig.of(rt.config), fresh=fresh, lookback=lookback
+    )
     seen = queued = refunds_seen = refunds_queued = 0
     with using(rt, "donations", client) as donations:
         for txn in donations.transactions_since(since_text, per_page=100):

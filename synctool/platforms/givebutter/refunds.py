@@ -9,6 +9,7 @@ order also ends its tickets, or keeps what it says of them for the order's invit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -97,7 +98,9 @@ def refund(event: Event, job: Job) -> Outcome:
     return outcome
 
 
-def event_order_refunded(work: Unit, order_id: str, client: Any, data: dict[str, Any] | None = None) -> str | None:
+def event_order_refunded(
+    work: Unit, order_id: str, client: Callable[[], DonationsClient], data: dict[str, Any] | None = None
+) -> str | None:
     """After a refund of an event order (``data``: what ``refund.created`` carried): refunded whole (its refunds
     reach its amount), its tickets end; refunded in part, what the refund says of its tickets is kept for the
     order's invitations job (``settle_refunds``), after the tickets' own word is read (``/v1/tickets``: a revoked

@@ -212,7 +212,7 @@ def campaign_of(job: Job, txn: Transaction) -> dict[str, Any]:
 def gift_body(job: Job, txn: Transaction, campaign: dict[str, Any]) -> dict[str, Any]:
     conn = job.conn
     campaign_id = txn.campaign_id or ""
-    donations = givebutter.section(job.config)
+    donations = givebutter.DonationsConfig.of(job.config)
     config_default = {"fund_id": donations.default_fund_id, "campaign_id": donations.default_campaign_id}
     plan_id = recurring_plan(txn)
     coding = mappings.coding(
@@ -306,14 +306,13 @@ def sync_transaction(job: Job, data: Any) -> Outcome:
     with job.unit.gather():  # an event's order: its invitations come after the gift (commits at the job's end)
         events.note_order(job, txn, campaign, constituent_id)
     credited = credit_fundraiser(job, raiser, body, constituent_id, gift_id) if raiser is not None else None
-    with job.unit.gather():
-        pushed = mailing_list.queue_pushes(
-            job.unit,
-            person,
-            source="donations",
-            consent=txn.communication_opt_in,
-            tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
-        )
+    pushed = mailing_list.queue_pushes(
+        job.unit,
+        person,
+        source="donations",
+        consent=txn.communication_opt_in,
+        tags=["Givebutter donor", str(campaign.get("title") or txn.campaign_code or "")],
+    )
     joined = plan_job.known_from_charge(job, plan_id, txn.id, constituent_id) if plan_id else None
     said = "gift created" if created else ((made.message if made else None) or "gift already in the CRM; recorded")
     return Outcome(
