@@ -50,9 +50,10 @@ def target(conn: sqlite3.Connection, rt: Runtime) -> CrmTarget:
             )
     name = key_name(env)
     key_source = rt.secrets.source(name)
-    fallback = rt.secrets.source("CRM_API_KEY")
-    if key_source is None and fallback in ("environment", "secrets.env"):  # the single key, not in the keyring
-        name, key_source = "CRM_API_KEY", fallback
+    if key_source is None:  # the single key, when it is not in the keyring
+        fallback = rt.secrets.source("CRM_API_KEY")
+        if fallback in ("environment", "secrets.env"):
+            name, key_source = "CRM_API_KEY", fallback
     return CrmTarget(env, url, source, name, key_source)
 
 

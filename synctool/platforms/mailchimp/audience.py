@@ -26,9 +26,10 @@ def push(event: Event, job: Job) -> Outcome:
             f"list {data['list_id']} no longer takes donors (synctool mailing mappings set {data['list_id']} --push-donors)"
         )
     merge = {k: v for k, v in (("FNAME", data.get("first_name")), ("LNAME", data.get("last_name"))) if v}
-    member = job.client("mailing", MailingClient).upsert_member(data["list_id"], data["email"], merge)
+    client = job.client("mailing", MailingClient)
+    member = client.upsert_member(data["list_id"], data["email"], merge)
     if data.get("tags"):
-        job.client("mailing", MailingClient).tag_member(data["list_id"], data["email"], data["tags"])
+        client.tag_member(data["list_id"], data["email"], data["tags"])
     return Outcome(
         "succeeded",
         f"{data['email']} on list {mapping.get('label') or data['list_id']} "

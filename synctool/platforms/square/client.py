@@ -136,11 +136,9 @@ class PosClient:
 
 
 def from_runtime(rt: Runtime) -> PosClient:
+    pos = square.PosConfig.of(rt.config)
     return PosClient(
-        square.PosConfig.of(rt.config).base_url,
-        rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"),
-        square.PosConfig.of(rt.config).square_version,
-        **rt.api_options("pos"),
+        pos.base_url, rt.secrets.require("POS_ACCESS_TOKEN", "the POS platform"), pos.square_version, **rt.api_options("pos")
     )
 
 
