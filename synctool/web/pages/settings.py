@@ -47,6 +47,8 @@ class SettingsPage(TypedDict):
     mode: preview.SyncMode
     matching: setting_ops.DonorMatching
     recipients: list[str]
+    #: the core settings the page shows with forms of their own, by name: their title and description, as declared
+    core: dict[str, Setting]
     platform_settings: list[PlatformSetting]
 
 
@@ -114,6 +116,7 @@ def settings(request: StaffRequest) -> ViewResult:
             mode=preview.set_mode(request.conn),
             matching=setting_ops.donor_matching(request.conn, request.rt),
             recipients=setting_ops.alert_recipients(request.conn)["emails"],
+            core={s.name: s for s in setting_ops.core(lambda: request.rt) if s.name in ("donor-matching", "alert-recipients")},
             platform_settings=platform_settings(request),
         )
     )
