@@ -84,7 +84,7 @@ class Examination:
 
     @cached_property
     def runs(self) -> dict[str, CronRun]:
-        return cron_runs(self.conn, self.rt)
+        return cron_runs(self.conn, self.rt.config)
 
 
 def config_rows(ex: Examination) -> list[DoctorRow]:

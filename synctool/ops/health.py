@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from synctool import platforms, settings, store
+from synctool.config import Config
 from synctool.errors import ConfigError
 from synctool.ops import outbox, webhooks
 from synctool.ops.reconcile import last_run
@@ -125,10 +126,11 @@ class CronRun(TypedDict):
     stale: bool
 
 
-def cron_runs(conn: sqlite3.Connection, rt: Runtime) -> dict[str, CronRun]:
+def cron_runs(conn: sqlite3.Connection, config: Config) -> dict[str, CronRun]:
     """When each of cron's commands last ran (``poll`` only when a platform in use polls, ``heal`` only when one
-    keeps a record of failed deliveries): its time, its age in seconds, and whether that is too old."""
-    used = platforms.in_use(rt.config)
+    keeps a record of failed deliveries; the poll's is its stalest platform's): its time, its age in seconds, and
+    whether that is too old."""
+    used = platforms.in_use(config)
     found = {"drain": (settings.get(conn, "last_drain") or {}).get("at")}
     polling = [p.role for p in used if p.poll]
     if polling:

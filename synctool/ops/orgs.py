@@ -66,8 +66,9 @@ def _read_only(path: Path) -> sqlite3.Connection:
 def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """One organisation's row: platforms in use, jobs due, failed, last drain and last poll, read from its own
     config and database (read-only). A broken organisation's row carries its error instead of raising."""
-    from synctool import platforms, settings, store
+    from synctool import platforms, store
     from synctool.config import load_config
+    from synctool.ops.health import cron_runs
     from synctool.queue import log
 
     platforms.registered()  # the platforms' config sections, before a config is read
@@ -79,10 +80,11 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         row["platforms"] = ", ".join(p.name for p in platforms.in_use(config))
         conn = _read_only(org.database)
         try:
-            row["due"] = log.due(conn, store.iso(store.utcnow()))
+            row["due"] = log.due(conn, store.iso())
             row["failed"] = log.open_failures(conn)
-            row["last_drain"] = (settings.get(conn, "last_drain") or {}).get("at")
-            row["last_poll"] = conn.execute("SELECT max(last_run_at) FROM poll_state").fetchone()[0]
+            runs = cron_runs(conn, config)  # as doctor and the overview read them: the poll's is its stalest platform's
+            row["last_drain"] = runs["drain"]["at"]
+            row["last_poll"] = runs["poll"]["at"] if "poll" in runs else None
         finally:
             conn.close()
     except (SynctoolError, sqlite3.Error, OSError) as exc:

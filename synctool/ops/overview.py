@@ -42,7 +42,9 @@ class UnmappedCampaign(TypedDict):
 def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[LastRun]:
     from synctool.ops.health import cron_runs
 
-    return [{**run, "age_s": None if run["age_s"] is None else round(run["age_s"])} for run in cron_runs(conn, rt).values()]
+    return [
+        {**run, "age_s": None if run["age_s"] is None else round(run["age_s"])} for run in cron_runs(conn, rt.config).values()
+    ]
 
 
 #: how far back the overview looks for gifts of campaigns with no mapping
