@@ -291,9 +291,6 @@ class Platform:
     commands: Mapping[str, Callable[[], object]] = field(default_factory=dict)
     #: its run-time settings (`synctool settings NAME`; a Settings page lists them)
     settings: tuple[Setting, ...] = ()
-    #: the other platforms' sources whose jobs its handlers run (the portal runs Stripe's ``payments`` jobs):
-    #: such a source's platform works only beside this one
-    handles: tuple[str, ...] = ()
     routes: RoutesHook | None = None
     #: its backup poll (``synctool poll``); its watermark is the ``poll_state`` row of its role
     poll: PollHook | None = None
@@ -332,6 +329,13 @@ class Platform:
             key = self.client.key if self.client is not None else None
             base_url_env = next((env for env, key in self.config_env.items() if key == "base_url"), "")
             object.__setattr__(self, "fake", _filled(self.fake, name=self.name, key_secret=key or "", base_url_env=base_url_env))
+
+    @property
+    def handles(self) -> tuple[str, ...]:
+        """The other platforms' sources whose jobs its handlers run (the portal runs Stripe's ``payments`` jobs), as
+        its ``handlers``' keys name them: such a source's platform works only beside this one."""
+        sources = (key.rpartition(":")[0] for key in self.handlers)
+        return tuple(dict.fromkeys(s for s in sources if s and s not in ("*", self.role)))  # "*": any source's
 
     @property
     def secrets(self) -> dict[str, str]:

@@ -26,7 +26,6 @@ PLATFORM = Platform(
         refunds=(f"{PAYMENTS}:charge_refund",),
     ),
     # Stripe, the portal's payment processor, only parses its events: the portal's handlers run its jobs
-    handles=(PAYMENTS,),
     commands={"portal": Loaded("synctool.platforms.portal.commands:app")},
     routes=Hook("synctool.platforms.portal.routes:routes"),
     # a portal push or a Stripe event becomes local records, and those CRM jobs: one at a time, before the CRM's
