@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
-import stat
 from pathlib import Path
 from typing import TypedDict
 
@@ -149,12 +148,7 @@ def cron_runs(conn: sqlite3.Connection, config: Config) -> dict[str, CronRun]:
 def file_modes(db_path: Path) -> tuple[str, str, str]:
     """(status, detail, fix): the database and its ``-wal`` and ``-shm`` files are synctool's user's alone (every
     donor's name, address and phone is in them); one that its group or others may read or write fails."""
-    modes: dict[Path, int] = {}
-    for path in (Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm")):
-        try:
-            modes[path] = stat.S_IMODE(path.stat().st_mode)
-        except FileNotFoundError:  # -wal and -shm come and go with the connections
-            continue
+    modes = store.file_modes(db_path)
     open_ = [path for path, mode in modes.items() if mode & 0o066]
     if not open_:
         return "ok", f"{', '.join(f'{p.name} {m:04o}' for p, m in modes.items())}: synctool's user's alone", ""

@@ -68,20 +68,31 @@ def private_to_write(path: Path) -> None:
         os.chmod(path, PRIVATE_FILE)
 
 
+def file_modes(path: Path) -> dict[Path, int]:
+    """The database's files as they are now (itself, and its ``-wal`` and ``-shm``, which come and go with the
+    connections), with their permission bits."""
+    found = {}
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            found[file] = stat.S_IMODE(os.stat(file).st_mode)
+        except OSError:
+            continue
+    return found
+
+
 def made_private(path: Path) -> list[str]:
     """An existing database and its ``-wal`` and ``-shm`` made ``PRIVATE_FILE`` when its group or others had any
     access (a database made before 0.3 was 0644: every donor's name, address and phone readable by every local
     user), said once in the log (the next command finds them private). What was changed, as ``name 0644``; a file
     that is not synctool's user's to change is left to ``doctor``, which says what to do."""
     changed = []
-    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        try:
-            mode = stat.S_IMODE(os.stat(file).st_mode)
-            if mode & 0o077:
+    for file, mode in file_modes(path).items():
+        if mode & 0o077:
+            try:
                 os.chmod(file, PRIVATE_FILE)
-                changed.append(f"{file.name} {mode:04o}")
-        except OSError:  # -wal and -shm come and go; another user's file: doctor's "database file modes"
-            continue
+            except OSError:  # gone since, or another user's file: doctor's "database file modes" says what to do
+                continue
+            changed.append(f"{file.name} {mode:04o}")
     if changed:
         log.warning(
             "%s made 0600, synctool's user's alone (it was %s: made by an older synctool, or copied)", path, ", ".join(changed)
