@@ -209,17 +209,24 @@ def running(config: Config) -> tuple[Platform, ...]:
 
 
 def register_handlers(config: Config | None = None) -> None:
-    """Import the handler modules of the platforms that run jobs here (``running``; every registered one without
-    a config), so their job handlers are registered (``queue.handlers``). A package installed but not in use
-    adds none: installing one changes nothing that runs."""
+    """Register the job handlers of the platforms that run jobs here (``running``; every registered one without
+    a config) with the queue (``queue.handlers``; each module is imported when its handler first runs). A package
+    installed but not in use adds none: installing one changes nothing that runs."""
     from synctool.queue.handlers import ANY_SOURCE, handler
 
     chosen = registered() if config is None else running(config)
     for p in chosen:
-        for source, entity_type, run in handlers_of(p):
-            handler(source, entity_type)(run)
+        register_platform_handlers(p)
     if any(p.payouts for p in chosen):  # `reconcile payouts --write-deposits` queues them, for any platform's payouts
         handler(ANY_SOURCE, "deposit")(Hook("synctool.platforms.deposits:deposit"))
+
+
+def register_platform_handlers(platform: Platform) -> None:
+    """Register each job handler ``platform`` declares with the queue (a second function for one pair is refused)."""
+    from synctool.queue.handlers import handler
+
+    for source, entity_type, run in handlers_of(platform):
+        handler(source, entity_type)(run)
 
 
 def handlers_of(platform: Platform) -> list[tuple[str, str, JobHandler]]:

@@ -30,7 +30,6 @@ from synctool.platforms.contract import ApiRoute
 from synctool.platforms.reconcile import Expected, Payout
 from synctool.platforms.registration import Check
 from synctool.platforms.webhook import Adapter, Event, Missed, WebhookSecrets
-from synctool.queue import handlers as job_handlers
 from synctool.runtime import Runtime
 from synctool.testing.references import hook_problems
 
@@ -283,12 +282,7 @@ def _records(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Ru
 def _loaded(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
     """Its job handlers registered, each command group a Typer app, its fake made, its targets its own."""
     if platform.handlers:
-
-        def register() -> None:
-            for source, entity_type, run in platforms.registry.handlers_of(platform):
-                job_handlers.handler(source, entity_type)(run)
-
-        calls.attempt("handlers", register)
+        calls.attempt("handlers", lambda: platforms.registry.register_platform_handlers(platform))
     for name, group in platform.commands.items():
         calls.attempt(f"commands.{name}", group, _typer_app)
     if platform.fake is not None:
