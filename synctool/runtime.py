@@ -43,8 +43,6 @@ class Runtime:
     mailer: Mailer | None = None
     #: the environment it was built from, for the processes it starts (`drain --watch`'s children, tests)
     environ: Mapping[str, str] = field(default_factory=dict)
-    #: the organisation it runs for (``synctool --org NAME``, ``orgs.py``); None: the single install
-    org: str | None = None
 
     @classmethod
     def from_environ(
@@ -74,7 +72,7 @@ class Runtime:
                 "database", config.source, f"an organisation's database is its folder's ({place.database}): remove the key"
             )
         env["SYNCTOOL_ORG"] = name  # the processes it starts run for the same organisation
-        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, org=name, **kwargs)
+        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, **kwargs)
 
     @property
     def db_path(self) -> Path:
