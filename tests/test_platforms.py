@@ -82,3 +82,16 @@ def test_platforms_lists_each_with_what_it_can_do(cli):
     assert list(rows) == [p.name for p in REGISTERED]
     assert "poll" in rows["givebutter"]["can"] and "payouts" in rows["square"]["can"]
     assert rows["portal"]["targets"] == "portal" and rows["mailchimp"]["targets"] == "mailing"
+
+
+def test_a_secret_a_client_reads_beside_its_key_is_declared_on_the_client_and_listed():
+    """An outside platform whose client reads more than its key (an OAuth client secret) declares it where it is
+    used, and doctor and `synctool platforms` list it with the others (``Platform.secrets``)."""
+    client = platforms.Client(
+        lambda rt: None,  # type: ignore[arg-type,return-value]
+        key="OAUTHKIND_CLIENT_ID",
+        key_help="the app's client id",
+        other_secrets={"OAUTHKIND_CLIENT_SECRET": "the app's client secret"},
+    )
+    kind = platforms.Platform(name="oauthkind", role="oauthkind", client=client)
+    assert kind.secrets == {"OAUTHKIND_CLIENT_ID": "the app's client id", "OAUTHKIND_CLIENT_SECRET": "the app's client secret"}

@@ -203,6 +203,8 @@ class Client:
     probe: Callable[[PlatformClient], str] | None = None
     key: str | None = None
     key_help: str = ""
+    #: the other secrets ``factory`` reads beside its key (an OAuth client secret, a second token): name -> what it is
+    other_secrets: Mapping[str, str] = field(default_factory=dict)
     #: its platform's role, filled in by the ``Platform`` that declares it
     role: str = field(default="", init=False)
 
@@ -339,11 +341,13 @@ class Platform:
 
     @property
     def secrets(self) -> dict[str, str]:
-        """Every secret it reads, declared where each is used (its client's key, its webhook's secret): name ->
-        what it is for."""
+        """Every secret it reads, declared where each is used (its client's key and other secrets, its webhook's
+        secret): name -> what it is for."""
         found = {}
         if self.client is not None and self.client.key:
             found[self.client.key] = self.client.key_help
+        if self.client is not None:
+            found.update(self.client.other_secrets)
         if self.webhook is not None and self.webhook.secret:
             found[self.webhook.secret] = self.webhook.secret_help
         return found
