@@ -230,6 +230,7 @@ def test_remove_needs_erase_asks_and_leaves_nothing(cli, host):
     for name in ("config.yaml", "synctool.db", "secrets.env", "backups/synctool-1.db"):
         assert f"file {name}" in gone.stdout
     assert "until they rotate" in gone.stdout
+    assert "the keyring was not read" in gone.stdout  # SYNCTOOL_KEYRING=off here: its entries are the operator's to remove
     assert cli("--org", "acme", "jobs", "list").exit_code == 2
     assert [r["name"] for r in json.loads(cli("orgs", "list", "--json").stdout)] == ["birch"]
 

@@ -105,6 +105,8 @@ def remove(
         typer.echo(f"  file {file}")
     for secret in removed["keyring"]:
         typer.echo(f"  keyring {removed['keyring_service']} {secret}")
+    if not removed["keyring_read"]:  # SYNCTOOL_KEYRING=off, or no backend: what it may hold is left, and said
+        typer.echo(f"the keyring was not read: remove any entries of service {removed['keyring_service']} by hand")
     typer.echo("log files (--log-file, config log_file) keep its lines until they rotate")
 
 

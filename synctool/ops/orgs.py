@@ -136,7 +136,8 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
     org = find(name, environ)
     files = sorted(str(p.relative_to(org.folder)) for p in org.folder.rglob("*") if p.is_file())
-    erased = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service).erase(sorted(secret_names()))
+    held = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service)
+    erased = held.erase(sorted(secret_names()))
     shutil.rmtree(org.folder)
     return {
         "organisation": name,
@@ -144,6 +145,7 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         "files": files,
         "keyring": erased,
         "keyring_service": org.service,
+        "keyring_read": held.keyring_available(),
     }
 
 
