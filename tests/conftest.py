@@ -90,6 +90,8 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytes
         "SYNCTOOL_KEYRING": "off",
         "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"),
         "SYNCTOOL_DB": str(tmp_path / "synctool.db"),
+        # the host's data folder (organisations) is the test's own, never the machine's ~/.local/share/synctool
+        "SYNCTOOL_HOME": str(tmp_path / "home"),
         # the suite's sample donors share one name and one address under many e-mails, which `review` (the
         # default) rightly holds as one person; the tests of that matching (test_donor_matching) set it
         "DONORS_MATCHING": "email",

@@ -55,6 +55,7 @@ class Site:
             "SYNCTOOL_KEYRING": "off",
             "SYNCTOOL_CONFIG": str(folder / "config.yaml"),
             "SYNCTOOL_DB": str(self.db_path),
+            "SYNCTOOL_HOME": str(folder / "home"),
             "POS_WEBHOOK_NOTIFICATION_URL": POS_URL,
             **WEBHOOK_SECRETS,
             **world.env(),
