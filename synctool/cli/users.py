@@ -111,7 +111,9 @@ def login_link(
     as_json: AsJson = False,
     host_admin: bool = HostAdmin,
     url: str = typer.Option(
-        None, "--url", help="with --host-admin: where the host is reached, for this link (default: the host's receiver.public_url)"
+        None,
+        "--url",
+        help="with --host-admin: where the host is reached, for this link (default: the host's receiver.public_url)",
     ),
 ) -> None:
     """Print a one-time sign-in link to the staff page (`serve --admin-ui`) for a user: it works once, for 15

@@ -70,7 +70,7 @@ class HostPage(SignInPages):
     def prefix(self, request: Request) -> str:
         return _prefix(request)
 
-    def routes(self) -> list[BaseRoute]:
+    def host_routes(self) -> list[BaseRoute]:
         return [
             Route("/", self.overview),
             Route("/sign-in", self.sign_in_form),
@@ -114,7 +114,7 @@ def routes(environ: Mapping[str, str]) -> list[BaseRoute]:
     store.connect(rt.db_path).close()
     page = HostPage(rt, HostRenderer(rt, ()), environ)
     app = Starlette(
-        routes=page.routes(),
+        routes=page.host_routes(),
         middleware=[
             Middleware(guard.OneConnection, rt=rt),
             Middleware(QueryGuard, refuse=page.bad_query),
