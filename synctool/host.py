@@ -49,8 +49,9 @@ def config_file(environ: Mapping[str, str]) -> Path:
 
 def runtime(environ: Mapping[str, str]) -> Runtime:
     """The host's Runtime: its config (written with the defaults when missing, its folder made 0700) pointed at
-    its database, no secrets, and no value of ``environ`` but where the host's data folder is."""
-    from synctool import platforms, store
+    its database, no secrets, and no value of ``environ`` but where the host's data folder is. The platforms are
+    registered first (``platforms.registered()``: their config sections), as for any config."""
+    from synctool import store
     from synctool.config import load_config
 
     path = config_file(environ)
@@ -58,7 +59,6 @@ def runtime(environ: Mapping[str, str]) -> Runtime:
         store.private_folder(path.parent)
         if store.private_file(path):
             path.write_text(STARTER_CONFIG, encoding="utf-8")
-    platforms.registered()  # the platforms' config sections, before a config is read
     env = {"SYNCTOOL_DB": str(database(environ))}
     if "SYNCTOOL_HOME" in environ:
         env["SYNCTOOL_HOME"] = environ["SYNCTOOL_HOME"]

@@ -88,7 +88,7 @@ def sign_in_host(browser: TestClient, cli) -> None:
 def test_a_host_operator_signs_in_and_sees_every_organisation_without_donor_data(browser, cli, home):
     assert browser.get("/host/").headers["location"] == "/host/sign-in"
     asks = browser.get("/host/sign-in")
-    assert "synctool users login-link YOUR-EMAIL --host-admin" in asks.text and "<form" not in asks.text
+    assert "ask whoever runs synctool on this host for a sign-in" in asks.text and "<form" not in asks.text
     sign_in_host(browser, cli)
     page = browser.get("/host/")
     assert page.status_code == 200 and OPERATOR in page.text
@@ -182,6 +182,7 @@ def test_a_deactivated_host_operator_is_signed_out_and_gets_no_link(browser, cli
     assert done.exit_code == 0 and json.loads(done.stdout)["active"] is False
     refused = browser.get("/host/")
     assert refused.status_code == 303 and refused.headers["location"] == "/host/sign-in?why=deactivated"
+    assert "Ask whoever runs synctool on this host." in browser.get(refused.headers["location"]).text
     assert browser.post(spare).status_code == 401
     again = cli("users", "login-link", OPERATOR, "--host-admin")
     assert again.exit_code != 0 and "is deactivated" in again.stderr and "--host-admin --activate" in again.stderr

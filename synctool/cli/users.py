@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -33,7 +32,7 @@ def _where(ctx: typer.Context, host_admin: bool) -> tuple[sqlite3.Connection, Ru
     obj = ctx_obj(ctx)
     if not host_admin:
         return obj.db, obj.rt
-    environ = os.environ if obj.environ is None else obj.environ
+    environ = obj.environ or {}  # the process's, as the root read it
     named = obj.org if obj.org is not None else (environ.get("SYNCTOOL_ORG") or None)
     if named is not None:
         raise InvalidInput(

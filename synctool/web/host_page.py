@@ -25,7 +25,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from synctool import host, store
+from synctool import host, platforms, store
 from synctool.ops import sign_in
 from synctool.ops.host import overview
 from synctool.runtime import Runtime
@@ -35,6 +35,9 @@ from synctool.web.render import Problem, Renderer
 from synctool.web.sign_in_pages import SessionBackend, SignInPages
 
 __all__ = ["routes"]
+
+#: what the sign-in page may say, by the code in its URL: the staff page's, but a host operator asks the host
+MESSAGES = {**sign_in.MESSAGES, "deactivated": "This account is deactivated. Ask whoever runs synctool on this host."}
 
 
 def _prefix(request: Request) -> str:
@@ -88,7 +91,7 @@ class HostPage(SignInPages):
 
     async def sign_in_form(self, request: Request) -> Response:
         """No form: the host sends no mail; says only what its code names, never text from the URL."""
-        why = sign_in.MESSAGES.get(request.query_params.get("why") or "")
+        why = MESSAGES.get(request.query_params.get("why") or "")
         return self.pages.render(request, "host_sign_in.html", {"why": why})
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
@@ -110,6 +113,7 @@ def routes(environ: Mapping[str, str]) -> list[BaseRoute]:
     does ``staff_page.routes``): the host's database (made and migrated now), one connection per request, control
     characters in the address refused, the host's session cookie read. ``environ``: where the host's data folder
     is (``$SYNCTOOL_HOME``)."""
+    platforms.registered()  # their config sections, before the host's config is read
     rt = host.runtime(environ)
     store.connect(rt.db_path).close()
     page = HostPage(rt, HostRenderer(rt, ()), environ)
