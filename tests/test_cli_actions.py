@@ -136,6 +136,7 @@ ACTIONS = {
     "synctool settings soft-credits",
     "synctool sync-mode",
     "synctool syncs resolve",
+    "synctool users add",
     "synctool users invite",
     "synctool users login-link",
     "synctool users token",

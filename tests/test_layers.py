@@ -30,6 +30,7 @@ FLOORS = [
         "renamed_keys",
         "notices",
         "orgs",
+        "host",
     },
     {"config", "config_sections", "validation", "errors", "lazy"},
 ]

@@ -102,6 +102,16 @@ def invite(conn: sqlite3.Connection, body: InviteBody) -> UserRecord:
     return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
 
 
+def find_user_id(conn: sqlite3.Connection, user: str) -> int:
+    """The id of the user ``user`` names: their id (``synctool users list``) or their e-mail."""
+    if user.strip().isdigit():
+        return int(user)
+    row = conn.execute("SELECT id FROM users WHERE email = ?", (user.strip().lower(),)).fetchone()
+    if row is None:
+        raise NotFound(f"no user {user!r}", "`synctool users list` names them")
+    return row["id"]
+
+
 def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> UserRecord:
     role = body.role
     deactivate = body.deactivate is True or body.active is False

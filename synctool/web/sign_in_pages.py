@@ -81,6 +81,10 @@ class SignInPages:
         self.rt = rt
         self.pages = pages
 
+    def prefix(self, request: Request) -> str:
+        """Where these pages are: the redirects' and the session cookie's path."""
+        return PREFIX
+
     def routes(self) -> list[Route]:
         return [
             Route("/sign-in", self.sign_in_form, methods=["GET", "POST"]),
@@ -135,10 +139,11 @@ class SignInPages:
             opened, public_https = await guard.in_thread(request, open_session)
         except InvalidSignature as exc:
             return self.pages.message(request, 401, str(exc), exc.detail)
-        response = RedirectResponse(PREFIX + "/", status_code=303)
+        prefix = self.prefix(request)
+        response = RedirectResponse(prefix + "/", status_code=303)
         # behind HTTPS (the proxy says so, or the public URL is https) the cookie is never sent in the clear
         secure = request.url.scheme == "https" or public_https
-        response.set_cookie(COOKIE, opened.secret, max_age=int(sign_in.SESSION_TTL.total_seconds()), path=PREFIX,
+        response.set_cookie(COOKIE, opened.secret, max_age=int(sign_in.SESSION_TTL.total_seconds()), path=prefix,
                             httponly=True, samesite="lax", secure=secure)  # fmt: skip
         return response
 
@@ -160,6 +165,6 @@ class SignInPages:
                     signed(conn, user, "sign out")
 
             await guard.in_thread(request, end)
-        response = RedirectResponse(PREFIX + "/sign-in", status_code=303)
-        response.delete_cookie(COOKIE, path=PREFIX)
+        response = RedirectResponse(self.prefix(request) + "/sign-in", status_code=303)
+        response.delete_cookie(COOKIE, path=self.prefix(request))
         return response
