@@ -122,12 +122,12 @@ def login_link(
 
     Example: synctool users login-link treasurer@example.org
     """
-    from synctool.ops import host, sign_in
+    from synctool.ops import host_operators, sign_in
 
     if url and not host_admin:
         raise InvalidInput("--url is for --host-admin", "a staff page's link starts with its receiver.public_url")
     conn, rt = _where(ctx, host_admin)
-    link = host.login_link(conn, rt, email, url) if host_admin else sign_in.login_link(conn, rt, email)
+    link = host_operators.login_link(conn, rt, email, url) if host_admin else sign_in.login_link(conn, rt, email)
     render(
         link,
         as_json,

@@ -1,7 +1,7 @@
 """The host page (``/host``): the host's operators' overview of every organisation on the host.
 
 One page, for the host's operators (``synctool users add EMAIL --host-admin``, ``synctool/host.py``): each
-organisation's name, platforms in use, jobs due, failed, last drain and last poll (``ops.host.overview``: counts and
+organisation's name, platforms in use, jobs due, failed, last drain and last poll (``ops.host_operators.overview``: counts and
 times, no donor data), its error in its row when it cannot be read, and its name a link to its staff page
 (``/o/NAME/admin/``) only where the operator is also an active user of that organisation.
 
@@ -27,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 from synctool import host, platforms, store
 from synctool.ops import sign_in
-from synctool.ops.host import overview
+from synctool.ops.host_operators import overview
 from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.bounds import QueryGuard
