@@ -94,7 +94,9 @@ def give_jobs(home: Path, names: list[str], jobs: int, env: dict[str, str]) -> N
     for name in names:
         for n in range(jobs):
             payload.write_bytes(delivery(name, n))
-            result = CliRunner().invoke(app, ["--org", name, "inject", str(payload), "--source", "donations"], obj=AppContext(environ=env))
+            result = CliRunner().invoke(
+                app, ["--org", name, "inject", str(payload), "--source", "donations"], obj=AppContext(environ=env)
+            )
             if result.exit_code != 0:
                 raise SystemExit(result.output)
 
@@ -263,7 +265,12 @@ def main() -> None:
         single = tmp / "single"
         single.mkdir()
         (single / "config.yaml").write_text("{}\n")
-        env_single = {**base, **tuning, "SYNCTOOL_CONFIG": str(single / "config.yaml"), "SYNCTOOL_DB": str(single / "synctool.db")}
+        env_single = {
+            **base,
+            **tuning,
+            "SYNCTOOL_CONFIG": str(single / "config.yaml"),
+            "SYNCTOOL_DB": str(single / "synctool.db"),
+        }
         synctool("init", env=env_single)
         ratio, org_ms, single_ms = startup_ratio(env_many, env_single, args.pairs)
         print(f"start-up, median of {args.pairs} pairs: `--org org001 syncs list --json` {org_ms:.0f} ms vs the single "

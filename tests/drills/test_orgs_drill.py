@@ -43,7 +43,9 @@ class Host:
         self.folder = folder
         self.home = folder / "home"
         self.worlds = worlds
-        keep = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("SYNCTOOL_", "CRM_", "POS_", "DONATIONS_"))}
+        keep = {
+            k: v for k, v in __import__("os").environ.items() if not k.startswith(("SYNCTOOL_", "CRM_", "POS_", "DONATIONS_"))
+        }
         self.env = {
             **keep,
             "SYNCTOOL_HOME": str(self.home),
@@ -64,7 +66,12 @@ class Host:
 
     def run(self, *args: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run(
-            [sys.executable, "-m", "synctool.cli.main", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-m", "synctool.cli.main", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if check:
             assert done.returncode == 0, (args, done.stdout, done.stderr)
@@ -72,7 +79,9 @@ class Host:
 
     def popen(self, *args: str) -> subprocess.Popen:
         log = open(self.folder / f"{args[0]}-{len(self.procs)}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", "synctool.cli.main", *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "synctool.cli.main", *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+        )
         log.close()
         self.procs.append(proc)
         return proc
