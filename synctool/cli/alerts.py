@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render, sub_app
+from synctool.console import AsJson, ctx_obj, host_wide, render, sub_app
 
 app = sub_app(
     "Alert e-mails: the failure digest and the daily summary. The digest goes after a drain in which jobs failed for "
@@ -13,6 +13,7 @@ app = sub_app(
 
 
 @app.command("summary")
+@host_wide()
 def alerts_summary(
     ctx: typer.Context,
     hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, render_outcome
+from synctool.console import AsJson, ctx_obj, host_wide, render_outcome
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -26,6 +28,21 @@ def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
     )
 
 
+def _doctor_line(c: dict) -> str:
+    return f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else "")
+
+
+def _host_doctor(arguments: Mapping[str, Any]) -> None:
+    """On a host, after each organisation's doctor: the host's own lines (its data folder, its organisations)."""
+    from synctool.ops.host import host_checks
+
+    ctx = arguments["ctx"]
+    environ = ctx_obj(ctx).environ
+    report(host_checks(os.environ if environ is None else environ), bool(arguments["as_json"]), _doctor_line,
+           failed=lambda c: c["status"] == "fail")  # fmt: skip
+
+
+@host_wide(host=_host_doctor)
 def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Check configuration, secrets, database, cron and backlog. Secrets are said present or not, never their
     values; the keyring too.
@@ -38,7 +55,7 @@ def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     report(
         op(obj.db, obj.rt),
         as_json,
-        lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
+        _doctor_line,
         failed=lambda c: c["status"] == "fail",
     )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, exit_if_failed, key_values, render
+from synctool.console import AsJson, action, ctx_obj, exit_if_failed, host_wide, key_values, render
 
 
 def serve(
@@ -34,6 +34,7 @@ def serve(
     serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
 
 
+@host_wide()
 def poll(
     ctx: typer.Context,
     source: str = typer.Option(None, help="one platform's poll (a role); default: every platform that polls"),
@@ -94,6 +95,14 @@ def inject(
     render(result, as_json)
 
 
+def _backup_of(name: str | None, arguments: dict) -> dict:
+    """On a host, each part's own backup file (``ops.host.backup_path``)."""
+    from synctool.ops.host import backup_path
+
+    return {**arguments, "path": backup_path(arguments["path"], name)}
+
+
+@host_wide(_backup_of)
 def backup(
     ctx: typer.Context,
     path: str = typer.Argument(..., help="the backup file to write"),
@@ -119,6 +128,7 @@ def backup(
     render(result, as_json, people=for_people)
 
 
+@host_wide()
 def prune(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="say what would go (counts, dates); change nothing"),

@@ -7,7 +7,7 @@ import textwrap
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, render_outcome, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, host_wide, render, render_outcome, sub_app
 
 app = sub_app(
     "Prove that every platform dollar of a period is in the CRM. Each platform transaction is matched to its gift "
@@ -25,6 +25,7 @@ To = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a dura
 
 
 @app.callback(invoke_without_command=True)
+@host_wide()
 @action(target="source", when=lambda a: a["fix"])
 def reconcile(
     ctx: typer.Context,
