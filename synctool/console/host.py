@@ -48,10 +48,12 @@ def host_parts(ctx: Any) -> list[str | None]:
 
 def part_runtime(ctx: Any, name: str | None) -> Runtime:
     """Part ``name``'s own Runtime: organisation ``name``'s, or the single install's (None)."""
+    from synctool.ops.host import part_environ
     from synctool.runtime import Runtime
 
     obj = ctx_obj(ctx)
-    return Runtime.from_environ(None if name is not None else obj.config_path, obj.environ, org=name, transports=obj.transports)
+    environ = part_environ(os.environ if obj.environ is None else obj.environ, name)
+    return Runtime.from_environ(None if name is not None else obj.config_path, environ, org=name, transports=obj.transports)
 
 
 class _Capture(io.StringIO):
@@ -68,12 +70,14 @@ class _Capture(io.StringIO):
 @contextmanager
 def _as_part(ctx: Any, name: str | None) -> Iterator[tuple[_Capture, _Capture]]:
     """The command's context made part ``name``'s for the block (its database closed after), its output kept."""
+    from synctool.ops.host import part_environ
+
     root = ctx.find_root()
     saved: AppContext = ctx_obj(ctx)
     root.obj = AppContext(
         config_path=saved.config_path if name is None else None,
         org=name,
-        environ=saved.environ,
+        environ=part_environ(os.environ if saved.environ is None else saved.environ, name),
         transports=saved.transports,
         log_action=saved.log_action,
     )

@@ -59,6 +59,14 @@ def parts(environ: Mapping[str, str], explicit_config: str | None) -> list[str |
     return names
 
 
+def part_environ(environ: Mapping[str, str], name: str | None) -> Mapping[str, str]:
+    """The environment part ``name`` runs with: an organisation's without ``$SYNCTOOL_CONFIG`` and ``$SYNCTOOL_DB``,
+    which name the single install's files (crontab.example sets them), not its own."""
+    if name is None:
+        return environ
+    return {key: value for key, value in environ.items() if key not in ("SYNCTOOL_CONFIG", "SYNCTOOL_DB")}
+
+
 def label(name: str | None) -> str:
     """A part's name in the output: the organisation's, or ``SINGLE``."""
     return SINGLE if name is None else name
