@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, host_wide, render, sub_app
+from synctool.cli.host import host_wide
+from synctool.console import AsJson, ctx_obj, render, sub_app
 
 app = sub_app(
     "Alert e-mails: the failure digest and the daily summary. The digest goes after a drain in which jobs failed for "

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import typer
 
-from synctool.console import AsJson, ctx_obj, host_wide, render_outcome
+from synctool.cli.host import host_wide
+from synctool.console import AsJson, ctx_obj, render_outcome
 
 
 def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -36,16 +36,15 @@ def _host_doctor(arguments: Mapping[str, Any]) -> None:
     """On a host, after each organisation's doctor: the host's own lines (its data folder, its organisations)."""
     from synctool.ops.host import host_checks
 
-    ctx = arguments["ctx"]
-    environ = ctx_obj(ctx).environ
-    report(host_checks(os.environ if environ is None else environ), bool(arguments["as_json"]), _doctor_line,
+    report(host_checks(ctx_obj(arguments["ctx"]).environ or {}), bool(arguments["as_json"]), _doctor_line,
            failed=lambda c: c["status"] == "fail")  # fmt: skip
 
 
 @host_wide(host=_host_doctor)
 def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Check configuration, secrets, database, cron and backlog. Secrets are said present or not, never their
-    values; the keyring too.
+    values; the keyring too. On a host with organisations and no --org: each organisation's checks (what is missing
+    from its keyring service synctool:NAME or its secrets.env), then the host's.
 
     Example: synctool doctor
     """

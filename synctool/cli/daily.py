@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, exit_if_failed, host_wide, key_values, render
+from synctool.cli.host import host_wide
+from synctool.console import AsJson, action, ctx_obj, exit_if_failed, key_values, render
 
 
 def serve(
@@ -113,7 +114,8 @@ def backup(
     (SQLite's online backup).
 
     Prints the file's size and the rows per table. Restore: stop cron and the receiver, copy the file back
-    to the database's path, run `synctool doctor`.
+    to the database's path, run `synctool doctor`. On a host with organisations and no --org, organisation NAME's
+    copy is PATH with .NAME before its suffix (synctool-2026-12-07.riverside.db) and the single install's is PATH.
 
     Example: synctool backup /var/backups/synctool-$(date +%F).db
     """

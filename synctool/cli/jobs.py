@@ -6,8 +6,9 @@ import sys
 
 import typer
 
+from synctool.cli.host import host_parts, part_runtime, said
 from synctool.cli.syncs import for_people
-from synctool.console import AsJson, Columns, action, ctx_obj, host_parts, options_as, part_runtime, render, said, sub_app
+from synctool.console import AsJson, Columns, action, ctx_obj, options_as, render, sub_app
 
 app = sub_app("The job queue: list it, and put failed jobs back. Pending and failed jobs, and retries.")
 
@@ -118,6 +119,10 @@ def drain(
     Quiet with one summary line when not on a terminal; a progress bar when it is. With --watch it runs
     until SIGTERM or SIGINT, then lets the running jobs finish (none is left leased) and exits 0; see
     synctool-drain.service for a systemd unit.
+
+    On a host with organisations and no --org: every organisation's due jobs, and the single install's when its
+    config is there, each under a header naming it; the organisations take turns (SYNCTOOL_HOST_WORKERS at once,
+    each for up to SYNCTOOL_HOST_SLICE_S seconds), so a busy one holds no other back (docs/organisations.md).
 
     Example: synctool drain --max-seconds 55
 

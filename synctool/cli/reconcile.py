@@ -7,7 +7,8 @@ import textwrap
 
 import typer
 
-from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, host_wide, render, render_outcome, sub_app
+from synctool.cli.host import host_wide
+from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, render_outcome, sub_app
 
 app = sub_app(
     "Prove that every platform dollar of a period is in the CRM. Each platform transaction is matched to its gift "

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from synctool.console import AsJson, action, ctx_obj, exit_if_failed, host_wide, render, sub_app
+from synctool.cli.host import host_wide
+from synctool.console import AsJson, action, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app("The platforms' webhooks: check and register them. Registered or repaired through their APIs.")
 

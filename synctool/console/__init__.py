@@ -4,7 +4,6 @@ imports it. One idea a module, every name importable from ``synctool.console``:
 
 - ``context``: the command's lazily built Runtime and database (``AppContext``, ``ctx_obj``);
 - ``actions``: ``@action``, which records a command that changes something in the staff actions log;
-- ``host``: ``@host_wide``, a command cron runs done for each organisation of a host when none is named;
 - ``groups``: command groups that turn synctool's errors into a line and an exit code, and the root's table of
   commands, each built only when named (``Command``, ``RootGroup``, ``sub_app``); a group that lists its rows
   when named alone (``listing_group``);
@@ -28,10 +27,6 @@ from synctool.console.groups import load_command as load_command
 from synctool.console.groups import name_metavars as name_metavars
 from synctool.console.groups import sub_app as sub_app
 from synctool.console.groups import summary as summary
-from synctool.console.host import host_parts as host_parts
-from synctool.console.host import host_wide as host_wide
-from synctool.console.host import part_runtime as part_runtime
-from synctool.console.host import said as said
 from synctool.console.options import Limit as Limit
 from synctool.console.options import Source as Source
 from synctool.console.options import crm_id as crm_id

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
-from synctool.console.context import AppContext, ctx_obj
+from synctool.console import AppContext, ctx_obj
 
 if TYPE_CHECKING:
     from synctool.runtime import Runtime
@@ -40,10 +39,9 @@ def host_parts(ctx: Any) -> list[str | None]:
     from synctool.ops.host import parts
 
     obj = ctx_obj(ctx)
-    environ = os.environ if obj.environ is None else obj.environ
-    if obj.org is not None or environ.get("SYNCTOOL_ORG"):
+    if obj.environ is None or obj.org is not None or obj.environ.get("SYNCTOOL_ORG"):  # (the root reads the environment)
         return []
-    return parts(environ, obj.config_path)
+    return parts(obj.environ, obj.config_path)
 
 
 def part_runtime(ctx: Any, name: str | None) -> Runtime:
@@ -52,7 +50,7 @@ def part_runtime(ctx: Any, name: str | None) -> Runtime:
     from synctool.runtime import Runtime
 
     obj = ctx_obj(ctx)
-    environ = part_environ(os.environ if obj.environ is None else obj.environ, name)
+    environ = part_environ(obj.environ or {}, name)
     return Runtime.from_environ(None if name is not None else obj.config_path, environ, org=name, transports=obj.transports)
 
 
@@ -77,7 +75,7 @@ def _as_part(ctx: Any, name: str | None) -> Iterator[tuple[_Capture, _Capture]]:
     root.obj = AppContext(
         config_path=saved.config_path if name is None else None,
         org=name,
-        environ=part_environ(os.environ if saved.environ is None else saved.environ, name),
+        environ=part_environ(saved.environ or {}, name),
         transports=saved.transports,
         log_action=saved.log_action,
     )
