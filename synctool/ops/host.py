@@ -266,7 +266,9 @@ def drain_host(
                 share.concurrency = concurrency or share.runtime.config.queue.concurrency
             assert share.conn is not None
             left = None if max_jobs is None else max_jobs - share.summary.claimed
-            one, alert = drain(share.conn, share.runtime, max_seconds=seconds, max_jobs=left, concurrency=share.concurrency)
+            one, alert = drain(
+                share.conn, share.runtime, max_seconds=seconds, max_jobs=left, concurrency=share.concurrency, stop=stop
+            )
             share.visits += 1
             _add(share.summary, one)
             if alert is not None:
