@@ -21,10 +21,15 @@ TURN = "host-turn"  # a job that takes a moment and asks nothing of anyone
 ASK = "host-ask"  # a job that asks its organisation's CRM one question
 
 
+#: when each TURN job's run began (``Job.run_started``: a CRM mirror is refreshed at most once a run)
+RUNS_STARTED: set[str] = set()
+
+
 @handler(ANY_SOURCE, TURN)
 def _turn(event, job) -> None:
     import time
 
+    RUNS_STARTED.add(job.run_started)
     time.sleep(0.01)
 
 
@@ -124,6 +129,7 @@ def test_a_giving_day_at_one_organisation_holds_back_no_other_s_jobs(cli, host, 
     from synctool.runtime import Runtime
 
     folders = {name: add(cli, host, name, due=due) for name, due in (("busy", 500), ("quiet-a", 1), ("quiet-b", 1))}
+    RUNS_STARTED.clear()
     visits: list[tuple[str | None, int]] = []
     shares = drain_host(
         ["busy", "quiet-a", "quiet-b"],
@@ -140,6 +146,7 @@ def test_a_giving_day_at_one_organisation_holds_back_no_other_s_jobs(cli, host, 
     assert counts(folders["quiet-a"]) == {"succeeded": 1} and counts(folders["quiet-b"]) == {"succeeded": 1}
     assert counts(folders["busy"])["succeeded"] == drained[-1]
     assert {share.name: share.summary.claimed for share in shares}["quiet-a"] == 1
+    assert len(RUNS_STARTED) == 1  # one run however many visits: a busy organisation's mirror is not refreshed each slice
 
 
 def test_one_organisation_s_failure_stops_no_other(cli, host, crms):

@@ -255,6 +255,7 @@ def drain_host(
     from synctool.queue.log import next_due_in
 
     shares = {name: OrgDrain(name) for name in names}
+    started = store.iso()  # one run, however many visits: each CRM mirror is refreshed at most once in it
     targets = platforms.drained_targets()
 
     def visit(name: str | None, seconds: float) -> float | None:
@@ -267,7 +268,13 @@ def drain_host(
             assert share.conn is not None
             left = None if max_jobs is None else max_jobs - share.summary.claimed
             one, alert = drain(
-                share.conn, share.runtime, max_seconds=seconds, max_jobs=left, concurrency=share.concurrency, stop=stop
+                share.conn,
+                share.runtime,
+                max_seconds=seconds,
+                max_jobs=left,
+                concurrency=share.concurrency,
+                stop=stop,
+                run_started=started,
             )
             share.visits += 1
             _add(share.summary, one)
