@@ -47,14 +47,14 @@ HOST = "(host)"
 
 
 def parts(environ: Mapping[str, str], explicit_config: str | None) -> list[str | None]:
-    """What a host-wide run covers: each organisation by name, then ``None`` for the single install when its config
-    is there (named by ``--config`` or ``$SYNCTOOL_CONFIG``, or found at the default path). Empty on a host without
-    organisations (the caller then runs today's command)."""
+    """What a host-wide run covers: each organisation by name, then ``None`` for the single install when it is there:
+    its config named (``--config``, ``$SYNCTOOL_CONFIG``) or found at the default path, or its database named
+    (``$SYNCTOOL_DB``). Empty on a host without organisations (the caller then runs today's command)."""
     names: list[str | None] = list(orgs.names(environ))
     if not names:
         return []
     path, named = config_path(explicit_config, environ)
-    if named or path.exists():
+    if named or path.exists() or environ.get("SYNCTOOL_DB"):
         names.append(None)
     return names
 
