@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from synctool.config_sections import DEFAULT_DB as DEFAULT_DB
 from synctool.config_sections import Config as Config
@@ -81,6 +81,31 @@ TUNING = frozenset(
         "REFUNDS_WAIT_FOR_GIFT_S",
     }
 )  # fmt: skip
+
+
+#: a host's tuning of its cron across organisations (``ops/host.py``): environment variable -> its HostTuning field
+HOST_TUNING: dict[str, str] = {"SYNCTOOL_HOST_WORKERS": "workers", "SYNCTOOL_HOST_SLICE_S": "slice_s"}
+
+
+class HostTuning(BaseModel):
+    """How a host's `drain` shares its time between organisations: ``workers`` organisations drained at once (each
+    with its own ``queue.concurrency``), each visit at most ``slice_s`` seconds before the next organisation's turn."""
+
+    workers: int = Field(16, ge=1, le=64)
+    slice_s: float = Field(10.0, gt=0, le=60)
+
+
+def host_tuning(environ: Mapping[str, str] | None = None) -> HostTuning:
+    """The host's tuning from ``environ`` (``HOST_TUNING``'s variables); ConfigError naming the variable that does
+    not fit."""
+    environ = os.environ if environ is None else environ
+    given = {key: environ[env] for env, key in HOST_TUNING.items() if environ.get(env)}
+    try:
+        return HostTuning.model_validate(given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        env = next(env for env, key in HOST_TUNING.items() if key == field_of(error))
+        raise ConfigError(env, "environment", problem(error)) from None
 
 
 def override_names() -> set[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, ctx_obj, render, sub_app
 
 app = sub_app(
@@ -13,6 +14,7 @@ app = sub_app(
 
 
 @app.command("summary")
+@host_wide()
 def alerts_summary(
     ctx: typer.Context,
     hours: int = typer.Option(24, min=1, max=24 * 31, help="the window, in hours"),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, ctx_obj, render_outcome
 
 
@@ -26,9 +28,23 @@ def test_connections(ctx: typer.Context, as_json: AsJson = False) -> None:
     )
 
 
+def _doctor_line(c: dict) -> str:
+    return f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else "")
+
+
+def _host_doctor(arguments: Mapping[str, Any]) -> None:
+    """On a host, after each organisation's doctor: the host's own lines (its data folder, its organisations)."""
+    from synctool.ops.host import host_checks
+
+    report(host_checks(ctx_obj(arguments["ctx"]).environ or {}), bool(arguments["as_json"]), _doctor_line,
+           failed=lambda c: c["status"] == "fail")  # fmt: skip
+
+
+@host_wide(host=_host_doctor)
 def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Check configuration, secrets, database, cron and backlog. Secrets are said present or not, never their
-    values; the keyring too.
+    values; the keyring too. On a host with organisations and no --org: each organisation's checks (what is missing
+    from its keyring service synctool:NAME or its secrets.env), then the host's.
 
     Example: synctool doctor
     """
@@ -38,7 +54,7 @@ def doctor(ctx: typer.Context, as_json: AsJson = False) -> None:
     report(
         op(obj.db, obj.rt),
         as_json,
-        lambda c: f"{c['status'].upper():<5} {c['check']:<34} {c['detail']}" + (f"  -> {c['fix']}" if c["fix"] else ""),
+        _doctor_line,
         failed=lambda c: c["status"] == "fail",
     )
 

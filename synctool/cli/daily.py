@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, action, ctx_obj, exit_if_failed, key_values, render
 
 
@@ -34,6 +35,7 @@ def serve(
     serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
 
 
+@host_wide()
 def poll(
     ctx: typer.Context,
     source: str = typer.Option(None, help="one platform's poll (a role); default: every platform that polls"),
@@ -94,6 +96,14 @@ def inject(
     render(result, as_json)
 
 
+def _backup_of(name: str | None, arguments: dict) -> dict:
+    """On a host, each part's own backup file (``ops.host.backup_path``)."""
+    from synctool.ops.host import backup_path
+
+    return {**arguments, "path": backup_path(arguments["path"], name)}
+
+
+@host_wide(_backup_of)
 def backup(
     ctx: typer.Context,
     path: str = typer.Argument(..., help="the backup file to write"),
@@ -104,7 +114,8 @@ def backup(
     (SQLite's online backup).
 
     Prints the file's size and the rows per table. Restore: stop cron and the receiver, copy the file back
-    to the database's path, run `synctool doctor`.
+    to the database's path, run `synctool doctor`. On a host with organisations and no --org, organisation NAME's
+    copy is PATH with .NAME before its suffix (synctool-2026-12-07.riverside.db) and the single install's is PATH.
 
     Example: synctool backup /var/backups/synctool-$(date +%F).db
     """
@@ -119,6 +130,7 @@ def backup(
     render(result, as_json, people=for_people)
 
 
+@host_wide()
 def prune(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="say what would go (counts, dates); change nothing"),

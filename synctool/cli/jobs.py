@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from synctool.cli.host import host_parts, part_runtime, said
 from synctool.cli.syncs import for_people
 from synctool.console import AsJson, Columns, action, ctx_obj, options_as, render, sub_app
 
@@ -119,12 +120,20 @@ def drain(
     until SIGTERM or SIGINT, then lets the running jobs finish (none is left leased) and exits 0; see
     synctool-drain.service for a systemd unit.
 
+    On a host with organisations and no --org: every organisation's due jobs, and the single install's when its
+    config is there, each under a header naming it; the organisations take turns (SYNCTOOL_HOST_WORKERS at once,
+    each for up to SYNCTOOL_HOST_SLICE_S seconds), so a busy one holds no other back (docs/organisations.md).
+
     Example: synctool drain --max-seconds 55
 
     Example: synctool drain --watch --interval 30
     """
     from synctool.ops.drain import drain as drain_op
 
+    names = host_parts(ctx)
+    if names:  # a host: every organisation's due jobs, fairly, and the single install's
+        _drain_host(ctx, names, max_seconds, max_jobs, concurrency, watch, interval)
+        return
     obj = ctx_obj(ctx)
     rt = obj.rt
     db = obj.db  # created and migrated before the workers start
@@ -150,10 +159,86 @@ def drain(
             )
     else:
         summary, alert = drain_op(db, rt, max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency)
-    if summary.claimed or sys.stdout.isatty():
-        typer.echo(summary.line())
-    if alert and alert.get("sent"):
-        typer.echo(f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)")
+    for line in _drain_said(summary, [alert] if alert else []):
+        typer.echo(line)
+
+
+def _drain_said(summary, alerts: list) -> list[str]:
+    """A drain's lines: its summary (when it ran something, or a person watches) and each alert it sent."""
+    lines = [summary.line()] if summary.claimed or sys.stdout.isatty() else []
+    return lines + [
+        f"alert sent to {alert['recipients']} recipient(s) about {alert['failed']} failed job(s)"
+        for alert in alerts
+        if alert.get("sent")
+    ]
+
+
+def _drain_host(ctx: typer.Context, names: list, max_seconds: float, max_jobs, concurrency, watch: bool, interval) -> None:
+    """`drain` on a host (``ops.host.drain_host``): each organisation's lines under its header, its error as the
+    command would say it; the exit code is the worst of them. With --watch, run after run until SIGTERM."""
+    import threading
+
+    from synctool.config import host_tuning
+    from synctool.ops.host import drain_host, label, worst
+
+    tuning = host_tuning(ctx_obj(ctx).environ)
+
+    def run(seconds: float, stop: threading.Event | None = None) -> list:
+        return drain_host(
+            names,
+            lambda name: part_runtime(ctx, name),
+            max_seconds=seconds,
+            max_jobs=max_jobs,
+            concurrency=concurrency,
+            workers=tuning.workers,
+            slice_s=tuning.slice_s,
+            stop=stop,
+        )
+
+    if watch:
+        _watch_host(run, interval)
+        return
+    shares = run(max_seconds)
+    for share in shares:
+        err = f"Error: {share.error}\n" if share.error is not None else ""
+        out = "".join(line + "\n" for line in _drain_said(share.summary, share.alerts)) if share.visits else ""
+        said(label(share.name), out, err, as_json=False)
+    code = worst([share.code for share in shares])
+    if code:
+        raise typer.Exit(code)
+
+
+def _watch_host(run, interval: float | None) -> None:
+    """`drain --watch` on a host: fair runs of every organisation (``run(seconds, stop)``) back to back until SIGTERM
+    or SIGINT, each organisation's lines under its header; ``interval`` (default 30 s) between runs that found
+    nothing due."""
+    import signal
+    import threading
+
+    from synctool.ops.host import label
+
+    stop = threading.Event()
+    pause = 30.0 if interval is None else interval
+
+    def request_stop(signum, frame) -> None:
+        typer.echo(f"drain --watch: {signal.Signals(signum).name}; finishing the running jobs", err=True)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, request_stop)
+    typer.echo(f"drain --watch: every organisation of this host, polling every {pause:g} s when idle", err=True)
+    claimed = 0
+    while not stop.is_set():
+        shares = run(55, stop)
+        for share in shares:
+            err = f"Error: {share.error}\n" if share.error is not None else ""
+            out = share.summary.line() + "\n" if share.summary.claimed else ""
+            said(label(share.name), out, err, as_json=False)
+        ran = sum(share.summary.claimed for share in shares)
+        claimed += ran
+        if not ran:
+            stop.wait(pause)
+    typer.echo(f"drain --watch stopped: {claimed} jobs", err=True)
 
 
 def _watch(db, rt, interval: float, concurrency: int) -> None:

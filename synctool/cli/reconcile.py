@@ -7,6 +7,7 @@ import textwrap
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, Columns, action, ctx_obj, exit_if_failed, render, render_outcome, sub_app
 
 app = sub_app(
@@ -25,6 +26,7 @@ To = typer.Option(None, "--to", help="last day (inclusive), YYYY-MM-DD or a dura
 
 
 @app.callback(invoke_without_command=True)
+@host_wide()
 @action(target="source", when=lambda a: a["fix"])
 def reconcile(
     ctx: typer.Context,

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, action, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app("The platforms' webhooks: check and register them. Registered or repaired through their APIs.")
@@ -51,6 +52,7 @@ def status(
 
 
 @app.command("heal")
+@host_wide()
 def heal(
     ctx: typer.Context,
     since: str = typer.Option("7d", help="a duration ago (24h, 7d) or an ISO date"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from synctool.cli.host import host_wide
 from synctool.console import AsJson, Columns, ctx_obj, exit_if_failed, render, sub_app
 
 app = sub_app(
@@ -13,6 +14,7 @@ app = sub_app(
 
 
 @app.command("check")
+@host_wide()
 def check(
     ctx: typer.Context,
     year: int = typer.Argument(None, help="the calendar year (default: this year, in config's timezone)"),

@@ -25,10 +25,22 @@ def drain(
     max_jobs: int | None = None,
     concurrency: int = 3,
     on_job: Callable[[DrainSummary], None] | None = None,
+    stop: threading.Event | None = None,
+    run_started: str | None = None,
 ) -> tuple[DrainSummary, Digest | None]:
-    """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did."""
+    """One run of the due jobs, then the digest e-mail; returns the summary and what the alert did. Once ``stop`` is
+    set no job is claimed (a host's `drain --watch` told to stop); ``run_started``: a host's run this drain is a
+    slice of (``queue.worker.drain``)."""
     send_mail(conn, rt)  # first: a sign-in link is waited for by a person, a job by nobody
-    summary = drain_queue(runner(rt), max_seconds=max_seconds, max_jobs=max_jobs, concurrency=concurrency, on_job=on_job)
+    summary = drain_queue(
+        runner(rt),
+        max_seconds=max_seconds,
+        max_jobs=max_jobs,
+        concurrency=concurrency,
+        on_job=on_job,
+        stop=stop,
+        run_started=run_started,
+    )
     return summary, after_drain(conn, rt, summary.failed_jobs)
 
 

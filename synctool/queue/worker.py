@@ -244,13 +244,16 @@ def drain(
     targets: tuple[str, ...] | None = None,
     on_job: Callable[[DrainSummary], None] | None = None,
     stop: threading.Event | None = None,
+    run_started: str | None = None,
 ) -> DrainSummary:
     """Run due jobs until none is due, ``max_jobs`` ran, or ``max_seconds`` passed.
 
     ``targets`` (default: the runner's) are run in order: the platforms' local targets whose jobs make CRM
     jobs, then ``crm`` jobs, then the other platform targets; ``cms`` and ``messaging`` jobs are left for
     their own processors. Once ``stop`` is set, no new job is claimed: the running ones
-    finish and are recorded. ``runner`` gives the handlers their clients; it is closed at the end."""
+    finish and are recorded. ``runner`` gives the handlers their clients; it is closed at the end. ``run_started``
+    (default: now) is when the run began, for a drain that is one slice of a longer run (a host's turns): the CRM
+    mirror is refreshed at most once in the whole run."""
     rt = runner.rt
     targets = targets or runner.targets
     setup = store.connect(rt.config.db_path, migrate=False)
@@ -264,7 +267,7 @@ def drain(
     concurrency = 1 if preview else max(1, min(concurrency, jobs.MAX_RUNNING))
     copy: list[sqlite3.Connection] = []
     started = time.monotonic()
-    run_started = store.iso()  # one run: the CRM mirror is refreshed at most once in it
+    run_started = run_started or store.iso()  # one run: the CRM mirror is refreshed at most once in it
     deadline = started + max_seconds
     summary = DrainSummary(mode=mode)
     lock = threading.Lock()
