@@ -26,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from synctool import platforms, store
 from synctool.errors import (
@@ -166,11 +167,15 @@ class Receiver:
                 routes.append(Route(path, self.url_check, methods=["GET", "HEAD"]))
         return routes
 
+    def close(self) -> None:
+        """Its committing thread finished (what it holds is committed first), then its connection dropped."""
+        self.committer.shutdown(wait=True)
+        self.drop_connection()
+
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         yield
-        self.committer.shutdown(wait=True)
-        self.drop_connection()
+        self.close()
 
     def app(self, routes: list[BaseRoute] | None = None) -> Starlette:
         """The receiver's routes and ``routes`` beside them; a query string with a control character is refused
@@ -191,6 +196,14 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
 def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> Starlette:
     """The app `serve` runs: the database created and migrated first, the admin API mounted when asked
     (refused without its signing secret), and the staff page when asked."""
+    return build_receiver(rt, admin_api=admin_api, admin_ui=admin_ui)[1]
+
+
+def build_receiver(
+    rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None
+) -> tuple[Receiver, Starlette]:
+    """``build``'s app with its ``Receiver``, for a caller that runs the app without its lifespan and closes the
+    receiver itself (``web/host.py``, which serves many)."""
     store.connect(rt.config.db_path).close()
     extra: list = []
     if rt.config.receiver.admin_api if admin_api is None else admin_api:
@@ -203,7 +216,8 @@ def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None =
         from synctool.web.staff_page import routes as page_routes
 
         extra += page_routes(rt)
-    return create_app(rt, routes=extra)
+    receiver = Receiver(rt)
+    return receiver, receiver.app(extra)
 
 
 def serve(
@@ -215,12 +229,17 @@ def serve(
     admin_ui: bool | None = None,
 ) -> None:
     """Run the receiver (and the admin API, and the staff page) with uvicorn until stopped."""
+    run(build(rt, admin_api=admin_api, admin_ui=admin_ui), host or rt.config.receiver.host, port or rt.config.receiver.port)
+
+
+def run(app: ASGIApp, host: str, port: int) -> None:
+    """``app`` with uvicorn on ``host:port`` until stopped."""
     import uvicorn
 
     uvicorn.run(
-        build(rt, admin_api=admin_api, admin_ui=admin_ui),
-        host=host or rt.config.receiver.host,
-        port=port or rt.config.receiver.port,
+        app,
+        host=host,
+        port=port,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=20,  # on SIGTERM, in-flight deliveries finish (the unit's TimeoutStopSec is 30)

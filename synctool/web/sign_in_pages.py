@@ -23,7 +23,7 @@ from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.auth import TeamMember, User, credentials
 from synctool.web.bounds import read_body
-from synctool.web.render import PREFIX, Renderer
+from synctool.web.render import Renderer, page_prefix
 
 COOKIE = "synctool_session"
 MAX_FORM_BYTES = 64 * 1024
@@ -135,10 +135,12 @@ class SignInPages:
             opened, public_https = await guard.in_thread(request, open_session)
         except InvalidSignature as exc:
             return self.pages.message(request, 401, str(exc), exc.detail)
-        response = RedirectResponse(PREFIX + "/", status_code=303)
-        # behind HTTPS (the proxy says so, or the public URL is https) the cookie is never sent in the clear
+        prefix = page_prefix(request)
+        response = RedirectResponse(prefix + "/", status_code=303)
+        # behind HTTPS (the proxy says so, or the public URL is https) the cookie is never sent in the clear; its
+        # path is this staff page's (an organisation's cookie is never sent to another's pages)
         secure = request.url.scheme == "https" or public_https
-        response.set_cookie(COOKIE, opened.secret, max_age=int(sign_in.SESSION_TTL.total_seconds()), path=PREFIX,
+        response.set_cookie(COOKIE, opened.secret, max_age=int(sign_in.SESSION_TTL.total_seconds()), path=prefix,
                             httponly=True, samesite="lax", secure=secure)  # fmt: skip
         return response
 
@@ -160,6 +162,7 @@ class SignInPages:
                     signed(conn, user, "sign out")
 
             await guard.in_thread(request, end)
-        response = RedirectResponse(PREFIX + "/sign-in", status_code=303)
-        response.delete_cookie(COOKIE, path=PREFIX)
+        prefix = page_prefix(request)
+        response = RedirectResponse(prefix + "/sign-in", status_code=303)
+        response.delete_cookie(COOKIE, path=prefix)
         return response
