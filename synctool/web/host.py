@@ -119,7 +119,9 @@ class Host:
     async def http_error(self, request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
         messages = {404: "not found", 405: "method not allowed"}
-        return error(exc.status_code, messages.get(exc.status_code, exc.detail or "error"), f"{request.method} {request.url.path}")
+        return error(
+            exc.status_code, messages.get(exc.status_code, exc.detail or "error"), f"{request.method} {request.url.path}"
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -142,6 +144,9 @@ class Host:
         if org is None or found is None or found[0] is None:
             if name and name in self.built:
                 await self.drop(name)  # removed while the host runs
+            await self.not_found(scope, receive, send)
+            return
+        if scope.get("path") == f"{ORGS}{name}/health":  # the host's alone, at the root
             await self.not_found(scope, receive, send)
             return
         built = await self.app_for(org.name, found)

@@ -199,9 +199,7 @@ def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None =
     return build_receiver(rt, admin_api=admin_api, admin_ui=admin_ui)[1]
 
 
-def build_receiver(
-    rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None
-) -> tuple[Receiver, Starlette]:
+def build_receiver(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> tuple[Receiver, Starlette]:
     """``build``'s app with its ``Receiver``, for a caller that runs the app without its lifespan and closes the
     receiver itself (``web/host.py``, which serves many)."""
     store.connect(rt.config.db_path).close()
