@@ -58,7 +58,8 @@ class World:
             conn.close()
 
     def files(self) -> list[str]:
-        return sorted(str(p.relative_to(self.home)) for p in self.home.rglob("*"))
+        """The host folder's files, but SQLite's own (``-wal``, ``-shm``: they come and go with connections)."""
+        return sorted(str(p.relative_to(self.home)) for p in self.home.rglob("*") if not p.name.endswith(("-wal", "-shm")))
 
     def add(self, name: str, platforms: str = "givebutter", **secrets: str) -> None:
         result = self.cli("orgs", "add", name, "--platforms", platforms)
@@ -317,7 +318,12 @@ def test_webhooks_register_for_an_organisation_registers_its_own_urls(world):
 
 def test_a_single_install_beside_organisations_keeps_the_root(world, tmp_path):
     (tmp_path / "config.yaml").write_text(f"database: {tmp_path / 'single.db'}\nplatforms: [givebutter]\n")
-    environ = {**world.environ, "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"), "DONATIONS_WEBHOOK_SECRET": "single-secret"}
+    environ = {**world.environ, "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"), "DONATIONS_WEBHOOK_SECRET": "single-secret",
+               "ADMIN_JWT_SECRET": SHARED_JWT}  # fmt: skip
+    single_cli = World(world.home, environ, world.runner).cli
+    assert single_cli("users", "invite", STAFF, "--role", "admin").exit_code == 0
+    issued = single_cli("users", "token", STAFF).stdout
+    token = next(line.split()[1] for line in issued.splitlines() if line.startswith("token"))
     from synctool import platforms
 
     platforms.registered()
@@ -327,6 +333,8 @@ def test_a_single_install_beside_organisations_keeps_the_root(world, tmp_path):
         assert deliver_root(client, "single-secret").status_code == 200
         assert deliver_root(client, secret_of("acme", "donations")).status_code == 401
         assert deliver(client, "acme", gift("ev-beside-single"), secret_of("acme", "donations")).status_code == 200
+        # the single install's token names no organisation: no organisation's API takes it, whatever their secrets
+        assert client.get("/o/acme/api/overview", headers={"Authorization": f"Bearer {token}"}).status_code == 401
         health = client.get("/health").json()
         assert health["status"] == "ok" and not any(name in json.dumps(health) for name in NAMES)
     conn = sqlite3.connect(tmp_path / "single.db")

@@ -32,14 +32,12 @@ def serve(
 
     Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api --admin-ui
     """
-    import os
-
     from synctool import orgs
     from synctool.web.receiver import run
     from synctool.web.receiver import serve as serve_op
 
     obj = ctx_obj(ctx)
-    environ = os.environ if obj.environ is None else obj.environ
+    environ = obj.rt.environ if obj.environ is None else obj.environ  # the root's, read once
     named = obj.org if obj.org is not None else (environ.get("SYNCTOOL_ORG") or None)
     if named is not None or not orgs.names(environ):
         serve_op(obj.rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
