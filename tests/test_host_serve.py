@@ -128,11 +128,14 @@ def api_token(world: World, name: str) -> str:
     return next(line.split()[1] for line in result.stdout.splitlines() if line.startswith("token"))
 
 
-def test_a_delivery_is_verified_with_its_own_organisation_s_secret_only(client, world):
+def test_a_delivery_is_verified_with_its_own_organisation_s_secret_only(client, world, caplog):
     before = {name: world.counts(name) for name in NAMES}
     body = gift("ev-cross-1")
-    refused = deliver(client, "birch", body, secret_of("acme", "donations"))
+    with caplog.at_level(logging.WARNING, logger="synctool.receiver"):
+        refused = deliver(client, "birch", body, secret_of("acme", "donations"))
     assert refused.status_code == 401 and set(refused.json()) == {"error", "detail"}
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["organisation birch"]  # its log line names it
+    assert not any("acme" in r.getMessage() or "secret-0123" in r.getMessage() for r in caplog.records)
     assert {name: world.counts(name) for name in NAMES} == before  # nothing stored, in A's database or B's
     accepted = deliver(client, "birch", body, secret_of("birch", "donations"))
     assert accepted.status_code == 200 and accepted.json()["status"] == "accepted"

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -49,6 +50,11 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
+class _Named(logging.LoggerAdapter):
+    def process(self, msg: object, kwargs: Any) -> tuple[object, Any]:
+        return f"organisation {(self.extra or {})['org']}: {msg}", kwargs
+
+
 class Receiver:
     """The receiver's endpoints over its one connection. The connection is used by a pool of one thread: commits
     are one at a time anyway (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving
@@ -62,6 +68,8 @@ class Receiver:
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
         # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
         self.instance = uuid.uuid4().hex
+        # on a host, each line names the organisation whose delivery it is (and only that one)
+        self.log: logging.Logger | logging.LoggerAdapter = logger if rt.org is None else _Named(logger, {"org": rt.org})
 
     # -- storing a delivery (in the committing thread) --------------------------------------------------------
 
@@ -104,13 +112,13 @@ class Receiver:
                 return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
             inbound = accept(role, body, request.headers, request.query_params, self.secrets)
         except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
-            logger.warning("rejected %s delivery: %s", role, exc)
+            self.log.warning("rejected %s delivery: %s", role, exc)
             response = error(http_status(exc, webhook=True), str(exc), exc.detail)
             if isinstance(exc, PayloadTooLarge):
                 response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
             return response
         except ConfigError as exc:
-            logger.error("cannot verify %s delivery: %s", role, exc)
+            self.log.error("cannot verify %s delivery: %s", role, exc)
             return error(http_status(exc), "receiver not configured for this source", str(exc))
         except ClientDisconnect:
             return error(400, "client disconnected before the body was received")
@@ -121,7 +129,7 @@ class Receiver:
         try:
             job_id = await asyncio.get_running_loop().run_in_executor(self.committer, self.save, inbound)
         except StoreUnavailable as exc:
-            logger.error("could not store %s delivery %s: %s", role, inbound.event_id, exc)
+            self.log.error("could not store %s delivery %s: %s", role, inbound.event_id, exc)
             return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
         if job_id is None:
             return JSONResponse({"status": "duplicate"})
