@@ -231,6 +231,12 @@ def test_a_staff_session_of_one_organisation_opens_nothing_of_another(client, wo
     posted = client.post("/o/birch/admin/team/invite", headers={"Cookie": f"{COOKIE}={session}"}, data={"email": "x@example.org"})
     assert posted.status_code in (401, 403) and "x@example.org" not in posted.text
     assert "x@example.org" not in world.cli("--org", "birch", "users", "list").stdout
+    # a form returns to a page of its own organisation's staff page, never another's
+    token = _csrf(home.text)
+    for back, lands in (("/o/acme/admin/syncs", "/o/acme/admin/syncs"), ("/o/birch/admin/syncs", "/o/acme/admin/failed"),
+                        ("/admin/syncs", "/o/acme/admin/failed")):  # fmt: skip
+        acted = client.post("/o/acme/admin/syncs/no-such-job/retry", data={"csrf": token, "back": back})
+        assert acted.status_code == 303 and acted.headers["location"] == lands, (back, acted.text)
     # signing out of A clears A's cookie at A's path, and lands on A's sign-in page
     out = client.post("/o/acme/admin/sign-out", data={"csrf": _csrf(home.text)})
     assert out.headers["location"] == "/o/acme/admin/sign-in" and "Path=/o/acme/admin" in out.headers["set-cookie"]

@@ -132,8 +132,7 @@ def page_prefix(request: Request) -> str:
     """Where this request's staff page is: the path its mount answers under (``/admin``, or ``/o/NAME/admin`` for an
     organisation on a host: ``web/host.py`` gives the organisation's app a ``root_path`` of ``/o/NAME``, and the
     staff page's own mount adds ``/admin``). Its links, forms, redirects and session cookie all carry it."""
-    root = request.scope.get("root_path", "")
-    return root if root.endswith(PREFIX) else root + PREFIX
+    return request.scope.get("root_path") or PREFIX  # (none: called outside its mount)
 
 
 @functools.cache
