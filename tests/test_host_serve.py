@@ -366,3 +366,15 @@ def test_serve_on_a_host_serves_every_organisation_and_with_org_just_one(world, 
     assert world.cli("--org", "acme", "serve").exit_code == 0
     app, _, port = ran.pop()
     assert not isinstance(app, host_app.Host) and port == 8787  # today's single receiver, for that organisation
+
+
+def test_the_host_s_own_page_has_its_slot_at_host(world):
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def overview(request):
+        return PlainTextResponse("the host's page")
+
+    with TestClient(host_app.Host(world.environ, host_routes=[Route("/", overview)])) as client:
+        assert client.get("/host/").text == "the host's page"
+        assert client.get("/health").json()["status"] == "ok" and client.get("/o/nope/").status_code == 404

@@ -46,6 +46,7 @@ def serve(
 
     listen = obj.rt.config.receiver  # the single install's, else the defaults (and their environment variables)
     single = obj.rt if host_app.single_install(obj.config_path, environ) else None
+    # host_routes=: the host's own page at /host (web/host_page.py's routes(environ)) takes this slot
     app = host_app.build(environ, single, admin_api=admin_api, admin_ui=admin_ui)
     run(app, host or listen.host, port or listen.port)
 
