@@ -140,8 +140,8 @@ class Host:
         host's organisations, or 503 when its app cannot be built."""
         name = self.named(scope)
         org = orgs.Org(name, orgs.home(self.environ) / "orgs" / name) if name else None
-        found = signature(org) if org is not None else None
-        if org is None or found is None or found[0] is None:
+        found = signature(org) if org is not None else (None,)
+        if org is None or found[0] is None:
             if name and name in self.built:
                 await self.drop(name)  # removed while the host runs
             await self.not_found(scope, receive, send)
@@ -161,15 +161,10 @@ class Host:
     def named(self, scope: Scope) -> str | None:
         """The organisation's name in the path, when it is one: the segment after ``/o/``, as sent (a ``%2F`` or
         ``%2e`` in it makes it no name) and as decoded, both matching ``orgs.NAME``."""
-        root = scope.get("root_path", "")
         name = scope.get("path", "")[len(ORGS) :].split("/", 1)[0]
         raw = scope.get("raw_path")
-        if raw is not None:
-            sent = raw.decode("latin-1").split("?", 1)[0]
-            if root and sent.startswith(root):
-                sent = sent[len(root) :]
-            if sent[len(ORGS) :].split("/", 1)[0] != name:
-                return None
+        if raw is not None and raw.decode("latin-1").split("?", 1)[0][len(ORGS) :].split("/", 1)[0] != name:
+            return None
         return name if orgs.NAME.fullmatch(name) else None
 
     async def app_for(self, name: str, found: Signature) -> Built:
