@@ -378,3 +378,24 @@ def test_the_host_s_own_page_has_its_slot_at_host(world):
     with TestClient(host_app.Host(world.environ, host_routes=[Route("/", overview)])) as client:
         assert client.get("/host/").text == "the host's page"
         assert client.get("/health").json()["status"] == "ok" and client.get("/o/nope/").status_code == 404
+
+
+def test_doctor_fails_a_square_notification_url_outside_the_organisation_s_prefix(world):
+    """``doctor``'s Square check (its hook, run here alone: the whole doctor would ask the public URL)."""
+    from synctool import platforms, store
+    from synctool.platforms.square import notification
+
+    platforms.registered()
+    world.add("pine", "square")
+    config = world.folder("pine") / "config.yaml"
+    try:
+        config.write_text(config.read_text() + f"pos:\n  notification_url: {PUBLIC}/webhooks/pos\n")  # a single install's
+        rt = Runtime.from_environ(environ=host_app.organisation_environ(world.environ), org="pine")
+        conn = store.connect(rt.db_path)
+        try:
+            [(check, status, detail, _)] = notification.checks(conn, rt)
+        finally:
+            conn.close()
+        assert (check, status) == ("pos notification url", "fail") and "/o/pine/webhooks/pos" in detail
+    finally:
+        assert world.cli("orgs", "remove", "pine", "--erase", "--yes").exit_code == 0
