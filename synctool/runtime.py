@@ -43,6 +43,8 @@ class Runtime:
     mailer: Mailer | None = None
     #: the environment it was built from, for the processes it starts (`drain --watch`'s children, tests)
     environ: Mapping[str, str] = field(default_factory=dict)
+    #: the organisation it runs for (``--org``); None for an install without organisations
+    org: str | None = None
 
     @classmethod
     def from_environ(
@@ -72,7 +74,13 @@ class Runtime:
                 "database", config.source, f"an organisation's database is its folder's ({place.database}): remove the key"
             )
         env["SYNCTOOL_ORG"] = name  # the processes it starts run for the same organisation
-        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, **kwargs)
+        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, org=name, **kwargs)
+
+    @property
+    def path_prefix(self) -> str:
+        """Where its pages and webhooks are under the host's public URL: ``""``, or ``/o/NAME`` for an organisation
+        (``synctool serve`` answers each organisation there: ``web/host.py``)."""
+        return f"/o/{self.org}" if self.org else ""
 
     @property
     def db_path(self) -> Path:

@@ -12,11 +12,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from starlette.applications import Starlette
+import yaml
 from starlette.testclient import TestClient
 
 from synctool import store
-from synctool.runtime import Runtime
+from synctool.web import host as host_app
 from synctool.web import host_page, staff_page
 
 OPERATOR = "ops@example.org"
@@ -52,10 +52,12 @@ def orgs(cli, home: Path) -> Path:
 
 @pytest.fixture
 def browser(orgs: Path, env: dict[str, str]):
-    """A browser-like client of one app: the host page at /host and organisation a's staff page at /admin."""
-    org_a = Runtime.from_environ(None, env, org="a")
-    app = Starlette(routes=[*host_page.routes(env), *staff_page.routes(org_a)])
-    with TestClient(app, follow_redirects=False) as client:
+    """A browser-like client of the host's `serve`: the host page at /host, each organisation's pages at /o/NAME/."""
+    config = orgs / "orgs" / "a" / "config.yaml"
+    settings = yaml.safe_load(config.read_text()) or {}
+    settings.setdefault("receiver", {})["admin_ui"] = True  # organisation a's staff page on (b's stays off)
+    config.write_text(yaml.safe_dump(settings))
+    with TestClient(host_app.build(env, host_routes=host_page.routes(env)), follow_redirects=False) as client:
         yield client
 
 
@@ -123,9 +125,9 @@ def test_an_organisations_staff_link_and_session_open_nothing_of_the_host_page(b
     assert browser.get(f"/host/login/{token}").status_code == 401
     assert browser.post(f"/host/login/{token}").status_code == 401
     opened = browser.post(staff_link)  # still good for its own page: the host's refusal spent nothing
-    assert opened.status_code == 303 and opened.headers["location"] == "/admin/"
+    assert opened.status_code == 303 and opened.headers["location"] == "/o/a/admin/"
     session = browser.cookies.get(staff_page.COOKIE)
-    assert with_cookie(browser, "/admin/", session).status_code == 200  # the cookie alone opens its own page
+    assert with_cookie(browser, "/o/a/admin/", session).status_code == 200  # the cookie alone opens its own page
     refused = with_cookie(browser, "/host/", session)
     assert refused.status_code == 303 and refused.headers["location"].startswith("/host/sign-in")
     assert "staff@a.example.org" not in refused.text
@@ -133,14 +135,14 @@ def test_an_organisations_staff_link_and_session_open_nothing_of_the_host_page(b
 
 def test_a_host_operators_link_and_session_open_nothing_of_an_organisations_staff_page(browser, cli):
     token = link_path(cli, "users", "login-link", OPERATOR, "--host-admin").rsplit("/", 1)[1]
-    assert browser.post(f"/admin/login/{token}").status_code == 401
+    assert browser.post(f"/o/a/admin/login/{token}").status_code == 401
     sign_in_host(browser, cli)  # the same link, refused by a's page, still opens the host's
     secret = browser.cookies.get(staff_page.COOKIE)
     assert with_cookie(browser, "/host/", secret).status_code == 200  # the cookie alone opens its own page
     assert cli("--org", "a", "users", "add", OPERATOR, "--role", "super_admin").exit_code == 0  # even as a's user
-    for path in ("/admin/", "/admin/failed", "/admin/syncs"):
+    for path in ("/o/a/admin/", "/o/a/admin/failed", "/o/a/admin/syncs"):
         refused = with_cookie(browser, path, secret)
-        assert refused.status_code == 303 and refused.headers["location"].startswith("/admin/sign-in"), path
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/o/a/admin/sign-in"), path
         assert DONOR[0] not in refused.text
 
 

@@ -27,12 +27,30 @@ def serve(
     """Run the webhook receiver, the admin API and the staff page.
 
     The receiver (GET /health, POST /webhooks/*) runs with uvicorn; the admin API and the staff page when asked.
+    On a host with organisations (and no --org) it serves every one under /o/NAME/ (its webhooks, and its staff
+    page and admin API as its config says); a single install's config beside them keeps the root, and these
+    options are its.
 
     Example: synctool serve --host 127.0.0.1 --port 8787 --admin-api --admin-ui
     """
+    from synctool import orgs
+    from synctool.web.receiver import run
     from synctool.web.receiver import serve as serve_op
 
-    serve_op(ctx_obj(ctx).rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
+    obj = ctx_obj(ctx)
+    environ = obj.rt.environ if obj.environ is None else obj.environ  # the root's, read once
+    named = obj.org if obj.org is not None else (environ.get("SYNCTOOL_ORG") or None)
+    if named is not None or not orgs.names(environ):
+        serve_op(obj.rt, host=host, port=port, admin_api=admin_api, admin_ui=admin_ui)
+        return
+    from synctool.web import host as host_app
+
+    listen = obj.rt.config.receiver  # the single install's, else the defaults (and their environment variables)
+    single = obj.rt if host_app.single_install(obj.config_path, environ) else None
+    from synctool.web.host_page import routes as host_page
+
+    app = host_app.build(environ, single, admin_api=admin_api, admin_ui=admin_ui, host_routes=host_page(environ))
+    run(app, host or listen.host, port or listen.port)
 
 
 @host_wide()

@@ -123,7 +123,7 @@ def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> SignInLink:
     return {
         "email": user["email"],
         "role": user["role"],
-        "url": f"{base_url(conn, rt)}{PAGE_PATH}/login/{token}",
+        "url": f"{base_url(conn, rt)}{rt.path_prefix}{PAGE_PATH}/login/{token}",
         "expires_at": expires_at,
     }
 

@@ -145,6 +145,11 @@ def signing_secret(rt: Runtime) -> str:
     return secret
 
 
+def audience(org: str) -> str:
+    """The ``aud`` claim of organisation ``org``'s admin API tokens (an install without organisations sets none)."""
+    return f"synctool:{org}"
+
+
 def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> Token:
     import jwt
 
@@ -157,6 +162,8 @@ def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 
         raise Conflict(f"{row['email']} is deactivated")
     now = int(time.time())
     claims = {"sub": row["email"], "role": row["role"], "iat": now, "exp": now + ttl_s, "ver": row["token_version"]}
+    if rt.org:  # an organisation's token names it: another's API refuses it even where the signing secrets agree
+        claims["aud"] = audience(rt.org)
     return {
         "token": jwt.encode(claims, signing_secret(rt), algorithm="HS256"),
         "email": row["email"],
@@ -170,7 +177,9 @@ def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> UserRecor
     import jwt
 
     try:
-        claims = jwt.decode(token, signing_secret(rt), algorithms=["HS256"], options={"require": ["sub", "exp", "role"]})
+        required = ["sub", "exp", "role", *(["aud"] if rt.org else [])]
+        claims = jwt.decode(token, signing_secret(rt), algorithms=["HS256"], audience=rt.org and audience(rt.org),
+                            options={"require": required})  # fmt: skip
     except jwt.ExpiredSignatureError:
         raise InvalidSignature("token expired") from None
     except jwt.PyJWTError:

@@ -83,7 +83,8 @@ def _registration(platform: Platform) -> Registration:
 
 
 def public_url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
-    """Where the platforms reach the receiver: what `webhooks register --url` saved, else ``receiver.public_url``."""
+    """Where the platforms reach the receiver: what `webhooks register --url` saved, else ``receiver.public_url``.
+    For an organisation it is the host's base URL: its webhooks are under ``rt.path_prefix`` there."""
     return settings.get(conn, PUBLIC_URL) or rt.config.receiver.public_url
 
 
@@ -102,7 +103,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = No
 
         def check(platform: Platform) -> list[Check]:
             with platforms.using(rt, platform.role) as client:
-                return _registration(platform).status(conn, rt, base.rstrip("/"), client)
+                return _registration(platform).status(conn, rt, base.rstrip("/") + rt.path_prefix, client)
 
         found, failed = each(chosen, check)
     for platform in chosen:
@@ -116,7 +117,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = No
     missing = sum(r["not_received"] or 0 for r in delivered)
     failed_words = {**words(failed), **unread}
     return {
-        "url": base,
+        "url": base and base.rstrip("/") + rt.path_prefix,
         "ok": all(c.state == "ok" for c in checks) and not missing and not failed_words,
         "sources": [asdict(c) for c in checks],
         "deliveries": delivered,
@@ -141,7 +142,7 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
 
     def register_one(platform: Platform) -> list[RegisterResult]:
         with platforms.using(rt, platform.role) as client:
-            return _registration(platform).register(conn, rt, base, client)
+            return _registration(platform).register(conn, rt, base + rt.path_prefix, client)
 
     registered, failed = each(chosen, register_one)
     for platform in chosen:
@@ -163,7 +164,7 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
                     settings.put(conn, key, value)
             done.append({"source": outcome.source, "action": outcome.action, "detail": outcome.detail, "where": outcome.where})
     return {
-        "url": base,
+        "url": base + rt.path_prefix,
         "registered": done,
         "stored_in_keyring": stored,
         "to_export": sorted(export),

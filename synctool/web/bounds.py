@@ -70,7 +70,10 @@ class QueryGuard:
         self.leave = leave  # a mounted app under this path guards itself (the staff page answers with a page)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.leave and (scope.get("path") == self.leave or scope.get("path", "").startswith(self.leave + "/")):
+        path, root = scope.get("path", ""), scope.get("root_path", "")
+        if root and path.startswith(root):  # the path under its mount (an organisation's app on a host: /o/NAME)
+            path = path[len(root) :]
+        if self.leave and (path == self.leave or path.startswith(self.leave + "/")):
             await self.app(scope, receive, send)
             return
         if scope["type"] == "http" and control_characters(scope.get("query_string", b"")):

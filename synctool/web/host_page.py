@@ -31,7 +31,7 @@ from synctool.ops.host_operators import overview
 from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.bounds import QueryGuard
-from synctool.web.render import Problem, Renderer
+from synctool.web.render import Renderer, page_prefix
 from synctool.web.sign_in_pages import SessionBackend, SignInPages
 
 __all__ = ["routes"]
@@ -40,38 +40,12 @@ __all__ = ["routes"]
 MESSAGES = {**sign_in.MESSAGES, "deactivated": "This account is deactivated. Ask whoever runs synctool on this host."}
 
 
-def _prefix(request: Request) -> str:
-    """Where the page is mounted (``/host``, under the public URL's path when a proxy gives one)."""
-    return request.scope.get("root_path", "") or host.PAGE_PATH
-
-
-class HostRenderer(Renderer):
-    """The staff page's templates, with this page's path as their ``prefix``."""
-
-    def render(
-        self,
-        request: Request,
-        template: str,
-        context: Mapping[str, object],
-        status: int = 200,
-        *,
-        flash: str | None = None,
-        problem: Problem | None = None,
-        current: str | None = None,
-    ) -> Response:
-        here = {"prefix": _prefix(request), **context}
-        return super().render(request, template, here, status, flash=flash, problem=problem, current=current)
-
-
 class HostPage(SignInPages):
     """The overview, and signing in and out (the staff page's, here)."""
 
     def __init__(self, rt: Runtime, pages: Renderer, environ: Mapping[str, str]):
         super().__init__(rt, pages)
         self.environ = environ
-
-    def prefix(self, request: Request) -> str:
-        return _prefix(request)
 
     def host_routes(self) -> list[BaseRoute]:
         return [
@@ -85,7 +59,7 @@ class HostPage(SignInPages):
     async def overview(self, request: Request) -> Response:
         if not request.user.is_authenticated:
             why = request.scope.get("synctool.signed_out")
-            return RedirectResponse(f"{self.prefix(request)}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
+            return RedirectResponse(f"{page_prefix(request)}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
         rows = await run_in_threadpool(overview, self.environ, request.user.record["email"])
         return self.pages.render(request, "host.html", {"rows": rows})
 
@@ -116,7 +90,7 @@ def routes(environ: Mapping[str, str]) -> list[BaseRoute]:
     platforms.registered()  # their config sections, before the host's config is read
     rt = host.runtime(environ)
     store.connect(rt.db_path).close()
-    page = HostPage(rt, HostRenderer(rt, ()), environ)
+    page = HostPage(rt, Renderer(rt, ()), environ)
     app = Starlette(
         routes=page.host_routes(),
         middleware=[

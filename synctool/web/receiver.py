@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -26,6 +27,7 @@ from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from synctool import platforms, store
 from synctool.errors import (
@@ -48,6 +50,11 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
+class _Named(logging.LoggerAdapter):
+    def process(self, msg: object, kwargs: Any) -> tuple[object, Any]:
+        return f"organisation {(self.extra or {})['org']}: {msg}", kwargs
+
+
 class Receiver:
     """The receiver's endpoints over its one connection. The connection is used by a pool of one thread: commits
     are one at a time anyway (SQLite has one writer), and a durable commit takes about 0.5 ms, far above a giving
@@ -61,6 +68,8 @@ class Receiver:
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
         # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
         self.instance = uuid.uuid4().hex
+        # on a host, each line names the organisation whose delivery it is (and only that one)
+        self.log: logging.Logger | logging.LoggerAdapter = logger if rt.org is None else _Named(logger, {"org": rt.org})
 
     # -- storing a delivery (in the committing thread) --------------------------------------------------------
 
@@ -103,13 +112,13 @@ class Receiver:
                 return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
             inbound = accept(role, body, request.headers, request.query_params, self.secrets)
         except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
-            logger.warning("rejected %s delivery: %s", role, exc)
+            self.log.warning("rejected %s delivery: %s", role, exc)
             response = error(http_status(exc, webhook=True), str(exc), exc.detail)
             if isinstance(exc, PayloadTooLarge):
                 response.headers["connection"] = "close"  # the sender is told; the next request gets a fresh connection
             return response
         except ConfigError as exc:
-            logger.error("cannot verify %s delivery: %s", role, exc)
+            self.log.error("cannot verify %s delivery: %s", role, exc)
             return error(http_status(exc), "receiver not configured for this source", str(exc))
         except ClientDisconnect:
             return error(400, "client disconnected before the body was received")
@@ -120,7 +129,7 @@ class Receiver:
         try:
             job_id = await asyncio.get_running_loop().run_in_executor(self.committer, self.save, inbound)
         except StoreUnavailable as exc:
-            logger.error("could not store %s delivery %s: %s", role, inbound.event_id, exc)
+            self.log.error("could not store %s delivery %s: %s", role, inbound.event_id, exc)
             return error(http_status(exc), "could not store the delivery; retry later", "")  # the log has why
         if job_id is None:
             return JSONResponse({"status": "duplicate"})
@@ -166,11 +175,15 @@ class Receiver:
                 routes.append(Route(path, self.url_check, methods=["GET", "HEAD"]))
         return routes
 
+    def close(self) -> None:
+        """Its committing thread finished (what it holds is committed first), then its connection dropped."""
+        self.committer.shutdown(wait=True)
+        self.drop_connection()
+
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         yield
-        self.committer.shutdown(wait=True)
-        self.drop_connection()
+        self.close()
 
     def app(self, routes: list[BaseRoute] | None = None) -> Starlette:
         """The receiver's routes and ``routes`` beside them; a query string with a control character is refused
@@ -191,6 +204,12 @@ def create_app(rt: Runtime, secrets: WebhookSecrets | None = None, *, routes: li
 def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> Starlette:
     """The app `serve` runs: the database created and migrated first, the admin API mounted when asked
     (refused without its signing secret), and the staff page when asked."""
+    return build_receiver(rt, admin_api=admin_api, admin_ui=admin_ui)[1]
+
+
+def build_receiver(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> tuple[Receiver, Starlette]:
+    """``build``'s app with its ``Receiver``, for a caller that runs the app without its lifespan and closes the
+    receiver itself (``web/host.py``, which serves many)."""
     store.connect(rt.config.db_path).close()
     extra: list = []
     if rt.config.receiver.admin_api if admin_api is None else admin_api:
@@ -203,7 +222,8 @@ def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None =
         from synctool.web.staff_page import routes as page_routes
 
         extra += page_routes(rt)
-    return create_app(rt, routes=extra)
+    receiver = Receiver(rt)
+    return receiver, receiver.app(extra)
 
 
 def serve(
@@ -215,12 +235,17 @@ def serve(
     admin_ui: bool | None = None,
 ) -> None:
     """Run the receiver (and the admin API, and the staff page) with uvicorn until stopped."""
+    run(build(rt, admin_api=admin_api, admin_ui=admin_ui), host or rt.config.receiver.host, port or rt.config.receiver.port)
+
+
+def run(app: ASGIApp, host: str, port: int) -> None:
+    """``app`` with uvicorn on ``host:port`` until stopped."""
     import uvicorn
 
     uvicorn.run(
-        build(rt, admin_api=admin_api, admin_ui=admin_ui),
-        host=host or rt.config.receiver.host,
-        port=port or rt.config.receiver.port,
+        app,
+        host=host,
+        port=port,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=20,  # on SIGTERM, in-flight deliveries finish (the unit's TimeoutStopSec is 30)

@@ -7,6 +7,7 @@ Server-rendered HTML (Jinja2, autoescaped), no script at all, and a stylesheet f
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -127,7 +128,17 @@ class NavPage(Protocol):
     def role(self) -> str: ...
 
 
-def _environment(nav: Sequence[NavPage]) -> jinja2.Environment:
+def page_prefix(request: Request) -> str:
+    """Where this request's staff page is: the path its mount answers under (``/admin``, or ``/o/NAME/admin`` for an
+    organisation on a host: ``web/host.py`` gives the organisation's app a ``root_path`` of ``/o/NAME``, and the
+    staff page's own mount adds ``/admin``). Its links, forms, redirects and session cookie all carry it."""
+    return request.scope.get("root_path") or PREFIX  # (none: called outside its mount)
+
+
+@functools.cache
+def _environment(nav: tuple[NavPage, ...]) -> jinja2.Environment:
+    """One environment (its templates compiled once) for every organisation a host serves; what differs between
+    them (the prefix, the platforms in use) comes with each render."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("synctool.web", "templates"),
         autoescape=jinja2.select_autoescape(default=True),
@@ -139,12 +150,17 @@ def _environment(nav: Sequence[NavPage]) -> jinja2.Environment:
     return env
 
 
+@functools.cache
+def _templates(nav: tuple[NavPage, ...]) -> Jinja2Templates:
+    return Jinja2Templates(env=_environment(nav))
+
+
 class Renderer:
     """The staff page's templates. ``nav``: the pages in the navigation (``staff_page.PAGES``' rows with a label;
     each has ``name``, ``label``, ``path`` and ``role``)."""
 
     def __init__(self, rt: Runtime, nav: Sequence[NavPage]):
-        self.templates = Jinja2Templates(env=_environment(nav))
+        self.templates = _templates(tuple(nav))
         self.sources = [p.role for p in platforms.in_use(rt.config)]
 
     def render(
@@ -170,6 +186,7 @@ class Renderer:
             "here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
             "sources": self.sources,
             "current": current,
+            "prefix": page_prefix(request),
         }
         response = self.templates.TemplateResponse(request, template, {**shared, **context}, status_code=status)
         response.headers.update(SECURITY_HEADERS)

@@ -23,7 +23,7 @@ from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.auth import TeamMember, User, credentials
 from synctool.web.bounds import read_body
-from synctool.web.render import PREFIX, Renderer
+from synctool.web.render import Renderer, page_prefix
 
 COOKIE = "synctool_session"
 MAX_FORM_BYTES = 64 * 1024
@@ -81,10 +81,6 @@ class SignInPages:
         self.rt = rt
         self.pages = pages
 
-    def prefix(self, request: Request) -> str:
-        """Where these pages are: the redirects' and the session cookie's path."""
-        return PREFIX
-
     def routes(self) -> list[Route]:
         return [
             Route("/sign-in", self.sign_in_form, methods=["GET", "POST"]),
@@ -139,9 +135,10 @@ class SignInPages:
             opened, public_https = await guard.in_thread(request, open_session)
         except InvalidSignature as exc:
             return self.pages.message(request, 401, str(exc), exc.detail)
-        prefix = self.prefix(request)
+        prefix = page_prefix(request)
         response = RedirectResponse(prefix + "/", status_code=303)
-        # behind HTTPS (the proxy says so, or the public URL is https) the cookie is never sent in the clear
+        # behind HTTPS (the proxy says so, or the public URL is https) the cookie is never sent in the clear; its
+        # path is this staff page's (an organisation's cookie is never sent to another's pages)
         secure = request.url.scheme == "https" or public_https
         response.set_cookie(COOKIE, opened.secret, max_age=int(sign_in.SESSION_TTL.total_seconds()), path=prefix,
                             httponly=True, samesite="lax", secure=secure)  # fmt: skip
@@ -165,6 +162,7 @@ class SignInPages:
                     signed(conn, user, "sign out")
 
             await guard.in_thread(request, end)
-        response = RedirectResponse(self.prefix(request) + "/sign-in", status_code=303)
-        response.delete_cookie(COOKIE, path=self.prefix(request))
+        prefix = page_prefix(request)
+        response = RedirectResponse(prefix + "/sign-in", status_code=303)
+        response.delete_cookie(COOKIE, path=prefix)
         return response

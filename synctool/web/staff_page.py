@@ -58,7 +58,7 @@ from synctool.web.pages import (
     year_end,
 )
 from synctool.web.pages.base import ActionResult, ViewResult
-from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer
+from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer, page_prefix
 from synctool.web.request import StaffRequest
 from synctool.web.sign_in_pages import COOKIE, SessionBackend, SignInPages, other_site, read_form
 
@@ -159,11 +159,11 @@ def section(page: Page) -> str:
     return max(under, key=lambda n: len(n.path)).name if under else page.name
 
 
-def _back(target: str | None, fallback: str) -> str:
-    """Where an action returns: a page of this site, never another origin."""
-    if target and target.startswith(PREFIX + "/") and not target.startswith("//") and "\\" not in target:
+def _back(target: str | None, fallback: str, prefix: str) -> str:
+    """Where an action returns: a page of this staff page (under ``prefix``), never another origin."""
+    if target and target.startswith(prefix + "/") and not target.startswith("//") and "\\" not in target:
         return target
-    return PREFIX + fallback
+    return prefix + fallback
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class StaffPage:
         refused = guard.refusal(request, page.role)
         if refused and refused.signed_out:
             why = request.scope.get("synctool.signed_out")
-            return RedirectResponse(f"{PREFIX}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
+            return RedirectResponse(f"{page_prefix(request)}/sign-in" + (f"?why={why}" if why else ""), status_code=303)
         if refused:
             return self.pages.message(request, 403, "Not for your role", f"This page {refused.reason}.")
         secret = request.user.session.secret
@@ -233,7 +233,7 @@ class StaffPage:
             return self.pages.message(request, form_refused.status, form_refused.title, form_refused.text)
         # refused by the operation, the page shows the problem beside its field and focuses the field (which
         # brings it into view; a #fragment would stop the browser's autofocus)
-        return RedirectResponse(_back(form.get("back"), action.back), status_code=303)
+        return RedirectResponse(_back(form.get("back"), action.back, page_prefix(request)), status_code=303)
 
     def run(
         self, conn: sqlite3.Connection, request: Request, action: Action, form: dict[str, str], refused: FormRefusal | None
@@ -254,7 +254,7 @@ class StaffPage:
             if outcome.value is not None:
                 (message, acted_on), recorded = outcome.value, "done"
             else:
-                message = forms.problem(outcome.error, request.url.path.removeprefix(PREFIX), form).as_message()
+                message = forms.problem(outcome.error, request.url.path.removeprefix(page_prefix(request)), form).as_message()
                 acted_on, recorded = target, f"refused: {outcome.error}"
             guard.record(conn, actor, action.name, target=acted_on, note=note, outcome=recorded)
             sign_in.flash(conn, request.user.session.secret, message)

@@ -1,6 +1,8 @@
 """The notification URL Square signs its deliveries with, byte for byte: the one `synctool webhooks register`
 registered (kept in the settings table), else ``pos.notification_url`` in config (env
-``POS_WEBHOOK_NOTIFICATION_URL``)."""
+``POS_WEBHOOK_NOTIFICATION_URL``). An organisation's is under its prefix on the host
+(``https://HOST/o/NAME/webhooks/pos``): without either, it is made from ``receiver.public_url`` (the host's base
+URL), and ``doctor`` fails one that is not under the prefix, since no delivery would verify."""
 
 from __future__ import annotations
 
@@ -15,18 +17,27 @@ SETTING = "pos_notification_url"
 NAME = "POS_WEBHOOK_NOTIFICATION_URL"
 
 
+def configured(rt: Runtime) -> str | None:
+    """``pos.notification_url``; for an organisation without one, its URL under the host's ``receiver.public_url``."""
+    given = square.PosConfig.of(rt.config).notification_url
+    base = rt.config.receiver.public_url
+    if given or not rt.org or not base:
+        return given
+    return f"{base.rstrip('/')}{rt.path_prefix}/webhooks/pos"
+
+
 def url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
-    return settings.get(conn, SETTING) or square.PosConfig.of(rt.config).notification_url
+    return settings.get(conn, SETTING) or configured(rt)
 
 
 def for_receiver(rt: Runtime) -> dict[str, str | None]:
     """``Webhook.settings``: read once when the receiver starts (a database not there yet: the config's)."""
     if not rt.db_path.exists():
-        return {NAME: square.PosConfig.of(rt.config).notification_url}
+        return {NAME: configured(rt)}
     try:
         conn = store.connect(rt.db_path, migrate=False)
     except StoreUnavailable:
-        return {NAME: square.PosConfig.of(rt.config).notification_url}
+        return {NAME: configured(rt)}
     try:
         return {NAME: url(conn, rt)}
     finally:
@@ -35,7 +46,12 @@ def for_receiver(rt: Runtime) -> dict[str, str | None]:
 
 def checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
     """``doctor``: Square signs the exact notification URL, so synctool must know it."""
-    if url(conn, rt):
+    found = url(conn, rt)
+    own = f"{rt.path_prefix}/webhooks/pos"
+    if found and rt.org and not found.rstrip("/").endswith(own):
+        return [("pos notification url", "fail", f"{found} is not organisation {rt.org}'s (it ends {own})",
+                 "Square signs the URL it posts to: synctool --org NAME webhooks register --url https://YOUR.HOST")]  # fmt: skip
+    if found:
         return []
     return [("pos notification url", "fail", "not set: Square's deliveries cannot be verified",
              "synctool webhooks register --url https://YOUR.HOST (or set pos.notification_url in config)")]  # fmt: skip
