@@ -275,3 +275,26 @@ def _seconds(stamp: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_single_install_moves_in_with_nothing_lost(coded_site, tmp_path: Path):
+    """An install that ran for real (its receiver and drain) becomes an organisation, every row kept, while its
+    serve still runs (its WAL copied with the rest)."""
+    from tests.test_orgs import rows_of
+
+    site = coded_site
+    site.serve()
+    for n in range(3):
+        assert site.give(n).status_code == 200
+    drained = site.run("drain", "--max-seconds", "20")
+    assert drained.returncode == 0, drained.stdout + drained.stderr
+    env = {k: v for k, v in site.env.items() if k not in ("SYNCTOOL_CONFIG", "SYNCTOOL_DB")}
+    env["SYNCTOOL_HOME"] = str(tmp_path / "host")
+    args = ["orgs", "import", "moved", "--config", str(site.folder / "config.yaml"), "--database", str(site.db_path)]
+    moved = subprocess.run([sys.executable, "-m", "synctool.cli.main", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "CRM_API_KEY" in moved.stdout  # the secrets it must be given again, named
+    assert rows_of(tmp_path / "host" / "orgs" / "moved" / "synctool.db") == rows_of(site.db_path)
+    listed = subprocess.run([sys.executable, "-m", "synctool.cli.main", "--org", "moved", "syncs", "list", "--json"],
+                            cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
+    assert [row["status"] for row in json.loads(listed.stdout)["items"]] == ["succeeded"] * 3, listed.stdout
