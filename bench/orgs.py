@@ -59,6 +59,8 @@ def make_host(home: Path, count: int, crm_url: str, env: dict[str, str]) -> list
     folder = home / "orgs" / first
     config = yaml.safe_load((folder / "config.yaml").read_text()) or {}
     config.setdefault("crm", {})["base_url"] = crm_url + "/api/v1"
+    config.setdefault("donors", {})["matching"] = "email"  # the sample donors share one name and street
+    config.pop("database", None)  # its folder's, whichever folder a copy is in
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     (folder / "secrets.env").write_text(f"CRM_API_KEY={CRM_KEY}\n")
     (folder / "secrets.env").chmod(0o600)

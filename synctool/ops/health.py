@@ -63,7 +63,7 @@ def receiver(rt: Runtime, public_url: str | None) -> list[DoctorRow]:
                       "must answer with this server's instance id"))  # fmt: skip
     elif there is None:
         found.append(("receiver public url", "fail", f"{url}: {why}",
-                      "the proxy must pass /webhooks/* and /health to 127.0.0.1:8787 unchanged (deploy/Caddyfile)"))  # fmt: skip
+                      "the proxy must pass /webhooks/*, /health (and on a host /o/*) to 127.0.0.1:8787 unchanged (deploy/Caddyfile)"))  # fmt: skip
     elif here is None:
         found.append(("receiver public url", "warn", f"{url} answers as receiver {there[:8]}; the local one does not answer", ""))
     elif there == here:
