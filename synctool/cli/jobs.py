@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 import typer
 
@@ -176,7 +177,6 @@ def _drain_said(summary, alerts: list) -> list[str]:
 def _drain_host(ctx: typer.Context, names: list, max_seconds: float, max_jobs, concurrency, watch: bool, interval) -> None:
     """`drain` on a host (``ops.host.drain_host``): each organisation's lines under its header, its error as the
     command would say it; the exit code is the worst of them. With --watch, run after run until SIGTERM."""
-    import threading
 
     from synctool.config import host_tuning
     from synctool.ops.host import drain_host, label, worst
@@ -208,17 +208,11 @@ def _drain_host(ctx: typer.Context, names: list, max_seconds: float, max_jobs, c
         raise typer.Exit(code)
 
 
-def _watch_host(run, interval: float | None) -> None:
-    """`drain --watch` on a host: fair runs of every organisation (``run(seconds, stop)``) back to back until SIGTERM
-    or SIGINT, each organisation's lines under its header; ``interval`` (default 30 s) between runs that found
-    nothing due."""
+def _stopped_by_signals() -> threading.Event:
+    """An event SIGTERM or SIGINT sets (`drain --watch` then claims nothing more and lets the running jobs finish)."""
     import signal
-    import threading
-
-    from synctool.ops.host import label
 
     stop = threading.Event()
-    pause = 30.0 if interval is None else interval
 
     def request_stop(signum, frame) -> None:
         typer.echo(f"drain --watch: {signal.Signals(signum).name}; finishing the running jobs", err=True)
@@ -226,6 +220,17 @@ def _watch_host(run, interval: float | None) -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, request_stop)
+    return stop
+
+
+def _watch_host(run, interval: float | None) -> None:
+    """`drain --watch` on a host: fair runs of every organisation (``run(seconds, stop)``) back to back until SIGTERM
+    or SIGINT, each organisation's lines under its header; ``interval`` (default 30 s) between runs that found
+    nothing due."""
+    from synctool.ops.host import label
+
+    stop = _stopped_by_signals()
+    pause = 30.0 if interval is None else interval
     typer.echo(f"drain --watch: every organisation of this host, polling every {pause:g} s when idle", err=True)
     claimed = 0
     while not stop.is_set():
@@ -242,19 +247,9 @@ def _watch_host(run, interval: float | None) -> None:
 
 
 def _watch(db, rt, interval: float, concurrency: int) -> None:
-    import signal
-    import threading
-
     from synctool.ops.drain import watch
 
-    stop = threading.Event()
-
-    def request_stop(signum, frame) -> None:
-        typer.echo(f"drain --watch: {signal.Signals(signum).name}; finishing the running jobs", err=True)
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, request_stop)
+    stop = _stopped_by_signals()
     typer.echo(f"drain --watch: polling the queue every {interval:g} s when idle; SIGTERM or Ctrl-C stops", err=True)
     totals = watch(
         db,

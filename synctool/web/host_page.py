@@ -15,11 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -29,10 +26,8 @@ from synctool import host, platforms, store
 from synctool.ops import sign_in
 from synctool.ops.host_operators import overview
 from synctool.runtime import Runtime
-from synctool.web import guard
-from synctool.web.bounds import QueryGuard
 from synctool.web.render import Renderer, page_prefix
-from synctool.web.sign_in_pages import SessionBackend, SignInPages
+from synctool.web.sign_in_pages import SignInPages, signed_in_mount
 
 __all__ = ["routes"]
 
@@ -91,13 +86,4 @@ def routes(environ: Mapping[str, str]) -> list[BaseRoute]:
     rt = host.runtime(environ)
     store.connect(rt.db_path).close()
     page = HostPage(rt, Renderer(rt, ()), environ)
-    app = Starlette(
-        routes=page.host_routes(),
-        middleware=[
-            Middleware(guard.OneConnection, rt=rt),
-            Middleware(QueryGuard, refuse=page.bad_query),
-            Middleware(AuthenticationMiddleware, backend=SessionBackend()),
-        ],
-        exception_handlers={HTTPException: page.not_found, Exception: page.broken},
-    )
-    return [Mount(host.PAGE_PATH, app=app)]
+    return [signed_in_mount(host.PAGE_PATH, rt, page.host_routes(), page)]

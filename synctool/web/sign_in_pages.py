@@ -9,12 +9,18 @@ their role's scopes, for Starlette's ``AuthenticationMiddleware``; sign-out ends
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
+from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials, AuthenticationBackend, BaseUser
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from synctool import store
 from synctool.errors import InvalidSignature, PayloadTooLarge
@@ -22,7 +28,7 @@ from synctool.ops import sign_in
 from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.auth import TeamMember, User, credentials
-from synctool.web.bounds import read_body
+from synctool.web.bounds import QueryGuard, read_body
 from synctool.web.render import Renderer, page_prefix
 
 COOKIE = "synctool_session"
@@ -166,3 +172,32 @@ class SignInPages:
         response = RedirectResponse(prefix + "/sign-in", status_code=303)
         response.delete_cookie(COOKIE, path=prefix)
         return response
+
+
+class PageAnswers(Protocol):
+    """What a page behind the session answers when a request goes wrong (the staff page's, the host page's)."""
+
+    async def bad_query(self, request: Request) -> Response: ...
+
+    async def not_found(self, request: Request, exc: Exception) -> Response: ...
+
+    async def broken(self, request: Request, exc: Exception) -> Response: ...
+
+
+def signed_in_mount(path: str, rt: Runtime, routes: Sequence[BaseRoute], page: PageAnswers) -> Mount:
+    """``routes`` mounted at ``path`` behind the session: one connection per request (``guard.OneConnection``) shared
+    by the session check and the page, control characters in the address refused, the session cookie read."""
+    handlers: dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]] = {
+        HTTPException: page.not_found,
+        Exception: page.broken,
+    }
+    app = Starlette(
+        routes=list(routes),
+        middleware=[
+            Middleware(guard.OneConnection, rt=rt),
+            Middleware(QueryGuard, refuse=page.bad_query),
+            Middleware(AuthenticationMiddleware, backend=SessionBackend()),
+        ],
+        exception_handlers=handlers,  # type: ignore[arg-type]
+    )
+    return Mount(path, app=app)

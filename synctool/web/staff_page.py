@@ -27,10 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -41,7 +38,6 @@ from synctool.ops import sign_in
 from synctool.runtime import Runtime
 from synctool.web import guard
 from synctool.web.auth import ADMIN, SUPER, VIEWER
-from synctool.web.bounds import QueryGuard
 from synctool.web.pages import (
     actions,
     donors,
@@ -60,7 +56,7 @@ from synctool.web.pages import (
 from synctool.web.pages.base import ActionResult, ViewResult
 from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer, page_prefix
 from synctool.web.request import StaffRequest
-from synctool.web.sign_in_pages import COOKIE, SessionBackend, SignInPages, other_site, read_form
+from synctool.web.sign_in_pages import COOKIE, SignInPages, other_site, read_form, signed_in_mount
 
 __all__ = ["ACTIONS", "COOKIE", "PAGES", "PREFIX", "SECURITY_HEADERS", "Action", "Page", "routes"]
 
@@ -288,16 +284,6 @@ class StaffPage:
 
 
 def routes(rt: Runtime) -> list[Mount]:
-    """The staff page as one mount at ``/admin``: one connection per request (``guard.OneConnection``) shared
-    by the session check and the page, control characters in the address refused, the session cookie read."""
+    """The staff page as one mount at ``/admin``, behind the session (``sign_in_pages.signed_in_mount``)."""
     staff = StaffPage(rt, Renderer(rt, NAV))
-    app = Starlette(
-        routes=staff.routes(),
-        middleware=[
-            Middleware(guard.OneConnection, rt=rt),
-            Middleware(QueryGuard, refuse=staff.bad_query),
-            Middleware(AuthenticationMiddleware, backend=SessionBackend()),
-        ],
-        exception_handlers={HTTPException: staff.not_found, Exception: staff.broken},
-    )
-    return [Mount(PREFIX, app=app)]
+    return [signed_in_mount(PREFIX, rt, staff.routes(), staff)]
