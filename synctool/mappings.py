@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,24 +49,24 @@ def ack_choice(template: str | None, no_ack: bool) -> str | None:
     return NO_ACK if no_ack else (template or None)
 
 
-def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
+def get(conn: store.Connection, kind: str, key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT value FROM mappings WHERE kind = ? AND key = ?", (kind, key)).fetchone()
     return json.loads(row[0]) if row else None
 
 
-def put(conn: sqlite3.Connection, kind: str, key: str, value: Mapping[str, object]) -> None:
+def put(conn: store.Connection, kind: str, key: str, value: Mapping[str, object]) -> None:
     with store.atomic(conn):
         store.database(conn).table("mappings").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
         )
 
 
-def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:
+def delete(conn: store.Connection, kind: str, key: str) -> bool:
     with store.atomic(conn):
         return conn.execute("DELETE FROM mappings WHERE kind = ? AND key = ?", (kind, key)).rowcount == 1
 
 
-def all_of(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
+def all_of(conn: store.Connection, kind: str) -> list[dict[str, Any]]:
     rows = conn.execute("SELECT key, value, updated_at FROM mappings WHERE kind = ? ORDER BY key", (kind,))
     return [{"key": key, **json.loads(value), "updated_at": updated_at} for key, value, updated_at in rows]
 
@@ -82,7 +81,7 @@ def coding(*layers: Mapping[str, object] | None) -> dict[str, Any]:
     return result
 
 
-def payment_coding(conn: sqlite3.Connection, key: str) -> dict[str, Any]:
+def payment_coding(conn: store.Connection, key: str) -> dict[str, Any]:
     """Payment type and gift type for a payment method key (``donations:card``, ``pos:CASH``); the gift
     type is "Gift" by name when no mapping sets one."""
     mapped = get(conn, "payment_method", key) or {}

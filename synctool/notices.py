@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -95,7 +94,7 @@ def host(url: str | None) -> str | None:
         return None
 
 
-def webhook(conn: sqlite3.Connection) -> str | None:
+def webhook(conn: store.Connection) -> str | None:
     found = settings.get(conn, WEBHOOK_SETTING)
     return found if isinstance(found, str) and found else None
 
@@ -108,7 +107,7 @@ def clean(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def queue(conn: sqlite3.Connection, key: str, text: str) -> bool:
+def queue(conn: store.Connection, key: str, text: str) -> bool:
     """Record a notice to send once per ``key`` (inside the caller's transaction, if any); False when that key was
     queued before (a replay) or no chat webhook is set."""
     if webhook(conn) is None:
@@ -123,7 +122,7 @@ def queue(conn: sqlite3.Connection, key: str, text: str) -> bool:
 
 
 def send_due(
-    conn: sqlite3.Connection, rt: Runtime, *, transport: httpx.BaseTransport | None = None, limit: int = 50
+    conn: store.Connection, rt: Runtime, *, transport: httpx.BaseTransport | None = None, limit: int = 50
 ) -> dict[str, int]:
     """Send the notices that are due; never raises for a chat problem (drain goes on)."""
     now = store.utcnow()
@@ -136,14 +135,14 @@ def send_due(
     refused = None if url is None else _refused(url, rt.config.organisation.chat_webhook_hosts)
     transport = transport or rt.transport(ROLE)
 
-    def given_up(row: sqlite3.Row) -> str | None:
+    def given_up(row: store.Row) -> str | None:
         if url is None:
             return "no chat webhook is set"
         return "not sent within a day; dropped" if row["created_at"] < store.iso(now - GIVE_UP_AFTER) else None
 
     with httpx.Client(transport=transport, timeout=TIMEOUT_S, follow_redirects=False) as client:
 
-        def attempt(row: sqlite3.Row) -> str | None:
+        def attempt(row: store.Row) -> str | None:
             assert url is not None  # given_up dropped the row otherwise
             return refused or _post(client, url, row["text"])
 
@@ -172,6 +171,6 @@ def _post(client: httpx.Client, url: str, text: str) -> str | None:
     return None
 
 
-def problems(conn: sqlite3.Connection) -> dict[str, Any]:
+def problems(conn: store.Connection) -> dict[str, Any]:
     """Notices given up in the last day, those waiting, and the newest error (a host, never the URL)."""
     return NOTICES.problems(conn)

@@ -7,7 +7,6 @@ person who upgrades is told what to rename by the first command they run, not by
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from synctool import store
 from synctool.config import Config
@@ -15,7 +14,7 @@ from synctool.config import Config
 _SAID = "renamed_keys_said"
 
 
-def unsaid(conn: sqlite3.Connection, config: Config) -> list[str]:
+def unsaid(conn: store.Connection, config: Config) -> list[str]:
     """The config's renamed-key lines not yet said by a command against this database, now recorded as said.
     Recording is best effort: with the database busy, the lines are said again by the next command."""
     renamed = config.renamed_keys
@@ -31,6 +30,6 @@ def unsaid(conn: sqlite3.Connection, config: Config) -> list[str]:
                     "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (_SAID, json.dumps(sorted(said | set(new)))),
                 )
-        except sqlite3.OperationalError:
+        except store.Busy:
             pass
     return new

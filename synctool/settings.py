@@ -8,7 +8,6 @@ locations and the e-mail -> constituent links. Secrets never go here (see ``secr
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,17 +18,17 @@ from synctool import store
 PLANS_REPORT_CHANGES = "plans_report_changes"
 
 
-def plans_report_changes(conn: sqlite3.Connection) -> bool:
+def plans_report_changes(conn: store.Connection) -> bool:
     """The ``plans-report-changes`` switch (default off)."""
     return get(conn, PLANS_REPORT_CHANGES, "off") in ("on", True)
 
 
-def get(conn: sqlite3.Connection, key: str, default: object = None) -> Any:  # (the JSON stored, any)
+def get(conn: store.Connection, key: str, default: object = None) -> Any:  # (the JSON stored, any)
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     return json.loads(row[0]) if row else default
 
 
-def put(conn: sqlite3.Connection, key: str, value: object) -> None:
+def put(conn: store.Connection, key: str, value: object) -> None:
     # plain SQL, not sqlite-utils' upsert: cron's idle drain writes its heartbeat here every minute, and
     # importing sqlite-utils for it was a tenth of that tick's CPU (bench/startup.py)
     with store.atomic(conn):
@@ -40,24 +39,24 @@ def put(conn: sqlite3.Connection, key: str, value: object) -> None:
         )
 
 
-def cache_get(conn: sqlite3.Connection, kind: str, key: str) -> Any:
+def cache_get(conn: store.Connection, kind: str, key: str) -> Any:
     row = conn.execute("SELECT value FROM caches WHERE kind = ? AND key = ?", (kind, key)).fetchone()
     return json.loads(row[0]) if row else None
 
 
-def cache_put(conn: sqlite3.Connection, kind: str, key: str, value: object) -> None:
+def cache_put(conn: store.Connection, kind: str, key: str, value: object) -> None:
     with store.atomic(conn):
         store.database(conn).table("caches").upsert(
             {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key")
         )
 
 
-def cache_delete(conn: sqlite3.Connection, kind: str, key: str) -> None:
+def cache_delete(conn: store.Connection, kind: str, key: str) -> None:
     with store.atomic(conn):
         store.database(conn).table("caches").delete_where("kind = ? AND key = ?", [kind, key])
 
 
-def cache_replace(conn: sqlite3.Connection, kind: str, items: Mapping[str, object]) -> None:
+def cache_replace(conn: store.Connection, kind: str, items: Mapping[str, object]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
     now = store.iso()
     with store.atomic(conn):
@@ -69,12 +68,12 @@ def cache_replace(conn: sqlite3.Connection, kind: str, items: Mapping[str, objec
         )
 
 
-def cache_list(conn: sqlite3.Connection, kind: str) -> list[Any]:
+def cache_list(conn: store.Connection, kind: str) -> list[Any]:
     rows = store.database(conn).table("caches").rows_where("kind = ?", [kind], order_by="key", select="value")
     return [json.loads(r["value"]) for r in rows]
 
 
-def cache_refreshed_at(conn: sqlite3.Connection, kind: str) -> str | None:
+def cache_refreshed_at(conn: store.Connection, kind: str) -> str | None:
     return conn.execute("SELECT max(refreshed_at) FROM caches WHERE kind = ?", (kind,)).fetchone()[0]
 
 
@@ -83,6 +82,6 @@ MODE_SETTING = "sync_mode"
 MODES = ("live", "preview")
 
 
-def sync_mode(conn: sqlite3.Connection) -> str:
+def sync_mode(conn: store.Connection) -> str:
     mode = get(conn, MODE_SETTING)
     return mode if mode in MODES else "live"

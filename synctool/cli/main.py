@@ -6,11 +6,10 @@ from __future__ import annotations
 import getpass
 import logging
 import os
-import sqlite3
 import sys
 from io import TextIOWrapper
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 # synctool uses no pydantic plugin, and looking for one (reading every installed package's entry points)
 # costs about 20 ms of each command's start-up; a value the caller set is kept
@@ -19,6 +18,9 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import typer  # noqa: E402
 
 from synctool.console import Command, RootGroup, ctx_obj, key_values  # noqa: E402
+
+if TYPE_CHECKING:
+    from synctool import store
 
 app = typer.Typer(
     help="Keep the donor CRM (Little Green Light) in step with the platforms that bring the organisation money and people.",
@@ -83,7 +85,7 @@ RootGroup.more = staticmethod(platform_commands)
 RootGroup.titles = (START, DAILY, MONEY, PLATFORMS, TEAM)
 
 
-def log_action(conn: sqlite3.Connection, action: str, target: str | None, note: str | None, outcome: str) -> None:
+def log_action(conn: store.Connection, action: str, target: str | None, note: str | None, outcome: str) -> None:
     """A command that changed something (``console.action``), in the staff actions log beside the staff page's
     and the admin API's: who is the OS user who ran it."""
     from synctool.ops.actions import record

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
-import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from synctool.console import AsJson, action, crm_id, ctx_obj, emit_json, listing_group, options_as, render, sub_app
 from synctool.platforms import Hook
+
+if TYPE_CHECKING:
+    from synctool import store
 
 app = sub_app(
     "CRM coding for incoming money: type defaults, overrides, fields. Type defaults, campaign and fund overrides, "
@@ -20,7 +22,7 @@ app = sub_app(
 CODING = ["key", "fund_id", "campaign_id", "appeal_id", "gift_category_id", "ack_template_name", "updated_at"]
 
 
-def _all_of(kind: str) -> Callable[[sqlite3.Connection], list[dict[str, Any]]]:
+def _all_of(kind: str) -> Callable[[store.Connection], list[dict[str, Any]]]:
     """What `synctool mappings GROUP` lists: the mappings of ``kind``."""
     return functools.partial(Hook("synctool.mappings:all_of"), kind=kind)
 
@@ -79,7 +81,7 @@ NO_ACK_HELP = "send no CRM acknowledgement (do_not_ack): the platform already se
 
 
 def _coding_command(
-    argument_help: str, metavar: str, save: Callable[[sqlite3.Connection, str, dict[str, Any]], object], doc: str
+    argument_help: str, metavar: str, save: Callable[[store.Connection, str, dict[str, Any]], object], doc: str
 ) -> Callable[..., object]:
     """`mappings types set` and `mappings overrides set`: the coding of one key (a campaign type, a campaign),
     saved by ``save(conn, key, coding)``; the options given replace its whole coding."""
@@ -104,13 +106,13 @@ def _coding_command(
     return action(target="key")(command)
 
 
-def _save_type_default(conn: sqlite3.Connection, key: str, coding: dict[str, Any]) -> object:
+def _save_type_default(conn: store.Connection, key: str, coding: dict[str, Any]) -> object:
     from synctool.ops.mappings import set_type_default
 
     return set_type_default(conn, key, **coding)
 
 
-def _save_campaign_override(conn: sqlite3.Connection, campaign: str, coding: dict[str, Any]) -> object:
+def _save_campaign_override(conn: store.Connection, campaign: str, coding: dict[str, Any]) -> object:
     from synctool.ops.mappings import OverrideBody, set_campaign_override
     from synctool.validation import parse
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 import typer
@@ -11,6 +10,7 @@ from synctool.console import AsJson, action, ctx_obj, emit_json, key_values, ren
 from synctool.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from synctool import store
     from synctool.runtime import Runtime
 
 app = sub_app(
@@ -26,7 +26,7 @@ HostAdmin = typer.Option(
 )
 
 
-def _where(ctx: typer.Context, host_admin: bool) -> tuple[sqlite3.Connection, Runtime]:
+def _where(ctx: typer.Context, host_admin: bool) -> tuple[store.Connection, Runtime]:
     """The database and Runtime the command works on: the host's with ``--host-admin`` (the command's, so its
     record in the staff actions is the host's too), else the organisation's or the single install's."""
     obj = ctx_obj(ctx)

@@ -3,7 +3,6 @@ click context (``ctx_obj``) so every command of one run shares them."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import typer
 if TYPE_CHECKING:
     import httpx
 
+    from synctool import store
     from synctool.config import Config
     from synctool.runtime import Runtime
 
@@ -29,11 +29,11 @@ class AppContext:
     runtime: Runtime | None = None
     environ: Mapping[str, str] | None = None
     transports: Mapping[str, httpx.BaseTransport] = field(default_factory=dict)
-    _db: sqlite3.Connection | None = None
+    _db: store.Connection | None = None
     extra: dict[str, object] = field(default_factory=dict)
     #: writes one row of the staff actions log: ``(conn, action, target, note, outcome)`` (the CLI's root sets it,
     #: ``synctool.cli.main``; none: a command run without the root records nothing)
-    log_action: Callable[[sqlite3.Connection, str, str | None, str | None, str], None] | None = None
+    log_action: Callable[[store.Connection, str, str | None, str | None, str], None] | None = None
 
     @property
     def rt(self) -> Runtime:
@@ -48,7 +48,7 @@ class AppContext:
         return self.rt.config
 
     @property
-    def db(self) -> sqlite3.Connection:
+    def db(self) -> store.Connection:
         if self._db is None:
             from synctool import renamed_keys, store
 

@@ -5,7 +5,6 @@ built from one table of commands, each imported only when it is named."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ if TYPE_CHECKING:  # typer's own copy of click, which it does not name publicly
     from typer._click.core import Command as ClickCommand
     from typer._click.core import Context, Parameter
     from typer._click.formatting import HelpFormatter
+
+    from synctool import store
 
 #: the metavar an option's value shows in --help, by the option's name (else its name in capitals, as argparse does)
 METAVARS = {
@@ -173,7 +174,7 @@ def listing_group(
     parent: typer.Typer,
     name: str,
     help_text: str,
-    rows: Callable[[sqlite3.Connection], Sequence[Mapping[str, object]]],
+    rows: Callable[[store.Connection], Sequence[Mapping[str, object]]],
     columns: list[str],
 ) -> typer.Typer:
     """The command group ``parent name``, which lists what ``rows`` reads from the database when named alone (a

@@ -11,7 +11,6 @@ and the person matched again.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -60,17 +59,17 @@ class ConstituentBody(TypedDict, total=False):
     external_constituent_id: str
 
 
-def linked(conn: sqlite3.Connection, email: str | None) -> str | None:
+def linked(conn: store.Connection, email: str | None) -> str | None:
     value = settings.cache_get(conn, LINKS, normalize_email(email)) if email else None
     return str(value["constituent_id"]) if value else None
 
 
-def link(conn: sqlite3.Connection, email: str | None, constituent_id: CrmId) -> None:
+def link(conn: store.Connection, email: str | None, constituent_id: CrmId) -> None:
     if normalize_email(email):
         settings.cache_put(conn, LINKS, normalize_email(email), {"constituent_id": str(constituent_id)})
 
 
-def unlink(conn: sqlite3.Connection, email: str | None) -> None:
+def unlink(conn: store.Connection, email: str | None) -> None:
     settings.cache_delete(conn, LINKS, normalize_email(email))
 
 
@@ -78,7 +77,7 @@ def emails_of(constituent: JsonObject) -> set[str]:
     return {normalize_email(e.get("address")) for e in constituent.get("email_addresses") or [] if e.get("address")}
 
 
-def lookup(conn: sqlite3.Connection, person: Person) -> JsonObject | None:
+def lookup(conn: store.Connection, person: Person) -> JsonObject | None:
     """The spec's match on the mirror: a constituent with the person's e-mail whose name fields contain
     the person's last name (else first name, else organisation name); None when nothing matches."""
     name = person.last_name or person.first_name or person.org_name
@@ -136,7 +135,7 @@ class KnownDonors:
     decision for it comes first; a hold is recorded on it). What was decided is said in ``said`` (the job's outcome
     shows it)."""
 
-    job: sqlite3.Row
+    job: store.Row
     how: str
     said: list[str] = field(default_factory=list)
 

@@ -18,7 +18,6 @@ then returns None (no CRM id).
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import TypedDict
 
 from synctool import store
@@ -43,11 +42,11 @@ def marker(key: str) -> str:
     return f"[synctool {key}]"
 
 
-def recorded(conn: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+def recorded(conn: store.Connection, key: str) -> store.Row | None:
     return conn.execute("SELECT * FROM crm_contact_reports WHERE key = ?", (key,)).fetchone()
 
 
-def for_plan(conn: sqlite3.Connection, plan_id: str) -> list[sqlite3.Row]:
+def for_plan(conn: store.Connection, plan_id: str) -> list[store.Row]:
     """The contact reports asked for a plan's events (keys ``plan:<plan_id>:...``), oldest first (``plans show``)."""
     prefix = f"plan:{plan_id}:"
     return conn.execute(
@@ -122,7 +121,7 @@ def _save(job: CrmJob, key: str, cid: str, /, **values: object) -> None:
         store.put_row(conn, "crm_contact_reports", {"key": key}, values)
 
 
-def _due(job: CrmJob, row: sqlite3.Row) -> None:
+def _due(job: CrmJob, row: store.Row) -> None:
     """A create whose answer was lost is looked for once ``crm.confirm_after_s`` has passed since it was sent (an
     ``unconfirmed`` row's ``written_at``)."""
     if row["state"] == "unconfirmed":

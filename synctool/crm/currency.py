@@ -13,7 +13,6 @@ platform names no currency is the organisation's.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -212,11 +211,11 @@ def hold(
         return int(store.database(conn).table("currency_holds").insert(row).last_pk or 0)
 
 
-def pending_for_job(conn: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
+def pending_for_job(conn: store.Connection, job_id: str) -> list[store.Row]:
     return conn.execute("SELECT * FROM currency_holds WHERE job_id = ? AND status = 'pending' ORDER BY id", (job_id,)).fetchall()
 
 
-def release(conn: sqlite3.Connection, job_id: str, amount: object, *, by: str) -> Released:
+def release(conn: store.Connection, job_id: str, amount: object, *, by: str) -> Released:
     """A person read the bank: the money ``job_id`` holds is written at ``amount`` (the organisation's currency).
     Every pending hold of the same money line (another job for the same gift) is released alike, and their jobs
     queued again; the first to run writes the gift, the others find it in the ledger. Returns what was done."""
@@ -267,7 +266,7 @@ def release(conn: sqlite3.Connection, job_id: str, amount: object, *, by: str) -
     }
 
 
-def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None) -> int:
+def resolve(conn: store.Connection, job_id: str, *, by: str | None) -> int:
     """A person settled the held money outside synctool: this job's holds are resolved (nothing is written, and
     a later job for the same money line is skipped, saying so). Returns how many holds were resolved."""
     with store.atomic(conn):
@@ -277,7 +276,7 @@ def resolve(conn: sqlite3.Connection, job_id: str, *, by: str | None) -> int:
         ).rowcount
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldMoney]:
+def listing(conn: store.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldMoney]:
     """The holds (pending ones by default), newest first, each with its job's donor and status (the staff page)."""
     from synctool.queue import log
 
@@ -292,14 +291,14 @@ def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int
     return listed
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
+def pending_count(conn: store.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM currency_holds WHERE status = 'pending'").fetchone()[0])
 
 
-def by_external_id(conn: sqlite3.Connection, external_ids: Iterable[str]) -> dict[str, sqlite3.Row]:
+def by_external_id(conn: store.Connection, external_ids: Iterable[str]) -> dict[str, store.Row]:
     """The newest gift hold (any status) of each of these external ids (reconcile, year end)."""
     keys = list(external_ids)
-    found: dict[str, sqlite3.Row] = {}
+    found: dict[str, store.Row] = {}
     for i in range(0, len(keys), 500):
         chunk = keys[i : i + 500]
         marks = ",".join("?" * len(chunk))
@@ -310,7 +309,7 @@ def by_external_id(conn: sqlite3.Connection, external_ids: Iterable[str]) -> dic
     return found
 
 
-def of_gift(conn: sqlite3.Connection, external_id: str) -> str | None:
+def of_gift(conn: store.Connection, external_id: str) -> str | None:
     """The currency a gift was held in (its refunds are in it too, when their platform names none), else None."""
     row = conn.execute(
         "SELECT currency FROM currency_holds WHERE kind = 'gift' AND external_id = ? ORDER BY id DESC LIMIT 1", (external_id,)

@@ -13,7 +13,6 @@ job retries for its gift, not for the contact point).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypedDict, cast
 
@@ -60,7 +59,7 @@ class Decided(ProposedChange):
     result: str
 
 
-def policy(conn: sqlite3.Connection, config: Config) -> str:
+def policy(conn: store.Connection, config: Config) -> str:
     return str(settings.get(conn, SETTING, config.donors.updates))
 
 
@@ -68,7 +67,7 @@ def _key(text: object) -> str:
     return " ".join(str(text or "").lower().replace(",", " ").replace(".", " ").split())
 
 
-def news(conn: sqlite3.Connection, constituent_id: str, person: Person) -> list[tuple[str, ContactPoint, str]]:
+def news(conn: store.Connection, constituent_id: str, person: Person) -> list[tuple[str, ContactPoint, str]]:
     """The person's contact points the mirrored constituent lacks: (kind, CRM row, match key) each."""
     have = mirror.contacts(conn, constituent_id)
     found: list[tuple[str, ContactPoint, str]] = []
@@ -127,7 +126,7 @@ def record(
     return said
 
 
-def _get(conn: sqlite3.Connection, change_id: int) -> sqlite3.Row:
+def _get(conn: store.Connection, change_id: int) -> store.Row:
     row = conn.execute("SELECT * FROM donor_changes WHERE id = ?", (change_id,)).fetchone()
     if row is None:
         raise NotFound(f"no proposed change {change_id}", "synctool donors changes lists them")
@@ -140,7 +139,7 @@ def _body(kind: str, row: Mapping[str, object]) -> dict[str, object]:
     return {**{k: v for k, v in row.items() if v not in (None, "")}, kind_field: "Home", "is_preferred": False}
 
 
-def _apply(crm: CrmClient, work: Unit, change: sqlite3.Row) -> ProposedChange:
+def _apply(crm: CrmClient, work: Unit, change: store.Row) -> ProposedChange:
     row = json.loads(change["value"])
     work.commit("before contact point add")  # the proposed change, before the write that applies it
     created = crm.add_contact(change["constituent_id"], LISTS[change["kind"]], _body(change["kind"], row))
@@ -154,7 +153,7 @@ def _apply(crm: CrmClient, work: Unit, change: sqlite3.Row) -> ProposedChange:
     return as_dict(_get(work.conn, change["id"]))
 
 
-def as_dict(row: sqlite3.Row) -> ProposedChange:
+def as_dict(row: store.Row) -> ProposedChange:
     found = dict(row)
     value = json.loads(found.pop("value"))
     found.pop("match_key", None)
@@ -162,18 +161,18 @@ def as_dict(row: sqlite3.Row) -> ProposedChange:
     return cast(ProposedChange, found)
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[ProposedChange]:
+def listing(conn: store.Connection, status: str | None = "pending", limit: int = 200) -> list[ProposedChange]:
     """The proposed changes (newest first), with the gift that brought each."""
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     rows = conn.execute(f"SELECT * FROM donor_changes {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
     return [as_dict(r) for r in rows]
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
+def pending_count(conn: store.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM donor_changes WHERE status = 'pending'").fetchone()[0])
 
 
-def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, apply: bool) -> list[Decided]:
+def decide(crm: CrmClient | None, conn: store.Connection, ids: list[int], *, apply: bool) -> list[Decided]:
     """Apply (one CRM request each) or dismiss these pending changes; one result per id, in order. A change
     already decided is reported as it stands; a CRM error on one is reported and the others go on."""
     results: list[Decided] = []
@@ -198,5 +197,5 @@ def decide(crm: CrmClient | None, conn: sqlite3.Connection, ids: list[int], *, a
     return results
 
 
-def pending_ids(conn: sqlite3.Connection) -> list[int]:
+def pending_ids(conn: store.Connection) -> list[int]:
     return [r[0] for r in conn.execute("SELECT id FROM donor_changes WHERE status = 'pending' ORDER BY id")]

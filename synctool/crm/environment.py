@@ -7,14 +7,17 @@ The base URL is the setting for that environment, else ``CRM_API_BASE_URL`` / co
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from synctool import settings
 from synctool.crm.pacer import Limits, Pacer
 from synctool.errors import ConfigError
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool import store
 
 
 @dataclass
@@ -30,11 +33,11 @@ def key_name(environment: str) -> str:
     return "CRM_API_KEY" if environment == "production" else "CRM_SANDBOX_API_KEY"
 
 
-def environment(conn: sqlite3.Connection, rt: Runtime) -> str:
+def environment(conn: store.Connection, rt: Runtime) -> str:
     return settings.get(conn, "crm_environment") or rt.config.crm.environment
 
 
-def target(conn: sqlite3.Connection, rt: Runtime) -> CrmTarget:
+def target(conn: store.Connection, rt: Runtime) -> CrmTarget:
     env = environment(conn, rt)
     url = settings.get(conn, f"crm_base_url_{env}")
     source = "setting (synctool crm config --base-url)"
@@ -82,7 +85,7 @@ def budget(rt: Runtime) -> dict:
 
 
 def open_client(
-    conn: sqlite3.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None, transport=None, preview: bool = False
+    conn: store.Connection, rt: Runtime, *, on_request: Callable[[], None] | None = None, transport=None, preview: bool = False
 ):
     """A CrmClient for the active environment; ConfigError naming what is missing, before any request. A
     ``preview`` client reads for real and holds every write back (``crm/preview.py``)."""

@@ -15,7 +15,6 @@ the same way. LGL's 422 "External Gift ID already exists" means: look it up.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -59,7 +58,7 @@ def gift_date(moment: str | None, *zones: str | None) -> str:
     return parsed.astimezone(where).strftime("%Y-%m-%d")
 
 
-def recorded(conn: sqlite3.Connection, external_id: str) -> sqlite3.Row | None:
+def recorded(conn: store.Connection, external_id: str) -> store.Row | None:
     return conn.execute("SELECT * FROM crm_writes WHERE key = ? AND kind = 'gift'", (external_id,)).fetchone()
 
 
@@ -113,7 +112,7 @@ def record_deleted(work: Unit, external_id: str) -> None:
     _mark(work, external_id, "deleted", amounts=(0, 0))
 
 
-def already_made(conn: sqlite3.Connection, external_id: str, job: sqlite3.Row) -> Outcome | None:
+def already_made(conn: store.Connection, external_id: str, job: store.Row) -> Outcome | None:
     """The outcome of a job whose gift the ledger already holds (None when it does not, or the job is forced):
     succeeded when this very job wrote it (an earlier attempt cut short after the write, by ``kill -9`` say),
     else skipped, naming the gift."""
@@ -222,7 +221,7 @@ def _create_once(
     return str(gift["id"]), True
 
 
-def _confirmed_absent(work: Unit, entry: sqlite3.Row) -> None:
+def _confirmed_absent(work: Unit, entry: store.Row) -> None:
     """The search found no gift for a write whose answer was lost: that write failed. It is a failed attempt
     with the CRM's own error (so a CRM that refuses every POST fails the job after ``max_attempts``, one
     POST and one search each), and the next attempt writes afresh."""

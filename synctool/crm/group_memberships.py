@@ -23,7 +23,6 @@ own here: drain runs a preview job on a copy of the database with a client that 
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -48,7 +47,7 @@ class CrmJob(Protocol):
     @property
     def crm(self) -> CrmClient: ...
     @property
-    def conn(self) -> sqlite3.Connection: ...
+    def conn(self) -> store.Connection: ...
     @property
     def unit(self) -> Unit: ...
     @property
@@ -57,14 +56,14 @@ class CrmJob(Protocol):
     def id(self) -> str: ...
 
 
-def recorded(conn: sqlite3.Connection, constituent_id: str, group_id: int) -> sqlite3.Row | None:
+def recorded(conn: store.Connection, constituent_id: str, group_id: int) -> store.Row | None:
     """The ledger's row for one constituent in one group, or None."""
     return conn.execute(
         "SELECT * FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?", (str(constituent_id), int(group_id))
     ).fetchone()
 
 
-def current(conn: sqlite3.Connection, group_id: int) -> list[sqlite3.Row]:
+def current(conn: store.Connection, group_id: int) -> list[store.Row]:
     """The group's memberships synctool holds open (``current``, and ``pending``/``unconfirmed``/``ending`` ones still
     being written), by constituent: what reconcile and the figures compare with the plans."""
     marks = ",".join("?" * len(OPEN))
@@ -108,7 +107,7 @@ def end(job: CrmJob, constituent_id: str, group_id: int, date_end: str) -> str:
     return said
 
 
-def not_in_crm(conn: sqlite3.Connection, constituent_id: str, group_id: int) -> None:
+def not_in_crm(conn: store.Connection, constituent_id: str, group_id: int) -> None:
     """What reconcile read (``reconcile --plans --fix``): the CRM holds no current membership where the ledger says
     ``current`` (a person ended or removed it there). Recorded as ended, so the next ``start`` writes a new one instead
     of finding it written. Inside the caller's transaction."""
@@ -152,7 +151,7 @@ def _start(job: CrmJob, cid: str, gid: int, date_start: str) -> str:
     return _create(job, cid, gid, date_start, row)
 
 
-def _create(job: CrmJob, cid: str, gid: int, date_start: str, before: sqlite3.Row | None) -> str:
+def _create(job: CrmJob, cid: str, gid: int, date_start: str, before: store.Row | None) -> str:
     again = before is not None and before["state"] == "ended"
     _save(job, cid, gid, state="pending", crm_membership_id=None, date_start=date_start, date_end=None, job_id=job.id,
           error=None)  # fmt: skip
@@ -227,7 +226,7 @@ def _save(job: CrmJob, cid: str, gid: int, /, **values: object) -> None:
         )
 
 
-def _restore(job: CrmJob, cid: str, gid: int, before: sqlite3.Row | None) -> None:
+def _restore(job: CrmJob, cid: str, gid: int, before: store.Row | None) -> None:
     """The ledger's row as it was before a create the CRM refused."""
     with job.unit.gather() as conn:
         conn.execute("DELETE FROM crm_group_memberships WHERE constituent_id = ? AND group_id = ?", (cid, gid))
@@ -238,7 +237,7 @@ def _restore(job: CrmJob, cid: str, gid: int, before: sqlite3.Row | None) -> Non
             )
 
 
-def _due(job: CrmJob, row: sqlite3.Row) -> None:
+def _due(job: CrmJob, row: store.Row) -> None:
     """A create whose answer was lost is looked for only once ``crm.confirm_after_s`` has passed (a slow CRM may store
     it after the client gave up); a ``pending`` one (a job cut short) is looked for at once."""
     if row["state"] == "unconfirmed":

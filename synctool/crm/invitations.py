@@ -21,7 +21,6 @@ second pass writes only what changed.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -69,14 +68,14 @@ class Invited:
     known_before: bool = True
 
 
-def recorded(conn: sqlite3.Connection, event_id: int, constituent_id: str, guest_key: str = "") -> sqlite3.Row | None:
+def recorded(conn: store.Connection, event_id: int, constituent_id: str, guest_key: str = "") -> store.Row | None:
     return conn.execute(
         "SELECT * FROM invitations WHERE event_id = ? AND constituent_id = ? AND guest_key = ?",
         (event_id, str(constituent_id), guest_key),
     ).fetchone()
 
 
-def _save(work: Unit, event_id: int, constituent_id: str, guest_key: str, /, **values: object) -> sqlite3.Row:
+def _save(work: Unit, event_id: int, constituent_id: str, guest_key: str, /, **values: object) -> store.Row:
     """Record what is known of one invitation: the values given change, the others stay (gathered in ``work``: in a
     job, committed at its next point, which is before its next request)."""
     key = {"event_id": event_id, "constituent_id": str(constituent_id), "guest_key": guest_key}
@@ -119,7 +118,7 @@ class Writer:
             )
         }
 
-    def _lost_guest(self, wanted: Invited, buyer: sqlite3.Row, row: sqlite3.Row) -> JsonObject | None:
+    def _lost_guest(self, wanted: Invited, buyer: store.Row, row: store.Row) -> JsonObject | None:
         """The CRM's guest invitation a create whose answer was lost made: under the buyer's invitation, with the
         guest's name, and held by no other ledger row (two guests of one name each keep their own)."""
         taken = self._taken(wanted.event_id, wanted.constituent_id)
@@ -140,7 +139,7 @@ class Writer:
 
     # -- the buyer's invitation ---------------------------------------------------------------------------
 
-    def _buyer(self, wanted: Invited) -> sqlite3.Row:
+    def _buyer(self, wanted: Invited) -> store.Row:
         event_id, cid = wanted.event_id, wanted.constituent_id
         row = recorded(self.conn, event_id, cid)
         if row is None or row["state"] in ("pending", "unconfirmed"):
@@ -189,7 +188,7 @@ class Writer:
 
     # -- guests -------------------------------------------------------------------------------------------
 
-    def _guest(self, wanted: Invited, buyer: sqlite3.Row, guest: Guest) -> None:
+    def _guest(self, wanted: Invited, buyer: store.Row, guest: Guest) -> None:
         event_id, cid = wanted.event_id, wanted.constituent_id
         row = recorded(self.conn, event_id, cid, guest.key)
         if row is not None and row["state"] == "done":
@@ -242,7 +241,7 @@ class Writer:
 
     # -- one write --------------------------------------------------------------------------------------------
 
-    def _due(self, row: sqlite3.Row, what: str) -> None:
+    def _due(self, row: store.Row, what: str) -> None:
         """A create whose answer was lost is looked for only once ``confirm_after_s`` has passed."""
         if row["state"] == "unconfirmed":
             confirming.wait_until_due(what, row["updated_at"], self.confirm_after_s)
@@ -262,7 +261,7 @@ class Writer:
                 )
             raise
 
-    def _patch(self, row: sqlite3.Row, body: Mapping[str, object], attending: str | None) -> sqlite3.Row:
+    def _patch(self, row: store.Row, body: Mapping[str, object], attending: str | None) -> store.Row:
         keys = (row["event_id"], row["constituent_id"], row["guest_key"])
         if attending:
             _save(self.work, *keys, attendance_sent=attending)
@@ -276,7 +275,7 @@ class Writer:
             kept |= {"attended_on": attending, "attendance_sent": None}
         return _save(self.work, *keys, **kept, error=None)
 
-    def _attendance_confirmed(self, row: sqlite3.Row, on: str) -> bool:
+    def _attendance_confirmed(self, row: store.Row, on: str) -> bool:
         """Whether an attendance whose PATCH answer was lost reached the CRM (one read; never sent twice)."""
         if row["attendance_sent"] != on:
             return False
@@ -304,6 +303,6 @@ def _named(invitation: JsonObject, guest: Guest) -> bool:
     return name == f"{guest.first_name} {guest.last_name}".strip().lower()
 
 
-def of_event(conn: sqlite3.Connection, event_id: int) -> list[sqlite3.Row]:
+def of_event(conn: store.Connection, event_id: int) -> list[store.Row]:
     """The invitations synctool wrote to one CRM event (for ``events show``)."""
     return conn.execute("SELECT * FROM invitations WHERE event_id = ? ORDER BY constituent_id, guest_key", (event_id,)).fetchall()

@@ -23,7 +23,6 @@ candidate (two candidates are always held), ``email`` is the e-mail match alone.
 from __future__ import annotations
 
 import json
-import sqlite3
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -59,7 +58,7 @@ STREET_WORDS = {
 }  # fmt: skip
 
 
-def policy(conn: sqlite3.Connection, config: Config) -> str:
+def policy(conn: store.Connection, config: Config) -> str:
     return str(settings.get(conn, SETTING, config.donors.matching))
 
 
@@ -207,7 +206,7 @@ def phone_key(number: object) -> str:
 # -- the rule ----------------------------------------------------------------------------------------------
 
 
-def _places(conn: sqlite3.Connection, person: Person) -> dict[int, list[str]]:
+def _places(conn: store.Connection, person: Person) -> dict[int, list[str]]:
     """Constituents sharing the person's street address (with postal code) or phone: id -> the evidence."""
     found: dict[int, list[str]] = {}
     street, postal = street_key(person.address.get("street")), postal_key(person.address.get("postal_code"))
@@ -224,7 +223,7 @@ def _places(conn: sqlite3.Connection, person: Person) -> dict[int, list[str]]:
     return found
 
 
-def candidates(conn: sqlite3.Connection, person: Person) -> list[Candidate]:
+def candidates(conn: store.Connection, person: Person) -> list[Candidate]:
     """The mirrored constituents who may be ``person`` by name and address or phone, oldest first."""
     places = _places(conn, person)
     if not places:
@@ -250,13 +249,13 @@ def candidates(conn: sqlite3.Connection, person: Person) -> list[Candidate]:
     return found
 
 
-def _candidate(conn: sqlite3.Connection, record: Mapping[str, object], evidence: list[str]) -> Candidate:
+def _candidate(conn: store.Connection, record: Mapping[str, object], evidence: list[str]) -> Candidate:
     name = " ".join(str(record.get(k) or "") for k in ("first_name", "last_name")).strip() or str(record.get("org_name") or "")
     emails = [r[0] for r in conn.execute("SELECT address FROM crm_constituent_emails WHERE constituent_id = ?", (record["id"],))]
     return Candidate(str(record["id"]), name, evidence, emails)
 
 
-def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicatePair]:
+def duplicates(conn: store.Connection, *, limit: int = 500) -> list[DuplicatePair]:
     """Likely duplicate pairs already in the CRM, by the same rule, read from the mirror."""
     from synctool.crm.person import Person
 
@@ -284,7 +283,7 @@ def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> list[DuplicateP
 # -- held gifts and their decisions -------------------------------------------------------------------------
 
 
-def hold(work: Unit, job: sqlite3.Row, person: Person, found: list[Candidate], why: str) -> int:
+def hold(work: Unit, job: store.Row, person: Person, found: list[Candidate], why: str) -> int:
     """Record that ``job``'s donor needs a person's decision (once per job); returns the match's id."""
     known = work.conn.execute("SELECT id FROM donor_matches WHERE job_id = ? AND status = 'pending'", (job["id"],)).fetchone()
     row = {
@@ -305,7 +304,7 @@ def hold(work: Unit, job: sqlite3.Row, person: Person, found: list[Candidate], w
         return int(store.database(conn).table("donor_matches").insert(row).last_pk or 0)
 
 
-def resolve(work: Unit, person: Person, job: sqlite3.Row, how: str) -> tuple[str | None, str | None]:
+def resolve(work: Unit, person: Person, job: store.Row, how: str) -> tuple[str | None, str | None]:
     """For a donor whose e-mail is in no constituent: (the constituent to give the gift to, or None to create
     one; what to say about it). A person's decision for the job comes first; then the policy: ``review`` holds
     the job when any candidate is found, ``auto`` takes a single candidate and holds two or more."""
@@ -337,30 +336,30 @@ def resolve(work: Unit, person: Person, job: sqlite3.Row, how: str) -> tuple[str
     raise NeedsReview(f"held for review (donor match {match_id}): {why}; `synctool donors matches`")
 
 
-def decision(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def decision(conn: store.Connection, job_id: str) -> store.Row | None:
     """A person's decision for this job's donor: ``accepted`` (with the constituent) or ``new``."""
     return conn.execute(
         "SELECT * FROM donor_matches WHERE job_id = ? AND status IN ('accepted', 'new') ORDER BY id DESC LIMIT 1", (job_id,)
     ).fetchone()
 
 
-def as_dict(row: sqlite3.Row) -> HeldDonor:
+def as_dict(row: store.Row) -> HeldDonor:
     found = dict(row)
     found["donor"] = json.loads(found["donor"] or "{}")
     found["candidates"] = json.loads(found["candidates"] or "[]")
     return cast(HeldDonor, found)
 
 
-def listing(conn: sqlite3.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldDonor]:
+def listing(conn: store.Connection, status: str | None = "pending", limit: int = 200) -> list[HeldDonor]:
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     return [as_dict(r) for r in conn.execute(f"SELECT * FROM donor_matches {where} ORDER BY id DESC LIMIT ?", (*args, limit))]
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
+def pending_count(conn: store.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM donor_matches WHERE status = 'pending'").fetchone()[0])
 
 
-def decide(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> list[HeldDonor]:
+def decide(conn: store.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> list[HeldDonor]:
     """Settle a held donor: the gift goes to ``constituent_id`` (one of the candidates; the only one when not
     given) or to a new constituent. Every pending match with the same e-mail is settled alike. Returns the
     matches settled, each with its job (the caller queues the jobs)."""

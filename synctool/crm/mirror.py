@@ -20,7 +20,6 @@ needed it: a person not found locally.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from datetime import timedelta
 from typing import Any
@@ -50,7 +49,7 @@ def digits(number: object) -> str:
 # -- writing ---------------------------------------------------------------------------------------
 
 
-def put(conn: sqlite3.Connection, record: JsonObject) -> None:
+def put(conn: store.Connection, record: JsonObject) -> None:
     """Upsert one constituent as the CRM returned it. Contact lists missing from ``record`` are kept as
     they were; a list that is present replaces the mirrored one. Call inside a transaction."""
     cid = int(record["id"])
@@ -95,7 +94,7 @@ def put(conn: sqlite3.Connection, record: JsonObject) -> None:
         )
 
 
-def add_contact(conn: sqlite3.Connection, constituent_id: CrmId, kind: str, row: JsonObject) -> None:
+def add_contact(conn: store.Connection, constituent_id: CrmId, kind: str, row: JsonObject) -> None:
     """Mirror one contact row synctool just added to a constituent (``email_addresses``, ...). Call inside a
     transaction."""
     cid = int(constituent_id)
@@ -117,7 +116,7 @@ def add_contact(conn: sqlite3.Connection, constituent_id: CrmId, kind: str, row:
         )
 
 
-def contacts(conn: sqlite3.Connection, constituent_id: CrmId) -> dict[str, list[dict[str, Any]]]:
+def contacts(conn: store.Connection, constituent_id: CrmId) -> dict[str, list[dict[str, Any]]]:
     """A mirrored constituent's contact rows: e-mails (normalised), phones (digits) and addresses."""
     cid = int(constituent_id)
     return {
@@ -127,7 +126,7 @@ def contacts(conn: sqlite3.Connection, constituent_id: CrmId) -> dict[str, list[
     }
 
 
-def forget(conn: sqlite3.Connection, constituent_id: CrmId) -> None:
+def forget(conn: store.Connection, constituent_id: CrmId) -> None:
     """Drop a constituent the CRM no longer has. Call inside a transaction."""
     conn.execute("DELETE FROM crm_constituents WHERE id = ?", (int(constituent_id),))
 
@@ -198,11 +197,11 @@ def ensure_fresh(crm: CrmClient, work: Unit, since: str, *, page_size: int = 250
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def _state(conn: sqlite3.Connection, column: str) -> str | None:
+def _state(conn: store.Connection, column: str) -> str | None:
     return conn.execute(f"SELECT {column} FROM crm_mirror_state WHERE id = 1").fetchone()[0]
 
 
-def status(conn: sqlite3.Connection) -> MirrorStatus:
+def status(conn: store.Connection) -> MirrorStatus:
     """What the operator sees (`crm mirror`, `crm budget`, `doctor`): rows, watermark, age, last refresh."""
     row = conn.execute("SELECT * FROM crm_mirror_state WHERE id = 1").fetchone()
     age = age_s(row["refreshed_at"])
@@ -222,7 +221,7 @@ def status(conn: sqlite3.Connection) -> MirrorStatus:
     }
 
 
-def _records(conn: sqlite3.Connection, ids: list[int]) -> list[JsonObject]:
+def _records(conn: store.Connection, ids: list[int]) -> list[JsonObject]:
     """Mirrored constituents in the shape LGL answers one (its name fields, contact lists), so matching reads
     either alike."""
     if not ids:
@@ -243,7 +242,7 @@ def _records(conn: sqlite3.Connection, ids: list[int]) -> list[JsonObject]:
     return list(records.values())
 
 
-def with_email(conn: sqlite3.Connection, email: str | None) -> list[JsonObject]:
+def with_email(conn: store.Connection, email: str | None) -> list[JsonObject]:
     """Mirrored constituents that have ``email`` (normalised, exact), with their contacts."""
     key = normalize_email(email)
     if not key:
@@ -258,7 +257,7 @@ def has_name(record: JsonObject, name: str) -> bool:
     return bool(needle) and any(needle in str(record.get(f) or "").lower() for f in NAME_FIELDS)
 
 
-def find(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[JsonObject]:
+def find(conn: store.Connection, text: str, *, limit: int = 50) -> list[JsonObject]:
     """Operator search: by e-mail (contains), phone digits (contains, 4 or more), or any name field."""
     needle = text.strip().lower()
     if not needle:

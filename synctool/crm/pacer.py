@@ -12,7 +12,6 @@ account against the same 300 requests.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -53,13 +52,13 @@ class Pacer:
         self._sleep = sleep
         self._local = threading.local()
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> store.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = store.connect(self.db_path, migrate=False)
         return conn
 
-    def _next_slot(self, conn: sqlite3.Connection, now: float) -> float:
+    def _next_slot(self, conn: store.Connection, now: float) -> float:
         """The earliest time at or after ``now`` that keeps the spacing after the last reservation and
         leaves fewer than ``requests`` reservations in the window ending at it."""
         lim = self.limits

@@ -7,7 +7,6 @@ payment types, membership levels, relationship types, groups, contact report typ
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from synctool import settings, store
@@ -38,7 +37,7 @@ LISTS = {
 CATEGORY_KINDS = ("tags", "gift-fields")
 
 
-def refresh(conn: sqlite3.Connection, crm: CrmClient) -> dict[str, int]:
+def refresh(conn: store.Connection, crm: CrmClient) -> dict[str, int]:
     """Fetch every reference list, the tag keywords and the gift custom fields; replace the cache in one
     commit (all fetched first, so a failed request changes nothing and no write waits on the network)."""
     fetched = {f"crm:{kind}": crm.reference_list(path) for kind, path in LISTS.items()}
@@ -58,7 +57,7 @@ def _named(member: JsonObject) -> JsonObject:
     return {**member, "name": member.get("name") or name or member.get("email")}
 
 
-def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
+def listing(conn: store.Connection, kind: str) -> dict[str, Any]:
     one_of(kind, [*LISTS, *CATEGORY_KINDS], "CRM list")
     return {
         "kind": kind,
@@ -67,14 +66,14 @@ def listing(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
     }
 
 
-def find(conn: sqlite3.Connection, kind: str, item_id: Any) -> JsonObject | None:
+def find(conn: store.Connection, kind: str, item_id: Any) -> JsonObject | None:
     try:
         return settings.cache_get(conn, f"crm:{kind}", f"{int(item_id):012d}")
     except (TypeError, ValueError):
         return None
 
 
-def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> JsonObject:
+def require(conn: store.Connection, kind: str, item_id: Any) -> JsonObject:
     """The cached item, or InvalidInput listing the valid choices (for mappings)."""
     found = find(conn, kind, item_id)
     if found is not None:
@@ -86,7 +85,7 @@ def require(conn: sqlite3.Connection, kind: str, item_id: Any) -> JsonObject:
     raise InvalidInput(f"unknown CRM {kind[:-1] if kind.endswith('s') else kind} id {item_id!r}", f"valid: {choices}")
 
 
-def gift_field(conn: sqlite3.Connection, key_or_name: str) -> JsonObject | None:
+def gift_field(conn: store.Connection, key_or_name: str) -> JsonObject | None:
     """A cached gift custom field by its key, name or id (case-insensitive), with its ``keywords``."""
     wanted = str(key_or_name).strip().lower()
     for field in settings.cache_list(conn, "crm:gift-fields"):
@@ -134,7 +133,7 @@ REFERENCE_KIND = {
 }
 
 
-def coding(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
+def coding(conn: store.Connection, values: dict[str, Any]) -> dict[str, Any]:
     """A mapping's CRM coding: unset values dropped, every CRM id checked against the cache (an unknown id
     lists the valid choices)."""
     clean = {k: v for k, v in values.items() if v is not None}
@@ -147,7 +146,7 @@ def coding(conn: sqlite3.Connection, values: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def ack_template(conn: sqlite3.Connection, name: str) -> str:
+def ack_template(conn: store.Connection, name: str) -> str:
     """An acknowledgement template's name as the CRM spells it: checked against the cached mailing templates
     of type "Acknowledgment" (``GET /mailing_templates``; by name or code, any case) when the cache holds
     any, else taken as written. ``do_not_ack`` means none."""

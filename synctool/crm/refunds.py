@@ -23,7 +23,6 @@ applies one to its gift:
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -77,22 +76,22 @@ class Refund:
         return f"{self.platform} refund {self.refund_id}"
 
 
-def policy(conn: sqlite3.Connection, config: Config) -> str:
+def policy(conn: store.Connection, config: Config) -> str:
     """The refund policy in force: the operator's setting, else the config's ``refunds.policy``."""
     chosen = settings.get(conn, POLICY_SETTING)
     return chosen if chosen in POLICIES else config.refunds.policy
 
 
-def set_policy(conn: sqlite3.Connection, value: str) -> None:
+def set_policy(conn: store.Connection, value: str) -> None:
     with store.atomic(conn):
         settings.put(conn, POLICY_SETTING, value)
 
 
-def recorded(conn: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+def recorded(conn: store.Connection, key: str) -> store.Row | None:
     return conn.execute("SELECT * FROM refunds WHERE key = ?", (key,)).fetchone()
 
 
-def refunded_so_far(conn: sqlite3.Connection, gift_external_id: str) -> Decimal:
+def refunded_so_far(conn: store.Connection, gift_external_id: str) -> Decimal:
     """What the applied (or sent) refunds of a gift add up to."""
     rows = conn.execute(
         "SELECT amount FROM refunds WHERE gift_external_id = ? AND state IN ('applied', 'pending')", (gift_external_id,)
@@ -135,7 +134,7 @@ class RefundJob:
     config: Config
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> store.Connection:
         return self.work.conn
 
 
@@ -179,7 +178,7 @@ def apply(job: RefundJob, refund: Refund) -> str:
         return _apply(job, refund, done)
 
 
-def _gift_job(conn: sqlite3.Connection, refund: Refund, own_job: str) -> sqlite3.Row | None:
+def _gift_job(conn: store.Connection, refund: Refund, own_job: str) -> store.Row | None:
     """The unfinished job that will make the refund's gift, if any."""
     return log.gift_job(conn, refund.gift_job_external_id or refund.gift_external_id, exclude=own_job, unfinished=True)
 
@@ -218,7 +217,7 @@ def _skip(job: RefundJob, refund: Refund, why: str) -> Skip:
     return Skip(f"{refund.words} of {_dollars(refund.amount)}: {why}")
 
 
-def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
+def _apply(job: RefundJob, refund: Refund, done: store.Row | None) -> str:
     entry, gift = _gift_entry(job, refund)
     gift_id = entry["crm_id"]
     chosen = policy(job.conn, job.config)
@@ -248,7 +247,7 @@ def _apply(job: RefundJob, refund: Refund, done: sqlite3.Row | None) -> str:
     return _write(job, refund, gift, gift_id, (current, current_deductible), chosen)
 
 
-def _gift_entry(job: RefundJob, refund: Refund) -> tuple[sqlite3.Row, JsonObject | None]:
+def _gift_entry(job: RefundJob, refund: Refund) -> tuple[store.Row, JsonObject | None]:
     """The refund's gift in the ledger (adopting one the CRM has from before the ledger), and the CRM's gift when
     it had to be read to find it; raises ``Wait`` or ``Skip`` when there is no gift to refund yet."""
     conn, ext = job.conn, refund.gift_external_id
@@ -282,7 +281,7 @@ def _gift_entry(job: RefundJob, refund: Refund) -> tuple[sqlite3.Row, JsonObject
     return adopted, gift
 
 
-def _gift_gone(job: RefundJob, refund: Refund, gift_id: str, done: sqlite3.Row | None, exc: RemoteError) -> str:
+def _gift_gone(job: RefundJob, refund: Refund, gift_id: str, done: store.Row | None, exc: RemoteError) -> str:
     """The CRM answered that the gift is not there: our own DELETE landed (the refund is done), or a person
     deleted it (flagged); any other error is raised again."""
     if exc.status != 404:

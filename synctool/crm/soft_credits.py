@@ -9,7 +9,6 @@ gift's refunds: lowered with it, deleted with it (``follow``).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from synctool.crm.client import CrmClient
 from synctool.queue.unit import Unit
 
 if TYPE_CHECKING:
+    from synctool import store
     from synctool.config import Config
 
 GIFT_TYPE = "Soft Credit"
@@ -28,7 +28,7 @@ MARK = "_sc_"
 SETTING = "soft_credits_enabled"
 
 
-def enabled(conn: sqlite3.Connection, config: Config) -> bool:
+def enabled(conn: store.Connection, config: Config) -> bool:
     return bool(settings.get(conn, SETTING, config.soft_credits.enabled))
 
 
@@ -57,7 +57,7 @@ def body(parent: Mapping[str, object], parent_gift_id: str, fundraiser_id: str, 
     }
 
 
-def of_gift(conn: sqlite3.Connection, gift_external_id: str) -> list[sqlite3.Row]:
+def of_gift(conn: store.Connection, gift_external_id: str) -> list[store.Row]:
     """The ledger's soft credits of one gift."""
     pattern = gift_external_id.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]") + MARK + "*"
     return conn.execute("SELECT * FROM crm_writes WHERE kind = 'gift' AND key GLOB ? ORDER BY key", (pattern,)).fetchall()

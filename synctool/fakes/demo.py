@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -93,7 +92,7 @@ def runtime(world: FakeWorld, tmp: Path) -> Runtime:
     )
 
 
-def register_webhooks(conn: sqlite3.Connection, rt: Runtime, say: Say) -> dict[str, str]:
+def register_webhooks(conn: store.Connection, rt: Runtime, say: Say) -> dict[str, str]:
     """As an operator would: `synctool webhooks register`; the fakes hand back the signing secrets."""
     registered = webhooks.register(conn, rt, PUBLIC_URL)
     say(
@@ -104,7 +103,7 @@ def register_webhooks(conn: sqlite3.Connection, rt: Runtime, say: Say) -> dict[s
     return {name: rt.secrets.get(name) or "" for name in registered["to_export"]}
 
 
-def poll_and_heal(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say: Say) -> dict:
+def poll_and_heal(world: FakeWorld, conn: store.Connection, rt: Runtime, say: Say) -> dict:
     """The backup poll, then `webhooks heal` for the delivery Givebutter could not make."""
     polled = poll(conn, rt, lookback="7d")
     for role, found in polled["sources"].items():
@@ -120,7 +119,7 @@ def poll_and_heal(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say: 
     return polled
 
 
-def drain_and_look(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say: Say) -> DrainSummary:
+def drain_and_look(world: FakeWorld, conn: store.Connection, rt: Runtime, say: Say) -> DrainSummary:
     """The drain, then what it made: soft credits, gifts not acknowledged by the CRM, donor news for review."""
     summary = drain(runner(rt), max_seconds=45)
     say(summary.line())
@@ -138,7 +137,7 @@ def drain_and_look(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say:
     return summary
 
 
-def reconcile_and_fix(conn: sqlite3.Connection, rt: Runtime, say: Say) -> tuple[dict, dict]:
+def reconcile_and_fix(conn: store.Connection, rt: Runtime, say: Say) -> tuple[dict, dict]:
     """Reconcile the last 30 days with ``--fix`` (the planted difference), drain the fix, and reconcile again."""
     found = reconcile(conn, rt, start="30d", end=time.strftime("%Y-%m-%d"), source="donations", fix=True)
     say(
@@ -153,7 +152,7 @@ def reconcile_and_fix(conn: sqlite3.Connection, rt: Runtime, say: Say) -> tuple[
     return found, clean
 
 
-def square_payouts(conn: sqlite3.Connection, rt: Runtime, say: Say) -> list[dict]:
+def square_payouts(conn: store.Connection, rt: Runtime, say: Say) -> list[dict]:
     """Today's Square payout taken apart: its sales, fees and refunds, and which have their gift."""
     deposits = payouts(conn, rt, start="1d", end=time.strftime("%Y-%m-%d", time.gmtime()), source="pos")["payouts"]
     for row in deposits:
@@ -168,7 +167,7 @@ def square_payouts(conn: sqlite3.Connection, rt: Runtime, say: Say) -> list[dict
 # -- the report ------------------------------------------------------------------------------------------------------
 
 
-def report(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, *, sent: list, polled: dict, drained: DrainSummary,
+def report(world: FakeWorld, conn: store.Connection, rt: Runtime, *, sent: list, polled: dict, drained: DrainSummary,
            found: dict, clean: dict, deposits: list, started: float) -> dict[str, Any]:  # fmt: skip
     """What `synctool demo` shows: the sync log, what the CRM fake holds, the refunds, the reconcile, the payout,
     the CRM's request counts and the daily summary e-mail."""

@@ -4,9 +4,9 @@ mappings, a Givebutter fundraiser and two transactions whose webhooks were lost,
 from __future__ import annotations
 
 import copy
-import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from synctool.crm import environment as crm_environment
 from synctool.fakes import samples
@@ -17,8 +17,11 @@ from synctool.platforms.portal import ops as portal
 from synctool.platforms.square import settings as pos_settings
 from synctool.runtime import Runtime
 
+if TYPE_CHECKING:
+    from synctool import store
 
-def seed(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say: Callable[[str], None]) -> None:
+
+def seed(world: FakeWorld, conn: store.Connection, rt: Runtime, say: Callable[[str], None]) -> None:
     seed_crm(conn, rt)
     seed_mappings(conn)
     seed_donations(world)
@@ -30,7 +33,7 @@ def seed(world: FakeWorld, conn: sqlite3.Connection, rt: Runtime, say: Callable[
     )
 
 
-def seed_crm(conn: sqlite3.Connection, rt: Runtime) -> None:
+def seed_crm(conn: store.Connection, rt: Runtime) -> None:
     """The CRM's reference lists cached, and Jane Doe, with the Newsletter tag."""
     crm_client = crm_environment.open_client(conn, rt)
     crm.refresh(conn, rt, client=crm_client)
@@ -41,7 +44,7 @@ def seed_crm(conn: sqlite3.Connection, rt: Runtime) -> None:
     crm_client.close()
 
 
-def seed_mappings(conn: sqlite3.Connection) -> None:
+def seed_mappings(conn: store.Connection) -> None:
     mappings.set_type_default(conn, "donations:default", fund_id=2398, campaign_id=822)
     mappings.set_type_default(conn, "pos:default", fund_id=2402, ack_template_name="do_not_ack")  # Square sent a receipt
     mappings.set_payment_method(conn, "donations:card", payment_type_id=1509)

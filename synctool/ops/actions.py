@@ -7,7 +7,6 @@ forged or mistaken request leaves a trace."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Optional
 
 from pydantic import Field
@@ -26,7 +25,7 @@ class ActionsQuery(Query):
 
 
 def record(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     *,
     who: str,
     role: str | None,
@@ -44,7 +43,7 @@ def record(
         )
 
 
-def list_actions(conn: sqlite3.Connection, query: ActionsQuery | None = None) -> dict[str, Any]:
+def list_actions(conn: store.Connection, query: ActionsQuery | None = None) -> dict[str, Any]:
     """Newest first; ``target`` (a sync record's id, an external id, a user's e-mail) and ``who`` (an e-mail, or
     the OS user of a command) filter."""
     query = query or ActionsQuery()

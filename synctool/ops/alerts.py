@@ -4,7 +4,6 @@ jobs failed for good, and the daily summary."""
 from __future__ import annotations
 
 import logging
-import sqlite3
 import ssl
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -17,6 +16,7 @@ from synctool.queue import log
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:  # year_end is imported when the summary is counted (cron's idle drain sends nothing)
+    from synctool import store
     from synctool.ops.year_end import Season
 
 logger = logging.getLogger("synctool.alerts")
@@ -80,7 +80,7 @@ def send_mail(rt: Runtime, recipients: list[str], subject: str, body: str, html:
         raise SyncError(f"could not send the e-mail via {where}: {exc}") from None
 
 
-def recipients(conn: sqlite3.Connection) -> list[str]:
+def recipients(conn: store.Connection) -> list[str]:
     return settings.get(conn, "alert_recipients", []) or []
 
 
@@ -99,7 +99,7 @@ class AlertTest(TypedDict):
     security: str
 
 
-def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> Digest:
+def digest(conn: store.Connection, rt: Runtime, job_ids: list[str]) -> Digest:
     """E-mail the jobs that failed for good in one drain; nothing when there are none or no recipients."""
     to = recipients(conn)
     if not job_ids or not to:
@@ -115,7 +115,7 @@ def digest(conn: sqlite3.Connection, rt: Runtime, job_ids: list[str]) -> Digest:
     return {"sent": True, "failed": len(rows), "recipients": len(to)}
 
 
-def test(conn: sqlite3.Connection, rt: Runtime) -> AlertTest:
+def test(conn: store.Connection, rt: Runtime) -> AlertTest:
     to = recipients(conn)
     if not to:
         raise InvalidInput("no alert recipients", "set them with `synctool settings alert-recipients EMAIL ...`")
@@ -123,7 +123,7 @@ def test(conn: sqlite3.Connection, rt: Runtime) -> AlertTest:
     return {"sent": True, "recipients": to, "security": mail_security(rt)}
 
 
-def after_drain(conn: sqlite3.Connection, rt: Runtime, failed_job_ids: list[str]) -> Digest | None:
+def after_drain(conn: store.Connection, rt: Runtime, failed_job_ids: list[str]) -> Digest | None:
     """Called by drain: send the digest, but never let an alert problem fail the drain itself."""
     if not failed_job_ids:
         return None
@@ -164,7 +164,7 @@ class Summary(TypedDict):
 FRESHNESS = ("cron drain", "cron poll", "crm mirror", "queue backlog", "reconcile")
 
 
-def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: bool = True) -> Summary:
+def summary(conn: store.Connection, rt: Runtime, *, hours: int = 24, send: bool = True) -> Summary:
     """The daily summary: per source over the last ``hours``, what succeeded, was skipped, failed, or was
     recovered by the backup poll; the failures still needing action, each with its command; the CRM
     requests spent and the budget left; and the freshness checks of ``doctor``. Sent as plain text and
@@ -190,7 +190,7 @@ def summary(conn: sqlite3.Connection, rt: Runtime, *, hours: int = 24, send: boo
     return report
 
 
-def _counted(conn: sqlite3.Connection, rt: Runtime, hours: int) -> Summary:
+def _counted(conn: store.Connection, rt: Runtime, hours: int) -> Summary:
     """What the summary counts over the last ``hours``."""
     from synctool import store  # here, not at the top: cron's idle drain imports this module and sends nothing
     from synctool.crm import donor_changes, matching

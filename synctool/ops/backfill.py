@@ -10,7 +10,6 @@ budget.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from synctool.queue import jobs, log
 from synctool.runtime import Runtime
 
 
-def _known(conn: sqlite3.Connection, external_id: str) -> bool:
+def _known(conn: store.Connection, external_id: str) -> bool:
     """synctool has a job or a gift for it already."""
     return bool(
         log.gift_job(conn, external_id) is not None
@@ -31,7 +30,7 @@ def _known(conn: sqlite3.Connection, external_id: str) -> bool:
     )
 
 
-def estimate(conn: sqlite3.Connection, rt: Runtime, items: list[Any]) -> dict[str, Any]:
+def estimate(conn: store.Connection, rt: Runtime, items: list[Any]) -> dict[str, Any]:
     """What draining ``items`` will cost: CRM requests and time at synctool's share of the budget."""
     seen: set[str] = set()
     new_donors = 0
@@ -51,7 +50,7 @@ def estimate(conn: sqlite3.Connection, rt: Runtime, items: list[Any]) -> dict[st
     return {"gifts": len(items), "new_donors": new_donors, "crm_requests": requests, "seconds": round(requests / per_second)}
 
 
-def _tickets(conn: sqlite3.Connection, rt: Runtime, chosen: Any) -> dict[str, Any]:
+def _tickets(conn: store.Connection, rt: Runtime, chosen: Any) -> dict[str, Any]:
     """The tickets of mapped event campaigns (``Platform.checkins``), kept so the backfilled orders' jobs write
     their invitations, guests and attendance through the same path as a webhook's."""
     from synctool import mappings
@@ -65,7 +64,7 @@ def _tickets(conn: sqlite3.Connection, rt: Runtime, chosen: Any) -> dict[str, An
 
 
 def backfill(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     *,
     since: str,

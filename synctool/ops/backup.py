@@ -9,7 +9,6 @@ made for it 0700.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,12 @@ def backup(rt: Runtime, destination: str | Path, *, overwrite: bool = False) -> 
         raise StoreUnavailable(f"no database at {rt.db_path}")
     try:
         store.private_to_write(target)
-        source = sqlite3.connect(str(rt.db_path), timeout=30)
-        copy = sqlite3.connect(str(target))
-        try:
-            source.backup(copy)
+        with store.backup_to(rt.db_path, target) as copy:
             tables = [r[0] for r in copy.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
             rows = {
                 t: copy.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables if not t.startswith("jobs_search_")
             }
             check = copy.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            copy.close()
-            source.close()
-    except (sqlite3.Error, OSError) as exc:
+    except (store.Error, OSError) as exc:
         raise StoreUnavailable(f"backup to {target} failed: {exc}") from None
     return {"path": str(target), "size_bytes": target.stat().st_size, "integrity": check, "rows": rows}

@@ -5,10 +5,10 @@ detail, fix)`` from one ``Examination`` (the connection, the runtime, and what s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from synctool import platforms, settings
@@ -26,6 +26,9 @@ from synctool.runtime import Runtime
 from synctool.secrets import CORE_SECRETS
 from synctool.timeutil import age_s
 
+if TYPE_CHECKING:
+    from synctool import store
+
 
 def _row(name: str, outcome: str | SynctoolError) -> dict[str, str | bool]:
     """One connection's line: ``ok`` with what was read, or ``not configured`` / ``failed`` with why (both
@@ -36,7 +39,7 @@ def _row(name: str, outcome: str | SynctoolError) -> dict[str, str | bool]:
     return {"name": name, "ok": False, "state": state, "detail": str(outcome)}
 
 
-def test_connections(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, str | bool]]:
+def test_connections(conn: store.Connection, rt: Runtime) -> list[dict[str, str | bool]]:
     """One read on the CRM and on each platform in use that has a connection test; each is tried whatever
     the others answered. A platform in use without its credentials is a failure, as is one that is down."""
     from synctool.ops.crm import test_connection
@@ -71,7 +74,7 @@ def jobs_unrun(config: Config) -> list[tuple[platforms.Platform, platforms.Platf
 class Examination:
     """What doctor's checks look at: the connection and the runtime, and what several checks read, read once."""
 
-    conn: sqlite3.Connection
+    conn: store.Connection
     rt: Runtime
 
     @cached_property
@@ -326,7 +329,7 @@ DOCTOR_CHECKS: tuple[Callable[[Examination], list[DoctorRow]], ...] = (
 )
 
 
-def doctor(conn: sqlite3.Connection, rt: Runtime) -> list[dict[str, str]]:
+def doctor(conn: store.Connection, rt: Runtime) -> list[dict[str, str]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     ex = Examination(conn, rt)
     return [

@@ -4,7 +4,6 @@ and budget."""
 from __future__ import annotations
 
 import hmac
-import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Optional, TypedDict
 
@@ -20,13 +19,13 @@ from synctool.runtime import Runtime
 from synctool.validation import Body
 
 
-def refresh(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, int]:
+def refresh(conn: store.Connection, rt: Runtime, *, client=None) -> dict[str, int]:
     """Fetch every CRM reference list (and the tag keywords and gift custom fields) into the cache."""
     crm = client or crm_environment.open_client(conn, rt)
     return references.refresh(conn, crm)
 
 
-def reference(conn: sqlite3.Connection, kind: str) -> dict[str, Any]:
+def reference(conn: store.Connection, kind: str) -> dict[str, Any]:
     return references.listing(conn, kind)
 
 
@@ -55,7 +54,7 @@ class Duplicates(TypedDict):
     mirror_refreshed_at: object
 
 
-def status(conn: sqlite3.Connection, rt: Runtime) -> CrmStatus:
+def status(conn: store.Connection, rt: Runtime) -> CrmStatus:
     where = crm_environment.target(conn, rt)
     return {
         "environment": where.environment,
@@ -66,7 +65,7 @@ def status(conn: sqlite3.Connection, rt: Runtime) -> CrmStatus:
     }
 
 
-def test_connection(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> ConnectionTest:
+def test_connection(conn: store.Connection, rt: Runtime, *, client=None) -> ConnectionTest:
     """One read on constituents (spec: GET /api/admin/crm/test-connection)."""
     result: ConnectionTest = {**status(conn, rt), "ok": False, "configured": False}
     try:
@@ -98,7 +97,7 @@ class EnvironmentBody(Body):
 KEY_WITH_BASE_URL = "changing the CRM base URL needs the API key in the same request: the key is sent to the new host"
 
 
-def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> CrmStatus:
+def configure(conn: store.Connection, rt: Runtime, body: CrmConfigBody) -> CrmStatus:
     """Save the active environment's base URL (settings) and API key (keyring only).
 
     Every request carries the key to the base URL's host, so whoever changes the base URL must give the key in
@@ -129,27 +128,27 @@ def configure(conn: sqlite3.Connection, rt: Runtime, body: CrmConfigBody) -> Crm
     return status(conn, rt)
 
 
-def set_environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> CrmStatus:
+def set_environment(conn: store.Connection, rt: Runtime, body: EnvironmentBody | None = None) -> CrmStatus:
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, "crm_environment", body.environment)
     return status(conn, rt)
 
 
-def budget(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+def budget(conn: store.Connection, rt: Runtime) -> dict[str, Any]:
     """synctool's share of the account's request budget, what this window used, and the mirror's age."""
     from synctool.crm import mirror
 
     return {**crm_environment.budget(rt), "mirror_age_s": mirror.status(conn)["age_s"], "sync_mode": settings.sync_mode(conn)}
 
 
-def mirror_status(conn: sqlite3.Connection) -> MirrorStatus:
+def mirror_status(conn: store.Connection) -> MirrorStatus:
     from synctool.crm import mirror
 
     return mirror.status(conn)
 
 
-def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False, client=None) -> dict[str, Any]:
+def mirror_refresh(conn: store.Connection, rt: Runtime, *, full: bool = False, client=None) -> dict[str, Any]:
     """Refresh the constituent mirror from the CRM (incrementally, or a full rebuild) and say what it cost."""
     from synctool.crm import mirror
 
@@ -162,7 +161,7 @@ def mirror_refresh(conn: sqlite3.Connection, rt: Runtime, *, full: bool = False,
     return {"refresh": done, **mirror.status(conn)}
 
 
-def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
+def find_constituents(conn: store.Connection, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
     """Search the mirror by name, e-mail or phone: no CRM request."""
     from synctool.crm import mirror
 
@@ -171,7 +170,7 @@ def find_constituents(conn: sqlite3.Connection, text: str, *, limit: int = 50) -
     return mirror.find(conn, text, limit=limit)
 
 
-def duplicates(conn: sqlite3.Connection, *, limit: int = 500) -> Duplicates:
+def duplicates(conn: store.Connection, *, limit: int = 500) -> Duplicates:
     """Likely duplicate constituents in the CRM by donor matching's rule, read from the mirror (no CRM request)."""
     from synctool.crm import matching, mirror
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from typing import Any, Union
 
 from pydantic import Field
@@ -22,7 +21,7 @@ logger = logging.getLogger("synctool")
 
 
 def list_deliveries(
-    conn: sqlite3.Connection, *, source: str | None = None, since: str | None = None, limit: int = 50
+    conn: store.Connection, *, source: str | None = None, since: str | None = None, limit: int = 50
 ) -> list[dict[str, Any]]:
     one_of(source or None, sources(), "source")
     if not 1 <= limit <= 1000:
@@ -45,7 +44,7 @@ def list_deliveries(
     return listed
 
 
-def show_delivery(conn: sqlite3.Connection, delivery_id: int) -> dict[str, Any]:
+def show_delivery(conn: store.Connection, delivery_id: int) -> dict[str, Any]:
     """One delivery as stored. One whose raw body retention dropped (``synctool prune``) has an empty ``body``
     and ``headers``, its ``body_pruned_at``, and ``body_dropped`` saying so (None while the body is kept)."""
     row = conn.execute("SELECT * FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
@@ -70,7 +69,7 @@ class InjectBody(Body):
         return self.payload.encode() if isinstance(self.payload, str) else json.dumps(self.payload).encode()
 
 
-def inject(conn: sqlite3.Connection, rt: Runtime, role: str, body: bytes) -> dict[str, Any]:
+def inject(conn: store.Connection, rt: Runtime, role: str, body: bytes) -> dict[str, Any]:
     """Store a payload through the receiver's path, without a signature check, and log that."""
     from synctool import platforms
 

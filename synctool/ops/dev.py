@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from synctool import platforms, store
@@ -13,7 +12,7 @@ from synctool.queue import log
 from synctool.runtime import Runtime
 
 
-def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+def reset_test_data(conn: store.Connection, rt: Runtime) -> dict[str, Any]:
     """Clear deliveries, jobs, ledgers and the platforms' local records; refused unless the CRM environment is sandbox.
     Settings, mappings and users are kept."""
     env = crm_environment.environment(conn, rt)
@@ -40,7 +39,7 @@ def reset_test_data(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
     return {"environment": env, "deleted": counts}
 
 
-def poll_cron(conn: sqlite3.Connection, rt: Runtime) -> dict[str, Any]:
+def poll_cron(conn: store.Connection, rt: Runtime) -> dict[str, Any]:
     """What cron does, once, now: the backup poll, then a drain."""
     from synctool.ops.poll import poll
     from synctool.queue.worker import drain

@@ -3,9 +3,8 @@ because their donor may be a known constituent under a new e-mail (``crm.matchin
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Literal, Optional, TypedDict
+from typing import TYPE_CHECKING, Literal, Optional, TypedDict
 
 from pydantic import Field, field_validator
 
@@ -13,6 +12,9 @@ from synctool.crm import donor_changes, environment, matching
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 from synctool.validation import Body, Query
+
+if TYPE_CHECKING:
+    from synctool import store
 
 
 class ChangesQuery(Query):
@@ -54,14 +56,14 @@ class SettledMatch(TypedDict):
     next: str
 
 
-def changes(conn: sqlite3.Connection, query: ChangesQuery | None = None) -> Waiting:
+def changes(conn: store.Connection, query: ChangesQuery | None = None) -> Waiting:
     query = query or ChangesQuery()
     status = None if query.status == "all" else query.status
     items = donor_changes.listing(conn, status, query.limit)
     return {"items": items, "pending": donor_changes.pending_count(conn)}
 
 
-def _ids(conn: sqlite3.Connection, body: DecideBody) -> list[int]:
+def _ids(conn: store.Connection, body: DecideBody) -> list[int]:
     if body.all and body.ids:
         raise InvalidInput("give the ids or --all, not both")
     ids = donor_changes.pending_ids(conn) if body.all else body.ids
@@ -70,7 +72,7 @@ def _ids(conn: sqlite3.Connection, body: DecideBody) -> list[int]:
     return ids
 
 
-def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> Applied:
+def apply(conn: store.Connection, rt: Runtime, body: DecideBody) -> Applied:
     """Add each change to its constituent as a non-preferred contact point: one CRM request each."""
     ids = _ids(conn, body)
     if not ids:
@@ -83,7 +85,7 @@ def apply(conn: sqlite3.Connection, rt: Runtime, body: DecideBody) -> Applied:
     return {"results": results, "applied": sum(r["result"] == "applied" for r in results)}
 
 
-def dismiss(conn: sqlite3.Connection, body: DecideBody) -> Dismissed:
+def dismiss(conn: store.Connection, body: DecideBody) -> Dismissed:
     results = donor_changes.decide(None, conn, _ids(conn, body), apply=False)
     return {"results": results, "dismissed": sum(r["result"] == "dismissed" for r in results)}
 
@@ -106,14 +108,14 @@ class AcceptMatchBody(Body):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def matches(conn: sqlite3.Connection, query: MatchesQuery | None = None) -> Waiting:
+def matches(conn: store.Connection, query: MatchesQuery | None = None) -> Waiting:
     """The gifts held for a person's decision about their donor, each with its candidates and the evidence."""
     query = query or MatchesQuery()
     status = None if query.status == "all" else query.status
     return {"items": matching.listing(conn, status, query.limit), "pending": matching.pending_count(conn)}
 
 
-def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> SettledMatch:
+def _settle(conn: store.Connection, match_id: int, *, constituent_id: str | None, new: bool, by: str) -> SettledMatch:
     from synctool.queue import jobs
 
     settled = matching.decide(conn, match_id, constituent_id=constituent_id, new=new, by=by)
@@ -127,13 +129,13 @@ def _settle(conn: sqlite3.Connection, match_id: int, *, constituent_id: str | No
     }
 
 
-def accept_match(conn: sqlite3.Connection, match_id: int, body: AcceptMatchBody | None = None, *, by: str) -> SettledMatch:
+def accept_match(conn: store.Connection, match_id: int, body: AcceptMatchBody | None = None, *, by: str) -> SettledMatch:
     """The held gift goes to the chosen candidate (the only one, when there is one): its job is queued again
     and writes the gift once; the new e-mail becomes a proposed donor change (``donors.updates``). Every other
     gift held for the same e-mail is settled alike."""
     return _settle(conn, match_id, constituent_id=(body or AcceptMatchBody()).constituent_id, new=False, by=by)
 
 
-def new_constituent(conn: sqlite3.Connection, match_id: int, *, by: str) -> SettledMatch:
+def new_constituent(conn: store.Connection, match_id: int, *, by: str) -> SettledMatch:
     """The held gift's donor is someone new: its job is queued again and creates a constituent."""
     return _settle(conn, match_id, constituent_id=None, new=True, by=by)

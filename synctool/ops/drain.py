@@ -3,9 +3,9 @@ good in it, then the mail waiting in the outbox (`synctool drain`, and each run 
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from synctool import notices
 from synctool.ops import outbox, sign_in
@@ -16,9 +16,12 @@ from synctool.queue.worker import drain as drain_queue
 from synctool.queue.worker import watch as watch_queue
 from synctool.runtime import Runtime
 
+if TYPE_CHECKING:
+    from synctool import store
+
 
 def drain(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     *,
     max_seconds: float = 55,
@@ -45,7 +48,7 @@ def drain(
 
 
 def watch(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     stop: threading.Event,
     *,
@@ -64,7 +67,7 @@ def watch(
     return watch_queue(runner(rt), stop, interval_s=interval_s, concurrency=concurrency, on_run=after_run)
 
 
-def send_mail(conn: sqlite3.Connection, rt: Runtime) -> dict[str, int]:
+def send_mail(conn: store.Connection, rt: Runtime) -> dict[str, int]:
     """The mail waiting in the outbox, each kind through its sender; then the chat notices (``synctool.notices``)."""
     sent = outbox.send_due(conn, rt, {outbox.SIGN_IN: sign_in.send_link})
     notices.send_due(conn, rt)

@@ -5,8 +5,7 @@ wait for a mapping; mapping one (``synctool mappings events``), which queues its
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from pydantic import Field
 
@@ -19,6 +18,9 @@ from synctool.queue import jobs
 from synctool.runtime import Runtime
 from synctool.validation import Body, CrmId
 
+if TYPE_CHECKING:
+    from synctool import store
+
 
 class EventMappingBody(Body):
     """POST /api/mappings/events: a platform event campaign (its id or code) -> a CRM event."""
@@ -27,7 +29,7 @@ class EventMappingBody(Body):
     event_id: Annotated[CrmId, Field(ge=1, le=2_147_483_647)]
 
 
-def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
+def campaign_id(conn: store.Connection, campaign: str) -> str:
     """A platform campaign's id from its id or its code, as the platforms' campaign caches and orders know it."""
     wanted = campaign.strip()
     for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
@@ -41,7 +43,7 @@ def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
     )
 
 
-def _campaign_title(conn: sqlite3.Connection, key: str) -> str | None:
+def _campaign_title(conn: store.Connection, key: str) -> str | None:
     for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
         found = settings.cache_get(conn, row["kind"], key)
         if isinstance(found, dict):
@@ -104,7 +106,7 @@ class EventDetail(TypedDict):
     orders: list[EventOrder]
 
 
-def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> EventMapping:
+def set_mapping(conn: store.Connection, body: EventMappingBody) -> EventMapping:
     """Map a campaign to a CRM event (checked against `synctool crm events` when cached); its orders that waited
     are queued again. Returns the mapping and how many orders were queued."""
     key = campaign_id(conn, body.campaign)
@@ -135,18 +137,18 @@ def set_mapping(conn: sqlite3.Connection, body: EventMappingBody) -> EventMappin
     return {"key": key, **value, "orders_queued": len(orders)}
 
 
-def remove_mapping(conn: sqlite3.Connection, campaign: str) -> Removed:
+def remove_mapping(conn: store.Connection, campaign: str) -> Removed:
     key = campaign_id(conn, campaign)
     if not mappings.delete(conn, tickets.EVENT, key):
         raise NotFound(f"campaign {campaign} is mapped to no CRM event")
     return {"removed": key, "kind": tickets.EVENT}
 
 
-def list_mappings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def list_mappings(conn: store.Connection) -> list[dict[str, Any]]:
     return mappings.all_of(conn, tickets.EVENT)
 
 
-def _invited(conn: sqlite3.Connection, event_id: int, campaign: str) -> dict[str, int]:
+def _invited(conn: store.Connection, event_id: int, campaign: str) -> dict[str, int]:
     """The invitations synctool holds for a campaign's orders at their event."""
     row = conn.execute(
         "SELECT coalesce(sum(i.guest_key = '' AND i.state = 'done'), 0) AS invitations,"
@@ -159,7 +161,7 @@ def _invited(conn: sqlite3.Connection, event_id: int, campaign: str) -> dict[str
     return dict(row)
 
 
-def list_events(conn: sqlite3.Connection) -> EventListing:
+def list_events(conn: store.Connection) -> EventListing:
     """Per mapped event campaign: the CRM event, orders, tickets, invitations, guests, checked in, and ``waiting``:
     the live tickets whose invitation is not written yet; and the event campaigns whose orders wait for a mapping."""
     items = []
@@ -177,7 +179,7 @@ def list_events(conn: sqlite3.Connection) -> EventListing:
     return {"items": items, "waiting": tickets.waiting(conn)}
 
 
-def show_event(conn: sqlite3.Connection, campaign: str) -> EventDetail:
+def show_event(conn: store.Connection, campaign: str) -> EventDetail:
     """One campaign's orders: buyer, holders (with check-in and refund), and the invitations written for them."""
     key = campaign_id(conn, campaign)
     mapped = tickets.event_of(conn, key)
@@ -219,7 +221,7 @@ def show_event(conn: sqlite3.Connection, campaign: str) -> EventDetail:
             "event": mapped and mapped.get("event_name"), "orders": shown}  # fmt: skip
 
 
-def checkins(conn: sqlite3.Connection, rt: Runtime, campaign: str) -> dict[str, object]:
+def checkins(conn: store.Connection, rt: Runtime, campaign: str) -> dict[str, object]:
     """Read one mapped campaign's check-ins from its platform now (``Platform.checkins``), whatever the date."""
     from synctool import platforms
 

@@ -5,7 +5,6 @@ ever shown."""
 from __future__ import annotations
 
 import shlex
-import sqlite3
 from pathlib import Path
 from typing import TypedDict
 
@@ -81,7 +80,7 @@ def receiver(rt: Runtime, public_url: str | None) -> list[DoctorRow]:
 STALE_AFTER_S = {"drain": 180, "poll": 1800, "heal": 2 * 86400, "reconcile": 8 * 86400}
 
 
-def mail(conn: sqlite3.Connection, rt: Runtime) -> DoctorRow:
+def mail(conn: store.Connection, rt: Runtime) -> DoctorRow:
     """Doctor's ``smtp`` row: how alert and sign-in e-mails would leave (no connection is made; `synctool alerts
     test` sends one). Unencrypted mail to another machine is a failure; no server while there are alert
     recipients is a warning."""
@@ -103,7 +102,7 @@ def mail(conn: sqlite3.Connection, rt: Runtime) -> DoctorRow:
     return "smtp", "ok", smtp.described(), ""
 
 
-def outbox_check(conn: sqlite3.Connection) -> DoctorRow:
+def outbox_check(conn: store.Connection) -> DoctorRow:
     """Doctor's ``outbox`` row: sign-in e-mails that drain could not send in the last day, or that wait too long."""
     found = outbox.problems(conn)
     why = f" (last error: {found['last_error']})" if found["last_error"] else ""
@@ -125,7 +124,7 @@ class CronRun(TypedDict):
     stale: bool
 
 
-def cron_runs(conn: sqlite3.Connection, config: Config) -> dict[str, CronRun]:
+def cron_runs(conn: store.Connection, config: Config) -> dict[str, CronRun]:
     """When each of cron's commands last ran (``poll`` only when a platform in use polls, ``heal`` only when one
     keeps a record of failed deliveries; the poll's is its stalest platform's): its time, its age in seconds, and
     whether that is too old."""
@@ -172,7 +171,7 @@ def megabytes(count: float) -> str:
     return f"{count / 1_000_000:,.1f} MB"
 
 
-def database(conn: sqlite3.Connection, rt: Runtime) -> DoctorRow:
+def database(conn: store.Connection, rt: Runtime) -> DoctorRow:
     """The database: its migrations (of the sets in use: the core's and the platforms' in use), the synctool that
     migrated it, its size, its free pages and how fast it grows (``prune`` records its size each night)."""
     sets = [store.MIGRATION_SET, *(f"{store.MIGRATION_SET}.{p.name}" for p in platforms.in_use(rt.config))]

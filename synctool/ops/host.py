@@ -19,7 +19,6 @@ Rich.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import stat
 import threading
 import time
@@ -27,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from synctool import orgs
 from synctool.config import config_path, host_tuning
@@ -35,6 +34,9 @@ from synctool.errors import SynctoolError, exit_code
 from synctool.ops.alerts import Digest
 from synctool.queue.worker import DrainSummary
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool import store
 
 logger = logging.getLogger("synctool.host")
 
@@ -223,7 +225,7 @@ class OrgDrain:
     code: int = 0
     visits: int = 0
     runtime: Runtime | None = None
-    conn: sqlite3.Connection | None = None
+    conn: store.Connection | None = None
     concurrency: int = 3
 
 

@@ -9,11 +9,10 @@ into it. An organisation that cannot be read keeps its error in its row and stop
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from synctool import host, orgs
+from synctool import host, orgs, store
 from synctool.errors import Conflict, NotFound
 from synctool.ops import sign_in
 from synctool.runtime import Runtime
@@ -33,7 +32,7 @@ class OrgRow(TypedDict):
     member: bool
 
 
-def login_link(conn: sqlite3.Connection, rt: Runtime, email: str, url: str | None = None) -> sign_in.SignInLink:
+def login_link(conn: store.Connection, rt: Runtime, email: str, url: str | None = None) -> sign_in.SignInLink:
     """A one-time sign-in link to the host page for an active host operator (``conn``: the host's database):
     ``sign_in.login_link``'s link and expiry, at ``URL/host/login/TOKEN``; ``url`` else the host's public URL
     (``receiver.public_url`` in the host's config) else its receiver's address."""
@@ -52,12 +51,12 @@ def is_member(org: orgs.Org, email: str) -> bool:
     """Whether ``email`` is an active user in the organisation's own database (opened read-only; an organisation
     that cannot be read has no members)."""
     try:
-        conn = sqlite3.connect(f"file:{org.database}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
+        conn = store.open_read_only(org.database)
+    except store.Error:
         return False
     try:
         row = conn.execute("SELECT active FROM users WHERE email = ?", (email.strip().lower(),)).fetchone()
-    except sqlite3.Error:
+    except store.Error:
         return False
     finally:
         conn.close()

@@ -8,7 +8,6 @@ and, through ``jobs.enqueue``, its job in one transaction. Nothing here calls ou
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -75,12 +74,12 @@ _INSERT_DELIVERY = (
 )
 
 
-def received(conn: sqlite3.Connection, role: str, event_id: str) -> bool:
+def received(conn: store.Connection, role: str, event_id: str) -> bool:
     """Whether the receiver stored this provider event (the dedup key of ``store_inbound``)."""
     return conn.execute("SELECT 1 FROM deliveries WHERE source = ? AND event_id = ?", (role, event_id)).fetchone() is not None
 
 
-def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:
+def store_inbound(conn: store.Connection, inbound: Inbound, max_attempts: int = 3) -> str | None:
     """Store one delivery and its job in one committed transaction (``synchronous=FULL``: on disk when this
     returns). Returns the job id, or None for a duplicate delivery."""
     job = inbound.job
@@ -116,5 +115,5 @@ def store_inbound(conn: sqlite3.Connection, inbound: Inbound, max_attempts: int 
                 max_attempts=max_attempts,
                 delivery_id=row[0],
             )
-    except sqlite3.Error as exc:
+    except store.Error as exc:
         raise StoreUnavailable(f"could not store the delivery: {exc}") from None

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Optional, TypedDict
 
 from pydantic import Field
 
@@ -13,8 +12,11 @@ from synctool.crm.references import coding, listing
 from synctool.errors import InvalidInput, one_of
 from synctool.validation import Body, CrmId, Email
 
+if TYPE_CHECKING:
+    from synctool import store
 
-def set_type_default(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
+
+def set_type_default(conn: store.Connection, key: str, **values: Any) -> dict[str, Any]:
     allowed = [f"{p.role}:{t}" for p in platforms.registered() for t in p.mappings.types]
     one_of(key, allowed, "type")
     value = coding(conn, values)
@@ -46,7 +48,7 @@ class FundOverrideBody(Body):
     fund_id: CrmId
 
 
-def set_campaign_override(conn: sqlite3.Connection, body: OverrideBody) -> dict[str, Any]:
+def set_campaign_override(conn: store.Connection, body: OverrideBody) -> dict[str, Any]:
     value = coding(conn, body.model_dump(exclude={"campaign"}))
     if not value:
         raise InvalidInput("nothing to set", "give at least --fund-id, --campaign-id, --ack or --no-ack")
@@ -54,7 +56,7 @@ def set_campaign_override(conn: sqlite3.Connection, body: OverrideBody) -> dict[
     return {"key": body.campaign, **value}
 
 
-def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dict[str, Any]:
+def set_payment_method(conn: store.Connection, key: str, **values: Any) -> dict[str, Any]:
     role, sep, method = key.partition(":")
     paying = {p.role: p.mappings for p in platforms.registered() if p.mappings.payment_case}
     if role not in paying or not sep or not method:
@@ -67,7 +69,7 @@ def set_payment_method(conn: sqlite3.Connection, key: str, **values: Any) -> dic
     return {"key": key, **value}
 
 
-def set_fund_override(conn: sqlite3.Connection, body: FundOverrideBody) -> dict[str, Any]:
+def set_fund_override(conn: store.Connection, body: FundOverrideBody) -> dict[str, Any]:
     """The CRM fund for gifts a donor designated to one donation-platform fund (its code, or its id); it wins
     over the campaign's mappings."""
     value = coding(conn, {"fund_id": body.fund_id})
@@ -98,7 +100,7 @@ class Removed(TypedDict):
     kind: str
 
 
-def set_custom_field(conn: sqlite3.Connection, field: str, crm_field: str) -> CustomField:
+def set_custom_field(conn: store.Connection, field: str, crm_field: str) -> CustomField:
     """Copy a donation-platform custom field into a CRM gift custom field (checked against the cached gift fields)."""
     from synctool.crm.references import gift_field
 
@@ -131,7 +133,7 @@ class PlansMappingBody(Body):
     team_member: Optional[Email] = None
 
 
-def set_plans_mapping(conn: sqlite3.Connection, body: PlansMappingBody) -> PlansMapping:
+def set_plans_mapping(conn: store.Connection, body: PlansMappingBody) -> PlansMapping:
     """``mappings plans set``: the group and report type checked against the cached CRM lists."""
     from synctool.crm.references import require
 
@@ -143,7 +145,7 @@ def set_plans_mapping(conn: sqlite3.Connection, body: PlansMappingBody) -> Plans
     return plans_mapping(conn)
 
 
-def plans_mapping(conn: sqlite3.Connection) -> PlansMapping:
+def plans_mapping(conn: store.Connection) -> PlansMapping:
     """``mappings plans show``: the mapping with its names from the cached CRM lists (None: not mapped)."""
     from synctool.crm.references import find
 
@@ -163,7 +165,7 @@ def plans_mapping(conn: sqlite3.Connection) -> PlansMapping:
     }
 
 
-def remove(conn: sqlite3.Connection, kind: str, key: str) -> Removed:
+def remove(conn: store.Connection, kind: str, key: str) -> Removed:
     one_of(kind, mappings.KINDS, "mapping kind")
     from synctool.errors import NotFound
 

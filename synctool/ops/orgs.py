@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from synctool import store
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
 from synctool.orgs import Org, config_environ, find, init_environ, keyring_wanted, names, place, secrets
 
@@ -55,12 +55,10 @@ def add(
     return {"organisation": name, "folder": str(org.folder), **result}
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
+def _read_only(path: Path) -> store.Connection:
     if not path.is_file():
         raise ConfigError("database", str(path), "missing")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    conn.row_factory = sqlite3.Row
-    return conn
+    return store.open_read_only(path)
 
 
 def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -87,7 +85,7 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
             row["last_poll"] = runs["poll"]["at"] if "poll" in runs else None
         finally:
             conn.close()
-    except (SynctoolError, sqlite3.Error, OSError) as exc:
+    except (SynctoolError, store.Error, OSError) as exc:
         row["error"] = str(exc)
     return row
 
@@ -173,16 +171,9 @@ def import_existing(
             text = ""
         store.private_to_write(org.config)
         org.config.write_text(with_database(text, org.database), encoding="utf-8")
-        source = sqlite3.connect(f"file:{source_db}?mode=ro", uri=True, timeout=30)
-        try:
-            store.private_file(org.database)
-            target = sqlite3.connect(str(org.database))
-            try:
-                source.backup(target)
-            finally:
-                target.close()
-        finally:
-            source.close()
+        store.private_file(org.database)
+        with store.backup_to(source_db, org.database, read_only=True):
+            pass  # the copy is whole here; nothing of it to read
         store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
         wanted = _secrets_used(org)
     except BaseException:

@@ -10,7 +10,6 @@ holds no usable secret, and its 15 minutes start when it is sent.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -30,7 +29,7 @@ MAIL = store.Outgoing("outbox", key="id", order="id", what="mail", log=logger)
 MAX_ATTEMPTS = MAIL.max_attempts
 
 
-def queue_sign_in(conn: sqlite3.Connection, user_id: int, email: str) -> int:
+def queue_sign_in(conn: store.Connection, user_id: int, email: str) -> int:
     """A sign-in link for ``user_id``, to be made and mailed by the next drain."""
     now = store.iso()
     with store.atomic(conn):
@@ -42,19 +41,19 @@ def queue_sign_in(conn: sqlite3.Connection, user_id: int, email: str) -> int:
 
 
 #: how each kind of mail is sent: (connection, runtime, its outbox row) -> None, raising SynctoolError when it was not
-Sender = Callable[[sqlite3.Connection, Runtime, sqlite3.Row], None]
+Sender = Callable[[store.Connection, Runtime, store.Row], None]
 
 
-def send_due(conn: sqlite3.Connection, rt: Runtime, senders: Mapping[str, Sender], *, limit: int = 50) -> dict[str, int]:
+def send_due(conn: store.Connection, rt: Runtime, senders: Mapping[str, Sender], *, limit: int = 50) -> dict[str, int]:
     """Send what is due through its kind's sender; a failure waits and is tried again, up to MAX_ATTEMPTS. Never
     raises for a mail problem (drain goes on): the failures are in ``problems`` for doctor and the overview."""
     now = store.utcnow()
 
-    def given_up(row: sqlite3.Row) -> str | None:
+    def given_up(row: store.Row) -> str | None:
         late = row["kind"] == SIGN_IN and row["created_at"] < store.iso(now - SIGN_IN_GIVE_UP)
         return "not sent within 15 minutes of the request; dropped" if late else None
 
-    def attempt(row: sqlite3.Row) -> str | None:
+    def attempt(row: store.Row) -> str | None:
         try:
             if row["kind"] not in senders:
                 raise ConfigError("outbox", "database", f"unknown kind of mail {row['kind']!r}")
@@ -67,7 +66,7 @@ def send_due(conn: sqlite3.Connection, rt: Runtime, senders: Mapping[str, Sender
     return MAIL.send(conn, MAIL.due(conn, now, limit), now, attempt, given_up)
 
 
-def problems(conn: sqlite3.Connection) -> dict[str, Any]:
+def problems(conn: store.Connection) -> dict[str, Any]:
     """What doctor and the overview say of the outbox: mail that failed for good in the last day, mail waiting
     longer than a drain should take, and the newest error (which names the mail server, never a recipient)."""
     return MAIL.problems(conn, late_after=timedelta(minutes=5))

@@ -8,7 +8,6 @@ It reads the database only: opening the page costs no request to the CRM or a pl
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from synctool import platforms
@@ -16,6 +15,7 @@ from synctool.queue import log
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:
+    from synctool import store
     from synctool.ops.year_end import Season
 
 
@@ -39,7 +39,7 @@ class UnmappedCampaign(TypedDict):
     last_gift_at: str | None
 
 
-def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[LastRun]:
+def _last_runs(conn: store.Connection, rt: Runtime) -> list[LastRun]:
     from synctool.ops.health import cron_runs
 
     return [
@@ -51,7 +51,7 @@ def _last_runs(conn: sqlite3.Connection, rt: Runtime) -> list[LastRun]:
 UNMAPPED_DAYS = 30
 
 
-def unmapped_campaigns(conn: sqlite3.Connection, rt: Runtime) -> list[UnmappedCampaign]:
+def unmapped_campaigns(conn: store.Connection, rt: Runtime) -> list[UnmappedCampaign]:
     """The campaigns of a platform coded by campaign type (``Platform.mappings.types``) that received gifts in
     the last ``UNMAPPED_DAYS`` days and have no campaign override, and whose type has no type default: their
     gifts fall to the default coding (``<role>:default``, then the config's). Each with its title and type as
@@ -111,7 +111,7 @@ class Overview(TypedDict):
     plans_failed_7d: int
 
 
-def overview(conn: sqlite3.Connection, rt: Runtime) -> Overview:
+def overview(conn: store.Connection, rt: Runtime) -> Overview:
     from synctool.ops import plans, year_end
     from synctool.ops.syncs import StatsQuery, stats
 
@@ -150,7 +150,7 @@ def _counted(what: str, count: int, page: str, command: str) -> list[Attention]:
     return [_attention(what, count, f"{count} {what}", page, command)] if count else []
 
 
-def _failed_deliveries(conn: sqlite3.Connection) -> list[dict[str, object]]:
+def _failed_deliveries(conn: store.Connection) -> list[dict[str, object]]:
     """Per platform, the deliveries it reported failed and how many were replayed, as the last heal read them."""
     from synctool.ops.webhooks import last_heal
 
@@ -159,7 +159,7 @@ def _failed_deliveries(conn: sqlite3.Connection) -> list[dict[str, object]]:
 
 
 def _waiting_for_a_person(
-    conn: sqlite3.Connection, day: dict[str, Any], week: dict[str, Any], failed_deliveries: list[dict[str, Any]]
+    conn: store.Connection, day: dict[str, Any], week: dict[str, Any], failed_deliveries: list[dict[str, Any]]
 ) -> list[Attention]:
     """Failed records, reconcile differences, held gifts, donor changes, flagged refunds, lost deliveries."""
     from synctool.crm import currency, donor_changes, matching
@@ -191,7 +191,7 @@ def _year_end_needs(statements: Season | None) -> list[Attention]:
     return _counted(f"year-end blocker(s) in {year}", statements["blockers"] or 0, "year-end", f"synctool year-end check {year}")
 
 
-def _waiting_tickets(conn: sqlite3.Connection) -> list[Attention]:
+def _waiting_tickets(conn: store.Connection) -> list[Attention]:
     """The event campaigns whose tickets wait for an event mapping."""
     from synctool.platforms import tickets
 
@@ -215,7 +215,7 @@ def _unmapped_needs(unmapped: list[UnmappedCampaign]) -> list[Attention]:
     return found
 
 
-def _mail_and_cron_needs(conn: sqlite3.Connection, plans_failed: int, runs: list[LastRun]) -> list[Attention]:
+def _mail_and_cron_needs(conn: store.Connection, plans_failed: int, runs: list[LastRun]) -> list[Attention]:
     """Failed plans, sign-in mail that could not be sent, and cron's commands that stopped running."""
     from synctool.ops import outbox
 

@@ -9,7 +9,6 @@ from ``crm_group_memberships``. Nothing here asks the CRM or the platform anythi
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
@@ -47,12 +46,12 @@ class PlansQuery(Query):
     limit: int = Field(500, ge=1, le=10_000)
 
 
-def known(conn: sqlite3.Connection, table: str = "plans") -> bool:
+def known(conn: store.Connection, table: str = "plans") -> bool:
     """Whether the donation platform's plan tables exist (its migration ran)."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
 
 
-def donor(row: sqlite3.Row | Mapping[str, str | None]) -> str:
+def donor(row: store.Row | Mapping[str, str | None]) -> str:
     """The donor's name as the plan gives it, else their e-mail."""
     name = " ".join(p for p in (row["first_name"], row["last_name"]) if p)
     return name or row["email"] or "(no name)"
@@ -115,7 +114,7 @@ class Figures(TypedDict):
     unknown_frequency: int
 
 
-def _row(r: sqlite3.Row) -> PlanRow:
+def _row(r: store.Row) -> PlanRow:
     return {
         "plan_id": r["plan_id"],
         "donor": donor(r),
@@ -132,7 +131,7 @@ def _row(r: sqlite3.Row) -> PlanRow:
     }
 
 
-def list_plans(conn: sqlite3.Connection, query: PlansQuery | None = None) -> PlanList:
+def list_plans(conn: store.Connection, query: PlansQuery | None = None) -> PlanList:
     """The plans, newest first, optionally of one status, with the counts by status."""
     query = query or PlansQuery()
     if not known(conn):
@@ -145,7 +144,7 @@ def list_plans(conn: sqlite3.Connection, query: PlansQuery | None = None) -> Pla
     return {"items": [_row(r) for r in rows], "counts": counts, "status": query.status}
 
 
-def show_plan(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> PlanDetail:
+def show_plan(conn: store.Connection, rt: Runtime, plan_id: str) -> PlanDetail:
     """One plan: its record, its events, its charges and the CRM gifts they became, its follow-ups (contact
     reports) and its donor's group membership. NotFound for a plan synctool does not know."""
     found = conn.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone() if known(conn) else None
@@ -173,7 +172,7 @@ def show_plan(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> PlanDetail
     }
 
 
-def charges(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> list[dict[str, object]]:
+def charges(conn: store.Connection, rt: Runtime, plan_id: str) -> list[dict[str, object]]:
     """The plan's charges and the CRM gifts they became, as the platform in use that keeps plans reads them (its
     ``plan_charges`` hook; nothing when none does)."""
     for platform in platforms.in_use(rt.config):
@@ -182,14 +181,14 @@ def charges(conn: sqlite3.Connection, rt: Runtime, plan_id: str) -> list[dict[st
     return []
 
 
-def follow_ups(conn: sqlite3.Connection, plan_id: str) -> list[dict[str, object]]:
+def follow_ups(conn: store.Connection, plan_id: str) -> list[dict[str, object]]:
     """The contact reports written (or waiting) for the plan's events."""
     from synctool.crm import contact_reports
 
     return [{k: r[k] for k in r.keys() if k != "body"} for r in contact_reports.for_plan(conn, plan_id)]
 
 
-def membership(conn: sqlite3.Connection, constituent_id: str | None) -> dict[str, object] | None:
+def membership(conn: store.Connection, constituent_id: str | None) -> dict[str, object] | None:
     """The donor's membership of the monthly donors' group, as synctool wrote it (None: none, or no group)."""
     from synctool.crm import group_memberships
 
@@ -204,7 +203,7 @@ def _money(value: Decimal) -> str:
     return str(value.quantize(CENT))
 
 
-def figures(conn: sqlite3.Connection, rt: Runtime) -> Figures:
+def figures(conn: store.Connection, rt: Runtime) -> Figures:
     """What a board asks: monthly donors now (distinct donors, by constituent or else e-mail, with an active plan,
     whatever its frequency) and their giving per month (a quarterly plan's amount /3, a yearly one's /12) in the
     organisation's currency; plans in another currency are listed aside as held (never added to it), and so are
@@ -236,7 +235,7 @@ def figures(conn: sqlite3.Connection, rt: Runtime) -> Figures:
     return result
 
 
-def failed_recently(conn: sqlite3.Connection, days: int = 7) -> int:
+def failed_recently(conn: store.Connection, days: int = 7) -> int:
     """How many plans failed in the last ``days`` days (the overview's line)."""
     if not known(conn, "plan_events"):
         return 0
@@ -255,7 +254,7 @@ class PlanToFollow(TypedDict):
     message: str
 
 
-def to_follow(conn: sqlite3.Connection, since: str, limit: int = 50) -> list[PlanToFollow]:
+def to_follow(conn: store.Connection, since: str, limit: int = 50) -> list[PlanToFollow]:
     """The plans that failed, were paused or canceled since ``since`` (the daily summary's lines): a line each
     event, newest first."""
     if not known(conn, "plan_events"):

@@ -5,16 +5,18 @@ others' polls run to the end (``ops/per_platform.py``)."""
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool import platforms
 from synctool.ops.per_platform import by_source, each, words
 from synctool.runtime import Runtime
 
+if TYPE_CHECKING:
+    from synctool import store
+
 
 def poll(
-    conn: sqlite3.Connection, rt: Runtime, *, source: str | None = None, fresh: bool = False, lookback: str | None = None
+    conn: store.Connection, rt: Runtime, *, source: str | None = None, fresh: bool = False, lookback: str | None = None
 ) -> dict[str, Any]:
     """Run the backup poll of each platform in use that has one (or of ``source``): one result per source
     with its ``status`` and ``error``, the totals queued and requests spent, and ``failed`` (role -> why)."""

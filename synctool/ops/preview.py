@@ -8,7 +8,6 @@ plan. Switching to ``live`` queues the previewed jobs to run for real.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any, Literal, TypedDict
 
 from synctool import settings, store
@@ -30,7 +29,7 @@ class SyncMode(TypedDict):
     previewed: int
 
 
-def set_mode(conn: sqlite3.Connection, body: ModeBody | None = None) -> SyncMode:
+def set_mode(conn: store.Connection, body: ModeBody | None = None) -> SyncMode:
     """Show or switch the sync mode; going live queues every previewed job to run for real."""
     released = 0
     if body is not None:
@@ -65,7 +64,7 @@ def _extras(writes: list[dict[str, Any]]) -> str | None:
     return "; ".join(extras) or None
 
 
-def plans(conn: sqlite3.Connection, *, limit: int = 200) -> dict[str, Any]:
+def plans(conn: store.Connection, *, limit: int = 200) -> dict[str, Any]:
     """The previewed jobs, newest first: donor, decision, amount, fund, date, and the exact bodies."""
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000")

@@ -3,7 +3,6 @@ applies refunds; each platform reads its own)."""
 
 from __future__ import annotations
 
-import sqlite3
 from decimal import Decimal
 from typing import Any, Literal, Optional
 
@@ -32,7 +31,7 @@ class RefundsQuery(Body):
     limit: int = 200
 
 
-def refund_policy(conn: sqlite3.Connection, rt: Runtime, body: PolicyBody | None = None) -> dict[str, Any]:
+def refund_policy(conn: store.Connection, rt: Runtime, body: PolicyBody | None = None) -> dict[str, Any]:
     """Show or set what a platform's refund does to its CRM gift."""
     if body is not None:
         refunds.set_policy(conn, body.policy)
@@ -41,7 +40,7 @@ def refund_policy(conn: sqlite3.Connection, rt: Runtime, body: PolicyBody | None
     return {"policy": chosen, "from": where}
 
 
-def list_refunds(conn: sqlite3.Connection, query: RefundsQuery | None = None) -> dict[str, Any]:
+def list_refunds(conn: store.Connection, query: RefundsQuery | None = None) -> dict[str, Any]:
     """Each refund since ``query.since``, newest first: source, refund, gift, amount before and after, the
     policy applied, or why it waits, was flagged or was skipped."""
     query = query or RefundsQuery()
@@ -64,7 +63,7 @@ def list_refunds(conn: sqlite3.Connection, query: RefundsQuery | None = None) ->
     return {"since": query.since, "items": items, "totals": totals(conn, where)}
 
 
-def totals(conn: sqlite3.Connection, where: store.Where | None = None) -> dict[str, Any]:
+def totals(conn: store.Connection, where: store.Where | None = None) -> dict[str, Any]:
     """Refunds per state, with the dollars applied."""
     where = where or store.Where()
     counts = {s: 0 for s in STATES}
@@ -76,7 +75,7 @@ def totals(conn: sqlite3.Connection, where: store.Where | None = None) -> dict[s
     return {**counts, "amount_applied": f"{applied:.2f}"}
 
 
-def since(conn: sqlite3.Connection, moment: str) -> dict[str, Any]:
+def since(conn: store.Connection, moment: str) -> dict[str, Any]:
     """Refund totals and the ones needing a person since ``moment`` (ISO): the stats and the daily summary."""
     where = store.Where()
     where.add("created_at >= ?", moment)

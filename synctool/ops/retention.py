@@ -21,7 +21,6 @@ refreshes the query planner's statistics, and the day's size is recorded (``doct
 from __future__ import annotations
 
 import logging
-import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -57,7 +56,7 @@ def _deleted(now: datetime) -> dict[str, tuple[str, tuple[str | int, ...]]]:
     }
 
 
-def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False, vacuum: bool = False) -> dict[str, Any]:
+def prune(conn: store.Connection, rt: Runtime, *, dry_run: bool = False, vacuum: bool = False) -> dict[str, Any]:
     """Drop the raw bodies older than ``retention.raw_bodies_days`` that no job needs, and the ended sign-in
     links, sessions, sent mail and old sign-in requests, then compact the database (``vacuum``: rewrite it whole);
     with ``dry_run``, count them and change nothing. Returns the counts per kind, the dates the dropped bodies were
@@ -105,7 +104,7 @@ def prune(conn: sqlite3.Connection, rt: Runtime, *, dry_run: bool = False, vacuu
     return result
 
 
-def _drop_bodies(conn: sqlite3.Connection, cutoff: str, now: str) -> int:
+def _drop_bodies(conn: store.Connection, cutoff: str, now: str) -> int:
     """Empty the droppable bodies, ``BATCH`` at a time in id order (one pass over the table); each batch is
     chosen and emptied in one transaction, so a job retried meanwhile keeps its body."""
     dropped, after = 0, 0
@@ -127,7 +126,7 @@ def _drop_bodies(conn: sqlite3.Connection, cutoff: str, now: str) -> int:
         after = ids[-1]
 
 
-def _compact(conn: sqlite3.Connection, day: str, *, vacuum: bool) -> dict[str, Any]:
+def _compact(conn: store.Connection, day: str, *, vacuum: bool) -> dict[str, Any]:
     """Give the free pages back (``VACUUM_PAGES`` a transaction, so a delivery waits for one step at most; with
     ``vacuum``, rewrite the whole file, switching an old database to incremental vacuum), refresh the planner's
     statistics, record the day's size. Returns the size before and after."""
@@ -149,7 +148,7 @@ def _compact(conn: sqlite3.Connection, day: str, *, vacuum: bool) -> dict[str, A
     return {**after, "bytes_before": before["bytes"], "vacuumed": vacuum}
 
 
-def _delete(conn: sqlite3.Connection, table: str, where: str, params: tuple[str | int, ...]) -> int:
+def _delete(conn: store.Connection, table: str, where: str, params: tuple[str | int, ...]) -> int:
     deleted = 0
     while True:
         with store.atomic(conn):

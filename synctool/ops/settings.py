@@ -4,7 +4,6 @@ input and returns the current value."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Optional, TypedDict
 
@@ -55,7 +54,7 @@ class RecipientsBody(Body):
     emails: list[Email]
 
 
-def alert_recipients(conn: sqlite3.Connection, body: RecipientsBody | None = None) -> Recipients:
+def alert_recipients(conn: store.Connection, body: RecipientsBody | None = None) -> Recipients:
     if body is not None:
         with store.atomic(conn):
             settings.put(conn, "alert_recipients", body.emails)
@@ -80,7 +79,7 @@ class DonorMatchingBody(Body):
     policy: Literal["review", "auto", "email"]
 
 
-def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBody | None = None) -> DonorMatching:
+def donor_matching(conn: store.Connection, rt: Runtime, body: DonorMatchingBody | None = None) -> DonorMatching:
     """What a gift from a known donor under a new e-mail does (the setting wins over ``donors.matching``)."""
     from synctool.crm import matching
 
@@ -90,7 +89,7 @@ def donor_matching(conn: sqlite3.Connection, rt: Runtime, body: DonorMatchingBod
     return {"policy": matching.policy(conn, rt.config), "held": matching.pending_count(conn)}
 
 
-def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> SoftCredits:
+def soft_credits(conn: store.Connection, rt: Runtime, body: SoftCreditsBody | None = None) -> SoftCredits:
     """Whether peer-to-peer fundraisers get Soft Credit gifts (the setting wins over ``soft_credits.enabled``)."""
     if body is not None:
         with store.atomic(conn):
@@ -101,7 +100,7 @@ def soft_credits(conn: sqlite3.Connection, rt: Runtime, body: SoftCreditsBody | 
     }
 
 
-def donor_updates(conn: sqlite3.Connection, rt: Runtime, body: DonorUpdatesBody | None = None) -> Policy:
+def donor_updates(conn: store.Connection, rt: Runtime, body: DonorUpdatesBody | None = None) -> Policy:
     """What a known donor's new contact points become (the setting wins over ``donors.updates``)."""
     if body is not None:
         with store.atomic(conn):
@@ -121,7 +120,7 @@ class PlansChatWebhookBody(Body):
     url: Optional[str] = None
 
 
-def plans_report_changes(conn: sqlite3.Connection, rt: Runtime, body: PlansReportChangesBody | None = None) -> Switch:
+def plans_report_changes(conn: store.Connection, rt: Runtime, body: PlansReportChangesBody | None = None) -> Switch:
     """Whether a plan's changed amount or frequency is said in its donor's next contact report (default off)."""
     if body is not None:
         with store.atomic(conn):
@@ -129,7 +128,7 @@ def plans_report_changes(conn: sqlite3.Connection, rt: Runtime, body: PlansRepor
     return {"enabled": settings.plans_report_changes(conn)}
 
 
-def plans_chat_webhook(conn: sqlite3.Connection, rt: Runtime, body: PlansChatWebhookBody | None = None) -> ChatWebhook:
+def plans_chat_webhook(conn: store.Connection, rt: Runtime, body: PlansChatWebhookBody | None = None) -> ChatWebhook:
     """The chat incoming webhook told of each failed, paused or canceled plan: shown by its host only (the URL
     holds the webhook's secret)."""
     from synctool import notices
@@ -185,7 +184,7 @@ names the plan and the donor, never a secret. --clear: no chat messages. Only th
 RECIPIENTS = "ops@example.org treasurer@example.org"
 
 #: an operation of the core's: ``(conn, rt, body or None)`` -> the value after the change, if any
-Operation = Callable[[sqlite3.Connection, Runtime, Any], Mapping[str, object]]
+Operation = Callable[[store.Connection, Runtime, Any], Mapping[str, object]]
 
 
 def _rows_of(runtime: Callable[[], Runtime]) -> Callable[..., Setting]:
@@ -193,10 +192,10 @@ def _rows_of(runtime: Callable[[], Runtime]) -> Callable[..., Setting]:
     ``runtime()``."""
 
     def row(name: str, help: str, body: type[Body], op: Operation, example: str, *, title: str, description: str) -> Setting:
-        def read(conn: sqlite3.Connection) -> Mapping[str, object]:
+        def read(conn: store.Connection) -> Mapping[str, object]:
             return op(conn, runtime(), None)
 
-        def write(conn: sqlite3.Connection, given: Body) -> Mapping[str, object]:
+        def write(conn: store.Connection, given: Body) -> Mapping[str, object]:
             return op(conn, runtime(), given)
 
         return Setting(name, help, lambda: body, read, write, example=example, title=title, description=description)
@@ -210,10 +209,10 @@ def core(runtime: Callable[[], Runtime]) -> tuple[Setting, ...]:
     for when the row is used (the CLI's: the running command's; a server's: its own)."""
     row = _rows_of(runtime)
 
-    def environment(conn: sqlite3.Connection, rt: Runtime, body: EnvironmentBody | None) -> Environment:
+    def environment(conn: store.Connection, rt: Runtime, body: EnvironmentBody | None) -> Environment:
         return {"environment": set_environment(conn, rt, body)["environment"]}
 
-    def recipients(conn: sqlite3.Connection, rt: Runtime, body: RecipientsBody | None) -> Recipients:
+    def recipients(conn: store.Connection, rt: Runtime, body: RecipientsBody | None) -> Recipients:
         return alert_recipients(conn, body)
 
     return (

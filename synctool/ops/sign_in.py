@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TypedDict
@@ -88,7 +87,7 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def base_url(conn: sqlite3.Connection, rt: Runtime) -> str:
+def base_url(conn: store.Connection, rt: Runtime) -> str:
     """Where staff reach this synctool: the public URL (``receiver.public_url`` or ``webhooks register``), else
     the receiver's own address."""
     from synctool.ops.webhooks import public_url
@@ -100,7 +99,7 @@ def base_url(conn: sqlite3.Connection, rt: Runtime) -> str:
     return f"http://{receiver.host}:{receiver.port}"
 
 
-def _active_user(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
+def _active_user(conn: store.Connection, email: str) -> store.Row:
     row = conn.execute("SELECT * FROM users WHERE email = ?", ((email or "").strip().lower(),)).fetchone()
     if row is None:
         raise NotFound(f"no user {email!r} (invite them first: synctool users invite EMAIL --role ...)")
@@ -109,7 +108,7 @@ def _active_user(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
     return row
 
 
-def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> SignInLink:
+def login_link(conn: store.Connection, rt: Runtime, email: str) -> SignInLink:
     """A new one-time sign-in link for an active user."""
     user = _active_user(conn, email)
     token = secrets.token_urlsafe(32)
@@ -128,7 +127,7 @@ def login_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> SignInLink:
     }
 
 
-def mail_link(conn: sqlite3.Connection, rt: Runtime, email: str) -> MailedLink:
+def mail_link(conn: store.Connection, rt: Runtime, email: str) -> MailedLink:
     """Make a sign-in link and e-mail it through the alert mail settings (``smtp:``)."""
     from synctool.ops.alerts import send_mail
 
@@ -148,12 +147,12 @@ PER_CLIENT = (20, timedelta(hours=1))
 MAX_EMAIL = 254
 
 
-def send_link(conn: sqlite3.Connection, rt: Runtime, queued: sqlite3.Row) -> None:
+def send_link(conn: store.Connection, rt: Runtime, queued: store.Row) -> None:
     """The outbox's sender of a queued sign-in mail: the link is made now, as it leaves."""
     mail_link(conn, rt, queued["recipients"])
 
 
-def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
+def request_link(conn: store.Connection, email: str, client: str) -> str:
     """The "send me a link" form: queue a link for an active user, within the rate limits. The work is the same
     whoever asks (one transaction: the request is counted, the user looked up, the mail queued), and the page
     answers the same; the return value (``queued``, ``unknown``, ``deactivated``, ``limited``) is for the log."""
@@ -186,7 +185,7 @@ def request_link(conn: sqlite3.Connection, email: str, client: str) -> str:
     return "queued"
 
 
-def link_user(conn: sqlite3.Connection, token: str) -> LinkRecipient:
+def link_user(conn: store.Connection, token: str) -> LinkRecipient:
     """Who a link is for, without spending it (the page a link opens); InvalidSignature when it is not good."""
     row = conn.execute(
         "SELECT l.*, u.email, u.role, u.active FROM login_links l JOIN users u ON u.id = l.user_id WHERE l.token_hash = ?",
@@ -205,7 +204,7 @@ def link_user(conn: sqlite3.Connection, token: str) -> LinkRecipient:
     return {"email": row["email"], "role": row["role"]}
 
 
-def redeem(conn: sqlite3.Connection, token: str) -> Session:
+def redeem(conn: store.Connection, token: str) -> Session:
     """Spend a link (once, whoever asks first) and open its session."""
     now = store.iso()
     with store.atomic(conn):
@@ -227,11 +226,11 @@ def redeem(conn: sqlite3.Connection, token: str) -> Session:
     return Session(secret, csrf, _public(user), expires_at)
 
 
-def _public(user: sqlite3.Row) -> User:
+def _public(user: store.Row) -> User:
     return {"id": user["id"], "email": user["email"], "role": user["role"], "active": bool(user["active"])}
 
 
-def session(conn: sqlite3.Connection, secret: str) -> Session:
+def session(conn: store.Connection, secret: str) -> Session:
     """The open session behind a cookie, with its user as they are now; InvalidSignature when it has ended,
     expired, or its user was deactivated (which ends it)."""
     row = conn.execute(
@@ -248,7 +247,7 @@ def session(conn: sqlite3.Connection, secret: str) -> Session:
     return Session(secret, row["csrf"], user, row["expires_at"])
 
 
-def revoke(conn: sqlite3.Connection, user_id: int) -> None:
+def revoke(conn: store.Connection, user_id: int) -> None:
     """Deactivation: the user's open sessions and unused links end for good (a reactivation revives neither)."""
     now = store.iso()
     with store.atomic(conn):
@@ -261,13 +260,13 @@ def revoke(conn: sqlite3.Connection, user_id: int) -> None:
         conn.execute("DELETE FROM outbox WHERE user_id = ? AND sent_at IS NULL", (user_id,))
 
 
-def flash(conn: sqlite3.Connection, secret: str, message: str) -> None:
+def flash(conn: store.Connection, secret: str, message: str) -> None:
     """A message for the session's next page (what an action did, or why it was refused)."""
     with store.atomic(conn):
         conn.execute("UPDATE staff_sessions SET flash = ? WHERE id_hash = ?", (message, _digest(secret)))
 
 
-def take_flash(conn: sqlite3.Connection, secret: str) -> str | None:
+def take_flash(conn: store.Connection, secret: str) -> str | None:
     """The message waiting for this session's page (``flash``), once."""
     row = conn.execute("SELECT flash FROM staff_sessions WHERE id_hash = ?", (_digest(secret),)).fetchone()
     if row is None or row["flash"] is None:
@@ -281,7 +280,7 @@ def csrf_ok(found: Session, token: str | None) -> bool:
     return bool(token) and hmac.compare_digest(found.csrf, token or "")
 
 
-def end(conn: sqlite3.Connection, secret: str) -> None:
+def end(conn: store.Connection, secret: str) -> None:
     """Sign out: the session ends now."""
     with store.atomic(conn):
         conn.execute(

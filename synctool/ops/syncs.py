@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Optional, TypedDict
@@ -106,7 +105,7 @@ class Requeued(TypedDict):
     refetch_errors: NotRequired[list[str]]
 
 
-def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> SyncPage:
+def list_syncs(conn: store.Connection, query: SyncQuery | None = None) -> SyncPage:
     """One page of the sync log, filtered; ``total`` counts every matching row."""
     query = query or SyncQuery()
     status, source, date_from, date_to, q = query.status, query.source, query.date_from, query.date_to, query.q
@@ -132,7 +131,7 @@ def list_syncs(conn: sqlite3.Connection, query: SyncQuery | None = None) -> Sync
     return {"items": rows, "total": total, "page": page, "limit": limit, "pages": (total + limit - 1) // limit}
 
 
-def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
+def _job(conn: store.Connection, job_id: str) -> store.Row:
     """The job with this id, or with this unique prefix of 6 or more characters (tables show 8)."""
     row = jobs.get(conn, job_id)
     if row is None and len(job_id) >= 6:
@@ -145,7 +144,7 @@ def _job(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row:
     return row
 
 
-def show_sync(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+def show_sync(conn: store.Connection, job_id: str) -> dict[str, Any]:
     row = _job(conn, job_id)
     job_id = row["id"]
     record = dict(row)
@@ -179,7 +178,7 @@ class ReleaseBody(Body):
         return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-def release(conn: sqlite3.Connection, job_id: str, body: ReleaseBody, *, by: str) -> Released:
+def release(conn: store.Connection, job_id: str, body: ReleaseBody, *, by: str) -> Released:
     """A job held because its money is in another currency (``crm.currency``) is queued again to write it at
     ``amount``, the amount the bank credited, once, through the normal path (``synctool jobs release``)."""
     from synctool.crm import currency
@@ -188,7 +187,7 @@ def release(conn: sqlite3.Connection, job_id: str, body: ReleaseBody, *, by: str
     return currency.release(conn, row["id"], body.amount, by=by)
 
 
-def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = None) -> dict[str, Any]:
+def resolve(conn: store.Connection, job_id: str, body: ResolveBody | None = None) -> dict[str, Any]:
     """Mark a failed record resolved without running it (spec: PATCH /api/syncs/:id/resolve); a record held for
     money in another currency too (nothing is written; ``crm.currency``)."""
     from synctool.crm import currency
@@ -210,7 +209,7 @@ def resolve(conn: sqlite3.Connection, job_id: str, body: ResolveBody | None = No
     return show_sync(conn, job_id)
 
 
-def stats(conn: sqlite3.Connection, query: StatsQuery | None = None) -> dict[str, Any]:
+def stats(conn: store.Connection, query: StatsQuery | None = None) -> dict[str, Any]:
     """Counters over a window (24h, 7d or 30d), overall and per source (spec: GET /api/stats)."""
     window = (query or StatsQuery()).window
     since = store.iso(store.utcnow() - STATS_WINDOWS[window])
@@ -245,7 +244,7 @@ def job_targets() -> tuple[str, ...]:
 
 
 def list_jobs(
-    conn: sqlite3.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
+    conn: store.Connection, *, status: str = "all", target: str | None = None, limit: int = 100
 ) -> Sequence[Mapping[str, object]]:
     """The queue view of the admin interface: all, pending (queued or running) or failed."""
     one_of(status, tuple(JOB_VIEWS), "job status view")
@@ -255,7 +254,7 @@ def list_jobs(
     return log.view(conn, statuses=JOB_VIEWS[status], target=target, limit=limit)
 
 
-def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
+def retry(conn: store.Connection, job_id: str) -> dict[str, Any]:
     """failed -> queued, with a fresh set of attempts (spec: POST /api/admin/sync/retry/:jobId)."""
     row = _job(conn, job_id)
     job_id = row["id"]
@@ -282,7 +281,7 @@ def retry(conn: sqlite3.Connection, job_id: str) -> dict[str, Any]:
 
 
 def retry_all(
-    conn: sqlite3.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Runtime | None = None
+    conn: store.Connection, query: SourceQuery | None = None, *, fresh: bool = False, rt: Runtime | None = None
 ) -> Requeued:
     """Every unresolved failed job (of one source, if given) back to the queue. ``fresh`` first re-fetches
     each failed donation's transaction from the platform (POS orders are fetched afresh by every attempt
@@ -297,7 +296,7 @@ def retry_all(
     return result
 
 
-def refetch(conn: sqlite3.Connection, rt: Runtime, source: str | None) -> tuple[int, list[str]]:
+def refetch(conn: store.Connection, rt: Runtime, source: str | None) -> tuple[int, list[str]]:
     """Before ``retry-all --fresh``: each platform in use that can (``Platform.refetch``) puts the current state
     of its failed jobs' items, fetched from the platform, in their payloads; one that cannot be reached is an
     error in the list, and the others are refetched all the same."""

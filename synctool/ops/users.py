@@ -7,7 +7,6 @@ row, so a deactivated user's tokens stop working at once, and a role change appl
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from datetime import UTC, datetime
 from typing import Literal, Optional, TypedDict
@@ -75,7 +74,7 @@ class Token(TypedDict):
     expires_at: str
 
 
-def _row(row: sqlite3.Row) -> UserRecord:
+def _row(row: store.Row) -> UserRecord:
     return {
         "id": row["id"],
         "email": row["email"],
@@ -86,11 +85,11 @@ def _row(row: sqlite3.Row) -> UserRecord:
     }
 
 
-def list_users(conn: sqlite3.Connection) -> list[UserRecord]:
+def list_users(conn: store.Connection) -> list[UserRecord]:
     return [_row(r) for r in conn.execute("SELECT * FROM users ORDER BY id")]
 
 
-def invite(conn: sqlite3.Connection, body: InviteBody) -> UserRecord:
+def invite(conn: store.Connection, body: InviteBody) -> UserRecord:
     email, role = body.email.lower(), body.role
     now = store.iso()
     with store.atomic(conn):
@@ -102,7 +101,7 @@ def invite(conn: sqlite3.Connection, body: InviteBody) -> UserRecord:
     return _row(conn.execute("SELECT * FROM users WHERE email = ?", (email,)).fetchone())
 
 
-def find_user_id(conn: sqlite3.Connection, user: str) -> int:
+def find_user_id(conn: store.Connection, user: str) -> int:
     """The id of the user ``user`` names: their id (``synctool users list``) or their e-mail."""
     if user.strip().isdigit():
         return int(user)
@@ -112,7 +111,7 @@ def find_user_id(conn: sqlite3.Connection, user: str) -> int:
     return row["id"]
 
 
-def update(conn: sqlite3.Connection, user_id: int, body: UserPatch) -> UserRecord:
+def update(conn: store.Connection, user_id: int, body: UserPatch) -> UserRecord:
     role = body.role
     deactivate = body.deactivate is True or body.active is False
     activate = body.active is True
@@ -150,7 +149,7 @@ def audience(org: str) -> str:
     return f"synctool:{org}"
 
 
-def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> Token:
+def issue_token(conn: store.Connection, rt: Runtime, email: str, ttl_s: int = 86400) -> Token:
     import jwt
 
     if not 60 <= ttl_s <= 366 * 86400:
@@ -172,7 +171,7 @@ def issue_token(conn: sqlite3.Connection, rt: Runtime, email: str, ttl_s: int = 
     }
 
 
-def verify_token(conn: sqlite3.Connection, rt: Runtime, token: str) -> UserRecord:
+def verify_token(conn: store.Connection, rt: Runtime, token: str) -> UserRecord:
     """The active user behind a token, with their current role; InvalidSignature otherwise."""
     import jwt
 

@@ -8,7 +8,6 @@ without one they are handed back for the operator to put in the environment (nev
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import timedelta
@@ -82,13 +81,13 @@ def _registration(platform: Platform) -> Registration:
     return platform.registration()
 
 
-def public_url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
+def public_url(conn: store.Connection, rt: Runtime) -> str | None:
     """Where the platforms reach the receiver: what `webhooks register --url` saved, else ``receiver.public_url``.
     For an organisation it is the host's base URL: its webhooks are under ``rt.path_prefix`` there."""
     return settings.get(conn, PUBLIC_URL) or rt.config.receiver.public_url
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = None) -> WebhookStatus:
+def status(conn: store.Connection, rt: Runtime, sources: list[str] | None = None) -> WebhookStatus:
     """One line per source (and per mapped mailing-list audience): ok, missing, wrong URL, missing events,
     disabled, no secret, not configured or error, with the fix."""
     base = public_url(conn, rt)
@@ -126,7 +125,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, sources: list[str] | None = No
     }
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str] | None = None) -> Registered:
+def register(conn: store.Connection, rt: Runtime, url: str, sources: list[str] | None = None) -> Registered:
     """Create or repair each source's registration at ``url`` and keep the secrets the platforms return.
     Returns what was done; ``export`` holds the secrets that could not be stored (no keyring)."""
     parts = urlsplit(url.strip())
@@ -176,7 +175,7 @@ def register(conn: sqlite3.Connection, rt: Runtime, url: str, sources: list[str]
 
 
 def _missing(
-    conn: sqlite3.Connection, rt: Runtime, since: str, sources: list[str] | None
+    conn: store.Connection, rt: Runtime, since: str, sources: list[str] | None
 ) -> tuple[dict[str, tuple[list[Missed], int]], dict[str, SynctoolError]]:
     """(source -> (missed deliveries, requests), source -> why it could not be read) for each platform in use
     that records its failed deliveries."""
@@ -189,7 +188,7 @@ def _missing(
     return each([p for p in chosen if p.missed], read)
 
 
-def last_heal(conn: sqlite3.Connection) -> dict[str, Any] | None:
+def last_heal(conn: store.Connection) -> dict[str, Any] | None:
     """The last `webhooks heal`: when, and per platform how many deliveries it reported failed and how many
     of those were replayed (each platform's record, as heal last read it)."""
     return settings.get(conn, LAST_HEAL)
@@ -201,7 +200,7 @@ def unrecorded(rt: Runtime, sources: list[str] | None = None) -> list[str]:
 
 
 def failed_deliveries(
-    conn: sqlite3.Connection, rt: Runtime, hours: float = 24, sources: list[str] | None = None
+    conn: store.Connection, rt: Runtime, hours: float = 24, sources: list[str] | None = None
 ) -> tuple[list[DeliveryCount], dict[str, str]]:
     """Per platform in use that records it: how many deliveries it reports failed in the last ``hours`` and how
     many of those synctool never received (a delivery that failed at first and arrived on a retry is counted
@@ -222,7 +221,7 @@ def failed_deliveries(
 
 
 def heal(
-    conn: sqlite3.Connection, rt: Runtime, *, since: str = "7d", sources: list[str] | None = None, dry_run: bool = False
+    conn: store.Connection, rt: Runtime, *, since: str = "7d", sources: list[str] | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
     """Replay each delivery a platform reports it failed to make, from its own record, through the receiver's
     path: parsed by the platform's adapter, stored with its job in one commit, deduplicated on the provider's

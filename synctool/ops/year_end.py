@@ -25,7 +25,6 @@ Soft credits are never money: they are counted apart and in no total. The check 
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -75,7 +74,7 @@ def _year(year: int, today: date) -> tuple[date, date]:
     return date(year, 1, 1), date(year, 12, 31)
 
 
-def estimate(conn: sqlite3.Connection, rt: Runtime, year: int) -> dict[str, int | float]:
+def estimate(conn: store.Connection, rt: Runtime, year: int) -> dict[str, int | float]:
     """What the check will cost before it starts: CRM requests (the year's gift search, a page per 250 gifts,
     as the ledger counts the gifts synctool wrote, plus a mirror refresh and one look-up) and minutes at
     synctool's share of the CRM budget."""
@@ -103,7 +102,7 @@ class Season(TypedDict):
     by_kind: dict[str, int] | None
 
 
-def season(conn: sqlite3.Connection, rt: Runtime) -> Season | None:
+def season(conn: store.Connection, rt: Runtime) -> Season | None:
     """From 1 December to the end of January, the year whose statements are due and its last check (the daily
     summary and the staff page's overview count its blockers); None the rest of the year."""
     now = today(rt)
@@ -135,7 +134,7 @@ class Blocker(TypedDict):
 
 
 def check(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     year: int,
     *,
@@ -179,7 +178,7 @@ def check(
     return result
 
 
-def _compared(conn: sqlite3.Connection, rt: Runtime, year: tuple[date, date], client: CrmClient | None) -> tuple[Comparison, int]:
+def _compared(conn: store.Connection, rt: Runtime, year: tuple[date, date], client: CrmClient | None) -> tuple[Comparison, int]:
     """The donors' addresses refreshed, as of now, then a reconcile of the year with a day more on each side; and
     the CRM requests both took."""
     first, last = year
@@ -197,7 +196,7 @@ ACCEPT = "or, if it is right, `synctool reconcile accept {ext} --note ...`"
 class _Review:
     """A year's check as it goes: its blockers, the differences a person reviewed, the totals per platform."""
 
-    conn: sqlite3.Connection
+    conn: store.Connection
     year: int
     found: Comparison
     #: the year, as ``reconcile`` takes it
@@ -350,7 +349,7 @@ def _deductible(row: ItemRow, gift: CrmGift, block: Callable[..., None]) -> None
               f"set its deductible amount to {most:.2f} in the CRM", deductible=f"{deductible:.2f}", allowed=f"{most:.2f}")  # fmt: skip
 
 
-def _name(conn: sqlite3.Connection, constituent_id: Any) -> str | None:
+def _name(conn: store.Connection, constituent_id: Any) -> str | None:
     if not constituent_id:
         return None
     row = conn.execute(
@@ -363,7 +362,7 @@ def _name(conn: sqlite3.Connection, constituent_id: Any) -> str | None:
     ) or None
 
 
-def _mailing_address(conn: sqlite3.Connection, constituent_id: str) -> bool:
+def _mailing_address(conn: store.Connection, constituent_id: str) -> bool:
     """A street with a postal code, or with a city (the mirror's copy of the CRM's street addresses)."""
     for r in conn.execute("SELECT * FROM crm_constituent_addresses WHERE constituent_id = ?", (int(constituent_id),)):
         if (r["street"] or "").strip() and ((r["postal_code"] or "").strip() or (r["city"] or "").strip()):
@@ -371,7 +370,7 @@ def _mailing_address(conn: sqlite3.Connection, constituent_id: str) -> bool:
     return False
 
 
-def last(conn: sqlite3.Connection, year: int) -> dict[str, Any] | None:
+def last(conn: store.Connection, year: int) -> dict[str, Any] | None:
     """The last check of ``year``: when, its blockers (the first 500) and their count by kind, the totals per
     platform (the daily summary, the staff page, ``GET /api/year-end/:year``)."""
     return settings.get(conn, SETTING.format(year=year))

@@ -92,6 +92,7 @@ if TYPE_CHECKING:  # the rest, each imported when first asked for (the table ``e
     from synctool.queue.unit import Unit
     from synctool.queue.worker import run_now
     from synctool.runtime import Runtime
+    from synctool.store import Connection, Row
     from synctool.timeutil import age_s, parse_iso, parse_moment
     from synctool.validation import (
         Body,
@@ -119,6 +120,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Conflict",
+    "Connection",
     "CrmId",
     "CustomerDetails",
     "Email",
@@ -155,6 +157,7 @@ __all__ = [
     "Query",
     "RegisterResult",
     "RemoteError",
+    "Row",
     "Runtime",
     "Section",
     "Served",

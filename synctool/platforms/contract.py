@@ -9,7 +9,6 @@ against them.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -24,6 +23,7 @@ from synctool.validation import Body
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from synctool import store
     from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, RegisterResult
@@ -38,7 +38,7 @@ class PollHook(Protocol):
     Returns at least ``since``, ``seen``, ``queued`` and ``requests``."""
 
     def __call__(
-        self, conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None
+        self, conn: store.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None
     ) -> Mapping[str, object]: ...
 
 
@@ -52,9 +52,9 @@ class PlatformClient(Protocol):
 class Registration(Protocol):
     """``synctool webhooks status|register``: a module that checks and registers the platform's webhook."""
 
-    def status(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[Check]: ...
+    def status(self, conn: store.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[Check]: ...
 
-    def register(self, conn: sqlite3.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[RegisterResult]: ...
+    def register(self, conn: store.Connection, rt: Runtime, base: str, client: PlatformClient) -> list[RegisterResult]: ...
 
 
 #: an ASGI app (a fake's API: a web type the core does not import): (scope, receive, send)
@@ -67,18 +67,18 @@ AsgiApp = Callable[
     Awaitable[None],
 ]
 #: a period's money as gifts (``reconcile``, ``backfill``), and the platform requests it cost
-ExpectedHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Expected], int]"]
+ExpectedHook = Callable[["store.Connection", "Runtime", date, date], "tuple[list[Expected], int]"]
 #: a period's bank deposits (``reconcile payouts``), and the platform requests it cost
-PayoutsHook = Callable[[sqlite3.Connection, "Runtime", date, date], "tuple[list[Payout], int]"]
+PayoutsHook = Callable[["store.Connection", "Runtime", date, date], "tuple[list[Payout], int]"]
 #: the deliveries the platform reports it failed to make since an ISO time, and the requests spent
-MissedHook = Callable[[sqlite3.Connection, "Runtime", str], "tuple[list[Missed], int]"]
+MissedHook = Callable[["store.Connection", "Runtime", str], "tuple[list[Missed], int]"]
 #: fetch afresh the items of these failed jobs before ``retry-all --fresh``: (how many, errors)
-RefetchHook = Callable[[sqlite3.Connection, "Runtime", list[sqlite3.Row]], tuple[int, list[str]]]
+RefetchHook = Callable[["store.Connection", "Runtime", list["store.Row"]], tuple[int, list[str]]]
 #: a job handler: the event its job was queued for, the running job (``synctool.platform.Job``, which has what the
 #: queue reads of it and more) -> how the job ended (or it raises ``Skip``, ...)
 JobHandler = Callable[["Event", "Job"], "Outcome"]
 #: its own ``doctor`` rows: ``(check, status, detail, fix)``
-ChecksHook = Callable[[sqlite3.Connection, "Runtime"], list[tuple[str, str, str, str]]]
+ChecksHook = Callable[["store.Connection", "Runtime"], list[tuple[str, str, str, str]]]
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ class Setting:
     #: what it decides, in one sentence (the command's summary), then whatever else a person should know
     help: str
     body: Callable[[], type[Body]]
-    read: Callable[[sqlite3.Connection], Mapping[str, object]]
-    write: Callable[[sqlite3.Connection, Body], Mapping[str, object]]
+    read: Callable[[store.Connection], Mapping[str, object]]
+    write: Callable[[store.Connection, Body], Mapping[str, object]]
     #: the command line that sets it, for the help's example (``synctool settings NAME`` and this)
     example: str = ""
     #: its heading on a Settings page, in words ("Mailing events in the CRM"), never its command's name
@@ -302,12 +302,12 @@ class Platform:
     refetch: RefetchHook | None = None
     #: reads one event campaign's ticket check-ins now (``synctool events checkins``): (conn, rt, campaign id)
     #: -> what it read; its orders' invitations are queued (``tickets``, ``crm.invitations``)
-    checkins: Callable[[sqlite3.Connection, Runtime, str], Mapping[str, object]] | None = None
+    checkins: Callable[[store.Connection, Runtime, str], Mapping[str, object]] | None = None
     #: reads every recurring plan it holds (``synctool backfill``; the poll reads them too): (conn, rt) -> what it
     #: read and queued; a plan job (entity type ``plan``) for each that synctool's record lacks or that changed
-    plans: Callable[[sqlite3.Connection, Runtime], Mapping[str, object]] | None = None
+    plans: Callable[[store.Connection, Runtime], Mapping[str, object]] | None = None
     #: a plan's charges, oldest first, each with the CRM gift it became (``synctool plans show``): (conn, plan id)
-    plan_charges: Callable[[sqlite3.Connection, str], Sequence[Mapping[str, object]]] | None = None
+    plan_charges: Callable[[store.Connection, str], Sequence[Mapping[str, object]]] | None = None
     checks: ChecksHook | None = None
     #: the job targets it adds beside ``crm`` (the portal's local records, the mailing list)
     targets: tuple[Target, ...] = ()

@@ -14,7 +14,6 @@ clients a drain's jobs share in ``platforms.runner``.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -47,8 +46,8 @@ class Job:
     """The running job a handler gets: its row, a connection of its own, its unit of work, the config and the
     clients."""
 
-    row: sqlite3.Row
-    conn: sqlite3.Connection
+    row: store.Row
+    conn: store.Connection
     rt: Runtime
     owner: str
     runner: Clients

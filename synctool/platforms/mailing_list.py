@@ -7,15 +7,18 @@ mapped audience that opts in (``push_donors``), for a donor who gave e-mail cons
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
 
 from synctool import mappings
 from synctool.crm.constituents import Person
 from synctool.queue import jobs
 from synctool.queue.unit import Unit
 
+if TYPE_CHECKING:
+    from synctool import store
 
-def lists_to_push(conn: sqlite3.Connection) -> list[dict]:
+
+def lists_to_push(conn: store.Connection) -> list[dict]:
     return [m for m in mappings.all_of(conn, "list_mapping") if m.get("enabled", True) and m.get("push_donors")]
 
 

@@ -23,9 +23,9 @@ from synctool.platforms.contract import Client, Fake, JobHandler, Platform, Sett
 from synctool.platforms.hooks import Hook
 
 if TYPE_CHECKING:
-    import sqlite3
     from datetime import date
 
+    from synctool import store
     from synctool.config import Config
     from synctool.platforms.reconcile import Expected
     from synctool.platforms.webhook import Adapter, WebhookSecrets
@@ -290,7 +290,7 @@ def settings(config: Config | None = None) -> dict[str, Setting]:
     return {setting.name: setting for p in (registered() if config is None else in_use(config)) for setting in p.settings}
 
 
-def listing(platform: Platform, conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+def listing(platform: Platform, conn: store.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """A platform's money in a period (``Platform.expected``, which reconcile and backfill read)."""
     if platform.expected is None:
         raise InvalidInput(f"{platform.role} lists no money", "`synctool platforms` says which platforms reconcile")

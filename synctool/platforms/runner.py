@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
-import sqlite3
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from synctool import platforms
 from synctool.crm import preview
@@ -27,6 +27,9 @@ from synctool.platforms.webhook import Event, JobSpec
 from synctool.queue import log
 from synctool.queue.handlers import RunningJob
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool import store
 
 
 class Runner:
@@ -55,7 +58,7 @@ class Runner:
         #: preview mode: the CRM client holds its writes back (drain sets it from ``synctool sync-mode``)
         self.preview = False
 
-    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> Job:
+    def context(self, job: store.Row, conn: store.Connection, owner: str, run_started: str) -> Job:
         return Job(job, conn, self.rt, owner, self, run_started)
 
     def event(self, running: RunningJob) -> Event:

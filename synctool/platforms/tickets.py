@@ -9,7 +9,6 @@ for those who checked in. The orders of an event campaign with no mapping wait, 
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from typing import Any
 
@@ -21,14 +20,14 @@ from synctool.crm.invitations import LIMIT, NO, YES, Guest, Invited
 EVENT = "event"
 
 
-def record_order(conn: sqlite3.Connection, source: str, order_id: str, **values: object) -> None:
+def record_order(conn: store.Connection, source: str, order_id: str, **values: object) -> None:
     """Keep an order (campaign_id, campaign, buyer_*, amount, tickets_expected, ordered_at, constituent_id,
     constituent_new); values not given are left as they were."""
     values = {k: v for k, v in values.items() if v is not None} | {"updated_at": store.iso()}
     store.put_row(conn, "event_orders", {"source": source, "order_id": order_id}, values)
 
 
-def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_id: str, **values: object) -> bool:
+def record_ticket(conn: store.Connection, source: str, ticket_id: str, order_id: str, **values: object) -> bool:
     """Keep a ticket (first_name, last_name, email, title, price, checked_in_at, refunded); True when it is new or
     what an invitation shows of it changed (its holder, its check-in, its refund)."""
     before = conn.execute("SELECT * FROM event_tickets WHERE source = ? AND ticket_id = ?", (source, ticket_id)).fetchone()
@@ -40,7 +39,7 @@ def record_ticket(conn: sqlite3.Connection, source: str, ticket_id: str, order_i
     return True
 
 
-def refund_tickets(conn: sqlite3.Connection, source: str, order_id: str, ticket_ids: list[str] | None = None) -> int:
+def refund_tickets(conn: store.Connection, source: str, order_id: str, ticket_ids: list[str] | None = None) -> int:
     """A refund of the whole order (``ticket_ids`` None), or of these tickets; how many tickets it ended."""
     with store.atomic(conn):
         if ticket_ids is None:
@@ -55,11 +54,11 @@ def refund_tickets(conn: sqlite3.Connection, source: str, order_id: str, ticket_
         ).rowcount
 
 
-def order(conn: sqlite3.Connection, source: str, order_id: str) -> sqlite3.Row | None:
+def order(conn: store.Connection, source: str, order_id: str) -> store.Row | None:
     return conn.execute("SELECT * FROM event_orders WHERE source = ? AND order_id = ?", (source, order_id)).fetchone()
 
 
-def tickets_of(conn: sqlite3.Connection, source: str, order_ids: list[str]) -> list[sqlite3.Row]:
+def tickets_of(conn: store.Connection, source: str, order_ids: list[str]) -> list[store.Row]:
     marks = ",".join("?" * len(order_ids))
     return conn.execute(
         f"SELECT * FROM event_tickets WHERE source = ? AND order_id IN ({marks}) ORDER BY order_id, ticket_id",
@@ -67,7 +66,7 @@ def tickets_of(conn: sqlite3.Connection, source: str, order_ids: list[str]) -> l
     ).fetchall()
 
 
-def event_of(conn: sqlite3.Connection, campaign_id: str) -> dict[str, Any] | None:
+def event_of(conn: store.Connection, campaign_id: str) -> dict[str, Any] | None:
     """The CRM event a platform campaign is mapped to (``{event_id, event_name, ...}``), or None."""
     return mappings.get(conn, EVENT, str(campaign_id))
 
@@ -76,7 +75,7 @@ def _name(first: str | None, last: str | None) -> str:
     return " ".join(p.strip() for p in (first or "", last or "") if p and p.strip())
 
 
-def is_buyer(ticket: sqlite3.Row, order_row: sqlite3.Row) -> bool:
+def is_buyer(ticket: store.Row, order_row: store.Row) -> bool:
     """A holder is the buyer unless the ticket names another person (another e-mail, or another name)."""
     email, name = (ticket["email"] or "").strip().lower(), _name(ticket["first_name"], ticket["last_name"]).lower()
     buyer_email = (order_row["buyer_email"] or "").strip().lower()
@@ -85,7 +84,7 @@ def is_buyer(ticket: sqlite3.Row, order_row: sqlite3.Row) -> bool:
 
 
 def invited(
-    conn: sqlite3.Connection, source: str, label: str, event_id: int, constituent_id: str, *, timezones: tuple[str | None, ...]
+    conn: store.Connection, source: str, label: str, event_id: int, constituent_id: str, *, timezones: tuple[str | None, ...]
 ) -> Invited:
     """What the CRM should hold for ``constituent_id`` at ``event_id``: built from every order of theirs in a
     campaign mapped to that event. ``label`` names the platform's orders in notes ("Givebutter order"); a check-in
@@ -96,7 +95,7 @@ def invited(
         f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at, order_id",
         (source, str(constituent_id), *campaigns),
     ).fetchall()
-    by_order: dict[str, list[sqlite3.Row]] = {}
+    by_order: dict[str, list[store.Row]] = {}
     for ticket in tickets_of(conn, source, [o["order_id"] for o in orders]):
         by_order.setdefault(ticket["order_id"], []).append(ticket)
     notes: list[str] = []
@@ -159,7 +158,7 @@ def _within(parts: list[str], sep: str, what: str) -> str:
     return sep.join(kept)
 
 
-def waiting(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def waiting(conn: store.Connection) -> list[dict[str, Any]]:
     """The event campaigns whose orders wait for an event mapping: campaign, its tickets and orders."""
     mapped = {m["key"] for m in mappings.all_of(conn, EVENT)}
     rows = conn.execute(
@@ -170,7 +169,7 @@ def waiting(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [dict(r) for r in rows if r["campaign_id"] not in mapped]
 
 
-def counts(conn: sqlite3.Connection, source: str, campaign_id: str) -> dict[str, int]:
+def counts(conn: store.Connection, source: str, campaign_id: str) -> dict[str, int]:
     """One campaign's orders, tickets, check-ins and refunds, and the invitations synctool wrote for them."""
     row = conn.execute(
         "SELECT count(DISTINCT o.order_id) AS orders, count(t.ticket_id) AS tickets,"
@@ -183,7 +182,7 @@ def counts(conn: sqlite3.Connection, source: str, campaign_id: str) -> dict[str,
     return dict(row)
 
 
-def unwritten(conn: sqlite3.Connection, source: str, campaign_id: str, event_id: int) -> int:
+def unwritten(conn: store.Connection, source: str, campaign_id: str, event_id: int) -> int:
     """How many live tickets of one campaign's orders wait for their invitation at ``event_id``: the buyer's own
     ticket for the buyer's invitation, a guest's for theirs (an order whose buyer is not known yet: all of them)."""
     done = {

@@ -5,7 +5,6 @@ of what a poll queues (``queue_unseen``)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -15,7 +14,7 @@ from synctool.timeutil import parse_duration, parse_iso
 
 
 def window(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     source: str,
     *,
     overlap_minutes: int,
@@ -41,7 +40,7 @@ class PollTimes(Protocol):
 
 
 def window_of(
-    conn: sqlite3.Connection, source: str, times: PollTimes, *, fresh: bool = False, lookback: str | None = None
+    conn: store.Connection, source: str, times: PollTimes, *, fresh: bool = False, lookback: str | None = None
 ) -> tuple[datetime, str]:
     """``window`` with the overlap and first lookback of the platform's config section ``times``."""
     return window(
@@ -54,7 +53,7 @@ def window_of(
     )
 
 
-def save(conn: sqlite3.Connection, source: str, started: datetime, result: Mapping[str, object]) -> None:
+def save(conn: store.Connection, source: str, started: datetime, result: Mapping[str, object]) -> None:
     """The run's start becomes the next run's watermark; its result is what ``doctor`` shows."""
     with store.atomic(conn):
         store.database(conn).table("poll_state").upsert(
@@ -63,7 +62,7 @@ def save(conn: sqlite3.Connection, source: str, started: datetime, result: Mappi
         )
 
 
-def queue_unseen(conn: sqlite3.Connection, max_attempts: int, **spec: Any) -> int:
+def queue_unseen(conn: store.Connection, max_attempts: int, **spec: Any) -> int:
     """Queue the job ``spec`` describes (``jobs.enqueue``'s fields) unless a job already makes its gift (its
     ``external_id``): what a webhook announced, a backfill or an earlier poll queued. A refund job naming the
     gift does not count: the gift still has to be made. Returns 1 when it queued, else 0."""

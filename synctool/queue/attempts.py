@@ -5,16 +5,19 @@ inside the transaction that changes the job; ``queue/log.py`` reads them."""
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from synctool import store
 
 
-def open_attempt(conn: sqlite3.Connection, job_id: str, number: int, worker: str, now: str) -> None:
+def open_attempt(conn: store.Connection, job_id: str, number: int, worker: str, now: str) -> None:
     conn.execute(
         "INSERT INTO job_attempts (job_id, number, worker, started_at) VALUES (?, ?, ?, ?)", (job_id, number, worker, now)
     )
 
 
-def close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int, now: str) -> None:
+def close_attempt(conn: store.Connection, job_id: str, outcome: str, error: str | None, crm_requests: int, now: str) -> None:
     conn.execute(
         "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ?, crm_requests = ?"
         " WHERE job_id = ? AND finished_at IS NULL",
@@ -22,7 +25,7 @@ def close_attempt(conn: sqlite3.Connection, job_id: str, outcome: str, error: st
     )
 
 
-def abandon_attempt(conn: sqlite3.Connection, job_id: str, now: str) -> None:
+def abandon_attempt(conn: store.Connection, job_id: str, now: str) -> None:
     """An attempt left open by a drain that died is closed as abandoned."""
     conn.execute(
         "UPDATE job_attempts SET finished_at = ?, outcome = 'abandoned',"

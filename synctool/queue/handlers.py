@@ -12,14 +12,16 @@ platforms' ``platforms.runner.Runner``), so nothing here imports above the queue
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from synctool.config import Config
 from synctool.queue import jobs
 from synctool.queue.unit import Unit
 from synctool.runtime import Runtime
+
+if TYPE_CHECKING:
+    from synctool import store
 
 Handler = Callable[[Any, Any], "jobs.Outcome | None"]
 HANDLERS: dict[tuple[str, str], Handler] = {}
@@ -57,8 +59,8 @@ class RunningJob(Protocol):
     """What the queue reads of a job while it runs it (``platforms.job.Job`` is one): its row, its connection, its
     unit of work."""
 
-    row: sqlite3.Row
-    conn: sqlite3.Connection
+    row: store.Row
+    conn: store.Connection
     owner: str
     crm_requests: int
     unit: Unit
@@ -79,7 +81,7 @@ class JobRunner(Protocol):
 
     def ready(self) -> None: ...
 
-    def context(self, job: sqlite3.Row, conn: sqlite3.Connection, owner: str, run_started: str) -> RunningJob: ...
+    def context(self, job: store.Row, conn: store.Connection, owner: str, run_started: str) -> RunningJob: ...
 
     def event(self, running: RunningJob) -> object: ...  # (the platform's ``Event``, which the queue does not read)
 

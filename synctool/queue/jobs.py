@@ -11,7 +11,6 @@ counted across every process.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Unpack
@@ -33,7 +32,7 @@ _TAKE = "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?,
 
 
 def enqueue(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     *,
     source: str,
     entity_type: str,
@@ -66,7 +65,7 @@ def enqueue(
 
 
 def enqueue_unless_waiting(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     *,
     source: str,
     target: str,
@@ -88,7 +87,7 @@ def enqueue_unless_waiting(
 
 
 def wake(
-    conn: sqlite3.Connection, *, source: str, target: str, entity_type: str, entity_id: str, **fields: Unpack[JobFields]
+    conn: store.Connection, *, source: str, target: str, entity_type: str, entity_id: str, **fields: Unpack[JobFields]
 ) -> str:
     """A piece a job waits for has arrived (committed before this call): the entity's job runs as soon as a worker
     is free, whatever it waited for, and whatever the threads' timing. A queued one is made due now; a running
@@ -118,14 +117,14 @@ def wake(
 
 
 def claim(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     owner: str,
     *,
     targets: tuple[str, ...] = ("crm",),
     serial: tuple[str, ...] = (),
     lease_seconds: float = 300,
     max_running: int = MAX_RUNNING,
-) -> sqlite3.Row | None:
+) -> store.Row | None:
     """Take the next due job of ``targets`` (earlier targets first), or one whose lease expired, for
     ``owner``; None when none is due or ``max_running`` jobs are already running. Records the attempt.
     The jobs of a ``serial`` target run one at a time, in arrival order (they change local records)."""
@@ -156,7 +155,7 @@ def claim(
     return row
 
 
-def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_seconds: float = 300) -> sqlite3.Row | None:
+def claim_one(conn: store.Connection, job_id: str, owner: str, *, lease_seconds: float = 300) -> store.Row | None:
     """Claim one specific queued job (an operator's "sync now"); None if it is not queued."""
     now = store.utcnow()
     with store.atomic(conn):
@@ -169,9 +168,7 @@ def claim_one(conn: sqlite3.Connection, job_id: str, owner: str, *, lease_second
     return row
 
 
-def record_crm_ids(
-    conn: sqlite3.Connection, job_id: str, *, constituent_id: str | None = None, gift_id: str | None = None
-) -> None:
+def record_crm_ids(conn: store.Connection, job_id: str, *, constituent_id: str | None = None, gift_id: str | None = None) -> None:
     """Record CRM ids as soon as they exist, so a crash after the write still leaves them on the job."""
     with store.atomic(conn):
         conn.execute(
@@ -181,7 +178,7 @@ def record_crm_ids(
         )
 
 
-def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -> None:
+def learn_external_id(conn: store.Connection, job_id: str, external_id: str) -> None:
     """A job that learnt its CRM idempotency key while it ran (a refund that names its payment, whose
     order names the gift): recorded, so the job is serialised with, and woken by, that gift's jobs. It replaces
     what the job was queued with: a refund may arrive naming another record (a return order), not the sale
@@ -191,8 +188,8 @@ def learn_external_id(conn: sqlite3.Connection, job_id: str, external_id: str) -
 
 
 def _end_attempt(
-    conn: sqlite3.Connection,
-    job: sqlite3.Row,
+    conn: store.Connection,
+    job: store.Row,
     owner: str,
     assignments: str,
     params: tuple[str | int | None, ...],
@@ -215,7 +212,7 @@ def _end_attempt(
     return True
 
 
-def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
+def finish(conn: store.Connection, job: store.Row, owner: str, outcome: Outcome, crm_requests: int = 0) -> bool:
     """Mark a running job succeeded or skipped. False if the lease was lost to another drain."""
     now = store.iso()
     with store.atomic(conn):
@@ -257,8 +254,8 @@ def finish(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, outcome: Outc
 
 
 def fail(
-    conn: sqlite3.Connection,
-    job: sqlite3.Row,
+    conn: store.Connection,
+    job: store.Row,
     owner: str,
     error: str,
     *,
@@ -283,7 +280,7 @@ def fail(
     return status
 
 
-def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, after_s: float, crm_requests: int = 0) -> str:
+def wait(conn: store.Connection, job: store.Row, owner: str, message: str, after_s: float, crm_requests: int = 0) -> str:
     """The job cannot go on yet (``errors.Wait``): queued again ``after_s`` from now with ``message`` in
     words, and the attempt given back (it does not count against the job's retries). Returns ``queued``."""
     now_dt = store.utcnow()
@@ -296,7 +293,7 @@ def wait(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, a
     return "queued" if kept else "lost"
 
 
-def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: PreviewPlan, crm_requests: int = 0) -> str:
+def preview(conn: store.Connection, job: store.Row, owner: str, plan: PreviewPlan, crm_requests: int = 0) -> str:
     """Preview mode: the job ran every rule and wrote nothing; it ends ``previewed`` with its ``plan`` (the
     decision, the bodies it would send, and how it would end). Returns ``previewed``, or ``lost``."""
     now = store.iso()
@@ -306,7 +303,7 @@ def preview(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, plan: Previe
     return "previewed" if kept else "lost"
 
 
-def hold(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, crm_requests: int = 0) -> str:
+def hold(conn: store.Connection, job: store.Row, owner: str, message: str, crm_requests: int = 0) -> str:
     """The job waits for a person's decision about its donor (``donors.matching``): ``review``, not failed and
     not retried; the attempt does not count. Returns ``review``, or ``lost``."""
     now = store.iso()
@@ -315,7 +312,7 @@ def hold(conn: sqlite3.Connection, job: sqlite3.Row, owner: str, message: str, c
     return "review" if kept else "lost"
 
 
-def _queue_now(conn: sqlite3.Connection, where: str, params: tuple[str, ...] = ()) -> int:
+def _queue_now(conn: store.Connection, where: str, params: tuple[str, ...] = ()) -> int:
     """The jobs ``where`` picks are queued again, due now. Returns how many."""
     now = store.iso()
     with store.atomic(conn):
@@ -324,23 +321,23 @@ def _queue_now(conn: sqlite3.Connection, where: str, params: tuple[str, ...] = (
         ).rowcount
 
 
-def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
+def release_held(conn: store.Connection, job_ids: list[str]) -> int:
     """A person decided: these jobs held for review are queued again, due now. Returns how many."""
     return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids))})", tuple(job_ids))
 
 
-def release_held_of(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str) -> int:
+def release_held_of(conn: store.Connection, *, target: str, entity_type: str, entity_id: str) -> int:
     """A person decided what held an entity's job (``release_held``, found by what it is about). Returns how many."""
     where = "status = 'review' AND resolved_at IS NULL AND target = ? AND entity_type = ? AND entity_id = ?"
     return _queue_now(conn, where, (target, entity_type, entity_id))
 
 
-def release_previewed(conn: sqlite3.Connection) -> int:
+def release_previewed(conn: store.Connection) -> int:
     """Going live: every previewed job is queued to run for real, due now. Returns how many."""
     return _queue_now(conn, "status = 'previewed'")
 
 
-def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> int:
+def renew(conn: store.Connection, owners: list[str], lease_seconds: float) -> int:
     """The heartbeat: extend the leases of the jobs ``owners`` are running and the locks those jobs hold, by
     one lease from now. Returns how many leases were extended."""
     if not owners:
@@ -359,7 +356,7 @@ def renew(conn: sqlite3.Connection, owners: list[str], lease_seconds: float) -> 
 RETRY_ATTEMPTS = 3
 
 
-def requeue_failed(conn: sqlite3.Connection, job_id: str | None = None, *, source: str | None = None) -> int:
+def requeue_failed(conn: store.Connection, job_id: str | None = None, *, source: str | None = None) -> int:
     """An operator's retry: failed -> queued with ``RETRY_ATTEMPTS`` fresh attempts, due now, no longer
     resolved. One job (``job_id``), or every unresolved failed job (of ``source``). Returns how many."""
     now = store.iso()
@@ -379,7 +376,7 @@ def requeue_failed(conn: sqlite3.Connection, job_id: str | None = None, *, sourc
 
 
 def resolve(
-    conn: sqlite3.Connection, job_id: str, *, by: str | None, notes: str | None, statuses: tuple[str, ...] = ("failed",)
+    conn: store.Connection, job_id: str, *, by: str | None, notes: str | None, statuses: tuple[str, ...] = ("failed",)
 ) -> bool:
     """Mark a failed (or, when ``statuses`` says so, a held) unresolved job resolved without running it; False
     when it is not one."""
@@ -394,7 +391,7 @@ def resolve(
     return resolved.rowcount == 1
 
 
-def set_payload(conn: sqlite3.Connection, job_id: str, payload: Mapping[str, object]) -> None:
+def set_payload(conn: store.Connection, job_id: str, payload: Mapping[str, object]) -> None:
     """Replace what a job will run with (``retry-all --fresh`` puts the platform's current record there)."""
     with store.atomic(conn):
         conn.execute("UPDATE jobs SET payload = ?, updated_at = ? WHERE id = ?", (json.dumps(payload), store.iso(), job_id))

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
@@ -34,7 +33,7 @@ def body_dropped(delivery_id: int, pruned_at: str) -> str:
 
 
 def page(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     *,
     status: str | None = None,
     source: str | None = None,
@@ -79,12 +78,12 @@ def page(
     return total, [dict(r) for r in rows]
 
 
-def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def get(conn: store.Connection, job_id: str) -> store.Row | None:
     """A job's whole row (``jobs.get`` too, where the changes are read beside it)."""
     return conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
 
-def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
+def next_due_in(conn: store.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
     """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
     row = conn.execute(
         f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
@@ -94,12 +93,12 @@ def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -
     return max(0.0, -(age_s(row[0]) or 0.0))
 
 
-def ids_starting(conn: sqlite3.Connection, prefix: str, limit: int = 2) -> list[str]:
+def ids_starting(conn: store.Connection, prefix: str, limit: int = 2) -> list[str]:
     like = prefix.replace("%", "").replace("_", "") + "%"
     return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT ?", (like, limit))]
 
 
-def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
+def _window(conn: store.Connection, since: str) -> list[store.Row]:
     """The jobs created since ``since``, counted per source, status and origin (``polled``): the whole hours from
     ``job_counts`` (kept by triggers as jobs change), the first, partial hour from the jobs themselves, so the
     cost follows the window's hours, not the log's rows."""
@@ -113,7 +112,7 @@ def _window(conn: sqlite3.Connection, since: str) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+def counts_since(conn: store.Connection, since: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Jobs created since ``since``: the total and one count per status, overall and per source."""
     empty = {"total": 0, **{s: 0 for s in STATUSES}}
     overall, per_source = dict(empty), dict[str, dict[str, int]]()
@@ -125,26 +124,26 @@ def counts_since(conn: sqlite3.Connection, since: str) -> tuple[dict[str, int], 
     return overall, dict(sorted(per_source.items()))
 
 
-def oldest_queued_at(conn: sqlite3.Connection) -> str | None:
+def oldest_queued_at(conn: store.Connection) -> str | None:
     return conn.execute("SELECT min(created_at) FROM jobs WHERE status = 'queued'").fetchone()[0]
 
 
-def due(conn: sqlite3.Connection, now: str) -> int:
+def due(conn: store.Connection, now: str) -> int:
     """How many queued jobs are due at ``now`` (`orgs list`)."""
     return conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND run_after <= ?", (now,)).fetchone()[0]
 
 
-def open_failures(conn: sqlite3.Connection) -> int:
+def open_failures(conn: store.Connection) -> int:
     return conn.execute(f"SELECT count(*) FROM jobs WHERE {OPEN_FAILURE}").fetchone()[0]
 
 
-def open_failures_of(conn: sqlite3.Connection, source: str) -> list[sqlite3.Row]:
+def open_failures_of(conn: store.Connection, source: str) -> list[store.Row]:
     return conn.execute(
         f"SELECT id, entity_type, entity_id, payload FROM jobs WHERE {OPEN_FAILURE} AND source = ?", (source,)
     ).fetchall()
 
 
-def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, str | None]:
+def backlog(conn: store.Connection, targets: tuple[str, ...]) -> tuple[int, str | None]:
     """How many jobs of these targets are queued, and the earliest ``run_after`` among them."""
     marks = ",".join("?" * len(targets))
     row = conn.execute(
@@ -153,9 +152,7 @@ def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, st
     return row[0], row[1]
 
 
-def view(
-    conn: sqlite3.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int
-) -> list[dict[str, object]]:
+def view(conn: store.Connection, *, statuses: tuple[str, ...] | None, target: str | None, limit: int) -> list[dict[str, object]]:
     """The queue as the admin screen lists it: these statuses (all when None), newest first."""
     where = store.Where()
     if statuses:
@@ -173,14 +170,14 @@ def view(
 
 
 def gift_job(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     external_id: str,
     *,
     entity_type: str | None = None,
     exclude: str | None = None,
     unfinished: bool = False,
     statuses: tuple[str, ...] = (),
-) -> sqlite3.Row | None:
+) -> store.Row | None:
     """The newest job that would make (or made) the gift ``external_id`` (its refunds' jobs are not), or None.
     ``entity_type`` narrows it; ``exclude`` leaves one job out (the asking job itself); ``unfinished`` keeps
     the jobs still to run or open failures; ``statuses`` keeps those."""
@@ -200,7 +197,7 @@ def gift_job(
     ).fetchone()
 
 
-def has_entity_job(conn: sqlite3.Connection, source: str, entity_type: str, entity_id: str, *, unfinished: bool = False) -> bool:
+def has_entity_job(conn: store.Connection, source: str, entity_type: str, entity_id: str, *, unfinished: bool = False) -> bool:
     """Whether a job (an unfinished one, with ``unfinished``: still to run, or an open failure) exists for
     this platform item."""
     sql = "SELECT 1 FROM jobs WHERE source = ? AND entity_type = ? AND entity_id = ?"
@@ -209,12 +206,12 @@ def has_entity_job(conn: sqlite3.Connection, source: str, entity_type: str, enti
     return conn.execute(sql + " LIMIT 1", (source, entity_type, entity_id)).fetchone() is not None
 
 
-def has_job(conn: sqlite3.Connection, external_id: str) -> bool:
+def has_job(conn: store.Connection, external_id: str) -> bool:
     """Whether any job (a gift's or one of its refunds') names ``external_id``."""
     return conn.execute("SELECT 1 FROM jobs WHERE external_id = ? LIMIT 1", (external_id,)).fetchone() is not None
 
 
-def for_delivery(conn: sqlite3.Connection, delivery_ids: list[int]) -> dict[int, list[dict[str, object]]]:
+def for_delivery(conn: store.Connection, delivery_ids: list[int]) -> dict[int, list[dict[str, object]]]:
     """The jobs each delivery made: delivery id -> ``[{id, entity_type, entity_id, status}]``."""
     found: dict[int, list[dict[str, object]]] = {}
     for i in range(0, len(delivery_ids), 500):
@@ -228,11 +225,11 @@ def for_delivery(conn: sqlite3.Connection, delivery_ids: list[int]) -> dict[int,
     return found
 
 
-def previewed_count(conn: sqlite3.Connection) -> int:
+def previewed_count(conn: store.Connection) -> int:
     return conn.execute("SELECT count(*) FROM jobs WHERE status = 'previewed'").fetchone()[0]
 
 
-def previewed(conn: sqlite3.Connection, limit: int) -> list[sqlite3.Row]:
+def previewed(conn: store.Connection, limit: int) -> list[store.Row]:
     return conn.execute(
         "SELECT id, source, entity_type, entity_id, external_id, email, name, plan, updated_at FROM jobs"
         " WHERE status = 'previewed' ORDER BY created_at DESC LIMIT ?",
@@ -240,7 +237,7 @@ def previewed(conn: sqlite3.Connection, limit: int) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
+def by_ids(conn: store.Connection, job_ids: list[str]) -> list[store.Row]:
     marks = ",".join("?" * len(job_ids))
     return conn.execute(
         f"SELECT id, source, entity_type, entity_id, external_id, email, name, status, last_error FROM jobs WHERE id IN ({marks})",
@@ -248,7 +245,7 @@ def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def summary_per_source(conn: sqlite3.Connection, since: str) -> dict[str, dict[str, Any]]:
+def summary_per_source(conn: store.Connection, since: str) -> dict[str, dict[str, Any]]:
     """Per source since ``since``: succeeded, skipped, failed, pending, and recovered by the backup poll."""
     found: dict[str, dict[str, Any]] = {}
     for row in _window(conn, since):
@@ -264,7 +261,7 @@ def summary_per_source(conn: sqlite3.Connection, since: str) -> dict[str, dict[s
     return dict(sorted(found.items()))
 
 
-def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, object]]:
+def open_failure_rows(conn: store.Connection, limit: int) -> list[dict[str, object]]:
     """The open failures, newest first."""
     return [
         dict(r)
@@ -276,7 +273,7 @@ def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, ob
     ]
 
 
-def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limit: int) -> list[dict[str, object]]:
+def succeeded_since(conn: store.Connection, entity_type: str, since: str, limit: int) -> list[dict[str, object]]:
     return [
         dict(r)
         for r in conn.execute(
@@ -287,7 +284,7 @@ def succeeded_since(conn: sqlite3.Connection, entity_type: str, since: str, limi
     ]
 
 
-def attempts(conn: sqlite3.Connection, job_id: str) -> list[dict[str, object]]:
+def attempts(conn: store.Connection, job_id: str) -> list[dict[str, object]]:
     """A job's attempts, in order: when, by which worker, how each ended, the CRM requests it spent."""
     return [
         dict(a)
@@ -298,19 +295,19 @@ def attempts(conn: sqlite3.Connection, job_id: str) -> list[dict[str, object]]:
     ]
 
 
-def crm_requests_since(conn: sqlite3.Connection, since: str) -> int:
+def crm_requests_since(conn: store.Connection, since: str) -> int:
     """The CRM requests the jobs' attempts spent since ``since``."""
     return conn.execute("SELECT coalesce(sum(crm_requests), 0) FROM job_attempts WHERE started_at >= ?", (since,)).fetchone()[0]
 
 
-def clear(conn: sqlite3.Connection) -> dict[str, int]:
+def clear(conn: store.Connection) -> dict[str, int]:
     """Delete every job and its attempts (the search index and the counters follow; ``dev reset-test-data``, sandbox only); the counts."""
     with store.atomic(conn):
         counts = {table: conn.execute(f"DELETE FROM {table}").rowcount for table in ("job_attempts", "jobs")}
     return counts
 
 
-def gifts_written_between(conn: sqlite3.Connection, start: str, end: str) -> int:
+def gifts_written_between(conn: store.Connection, start: str, end: str) -> int:
     """How many jobs created in [start, end) wrote a CRM gift (``year-end check`` sizes its search with it)."""
     return int(
         conn.execute(
@@ -327,7 +324,7 @@ class CampaignGifts(TypedDict):
     last_gift_at: str | None
 
 
-def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list[CampaignGifts]:
+def gifts_by_campaign(conn: store.Connection, source: str, since: str) -> list[CampaignGifts]:
     """A source's gift jobs (``transaction``) created since ``since``, per campaign named in their payload or
     delivery: ``campaign_id``, ``gifts`` and ``last_gift_at``, the latest first (the overview's campaigns with
     no mapping). The gifts of the whole hours come from ``campaign_hours`` (a gift counts in the hour of its latest

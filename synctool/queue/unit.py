@@ -23,7 +23,6 @@ Nothing finds a unit through its connection.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -39,7 +38,7 @@ class Unit:
     """One job's unit of work on its connection. ``points`` names the commits it made, in order. Unbound (outside
     a job: ``Unit(conn)``), each ``gather`` is its own transaction and commit, and ``commit`` has nothing to do."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: store.Connection) -> None:
         self.conn = conn
         self.points: list[str] = []
         self.bound = False
@@ -63,7 +62,7 @@ class Unit:
             self.abandon()
 
     @contextmanager
-    def gather(self) -> Iterator[sqlite3.Connection]:
+    def gather(self) -> Iterator[store.Connection]:
         """A change that commits at the unit's next point (a savepoint in its transaction, opened by the first);
         outside a job, its own transaction and commit."""
         if not self.bound:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -74,7 +73,7 @@ def run_job(
     summary: DrainSummary | None = None,
     lock: threading.Lock | None = None,
     *,
-    record: sqlite3.Connection | None = None,
+    record: store.Connection | None = None,
     preview: bool = False,
 ) -> str:
     """Run one claimed job to its next status and record the attempt (on ``record``, when the handler works
@@ -136,8 +135,8 @@ def run_job(
 def _record(
     runner: JobRunner,
     running: RunningJob,
-    job: sqlite3.Row,
-    record: sqlite3.Connection,
+    job: store.Row,
+    record: store.Connection,
     preview: bool,
     outcome: jobs.Outcome | None,
     waiting: Wait | None,
@@ -200,7 +199,7 @@ def _plan(
     return {"decision": said, "ends": ends, "message": message, "writes": writes, "summary": f"{ends}: {said}; {message}"}
 
 
-def run_now(runner: JobRunner, conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+def run_now(runner: JobRunner, conn: store.Connection, job_id: str) -> store.Row | None:
     """Run one queued job immediately, in this process (operator commands that sync "now")."""
     rt = runner.rt
     owner = f"{socket.gethostname()}:{os.getpid()}:now"
@@ -229,7 +228,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
         while not done.wait(lease / 3):
             try:
                 jobs.renew(conn, owners, lease)
-            except sqlite3.Error as exc:  # a busy database: the next beat tries again, well inside the lease
+            except store.Error as exc:  # a busy database: the next beat tries again, well inside the lease
                 logger.warning("drain heartbeat: %s", exc)
     finally:
         conn.close()
@@ -265,7 +264,7 @@ def drain(
     runner.preview = preview
     # preview jobs run one at a time, on a copy of the database that each run throws away
     concurrency = 1 if preview else max(1, min(concurrency, jobs.MAX_RUNNING))
-    copy: list[sqlite3.Connection] = []
+    copy: list[store.Connection] = []
     started = time.monotonic()
     run_started = run_started or store.iso()  # one run: the CRM mirror is refreshed at most once in it
     deadline = started + max_seconds

@@ -1,6 +1,10 @@
 """The one SQLite file, one idea a module:
 
-- ``connection``: ``connect`` (WAL, ``synchronous=FULL``, a busy timeout; migrated when asked), ``snapshot``, and
+- ``engine``: what callers hold of the database, whatever the engine: ``Connection`` (the protocol every function
+  taking a connection annotates), ``Cursor``, ``Row``, and the errors they catch (``Error``, ``Busy``); no module
+  outside ``store/`` names ``sqlite3``;
+- ``connection``: ``connect`` (WAL, ``synchronous=FULL``, a busy timeout; migrated when asked), ``snapshot``,
+  ``open_read_only`` (another organisation's file, as it is), ``backup_to`` (a consistent copy to a file), and
   the modes of the files synctool makes (``private_file``: its own user's alone);
 - ``transactions``: ``atomic`` (a transaction outside one, a savepoint inside one), ``run_script``, and the named
   locks every process sees (``named_lock``, ``held_by``, ``renew_locks``);
@@ -22,13 +26,16 @@ from synctool.store.connection import (
     BUSY_TIMEOUT_MS,
     PRIVATE_FILE,
     PRIVATE_FOLDER,
+    backup_to,
     connect,
     file_modes,
+    open_read_only,
     private_file,
     private_folder,
     private_to_write,
     snapshot,
 )
+from synctool.store.engine import Busy, Connection, Cursor, Error, Params, Row
 from synctool.store.migrations import (
     MIGRATION_SET,
     MIGRATIONS,
@@ -47,7 +54,7 @@ from synctool.store.schema.scale import DELIVERY_CAMPAIGN, JOB_CAMPAIGN, JOB_POL
 from synctool.store.sizes import growth_per_month, record_size, size
 from synctool.store.tables import Where, database, new_id, put_row
 from synctool.store.times import TIME_FORMAT, iso, utcnow
-from synctool.store.transactions import Connection, LockHolder, atomic, held_by, named_lock, renew_locks, run_script
+from synctool.store.transactions import LockHolder, SqliteConnection, atomic, held_by, named_lock, renew_locks, run_script
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -61,14 +68,21 @@ __all__ = [
     "PRIVATE_FOLDER",
     "RETIRED",
     "TIME_FORMAT",
+    "Busy",
     "Connection",
+    "Cursor",
+    "Error",
     "LockHolder",
     "Outgoing",
+    "Params",
+    "Row",
+    "SqliteConnection",
     "Where",
     "add_migrations",
     "applied_migrations",
     "apply_migrations",
     "atomic",
+    "backup_to",
     "connect",
     "file_modes",
     "database",
@@ -81,6 +95,7 @@ __all__ = [
     "migration_sets",
     "named_lock",
     "new_id",
+    "open_read_only",
     "private_file",
     "private_folder",
     "private_to_write",

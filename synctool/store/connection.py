@@ -12,11 +12,15 @@ import logging
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 from synctool.errors import DatabaseTooNew, StoreUnavailable
+from synctool.store.engine import Connection
 from synctool.store.migrations import apply_migrations
-from synctool.store.transactions import Connection
+from synctool.store.transactions import SqliteConnection
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -100,7 +104,7 @@ def made_private(path: Path) -> list[str]:
     return changed
 
 
-def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails.
 
@@ -113,7 +117,7 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
         if str(path) not in (":memory:", "") and not private_file(path):
             made_private(path)
         conn = sqlite3.connect(
-            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=Connection
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, factory=SqliteConnection
         )
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -132,11 +136,41 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
     return conn
 
 
-def snapshot(conn: sqlite3.Connection) -> sqlite3.Connection:
+def snapshot(conn: Connection) -> Connection:
     """An in-memory copy of the database behind ``conn`` (SQLite's online backup), set up as ``connect``
     sets up a connection: preview mode runs its jobs against one and throws it away."""
-    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, factory=Connection)
-    conn.backup(copy)
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, factory=SqliteConnection)
+    cast(sqlite3.Connection, conn).backup(copy)
     copy.row_factory = sqlite3.Row
     copy.execute("PRAGMA foreign_keys = ON")
     return copy
+
+
+def open_read_only(path: str | Path, *, timeout_s: float = 5) -> Connection:
+    """The database at ``path`` opened for reading alone, neither created nor migrated nor made private (another
+    organisation's, or one being looked at): ``store.Error`` when it cannot be opened or read."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout_s)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+@contextmanager
+def backup_to(source: str | Path, target: str | Path, *, read_only: bool = False, timeout_s: float = 30) -> Iterator[Connection]:
+    """Copy the database at ``source`` to the file ``target`` (SQLite's online backup: page by page, started again
+    when a writer changes a page already copied, so the copy is one moment's, never torn) while others write to
+    it; ``source`` opened for reading alone when ``read_only``. The block is given a connection to the copy, closed
+    after it. ``target``'s mode is the caller's to set before (``private_to_write``, ``private_file``)."""
+    origin = (
+        sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=timeout_s)
+        if read_only
+        else sqlite3.connect(str(source), timeout=timeout_s)
+    )
+    try:
+        copy = sqlite3.connect(str(target))
+        try:
+            origin.backup(copy)
+            yield copy
+        finally:
+            copy.close()
+    finally:
+        origin.close()

@@ -11,13 +11,13 @@ know) is refused before anything is written (``DatabaseTooNew``): an older synct
 
 from __future__ import annotations
 
-import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from synctool import __version__
 from synctool.errors import DatabaseTooNew
+from synctool.store.engine import Connection
 from synctool.store.schema import core, features, notices, plans, scale
 from synctool.store.tables import database
 from synctool.store.times import iso
@@ -98,7 +98,7 @@ def migrations(name: str = MIGRATION_SET, functions: Sequence[Callable[[Database
     return found
 
 
-def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+def apply_migrations(conn: Connection) -> list[str]:
     """Apply the migrations this database has not seen, the core's then each platform's; return their names.
     Raises DatabaseTooNew, having written nothing, when a newer synctool migrated it."""
     version = fingerprint()
@@ -121,7 +121,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     return pending
 
 
-def _refuse_newer(conn: sqlite3.Connection) -> None:
+def _refuse_newer(conn: Connection) -> None:
     """DatabaseTooNew when the database holds a migration of a set this synctool knows that it does not know: a
     newer synctool made it, and this one would run on a schema it cannot read (and lower its ``user_version``)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
@@ -142,7 +142,7 @@ def _refuse_newer(conn: sqlite3.Connection) -> None:
     )
 
 
-def _bridge(conn: sqlite3.Connection) -> None:
+def _bridge(conn: Connection) -> None:
     """Carry a database made before sqlite-utils over: its ``_migrations`` rows become applied migrations."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone():
         return
@@ -160,7 +160,7 @@ def _bridge(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE _migrations")
 
 
-def applied_migrations(conn: sqlite3.Connection, sets: Sequence[str] | None = None) -> list[str]:
+def applied_migrations(conn: Connection, sets: Sequence[str] | None = None) -> list[str]:
     """The migrations this database has applied that this synctool knows: of every set, or of ``sets`` (the sets in
     use). A retired migration (``RETIRED``) is not counted."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
@@ -173,7 +173,7 @@ def applied_migrations(conn: sqlite3.Connection, sets: Sequence[str] | None = No
     ]
 
 
-def migrated_by(conn: sqlite3.Connection) -> str | None:
+def migrated_by(conn: Connection) -> str | None:
     """The synctool version that last migrated this database (None before 0.3.0)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_meta'").fetchone():
         return None

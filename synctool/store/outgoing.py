@@ -9,12 +9,12 @@ row holds and how it is sent are its owner's (``Outgoing.send``'s ``attempt``).
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from synctool.store.engine import Connection, Row
 from synctool.store.times import iso, utcnow
 from synctool.store.transactions import atomic
 
@@ -36,7 +36,7 @@ class Outgoing:
     #: a row sent after a failed attempt forgets that attempt's error (else the error stays for doctor)
     clear_error_when_sent: bool = False
 
-    def due(self, conn: sqlite3.Connection, now: datetime, limit: int) -> list[sqlite3.Row]:
+    def due(self, conn: Connection, now: datetime, limit: int) -> list[Row]:
         """The rows not sent whose time has come and that have attempts left, oldest first."""
         return conn.execute(
             f"SELECT * FROM {self.table} WHERE sent_at IS NULL AND send_after <= ? AND attempts < ?"
@@ -46,11 +46,11 @@ class Outgoing:
 
     def send(
         self,
-        conn: sqlite3.Connection,
-        rows: Sequence[sqlite3.Row],
+        conn: Connection,
+        rows: Sequence[Row],
         now: datetime,
-        attempt: Callable[[sqlite3.Row], str | None],
-        given_up: Callable[[sqlite3.Row], str | None],
+        attempt: Callable[[Row], str | None],
+        given_up: Callable[[Row], str | None],
     ) -> dict[str, int]:
         """Send each row this drain claims: dropped when ``given_up`` says why, else ``attempt`` sends it (None:
         sent; else why not, kept and said in the log). Never raises for a send that failed (drain goes on)."""
@@ -77,7 +77,7 @@ class Outgoing:
             counts["failed"] += 1
         return counts
 
-    def _claim(self, conn: sqlite3.Connection, row: sqlite3.Row, now: datetime) -> bool:
+    def _claim(self, conn: Connection, row: Row, now: datetime) -> bool:
         """Hold the row for this drain (a drain running beside it skips it), counting the attempt."""
         with atomic(conn):
             return bool(
@@ -88,7 +88,7 @@ class Outgoing:
                 ).rowcount
             )
 
-    def _end(self, conn: sqlite3.Connection, key: object, *, error: str | None = None) -> None:
+    def _end(self, conn: Connection, key: object, *, error: str | None = None) -> None:
         """Sent; or, with ``error``, given up for good (no attempts left: the row stays, its error for doctor)."""
         with atomic(conn):
             if error is not None:
@@ -101,7 +101,7 @@ class Outgoing:
             else:
                 conn.execute(f"UPDATE {self.table} SET sent_at = ? WHERE {self.key} = ?", (iso(), key))
 
-    def problems(self, conn: sqlite3.Connection, *, late_after: timedelta | None = None) -> dict[str, Any]:
+    def problems(self, conn: Connection, *, late_after: timedelta | None = None) -> dict[str, Any]:
         """What doctor and the overview say of the table: rows given up in the last day, rows waiting (with
         ``late_after``, also those waiting longer than that), and the newest error of the last day."""
         now = utcnow()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
+from synctool.store.engine import Connection
 from synctool.store.transactions import atomic
 
 
-def size(conn: sqlite3.Connection) -> dict[str, int]:
+def size(conn: Connection) -> dict[str, int]:
     """The database file's size, the part of it that is free pages (reused by later writes, or given back by
     ``prune``), and its ``auto_vacuum`` mode (2: incremental, what ``connect`` gives a new database)."""
     page = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -19,7 +19,7 @@ def size(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
-def record_size(conn: sqlite3.Connection, day: str) -> dict[str, int]:
+def record_size(conn: Connection, day: str) -> dict[str, int]:
     """Keep today's size (``prune`` does, nightly), for ``growth_per_month``; returns it."""
     found = size(conn)
     with atomic(conn):
@@ -32,7 +32,7 @@ def record_size(conn: sqlite3.Connection, day: str) -> dict[str, int]:
     return found
 
 
-def growth_per_month(conn: sqlite3.Connection, *, days: int = 90) -> float | None:
+def growth_per_month(conn: Connection, *, days: int = 90) -> float | None:
     """Bytes the database's data grew per 30 days over the last ``days`` of recorded sizes (free pages left
     out, so a vacuum does not count as shrinking); None until two sizes a week apart are recorded."""
     rows = conn.execute(

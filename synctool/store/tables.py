@@ -5,23 +5,24 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from synctool.store.engine import Connection
 from synctool.store.transactions import atomic
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-def database(conn: sqlite3.Connection) -> Database:
+def database(conn: Connection) -> Database:
     """sqlite-utils' view of a connection, for table upserts, listings and schema changes. Write through
     it inside ``atomic(conn)``: sqlite-utils then uses savepoints within synctool's transaction."""
     from sqlite_utils import Database
 
-    return Database(conn, recursive_triggers=False, execute_plugins=False)
+    return Database(cast(sqlite3.Connection, conn), recursive_triggers=False, execute_plugins=False)
 
 
-def put_row(conn: sqlite3.Connection, table: str, key: dict[str, Any], values: dict[str, Any]) -> None:
+def put_row(conn: Connection, table: str, key: dict[str, Any], values: dict[str, Any]) -> None:
     """The row of ``table`` whose columns equal ``key`` gets ``values``, its other columns left as they were; a row of
     ``key`` and ``values`` is made when there is none. ``table`` and the column names come from code, never input."""
     where = " AND ".join(f"{name} = ?" for name in key)

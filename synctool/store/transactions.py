@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from synctool.errors import StoreUnavailable
+from synctool.store.engine import Connection, Error
 
 # Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
 # sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
@@ -24,7 +25,7 @@ _WRITE_LOCK = threading.RLock()
 
 
 @contextmanager
-def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+def atomic(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
     """A transaction that nests: outside one, ``BEGIN IMMEDIATE`` ... ``COMMIT`` (the write lock taken up
     front, so two processes never deadlock upgrading a read); inside one, a savepoint, so a data function
     can be called on its own or as part of a caller's larger change. Rolls back on any exception."""
@@ -52,15 +53,15 @@ def atomic(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqli
             raise
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
+def _rollback(conn: Connection) -> None:
     if conn.in_transaction:
         try:
             conn.execute("ROLLBACK")
-        except sqlite3.Error:
+        except Error:
             pass  # the error being raised says what went wrong; this one would only hide it
 
 
-def run_script(conn: sqlite3.Connection, sql: str) -> None:
+def run_script(conn: Connection, sql: str) -> None:
     """Run statements one by one inside the caller's transaction (executescript would commit)."""
     pending = ""
     for line in sql.splitlines(keepends=True):
@@ -81,16 +82,17 @@ class LockHolder:
     ttl_s: float
 
 
-class Connection(sqlite3.Connection):
-    """synctool's connection: ``lock_holder`` is set while a job runs on it (``held_by``)."""
+class SqliteConnection(sqlite3.Connection):
+    """synctool's SQLite connection (``connect`` makes every one): ``lock_holder`` is set while a job runs on it
+    (``held_by``)."""
 
     lock_holder: LockHolder | None = None
 
 
 @contextmanager
-def held_by(conn: sqlite3.Connection, holder: LockHolder) -> Iterator[None]:
+def held_by(conn: Connection, holder: LockHolder) -> Iterator[None]:
     """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
-    if not isinstance(conn, Connection):
+    if not isinstance(conn, SqliteConnection):
         raise TypeError("held_by needs a connection from store.connect")
     conn.lock_holder = holder
     try:
@@ -99,7 +101,7 @@ def held_by(conn: sqlite3.Connection, holder: LockHolder) -> Iterator[None]:
         conn.lock_holder = None
 
 
-def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> int:
+def renew_locks(conn: Connection, owners: list[str], ttl_s: float) -> int:
     """Extend the locks of ``owners`` (a live drain's heartbeat); returns how many."""
     if not owners:
         return 0
@@ -108,7 +110,7 @@ def renew_locks(conn: sqlite3.Connection, owners: list[str], ttl_s: float) -> in
         return sum(conn.execute("UPDATE locks SET expires = ? WHERE owner LIKE ?", (expires, f"{o}#%")).rowcount for o in owners)
 
 
-def lock_owner(conn: sqlite3.Connection, ttl_s: float | None) -> tuple[str, float]:
+def lock_owner(conn: Connection, ttl_s: float | None) -> tuple[str, float]:
     """Who a lock taken through ``conn`` belongs to, and how long it lasts without renewal (``ttl_s`` when given):
     inside a job (``held_by``) the running job's lease owner, one lease past its last heartbeat; elsewhere a new
     owner, a minute."""
@@ -125,13 +127,13 @@ def wait_for_locks(names: list[str], deadline: float, wait_s: float) -> None:
     time.sleep(0.05)
 
 
-def locks_held(conn: sqlite3.Connection, names: list[str], now: float) -> bool:
+def locks_held(conn: Connection, names: list[str], now: float) -> bool:
     """Whether any lock in ``names`` is held at ``now`` (a lapsed one is not)."""
     marks = ",".join("?" * len(names))
     return bool(conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[0])
 
 
-def take_locks(conn: sqlite3.Connection, names: list[str], owner: str, expires: float) -> None:
+def take_locks(conn: Connection, names: list[str], owner: str, expires: float) -> None:
     """Give every lock in ``names`` to ``owner`` until ``expires``, in the caller's transaction (which has seen
     that none is held)."""
     conn.executemany(
@@ -141,13 +143,13 @@ def take_locks(conn: sqlite3.Connection, names: list[str], owner: str, expires: 
     )
 
 
-def release_locks(conn: sqlite3.Connection, owner: str) -> None:
+def release_locks(conn: Connection, owner: str) -> None:
     """Let go of every lock ``owner`` holds, in the caller's transaction."""
     conn.execute("DELETE FROM locks WHERE owner = ?", (owner,))
 
 
 @contextmanager
-def named_lock(conn: sqlite3.Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
+def named_lock(conn: Connection, names: list[str], *, ttl_s: float | None = None, wait_s: float = 120) -> Iterator[None]:
     """Hold every lock in ``names`` (taken together, so two holders never deadlock) for the block.
 
     Taken through a job's connection (``held_by``) the lock belongs to the running job's lease owner and is renewed with its lease; a lock

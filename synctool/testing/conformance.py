@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import sqlite3
 import tempfile
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,7 +42,7 @@ class Problems(AssertionError):
 
 
 @contextmanager
-def platform_site(platform: Platform, environ: Mapping[str, str] | None = None) -> Iterator[tuple[sqlite3.Connection, Runtime]]:
+def platform_site(platform: Platform, environ: Mapping[str, str] | None = None) -> Iterator[tuple[store.Connection, Runtime]]:
     """A temporary synctool for one platform: its config and database in a folder of their own, its secrets
     set, its fake (if any) answering its client in process; registered for the duration if it was not."""
     from synctool.fakes.transport import AppTransport
@@ -114,7 +113,7 @@ class _Calls:
 
 
 #: a step of ``check_platform``: the hooks of one kind called in the platform's temporary site
-Step = Callable[[_Calls, Platform, sqlite3.Connection, Runtime], None]
+Step = Callable[[_Calls, Platform, store.Connection, Runtime], None]
 
 
 def check_platform(platform: Platform, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -141,7 +140,7 @@ def check_platform(platform: Platform, environ: Mapping[str, str] | None = None)
     return calls.exercised
 
 
-def _webhook(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _webhook(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """The adapter: its role, ``KEPT_HEADERS``, three bad bodies parsed, an unsigned one refused."""
     if platform.webhook is None:
         return
@@ -168,7 +167,7 @@ def _webhook(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Ru
     calls.attempt("webhook.adapter", hook.adapter, adapter_keeps_the_contract)
 
 
-def _client(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _client(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """The client built from the runtime, its probe's words, the client closed."""
     client = platform.client
     if client is None:
@@ -184,7 +183,7 @@ def _client(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Run
     calls.attempt("client", connect, lambda said: _is(said, str, "probe's answer"))
 
 
-def _reads(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _reads(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """The poll, the money of the last 30 days, its deposits, the missed deliveries of a day and ``refetch``."""
     today = date.today()
     if platform.poll is not None:
@@ -217,7 +216,7 @@ def _reads(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runt
         calls.attempt("refetch", lambda: refetch(conn, rt, []), lambda f: _is(f, tuple, "its answer"))
 
 
-def _operations(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _operations(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """Its ``doctor`` rows, its webhook registration's status and its admin API routes."""
     if platform.checks is not None:
         checks = platform.checks
@@ -254,7 +253,7 @@ def _routes_kept(found: Sequence[ApiRoute]) -> None:
         assert callable(route.handler), f"route {route.path}: its handler is not callable"
 
 
-def _records(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _records(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """Its settings read, an event's check-ins, the roles it handles, the tables its migrations make."""
     for setting in platform.settings:
         calls.attempt(
@@ -279,7 +278,7 @@ def _records(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Ru
             calls.problems.append(f"tables: its migrations make no {', '.join(unmade)}")
 
 
-def _loaded(calls: _Calls, platform: Platform, conn: sqlite3.Connection, rt: Runtime) -> None:
+def _loaded(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runtime) -> None:
     """Its job handlers registered, each command group a Typer app, its fake made, its targets its own."""
     if platform.handlers:
         calls.attempt("handlers", lambda: platforms.registry.register_platform_handlers(platform))

@@ -20,8 +20,8 @@ body or query -> 422 naming the field, an outside system failing -> 502, synctoo
 from __future__ import annotations
 
 import json
-import sqlite3
 from functools import partial
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
@@ -43,6 +43,9 @@ from synctool.web.api_handlers import number
 from synctool.web.auth import ADMIN, SUPER, VIEWER, credentials
 from synctool.web.bounds import read_body
 from synctool.web.request import Json, StaffRequest
+
+if TYPE_CHECKING:
+    from synctool import store
 
 __all__ = ["ROUTES", "TokenBackend", "number", "routes", "table"]
 
@@ -181,7 +184,7 @@ def error(status: int, message: str, detail: str = "") -> JSONResponse:
     return JSONResponse({"error": message, "detail": detail}, status_code=status)
 
 
-def _record(conn: sqlite3.Connection, request: Request, body: Json, status: int, answer: Json) -> None:
+def _record(conn: store.Connection, request: Request, body: Json, status: int, answer: Json) -> None:
     """A change asked of the API goes in the staff actions, done or refused, with who asked."""
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
@@ -229,7 +232,7 @@ class AdminApi:
         status, answer = await guard.in_thread(request, lambda conn: self.run(conn, route, request, body))
         return JSONResponse(json.loads(json.dumps(answer, default=str)), status_code=status)
 
-    def run(self, conn: sqlite3.Connection, route: ApiRoute, request: Request, body: Json) -> tuple[int, Json]:
+    def run(self, conn: store.Connection, route: ApiRoute, request: Request, body: Json) -> tuple[int, Json]:
         staff_request = StaffRequest.of(conn, self.rt, request, "api", body=body)
         if request.method == "GET":
             return _answer(guard.attempt(lambda: route.handler(staff_request)))

@@ -15,7 +15,6 @@ check, a refused operation's status, and the staff-action record a change leaves
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +41,9 @@ class _Opened:
 
     def __init__(self, path: Path):
         self.path = path
-        self.conn: sqlite3.Connection | None = None
+        self.conn: store.Connection | None = None
 
-    def get(self) -> sqlite3.Connection:
+    def get(self) -> store.Connection:
         if self.conn is None:
             self.conn = store.connect(self.path, migrate=False)
         return self.conn
@@ -74,7 +73,7 @@ class OneConnection:
             opened.close()
 
 
-async def in_thread(request: HTTPConnection, work: Callable[[sqlite3.Connection], T]) -> T:
+async def in_thread(request: HTTPConnection, work: Callable[[store.Connection], T]) -> T:
     """``work(conn)`` with the request's connection, in the thread pool (SQLite blocks)."""
     opened: _Opened = request.scope[CONNECTION]
     return await run_in_threadpool(lambda: work(opened.get()))
@@ -141,7 +140,7 @@ class Actor:
 
 
 def record(
-    conn: sqlite3.Connection, actor: Actor, action: str, *, target: str | None, note: str | None = None, outcome: str = "done"
+    conn: store.Connection, actor: Actor, action: str, *, target: str | None, note: str | None = None, outcome: str = "done"
 ) -> None:
     """One row of the staff actions (``synctool syncs actions``, the Actions page, ``GET /api/actions``)."""
     from synctool.ops.actions import record as write
@@ -150,7 +149,7 @@ def record(
 
 
 def perform(
-    conn: sqlite3.Connection, op: Callable[[], T], written: Callable[[Attempted[T]], None], *, together: bool = True
+    conn: store.Connection, op: Callable[[], T], written: Callable[[Attempted[T]], None], *, together: bool = True
 ) -> Attempted[T]:
     """Run a change, then ``written(outcome)`` (its staff-action record, the page's message).
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +63,7 @@ class Receiver:
     def __init__(self, rt: Runtime, secrets: WebhookSecrets | None = None):
         self.rt = rt
         self.secrets = secrets or platforms.webhook_secrets(rt)
-        self.conn: sqlite3.Connection | None = None
+        self.conn: store.Connection | None = None
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
         # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
         self.instance = uuid.uuid4().hex

@@ -8,9 +8,8 @@ page can call an API handler (a platform's route) with the request it has.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -18,6 +17,9 @@ from starlette.requests import Request
 from synctool.runtime import Runtime
 from synctool.validation import parse
 from synctool.web.auth import User
+
+if TYPE_CHECKING:
+    from synctool import store
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -33,7 +35,7 @@ class StaffRequest:
     """One request of a signed-in team member: ``path`` holds the path's parameters, ``query`` the query
     string, ``form`` a page form's fields and ``body`` the API's JSON body."""
 
-    conn: sqlite3.Connection
+    conn: store.Connection
     rt: Runtime
     user: User
     via: Via
@@ -43,7 +45,7 @@ class StaffRequest:
     body: Json = field(default_factory=dict)  # whatever the client sent
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, rt: Runtime, request: Request, via: Via, **sent: Any) -> StaffRequest:
+    def of(cls, conn: store.Connection, rt: Runtime, request: Request, via: Via, **sent: Any) -> StaffRequest:
         """The request a route's code gets, from Starlette's (signed in: ``request.user`` is a ``TeamMember``);
         ``sent`` is the page's ``form`` or the API's ``body``."""
         return cls(conn, rt, request.user.record, via, dict(request.path_params), dict(request.query_params), **sent)

@@ -8,7 +8,6 @@ their role's scopes, for Starlette's ``AuthenticationMiddleware``; sign-out ends
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
@@ -75,7 +74,7 @@ def other_site(request: Request) -> bool:
     return origin == "null" or urlsplit(origin).hostname != request.url.hostname
 
 
-def signed(conn: sqlite3.Connection, user: User, what: str) -> None:
+def signed(conn: store.Connection, user: User, what: str) -> None:
     """``sign in`` and ``sign out`` in the staff actions."""
     guard.record(conn, guard.Actor.of(user, "page"), what, target=user["email"])
 
@@ -131,7 +130,7 @@ class SignInPages:
         if other_site(request):
             return self.refused_elsewhere(request)
 
-        def open_session(conn: sqlite3.Connection) -> tuple[sign_in.Session, bool]:
+        def open_session(conn: store.Connection) -> tuple[sign_in.Session, bool]:
             with store.atomic(conn):  # the link spent, the session opened and the sign-in recorded: one commit
                 opened = sign_in.redeem(conn, token)
                 signed(conn, opened.user, "sign in")
@@ -162,7 +161,7 @@ class SignInPages:
                     request, 403, "Refused", "The form's security token is not this session's: reload the page."
                 )
 
-            def end(conn: sqlite3.Connection) -> None:
+            def end(conn: store.Connection) -> None:
                 with store.atomic(conn):
                     sign_in.end(conn, session.secret)
                     signed(conn, user, "sign out")

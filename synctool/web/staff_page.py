@@ -22,10 +22,10 @@ Each page calls the same operation as its CLI command and admin API route, and s
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -57,6 +57,9 @@ from synctool.web.pages.base import ActionResult, ViewResult
 from synctool.web.render import PREFIX, SECURITY_HEADERS, Problem, Renderer, page_prefix
 from synctool.web.request import StaffRequest
 from synctool.web.sign_in_pages import COOKIE, SignInPages, other_site, read_form, signed_in_mount
+
+if TYPE_CHECKING:
+    from synctool import store
 
 __all__ = ["ACTIONS", "COOKIE", "PAGES", "PREFIX", "SECURITY_HEADERS", "Action", "Page", "routes"]
 
@@ -188,7 +191,7 @@ class StaffPage:
             return self.pages.message(request, 403, "Not for your role", f"This page {refused.reason}.")
         secret = request.user.session.secret
 
-        def read(conn: sqlite3.Connection) -> tuple[guard.Attempted[ViewResult], str | None]:
+        def read(conn: store.Connection) -> tuple[guard.Attempted[ViewResult], str | None]:
             staff_request = StaffRequest.of(conn, self.rt, request, "page")
             return guard.attempt(lambda: page.view(staff_request)), sign_in.take_flash(conn, secret)
 
@@ -232,7 +235,7 @@ class StaffPage:
         return RedirectResponse(_back(form.get("back"), action.back, page_prefix(request)), status_code=303)
 
     def run(
-        self, conn: sqlite3.Connection, request: Request, action: Action, form: dict[str, str], refused: FormRefusal | None
+        self, conn: store.Connection, request: Request, action: Action, form: dict[str, str], refused: FormRefusal | None
     ) -> None:
         """The action (or its refusal), its staff-action record and the message for the next page: done, or
         refused with what was typed kept for the form (``Problem``)."""

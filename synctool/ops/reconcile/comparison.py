@@ -3,7 +3,6 @@ gift with synctool's external id that no item explains is ``extra``."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -24,11 +23,12 @@ from synctool.queue import log
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:
+    from synctool import store
     from synctool.crm.client import CrmClient
 
 
 def reconcile(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     *,
     start: str | None = None,
@@ -59,7 +59,7 @@ class Comparison:
 
 
 def compare(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     dates: tuple[date, date],
     *,
@@ -99,7 +99,7 @@ def compare(
     return Comparison(result, items, side.read)
 
 
-def _item_row(conn: sqlite3.Connection, item: Expected, side: CrmSide, hold: sqlite3.Row | None) -> ItemRow:
+def _item_row(conn: store.Connection, item: Expected, side: CrmSide, hold: store.Row | None) -> ItemRow:
     """One platform item against the CRM gift made for it (in the period, or dated elsewhere), if any."""
     gift = side.by_ext.pop(item.external_id, None) or side.elsewhere.get(item.external_id)
     row: ItemRow = {
@@ -124,7 +124,7 @@ def _item_row(conn: sqlite3.Connection, item: Expected, side: CrmSide, hold: sql
     return row
 
 
-def _without_gift(conn: sqlite3.Connection, row: ItemRow, item: Expected, entry: sqlite3.Row | None) -> None:
+def _without_gift(conn: store.Connection, row: ItemRow, item: Expected, entry: store.Row | None) -> None:
     """No gift: matched when none is due (no money, or refunded in full), else missing, with why."""
     if item.no_gift and (entry is None or entry["state"] == "deleted"):
         row["status"], row["reason"] = "matched", f"no gift: {item.no_gift}"
@@ -139,7 +139,7 @@ def _without_gift(conn: sqlite3.Connection, row: ItemRow, item: Expected, entry:
         row["_job"], row["_vanished"] = job, vanished
 
 
-def _with_gift(row: ItemRow, item: Expected, gift: CrmGift, released: sqlite3.Row | None) -> None:
+def _with_gift(row: ItemRow, item: Expected, gift: CrmGift, released: store.Row | None) -> None:
     """A gift: matched, or how it differs (its amount, its date, a refund it does not show)."""
     crm_amount = dollars(gift.get("received_amount") or 0)
     row["crm_amount"] = str(crm_amount)
@@ -162,7 +162,7 @@ def _with_gift(row: ItemRow, item: Expected, gift: CrmGift, released: sqlite3.Ro
         row["status"], row["reason"] = "amount_differs", f"expected {item.amount}, the CRM holds {crm_amount}"
 
 
-def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3.Row | None]:
+def _why_missing(conn: store.Connection, item: Expected) -> tuple[str, store.Row | None]:
     """The sync log's account of an item with no CRM gift, and its newest job."""
     job = log.gift_job(conn, item.sync_job.get("external_id") or item.external_id)
     if job is None:
@@ -181,7 +181,7 @@ def _why_missing(conn: sqlite3.Connection, item: Expected) -> tuple[str, sqlite3
     return f"its job {job['id'][:8]} succeeded, but the CRM has no gift {item.external_id} in the period", job
 
 
-def _extras(conn: sqlite3.Connection, side: CrmSide, *, compared: set[str], narrowed: bool) -> list[ItemRow]:
+def _extras(conn: store.Connection, side: CrmSide, *, compared: set[str], narrowed: bool) -> list[ItemRow]:
     """The CRM gifts with synctool's external id that no platform item explained: of a platform compared, or of
     none known when every platform in use was read."""
     found: list[ItemRow] = []

@@ -3,7 +3,6 @@ synctool made for it but dated elsewhere, and synctool's ledger (``crm_writes``)
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from synctool.queue import jobs
 from synctool.runtime import Runtime
 
 if TYPE_CHECKING:
+    from synctool import store
     from synctool.crm.client import CrmClient
 
 PAGE = 250
@@ -27,7 +27,7 @@ CrmGift = dict[str, Any]
 
 
 @contextmanager
-def crm_client(conn: sqlite3.Connection, rt: Runtime, client: CrmClient | None) -> Iterator[CrmClient]:
+def crm_client(conn: store.Connection, rt: Runtime, client: CrmClient | None) -> Iterator[CrmClient]:
     """``client``, or one opened for the active environment and closed after."""
     if client is not None:
         yield client
@@ -39,10 +39,10 @@ def crm_client(conn: sqlite3.Connection, rt: Runtime, client: CrmClient | None) 
         owned.close()
 
 
-def rows_by_key(conn: sqlite3.Connection, select: str, column: str, keys: Iterable[str]) -> dict[str, sqlite3.Row]:
+def rows_by_key(conn: store.Connection, select: str, column: str, keys: Iterable[str]) -> dict[str, store.Row]:
     """``select`` (``SELECT ... FROM table``) for the rows whose ``column`` is one of ``keys``, 500 at a time."""
     keys = list(keys)
-    found: dict[str, sqlite3.Row] = {}
+    found: dict[str, store.Row] = {}
     for i in range(0, len(keys), 500):
         chunk = keys[i : i + 500]
         marks = ",".join("?" * len(chunk))
@@ -50,7 +50,7 @@ def rows_by_key(conn: sqlite3.Connection, select: str, column: str, keys: Iterab
     return found
 
 
-def ledger_rows(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, sqlite3.Row]:
+def ledger_rows(conn: store.Connection, keys: Iterable[str]) -> dict[str, store.Row]:
     """synctool's ledger rows (``crm_writes``) for these external ids."""
     return rows_by_key(conn, "SELECT key, state, crm_id, job_id FROM crm_writes", "key", keys)
 
@@ -71,7 +71,7 @@ def source_of_gift(external_id: str) -> str | None:
     )
 
 
-def source_of(conn: sqlite3.Connection, gift: CrmGift, made: dict[str, sqlite3.Row]) -> str:
+def source_of(conn: store.Connection, gift: CrmGift, made: dict[str, store.Row]) -> str:
     """The platform a synctool gift came from: its external id's prefix, else the source of the job that made it."""
     ext = str(gift.get("external_id") or "")
     found = source_of_gift(ext)
@@ -92,9 +92,9 @@ class CrmSide:
     #: the period's gifts made by other tools (no synctool external id)
     others: list[CrmGift]
     #: the ledger's rows of the gifts in ``by_ext``
-    made: dict[str, sqlite3.Row]
+    made: dict[str, store.Row]
     #: the ledger's rows of the platform items with no gift in the period
-    ledger: dict[str, sqlite3.Row]
+    ledger: dict[str, store.Row]
     #: the gifts synctool made for the period's items but dated outside it, by external id
     elsewhere: dict[str, CrmGift]
     soft_count: int
@@ -106,7 +106,7 @@ class CrmSide:
         return {str(g.get("id")): g for g in [*self.listed, *self.elsewhere.values()]}
 
 
-def read_crm(conn: sqlite3.Connection, crm: CrmClient, dates: tuple[date, date], expected: list[Expected]) -> CrmSide:
+def read_crm(conn: store.Connection, crm: CrmClient, dates: tuple[date, date], expected: list[Expected]) -> CrmSide:
     """The period's gifts (a soft credit is not money: never extra, never in a total, crm/soft_credits.py), split
     into synctool's (its external id prefixes, or an id in its ledger: a platform's without a prefix) and the
     rest, which are other tools'; and, in one search, the gifts synctool made for this period's money but dated

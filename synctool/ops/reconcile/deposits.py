@@ -3,7 +3,6 @@ transactions have their gift in the CRM; and, when asked, the deposit written on
 
 from __future__ import annotations
 
-import sqlite3
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Optional, TypedDict
 
@@ -51,7 +50,7 @@ class PayoutRow(TypedDict):
 
 
 def payouts(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     rt: Runtime,
     *,
     start: str | None = None,
@@ -101,7 +100,7 @@ def payouts(
 
 
 def _gifts_held(
-    conn: sqlite3.Connection, rt: Runtime, client: CrmClient | None, ledger: dict[str, str]
+    conn: store.Connection, rt: Runtime, client: CrmClient | None, ledger: dict[str, str]
 ) -> tuple[dict[str, CrmGift], int]:
     """The CRM's gifts among those the ledger names, by id, and the requests that took."""
     with crm_client(conn, rt, client) as crm:
@@ -139,7 +138,7 @@ def _payout_row(name: str, payout: Payout, lines: list[PayoutLine], ledger: dict
     }
 
 
-def _queue_deposits(conn: sqlite3.Connection, source: str, payout: Payout, lines: list[PayoutLine]) -> int:
+def _queue_deposits(conn: store.Connection, source: str, payout: Payout, lines: list[PayoutLine]) -> int:
     """A paced write of the deposit onto each of these lines' gifts (one waiting job each at most)."""
     with store.atomic(conn):
         for line in lines:

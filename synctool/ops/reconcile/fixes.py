@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TypedDict
 
 from synctool import store
@@ -26,7 +25,7 @@ def _fixed(r: ItemRow, action: str, job_id: str | None = None, why: str | None =
     return {"external_id": r["external_id"], "status": r["status"], "action": action, "job_id": job_id, "why": why}
 
 
-def fix(conn: sqlite3.Connection, rt: Runtime, items: list[ItemRow]) -> list[Fixed]:
+def fix(conn: store.Connection, rt: Runtime, items: list[ItemRow]) -> list[Fixed]:
     """For each difference, queue what the normal path should do, or say why nothing: a failed job is retried,
     money that never arrived is queued as the backup poll would, a gift synctool made that vanished from the
     CRM is re-made (a forced job), a refund not applied gets its refund job. Nothing else changes."""
@@ -55,7 +54,7 @@ def fix(conn: sqlite3.Connection, rt: Runtime, items: list[ItemRow]) -> list[Fix
     return done
 
 
-def _fix_missing(conn: sqlite3.Connection, r: ItemRow, item: Expected, max_attempts: int) -> Fixed:
+def _fix_missing(conn: store.Connection, r: ItemRow, item: Expected, max_attempts: int) -> Fixed:
     """Money with no CRM gift: re-make a vanished gift, queue what never arrived, retry a failed job."""
     job = r.get("_job")
     if r.get("_vanished"):
@@ -75,7 +74,7 @@ def _fix_missing(conn: sqlite3.Connection, r: ItemRow, item: Expected, max_attem
     return _fixed(r, "nothing", job["id"], f"{r['reason']}: fix the cause, then `synctool jobs retry {job['id']}`")
 
 
-def _fix_refund(conn: sqlite3.Connection, r: ItemRow, item: Expected, max_attempts: int) -> list[Fixed]:
+def _fix_refund(conn: store.Connection, r: ItemRow, item: Expected, max_attempts: int) -> list[Fixed]:
     """A refund the CRM gift does not show: retry its failed refund job, or queue the refund jobs."""
     done: list[Fixed] = []
     if not item.refund_jobs:

@@ -3,15 +3,18 @@ credited) or resolves it without a gift (``crm/currency.py``), as reconcile and 
 
 from __future__ import annotations
 
-import sqlite3
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from synctool.money import dollars
 from synctool.ops.reconcile.items import ItemRow
 from synctool.platforms.reconcile import Expected
 
+if TYPE_CHECKING:
+    from synctool import store
 
-def held_words(hold: sqlite3.Row) -> str:
+
+def held_words(hold: store.Row) -> str:
     """A currency hold, in words, for reconcile and year end."""
     amount = f"{hold['amount']} {hold['currency']} in a {hold['organisation_currency']} organisation"
     if hold["status"] == "released":
@@ -21,7 +24,7 @@ def held_words(hold: sqlite3.Row) -> str:
     return f"held: {amount}; `synctool jobs release {hold['job_id'][:8]} --amount ...` (what the bank credited) or `synctool syncs resolve`"
 
 
-def refunded_to(item: Expected, released: sqlite3.Row) -> Decimal:
+def refunded_to(item: Expected, released: store.Row) -> Decimal:
     """A released gift's refunds, in the organisation's currency: the platform's refunded share of the released
     amount (none when it refunded nothing)."""
     if item.gross <= 0 or item.amount >= item.gross:
@@ -29,7 +32,7 @@ def refunded_to(item: Expected, released: sqlite3.Row) -> Decimal:
     return (dollars(released["released_amount"]) * (item.gross - item.amount) / item.gross).quantize(Decimal("0.01"))
 
 
-def apply_hold(row: ItemRow, hold: sqlite3.Row | None) -> None:
+def apply_hold(row: ItemRow, hold: store.Row | None) -> None:
     """Money in another currency than the organisation's is ``held`` while a person has not released it (never
     ``missing``); one they resolved without a gift is settled (``accepted``, saying so)."""
     if row["status"] not in ("missing", "amount_differs", "refund_not_applied"):

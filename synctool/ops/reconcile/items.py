@@ -3,10 +3,12 @@ item explains, each with one status."""
 
 from __future__ import annotations
 
-import sqlite3
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from synctool.platforms.reconcile import Expected
+
+if TYPE_CHECKING:
+    from synctool import store
 
 STATUSES = ("missing", "held", "refund_not_applied", "amount_differs", "date_differs", "extra", "accepted", "matched")
 #: statuses that are not a difference
@@ -34,7 +36,7 @@ class ItemRow(Difference):
     platform_id: str | None
     fund: str | None
     _item: NotRequired[Expected]
-    _job: NotRequired[sqlite3.Row | None]
+    _job: NotRequired[store.Row | None]
     _vanished: NotRequired[bool]
 
 

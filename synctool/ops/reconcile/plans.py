@@ -13,7 +13,6 @@ in the ledger (``group_memberships.not_in_crm``), so the plan job writes it agai
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, TypedDict
 
 from synctool import mappings, store
@@ -39,9 +38,9 @@ class PlanDifference(TypedDict):
     fix: str
 
 
-def _plans_by_donor(conn: sqlite3.Connection) -> tuple[dict[str, list[sqlite3.Row]], list[sqlite3.Row]]:
+def _plans_by_donor(conn: store.Connection) -> tuple[dict[str, list[store.Row]], list[store.Row]]:
     """Plans by constituent; and the giving plans with no constituent yet."""
-    by_donor: dict[str, list[sqlite3.Row]] = {}
+    by_donor: dict[str, list[store.Row]] = {}
     unmatched = []
     for row in conn.execute("SELECT * FROM plans ORDER BY coalesce(started_at, updated_at), plan_id"):
         if row["constituent_id"]:
@@ -51,7 +50,7 @@ def _plans_by_donor(conn: sqlite3.Connection) -> tuple[dict[str, list[sqlite3.Ro
     return by_donor, unmatched
 
 
-def check(conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None) -> dict[str, Any]:
+def check(conn: store.Connection, rt: Runtime, *, crm: CrmClient | None = None) -> dict[str, Any]:
     """The plan donors' group differences (with ``crm``: also against the CRM's memberships, one read a donor)."""
     from synctool.ops.plans import donor
 
@@ -103,7 +102,7 @@ def check(conn: sqlite3.Connection, rt: Runtime, *, crm: CrmClient | None = None
 
 
 def run(
-    conn: sqlite3.Connection, rt: Runtime, *, read_crm: bool = False, fix: bool = False, client: CrmClient | None = None
+    conn: store.Connection, rt: Runtime, *, read_crm: bool = False, fix: bool = False, client: CrmClient | None = None
 ) -> dict[str, Any]:
     """The plans' part of a reconcile: ``check`` (with ``read_crm``, through ``client`` or one opened for the active
     environment), then with ``fix`` the jobs queued."""
@@ -118,7 +117,7 @@ def run(
     return found
 
 
-def fix_plans(conn: sqlite3.Connection, rt: Runtime, found: dict[str, Any]) -> list[dict[str, Any]]:
+def fix_plans(conn: store.Connection, rt: Runtime, found: dict[str, Any]) -> list[dict[str, Any]]:
     """``--fix``: a forced plan job for each difference (its plan as synctool holds it; drain runs the normal path).
     A donor not in the group whom the ledger still calls ``current`` can only be one the CRM read found without a
     current membership (ended or removed there by a person): that is recorded in the ledger with the job, so the

@@ -3,7 +3,6 @@ difference is right, and later runs list it as ``accepted`` while it stays the s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import date
 from typing import Any, TypedDict, cast
@@ -37,13 +36,13 @@ class Accepted(TypedDict):
     accepted_at: str
 
 
-def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+def last_run(conn: store.Connection) -> dict[str, Any] | None:
     """The last reconcile: when, its period and source, and its differences (``doctor``, the daily summary)."""
     return settings.get(conn, LAST_RUN)
 
 
 def remember(
-    conn: sqlite3.Connection, dates: tuple[date, date], source: str | None, result: dict[str, Any], items: list[ItemRow]
+    conn: store.Connection, dates: tuple[date, date], source: str | None, result: dict[str, Any], items: list[ItemRow]
 ) -> None:
     """Keep this run as the last reconcile: its period, source, failures, counts and differences."""
     first, last = dates
@@ -58,7 +57,7 @@ def remember(
         )  # fmt: skip
 
 
-def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> Accepted:
+def accept(conn: store.Connection, external_id: str, note: str, by: str) -> Accepted:
     """Record that a person reviewed the last reconcile's difference on ``external_id`` (a test gift deleted on
     purpose, a gift edited by hand): later runs list it as ``accepted`` while it stays the same difference."""
     if not note.strip():
@@ -85,13 +84,13 @@ def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> Ac
     return row
 
 
-def accepted(conn: sqlite3.Connection) -> dict[str, Any]:
+def accepted(conn: store.Connection) -> dict[str, Any]:
     """Every reviewed difference, newest first."""
     rows = [dict(r) for r in conn.execute("SELECT * FROM reconcile_accepted ORDER BY accepted_at DESC")]
     return {"items": rows, "count": len(rows)}
 
 
-def differences(conn: sqlite3.Connection) -> dict[str, Any]:
+def differences(conn: store.Connection) -> dict[str, Any]:
     """The last reconcile's differences as they stand now: each one a person reviewed since (and still the
     same difference) is ``accepted``, with who and why; ``open`` counts the others."""
     last = last_run(conn)
@@ -107,12 +106,12 @@ def differences(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-def _fingerprint(row: Difference | sqlite3.Row) -> tuple[str, str | None, str | None]:
+def _fingerprint(row: Difference | store.Row) -> tuple[str, str | None, str | None]:
     """What makes a difference the same one again: its status and both amounts."""
     return (row["status"], row["platform_amount"], row["crm_amount"])
 
 
-def mark_accepted(conn: sqlite3.Connection, items: Sequence[Difference]) -> None:
+def mark_accepted(conn: store.Connection, items: Sequence[Difference]) -> None:
     """A difference a person accepted, still exactly as accepted, is ``accepted``, not a difference."""
     differing = [r for r in items if r["status"] not in SETTLED]
     found = rows_by_key(conn, "SELECT * FROM reconcile_accepted", "external_id", (r["external_id"] for r in differing))

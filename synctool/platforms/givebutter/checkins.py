@@ -11,7 +11,6 @@ attendance is not written yet is queued.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from synctool.platforms.givebutter.events import SOURCE, note_ticket, queue
 from synctool.platforms.givebutter.webhook import CAMPAIGNS
 
 if TYPE_CHECKING:
+    from synctool.platform import Connection
     from synctool.platforms.givebutter.client import DonationsClient
 
 
@@ -90,7 +90,7 @@ def read_checkins(work: Unit, client: DonationsClient, campaign_ids: set[str]) -
     return {"tickets_read": read, "tickets": kept, "changed": changed, "orders_queued": len(touched)}
 
 
-def unattended(conn: sqlite3.Connection, order_ids: set[str]) -> set[str]:
+def unattended(conn: Connection, order_ids: set[str]) -> set[str]:
     """The orders (of ``order_ids``) with a live checked-in ticket whose attendance synctool has not written: its
     holder's invitation (the buyer's own, or the guest's) has no ``attended_on`` at the campaign's mapped event."""
     due: set[str] = set()
@@ -124,7 +124,7 @@ def _revoked(client: DonationsClient, ticket_id: str) -> bool:
     return False
 
 
-def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:
+def campaigns_due(conn: Connection, now: datetime) -> set[str]:
     """The mapped event campaigns whose check-in window is open now."""
     due = set()
     for mapped in mappings.all_of(conn, tickets.EVENT):
@@ -135,13 +135,13 @@ def campaigns_due(conn: sqlite3.Connection, now: datetime) -> set[str]:
     return due
 
 
-def poll_checkins(conn: sqlite3.Connection, rt: Runtime, client: DonationsClient) -> dict[str, int] | None:
+def poll_checkins(conn: Connection, rt: Runtime, client: DonationsClient) -> dict[str, int] | None:
     """The poll's part: check-ins of the mapped event campaigns whose window is open; None when none is."""
     due = campaigns_due(conn, rt.clock())
     return read_checkins(Unit(conn), client, due) if due else None
 
 
-def checkins(conn: sqlite3.Connection, rt: Runtime, campaign_id: str) -> dict[str, int]:
+def checkins(conn: Connection, rt: Runtime, campaign_id: str) -> dict[str, int]:
     """``Platform.checkins``: read one mapped campaign's check-ins now, whatever the date."""
     from synctool.platforms.givebutter.client import from_runtime
 

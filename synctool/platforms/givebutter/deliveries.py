@@ -12,10 +12,12 @@ filter are undocumented, so every page is read).
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import Missed, Runtime, parse_iso, using
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 SUCCESS = ("success", "succeeded", "delivered", "sent", "ok")
 
@@ -25,7 +27,7 @@ def succeeded(activity: dict[str, Any]) -> bool:
     return status in SUCCESS or status.startswith("2")
 
 
-def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
+def missed(conn: Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
     """The failed deliveries to synctool's donations route since ``since`` (ISO), one per event, oldest first."""
     start = parse_iso(since)
     found: dict[str, Missed] = {}

@@ -25,11 +25,10 @@
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from collections import Counter
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import (
     Event,
@@ -50,6 +49,9 @@ from synctool.platform import (
     tickets,
 )
 from synctool.platforms.givebutter.webhook import CAMPAIGNS, Transaction
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection, Row
 
 SOURCE = "donations"
 LABEL = "Givebutter order"
@@ -89,13 +91,13 @@ def note_order(job: Job, txn: Transaction, campaign: dict[str, Any], constituent
     return True
 
 
-def queue(conn: sqlite3.Connection, order_id: str) -> str:
+def queue(conn: Connection, order_id: str) -> str:
     """A piece of the order arrived (committed): its invitations job runs now (``jobs.wake``), one held for staff
     stays held."""
     return jobs.wake(conn, target="crm", source=SOURCE, entity_type="invitations", entity_id=order_id)
 
 
-def note_ticket(conn: sqlite3.Connection, data: dict[str, Any], *, listed: bool = False) -> bool:
+def note_ticket(conn: Connection, data: dict[str, Any], *, listed: bool = False) -> bool:
     """A ticket as Givebutter reports it (A3.2); True when an invitation shows something new of it. A ticket
     ``listed`` by ``GET /v1/tickets`` is live (a refund revoked it, if any, no more)."""
 
@@ -117,7 +119,7 @@ def note_ticket(conn: sqlite3.Connection, data: dict[str, Any], *, listed: bool 
     )  # fmt: skip
 
 
-def _constituent(job: Job, found: sqlite3.Row) -> tuple[str, bool]:
+def _constituent(job: Job, found: Row) -> tuple[str, bool]:
     """The buyer's constituent, and whether they were one before this order (staff may have invited them): a
     constituent this order's gift made (or this job, for a comped order) was invited by nobody yet."""
     if found["constituent_id"]:
@@ -199,12 +201,12 @@ def refund_evidence(txn: dict[str, Any] | None) -> dict[str, Any]:
     return {"refunded": dict(refunded), "paid": paid}
 
 
-def _decided(conn: sqlite3.Connection, order_id: str) -> set[str]:
+def _decided(conn: Connection, order_id: str) -> set[str]:
     """The tickets of an order taken as refunded by what its refunds said, or by staff's word."""
     return set((settings.cache_get(conn, REFUNDS, order_id) or {}).get("decided") or [])
 
 
-def settle_refunds(work: Unit, found: sqlite3.Row) -> None:
+def settle_refunds(work: Unit, found: Row) -> None:
     """Which tickets a refund of part of an order took back. Per ticket type and price, the refund says how many
     (its refunded lines; else its amount, when exactly one set of tickets costs it); the tickets refunded already
     by their own word count first, and when the rest of that type is exactly as many as are left to find, they are
@@ -216,7 +218,7 @@ def settle_refunds(work: Unit, found: sqlite3.Row) -> None:
     said = settings.cache_get(conn, REFUNDS, order_id)
     if not said or found["refunded"]:
         return
-    groups: dict[str, list[sqlite3.Row]] = {}
+    groups: dict[str, list[Row]] = {}
     for ticket in tickets.tickets_of(conn, SOURCE, [order_id]):
         groups.setdefault(_kind(ticket["title"], ticket["price"]), []).append(ticket)
     counts = said.get("refunded") or _by_amount(order_id, groups, said)
@@ -245,11 +247,11 @@ def settle_refunds(work: Unit, found: sqlite3.Row) -> None:
         )
 
 
-def _holder(ticket: sqlite3.Row) -> str:
+def _holder(ticket: Row) -> str:
     return " ".join(p for p in (ticket["first_name"], ticket["last_name"]) if p) or "(no name)"
 
 
-def _by_amount(order_id: str, groups: dict[str, list[sqlite3.Row]], said: dict[str, Any]) -> dict[str, int]:
+def _by_amount(order_id: str, groups: dict[str, list[Row]], said: dict[str, Any]) -> dict[str, int]:
     """How many tickets of each type and price a refund's amount (the order's refunded total) takes back, when exactly
     one such set costs it (each ticket at what it was paid: its line's total over its quantity, else its price);
     none when no set does (a refund of something else: a fee, a donation); held when several do."""
@@ -285,7 +287,7 @@ def _size(ranges: list[range]) -> int:
     return size
 
 
-def decide(conn: sqlite3.Connection, order_id: str, ticket_ids: list[str]) -> dict[str, Any]:
+def decide(conn: Connection, order_id: str, ticket_ids: list[str]) -> dict[str, Any]:
     """Staff's word on which tickets a refund of part of an order took back: they end, and the order's invitations
     held for it run again (due now)."""
     found = tickets.order(conn, SOURCE, order_id)

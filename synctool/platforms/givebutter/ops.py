@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import Runtime, settings, using
 from synctool.platforms.givebutter.rules import CAMPAIGNS
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection, Row
 
-def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, client=None) -> list[dict[str, Any]]:
+
+def campaigns(conn: Connection, rt: Runtime, *, refresh: bool = False, client=None) -> list[dict[str, Any]]:
     if refresh:
         with using(rt, "donations", client) as gb:
             found = gb.campaigns()
@@ -20,7 +22,7 @@ def campaigns(conn: sqlite3.Connection, rt: Runtime, *, refresh: bool = False, c
     ]
 
 
-def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> tuple[int, list[str]]:
+def refetch(conn: Connection, rt: Runtime, rows: list[Row]) -> tuple[int, list[str]]:
     """``retry-all --fresh``: each failed transaction job gets the transaction as Givebutter holds it now."""
     import json
 
@@ -42,7 +44,7 @@ def refetch(conn: sqlite3.Connection, rt: Runtime, rows: list[sqlite3.Row]) -> t
     return refreshed, errors
 
 
-def backfill_plans(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
+def backfill_plans(conn: Connection, rt: Runtime, *, client=None) -> dict[str, Any]:
     """``synctool backfill``'s plans: every recurring plan Givebutter holds (``GET /v1/plans``, every page), a plan job
     for each that synctool's record lacks or that changed (``plan_changes.queue_changed``). Reads the platform only."""
     from synctool.platforms.givebutter import plan_changes

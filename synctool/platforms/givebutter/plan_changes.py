@@ -4,13 +4,15 @@ amount, frequency or next charge differ from the record (``queue_changed``). Rea
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import SynctoolError, jobs, log, parse, store
 from synctool.platforms.givebutter import plans
 from synctool.platforms.givebutter.webhook import Plan, supporter_name
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 
 def poll_key(found: Plan) -> str:
@@ -21,7 +23,7 @@ def poll_key(found: Plan) -> str:
     )
 
 
-def differs(conn: sqlite3.Connection, found: Plan) -> bool:
+def differs(conn: Connection, found: Plan) -> bool:
     """Whether the plan as listed says something the record does not: unknown, or its status, amount, frequency or
     next charge changed."""
     row = plans.get(conn, found.id)
@@ -35,9 +37,7 @@ def differs(conn: sqlite3.Connection, found: Plan) -> bool:
     )
 
 
-def queue_changed(
-    conn: sqlite3.Connection, listed: Iterable[dict[str, Any]], *, origin: str, max_attempts: int
-) -> tuple[int, int]:
+def queue_changed(conn: Connection, listed: Iterable[dict[str, Any]], *, origin: str, max_attempts: int) -> tuple[int, int]:
     """A plan job for each listed plan that differs from the record and has none waiting (``poll:<plan>:<status>:
     <amount>:<frequency>:<next charge>`` as its event id, so a replay queues nothing); (plans seen, jobs queued)."""
     seen = queued = 0

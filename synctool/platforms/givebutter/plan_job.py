@@ -17,7 +17,7 @@ the charge's gift job (``known_from_charge``) and recorded, and its donor joins 
 from __future__ import annotations
 
 import json
-import sqlite3
+from typing import TYPE_CHECKING
 
 from synctool.platform import (
     Event,
@@ -40,6 +40,9 @@ from synctool.platforms.givebutter import plans
 from synctool.platforms.givebutter.client import DonationsClient
 from synctool.platforms.givebutter.webhook import PLAN_EVENTS, Plan
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection, Row
+
 #: the event kinds a person follows up (a contact report, a chat line)
 FOLLOWED_UP = ("failed", "paused", "canceled")
 #: the mapping (kind, key): ``{"group_id", "contact_report_type_id", "team_member"}``
@@ -55,7 +58,7 @@ SAID = {
 }
 
 
-def _constituent(job: Job, row: sqlite3.Row, found: Plan, write: bool) -> str | None:
+def _constituent(job: Job, row: Row, found: Plan, write: bool) -> str | None:
     """The plan's CRM constituent: the one recorded (kept when the donor changes e-mail), else the one a charge's gift
     went to, else donor matching as for gifts (``write``: created when none matches; else the mirror only)."""
     if row["constituent_id"]:
@@ -89,7 +92,7 @@ def _group(job: Job, constituent_id: str, group_id: int) -> str:
     return {"ended": "group membership ended"}.get(said, "no group membership to end")
 
 
-def report_text(row: sqlite3.Row, kind: str, found: Plan, *, changes: bool) -> str:
+def report_text(row: Row, kind: str, found: Plan, *, changes: bool) -> str:
     """The contact report: the plan (id, amount, currency, frequency), what happened, the last successful charge,
     what Givebutter said, and what came since the last report."""
     donor = " ".join(p for p in (row["first_name"], row["last_name"]) if p) or row["email"] or "the donor"
@@ -116,7 +119,7 @@ def report_text(row: sqlite3.Row, kind: str, found: Plan, *, changes: bool) -> s
     return "\n".join(lines)
 
 
-def _chat_line(row: sqlite3.Row, kind: str) -> str:
+def _chat_line(row: Row, kind: str) -> str:
     donor = " ".join(p for p in (row["first_name"], row["last_name"]) if p) or "a donor"
     amount = f"{row['amount']} {row['currency']} {row['frequency'] or ''}".rstrip() if row["amount"] else ""
     return (
@@ -126,7 +129,7 @@ def _chat_line(row: sqlite3.Row, kind: str) -> str:
     )
 
 
-def _found_already(conn: sqlite3.Connection, found: Plan, kind: str, event_id: str) -> str:
+def _found_already(conn: Connection, found: Plan, kind: str, event_id: str) -> str:
     """A webhook that Givebutter delivers late, after the poll (or backfill) already found what it says: the poll's
     event, so that the change is recorded and followed up once. The same occurrence when the plan's last event is
     the poll's, of the same kind, and (where the plan carries its ``updated_at``, an UNCONFIRMED field) at the same

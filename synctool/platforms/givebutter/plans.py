@@ -14,12 +14,14 @@ The Plan's fields and what is confirmed of them: tests/data/givebutter_plans/REA
 from __future__ import annotations
 
 import json
-import sqlite3
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from synctool.platform import Unit, gifts, log, parse_iso, store
 from synctool.platforms.givebutter.webhook import Plan, external_id, plan_moment
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection, Row
 
 #: synctool's plan statuses
 STATUSES = ("active", "paused", "failed", "canceled", "ended")
@@ -96,12 +98,12 @@ def money(value: Decimal | None) -> str | None:
     return None if value is None else f"{value:.2f}"
 
 
-def get(conn: sqlite3.Connection, plan_id: str) -> sqlite3.Row | None:
+def get(conn: Connection, plan_id: str) -> Row | None:
     """The plan's row, or None when synctool has not recorded it."""
     return conn.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone()
 
 
-def event_of(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
+def event_of(conn: Connection, event_id: str) -> Row | None:
     """A plan event applied (its ``plan_events`` row), or None."""
     return conn.execute("SELECT * FROM plan_events WHERE id = ?", (event_id,)).fetchone()
 
@@ -124,8 +126,8 @@ def _add(said: str | None, more: str) -> str:
 
 
 def record(
-    conn: sqlite3.Connection, found: Plan, *, event_id: str, kind: str | None, at: str, origin: str, timezone: str | None = None
-) -> tuple[sqlite3.Row, str, bool]:
+    conn: Connection, found: Plan, *, event_id: str, kind: str | None, at: str, origin: str, timezone: str | None = None
+) -> tuple[Row, str, bool]:
     """Apply one plan event to the record, once (``plan_events`` by ``event_id``); returns the plan's row, the event's
     kind (``kind`` None: derived from the status change, for a polled plan) and whether it was applied now (False: an
     earlier run of the job applied it). An event older than the last applied (``seen_at``) fills what the record lacks
@@ -191,19 +193,19 @@ def record(
         return _recorded(conn, found.id), kind, True
 
 
-def _recorded(conn: sqlite3.Connection, plan_id: str) -> sqlite3.Row:
+def _recorded(conn: Connection, plan_id: str) -> Row:
     found = get(conn, plan_id)
     if found is None:  # the plan's row and its events are written together
         raise LookupError(f"plan {plan_id} is not recorded")
     return found
 
 
-def update(conn: sqlite3.Connection, plan_id: str, changes: dict[str, Any]) -> None:
+def update(conn: Connection, plan_id: str, changes: dict[str, Any]) -> None:
     names = ", ".join(f"{k} = ?" for k in changes)
     conn.execute(f"UPDATE plans SET {names} WHERE plan_id = ?", (*changes.values(), plan_id))
 
 
-def _last_charge(conn: sqlite3.Connection, plan_id: str) -> dict[str, Any]:
+def _last_charge(conn: Connection, plan_id: str) -> dict[str, Any]:
     """A plan recorded after its charges (the first charge precedes ``plan.created`` by seconds): its last one."""
     found = conn.execute(
         "SELECT at, detail FROM plan_events WHERE plan_id = ? AND kind = 'charged' ORDER BY at DESC LIMIT 1", (plan_id,)
@@ -254,7 +256,7 @@ def record_charge(
     return True
 
 
-def charges(conn: sqlite3.Connection, plan_id: str) -> list[PlanCharge]:
+def charges(conn: Connection, plan_id: str) -> list[PlanCharge]:
     """The plan's charges, oldest first, with the CRM gift each became (the gift ledger, else the gift's job)."""
     out: list[PlanCharge] = []
     for row in conn.execute(

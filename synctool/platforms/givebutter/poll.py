@@ -12,18 +12,18 @@ plans fit a page. The platform's 429 and ``Retry-After`` are honoured by the cli
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import Runtime, SynctoolError, jobs, log, payload, refunds, store, using, watermark
 from synctool.platforms import givebutter
 from synctool.platforms.givebutter import checkins, plan_changes
 from synctool.platforms.givebutter.webhook import Refund, external_id, refunded_parts, supporter_name
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
-def poll(
-    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None
-) -> dict[str, Any]:
+
+def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client=None) -> dict[str, Any]:
     started, since_text = watermark.window_of(
         conn, "donations", givebutter.DonationsConfig.of(rt.config), fresh=fresh, lookback=lookback
     )
@@ -73,7 +73,7 @@ def poll(
     return result
 
 
-def _queue_refund(conn: sqlite3.Connection, rt: Runtime, txn: dict[str, Any]) -> int:
+def _queue_refund(conn: Connection, rt: Runtime, txn: dict[str, Any]) -> int:
     """A refund job for a transaction refunded beyond what its gift's refunds hold (its webhook was lost)."""
     try:
         refunded = refunded_parts(payload(Refund, txn, "a Givebutter transaction"))

@@ -4,16 +4,19 @@ parts taken off."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from synctool.platform import Expected, InvalidInput, Payout, PayoutLine, Runtime, dollars, gifts, parse, settings, using
 from synctool.platforms.givebutter.rules import CAMPAIGNS, deductible_amount, no_money
 from synctool.platforms.givebutter.webhook import Refund, Transaction, external_id, refunded_parts, supporter_name
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
-def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+
+def expected(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """The period's transactions as gifts, and the Givebutter requests it cost. The query is a day wider on
     each side: the gift date is the donor's local day."""
     after = f"{start - timedelta(days=1)}T00:00:00Z"
@@ -84,7 +87,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
         return items, client.api.requests_sent
 
 
-def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
+def payouts(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
     """The period's payouts: transactions grouped by ``payout_id`` (each one's ``payout`` is its net), dated
     by Givebutter's payout list. Transactions are read from two weeks before the period: a payout pays
     out money taken in earlier."""

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 SECRET = "DONATIONS_WEBHOOK_SECRET"
 EVENTS = [
@@ -15,7 +17,7 @@ EVENTS = [
 ]  # fmt: skip
 
 
-def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
+def wanted(conn: Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("donations", f"{base}/webhooks/donations", EVENTS, SECRET)]
 
 
@@ -32,7 +34,7 @@ def _found(client: Any) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
+def status(conn: Connection, rt: Runtime, base: str, client: Any) -> list[Check]:
     [want] = wanted(conn, rt, base)
     found = _found(client)
     mine = ours(found, want)
@@ -40,7 +42,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> lis
     return [compare(want, found, here, secret_matches=None if mine is None or not mine.secret else mine.secret == here)]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: Any) -> list[RegisterResult]:
+def register(conn: Connection, rt: Runtime, base: str, client: Any) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import Field
 
 from synctool.platform import Body, Runtime, SynctoolError, mappings, using
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 
 def _with_client(rt: Runtime, fn, client=None):
@@ -35,7 +37,7 @@ def test(rt: Runtime, *, client=None) -> dict[str, Any]:
         return {"ok": False, "error": str(exc)}
 
 
-def list_mappings(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def list_mappings(conn: Connection) -> list[dict[str, Any]]:
     return [{"list_id": r.pop("key"), **r} for r in mappings.all_of(conn, "list_mapping")]
 
 
@@ -58,13 +60,13 @@ class TagRuleBody(Body):
     remove: list[int] = []
 
 
-def set_mapping(conn: sqlite3.Connection, body: ListMappingBody) -> dict[str, Any]:
+def set_mapping(conn: Connection, body: ListMappingBody) -> dict[str, Any]:
     value = body.model_dump(exclude={"list_id"})
     mappings.put(conn, "list_mapping", body.list_id, value)
     return {"list_id": body.list_id, **value}
 
 
-def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def tag_rules(conn: Connection) -> list[dict[str, Any]]:
     rules = []
     for r in mappings.all_of(conn, "tag_rule"):
         list_id, _, event = r.pop("key").rpartition(":")
@@ -72,7 +74,7 @@ def tag_rules(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return rules
 
 
-def set_tag_rule(conn: sqlite3.Connection, body: TagRuleBody) -> dict[str, Any]:
+def set_tag_rule(conn: Connection, body: TagRuleBody) -> dict[str, Any]:
     """Tags (CRM keyword ids of the ``tags`` category) to add and remove when ``event`` arrives on the list
     (``*`` for every mapped list). Keyword ids are checked against the cache from `synctool crm refresh`."""
     from synctool.platform import require_reference

@@ -5,13 +5,13 @@ and ``cleaned`` are read, and ``sources.api`` stays off so synctool's own API ch
 from __future__ import annotations
 
 import secrets as tokens
-import sqlite3
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, mappings, ours
 
 if TYPE_CHECKING:
+    from synctool.platform import Connection
     from synctool.platforms.mailchimp.client import MailingClient
 
 SECRET = "MAILING_WEBHOOK_SECRET"
@@ -24,7 +24,7 @@ def _secret_in(url: str) -> str | None:
     return found[0] if found else None
 
 
-def wanted(conn: sqlite3.Connection, rt: Runtime, base: str, secret: str | None = None) -> list[Wanted]:
+def wanted(conn: Connection, rt: Runtime, base: str, secret: str | None = None) -> list[Wanted]:
     secret = secret or rt.secrets.get(SECRET) or ""
     return [
         Wanted("mailing", f"{base}/webhooks/mailing?secret={secret}", ["unsubscribe", "cleaned"], SECRET, where=row["key"])
@@ -43,7 +43,7 @@ def _found(client: MailingClient, list_id: str) -> list[Found]:
     return found
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[Check]:
+def status(conn: Connection, rt: Runtime, base: str, client: MailingClient) -> list[Check]:
     wants = wanted(conn, rt, base)
     if not wants:
         return [Check("mailing", "not configured", "no audience is mapped", "synctool mailing mappings set LIST_ID")]
@@ -57,7 +57,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClie
     return checks
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: MailingClient) -> list[RegisterResult]:
+def register(conn: Connection, rt: Runtime, base: str, client: MailingClient) -> list[RegisterResult]:
     secret = rt.secrets.get(SECRET)
     # each mapped audience's webhooks, read once (the URL's secret is not known yet: match on the path)
     registered = {w.where: _found(client, w.where) for w in wanted(conn, rt, base, secret or "-")}

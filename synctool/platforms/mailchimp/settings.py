@@ -3,12 +3,14 @@ the platform, ``Platform.settings``, so `synctool settings` and a Settings page 
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from synctool.platform import Body, settings, store
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 #: the key in synctool's settings table (``rules.py`` reads it before a mailing event changes a tag)
 ENABLED = "mailing_sync_enabled"
@@ -20,11 +22,11 @@ class EnabledBody(Body):
     enabled: bool = Field(description="on or off")
 
 
-def read(conn: sqlite3.Connection) -> dict[str, Any]:
+def read(conn: Connection) -> dict[str, Any]:
     return {"enabled": settings.get(conn, ENABLED, True)}
 
 
-def write(conn: sqlite3.Connection, body: EnabledBody) -> dict[str, Any]:
+def write(conn: Connection, body: EnabledBody) -> dict[str, Any]:
     with store.atomic(conn):
         settings.put(conn, ENABLED, body.enabled)
     return read(conn)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from synctool.platform import (
     Body,
@@ -25,13 +24,16 @@ from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.payments import FUND_KEYS
 from synctool.platforms.portal.pushes import DEFAULT_FLAGS, FLAGS, apply_record, queue
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
+
 #: what a person may queue a CRM job for (the job's type is the entity's name)
 ENTITIES = ("user", "membership", "payment", "relationship", "enrollment")
 #: the portal records an entity's job reads, where they are not named as the entity is
 RECORD_KIND = {"relationship": "family_link"}
 
 
-def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any]:
+def import_file(conn: Connection, lines: Iterable[str]) -> dict[str, Any]:
     """JSON lines ``{"type": "user", "data": {...}}`` (``user.upsert`` also accepted), each taking the same
     path as a push: stored, and the CRM jobs its state calls for queued. A bad line is reported with its
     number; the others still load."""
@@ -58,15 +60,15 @@ def import_file(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, Any
     return {"loaded": loaded, "queued": queued, "errors": errors}
 
 
-def show(conn: sqlite3.Connection, entity: str, record_id: str) -> dict[str, Any]:
+def show(conn: Connection, entity: str, record_id: str) -> dict[str, Any]:
     return portal_records.get(conn, entity.replace("-", "_"), record_id)
 
 
-def links(conn: sqlite3.Connection, entity: str | None = None) -> list[dict[str, Any]]:
+def links(conn: Connection, entity: str | None = None) -> list[dict[str, Any]]:
     return portal_records.links(conn, entity.replace("-", "_") if entity else None)
 
 
-def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: bool = False) -> str:
+def queue_sync(conn: Connection, entity: str, record_id: str, *, force: bool = False) -> str:
     """Queue a CRM job for a portal record (spec: POST /api/admin/crm/sync/queue-payment/:paymentId)."""
     one_of(entity, ENTITIES, "entity")
     portal_records.get(conn, RECORD_KIND.get(entity, entity), record_id)  # NotFound for an unknown id
@@ -74,7 +76,7 @@ def queue_sync(conn: sqlite3.Connection, entity: str, record_id: str, *, force: 
         return queue(conn, entity, record_id, force=force, origin="operator")
 
 
-def sync_now(conn: sqlite3.Connection, rt: Runtime, entity: str, record_id: str, *, force: bool = False) -> dict[str, Any]:
+def sync_now(conn: Connection, rt: Runtime, entity: str, record_id: str, *, force: bool = False) -> dict[str, Any]:
     """Queue and run one sync immediately (spec: POST /api/admin/crm/sync/payment/:paymentId)."""
     from synctool.platform import run_now
 
@@ -93,7 +95,7 @@ MAPPING_KINDS = {
 }
 
 
-def list_mappings(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
+def list_mappings(conn: Connection, kind: str) -> list[dict[str, Any]]:
     if kind not in MAPPING_KINDS:
         one_of(kind, MAPPING_KINDS, "portal mapping")
     return mappings.all_of(conn, MAPPING_KINDS[kind])
@@ -128,7 +130,7 @@ MAPPING_BODIES: dict[str, type[Body]] = {
 }
 
 
-def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) -> dict[str, Any]:
+def set_mapping(conn: Connection, kind: str, key: str, **values: Any) -> dict[str, Any]:
     """Fund per sync category; gateway -> payment type; product or level -> membership level (``*`` is the
     global default); relationship type default (key ``default``) and the enabled set. The values are that
     kind's body (``MAPPING_BODIES``); ids are checked against the CRM reference cache."""
@@ -160,7 +162,7 @@ def set_mapping(conn: sqlite3.Connection, kind: str, key: str, **values: Any) ->
     return {"key": key, **values}
 
 
-def get_flags(conn: sqlite3.Connection, **changes: bool | None) -> dict[str, bool]:
+def get_flags(conn: Connection, **changes: bool | None) -> dict[str, bool]:
     current = {**DEFAULT_FLAGS, **(settings.get(conn, FLAGS) or {})}
     updates = {k: v for k, v in changes.items() if v is not None}
     if updates:
@@ -213,7 +215,7 @@ def _scenario_records(name: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _refuse_production(conn: sqlite3.Connection, rt: Runtime) -> None:
+def _refuse_production(conn: Connection, rt: Runtime) -> None:
     env = crm_environment.environment(conn, rt)
     if env == "production":
         raise Conflict(
@@ -221,7 +223,7 @@ def _refuse_production(conn: sqlite3.Connection, rt: Runtime) -> None:
         )
 
 
-def scenario_create(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[str, Any]:
+def scenario_create(conn: Connection, rt: Runtime, name: str) -> dict[str, Any]:
     _refuse_production(conn, rt)
     if not name.replace("-", "").isalnum():
         raise InvalidInput("a scenario name is letters, digits and dashes")
@@ -231,7 +233,7 @@ def scenario_create(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[st
     return {"scenario": name, "records": [f"{k} {d['id']}" for k, d in _scenario_records(name)]}
 
 
-def scenario_delete(conn: sqlite3.Connection, rt: Runtime, name: str) -> dict[str, Any]:
+def scenario_delete(conn: Connection, rt: Runtime, name: str) -> dict[str, Any]:
     _refuse_production(conn, rt)
     removed = 0
     with store.atomic(conn):

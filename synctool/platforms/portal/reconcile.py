@@ -4,16 +4,19 @@ synctool was told of."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import date
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from synctool.platform import Expected, Runtime, SyncError, cents_to_dollars
 from synctool.platforms.portal import records as portal_records
 from synctool.platforms.portal.payments import NO_MONEY, gift_groups, no_money
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
-def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+
+def expected(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     items = []
     rows = conn.execute(
         "SELECT id FROM portal_payments WHERE status = 'succeeded' AND substr(created_at, 1, 10) BETWEEN ? AND ?",

@@ -10,11 +10,13 @@ are kept when the portal pushes a record again.
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import InvalidInput, NotFound, one_of, parse, store
 from synctool.platforms.portal.webhook import RECORD_TYPES, record_models
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 TABLES = {
     "user": "portal_users",
@@ -41,7 +43,7 @@ def validate(kind: str, data: Any) -> Any:
     return parse(record_models()[kind], data, where=f"{kind} record")
 
 
-def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
+def upsert(conn: Connection, kind: str, data: Any) -> dict[str, Any]:
     """Validate and store one record (inside or outside a caller's transaction). Returns the stored row."""
     record = validate(kind, data)
     values = record.model_dump(exclude={"items"})
@@ -58,7 +60,7 @@ def upsert(conn: sqlite3.Connection, kind: str, data: Any) -> dict[str, Any]:
         return get(conn, kind, record.id)
 
 
-def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
+def get(conn: Connection, kind: str, record_id: str) -> dict[str, Any]:
     if kind not in TABLES:
         one_of(kind, RECORD_TYPES, "record type")
     row = conn.execute(f"SELECT * FROM {TABLES[kind]} WHERE id = ?", (record_id,)).fetchone()
@@ -79,7 +81,7 @@ def get(conn: sqlite3.Connection, kind: str, record_id: str) -> dict[str, Any]:
     return record
 
 
-def find(conn: sqlite3.Connection, kind: str, record_id: str | None) -> dict[str, Any] | None:
+def find(conn: Connection, kind: str, record_id: str | None) -> dict[str, Any] | None:
     if not record_id:
         return None
     try:
@@ -88,7 +90,7 @@ def find(conn: sqlite3.Connection, kind: str, record_id: str | None) -> dict[str
         return None
 
 
-def set_link(conn: sqlite3.Connection, kind: str, record_id: str, **links: Any) -> None:
+def set_link(conn: Connection, kind: str, record_id: str, **links: Any) -> None:
     with store.atomic(conn):
         for column, value in links.items():
             if column not in LINKS[kind]:
@@ -98,7 +100,7 @@ def set_link(conn: sqlite3.Connection, kind: str, record_id: str, **links: Any) 
             conn.execute(f"UPDATE {TABLES[kind]} SET {column} = ? WHERE id = ?", (value, record_id))
 
 
-def links(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:
+def links(conn: Connection, kind: str | None = None) -> list[dict[str, Any]]:
     """Every record's CRM ids, for the portal to read back."""
     kinds = [kind] if kind else [k for k in RECORD_TYPES if LINKS[k]]
     out = []

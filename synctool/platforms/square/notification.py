@@ -6,10 +6,13 @@ URL), and ``doctor`` fails one that is not under the prefix, since no delivery w
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
 
 from synctool.platform import Runtime, StoreUnavailable, settings, store
 from synctool.platforms import square
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 #: the settings key `webhooks register` keeps the registered URL under
 SETTING = "pos_notification_url"
@@ -26,7 +29,7 @@ def configured(rt: Runtime) -> str | None:
     return f"{base.rstrip('/')}{rt.path_prefix}/webhooks/pos"
 
 
-def url(conn: sqlite3.Connection, rt: Runtime) -> str | None:
+def url(conn: Connection, rt: Runtime) -> str | None:
     return settings.get(conn, SETTING) or configured(rt)
 
 
@@ -44,7 +47,7 @@ def for_receiver(rt: Runtime) -> dict[str, str | None]:
         conn.close()
 
 
-def checks(conn: sqlite3.Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
+def checks(conn: Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
     """``doctor``: Square signs the exact notification URL, so synctool must know it."""
     found = url(conn, rt)
     own = f"{rt.path_prefix}/webhooks/pos"

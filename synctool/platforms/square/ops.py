@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import Field, RootModel
 
@@ -12,8 +11,11 @@ from synctool.platform import reference_coding as coding
 from synctool.platforms.square.rules import LOCATIONS
 from synctool.platforms.square.webhook import external_id
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
-def locations(conn: sqlite3.Connection, rt: Runtime, *, client=None) -> list[dict[str, Any]]:
+
+def locations(conn: Connection, rt: Runtime, *, client=None) -> list[dict[str, Any]]:
     with using(rt, "pos", client) as pos:
         found = pos.locations()
     settings.cache_replace(conn, LOCATIONS, {loc["id"]: loc for loc in found})
@@ -33,7 +35,7 @@ class EnrichBody(Body):
     orderIds: list[str] = Field(min_length=1)
 
 
-def orders(conn: sqlite3.Connection, rt: Runtime, query: OrdersQuery | None = None, *, client=None) -> dict[str, Any]:
+def orders(conn: Connection, rt: Runtime, query: OrdersQuery | None = None, *, client=None) -> dict[str, Any]:
     query = query or OrdersQuery()
     cursor, limit = query.cursor, query.limit
     with using(rt, "pos", client) as pos:
@@ -78,7 +80,7 @@ def enrich(rt: Runtime, body: EnrichBody, *, client=None) -> list[dict[str, Any]
     return out
 
 
-def resync(conn: sqlite3.Connection, rt: Runtime, order_id: str, *, force: bool = False) -> dict[str, Any]:
+def resync(conn: Connection, rt: Runtime, order_id: str, *, force: bool = False) -> dict[str, Any]:
     """Queue the order again and run it now. ``force`` ignores the local "already synced" mark; the
     CRM is still searched by external id first, so a second gift is never created."""
     from synctool.platform import run_now
@@ -116,13 +118,13 @@ class LocationOverride(Body):
 LocationOverrides = RootModel[list[LocationOverride]]
 
 
-def set_location_override(conn: sqlite3.Connection, body: LocationOverride) -> dict[str, Any]:
+def set_location_override(conn: Connection, body: LocationOverride) -> dict[str, Any]:
     value = coding(conn, body.model_dump(exclude={"location_id"}))
     mappings.put(conn, "location_override", body.location_id, value)
     return {"location_id": body.location_id, **value}
 
 
-def replace_location_overrides(conn: sqlite3.Connection, overrides: LocationOverrides) -> list[dict[str, Any]]:
+def replace_location_overrides(conn: Connection, overrides: LocationOverrides) -> list[dict[str, Any]]:
     """PUT semantics (spec: PUT /api/pos/location-overrides): the list given becomes the whole set."""
     checked = [(item.location_id, coding(conn, item.model_dump(exclude={"location_id"}))) for item in overrides.root]
     with store.atomic(conn):  # one commit: a drain never sees the set half replaced
@@ -133,5 +135,5 @@ def replace_location_overrides(conn: sqlite3.Connection, overrides: LocationOver
     return location_overrides(conn)
 
 
-def location_overrides(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def location_overrides(conn: Connection) -> list[dict[str, Any]]:
     return [{"location_id": r.pop("key"), **r} for r in mappings.all_of(conn, "location_override")]

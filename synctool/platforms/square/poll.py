@@ -12,7 +12,6 @@ locations` keeps (read once from Square when empty).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from synctool.platform import (
@@ -33,11 +32,12 @@ from synctool.platforms.square.rules import LOCATIONS, eligibility
 from synctool.platforms.square.webhook import Order, external_id
 
 if TYPE_CHECKING:
+    from synctool.platform import Connection
     from synctool.platforms.square.client import PosClient
 
 
 def poll(
-    conn: sqlite3.Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
+    conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None, client: PosClient | None = None
 ) -> dict[str, Any]:
     started, since_text = watermark.window_of(conn, "pos", square.PosConfig.of(rt.config), fresh=fresh, lookback=lookback)
     seen = queued = refunds_seen = refunds_queued = 0
@@ -69,7 +69,7 @@ def poll(
     return result
 
 
-def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: JsonObject) -> int:
+def _queue_order(conn: Connection, rt: Runtime, found: JsonObject) -> int:
     order = payload(Order, found, f"Square order {found.get('id')}")
     if eligibility(order) is not None or not order.id:
         return 0
@@ -86,7 +86,7 @@ def _queue_order(conn: sqlite3.Connection, rt: Runtime, found: JsonObject) -> in
     )
 
 
-def _queue_refund(conn: sqlite3.Connection, rt: Runtime, refund: JsonObject) -> int:
+def _queue_refund(conn: Connection, rt: Runtime, refund: JsonObject) -> int:
     refund_id = str(refund.get("id") or "")
     if not refund_id or refund.get("status") != "COMPLETED":
         return 0

@@ -4,18 +4,21 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from synctool.platform import Expected, JsonObject, Payout, PayoutLine, Runtime, cents_to_dollars, gifts, mappings, using
 from synctool.platforms.square.rules import NO_MONEY
 from synctool.platforms.square.webhook import external_id
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
+
 ZERO = Decimal("0.00")
 
 
-def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
+def expected(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[list[Expected], int]:
     """The period's paid orders as gifts, and the Square requests it cost (a day wider on each side: the
     gift date is the location's local day)."""
     begin = f"{start - timedelta(days=1)}T00:00:00Z"
@@ -80,7 +83,7 @@ def expected(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> t
     return items, requests
 
 
-def payouts(conn: sqlite3.Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
+def payouts(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[list[Payout], int]:
     """Each location's payouts of the period (``GET /v2/payouts``) with their entries (CHARGE, REFUND, FEE,
     ...); a charge or refund entry names its payment, and the payment its order (the gift)."""
     begin = f"{start}T00:00:00Z"

@@ -5,7 +5,6 @@ created or rotated (``POST .../signature-key``)."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
@@ -13,13 +12,14 @@ from synctool.platforms import square
 from synctool.platforms.square import notification
 
 if TYPE_CHECKING:
+    from synctool.platform import Connection
     from synctool.platforms.square.client import PosClient
 
 SECRET = "POS_WEBHOOK_SIGNATURE_KEY"
 EVENTS = ["order.created", "order.updated", "payment.created", "payment.updated", "refund.created", "refund.updated"]
 
 
-def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
+def wanted(conn: Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("pos", f"{base}/webhooks/pos", EVENTS, SECRET)]
 
 
@@ -30,7 +30,7 @@ def _found(client: PosClient) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[Check]:
+def status(conn: Connection, rt: Runtime, base: str, client: PosClient) -> list[Check]:
     [want] = wanted(conn, rt, base)
     check = compare(want, _found(client), rt.secrets.get(SECRET))
     verify_url = notification.url(conn, rt)
@@ -40,7 +40,7 @@ def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) 
     return [check]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PosClient) -> list[RegisterResult]:
+def register(conn: Connection, rt: Runtime, base: str, client: PosClient) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     keep = {notification.SETTING: want.url}

@@ -4,12 +4,14 @@ Settings page find it)."""
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import Field
 
 from synctool.platform import Body, Email, settings, store
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
 #: the key in synctool's settings table (``rules.py`` reads it for an order without a customer)
 DEFAULT_CONSTITUENT = "pos_default_constituent"
@@ -23,11 +25,11 @@ class PosDefaultBody(Body):
     last_name: str = Field(min_length=1, description="last name")
 
 
-def read(conn: sqlite3.Connection) -> dict[str, Any]:
+def read(conn: Connection) -> dict[str, Any]:
     return settings.get(conn, DEFAULT_CONSTITUENT) or {"email": None, "first_name": None, "last_name": None}
 
 
-def write(conn: sqlite3.Connection, body: PosDefaultBody) -> dict[str, Any]:
+def write(conn: Connection, body: PosDefaultBody) -> dict[str, Any]:
     with store.atomic(conn):
         settings.put(
             conn, DEFAULT_CONSTITUENT, {"email": body.email, "first_name": body.first_name or None, "last_name": body.last_name}

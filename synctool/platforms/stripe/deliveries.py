@@ -9,14 +9,17 @@ the event's origin is the API read with synctool's secret key. One request per 1
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from synctool.platform import Missed, Runtime, parse_iso, using
 from synctool.platforms.stripe.registration import EVENTS
 
+if TYPE_CHECKING:
+    from synctool.platform import Connection
 
-def missed(conn: sqlite3.Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
+
+def missed(conn: Connection, rt: Runtime, since: str) -> tuple[list[Missed], int]:
     """The undelivered events created since ``since`` (ISO), oldest first."""
     start = parse_iso(since)
     created_since = int(start.timestamp()) if start else 0

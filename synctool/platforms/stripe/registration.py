@@ -4,12 +4,12 @@ created), never doubled."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from synctool.platform import Check, Found, RegisterResult, Runtime, Wanted, compare, needs_repair, ours
 
 if TYPE_CHECKING:
+    from synctool.platform import Connection
     from synctool.platforms.stripe.client import PaymentsClient
 
 SECRET = "PAYMENTS_WEBHOOK_SECRET"
@@ -19,7 +19,7 @@ EVENTS = [
 ]  # fmt: skip
 
 
-def wanted(conn: sqlite3.Connection, rt: Runtime, base: str) -> list[Wanted]:
+def wanted(conn: Connection, rt: Runtime, base: str) -> list[Wanted]:
     return [Wanted("payments", f"{base}/webhooks/payments", EVENTS, SECRET)]
 
 
@@ -30,12 +30,12 @@ def _found(client: PaymentsClient) -> list[Found]:
     ]
 
 
-def status(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[Check]:
+def status(conn: Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[Check]:
     [want] = wanted(conn, rt, base)
     return [compare(want, _found(client), rt.secrets.get(SECRET))]
 
 
-def register(conn: sqlite3.Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[RegisterResult]:
+def register(conn: Connection, rt: Runtime, base: str, client: PaymentsClient) -> list[RegisterResult]:
     [want] = wanted(conn, rt, base)
     mine = ours(_found(client), want)
     if mine is not None and not rt.secrets.get(SECRET):

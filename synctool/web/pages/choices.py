@@ -4,15 +4,17 @@ them)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synctool import platforms
 from synctool import settings as cached
 from synctool.crm import references
 from synctool.web.pages.forms import FormProblem, typed
 from synctool.web.request import StaffRequest
+
+if TYPE_CHECKING:
+    from synctool import store
 
 #: a coding field -> the CRM reference list its id is one of, and what a person calls it
 CODING = {
@@ -34,13 +36,13 @@ def item_name(item: Mapping[str, object] | None) -> str:
     return str(listed.get("name") or listed.get("display_name") or listed.get("title") or listed.get("key") or "")
 
 
-def crm_named(conn: sqlite3.Connection, kind: str, item_id: object) -> str:
+def crm_named(conn: store.Connection, kind: str, item_id: object) -> str:
     """A CRM id as a person reads it: its name from the cached list, the id beside it (``General (#2398)``)."""
     name = item_name(references.find(conn, kind, item_id))
     return f"{name} (#{item_id})" if name else f"#{item_id}"
 
 
-def check_known(conn: sqlite3.Connection, name: str, value: object) -> None:
+def check_known(conn: store.Connection, name: str, value: object) -> None:
     """A coding field's CRM id checked against the cached list, refused in words beside its field."""
     kind, what = CODING[name]
     if value is None or references.find(conn, kind, value) is not None:

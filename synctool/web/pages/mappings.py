@@ -4,10 +4,9 @@ campaigns by name; reading the CRM's lists again, as `synctool crm refresh` does
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from synctool import mappings as mapping_store
 from synctool import platforms
@@ -26,6 +25,9 @@ from synctool.web.pages.choices import CODING, LABELS, campaign_key, campaign_na
 from synctool.web.pages.events import unmap_event
 from synctool.web.pages.forms import FormProblem, field, typed
 from synctool.web.request import Json, StaffRequest
+
+if TYPE_CHECKING:
+    from synctool import store
 
 #: the CRM reference lists the mapping forms offer as choices (``synctool crm refresh`` caches them)
 CHOICES = ("funds", "campaigns", "appeals", "gift-categories", "gift-types", "payment-types", "events", "gift-fields", "tags",
@@ -102,7 +104,7 @@ def _editing(request: StaffRequest, listed: dict[str, Any], known: dict[str, dic
     return editing
 
 
-def _ack_templates(conn: sqlite3.Connection) -> list[Mapping[str, object]]:
+def _ack_templates(conn: store.Connection) -> list[Mapping[str, object]]:
     templates = crm.reference(conn, "mailing-templates")["items"]
     return [t for t in templates if "ack" in str(t.get("mailing_type_name", "")).lower()]
 
@@ -159,7 +161,7 @@ def _coding(request: StaffRequest) -> dict[str, Any]:
     return coding
 
 
-def _coded(conn: sqlite3.Connection, mapping: Mapping[str, object]) -> str:
+def _coded(conn: store.Connection, mapping: Mapping[str, object]) -> str:
     """A coding as a person reads it: ``CRM fund General (#2398), CRM campaign Annual Giving (#822)``."""
     words = [f"{CODING[k][1]} {crm_named(conn, CODING[k][0], mapping[k])}"
              for k in ("fund_id", "campaign_id", "appeal_id", "gift_category_id") if mapping.get(k) is not None]  # fmt: skip
@@ -274,7 +276,7 @@ def _keywords(request: StaffRequest, name: str) -> list[int]:
     return [int(g) for g in given]
 
 
-def _tags_named(conn: sqlite3.Connection, ids: list[int]) -> str:
+def _tags_named(conn: store.Connection, ids: list[int]) -> str:
     names = {str(t.get("id")): item_name(t) for t in cached.cache_list(conn, "crm:tags") if isinstance(t, dict)}
     return ", ".join(f"{names[str(i)]} (#{i})" if names.get(str(i)) else f"#{i}" for i in ids) or "none"
 
