@@ -32,6 +32,7 @@ def hints() -> dict[str, Any]:
     """The fields' types, resolved (the contract names some types for type checkers only)."""
     from sqlite_utils import Database
 
+    from synctool import store
     from synctool.config import Config
     from synctool.platforms.reconcile import Expected, Payout
     from synctool.platforms.registration import Check, RegisterResult
@@ -42,7 +43,7 @@ def hints() -> dict[str, Any]:
 
     found = {"Database": Database, "Config": Config, "Expected": Expected, "Payout": Payout,
              "Check": Check, "RegisterResult": RegisterResult, "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime, "Event": Event, "Job": Job,
-             "Outcome": Outcome}  # fmt: skip
+             "Outcome": Outcome, "store": store}  # fmt: skip
     return typing.get_type_hints(Platform, globalns={**vars(contract), **found})
 
 

@@ -235,6 +235,7 @@ def _contract_names() -> dict[str, object]:
     """The names the contract's annotations use, some imported for type checkers only."""
     from sqlite_utils import Database
 
+    from synctool import store
     from synctool.config import Config
     from synctool.platforms.webhook import Event
     from synctool.queue.handlers import RunningJob as Job
@@ -242,7 +243,7 @@ def _contract_names() -> dict[str, object]:
 
     names = {"Database": Database, "Expected": Expected, "Payout": Payout, "Check": Check, "RegisterResult": RegisterResult,
              "Adapter": Adapter, "Missed": Missed, "Runtime": Runtime, "Config": Config, "Event": Event, "Job": Job,
-             "Outcome": Outcome}  # fmt: skip
+             "Outcome": Outcome, "store": store}  # fmt: skip
     return {**vars(contract), **names}
 
 
