@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from synctool.errors import DatabaseTooNew, StoreUnavailable
+from synctool.store import postgres
 from synctool.store.migrations import apply_migrations
 from synctool.store.transactions import Connection
 
@@ -100,14 +101,19 @@ def made_private(path: Path) -> list[str]:
     return changed
 
 
-def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+def connect(
+    path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS, password: str | None = None
+) -> sqlite3.Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails.
 
     A new database file is created ``PRIVATE_FILE`` before SQLite opens it (its folders ``PRIVATE_FOLDER``):
     SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
     synctool's user's alone. An existing file its group or others may open is made so (``made_private``), and
-    ``doctor`` says when one cannot be."""
+    ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
+    ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
+    if postgres.is_url(path):
+        return postgres.connect(str(path), migrate=migrate, password=password)  # type: ignore[return-value]
     path = Path(path)
     try:
         if str(path) not in (":memory:", "") and not private_file(path):
