@@ -14,6 +14,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from synctool.config import is_database_url
 from synctool.errors import DatabaseTooNew, StoreUnavailable
 from synctool.store import postgres
 from synctool.store.migrations import apply_migrations
@@ -112,7 +113,7 @@ def connect(
     synctool's user's alone. An existing file its group or others may open is made so (``made_private``), and
     ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
     ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
-    if postgres.is_url(path):
+    if is_database_url(path):
         return postgres.connect(str(path), migrate=migrate, password=password)  # type: ignore[return-value]
     path = Path(path)
     try:
@@ -136,6 +137,19 @@ def connect(
         conn.close()
         raise
     return conn
+
+
+def describe(conn: sqlite3.Connection) -> dict[str, str]:
+    """What ``doctor`` says of the engine: its name and version, where the data is, its pool, the schema's version."""
+    if isinstance(conn, postgres.PostgresConnection):
+        return postgres.describe(conn)
+    return {
+        "engine": "SQLite",
+        "version": sqlite3.sqlite_version,
+        "where": conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:",
+        "pool": "",
+        "schema": str(conn.execute("PRAGMA user_version").fetchone()[0]),
+    }
 
 
 def snapshot(conn: sqlite3.Connection) -> sqlite3.Connection:

@@ -23,54 +23,16 @@ import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
+from synctool.config import database_url_problem as url_problem
+from synctool.config import shown_database_url as shown
 from synctool.errors import ConfigError
 from synctool.store.transactions import LockHolder
 
-SCHEMES = ("postgresql", "postgres")
 #: the oldest server synctool runs on (``server_version_num``)
 OLDEST_SERVER = 140000
 CONNECT_TIMEOUT_S = 5
 POOL_SIZE = 10
-
-
-def is_url(target: object) -> bool:
-    """Whether ``target`` names a PostgreSQL database (else it is a SQLite file's path)."""
-    return isinstance(target, str) and target.split("://", 1)[0].lower() in SCHEMES and "://" in target
-
-
-def url_problem(url: str) -> str | None:
-    """What is wrong with a database URL as written (None when nothing is): its scheme, host, database name, and
-    never a password (the keyring's DATABASE_PASSWORD, PGPASSWORD or ~/.pgpass hold it)."""
-    scheme, _, rest = url.partition("://")
-    if scheme.lower() not in SCHEMES:
-        return f"{scheme or 'no'} scheme: a database URL is postgresql://USER@HOST[:PORT]/DB (a path keeps SQLite)"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (a port that is not a number raises)
-    except ValueError as exc:
-        return f"not a database URL ({exc}): postgresql://USER@HOST[:PORT]/DB"
-    if parts.password is not None:
-        return (
-            "a password does not belong in the URL (the config is not a secret store): keep it in the keyring"
-            " (DATABASE_PASSWORD), PGPASSWORD or ~/.pgpass"
-        )
-    if not parts.hostname:
-        return "no host: postgresql://USER@HOST[:PORT]/DB"
-    if not parts.path.strip("/") or "/" in parts.path.strip("/"):
-        return "no database name: postgresql://USER@HOST[:PORT]/DB"
-    if parts.query or parts.fragment:
-        return "options after ? or # are not read: postgresql://USER@HOST[:PORT]/DB"
-    return None
-
-
-def shown(url: str) -> str:
-    """The URL as messages show it (no password, whatever was written)."""
-    parts = urlsplit(url)
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"postgresql://{user}{parts.hostname}{port}{parts.path}"
 
 
 class Row(tuple):
@@ -334,7 +296,7 @@ def describe(conn: PostgresConnection) -> dict[str, str]:
     return {
         "engine": "PostgreSQL",
         "version": str(version[0] if version else "unknown"),
-        "pool": f"{stats.get('pool_size', 0)} open of at most {POOL_SIZE}, {stats.get('pool_available', 0)} idle",
+        "pool": f"pool {stats.get('pool_size', 0)} open of at most {POOL_SIZE}, {stats.get('pool_available', 0)} idle",
         "schema": f"{meta.get('schema_version', 'none')} ({len(schema_postgres.applied(conn))} migrations, by synctool"
         f" {meta.get('migrated_by', 'unknown')})",
         "where": shown(conn.url),
