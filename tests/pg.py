@@ -18,8 +18,10 @@ and the run says so once (``ABSENT``, tests/conftest.py ``pytest_terminal_summar
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import glob
+import hashlib
 import os
 import shutil
 import socket
@@ -110,11 +112,6 @@ class Server:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}" STRATEGY FILE_COPY')
         return self.url(name)
 
-    def drop(self, url: str) -> None:
-        name = url.rsplit("/", 1)[1]
-        with self.admin() as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
     def stop(self) -> None:
         _run(self.bin / "pg_ctl", "stop", "-D", str(self.folder / "data"), "-m", "immediate", check=False)
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -131,48 +128,74 @@ def _run(*args: object, check: bool = True) -> subprocess.CompletedProcess[str]:
 _FAILED: list[str] = []
 
 
+def _start(bin: Path, folder: Path) -> int:
+    """Start the cluster in ``folder``/data on a free loopback port, its socket in ``folder``; the port."""
+    last: subprocess.CalledProcessError | None = None
+    for _ in range(3):  # a free port can be taken between the probe and the server's bind
+        port = free_port()
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c synchronous_commit=off"
+            " -c full_page_writes=off -c max_connections=50"
+        )
+        try:
+            _run(bin / "pg_ctl", "start", "-D", folder / "data", "-w", "-t", "30", "-l", folder / "server.log", "-o", options)
+        except subprocess.CalledProcessError as exc:
+            last = exc
+            continue
+        return port
+    raise last or RuntimeError("pg_ctl start failed")
+
+
+def _private_folder(prefix: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    if os.geteuid() == 0:
+        shutil.chown(folder, SERVER_USER, SERVER_USER)
+    return folder
+
+
+def cluster(bin: Path) -> Path:
+    """A stopped cluster holding the migrated template, made once for this PostgreSQL and this schema and kept in the
+    temporary folder (``initdb`` costs seconds; a copy of its result a tenth of one): the run's processes take turns
+    making it, and each starts a copy of its own. One made for another schema is removed."""
+    from synctool.store import schema_postgres
+
+    made = f"{bin}:{(bin / 'initdb').stat().st_mtime_ns}:{schema_postgres.ddl()}:{'|'.join(map(str, schema_postgres.MIGRATIONS.items()))}"
+    key = hashlib.sha256(made.encode()).hexdigest()[:12]
+    root = Path(tempfile.gettempdir())
+    kept = root / f"synctool-pg-cluster-{os.geteuid()}-{key}"
+    with open(root / f"synctool-pg-cluster-{os.geteuid()}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.exists():
+            return kept
+        for stale in root.glob(f"synctool-pg-cluster-{os.geteuid()}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        folder = _private_folder("synctool-pg-init-")
+        try:
+            _run(bin / "initdb", "-D", folder / "data", "-U", "synctool", "-A", "trust", "-E", "UTF8", "--locale=C",
+                 "--no-sync", "--no-instructions", "--wal-segsize=1")  # fmt: skip
+            running = Server(folder, _start(bin, folder), bin)
+            _make_template(running)
+            _run(bin / "pg_ctl", "stop", "-D", folder / "data", "-m", "fast")
+            os.rename(folder, kept)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return kept
+
+
 @functools.cache
 def server() -> Server:
-    """The test process's cluster, started on first use (about two seconds) and stopped when the process ends."""
+    """The test process's cluster, started on first use (a copy of ``cluster``'s, well under a second once that is
+    made) and stopped when the process ends."""
     required()
     if _FAILED:
         pytest.skip(_FAILED[0])
     bin = binaries()
     assert bin is not None
-    folder = Path(tempfile.mkdtemp(prefix="synctool-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, SERVER_USER, SERVER_USER)
-    data = folder / "data"
+    folder = _private_folder("synctool-pg-")
     try:
-        _run(
-            bin / "initdb",
-            "-D",
-            data,
-            "-U",
-            "synctool",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            "--no-sync",
-            "--no-instructions",
-        )
-        last: subprocess.CalledProcessError | None = None
-        for _ in range(3):  # a free port can be taken between the probe and the server's bind
-            port = free_port()
-            options = (
-                f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c synchronous_commit=off"
-                " -c full_page_writes=off -c max_connections=50"
-            )
-            try:
-                _run(bin / "pg_ctl", "start", "-D", data, "-w", "-t", "30", "-l", folder / "server.log", "-o", options)
-            except subprocess.CalledProcessError as exc:
-                last = exc
-                continue
-            break
-        else:
-            raise last or RuntimeError("pg_ctl start failed")
+        _run("cp", "-a", cluster(bin) / "data", folder / "data")
+        (folder / "data" / "postmaster.pid").unlink(missing_ok=True)
+        port = _start(bin, folder)
     except (subprocess.CalledProcessError, OSError) as exc:
         log = (folder / "server.log").read_text(errors="replace")[-2000:] if (folder / "server.log").exists() else ""
         shutil.rmtree(folder, ignore_errors=True)
@@ -183,7 +206,6 @@ def server() -> Server:
         pytest.skip(_FAILED[0])
     running = Server(folder, port, bin)
     atexit.register(running.stop)
-    _make_template(running)
     return running
 
 
