@@ -28,6 +28,7 @@ import socket
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +74,11 @@ def available() -> bool:
     return binaries() is not None and not _root_without_server_user()
 
 
-def required() -> None:
+def required(environ: Mapping[str, str] = os.environ) -> None:
     """Skip the calling test where no server can be started; fail it where ``CI`` is set (CI never skips it)."""
     if available():
         return
-    if os.environ.get("CI"):
+    if environ.get("CI"):
         pytest.fail(f"CI needs PostgreSQL: {ABSENT}")
     pytest.skip(ABSENT)
 

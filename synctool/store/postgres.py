@@ -207,15 +207,16 @@ _POOLS: dict[str, Any] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def pool_of(url: str):
-    """The process's pool for ``url``, made on first use (its connections open as they are asked for)."""
+def pool_of(conninfo: str):
+    """The process's pool for ``conninfo`` (the URL, with the password when one was given), made on first use (its
+    connections open as they are asked for)."""
     with _POOLS_LOCK:
-        found = _POOLS.get(url)
+        found = _POOLS.get(conninfo)
         if found is None:
             from psycopg_pool import ConnectionPool
 
-            found = _POOLS[url] = ConnectionPool(
-                url,
+            found = _POOLS[conninfo] = ConnectionPool(
+                conninfo,
                 min_size=0,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
@@ -226,9 +227,8 @@ def pool_of(url: str):
         return found
 
 
-def pool_stats(url: str) -> dict[str, int]:
-    found = _POOLS.get(url)
-    return dict(found.get_stats()) if found is not None else {}
+def pool_stats(conn: PostgresConnection) -> dict[str, int]:
+    return dict(conn._pool.get_stats()) if conn._pool is not None else {}
 
 
 def connect(url: str, *, migrate: bool = True, password: str | None = None) -> PostgresConnection:
@@ -243,24 +243,32 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None) -> P
     except ImportError:
         raise _unavailable(url, "PostgreSQL needs psycopg: pip install 'synctool[postgresql]'") from None
     conninfo = url if password is None else psycopg.conninfo.make_conninfo(url, password=password)
+    pooled = _POOLS.get(conninfo)
+    if pooled is None:  # the first connection, made directly: its errors are the server's own, in 5 s
+        try:
+            raw = psycopg.connect(conninfo, autocommit=True, row_factory=row_factory, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise _unavailable(url, f"cannot connect: {first_line(exc)}") from None
+        try:
+            version = server_version(raw)
+            if version < OLDEST_SERVER:
+                raise _unavailable(url, f"PostgreSQL {version // 10000}.{version % 10000} is too old: synctool needs 14 or newer")
+            prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
+        finally:
+            raw.close()
+        pooled = pool_of(conninfo)
+    from psycopg_pool import PoolTimeout
+
     try:
-        raw = psycopg.connect(conninfo, autocommit=True, row_factory=row_factory, connect_timeout=CONNECT_TIMEOUT_S)
-    except psycopg.Error as exc:
+        conn = PostgresConnection(pooled.getconn(), pooled, url)
+    except (PoolTimeout, psycopg.Error) as exc:
         raise _unavailable(url, f"cannot connect: {first_line(exc)}") from None
     try:
-        version = server_version(raw)
-        if version < OLDEST_SERVER:
-            raise _unavailable(url, f"PostgreSQL {version // 10000}.{version % 10000} is too old: synctool needs 14 or newer")
-        conn = PostgresConnection(raw, None, url)
-        prepare(conn, url, migrate=migrate)
+        prepare(conn, url, migrate=migrate)  # a newer synctool may have written the schema since
     except BaseException:
-        raw.close()
+        conn.close()
         raise
-    if password is not None:  # a pool keyed by the URL alone would hand this password's connections to others
-        return conn
-    conn.close()
-    pooled = pool_of(url)
-    return PostgresConnection(pooled.getconn(), pooled, url)
+    return conn
 
 
 def prepare(conn: PostgresConnection, url: str, *, migrate: bool) -> None:
@@ -288,7 +296,7 @@ def describe(conn: PostgresConnection) -> dict[str, str]:
     """What ``doctor`` says of the engine: the server's version, the pool, the schema version."""
     from synctool.store import schema_postgres
 
-    stats = pool_stats(conn.url)
+    stats = pool_stats(conn)
     meta: dict[str, str] = dict(
         conn.execute("SELECT key, value FROM store_meta WHERE key IN ('schema_version', 'migrated_by')").fetchall()
     )
