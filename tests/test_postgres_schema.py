@@ -88,3 +88,58 @@ def test_a_schema_a_newer_synctool_wrote_is_refused_nothing_written(pg_url: str)
 
     with psycopg.connect(pg_url) as raw:  # not through store: it refuses the database
         assert [tuple(r) for r in raw.execute("SELECT key, value FROM store_meta ORDER BY key")] == [tuple(r) for r in before]
+
+
+def writes(conn) -> dict[str, list[tuple]]:
+    """The same writes on either engine, through store's connection; the tables the triggers keep, as they end."""
+    job = (
+        "INSERT INTO jobs (id, source, target, entity_type, entity_id, delivery_id, payload, run_after, created_at, updated_at)"
+        " VALUES (?, ?, 'crm', ?, ?, ?, ?, ?, ?, ?)"
+    )
+
+    def add(id: str, source: str, kind: str, entity: str, at: str, payload: str | None, delivery: int | None = None) -> None:
+        conn.execute(job, (id, source, kind, entity, delivery, payload, at, at, at))
+
+    with store.atomic(conn):
+        conn.execute(
+            "INSERT INTO deliveries (id, source, event_id, received_at, body) VALUES (?, ?, ?, ?, ?)",
+            (1, "donations", "ev1", "2026-03-01T09:00:00Z", b'{"data": {"campaign_id": "spring"}}'),
+        )
+        add("a", "donations", "transaction", "t1", "2026-03-01T09:10:00Z", '{"transaction": {"campaign_id": 77}}')
+        add(
+            "b",
+            "donations",
+            "transaction",
+            "t1",
+            "2026-03-01T11:10:00Z",
+            '{"origin": "poll", "transaction": {"campaign_id": 77}}',
+        )
+        add("c", "donations", "transaction", "t2", "2026-03-01T09:30:00Z", '{"transaction": {}}', 1)
+        add("d", "pos", "transaction", "t3", "2026-03-02T10:00:00Z", "not json")
+        add("e", "donations", "contact", "c1", "2026-03-01T09:10:00Z", '{"origin": "poll"}')
+    with store.atomic(conn):
+        conn.execute("UPDATE jobs SET status = 'succeeded' WHERE id IN ('a', 'c', 'e')")
+        conn.execute("UPDATE jobs SET created_at = '2026-03-01T08:00:00Z' WHERE id = 'b'")  # now older than a
+        conn.execute("UPDATE jobs SET payload = ? WHERE id = 'a'", ('{"transaction": {"campaign_id": 78}}',))
+        conn.execute("UPDATE deliveries SET body = ? WHERE id = 1", (b'{"data": {"campaign_id": "summer"}}',))
+        conn.execute("UPDATE jobs SET last_error = 'boom' WHERE id = 'd'")  # no count moves
+    with store.atomic(conn):
+        conn.execute("DELETE FROM jobs WHERE id IN ('b', 'e')")
+    return {
+        table: sorted(tuple(str(v) for v in row) for row in conn.execute(f"SELECT {columns} FROM {table}"))
+        for table, columns in {
+            "job_counts": "hour, source, status, polled, n",
+            "job_campaigns": "job, source, campaign_id, entity_id, created_at, delivery_id",
+            "campaign_hours": "source, hour, campaign_id, gifts",
+        }.items()
+    }
+
+
+def test_the_triggers_keep_the_same_counts_as_sqlite_s(pg_url: str, db) -> None:
+    conn = store.connect(pg_url)
+    try:
+        on_postgresql = writes(conn)
+    finally:
+        conn.close()
+    assert on_postgresql == writes(db)
+    assert on_postgresql["campaign_hours"]  # the writes reached every table the triggers keep
