@@ -12,6 +12,9 @@
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
 - ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``).
+- ``postgres``: PostgreSQL behind the same surface (``connect`` hands it a ``postgresql://`` URL; psycopg 3 and its
+  pool), ``describe`` saying the engine for doctor; ``schema_postgres``: the current schema as PostgreSQL DDL, its
+  version row, and the refusal of a newer one (issue 59, in progress).
 
 Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
 """

@@ -7,9 +7,11 @@ one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a map
 ``isolation_level=None`` does, so ``store.atomic``'s ``BEGIN`` ... ``COMMIT`` and savepoints mean the same on both.
 
 - ``BEGIN IMMEDIATE`` (SQLite's write lock taken up front) is a plain ``BEGIN``: PostgreSQL locks rows, not the
-  file. Callers that counted on the whole database's one writer (the pacer's reservations in ``crm/pacer.py``, the
-  queue's claim in ``queue/jobs.py``, ``named_lock``'s read-then-insert) need row locks or ``SKIP LOCKED`` there:
-  the issue's next parts.
+  file. The callers that count on the whole database's one writer need row locks (``FOR UPDATE``, ``SKIP LOCKED``)
+  or an advisory lock there, the issue's next parts: the pacer's reservations (``crm/pacer.py``), the queue's claim
+  and its one job per external id at a time (``queue/jobs.py``), a job's unit of work (``queue/unit.py``), the
+  outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
+  sign-in pages' counts (``web/guard.py``).
 - One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.
 - A URL that is wrong, a server out of reach (5 s), older than 14, or a database a newer synctool made: one line
   (``ConfigError`` for the database, ``DatabaseTooNew``), exit 2, nothing written. The password never comes from the
