@@ -90,3 +90,18 @@ def test_without_a_server_the_tests_skip_and_ci_fails_them(monkeypatch: pytest.M
         pg.required({})
     with pytest.raises(pytest.fail.Exception, match="CI needs PostgreSQL"):
         pg.required({"CI": "true"})
+
+
+def test_failures_are_the_error_classes_callers_catch_on_sqlite(pg) -> None:
+    import sqlite3
+
+    pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 't')")
+    with pytest.raises(sqlite3.IntegrityError, match="duplicate key"):
+        pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 't')")
+    with pytest.raises(sqlite3.Error):
+        pg.execute("SELECT no_such_column FROM settings")
+    with store.atomic(pg):  # a failed statement inside a savepoint leaves the transaction usable
+        with pytest.raises(sqlite3.IntegrityError), store.atomic(pg):
+            pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 't')")
+        pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k2', 'v', 't')")
+    assert pg.execute("SELECT count(*) FROM settings").fetchone()[0] == 2

@@ -12,6 +12,8 @@ one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a map
   and its one job per external id at a time (``queue/jobs.py``), a job's unit of work (``queue/unit.py``), the
   outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
   sign-in pages' counts (``web/guard.py``).
+- Its failures are SQLite's error classes (``IntegrityError``, ``OperationalError``: busy, ``DatabaseError``), so
+  ``except store.Error`` is one class on both engines; psycopg's own is the cause.
 - One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.
 - A URL that is wrong, a server out of reach (5 s), older than 14, or a database a newer synctool made: one line
   (``ConfigError`` for the database, ``DatabaseTooNew``), exit 2, nothing written. The password never comes from the
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -104,6 +107,30 @@ def _params(params: Sequence[Any] | Mapping[str, Any] | None) -> tuple[Sequence[
     return tuple(params), False
 
 
+class IntegrityError(sqlite3.IntegrityError):
+    """A constraint refused the statement (a unique key taken, a foreign key missing), as SQLite's."""
+
+
+class OperationalError(sqlite3.OperationalError):
+    """The server could not do it now (a lock, a serialization failure, the connection lost), as SQLite's busy."""
+
+
+class DatabaseError(sqlite3.DatabaseError):
+    """Any other failure the server reported (a bad statement, a type, ...)."""
+
+
+def failure(exc: Exception) -> sqlite3.Error:
+    """psycopg's error as the SQLite error class callers catch (``except store.Error`` stays one class), its own
+    kept as the cause."""
+    import psycopg
+
+    if isinstance(exc, psycopg.IntegrityError):
+        return IntegrityError(str(exc))
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return OperationalError(str(exc))
+    return DatabaseError(str(exc))
+
+
 class Cursor:
     """What ``execute`` returns: the rows, ``rowcount``, and ``lastrowid`` (None: PostgreSQL has no rowid; use
     ``RETURNING``)."""
@@ -149,16 +176,26 @@ class PostgresConnection:
         self._pool = pool
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
+        import psycopg
+
         values, named = _params(params)
         cursor = self.raw.cursor()
-        cursor.execute(translated(sql, named), values)
+        try:
+            cursor.execute(translated(sql, named), values)
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
         return Cursor(cursor)
 
     def executemany(self, sql: str, rows) -> Cursor:
+        import psycopg
+
         rows = list(rows)
         named = bool(rows) and isinstance(rows[0], Mapping)
         cursor = self.raw.cursor()
-        cursor.executemany(translated(sql, named), [r if named else tuple(r) for r in rows])
+        try:
+            cursor.executemany(translated(sql, named), [r if named else tuple(r) for r in rows])
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
         return Cursor(cursor)
 
     @property
@@ -169,11 +206,11 @@ class PostgresConnection:
 
     def commit(self) -> None:
         if self.in_transaction:
-            self.raw.execute("COMMIT")
+            self.execute("COMMIT")
 
     def rollback(self) -> None:
         if self.in_transaction:
-            self.raw.execute("ROLLBACK")
+            self.execute("ROLLBACK")
 
     def close(self) -> None:
         if self.raw is None:
@@ -278,7 +315,10 @@ def prepare(conn: PostgresConnection, url: str, *, migrate: bool) -> None:
     process at a time: an advisory lock, then a second look)."""
     from synctool.store import schema_postgres
 
-    schema_postgres.refuse_newer(conn, shown(url))
+    try:
+        schema_postgres.refuse_newer(conn, shown(url))
+    except sqlite3.Error as exc:  # not allowed to read it, say
+        raise _unavailable(url, f"cannot read synctool's schema: {first_line(exc)}") from None
     if not migrate or schema_postgres.applied(conn):
         return
     import psycopg
@@ -290,7 +330,7 @@ def prepare(conn: PostgresConnection, url: str, *, migrate: bool) -> None:
                 with conn.raw.cursor() as cursor:
                     cursor.execute(schema_postgres.ddl())
                     schema_postgres.record(cursor)
-    except psycopg.Error as exc:
+    except (psycopg.Error, sqlite3.Error) as exc:
         raise _unavailable(url, f"cannot write synctool's schema: {first_line(exc)}") from None
 
 
