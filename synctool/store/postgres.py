@@ -13,7 +13,7 @@ one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a map
   outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
   sign-in pages' counts (``web/guard.py``).
 - Its failures are SQLite's error classes (``IntegrityError``, ``OperationalError``: busy, ``DatabaseError``), so
-  ``except store.Error`` is one class on both engines; psycopg's own is the cause.
+  one ``except`` catches a failure on either engine; psycopg's own is the cause.
 - One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.
 - A URL that is wrong, a server out of reach (5 s), older than 14, or a database a newer synctool made: one line
   (``ConfigError`` for the database, ``DatabaseTooNew``), exit 2, nothing written. The password never comes from the
@@ -120,7 +120,7 @@ class DatabaseError(sqlite3.DatabaseError):
 
 
 def failure(exc: Exception) -> sqlite3.Error:
-    """psycopg's error as the SQLite error class callers catch (``except store.Error`` stays one class), its own
+    """psycopg's error as the SQLite error class callers catch (one ``except`` catches either engine's), its own
     kept as the cause."""
     import psycopg
 
