@@ -122,3 +122,25 @@ def test_doctor_says_the_engine_on_sqlite(cli, env) -> None:
     engine = next(line for line in result.output.splitlines() if "database engine" in line)
     assert f"SQLite {sqlite3.sqlite_version}" in engine and env["SYNCTOOL_DB"] in engine
     assert f"schema {store.fingerprint()}" in engine
+
+
+@pytest.mark.no_database
+def test_the_password_comes_from_the_keyring_or_environment_and_is_never_shown(
+    cli, env, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    given: list[str] = []
+    connect = psycopg.connect
+
+    def spy(conninfo: str, **kwargs):
+        given.append(conninfo)
+        return connect(conninfo, **kwargs)
+
+    monkeypatch.setattr(psycopg, "connect", spy)
+    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["DATABASE_PASSWORD"] = "s3cret-pw"  # the keyring is off in the tests: its environment fallback
+    result = cli("doctor")
+    assert result.exit_code in (0, 1) and "database engine" in result.output
+    assert given and all("password=s3cret-pw" in conninfo for conninfo in given)
+    assert "s3cret-pw" not in result.output
