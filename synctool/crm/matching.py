@@ -47,7 +47,6 @@ SETTING = "donor_matching"
 STATUSES = ("pending", "accepted", "new")
 #: the indexed expression (migration 012) that finds the addresses in a postal code's first five characters
 POSTAL_PREFIX = "upper(substr(replace(replace(postal_code, ' ', ''), '-', ''), 1, 5))"
-PHONE_SUFFIX = "substr(digits, -10)"
 FEMININE_ENDINGS = ("a", "ine", "ette", "elle", "yn", "ces")
 #: what turns a name into its feminine form (Paul -> Paula, Henri -> Henriette)
 FEMININE_SUFFIXES = ("a", "ia", "ine", "ina", "ette", "etta", "elle", "ella")
@@ -219,7 +218,8 @@ def _places(conn: sqlite3.Connection, person: Person) -> dict[int, list[str]]:
                 found.setdefault(row["constituent_id"], []).append(f"same street address ({row['street']}, {row['postal_code']})")
     phone = phone_key(person.phone)
     if phone:
-        for row in conn.execute(f"SELECT constituent_id, number FROM crm_constituent_phones WHERE {PHONE_SUFFIX} = ?", (phone,)):
+        suffix = store.dialect.last_chars("digits", 10)  # as the index on it is spelt
+        for row in conn.execute(f"SELECT constituent_id, number FROM crm_constituent_phones WHERE {suffix} = ?", (phone,)):
             found.setdefault(row["constituent_id"], []).append(f"same phone ({row['number']})")
     return found
 
