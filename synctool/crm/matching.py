@@ -302,7 +302,12 @@ def hold(work: Unit, job: sqlite3.Row, person: Person, found: list[Candidate], w
         if known is not None:
             conn.execute("UPDATE donor_matches SET candidates = ?, why = ? WHERE id = ?", (row["candidates"], why, known[0]))
             return int(known[0])
-        return int(store.database(conn).table("donor_matches").insert(row).last_pk or 0)
+        return int(
+            conn.execute(
+                f"INSERT INTO donor_matches ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}) RETURNING id",
+                tuple(row.values()),
+            ).fetchone()[0]
+        )
 
 
 def resolve(work: Unit, person: Person, job: sqlite3.Row, how: str) -> tuple[str | None, str | None]:
