@@ -174,8 +174,8 @@ def counts(conn: sqlite3.Connection, source: str, campaign_id: str) -> dict[str,
     """One campaign's orders, tickets, check-ins and refunds, and the invitations synctool wrote for them."""
     row = conn.execute(
         "SELECT count(DISTINCT o.order_id) AS orders, count(t.ticket_id) AS tickets,"
-        " coalesce(sum(t.checked_in_at IS NOT NULL AND t.refunded = 0 AND o.refunded = 0), 0) AS checked_in,"
-        " coalesce(sum(t.refunded = 1 OR o.refunded = 1), 0) AS refunded"
+        " coalesce(sum(CASE WHEN t.checked_in_at IS NOT NULL AND t.refunded = 0 AND o.refunded = 0 THEN 1 ELSE 0 END), 0)"
+        " AS checked_in, coalesce(sum(CASE WHEN t.refunded = 1 OR o.refunded = 1 THEN 1 ELSE 0 END), 0) AS refunded"
         " FROM event_orders o LEFT JOIN event_tickets t ON t.source = o.source AND t.order_id = o.order_id"
         " WHERE o.source = ? AND o.campaign_id = ?",
         (source, str(campaign_id)),
