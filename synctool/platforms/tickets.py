@@ -48,7 +48,7 @@ def refund_tickets(conn: sqlite3.Connection, source: str, order_id: str, ticket_
                          (store.iso(), source, order_id))  # fmt: skip
             where, params = "", tuple[str, ...]()
         else:
-            where, params = f" AND ticket_id IN ({','.join('?' * len(ticket_ids))})", tuple(ticket_ids)
+            where, params = f" AND ticket_id IN ({','.join('?' * len(ticket_ids)) or 'NULL'})", tuple(ticket_ids)
         return conn.execute(
             f"UPDATE event_tickets SET refunded = 1, updated_at = ? WHERE source = ? AND order_id = ? AND refunded = 0{where}",
             (store.iso(), source, order_id, *params),
@@ -60,7 +60,7 @@ def order(conn: sqlite3.Connection, source: str, order_id: str) -> sqlite3.Row |
 
 
 def tickets_of(conn: sqlite3.Connection, source: str, order_ids: list[str]) -> list[sqlite3.Row]:
-    marks = ",".join("?" * len(order_ids))
+    marks = ",".join("?" * len(order_ids)) or "NULL"  # an empty IN () is SQLite's alone
     return conn.execute(
         f"SELECT * FROM event_tickets WHERE source = ? AND order_id IN ({marks}) ORDER BY order_id, ticket_id",
         (source, *order_ids),

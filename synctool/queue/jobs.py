@@ -331,7 +331,7 @@ def _queue_now(conn: sqlite3.Connection, where: str, params: tuple[str, ...] = (
 
 def release_held(conn: sqlite3.Connection, job_ids: list[str]) -> int:
     """A person decided: these jobs held for review are queued again, due now. Returns how many."""
-    return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids))})", tuple(job_ids))
+    return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids)) or 'NULL'})", tuple(job_ids))
 
 
 def release_held_of(conn: sqlite3.Connection, *, target: str, entity_type: str, entity_id: str) -> int:

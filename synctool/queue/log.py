@@ -88,7 +88,8 @@ def get(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
 def next_due_in(conn: sqlite3.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
     """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
     row = conn.execute(
-        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
+        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets)) or 'NULL'}) AND status = 'queued'",
+        targets,
     ).fetchone()
     if row[0] is None:
         return None
@@ -147,7 +148,7 @@ def open_failures_of(conn: sqlite3.Connection, source: str) -> list[sqlite3.Row]
 
 def backlog(conn: sqlite3.Connection, targets: tuple[str, ...]) -> tuple[int, str | None]:
     """How many jobs of these targets are queued, and the earliest ``run_after`` among them."""
-    marks = ",".join("?" * len(targets))
+    marks = ",".join("?" * len(targets)) or "NULL"  # an empty IN () is SQLite's alone
     row = conn.execute(
         f"SELECT count(*), min(run_after) FROM jobs WHERE status = 'queued' AND target IN ({marks})", targets
     ).fetchone()
@@ -243,7 +244,7 @@ def previewed(conn: sqlite3.Connection, limit: int) -> list[sqlite3.Row]:
 
 
 def by_ids(conn: sqlite3.Connection, job_ids: list[str]) -> list[sqlite3.Row]:
-    marks = ",".join("?" * len(job_ids))
+    marks = ",".join("?" * len(job_ids)) or "NULL"
     return conn.execute(
         f"SELECT id, source, entity_type, entity_id, external_id, email, name, status, last_error FROM jobs WHERE id IN ({marks})",
         job_ids,
