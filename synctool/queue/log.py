@@ -63,7 +63,7 @@ def page(
     if q:
         q = "".join(ch for ch in q if ch >= " " and ch != "\x7f").strip()  # a NUL ends SQLite's full-text query in an error
         if len(q) >= 3:  # the trigram index answers substrings of three characters or more
-            where.add(*store.dialect.jobs_matching(q))
+            where.add(*store.dialect.full_text("jobs_search", q))
         else:
             like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             where.add(  # whatever the case, on either engine (PostgreSQL's LIKE minds it)

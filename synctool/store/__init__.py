@@ -74,6 +74,7 @@ __all__ = [
     "connect",
     "file_modes",
     "database",
+    "dialect",
     "fingerprint",
     "growth_per_month",
     "held_by",

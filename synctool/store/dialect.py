@@ -13,10 +13,10 @@ def arrival(table: str = "") -> str:
     return f"{table}.rowid" if table else "rowid"
 
 
-def jobs_matching(text: str) -> tuple[str, str]:
-    """A condition on ``jobs`` and its one parameter: the jobs whose searched text (external id, e-mail, name, last
-    error: the ``jobs_search`` index) holds ``text`` (three characters or more), whatever its case."""
-    return "rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", '"' + text.replace('"', '""') + '"'
+def full_text(index: str, text: str) -> tuple[str, str]:
+    """A condition on a table and its one parameter: the rows whose text its full-text ``index`` (SQLite: an FTS5
+    trigram table named so, kept by triggers) holds ``text`` (three characters or more), whatever its case."""
+    return f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)", '"' + text.replace('"', '""') + '"'
 
 
 def last_chars(expr: str, n: int) -> str:
