@@ -1,0 +1,103 @@
+"""Every SQL statement above ``store/`` is written for both engines (issue 59): SQLite 3.35+ and PostgreSQL 14+.
+What one engine alone understands (SQLite's ``INSERT OR ...``, its date and JSON functions, ``GLOB``, ``PRAGMA``,
+``rowid``, FTS5's ``MATCH``) is spelt by ``store.dialect`` or computed in Python. The allowlist names what is not
+yet, each with its reason, so it can only shrink."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
+
+#: the SQLite-only spellings looked for in the package's string literals (docstrings and comments aside)
+SQLITE_ONLY = {
+    "INSERT OR": r"\bINSERT\s+OR\s+(IGNORE|REPLACE|ABORT|FAIL|ROLLBACK)\b",
+    "REPLACE INTO": r"(?<!OR )\bREPLACE\s+INTO\b",
+    "strftime(": r"\bstrftime\(",
+    "datetime(": r"\bdatetime\(",
+    "julianday(": r"\bjulianday\(",
+    "json_*(": r"\bjson_(extract|valid|each|object|array|group_array|set|insert|patch|type)\(",
+    "ifnull(": r"\bifnull\(",
+    "group_concat(": r"\bgroup_concat\(",
+    "GLOB": r"\bGLOB\b",
+    "PRAGMA": r"\bPRAGMA\b",
+    "sqlite_master": r"\bsqlite_(master|schema)\b",
+    "LIMIT -1": r"\bLIMIT\s+-1\b",
+    "last_insert_rowid(": r"\blast_insert_rowid\(",
+    "rowid": r"\browid\b",
+    "MATCH": r"\bMATCH\s+\?",
+}
+
+#: the folders (and the package's own modules, ``*.py``) whose SQL helper "sql-b" made portable
+SQL_B_PLACES = ("queue", "crm", "platforms", "*.py")
+
+#: ``path:construct`` -> why it stays for now (each entry one the PostgreSQL work still owes)
+ALLOWED: dict[str, str] = {}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes (a module's, a class's, a function's first string)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def _strings(path: Path) -> list[tuple[int, str]]:
+    """Each string literal of a module (an f-string's literal parts too) with its line, docstrings left out."""
+    tree = ast.parse(path.read_text(), str(path))
+    skip = _docstrings(tree)
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+    ]
+
+
+def _modules(places: tuple[str, ...]) -> list[Path]:
+    return sorted(
+        path for place in places for path in (PACKAGE.glob(place) if place.endswith(".py") else (PACKAGE / place).rglob("*.py"))
+    )
+
+
+def _found(places: tuple[str, ...]) -> dict[str, str]:
+    """``path:construct`` -> the first line holding it, for each SQLite-only spelling in these places."""
+    found: dict[str, str] = {}
+    for path in _modules(places):
+        where = path.relative_to(PACKAGE.parent).as_posix()
+        for line, text in _strings(path):
+            for name, pattern in SQLITE_ONLY.items():
+                if re.search(pattern, text, re.IGNORECASE):
+                    found.setdefault(f"{where}:{name}", f"line {line}: {text.strip()[:120]}")
+    return found
+
+
+def test_no_sqlite_only_sql_in_the_queue_the_crm_the_platforms_and_the_package_modules():
+    found = _found(SQL_B_PLACES)
+    assert {k: v for k, v in found.items() if k not in ALLOWED} == {}
+
+
+def test_the_allowlist_only_shrinks():
+    """An entry whose construct is gone goes too (the list says what is left, never more)."""
+    found = _found(SQL_B_PLACES)
+    assert [k for k in ALLOWED if k not in found] == []
+
+
+def test_the_scan_sees_sql_in_strings_not_python_calls(tmp_path: Path):
+    """The scan reads string literals: ``moment.strftime(...)`` in Python is not SQL; a docstring is not either."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Uses PRAGMA in words."""\n'
+        "import datetime\n"
+        "STAMP = datetime.datetime(2026, 1, 1).strftime('%Y')\n"
+        "SQL = \"SELECT strftime('%Y', at) FROM t WHERE key GLOB ?\"\n"
+        'OK = f"INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING {STAMP}"\n'
+    )
+    texts = [text for _, text in _strings(module)]
+    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    assert hits == {"strftime(", "GLOB"}
