@@ -93,7 +93,7 @@ def invited(
     campaigns = [m["key"] for m in mappings.all_of(conn, EVENT) if str(m.get("event_id")) == str(event_id)]
     marks = ",".join("?" * len(campaigns)) or "NULL"
     orders = conn.execute(
-        f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at, order_id",
+        f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at NULLS FIRST, order_id",
         (source, str(constituent_id), *campaigns),
     ).fetchall()
     by_order: dict[str, list[sqlite3.Row]] = {}

@@ -72,9 +72,11 @@ def page(
                 *[like.lower()] * 4,
             )
     total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
+    nulls = "FIRST" if order.lower() == "asc" else "LAST"
     rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, {store.dialect.arrival()} {order.upper()}"
-        " LIMIT ? OFFSET ?",
+        # where NULLs sort is said (SQLite's way: first ascending, last descending; PostgreSQL's is the other)
+        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()} NULLS {nulls},"
+        f" {store.dialect.arrival()} {order.upper()} LIMIT ? OFFSET ?",
         (*where.params, limit, (number - 1) * limit),
     ).fetchall()
     return total, [dict(r) for r in rows]
@@ -273,7 +275,7 @@ def open_failure_rows(conn: sqlite3.Connection, limit: int) -> list[dict[str, ob
         dict(r)
         for r in conn.execute(
             "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
-            f" WHERE {OPEN_FAILURE} ORDER BY finished_at DESC LIMIT ?",
+            f" WHERE {OPEN_FAILURE} ORDER BY finished_at DESC NULLS LAST LIMIT ?",
             (limit,),
         )
     ]
@@ -349,7 +351,7 @@ def gifts_by_campaign(conn: sqlite3.Connection, source: str, since: str) -> list
         "   WHERE source = :source AND created_at >= :since AND created_at < :next AND NOT EXISTS (SELECT 1 FROM"
         "   job_campaigns l WHERE l.source = j.source AND l.campaign_id = j.campaign_id AND l.entity_id = j.entity_id"
         "   AND l.created_at >= :next) GROUP BY campaign_id"
-        " ) AS h GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC",
+        " ) AS h GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC NULLS LAST",
         {"source": source, "since": since, "next": next_hour, "hour": next_hour[:13]},
     ).fetchall()
     return [{"campaign_id": str(r["campaign_id"]), "gifts": int(r["gifts"]), "last_gift_at": r["last_gift_at"]} for r in rows]
