@@ -101,3 +101,25 @@ def test_the_scan_sees_sql_in_strings_not_python_calls(tmp_path: Path):
     texts = [text for _, text in _strings(module)]
     hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
     assert hits == {"strftime(", "GLOB"}
+
+
+def test_the_folders_use_no_sqlite_utils_table_calls():
+    """sqlite-utils' ``Table`` methods write SQLite's SQL: rows are put with plain SQL or ``store.put_row``."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent).as_posix()}:{n}"
+        for path in _modules(SQL_B_PLACES)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "store.database(" in line
+    ]
+    assert found == []
+
+
+def test_a_gifts_soft_credits_are_the_keys_it_starts_whatever_they_hold(db):
+    """The soft credits of a gift are the ledger's keys that start with its id and the mark: wildcards of any
+    kind (GLOB's, LIKE's) in an external id are plain characters, and case counts."""
+    from synctool.crm import soft_credits
+
+    keys = ["a*b?[c]%_x_sc_1", "a*b?[c]%_x_sc_2", "aXb?[c]%_x_sc_1", "A*B?[C]%_X_sc_1", "a*b?[c]%_x", "a*b?[c]%_x_sc"]
+    for key in keys:
+        db.execute("INSERT INTO crm_writes (key, kind, state, updated_at) VALUES (?, 'gift', 'done', '2026-01-01')", (key,))
+    assert [r["key"] for r in soft_credits.of_gift(db, "a*b?[c]%_x")] == ["a*b?[c]%_x_sc_1", "a*b?[c]%_x_sc_2"]
