@@ -11,13 +11,15 @@
   row claimed once, retried, then given up with its error kept;
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
-- ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``).
+- ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``);
+- ``dialect``: what the engines spell differently, for the SQL outside ``store/`` (``store.dialect.has_table``).
 
 Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
 """
 
 from __future__ import annotations
 
+from synctool.store import dialect
 from synctool.store.connection import (
     BUSY_TIMEOUT_MS,
     PRIVATE_FILE,
@@ -72,6 +74,7 @@ __all__ = [
     "connect",
     "file_modes",
     "database",
+    "dialect",
     "fingerprint",
     "growth_per_month",
     "held_by",
