@@ -30,7 +30,9 @@ class EventMappingBody(Body):
 def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
     """A platform campaign's id from its id or its code, as the platforms' campaign caches and orders know it."""
     wanted = campaign.strip()
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
+    for row in conn.execute(
+        "SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%' ORDER BY kind"
+    ):
         for found in settings.cache_list(conn, row["kind"]):
             if isinstance(found, dict) and wanted in (str(found.get("id")), str(found.get("code") or "")):
                 return str(found["id"])
@@ -42,7 +44,9 @@ def campaign_id(conn: sqlite3.Connection, campaign: str) -> str:
 
 
 def _campaign_title(conn: sqlite3.Connection, key: str) -> str | None:
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
+    for row in conn.execute(
+        "SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%' ORDER BY kind"
+    ):
         found = settings.cache_get(conn, row["kind"], key)
         if isinstance(found, dict):
             return found.get("title") or found.get("code")
