@@ -1,10 +1,7 @@
-"""SQL outside ``store/`` is written for both engines (issue 59): SQLite (3.35+) and PostgreSQL (14+) accept it and
-answer alike. Only ``store/`` knows the engine (``store.dialect`` spells what differs), so no SQLite-only construct
-appears in the SQL of the folders checked here: in any string of their code (docstrings left out, an f-string's
-text included), nor the two SQLite-only calls (``cursor.lastrowid``, sqlite-utils' ``store.database``).
-
-``ALLOWED`` lists what is not converted yet, each entry with why; an entry that no longer occurs fails too, so the
-list can only shrink."""
+"""Every SQL statement above ``store/`` is written for both engines (issue 59): SQLite 3.35+ and PostgreSQL 14+.
+What one engine alone understands (SQLite's ``INSERT OR ...``, its date and JSON functions, ``GLOB``, ``PRAGMA``,
+``rowid``, FTS5's ``MATCH``) is spelt by ``store.dialect`` or computed in Python. The allowlist names what is not
+yet, each with its reason, so it can only shrink."""
 
 from __future__ import annotations
 
@@ -12,128 +9,156 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
 
-#: the folders (and top-level modules) of synctool whose SQL is portable, checked here
-CHECKED = ["ops", "web", "cli", "console", "testing"]
-
-#: construct -> the pattern that finds it in SQL text (case ignored)
+#: the SQLite-only spellings looked for in the package's string literals (docstrings and comments aside)
 SQLITE_ONLY = {
     "INSERT OR": r"\bINSERT\s+OR\s+(IGNORE|REPLACE|ABORT|FAIL|ROLLBACK)\b",
-    "REPLACE INTO": r"(^|[^\w.])REPLACE\s+INTO\b",
-    "strftime(": r"\bstrftime\s*\(",
-    "datetime(": r"\bdatetime\s*\(",
-    "julianday(": r"\bjulianday\s*\(",
-    "json_extract(": r"\bjson_extract\s*\(",
-    "ifnull(": r"\bifnull\s*\(",
-    "group_concat(": r"\bgroup_concat\s*\(",
-    "GLOB": r"\sGLOB\s",
-    "PRAGMA": r"\bPRAGMA\s",
+    "REPLACE INTO": r"(?<!OR )\bREPLACE\s+INTO\b",
+    "strftime(": r"\bstrftime\(",
+    "datetime(": r"\bdatetime\(",
+    "julianday(": r"\bjulianday\(",
+    "json_*(": r"\bjson_(extract|valid|each|object|array|group_array|set|insert|patch|type)\(",
+    "ifnull(": r"\bifnull\(",
+    "group_concat(": r"\bgroup_concat\(",
+    "GLOB": r"\bGLOB\b",
+    "PRAGMA": r"\bPRAGMA\b",
     "sqlite_master": r"\bsqlite_(master|schema)\b",
-    "LIMIT -1": r"\bLIMIT\s+-\s*1\b",
-    "rowid": r"\b(_?rowid_?|oid)\b",
-    "last_insert_rowid(": r"\blast_insert_rowid\s*\(",
-    "X'' (a blob literal)": r"(^|[^\w'])X'[0-9a-f]*'",
+    "LIMIT -1": r"\bLIMIT\s+-1\b",
+    "last_insert_rowid(": r"\blast_insert_rowid\(",
+    "rowid": r"\browid\b",
+    "MATCH": r"\bMATCH\s+\?",
 }
 
-#: the SQLite-only calls outside SQL text: attribute -> what it is
-SQLITE_CALLS = {"lastrowid": "cursor.lastrowid (use RETURNING id)", "database": "store.database: sqlite-utils"}
-
-#: (path under synctool/, construct) -> why it stays for now; the list only shrinks
-ALLOWED: dict[tuple[str, str], str] = {}
-
-
-def _files() -> list[Path]:
-    found = []
-    for name in CHECKED:
-        path = PACKAGE / name
-        found += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
-    return found
+#: ``path:construct`` -> why it stays for now (each entry one the PostgreSQL work still owes)
+ALLOWED: dict[str, str] = {}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    kept = set()
+    """The ids of the docstring nodes (a module's, a class's, a function's first string)."""
+    found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                kept.add(id(first.value))
-    return kept
-
-
-def constructs(source: str) -> list[tuple[int, str]]:
-    """Each SQLite-only construct in ``source`` (a module's code): (line, construct)."""
-    tree = ast.parse(source)
-    skipped = _docstrings(tree)
-    texts: list[tuple[int, str]] = []
-    calls: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):  # its text, each {expression} standing for a name
-            text = "".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values)
-            texts.append((node.lineno, text))
-            skipped |= {id(v) for v in node.values}
-        elif isinstance(node, ast.Attribute) and node.attr in SQLITE_CALLS:
-            if node.attr == "lastrowid" or ast.unparse(node.value) == "store":
-                calls.append((node.lineno, SQLITE_CALLS[node.attr]))
-    texts += [
-        (n.lineno, n.value)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skipped
-    ]
-    found = [
-        (line, construct)
-        for line, text in texts
-        for construct, pattern in SQLITE_ONLY.items()
-        if re.search(pattern, text, re.IGNORECASE)
-    ]
-    return sorted(set(found + calls))
-
-
-def _found() -> dict[tuple[str, str], list[int]]:
-    found: dict[tuple[str, str], list[int]] = {}
-    for path in _files():
-        for line, construct in constructs(path.read_text(encoding="utf-8")):
-            found.setdefault((str(path.relative_to(PACKAGE)), construct), []).append(line)
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
     return found
 
 
-def test_the_sql_outside_the_store_is_portable():
-    unlisted = {key: lines for key, lines in _found().items() if key not in ALLOWED}
-    assert not unlisted, "SQLite-only SQL outside store/ (write it for both engines, or ask store.dialect): " + "; ".join(
-        f"synctool/{path}:{','.join(map(str, lines))}: {construct}" for (path, construct), lines in sorted(unlisted.items())
+def _strings(path: Path) -> list[tuple[int, str]]:
+    """Each string literal of a module (an f-string's literal parts too) with its line, docstrings left out."""
+    tree = ast.parse(path.read_text(), str(path))
+    skip = _docstrings(tree)
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+    ]
+
+
+def _modules(places: tuple[str, ...]) -> list[Path]:
+    return sorted(
+        path for place in places for path in (PACKAGE.glob(place) if place.endswith(".py") else (PACKAGE / place).rglob("*.py"))
     )
 
 
-def test_the_allowed_list_only_shrinks():
-    found = _found()
-    stale = [key for key in ALLOWED if key not in found]
-    assert not stale, f"no longer found, take them off ALLOWED: {stale}"
-    assert all(why.strip() for why in ALLOWED.values()), "each allowed construct says why it stays"
+def _found(places: tuple[str, ...]) -> dict[str, str]:
+    """``path:construct`` -> the first line holding it, for each SQLite-only spelling in these places."""
+    found: dict[str, str] = {}
+    for path in _modules(places):
+        where = path.relative_to(PACKAGE.parent).as_posix()
+        for line, text in _strings(path):
+            for name, pattern in SQLITE_ONLY.items():
+                if re.search(pattern, text, re.IGNORECASE):
+                    found.setdefault(f"{where}:{name}", f"line {line}: {text.strip()[:120]}")
+    return found
 
 
-def test_every_checked_folder_is_there():
-    assert all((PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file() for name in CHECKED)
-    assert len(_files()) > 100
+def test_the_scan_sees_sql_in_strings_not_python_calls(tmp_path: Path):
+    """The scan reads string literals: ``moment.strftime(...)`` in Python is not SQL; a docstring is not either."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Uses PRAGMA in words."""\n'
+        "import datetime\n"
+        "STAMP = datetime.datetime(2026, 1, 1).strftime('%Y')\n"
+        "SQL = \"SELECT strftime('%Y', at) FROM t WHERE key GLOB ?\"\n"
+        'OK = f"INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING {STAMP}"\n'
+    )
+    texts = [text for _, text in _strings(module)]
+    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    assert hits == {"strftime(", "GLOB"}
 
 
-@pytest.mark.parametrize(
-    ("source", "expected"),
-    [
-        ('conn.execute("INSERT OR IGNORE INTO t (a) VALUES (?)", (1,))', ["INSERT OR"]),
-        ("conn.execute(\"SELECT strftime('%s', at) FROM t\")", ["strftime("]),
-        ('conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)", (5,))', ["rowid"]),
-        ('q = "SELECT ifnull(a, 0), group_concat(b) FROM t GROUP BY c LIMIT -1"', ["LIMIT -1", "group_concat(", "ifnull("]),
-        ("conn.execute(\"UPDATE t SET body = X'' WHERE id = 1\")", ["X'' (a blob literal)"]),
-        ('conn.execute("PRAGMA optimize")', ["PRAGMA"]),
-        ("conn.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\")", ["sqlite_master"]),
-        ("n = cur.lastrowid", ["cursor.lastrowid (use RETURNING id)"]),
-        ('store.database(conn).table("t").upsert(row, pk="id")', ["store.database: sqlite-utils"]),
-        ('def f():\n    """Runs PRAGMA optimize, then VACUUM."""\n    return datetime.strftime(now, "%Y")', []),
-        ('conn.execute("INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING RETURNING id", (1,))', []),
-        ("conn.execute(\"SELECT coalesce(a, 0) FROM t WHERE lower(b) LIKE lower(?) ORDER BY c NULLS FIRST\", ('x',))", []),
-    ],
-)
-def test_the_scan_finds_what_it_looks_for(source, expected):
-    assert sorted(construct for _, construct in constructs(source)) == sorted(expected)
+# --- sql-a: synctool/ops, web, cli, console and testing ---
+
+#: the folders whose SQL helper "sql-a" made portable
+SQL_A_PLACES = ("ops", "web", "cli", "console", "testing")
+
+#: SQLite's alone too: a blob literal (PostgreSQL reads ``X''`` as a bit string; a blob goes as a parameter)
+SQLITE_ONLY["X'' (a blob literal)"] = r"(^|[^\w'])X'[0-9a-f]*'"
+
+#: SQLite-only calls, not SQL text: attribute -> what it is (``store.database`` only when called on ``store``)
+SQLITE_CALLS = {"lastrowid": "cursor.lastrowid (RETURNING id instead)", "database": "store.database: sqlite-utils"}
+
+
+def _calls_of(path: Path) -> list[tuple[int, str]]:
+    """Each SQLite-only call a module makes, with its line."""
+    return [
+        (node.lineno, SQLITE_CALLS[node.attr])
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr in SQLITE_CALLS
+        and (node.attr == "lastrowid" or ast.unparse(node.value) == "store")
+    ]
+
+
+def _calls(places: tuple[str, ...]) -> dict[str, str]:
+    """``path:call`` -> the first line making it, for each SQLite-only call in these places."""
+    found: dict[str, str] = {}
+    for path in _modules(places):
+        for line, call in _calls_of(path):
+            found.setdefault(f"{path.relative_to(PACKAGE.parent).as_posix()}:{call}", f"line {line}")
+    return found
+
+
+def test_no_sqlite_only_sql_in_ops_web_cli_console_and_testing():
+    found = _found(SQL_A_PLACES) | _calls(SQL_A_PLACES)
+    assert {k: v for k, v in found.items() if k not in ALLOWED} == {}
+    assert len(_modules(SQL_A_PLACES)) > 100  # the places are there
+
+
+def test_the_allowlist_only_shrinks_in_ops_web_cli_console_and_testing():
+    """An entry of these places whose construct is gone goes too (the list says what is left, never more)."""
+    found = _found(SQL_A_PLACES) | _calls(SQL_A_PLACES)
+    ours = [k for k in ALLOWED if k.split("/")[1] in SQL_A_PLACES]
+    assert [k for k in ours if k not in found] == []
+
+
+def test_the_scan_finds_each_construct(tmp_path: Path):
+    """Each SQLite-only spelling is found where SQL is written; the portable spellings are not."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "conn.execute('INSERT OR IGNORE INTO t (a) VALUES (?)', (1,))\n"
+        "conn.execute(f'DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)', (5,))\n"
+        "conn.execute('SELECT ifnull(a, 0), group_concat(b) FROM t GROUP BY c LIMIT -1')\n"
+        "conn.execute(\"UPDATE t SET body = X'' WHERE id = 1\")\n"
+        "conn.execute('PRAGMA optimize')\n"
+        "conn.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\")\n"
+        "conn.execute('INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING RETURNING id', (1,))\n"
+        "conn.execute('SELECT coalesce(a, 0) FROM t WHERE lower(b) LIKE lower(?) ORDER BY c NULLS FIRST', ('x',))\n"
+        "n = cur.lastrowid\n"
+        "store.database(conn).table('t').upsert(row, pk='id')\n"
+    )
+    texts = [text for _, text in _strings(module)]
+    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    assert hits == {
+        "INSERT OR",
+        "rowid",
+        "ifnull(",
+        "group_concat(",
+        "LIMIT -1",
+        "X'' (a blob literal)",
+        "PRAGMA",
+        "sqlite_master",
+    }
+    assert {call for _, call in _calls_of(module)} == set(SQLITE_CALLS.values())

@@ -12,14 +12,14 @@
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
 - ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``);
-- ``dialect``: what the engines spell differently, for the SQL outside ``store/`` (``store.dialect.has_table``).
+- ``dialect``: the few SQL spellings that differ between engines (``store.dialect.arrival()``).
 
 Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
 """
 
 from __future__ import annotations
 
-from synctool.store import dialect
+from synctool.store import dialect as dialect  # the engines' spellings: ``store.dialect.arrival()``
 from synctool.store.connection import (
     BUSY_TIMEOUT_MS,
     PRIVATE_FILE,

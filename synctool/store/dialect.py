@@ -1,9 +1,5 @@
-"""What the engines spell differently, asked for by the SQL outside ``store/`` (``store.dialect.NAME``).
-
-Code above ``store/`` writes SQL both SQLite (3.35+) and PostgreSQL (14+) accept; where an engine's own words are
-needed (the catalogue, an integrity check, reclaiming space, statistics, a date or JSON expression) it calls a
-function here instead. Each answers for SQLite today; the PostgreSQL side comes with its connection. A function
-returning SQL text names the engine's spelling of one expression; the others do the engine's own housekeeping.
+"""The few SQL spellings that differ between engines, as text a query above ``store/`` writes in: each function
+returns SQLite's spelling today; PostgreSQL's comes with its connection (issue 59). A caller never names an engine.
 """
 
 from __future__ import annotations
@@ -12,7 +8,28 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# -- the catalogue ---------------------------------------------------------------------------------------------
+# --- sql-b: the queue's, the CRM's and the platforms' spellings (synctool/queue, crm, platforms, *.py) ---
+
+
+def arrival(table: str = "") -> str:
+    """The order rows of a table arrived in (a tie-break after a time that may repeat under a stopped clock):
+    SQLite's ``rowid``. ``table`` qualifies it (``jobs``, an alias) where a query reads the table twice."""
+    return f"{table}.rowid" if table else "rowid"
+
+
+def full_text(index: str, text: str) -> tuple[str, str]:
+    """A condition on a table and its one parameter: the rows whose text its full-text ``index`` (SQLite: an FTS5
+    trigram table named so, kept by triggers) holds ``text`` (three characters or more), whatever its case."""
+    return f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)", '"' + text.replace('"', '""') + '"'
+
+
+def last_chars(expr: str, n: int) -> str:
+    """The last ``n`` characters of ``expr`` (all of it when shorter), spelt as the index on it is."""
+    return f"substr({expr}, -{int(n)})"
+
+
+# --- sql-a: the catalogue and the housekeeping (synctool/ops, web, cli, console, testing) ---
+# Not SQL text: each does the engine's own work on the connection it is given.
 
 
 def table_names(conn: sqlite3.Connection) -> list[str]:
@@ -29,9 +46,6 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
 def integrity_check(conn: sqlite3.Connection) -> str:
     """The engine's own check of the database behind ``conn``: ``"ok"``, else its first complaint."""
     return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-
-
-# -- housekeeping (``prune``) ----------------------------------------------------------------------------------
 
 
 @contextmanager
