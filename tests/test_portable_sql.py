@@ -123,3 +123,78 @@ def test_a_gifts_soft_credits_are_the_keys_it_starts_whatever_they_hold(db):
     for key in keys:
         db.execute("INSERT INTO crm_writes (key, kind, state, updated_at) VALUES (?, 'gift', 'done', '2026-01-01')", (key,))
     assert [r["key"] for r in soft_credits.of_gift(db, "a*b?[c]%_x")] == ["a*b?[c]%_x_sc_1", "a*b?[c]%_x_sc_2"]
+
+
+# --- sql-a: synctool/ops, web, cli, console and testing ---
+
+#: the folders whose SQL helper "sql-a" made portable
+SQL_A_PLACES = ("ops", "web", "cli", "console", "testing")
+
+#: SQLite's alone too: a blob literal (PostgreSQL reads ``X''`` as a bit string; a blob goes as a parameter)
+SQLITE_ONLY["X'' (a blob literal)"] = r"(^|[^\w'])X'[0-9a-f]*'"
+
+#: SQLite-only calls, not SQL text: attribute -> what it is (``store.database`` only when called on ``store``)
+SQLITE_CALLS = {"lastrowid": "cursor.lastrowid (RETURNING id instead)", "database": "store.database: sqlite-utils"}
+
+
+def _calls_of(path: Path) -> list[tuple[int, str]]:
+    """Each SQLite-only call a module makes, with its line."""
+    return [
+        (node.lineno, SQLITE_CALLS[node.attr])
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr in SQLITE_CALLS
+        and (node.attr == "lastrowid" or ast.unparse(node.value) == "store")
+    ]
+
+
+def _calls(places: tuple[str, ...]) -> dict[str, str]:
+    """``path:call`` -> the first line making it, for each SQLite-only call in these places."""
+    found: dict[str, str] = {}
+    for path in _modules(places):
+        for line, call in _calls_of(path):
+            found.setdefault(f"{path.relative_to(PACKAGE.parent).as_posix()}:{call}", f"line {line}")
+    return found
+
+
+def test_no_sqlite_only_sql_in_ops_web_cli_console_and_testing():
+    found = _found(SQL_A_PLACES) | _calls(SQL_A_PLACES)
+    assert {k: v for k, v in found.items() if k not in ALLOWED} == {}
+    assert len(_modules(SQL_A_PLACES)) > 100  # the places are there
+
+
+def test_the_allowlist_only_shrinks_in_ops_web_cli_console_and_testing():
+    """An entry of these places whose construct is gone goes too (the list says what is left, never more)."""
+    found = _found(SQL_A_PLACES) | _calls(SQL_A_PLACES)
+    ours = [k for k in ALLOWED if k.split("/")[1] in SQL_A_PLACES]
+    assert [k for k in ours if k not in found] == []
+
+
+def test_the_scan_finds_each_construct(tmp_path: Path):
+    """Each SQLite-only spelling is found where SQL is written; the portable spellings are not."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "conn.execute('INSERT OR IGNORE INTO t (a) VALUES (?)', (1,))\n"
+        "conn.execute(f'DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)', (5,))\n"
+        "conn.execute('SELECT ifnull(a, 0), group_concat(b) FROM t GROUP BY c LIMIT -1')\n"
+        "conn.execute(\"UPDATE t SET body = X'' WHERE id = 1\")\n"
+        "conn.execute('PRAGMA optimize')\n"
+        "conn.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\")\n"
+        "conn.execute('INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING RETURNING id', (1,))\n"
+        "conn.execute('SELECT coalesce(a, 0) FROM t WHERE lower(b) LIKE lower(?) ORDER BY c NULLS FIRST', ('x',))\n"
+        "n = cur.lastrowid\n"
+        "store.database(conn).table('t').upsert(row, pk='id')\n"
+    )
+    texts = [text for _, text in _strings(module)]
+    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    assert hits == {
+        "INSERT OR",
+        "rowid",
+        "ifnull(",
+        "group_concat(",
+        "LIMIT -1",
+        "X'' (a blob literal)",
+        "PRAGMA",
+        "sqlite_master",
+    }
+    assert {call for _, call in _calls_of(module)} == set(SQLITE_CALLS.values())
