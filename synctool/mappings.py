@@ -57,9 +57,7 @@ def get(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
 
 def put(conn: sqlite3.Connection, kind: str, key: str, value: Mapping[str, object]) -> None:
     with store.atomic(conn):
-        store.database(conn).table("mappings").upsert(
-            {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
-        )
+        store.put_row(conn, "mappings", {"kind": kind, "key": key}, {"value": json.dumps(value), "updated_at": store.iso()})
 
 
 def delete(conn: sqlite3.Connection, kind: str, key: str) -> bool:

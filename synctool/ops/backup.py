@@ -33,11 +33,11 @@ def backup(rt: Runtime, destination: str | Path, *, overwrite: bool = False) -> 
         copy = sqlite3.connect(str(target))
         try:
             source.backup(copy)
-            tables = [r[0] for r in copy.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            tables = store.dialect.table_names(copy)
             rows = {
                 t: copy.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables if not t.startswith("jobs_search_")
             }
-            check = copy.execute("PRAGMA integrity_check").fetchone()[0]
+            check = store.dialect.integrity_check(copy)
         finally:
             copy.close()
             source.close()

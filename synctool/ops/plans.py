@@ -49,7 +49,7 @@ class PlansQuery(Query):
 
 def known(conn: sqlite3.Connection, table: str = "plans") -> bool:
     """Whether the donation platform's plan tables exist (its migration ran)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+    return store.dialect.has_table(conn, table)
 
 
 def donor(row: sqlite3.Row | Mapping[str, str | None]) -> str:

@@ -81,7 +81,9 @@ def accept(conn: sqlite3.Connection, external_id: str, note: str, by: str) -> Ac
         "accepted_at": store.iso(),
     }
     with store.atomic(conn):
-        store.database(conn).table("reconcile_accepted").upsert(dict(row), pk="external_id")
+        store.put_row(
+            conn, "reconcile_accepted", {"external_id": external_id}, {k: v for k, v in row.items() if k != "external_id"}
+        )
     return row
 
 
