@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -222,8 +223,76 @@ def load_config(explicit: str | os.PathLike | None = None, environ: Mapping[str,
     config._sections = sections
     config._source = source
     config._db_override = environ.get("SYNCTOOL_DB") or None
+    _check_database(config, environ, source)
     config._renamed = renamed
     return config
+
+
+#: a ``database`` that is a URL of these opens PostgreSQL (``store/postgres.py``); any other value is SQLite's file
+DATABASE_SCHEMES = ("postgresql", "postgres")
+
+
+def is_database_url(target: object) -> bool:
+    """Whether ``target`` names a PostgreSQL database (else it is a SQLite file's path)."""
+    return isinstance(target, str) and target.split("://", 1)[0].lower() in DATABASE_SCHEMES and "://" in target
+
+
+def database_url_problem(url: str) -> str | None:
+    """What is wrong with a database URL as written (None when nothing is): its scheme, host, database name, and
+    never a password (the keyring's DATABASE_PASSWORD, PGPASSWORD or ~/.pgpass hold it)."""
+    scheme = url.partition("://")[0]
+    if scheme.lower() not in DATABASE_SCHEMES:
+        return f"{scheme or 'no'} scheme: a database URL is postgresql://USER@HOST[:PORT]/DB (a path keeps SQLite)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises)
+    except ValueError as exc:
+        return f"not a database URL ({exc}): postgresql://USER@HOST[:PORT]/DB"
+    if parts.password is not None:
+        return (
+            "a password does not belong in the URL (the config is not a secret store): keep it in the keyring"
+            " (DATABASE_PASSWORD), PGPASSWORD or ~/.pgpass"
+        )
+    if not parts.hostname:
+        return "no host: postgresql://USER@HOST[:PORT]/DB"
+    if not parts.path.strip("/") or "/" in parts.path.strip("/"):
+        return "no database name: postgresql://USER@HOST[:PORT]/DB"
+    if parts.query or parts.fragment:
+        return "options after ? or # are not read: postgresql://USER@HOST[:PORT]/DB"
+    return None
+
+
+def shown_database_url(url: str) -> str:
+    """The URL as messages show it (no password, whatever was written)."""
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"postgresql://{user}{parts.hostname}{port}{parts.path}"
+
+
+#: set to 1 to open a PostgreSQL database while it is in progress (issue 59): the store and its schema work, the
+#: commands do not all run on it yet
+POSTGRES_PREVIEW = "SYNCTOOL_POSTGRES_PREVIEW"
+
+
+def _check_database(config: Config, environ: Mapping[str, str], source: str) -> None:
+    """A PostgreSQL URL (``database:`` or ``$SYNCTOOL_DB``) as written: its scheme, host and database name, never a
+    password; and, until every command runs on PostgreSQL, refused unless ``SYNCTOOL_POSTGRES_PREVIEW=1``."""
+    key, where, value = (
+        ("SYNCTOOL_DB", "environment", config._db_override) if config._db_override else ("database", source, config.database)
+    )
+    if not value or "://" not in value:
+        return  # a path: SQLite
+    problem = database_url_problem(value)
+    if problem:
+        raise ConfigError(key, where, problem)
+    if environ.get(POSTGRES_PREVIEW) != "1":
+        raise ConfigError(
+            key,
+            where,
+            "PostgreSQL is not ready in this version: the store, its schema and doctor work, the commands do not all"
+            f" run on it yet (issue 59, in progress); {POSTGRES_PREVIEW}=1 opens it anyway, for trying it out",
+        )
 
 
 STARTER_CONFIG = """\

@@ -292,8 +292,19 @@ class Config(Section):
         return self._source
 
     @property
+    def database_url(self) -> str | None:
+        """The PostgreSQL database's URL (``$SYNCTOOL_DB`` or the ``database`` key, checked by ``load_config``);
+        None for SQLite's file (``db_path``)."""
+        value = self._db_override or self.database
+        return value if value and "://" in value else None
+
+    @property
     def db_path(self) -> Path:
         """``$SYNCTOOL_DB`` as read by ``load_config``, else the ``database`` key, else the default."""
+        if self.database_url:  # never a file named after the URL: the commands that open PostgreSQL ask database_url
+            raise ConfigError(
+                "database", self.database_url, "this command does not run on PostgreSQL yet (issue 59, in progress)"
+            )
         if self._db_override:
             return Path(self._db_override).expanduser()
         if self.database:

@@ -56,9 +56,7 @@ def get(conn: store.Connection, kind: str, key: str) -> dict[str, Any] | None:
 
 def put(conn: store.Connection, kind: str, key: str, value: Mapping[str, object]) -> None:
     with store.atomic(conn):
-        store.database(conn).table("mappings").upsert(
-            {"kind": kind, "key": key, "value": json.dumps(value), "updated_at": store.iso()}, pk=("kind", "key")
-        )
+        store.put_row(conn, "mappings", {"kind": kind, "key": key}, {"value": json.dumps(value), "updated_at": store.iso()})
 
 
 def delete(conn: store.Connection, kind: str, key: str) -> bool:

@@ -46,30 +46,27 @@ def cache_get(conn: store.Connection, kind: str, key: str) -> Any:
 
 def cache_put(conn: store.Connection, kind: str, key: str, value: object) -> None:
     with store.atomic(conn):
-        store.database(conn).table("caches").upsert(
-            {"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": store.iso()}, pk=("kind", "key")
-        )
+        store.put_row(conn, "caches", {"kind": kind, "key": key}, {"value": json.dumps(value), "refreshed_at": store.iso()})
 
 
 def cache_delete(conn: store.Connection, kind: str, key: str) -> None:
     with store.atomic(conn):
-        store.database(conn).table("caches").delete_where("kind = ? AND key = ?", [kind, key])
+        conn.execute("DELETE FROM caches WHERE kind = ? AND key = ?", (kind, key))
 
 
 def cache_replace(conn: store.Connection, kind: str, items: Mapping[str, object]) -> None:
     """Replace every entry of one kind at once (a refreshed reference list)."""
     now = store.iso()
     with store.atomic(conn):
-        caches = store.database(conn).table("caches")
-        caches.delete_where("kind = ?", [kind])
-        caches.insert_all(
-            ({"kind": kind, "key": key, "value": json.dumps(value), "refreshed_at": now} for key, value in items.items()),
-            pk=("kind", "key"),
+        conn.execute("DELETE FROM caches WHERE kind = ?", (kind,))
+        conn.executemany(
+            "INSERT INTO caches (kind, key, value, refreshed_at) VALUES (?, ?, ?, ?)",
+            [(kind, key, json.dumps(value), now) for key, value in items.items()],
         )
 
 
 def cache_list(conn: store.Connection, kind: str) -> list[Any]:
-    rows = store.database(conn).table("caches").rows_where("kind = ?", [kind], order_by="key", select="value")
+    rows = conn.execute("SELECT value FROM caches WHERE kind = ? ORDER BY key", (kind,))
     return [json.loads(r["value"]) for r in rows]
 
 

@@ -61,10 +61,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from tests import contracts
+    from tests import contracts, pg
 
     if not contracts.available():
         terminalreporter.write_line(contracts.ABSENT)
+    if not pg.available():
+        terminalreporter.write_line(pg.ABSENT)
 
 
 @functools.cache
@@ -99,6 +101,15 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytes
     helpers.CURRENT.update(env=values, transports={})
     yield values
     helpers.CURRENT.clear()
+
+
+@pytest.fixture
+def pg_url() -> str:
+    """A PostgreSQL database of the test's own, holding synctool's schema, on the run's throwaway server (tests/pg.py:
+    started when a test first asks); the test skips where no server can be started, and fails where CI is set."""
+    from tests import pg
+
+    return pg.server().new_database()
 
 
 @pytest.fixture

@@ -52,7 +52,10 @@ class AppContext:
         if self._db is None:
             from synctool import renamed_keys, store
 
-            self._db = store.connect(self.rt.db_path)
+            url = self.rt.config.database_url
+            self._db = (
+                store.connect(url, password=self.rt.secrets.get("DATABASE_PASSWORD")) if url else store.connect(self.rt.db_path)
+            )
             for line in renamed_keys.unsaid(self._db, self.rt.config):
                 typer.echo(line, err=True)
         return self._db

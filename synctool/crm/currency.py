@@ -208,7 +208,12 @@ def hold(
             "status": "pending",
             "created_at": store.iso(),
         }
-        return int(store.database(conn).table("currency_holds").insert(row).last_pk or 0)
+        return int(
+            conn.execute(
+                f"INSERT INTO currency_holds ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}) RETURNING id",
+                tuple(row.values()),
+            ).fetchone()[0]
+        )
 
 
 def pending_for_job(conn: store.Connection, job_id: str) -> list[store.Row]:

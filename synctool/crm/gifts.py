@@ -79,10 +79,11 @@ def _mark(
         conn.execute(
             "INSERT INTO crm_writes (key, kind, state, crm_id, job_id, updated_at, amount, deductible, error)"
             " VALUES (?, 'gift', ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_id),"
-            " job_id = coalesce(excluded.job_id, job_id), updated_at = excluded.updated_at,"
-            " amount = coalesce(excluded.amount, amount), deductible = coalesce(excluded.deductible, deductible),"
-            " error = excluded.error",
+            # the kept values named by their table: PostgreSQL finds a bare ``crm_id`` ambiguous beside ``excluded``
+            " ON CONFLICT (key) DO UPDATE SET state = excluded.state, crm_id = coalesce(excluded.crm_id, crm_writes.crm_id),"
+            " job_id = coalesce(excluded.job_id, crm_writes.job_id), updated_at = excluded.updated_at,"
+            " amount = coalesce(excluded.amount, crm_writes.amount),"
+            " deductible = coalesce(excluded.deductible, crm_writes.deductible), error = excluded.error",
             (external_id, state, None if crm_id is None else str(crm_id), job_id, store.iso(), amount, deductible, error),
         )
 

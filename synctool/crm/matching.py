@@ -46,7 +46,6 @@ SETTING = "donor_matching"
 STATUSES = ("pending", "accepted", "new")
 #: the indexed expression (migration 012) that finds the addresses in a postal code's first five characters
 POSTAL_PREFIX = "upper(substr(replace(replace(postal_code, ' ', ''), '-', ''), 1, 5))"
-PHONE_SUFFIX = "substr(digits, -10)"
 FEMININE_ENDINGS = ("a", "ine", "ette", "elle", "yn", "ces")
 #: what turns a name into its feminine form (Paul -> Paula, Henri -> Henriette)
 FEMININE_SUFFIXES = ("a", "ia", "ine", "ina", "ette", "etta", "elle", "ella")
@@ -218,7 +217,8 @@ def _places(conn: store.Connection, person: Person) -> dict[int, list[str]]:
                 found.setdefault(row["constituent_id"], []).append(f"same street address ({row['street']}, {row['postal_code']})")
     phone = phone_key(person.phone)
     if phone:
-        for row in conn.execute(f"SELECT constituent_id, number FROM crm_constituent_phones WHERE {PHONE_SUFFIX} = ?", (phone,)):
+        suffix = store.dialect.last_chars("digits", 10)  # as the index on it is spelt
+        for row in conn.execute(f"SELECT constituent_id, number FROM crm_constituent_phones WHERE {suffix} = ?", (phone,)):
             found.setdefault(row["constituent_id"], []).append(f"same phone ({row['number']})")
     return found
 
@@ -301,7 +301,12 @@ def hold(work: Unit, job: store.Row, person: Person, found: list[Candidate], why
         if known is not None:
             conn.execute("UPDATE donor_matches SET candidates = ?, why = ? WHERE id = ?", (row["candidates"], why, known[0]))
             return int(known[0])
-        return int(store.database(conn).table("donor_matches").insert(row).last_pk or 0)
+        return int(
+            conn.execute(
+                f"INSERT INTO donor_matches ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}) RETURNING id",
+                tuple(row.values()),
+            ).fetchone()[0]
+        )
 
 
 def resolve(work: Unit, person: Person, job: store.Row, how: str) -> tuple[str | None, str | None]:

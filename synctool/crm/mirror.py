@@ -167,7 +167,7 @@ def _load(crm: CrmClient, work: Unit, *, full: bool, page_size: int) -> MirrorRe
             conn.execute("DELETE FROM crm_constituents WHERE mirrored_at < ?", (started_iso,))
         conn.execute(
             "UPDATE crm_mirror_state SET watermark = ?, refreshed_at = ?, last_kind = ?, last_requests = ?,"
-            " last_rows = ?, last_seconds = ?, full_loaded_at = CASE WHEN ? THEN ? ELSE full_loaded_at END"
+            " last_rows = ?, last_seconds = ?, full_loaded_at = CASE WHEN ? = 1 THEN ? ELSE full_loaded_at END"
             " WHERE id = 1",
             (
                 newest.strftime(WATERMARK_FORMAT) if newest else EPOCH,
@@ -176,7 +176,7 @@ def _load(crm: CrmClient, work: Unit, *, full: bool, page_size: int) -> MirrorRe
                 requests,
                 rows,
                 round(time.monotonic() - started, 3),
-                full,
+                int(full),
                 started_iso,
             ),
         )

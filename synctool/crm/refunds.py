@@ -103,9 +103,11 @@ def _save(work: Unit, refund: Refund, state: str, job_id: str | None, **fields: 
     now = store.iso()
     with work.gather() as conn:
         existing = recorded(conn, refund.key)
-        store.database(conn).table("refunds").upsert(
+        store.put_row(
+            conn,
+            "refunds",
+            {"key": refund.key},
             {
-                "key": refund.key,
                 "source": refund.source,
                 "refund_id": refund.refund_id,
                 "gift_external_id": refund.gift_external_id,
@@ -117,7 +119,6 @@ def _save(work: Unit, refund: Refund, state: str, job_id: str | None, **fields: 
                 "updated_at": now,
                 **fields,
             },
-            pk="key",
         )
 
 

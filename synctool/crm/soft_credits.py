@@ -59,8 +59,12 @@ def body(parent: Mapping[str, object], parent_gift_id: str, fundraiser_id: str, 
 
 def of_gift(conn: store.Connection, gift_external_id: str) -> list[store.Row]:
     """The ledger's soft credits of one gift."""
-    pattern = gift_external_id.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]") + MARK + "*"
-    return conn.execute("SELECT * FROM crm_writes WHERE kind = 'gift' AND key GLOB ? ORDER BY key", (pattern,)).fetchall()
+    prefix = gift_external_id + MARK  # the keys that start so: a range the key's index reads, exact as a prefix
+    after = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return conn.execute(
+        "SELECT * FROM crm_writes WHERE kind = 'gift' AND key >= ? AND key < ? AND substr(key, 1, ?) = ? ORDER BY key",
+        (prefix, after, len(prefix), prefix),
+    ).fetchall()
 
 
 def follow(crm: CrmClient, work: Unit, gift_external_id: str) -> list[str]:

@@ -29,11 +29,11 @@ def backup(rt: Runtime, destination: str | Path, *, overwrite: bool = False) -> 
     try:
         store.private_to_write(target)
         with store.backup_to(rt.db_path, target) as copy:
-            tables = [r[0] for r in copy.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            tables = store.dialect.table_names(copy)
             rows = {
                 t: copy.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables if not t.startswith("jobs_search_")
             }
-            check = copy.execute("PRAGMA integrity_check").fetchone()[0]
+            check = store.dialect.integrity_check(copy)
     except (store.Error, OSError) as exc:
         raise StoreUnavailable(f"backup to {target} failed: {exc}") from None
     return {"path": str(target), "size_bytes": target.stat().st_size, "integrity": check, "rows": rows}

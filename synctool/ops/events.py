@@ -32,7 +32,9 @@ class EventMappingBody(Body):
 def campaign_id(conn: store.Connection, campaign: str) -> str:
     """A platform campaign's id from its id or its code, as the platforms' campaign caches and orders know it."""
     wanted = campaign.strip()
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
+    for row in conn.execute(
+        "SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%' ORDER BY kind"
+    ):
         for found in settings.cache_list(conn, row["kind"]):
             if isinstance(found, dict) and wanted in (str(found.get("id")), str(found.get("code") or "")):
                 return str(found["id"])
@@ -44,7 +46,9 @@ def campaign_id(conn: store.Connection, campaign: str) -> str:
 
 
 def _campaign_title(conn: store.Connection, key: str) -> str | None:
-    for row in conn.execute("SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%'"):
+    for row in conn.execute(
+        "SELECT DISTINCT kind FROM caches WHERE kind LIKE '%:campaigns' AND kind NOT LIKE 'crm:%' ORDER BY kind"
+    ):
         found = settings.cache_get(conn, row["kind"], key)
         if isinstance(found, dict):
             return found.get("title") or found.get("code")
@@ -151,9 +155,9 @@ def list_mappings(conn: store.Connection) -> list[dict[str, Any]]:
 def _invited(conn: store.Connection, event_id: int, campaign: str) -> dict[str, int]:
     """The invitations synctool holds for a campaign's orders at their event."""
     row = conn.execute(
-        "SELECT coalesce(sum(i.guest_key = '' AND i.state = 'done'), 0) AS invitations,"
-        " coalesce(sum(i.guest_key != '' AND i.state = 'done'), 0) AS guests,"
-        " coalesce(sum(i.state = 'done' AND i.attended_on IS NOT NULL), 0) AS attended"
+        "SELECT coalesce(sum(CASE WHEN i.guest_key = '' AND i.state = 'done' THEN 1 ELSE 0 END), 0) AS invitations,"
+        " coalesce(sum(CASE WHEN i.guest_key != '' AND i.state = 'done' THEN 1 ELSE 0 END), 0) AS guests,"
+        " coalesce(sum(CASE WHEN i.state = 'done' AND i.attended_on IS NOT NULL THEN 1 ELSE 0 END), 0) AS attended"
         " FROM invitations i WHERE i.event_id = ? AND i.constituent_id IN"
         " (SELECT constituent_id FROM event_orders WHERE campaign_id = ? AND constituent_id IS NOT NULL)",
         (event_id, campaign),
@@ -183,7 +187,9 @@ def show_event(conn: store.Connection, campaign: str) -> EventDetail:
     """One campaign's orders: buyer, holders (with check-in and refund), and the invitations written for them."""
     key = campaign_id(conn, campaign)
     mapped = tickets.event_of(conn, key)
-    orders = conn.execute("SELECT * FROM event_orders WHERE campaign_id = ? ORDER BY ordered_at, order_id", (key,)).fetchall()
+    orders = conn.execute(
+        "SELECT * FROM event_orders WHERE campaign_id = ? ORDER BY ordered_at NULLS FIRST, order_id", (key,)
+    ).fetchall()
     if mapped is None and not orders:
         raise NotFound(f"campaign {campaign} has no event orders and no event mapping")
     shown: list[EventOrder] = []

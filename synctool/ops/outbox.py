@@ -33,11 +33,11 @@ def queue_sign_in(conn: store.Connection, user_id: int, email: str) -> int:
     """A sign-in link for ``user_id``, to be made and mailed by the next drain."""
     now = store.iso()
     with store.atomic(conn):
-        cur = conn.execute(
-            "INSERT INTO outbox (kind, user_id, recipients, created_at, send_after) VALUES (?, ?, ?, ?, ?)",
+        made = conn.execute(
+            "INSERT INTO outbox (kind, user_id, recipients, created_at, send_after) VALUES (?, ?, ?, ?, ?) RETURNING id",
             (SIGN_IN, user_id, email, now, now),
-        )
-    return int(cur.lastrowid or 0)
+        ).fetchone()
+    return int(made[0])
 
 
 #: how each kind of mail is sent: (connection, runtime, its outbox row) -> None, raising SynctoolError when it was not

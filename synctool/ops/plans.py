@@ -48,7 +48,7 @@ class PlansQuery(Query):
 
 def known(conn: store.Connection, table: str = "plans") -> bool:
     """Whether the donation platform's plan tables exist (its migration ran)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+    return store.dialect.has_table(conn, table)
 
 
 def donor(row: store.Row | Mapping[str, str | None]) -> str:

@@ -45,6 +45,10 @@ VACUUM_PAGES = 1000
 _DROPPABLE = f"received_at < ? AND body_pruned_at IS NULL AND id NOT IN ({log.NEEDED_DELIVERIES})"
 
 
+#: each table prune deletes rows of, by its key column
+_KEYS = {"login_links": "token_hash", "staff_sessions": "id_hash", "outbox": "id", "sign_in_requests": "id"}
+
+
 def _deleted(now: datetime) -> dict[str, tuple[str, tuple[str | int, ...]]]:
     """Each kind of row prune deletes: table -> (its WHERE, parameters)."""
     day, month = store.iso(now - SIGN_IN_KEPT), store.iso(now - MAIL_KEPT)
@@ -81,14 +85,10 @@ def prune(conn: store.Connection, rt: Runtime, *, dry_run: bool = False, vacuum:
             for table, (where, params) in deleted.items()
         }
     else:
-        secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-        conn.execute("PRAGMA secure_delete = ON")  # the dropped bytes are zeroed, not left in free pages
-        try:
+        with store.dialect.secure_delete(conn):  # the dropped bytes are zeroed, not left in free pages
             counts = {"raw_bodies": _drop_bodies(conn, cutoff, store.iso(now))}
             for table, (where, params) in deleted.items():
                 counts[table] = _delete(conn, table, where, params)
-        finally:
-            conn.execute(f"PRAGMA secure_delete = {int(secure)}")
     size = store.size(conn) if dry_run else _compact(conn, now.date().isoformat(), vacuum=vacuum)
     result = {
         "dry_run": dry_run,
@@ -120,7 +120,7 @@ def _drop_bodies(conn: store.Connection, cutoff: str, now: str) -> int:
                 return dropped
             marks = ",".join("?" * len(ids))
             conn.execute(
-                f"UPDATE deliveries SET body = X'', headers = '{{}}', body_pruned_at = ? WHERE id IN ({marks})", (now, *ids)
+                f"UPDATE deliveries SET body = ?, headers = '{{}}', body_pruned_at = ? WHERE id IN ({marks})", (b"", now, *ids)
             )
         dropped += len(ids)
         after = ids[-1]
@@ -132,18 +132,16 @@ def _compact(conn: store.Connection, day: str, *, vacuum: bool) -> dict[str, Any
     statistics, record the day's size. Returns the size before and after."""
     before = store.size(conn)
     if vacuum:
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect with the VACUUM
-        conn.execute("VACUUM")
+        store.dialect.rewrite(conn)
     elif before["auto_vacuum"] == 2:
         free = before["free_bytes"]
         while free:
             with store.atomic(conn):
-                conn.execute(f"PRAGMA incremental_vacuum({VACUUM_PAGES})").fetchall()
+                store.dialect.give_back(conn, VACUUM_PAGES)
             free, was = store.size(conn)["free_bytes"], free
             if free >= was:
                 break
-    conn.execute("PRAGMA analysis_limit = 1000")  # bounds the statistics' reading on a large table
-    conn.execute("PRAGMA optimize")
+    store.dialect.refresh_statistics(conn)
     after = store.record_size(conn, day)
     return {**after, "bytes_before": before["bytes"], "vacuumed": vacuum}
 
@@ -153,7 +151,8 @@ def _delete(conn: store.Connection, table: str, where: str, params: tuple[str | 
     while True:
         with store.atomic(conn):
             gone = conn.execute(
-                f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {where} LIMIT ?)", (*params, BATCH)
+                f"DELETE FROM {table} WHERE {_KEYS[table]} IN (SELECT {_KEYS[table]} FROM {table} WHERE {where} LIMIT ?)",
+                (*params, BATCH),
             ).rowcount
         deleted += gone
         if gone < BATCH:

@@ -120,7 +120,7 @@ def update(conn: store.Connection, user_id: int, body: UserPatch) -> UserRecord:
         if row is None:
             raise NotFound(f"no user with id {user_id}")
         conn.execute(
-            "UPDATE users SET role = coalesce(?, role), active = CASE WHEN ? THEN 0 WHEN ? THEN 1 ELSE active END,"
+            "UPDATE users SET role = coalesce(?, role), active = CASE WHEN ? = 1 THEN 0 WHEN ? = 1 THEN 1 ELSE active END,"
             " token_version = token_version + ?, updated_at = ? WHERE id = ?",
             (role, int(deactivate), int(activate), int(deactivate), store.iso(), user_id),
         )

@@ -27,16 +27,11 @@ def deposit(event: Event, job: Job) -> Outcome:
     settled = job.money("deposit", f"{key}:{payout_id}", details["deposited_amount"], details.get("currency"), ext)
     job.crm.update_gift(entry["crm_id"], {"deposit_date": details["deposit_date"], "deposited_amount": float(settled.amount)})
     with job.unit.gather():
-        store.database(job.conn).table("crm_writes").upsert(
-            {
-                "key": key,
-                "kind": "deposit",
-                "state": "done",
-                "crm_id": payout_id,
-                "job_id": job.row["id"],
-                "updated_at": store.iso(),
-            },
-            pk="key",
+        store.put_row(
+            job.conn,
+            "crm_writes",
+            {"key": key},
+            {"kind": "deposit", "state": "done", "crm_id": payout_id, "job_id": job.row["id"], "updated_at": store.iso()},
         )
     return Outcome(
         "succeeded",

@@ -47,7 +47,7 @@ def refund_tickets(conn: store.Connection, source: str, order_id: str, ticket_id
                          (store.iso(), source, order_id))  # fmt: skip
             where, params = "", tuple[str, ...]()
         else:
-            where, params = f" AND ticket_id IN ({','.join('?' * len(ticket_ids))})", tuple(ticket_ids)
+            where, params = f" AND ticket_id IN ({','.join('?' * len(ticket_ids)) or 'NULL'})", tuple(ticket_ids)
         return conn.execute(
             f"UPDATE event_tickets SET refunded = 1, updated_at = ? WHERE source = ? AND order_id = ? AND refunded = 0{where}",
             (store.iso(), source, order_id, *params),
@@ -59,7 +59,7 @@ def order(conn: store.Connection, source: str, order_id: str) -> store.Row | Non
 
 
 def tickets_of(conn: store.Connection, source: str, order_ids: list[str]) -> list[store.Row]:
-    marks = ",".join("?" * len(order_ids))
+    marks = ",".join("?" * len(order_ids)) or "NULL"  # an empty IN () is SQLite's alone
     return conn.execute(
         f"SELECT * FROM event_tickets WHERE source = ? AND order_id IN ({marks}) ORDER BY order_id, ticket_id",
         (source, *order_ids),
@@ -92,7 +92,7 @@ def invited(
     campaigns = [m["key"] for m in mappings.all_of(conn, EVENT) if str(m.get("event_id")) == str(event_id)]
     marks = ",".join("?" * len(campaigns)) or "NULL"
     orders = conn.execute(
-        f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at, order_id",
+        f"SELECT * FROM event_orders WHERE source = ? AND constituent_id = ? AND campaign_id IN ({marks}) ORDER BY ordered_at NULLS FIRST, order_id",
         (source, str(constituent_id), *campaigns),
     ).fetchall()
     by_order: dict[str, list[store.Row]] = {}
@@ -173,8 +173,8 @@ def counts(conn: store.Connection, source: str, campaign_id: str) -> dict[str, i
     """One campaign's orders, tickets, check-ins and refunds, and the invitations synctool wrote for them."""
     row = conn.execute(
         "SELECT count(DISTINCT o.order_id) AS orders, count(t.ticket_id) AS tickets,"
-        " coalesce(sum(t.checked_in_at IS NOT NULL AND t.refunded = 0 AND o.refunded = 0), 0) AS checked_in,"
-        " coalesce(sum(t.refunded = 1 OR o.refunded = 1), 0) AS refunded"
+        " coalesce(sum(CASE WHEN t.checked_in_at IS NOT NULL AND t.refunded = 0 AND o.refunded = 0 THEN 1 ELSE 0 END), 0)"
+        " AS checked_in, coalesce(sum(CASE WHEN t.refunded = 1 OR o.refunded = 1 THEN 1 ELSE 0 END), 0) AS refunded"
         " FROM event_orders o LEFT JOIN event_tickets t ON t.source = o.source AND t.order_id = o.order_id"
         " WHERE o.source = ? AND o.campaign_id = ?",
         (source, str(campaign_id)),

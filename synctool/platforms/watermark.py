@@ -56,9 +56,11 @@ def window_of(
 def save(conn: store.Connection, source: str, started: datetime, result: Mapping[str, object]) -> None:
     """The run's start becomes the next run's watermark; its result is what ``doctor`` shows."""
     with store.atomic(conn):
-        store.database(conn).table("poll_state").upsert(
-            {"source": source, "watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
-            pk="source",
+        store.put_row(
+            conn,
+            "poll_state",
+            {"source": source},
+            {"watermark": store.iso(started), "last_run_at": store.iso(), "last_result": json.dumps(result)},
         )
 
 

@@ -29,6 +29,8 @@ TARGETS = ("crm", "cms", "messaging")
 MAX_RUNNING = 3
 #: taking a job for a drain: running, under its lease, one attempt more
 _TAKE = "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, updated_at = ?"
+#: the attempt given back (a wait, a preview, a hold, a rerun do not count against the job's retries)
+_GIVE_BACK = "attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END"
 
 
 def enqueue(
@@ -100,7 +102,7 @@ def wake(
         found = conn.execute(
             "SELECT id, status, run_after FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ? AND force = 0"
             " AND (status IN ('queued', 'running') OR (status = 'review' AND resolved_at IS NULL))"
-            " ORDER BY status = 'review' DESC, status = 'queued' DESC, rowid LIMIT 1",
+            f" ORDER BY status = 'review' DESC, status = 'queued' DESC, {store.dialect.arrival()} LIMIT 1",
             (target, entity_type, entity_id),
         ).fetchone()
         if found is None:
@@ -108,7 +110,10 @@ def wake(
         if found["status"] == "review":  # held for a person's decision: it runs when they decide (``release_held_of``)
             return found["id"]
         if found["status"] == "queued":
-            conn.execute("UPDATE jobs SET run_after = min(run_after, ?) WHERE id = ?", (now, found["id"]))
+            conn.execute(
+                "UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END WHERE id = ?",
+                (now, now, found["id"]),
+            )
         else:  # a mark later than the one it was claimed with, even under a stopped clock
             claimed = parse_iso(found["run_after"])
             mark = max(now, store.iso(claimed + timedelta(microseconds=1))) if claimed else now
@@ -143,7 +148,7 @@ def claim(
             # one writer per external id: a job waits while another for the same gift runs
             "   AND (external_id IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS w WHERE w.external_id = jobs.external_id"
             "        AND w.status = 'running' AND w.lease_expires >= ?))"
-            f"   ORDER BY {order}, run_after, rowid LIMIT 1)"
+            f"   ORDER BY {order}, run_after, {store.dialect.arrival()} LIMIT 1)"
             f" AND (SELECT count(*) FROM jobs WHERE target IN ({marks}) AND status = 'running' AND lease_expires >= ?) < ?"
             " RETURNING *",
             (owner, expires, now_s, *targets, now_s, now_s, *serial, now_s, now_s, *targets, *targets, now_s, max_running),
@@ -239,7 +244,7 @@ def finish(conn: store.Connection, job: store.Row, owner: str, outcome: Outcome,
         close_attempt(conn, job["id"], outcome.status, None, crm_requests, now)
         # woken while it ran (``wake``): it may have read before the piece landed, so it runs once more, now
         conn.execute(
-            "UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL, attempts = max(attempts - 1, 0),"
+            f"UPDATE jobs SET status = 'queued', run_after = ?, finished_at = NULL, {_GIVE_BACK},"
             " message = ? WHERE id = ? AND run_after != ?",
             (now, f"{outcome.message or outcome.status}; runs again: what it reads changed while it ran"[:2000],
              job["id"], job["run_after"]),
@@ -288,7 +293,7 @@ def wait(conn: store.Connection, job: store.Row, owner: str, message: str, after
     due = store.iso(now_dt + timedelta(seconds=max(after_s, 0)))
     # woken while it ran (``wake``: what it waited for has arrived): due now, not after its wait
     kept = _end_attempt(conn, job, owner, "status = 'queued', message = ?, run_after = CASE WHEN run_after != ? THEN ? ELSE ? END,"
-                        " attempts = max(attempts - 1, 0)", (message[:2000], job["run_after"], now, due), now, "waiting",
+                        f" {_GIVE_BACK}", (message[:2000], job["run_after"], now, due), now, "waiting",
                         message[:2000], crm_requests)  # fmt: skip
     return "queued" if kept else "lost"
 
@@ -298,7 +303,7 @@ def preview(conn: store.Connection, job: store.Row, owner: str, plan: PreviewPla
     decision, the bodies it would send, and how it would end). Returns ``previewed``, or ``lost``."""
     now = store.iso()
     kept = _end_attempt(conn, job, owner, "status = 'previewed', plan = ?, message = ?, last_error = NULL,"
-                        " attempts = max(attempts - 1, 0), finished_at = ?",
+                        f" {_GIVE_BACK}, finished_at = ?",
                         (json.dumps(plan), plan["summary"][:2000], now), now, "previewed", None, crm_requests)  # fmt: skip
     return "previewed" if kept else "lost"
 
@@ -307,7 +312,7 @@ def hold(conn: store.Connection, job: store.Row, owner: str, message: str, crm_r
     """The job waits for a person's decision about its donor (``donors.matching``): ``review``, not failed and
     not retried; the attempt does not count. Returns ``review``, or ``lost``."""
     now = store.iso()
-    kept = _end_attempt(conn, job, owner, "status = 'review', message = ?, last_error = NULL, attempts = max(attempts - 1, 0)",
+    kept = _end_attempt(conn, job, owner, f"status = 'review', message = ?, last_error = NULL, {_GIVE_BACK}",
                         (message[:2000],), now, "review", None, crm_requests)  # fmt: skip
     return "review" if kept else "lost"
 
@@ -323,7 +328,7 @@ def _queue_now(conn: store.Connection, where: str, params: tuple[str, ...] = ())
 
 def release_held(conn: store.Connection, job_ids: list[str]) -> int:
     """A person decided: these jobs held for review are queued again, due now. Returns how many."""
-    return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids))})", tuple(job_ids))
+    return _queue_now(conn, f"status = 'review' AND id IN ({','.join('?' * len(job_ids)) or 'NULL'})", tuple(job_ids))
 
 
 def release_held_of(conn: store.Connection, *, target: str, entity_type: str, entity_id: str) -> int:

@@ -62,17 +62,20 @@ def page(
     if q:
         q = "".join(ch for ch in q if ch >= " " and ch != "\x7f").strip()  # a NUL ends SQLite's full-text query in an error
         if len(q) >= 3:  # the trigram index answers substrings of three characters or more
-            where.add("rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)", '"' + q.replace('"', '""') + '"')
+            where.add(*store.dialect.full_text("jobs_search", q))
         else:
             like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where.add(
-                "(external_id LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
-                " OR last_error LIKE ? ESCAPE '\\')",
-                *[like] * 4,
+            where.add(  # whatever the case, on either engine (PostgreSQL's LIKE minds it)
+                "(lower(external_id) LIKE ? ESCAPE '\\' OR lower(email) LIKE ? ESCAPE '\\' OR lower(name) LIKE ? ESCAPE '\\'"
+                " OR lower(last_error) LIKE ? ESCAPE '\\')",
+                *[like.lower()] * 4,
             )
     total = conn.execute(f"SELECT count(*) FROM jobs {where}", where.params).fetchone()[0]
+    nulls = "FIRST" if order.lower() == "asc" else "LAST"
     rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()}, rowid {order.upper()} LIMIT ? OFFSET ?",
+        # where NULLs sort is said (SQLite's way: first ascending, last descending; PostgreSQL's is the other)
+        f"SELECT {LIST_COLUMNS} FROM jobs {where} ORDER BY {sort} {order.upper()} NULLS {nulls},"
+        f" {store.dialect.arrival()} {order.upper()} LIMIT ? OFFSET ?",
         (*where.params, limit, (number - 1) * limit),
     ).fetchall()
     return total, [dict(r) for r in rows]
@@ -86,7 +89,8 @@ def get(conn: store.Connection, job_id: str) -> store.Row | None:
 def next_due_in(conn: store.Connection, targets: tuple[str, ...] = ("crm",)) -> float | None:
     """Seconds until the next queued job of ``targets`` is due (0 if one is due now), None if none is queued."""
     row = conn.execute(
-        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets))}) AND status = 'queued'", targets
+        f"SELECT min(run_after) FROM jobs WHERE target IN ({','.join('?' * len(targets)) or 'NULL'}) AND status = 'queued'",
+        targets,
     ).fetchone()
     if row[0] is None:
         return None
@@ -94,8 +98,8 @@ def next_due_in(conn: store.Connection, targets: tuple[str, ...] = ("crm",)) -> 
 
 
 def ids_starting(conn: store.Connection, prefix: str, limit: int = 2) -> list[str]:
-    like = prefix.replace("%", "").replace("_", "") + "%"
-    return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE id LIKE ? LIMIT ?", (like, limit))]
+    like = prefix.replace("%", "").replace("_", "").lower() + "%"
+    return [r[0] for r in conn.execute("SELECT id FROM jobs WHERE lower(id) LIKE ? LIMIT ?", (like, limit))]
 
 
 def _window(conn: store.Connection, since: str) -> list[store.Row]:
@@ -107,7 +111,7 @@ def _window(conn: store.Connection, since: str) -> list[store.Row]:
     return conn.execute(
         "SELECT source, status, polled, sum(n) AS n FROM (SELECT source, status, polled, n FROM job_counts WHERE hour >= ?"
         f" UNION ALL SELECT source, status, {store.JOB_POLLED.format('jobs')}, 1 FROM jobs WHERE created_at >= ? AND created_at < ?)"
-        " GROUP BY source, status, polled",
+        " AS w GROUP BY source, status, polled",
         (next_hour[:13], since, next_hour),
     ).fetchall()
 
@@ -145,7 +149,7 @@ def open_failures_of(conn: store.Connection, source: str) -> list[store.Row]:
 
 def backlog(conn: store.Connection, targets: tuple[str, ...]) -> tuple[int, str | None]:
     """How many jobs of these targets are queued, and the earliest ``run_after`` among them."""
-    marks = ",".join("?" * len(targets))
+    marks = ",".join("?" * len(targets)) or "NULL"  # an empty IN () is SQLite's alone
     row = conn.execute(
         f"SELECT count(*), min(run_after) FROM jobs WHERE status = 'queued' AND target IN ({marks})", targets
     ).fetchone()
@@ -218,7 +222,8 @@ def for_delivery(conn: store.Connection, delivery_ids: list[int]) -> dict[int, l
         chunk = delivery_ids[i : i + 500]
         marks = ",".join("?" * len(chunk))
         for r in conn.execute(
-            f"SELECT delivery_id, id, entity_type, entity_id, status FROM jobs WHERE delivery_id IN ({marks}) ORDER BY rowid",
+            f"SELECT delivery_id, id, entity_type, entity_id, status FROM jobs WHERE delivery_id IN ({marks})"
+            f" ORDER BY {store.dialect.arrival()}",
             chunk,
         ):
             found.setdefault(r["delivery_id"], []).append({k: r[k] for k in ("id", "entity_type", "entity_id", "status")})
@@ -238,7 +243,7 @@ def previewed(conn: store.Connection, limit: int) -> list[store.Row]:
 
 
 def by_ids(conn: store.Connection, job_ids: list[str]) -> list[store.Row]:
-    marks = ",".join("?" * len(job_ids))
+    marks = ",".join("?" * len(job_ids)) or "NULL"
     return conn.execute(
         f"SELECT id, source, entity_type, entity_id, external_id, email, name, status, last_error FROM jobs WHERE id IN ({marks})",
         job_ids,
@@ -267,7 +272,7 @@ def open_failure_rows(conn: store.Connection, limit: int) -> list[dict[str, obje
         dict(r)
         for r in conn.execute(
             "SELECT id, source, entity_type, entity_id, external_id, last_error, finished_at FROM jobs"
-            f" WHERE {OPEN_FAILURE} ORDER BY finished_at DESC LIMIT ?",
+            f" WHERE {OPEN_FAILURE} ORDER BY finished_at DESC NULLS LAST LIMIT ?",
             (limit,),
         )
     ]
@@ -334,15 +339,16 @@ def gifts_by_campaign(conn: store.Connection, source: str, since: str) -> list[C
     next_hour = store.iso(start.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
     rows = conn.execute(
         "SELECT campaign_id, gifts, (SELECT max(created_at) FROM job_campaigns j WHERE j.source = :source"
-        " AND j.campaign_id = c.campaign_id AND j.created_at >= max(top, :since)"
-        " AND j.created_at < strftime('%Y-%m-%dT%H', top || ':00:00', '+1 hour')) AS last_gift_at"
+        " AND j.campaign_id = c.campaign_id AND j.created_at >= CASE WHEN top > :since THEN top ELSE :since END"
+        # before the hour after ``top`` (``2026-05-01T10`` -> every time of 10:MM sorts before ``2026-05-01T10:60``)
+        " AND j.created_at < (top || ':60')) AS last_gift_at"
         " FROM (SELECT campaign_id, sum(gifts) AS gifts, max(CASE WHEN gifts > 0 THEN hour END) AS top FROM ("
         "   SELECT campaign_id, gifts, hour FROM campaign_hours WHERE source = :source AND hour >= :hour"
         "   UNION ALL SELECT campaign_id, count(DISTINCT entity_id), substr(:since, 1, 13) FROM job_campaigns j"
         "   WHERE source = :source AND created_at >= :since AND created_at < :next AND NOT EXISTS (SELECT 1 FROM"
         "   job_campaigns l WHERE l.source = j.source AND l.campaign_id = j.campaign_id AND l.entity_id = j.entity_id"
         "   AND l.created_at >= :next) GROUP BY campaign_id"
-        " ) GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC",
+        " ) AS h GROUP BY campaign_id HAVING sum(gifts) > 0) c ORDER BY last_gift_at DESC NULLS LAST",
         {"source": source, "since": since, "next": next_hour, "hour": next_hour[:13]},
     ).fetchall()
     return [{"campaign_id": str(r["campaign_id"]), "gifts": int(r["gifts"]), "last_gift_at": r["last_gift_at"]} for r in rows]

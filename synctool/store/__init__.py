@@ -15,19 +15,25 @@
   row claimed once, retried, then given up with its error kept;
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
-- ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``).
+- ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``);
+- ``dialect``: the few SQL spellings that differ between engines (``store.dialect.arrival()``);
+- ``postgres``: PostgreSQL behind the same surface (``connect`` hands it a ``postgresql://`` URL; psycopg 3 and its
+  pool), ``describe`` saying the engine for doctor; ``schema_postgres``: the current schema as PostgreSQL DDL, its
+  version row, and the refusal of a newer one (issue 59, in progress).
 
 Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
 """
 
 from __future__ import annotations
 
+from synctool.store import dialect as dialect  # the engines' spellings: ``store.dialect.arrival()``
 from synctool.store.connection import (
     BUSY_TIMEOUT_MS,
     PRIVATE_FILE,
     PRIVATE_FOLDER,
     backup_to,
     connect,
+    describe,
     file_modes,
     open_read_only,
     private_file,
@@ -86,6 +92,8 @@ __all__ = [
     "connect",
     "file_modes",
     "database",
+    "describe",
+    "dialect",
     "fingerprint",
     "growth_per_month",
     "held_by",

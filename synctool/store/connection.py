@@ -17,7 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
+from synctool.config import is_database_url
 from synctool.errors import DatabaseTooNew, StoreUnavailable
+from synctool.store import postgres
 from synctool.store.engine import Connection
 from synctool.store.migrations import apply_migrations
 from synctool.store.transactions import SqliteConnection
@@ -104,14 +106,19 @@ def made_private(path: Path) -> list[str]:
     return changed
 
 
-def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS) -> Connection:
+def connect(
+    path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS, password: str | None = None
+) -> Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails.
 
     A new database file is created ``PRIVATE_FILE`` before SQLite opens it (its folders ``PRIVATE_FOLDER``):
     SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
     synctool's user's alone. An existing file its group or others may open is made so (``made_private``), and
-    ``doctor`` says when one cannot be."""
+    ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
+    ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
+    if is_database_url(path):
+        return postgres.connect(str(path), migrate=migrate, password=password)  # type: ignore[return-value]
     path = Path(path)
     try:
         if str(path) not in (":memory:", "") and not private_file(path):
@@ -134,6 +141,19 @@ def connect(path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = 
         conn.close()
         raise
     return conn
+
+
+def describe(conn: Connection) -> dict[str, str]:
+    """What ``doctor`` says of the engine: its name and version, where the data is, its pool, the schema's version."""
+    if isinstance(conn, postgres.PostgresConnection):
+        return postgres.describe(conn)
+    return {
+        "engine": "SQLite",
+        "version": sqlite3.sqlite_version,
+        "where": conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:",
+        "pool": "",
+        "schema": str(conn.execute("PRAGMA user_version").fetchone()[0]),
+    }
 
 
 def snapshot(conn: Connection) -> Connection:

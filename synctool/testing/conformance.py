@@ -272,7 +272,7 @@ def _records(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runt
         if role == "crm":
             calls.problems.append(f"handlers: {role!r} is not another platform's source")
     if platform.migrations is not None:
-        made = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        made = set(store.dialect.table_names(conn))
         unmade = [t for t in platform.tables if t not in made]
         if unmade:
             calls.problems.append(f"tables: its migrations make no {', '.join(unmade)}")

@@ -80,7 +80,9 @@ def accept(conn: store.Connection, external_id: str, note: str, by: str) -> Acce
         "accepted_at": store.iso(),
     }
     with store.atomic(conn):
-        store.database(conn).table("reconcile_accepted").upsert(dict(row), pk="external_id")
+        store.put_row(
+            conn, "reconcile_accepted", {"external_id": external_id}, {k: v for k, v in row.items() if k != "external_id"}
+        )
     return row
 
 

@@ -129,17 +129,25 @@ def _chat_line(row: Row, kind: str) -> str:
     )
 
 
+def _origin(detail: str | None) -> object:
+    """Who found a plan event (its detail's ``origin``: ``webhook``, ``poll``, ``backfill``, ...), None if unsaid."""
+    try:
+        found = json.loads(detail or "null")
+    except ValueError:
+        return None
+    return found.get("origin") if isinstance(found, dict) else None
+
+
 def _found_already(conn: Connection, found: Plan, kind: str, event_id: str) -> str:
     """A webhook that Givebutter delivers late, after the poll (or backfill) already found what it says: the poll's
     event, so that the change is recorded and followed up once. The same occurrence when the plan's last event is
     the poll's, of the same kind, and (where the plan carries its ``updated_at``, an UNCONFIRMED field) at the same
     moment; a failure after it (a later retry that failed again) carries a later ``updated_at`` and is its own."""
     last = conn.execute(
-        "SELECT id, kind, at, json_extract(detail, '$.origin') AS origin FROM plan_events WHERE plan_id = ?"
-        " ORDER BY at DESC, rowid DESC LIMIT 1",
+        f"SELECT id, kind, at, detail FROM plan_events WHERE plan_id = ? ORDER BY at DESC, {store.dialect.arrival()} DESC LIMIT 1",
         (found.id,),
     ).fetchone()
-    if last is None or last["id"] == event_id or last["kind"] != kind or last["origin"] not in ("poll", "backfill"):
+    if last is None or last["id"] == event_id or last["kind"] != kind or _origin(last["detail"]) not in ("poll", "backfill"):
         return event_id
     updated = plans.moment(found.updated_at)
     return str(last["id"]) if updated is None or updated == last["at"] else event_id
@@ -160,7 +168,8 @@ def plan(event: Event, job: Job) -> Outcome:
     if from_webhook and kind in FOLLOWED_UP and (polled := _found_already(job.conn, found, kind, event_id)) != event_id:
         with job.unit.gather():  # kept as the poll's twin: a later webhook of the same kind is a change of its own
             job.conn.execute(
-                "INSERT OR IGNORE INTO plan_events (id, plan_id, kind, at, detail, followup) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO plan_events (id, plan_id, kind, at, detail, followup) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO NOTHING",
                 (event_id, found.id, kind, max(at, store.iso()), json.dumps({"origin": "webhook", "found_by": polled}),
                  f"plan:{found.id}:{polled}"),
             )  # fmt: skip

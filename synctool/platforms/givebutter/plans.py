@@ -161,7 +161,7 @@ def record(
             row.update(_last_charge(conn, found.id))
             if kind == "failed":
                 row.update(failures=1, last_failure_at=at)
-            store.database(conn).table("plans").insert(row, pk="plan_id")
+            conn.execute(f"INSERT INTO plans ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
         elif before["seen_at"] is None or at >= before["seen_at"]:
             changes = {k: v for k, v in fields.items() if v is not None}
             changes.update(status=status, updated_at=now, seen_at=at)

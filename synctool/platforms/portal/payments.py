@@ -76,7 +76,7 @@ def membership_sync(job: Job, record: dict[str, Any], groups: list[tuple[str, in
     membership_id = record.get("membership_id")
     if membership_id is None:
         active = job.conn.execute(
-            "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC LIMIT 1",
+            "SELECT id FROM portal_memberships WHERE user_id = ? AND status = 'active' ORDER BY start_date DESC NULLS LAST LIMIT 1",
             (record["user_id"],),
         ).fetchone()
         membership_id = active[0] if active else None

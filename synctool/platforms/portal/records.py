@@ -51,12 +51,16 @@ def upsert(conn: Connection, kind: str, data: Any) -> dict[str, Any]:
     if kind == "payment":
         values["scholarship"] = int(values["scholarship"])
     with store.atomic(conn):  # the record and its items, whether or not the caller holds a transaction
-        db = store.database(conn)
-        db.table(TABLES[kind]).upsert(values, pk="id")  # linkage ids are not in ``values``: kept as they were
+        record_id = values.pop("id")
+        store.put_row(conn, TABLES[kind], {"id": record_id}, values)  # linkage ids are not in ``values``: kept as they were
         if kind == "payment":
-            items = db.table("portal_payment_items")
-            items.delete_where("payment_id = ?", [record.id])
-            items.insert_all(({**item.model_dump(), "payment_id": record.id} for item in record.items), pk="id")
+            conn.execute("DELETE FROM portal_payment_items WHERE payment_id = ?", (record.id,))
+            for item in record.items:
+                row = {**item.model_dump(), "payment_id": record.id}
+                conn.execute(
+                    f"INSERT INTO portal_payment_items ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
+                )
         return get(conn, kind, record.id)
 
 
@@ -72,7 +76,7 @@ def get(conn: Connection, kind: str, record_id: str) -> dict[str, Any]:
             dict(r)
             for r in conn.execute(
                 "SELECT id, product_id, category, description, quantity, amount_cents FROM portal_payment_items"
-                " WHERE payment_id = ? ORDER BY rowid",
+                f" WHERE payment_id = ? ORDER BY {store.dialect.arrival()}",
                 (record_id,),
             )
         ]

@@ -1,0 +1,353 @@
+"""PostgreSQL behind the surface synctool uses on a SQLite connection (psycopg 3 and its pool).
+
+``store.connect("postgresql://USER@HOST[:PORT]/DB")`` lands here (``connect``). The connection answers as a SQLite
+one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a mapping), a cursor with
+``fetchone``/``fetchall``/iteration and ``rowcount``, rows readable by name and by position (``Row``),
+``in_transaction``, ``commit``/``rollback``/``close``. Statements run in autocommit, as SQLite's
+``isolation_level=None`` does, so ``store.atomic``'s ``BEGIN`` ... ``COMMIT`` and savepoints mean the same on both.
+
+- ``BEGIN IMMEDIATE`` (SQLite's write lock taken up front) is a plain ``BEGIN``: PostgreSQL locks rows, not the
+  file. The callers that count on the whole database's one writer need row locks (``FOR UPDATE``, ``SKIP LOCKED``)
+  or an advisory lock there, the issue's next parts: the pacer's reservations (``crm/pacer.py``), the queue's claim
+  and its one job per external id at a time (``queue/jobs.py``), a job's unit of work (``queue/unit.py``), the
+  outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
+  sign-in pages' counts (``web/guard.py``).
+- Its failures are SQLite's error classes (``IntegrityError``, ``OperationalError``: busy, ``DatabaseError``), so
+  one ``except`` catches a failure on either engine; psycopg's own is the cause.
+- One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.
+- A URL that is wrong, a server out of reach (5 s), older than 14, or a database a newer synctool made: one line
+  (``ConfigError`` for the database, ``DatabaseTooNew``), exit 2, nothing written. The password never comes from the
+  URL: libpq's own ``PGPASSWORD`` or ``~/.pgpass``, or ``password`` (the keyring's ``DATABASE_PASSWORD``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from synctool.config import database_url_problem as url_problem
+from synctool.config import shown_database_url as shown
+from synctool.errors import ConfigError
+from synctool.store.transactions import LockHolder
+
+#: the oldest server synctool runs on (``server_version_num``)
+OLDEST_SERVER = 140000
+CONNECT_TIMEOUT_S = 5
+POOL_SIZE = 10
+
+
+class Row(tuple):
+    """A row readable by position and by column name, with ``keys()`` (``dict(row)`` works), as ``sqlite3.Row``."""
+
+    _index: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def row_factory(cursor: Any):
+    index = {column.name: i for i, column in enumerate(cursor.description or ())}
+    return lambda values: Row(values, index)
+
+
+@functools.lru_cache(maxsize=2048)
+def translated(sql: str, named: bool) -> str:
+    """``sql`` with SQLite's placeholders as psycopg's: ``?`` is ``%s``, ``:name`` (for a mapping) ``%(name)s``,
+    a ``%`` doubled; inside quoted literals and names nothing but the ``%`` changes. ``BEGIN IMMEDIATE`` is
+    ``BEGIN`` (see the module's docstring)."""
+    if re.fullmatch(r"\s*BEGIN\s+(IMMEDIATE|EXCLUSIVE|DEFERRED)\s*;?\s*", sql, re.IGNORECASE):
+        return "BEGIN"
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(sql):
+        char = sql[i]
+        if char == "%":
+            out.append("%%")
+        elif quote:
+            out.append(char)
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        elif char == "?":
+            out.append("%s")
+        elif named and char == ":" and i + 1 < len(sql) and (sql[i + 1].isalpha() or sql[i + 1] == "_") and sql[i - 1 : i] != ":":
+            name = re.match(r"[A-Za-z_]\w*", sql[i + 1 :])
+            assert name is not None
+            out.append(f"%({name.group()})s")
+            i += 1 + len(name.group())
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _params(params: Sequence[Any] | Mapping[str, Any] | None) -> tuple[Sequence[Any] | Mapping[str, Any], bool]:
+    if params is None:
+        return (), False
+    if isinstance(params, Mapping):
+        return params, True
+    return tuple(params), False
+
+
+class IntegrityError(sqlite3.IntegrityError):
+    """A constraint refused the statement (a unique key taken, a foreign key missing), as SQLite's."""
+
+
+class OperationalError(sqlite3.OperationalError):
+    """The server could not do it now (a lock, a serialization failure, the connection lost), as SQLite's busy."""
+
+
+class DatabaseError(sqlite3.DatabaseError):
+    """Any other failure the server reported (a bad statement, a type, ...)."""
+
+
+def failure(exc: Exception) -> sqlite3.Error:
+    """psycopg's error as the SQLite error class callers catch (one ``except`` catches either engine's), its own
+    kept as the cause."""
+    import psycopg
+
+    if isinstance(exc, psycopg.IntegrityError):
+        return IntegrityError(str(exc))
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return OperationalError(str(exc))
+    return DatabaseError(str(exc))
+
+
+class Cursor:
+    """What ``execute`` returns: the rows, ``rowcount``, and ``lastrowid`` (None: PostgreSQL has no rowid; use
+    ``RETURNING``)."""
+
+    lastrowid = None
+
+    def __init__(self, cursor: Any):
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def description(self):
+        return self._cursor.description
+
+    def fetchone(self) -> Row | None:
+        return self._cursor.fetchone() if self._cursor.description else None
+
+    def fetchall(self) -> list[Row]:
+        return self._cursor.fetchall() if self._cursor.description else []
+
+    def fetchmany(self, size: int = 1) -> list[Row]:
+        return self._cursor.fetchmany(size) if self._cursor.description else []
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.fetchall())
+
+    def close(self) -> None:
+        self._cursor.close()
+
+
+class PostgresConnection:
+    """One pooled psycopg connection with the surface synctool uses on a SQLite connection."""
+
+    engine = "postgresql"
+    lock_holder: LockHolder | None = None
+
+    def __init__(self, raw: Any, pool: Any, url: str):
+        self.raw = raw
+        self.url = url
+        self._pool = pool
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
+        import psycopg
+
+        values, named = _params(params)
+        cursor = self.raw.cursor()
+        try:
+            cursor.execute(translated(sql, named), values)
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
+        return Cursor(cursor)
+
+    def executemany(self, sql: str, rows) -> Cursor:
+        import psycopg
+
+        rows = list(rows)
+        named = bool(rows) and isinstance(rows[0], Mapping)
+        cursor = self.raw.cursor()
+        try:
+            cursor.executemany(translated(sql, named), [r if named else tuple(r) for r in rows])
+        except psycopg.Error as exc:
+            raise failure(exc) from exc
+        return Cursor(cursor)
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def commit(self) -> None:
+        if self.in_transaction:
+            self.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            self.execute("ROLLBACK")
+
+    def close(self) -> None:
+        if self.raw is None:
+            return
+        raw, self.raw = self.raw, None
+        if self._pool is None:
+            raw.close()
+        else:
+            self._pool.putconn(raw)  # the pool rolls back what was left open
+
+    def __enter__(self) -> PostgresConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def server_version(raw: Any) -> int:
+    """The server's version as a number (150004 for 15.4): tests fake an older server here."""
+    return int(raw.info.server_version)
+
+
+def _unavailable(url: str, problem: str) -> ConfigError:
+    return ConfigError("database", shown(url), problem)
+
+
+def first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text.removeprefix("connection failed: ") or type(exc).__name__
+
+
+_POOLS: dict[str, Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def pool_of(conninfo: str):
+    """The process's pool for ``conninfo`` (the URL, with the password when one was given), made on first use (its
+    connections open as they are asked for)."""
+    with _POOLS_LOCK:
+        found = _POOLS.get(conninfo)
+        if found is None:
+            from psycopg_pool import ConnectionPool
+
+            found = _POOLS[conninfo] = ConnectionPool(
+                conninfo,
+                min_size=0,
+                max_size=POOL_SIZE,
+                kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
+                timeout=CONNECT_TIMEOUT_S * 6,
+                open=True,
+                name="synctool",
+            )
+        return found
+
+
+def pool_stats(conn: PostgresConnection) -> dict[str, int]:
+    return dict(conn._pool.get_stats()) if conn._pool is not None else {}
+
+
+def connect(url: str, *, migrate: bool = True, password: str | None = None) -> PostgresConnection:
+    """A pooled connection to the database at ``url``, its schema written when it is empty and ``migrate`` is set.
+    ConfigError (one line) for a URL that is wrong, a server out of reach or older than 14; DatabaseTooNew for a
+    schema a newer synctool wrote. Nothing is written in either case."""
+    problem = url_problem(url)
+    if problem:
+        raise _unavailable(url, problem)
+    try:
+        import psycopg
+    except ImportError:
+        raise _unavailable(url, "PostgreSQL needs psycopg: pip install 'synctool[postgresql]'") from None
+    conninfo = url if password is None else psycopg.conninfo.make_conninfo(url, password=password)
+    pooled = _POOLS.get(conninfo)
+    if pooled is None:  # the first connection, made directly: its errors are the server's own, in 5 s
+        try:
+            raw = psycopg.connect(conninfo, autocommit=True, row_factory=row_factory, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise _unavailable(url, f"cannot connect: {first_line(exc)}") from None
+        try:
+            version = server_version(raw)
+            if version < OLDEST_SERVER:
+                raise _unavailable(url, f"PostgreSQL {version // 10000}.{version % 10000} is too old: synctool needs 14 or newer")
+            prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
+        finally:
+            raw.close()
+        pooled = pool_of(conninfo)
+    from psycopg_pool import PoolTimeout
+
+    try:
+        conn = PostgresConnection(pooled.getconn(), pooled, url)
+    except (PoolTimeout, psycopg.Error) as exc:
+        raise _unavailable(url, f"cannot connect: {first_line(exc)}") from None
+    try:
+        prepare(conn, url, migrate=migrate)  # a newer synctool may have written the schema since
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def prepare(conn: PostgresConnection, url: str, *, migrate: bool) -> None:
+    """Refuse a database a newer synctool made; write the schema into an empty one when ``migrate`` is set (one
+    process at a time: an advisory lock, then a second look)."""
+    from synctool.store import schema_postgres
+
+    try:
+        schema_postgres.refuse_newer(conn, shown(url))
+    except sqlite3.Error as exc:  # not allowed to read it, say
+        raise _unavailable(url, f"cannot read synctool's schema: {first_line(exc)}") from None
+    if not migrate or schema_postgres.applied(conn):
+        return
+    import psycopg
+
+    try:
+        with conn.raw.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(5959)")
+            if not schema_postgres.applied(conn):
+                with conn.raw.cursor() as cursor:
+                    cursor.execute(schema_postgres.ddl())
+                    schema_postgres.record(cursor)
+    except (psycopg.Error, sqlite3.Error) as exc:
+        raise _unavailable(url, f"cannot write synctool's schema: {first_line(exc)}") from None
+
+
+def describe(conn: PostgresConnection) -> dict[str, str]:
+    """What ``doctor`` says of the engine: the server's version, the pool, the schema version."""
+    from synctool.store import schema_postgres
+
+    stats = pool_stats(conn)
+    meta: dict[str, str] = dict(
+        conn.execute("SELECT key, value FROM store_meta WHERE key IN ('schema_version', 'migrated_by')").fetchall()
+    )
+    version = conn.execute("SHOW server_version").fetchone()
+    return {
+        "engine": "PostgreSQL",
+        "version": str(version[0] if version else "unknown"),
+        "pool": f"pool {stats.get('pool_size', 0)} open of at most {POOL_SIZE}, {stats.get('pool_available', 0)} idle",
+        "schema": f"{meta.get('schema_version', 'none')} ({len(schema_postgres.applied(conn))} migrations, by synctool"
+        f" {meta.get('migrated_by', 'unknown')})",
+        "where": shown(conn.url),
+    }
