@@ -118,7 +118,7 @@ def connect(
     ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
     ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
     if is_database_url(path):
-        return postgres.connect(str(path), migrate=migrate, password=password)  # type: ignore[return-value]
+        return postgres.connect(str(path), migrate=migrate, password=password)
     path = Path(path)
     try:
         if str(path) not in (":memory:", "") and not private_file(path):

@@ -1,10 +1,10 @@
 """What a caller holds of the database, whatever the engine: ``Connection``, ``Cursor``, ``Row``, ``Error``, ``Busy``.
 
 Outside ``store/`` no module names the engine (``sqlite3``): a function that takes a connection annotates
-``store.Connection``, a protocol of exactly what synctool calls on one (SQLite's connection satisfies it as it is; a
-PostgreSQL connection ``store/`` hands out will too), reads rows as ``store.Row`` (by column name and by position)
+``store.Connection``, a protocol of exactly what synctool calls on one (SQLite's connection satisfies it as it is,
+and so does ``postgres.PostgresConnection``), reads rows as ``store.Row`` (by column name and by position)
 and catches ``store.Error`` / ``store.Busy``. Another engine's connection raises its failures as subclasses of these
-two, so ``except store.Error`` stays one class. ``tests/test_store_seam.py`` holds every module to it.
+two (``store/postgres.py``: psycopg's as SQLite's classes), so ``except store.Error`` stays one class. ``tests/test_store_seam.py`` holds every module to it.
 """
 
 from __future__ import annotations
