@@ -170,10 +170,11 @@ def _private_folder(prefix: str) -> Path:
     return folder
 
 
-def cluster(bin: Path) -> Path:
-    """A stopped cluster holding the migrated template, made once for this PostgreSQL and this schema and kept in the
-    temporary folder (``initdb`` costs seconds; a copy of its result a tenth of one): the run's processes take turns
-    making it, and each starts a copy of its own. One made for another schema is removed."""
+def copy_cluster(bin: Path, target: Path) -> None:
+    """``target``: a copy of a stopped cluster holding the migrated template, made once for this PostgreSQL and this
+    schema and kept in the temporary folder (``initdb`` costs seconds; a copy of its result a tenth of one). The
+    processes take turns, under one lock, at making it and at copying it, so one made for another schema (another
+    checkout's run) is removed only while nobody copies it."""
     from synctool.store import schema_postgres
 
     made = f"{bin}:{(bin / 'initdb').stat().st_mtime_ns}:{schema_postgres.ddl()}:{'|'.join(map(str, schema_postgres.MIGRATIONS.items()))}"
@@ -183,7 +184,8 @@ def cluster(bin: Path) -> Path:
     with open(root / f"synctool-pg-cluster-{os.geteuid()}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if kept.exists():
-            return kept
+            _run("cp", "-a", kept / "data", target)
+            return
         for stale in root.glob(f"synctool-pg-cluster-{os.geteuid()}-*"):
             shutil.rmtree(stale, ignore_errors=True)
         folder = _private_folder("synctool-pg-init-")
@@ -196,7 +198,7 @@ def cluster(bin: Path) -> Path:
             os.rename(folder, kept)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return kept
+        _run("cp", "-a", kept / "data", target)
 
 
 @functools.cache
@@ -210,7 +212,7 @@ def server() -> Server:
     assert bin is not None
     folder = _private_folder("synctool-pg-")
     try:
-        _run("cp", "-a", cluster(bin) / "data", folder / "data")
+        copy_cluster(bin, folder / "data")
         (folder / "data" / "postmaster.pid").unlink(missing_ok=True)
         port = _start(bin, folder)
     except (subprocess.CalledProcessError, OSError) as exc:
