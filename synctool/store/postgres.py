@@ -351,3 +351,30 @@ def describe(conn: PostgresConnection) -> dict[str, str]:
         f" {meta.get('migrated_by', 'unknown')})",
         "where": shown(conn.url),
     }
+
+
+# --- what stands in for SQLite's one writer (transactions.py's exclusive, try_exclusive, going_on; atomic's commit) ---
+# SQLite's ``BEGIN IMMEDIATE`` takes the whole database's write lock, so a transaction's read-then-write is never
+# interleaved with another process's. PostgreSQL locks rows: where a transaction must be alone with a name (the
+# pacer's ledger, a named lock, the queue's claim), it takes a transaction-level advisory lock on the name, in the
+# current schema (an organisation's schema is its own), released when the transaction ends.
+
+_ADVISORY_KEY = "hashtextextended(current_schema() || ':' || ?, 0)"
+
+
+def advisory_lock(conn: PostgresConnection, name: str) -> None:
+    """Wait for and take the transaction's advisory lock on ``name`` (inside the caller's transaction)."""
+    conn.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
+
+
+def try_advisory_lock(conn: PostgresConnection, name: str) -> bool:
+    """Take the transaction's advisory lock on ``name`` if no other transaction holds it; whether it was taken."""
+    return bool(conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()[0])
+
+
+def aborted(conn: PostgresConnection) -> bool:
+    """Whether the open transaction failed (a statement refused outside a savepoint): PostgreSQL then refuses every
+    statement until it is rolled back, and answers COMMIT by rolling back."""
+    from psycopg.pq import TransactionStatus
+
+    return conn.raw is not None and conn.raw.info.transaction_status == TransactionStatus.INERROR
