@@ -146,7 +146,7 @@ def claim(
     expires = store.iso(now + timedelta(seconds=lease_seconds))
     marks = ",".join("?" * len(targets))
     order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
-    one_at_a_time = ",".join("?" * len(serial)) or "NULL"
+    one_at_a_time = ",".join("?" * len(serial)) or "''"  # none: NOT IN (NULL) would run one job a target at a time
     with store.atomic(conn):
         store.exclusive(conn, "jobs:claim")  # PostgreSQL: what the claim counts stays as it read it
         row = conn.execute(

@@ -369,7 +369,8 @@ def advisory_lock(conn: PostgresConnection, name: str) -> None:
 
 def try_advisory_lock(conn: PostgresConnection, name: str) -> bool:
     """Take the transaction's advisory lock on ``name`` if no other transaction holds it; whether it was taken."""
-    return bool(conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()[0])
+    found = conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
+    return bool(found and found[0])
 
 
 def aborted(conn: PostgresConnection) -> bool:

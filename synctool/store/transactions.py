@@ -146,7 +146,9 @@ class SqliteConnection(sqlite3.Connection):
 @contextmanager
 def held_by(conn: Connection, holder: LockHolder) -> Iterator[None]:
     """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
-    if not hasattr(type(conn), "lock_holder"):  # SqliteConnection, postgres.PostgresConnection
+    from synctool.store import postgres
+
+    if not isinstance(conn, SqliteConnection | postgres.PostgresConnection):
         raise TypeError("held_by needs a connection from store.connect")
     conn.lock_holder = holder
     try:
