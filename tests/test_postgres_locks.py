@@ -219,3 +219,16 @@ def test_the_spellings_and_the_housekeeping(pg_url: str) -> None:
         assert (found["failed"], found["late"], found["waiting"]) == (1, 1, 1)
     finally:
         conn.close()
+
+
+def test_the_hourly_counts_follow_a_job_moving_either_way(two) -> None:
+    a, _ = two
+    [job_id] = add(a, 1)
+    row = jobs.claim(a, "a")
+    assert row is not None
+    assert jobs.wait(a, row, "a", "not yet", 0) == "queued"  # running to queued: the counters taken the other way
+    row = jobs.claim(a, "a")
+    assert row is not None and jobs.finish(a, row, "a", jobs.Outcome("succeeded"))
+    counts = {r[0]: r[1] for r in a.execute("SELECT status, sum(n) FROM job_counts GROUP BY status")}
+    assert counts == {"queued": 0, "running": 0, "succeeded": 1}
+    assert jobs.get(a, job_id)["status"] == "succeeded"

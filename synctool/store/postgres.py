@@ -7,11 +7,11 @@ one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a map
 ``isolation_level=None`` does, so ``store.atomic``'s ``BEGIN`` ... ``COMMIT`` and savepoints mean the same on both.
 
 - ``BEGIN IMMEDIATE`` (SQLite's write lock taken up front) is a plain ``BEGIN``: PostgreSQL locks rows, not the
-  file. The callers that count on the whole database's one writer need row locks (``FOR UPDATE``, ``SKIP LOCKED``)
-  or an advisory lock there, the issue's next parts: the pacer's reservations (``crm/pacer.py``), the queue's claim
-  and its one job per external id at a time (``queue/jobs.py``), a job's unit of work (``queue/unit.py``), the
-  outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
-  sign-in pages' counts (``web/guard.py``).
+  file. The callers that count on the whole database's one writer take an advisory lock (``store.exclusive``,
+  store/transactions.py) or row locks (``store.dialect.locked``): the pacer's reservations
+  (``crm/pacer.py``), the queue's claim and its one job per external id at a time, ``wake`` (``queue/jobs.py``),
+  a job's named locks (``queue/unit.py``) and ``named_lock``'s look-then-take (``store/transactions.py``); the
+  outgoing rows' claim is one conditional UPDATE, right on both.
 - Its failures are SQLite's error classes (``IntegrityError``, ``OperationalError``: busy, ``DatabaseError``), so
   one ``except`` catches a failure on either engine; psycopg's own is the cause.
 - One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.
@@ -351,31 +351,3 @@ def describe(conn: PostgresConnection) -> dict[str, str]:
         f" {meta.get('migrated_by', 'unknown')})",
         "where": shown(conn.url),
     }
-
-
-# --- what stands in for SQLite's one writer (transactions.py's exclusive, try_exclusive, going_on; atomic's commit) ---
-# SQLite's ``BEGIN IMMEDIATE`` takes the whole database's write lock, so a transaction's read-then-write is never
-# interleaved with another process's. PostgreSQL locks rows: where a transaction must be alone with a name (the
-# pacer's ledger, a named lock, the queue's claim), it takes a transaction-level advisory lock on the name, in the
-# current schema (an organisation's schema is its own), released when the transaction ends.
-
-_ADVISORY_KEY = "hashtextextended(current_schema() || ':' || ?, 0)"
-
-
-def advisory_lock(conn: PostgresConnection, name: str) -> None:
-    """Wait for and take the transaction's advisory lock on ``name`` (inside the caller's transaction)."""
-    conn.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
-
-
-def try_advisory_lock(conn: PostgresConnection, name: str) -> bool:
-    """Take the transaction's advisory lock on ``name`` if no other transaction holds it; whether it was taken."""
-    found = conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
-    return bool(found and found[0])
-
-
-def aborted(conn: PostgresConnection) -> bool:
-    """Whether the open transaction failed (a statement refused outside a savepoint): PostgreSQL then refuses every
-    statement until it is rolled back, and answers COMMIT by rolling back."""
-    from psycopg.pq import TransactionStatus
-
-    return conn.raw is not None and conn.raw.info.transaction_status == TransactionStatus.INERROR

@@ -494,14 +494,24 @@ CREATE FUNCTION job_counts_add(hour TEXT, source TEXT, status TEXT, polled BIGIN
     ON CONFLICT (hour, source, status, polled) DO UPDATE SET n = job_counts.n + excluded.n
 $$;
 
+-- A job that moves takes its two counters' row locks in the counters' order, whichever way it moves, so two
+-- writers moving jobs opposite ways (a claim, queued to running; a wait, running to queued) never deadlock.
 CREATE FUNCTION job_counts_keep() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        IF TG_OP = 'UPDATE' AND substr(OLD.created_at, 1, 13) IS NOT DISTINCT FROM substr(NEW.created_at, 1, 13)
+    IF TG_OP = 'UPDATE' THEN
+        IF substr(OLD.created_at, 1, 13) IS NOT DISTINCT FROM substr(NEW.created_at, 1, 13)
             AND OLD.source IS NOT DISTINCT FROM NEW.source AND OLD.status IS NOT DISTINCT FROM NEW.status
             AND job_polled(OLD.payload) = job_polled(NEW.payload) THEN
             RETURN NULL;
         END IF;
+        IF (substr(NEW.created_at, 1, 13), NEW.source, NEW.status, job_polled(NEW.payload))
+            < (substr(OLD.created_at, 1, 13), OLD.source, OLD.status, job_polled(OLD.payload)) THEN
+            PERFORM job_counts_add(substr(NEW.created_at, 1, 13), NEW.source, NEW.status, job_polled(NEW.payload), 1);
+            PERFORM job_counts_add(substr(OLD.created_at, 1, 13), OLD.source, OLD.status, job_polled(OLD.payload), -1);
+            RETURN NULL;
+        END IF;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
         PERFORM job_counts_add(substr(OLD.created_at, 1, 13), OLD.source, OLD.status, job_polled(OLD.payload), -1);
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN

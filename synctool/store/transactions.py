@@ -20,10 +20,11 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
 from synctool.errors import StoreUnavailable
 from synctool.store import dialect
-from synctool.store.engine import Connection, Error
+from synctool.store.engine import Busy, Connection, Error
 
 # Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
 # sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
@@ -59,14 +60,29 @@ def atomic(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
             raise
 
 
+# --- what stands in for SQLite's one writer on PostgreSQL ---
+# SQLite's ``BEGIN IMMEDIATE`` takes the whole database's write lock, so a transaction's read-then-write is never
+# interleaved with another process's. PostgreSQL locks rows: where a transaction must be alone with a name (the
+# pacer's ledger, a named lock, the queue's claim), it takes a transaction-level advisory lock on the name, in the
+# current schema (an organisation's schema is its own), released when the transaction ends.
+
+_ADVISORY_KEY = "hashtextextended(current_schema() || ':' || ?, 0)"
+
+
+def _aborted(conn: Connection) -> bool:
+    """Whether the open PostgreSQL transaction failed (a statement refused outside a savepoint): PostgreSQL then
+    refuses every statement until it is rolled back, and answers COMMIT by rolling back."""
+    from psycopg.pq import TransactionStatus
+
+    raw = getattr(conn, "raw", None)
+    return raw is not None and raw.info.transaction_status == TransactionStatus.INERROR
+
+
 def _commit(conn: Connection) -> None:
     """COMMIT; on PostgreSQL a transaction a failed statement spoiled (its error caught inside the block, outside any
     savepoint) would be rolled back by the COMMIT without a word: it raises instead, as nothing was written."""
-    if dialect.on_postgres(conn):
-        from synctool.store import postgres
-
-        if postgres.aborted(conn):  # type: ignore[arg-type]
-            raise postgres.OperationalError("a statement failed inside the transaction: nothing of it was written")
+    if dialect.on_postgres(conn) and _aborted(conn):
+        raise Busy("a statement failed inside the transaction: nothing of it was written")
     conn.execute("COMMIT")
 
 
@@ -75,11 +91,7 @@ def going_on(conn: Connection) -> bool:
     (disk full, I/O); PostgreSQL keeps one that a failed statement spoiled open, refusing all but a rollback."""
     if not conn.in_transaction:
         return False
-    if dialect.on_postgres(conn):
-        from synctool.store import postgres
-
-        return not postgres.aborted(conn)  # type: ignore[arg-type]
-    return True
+    return not (dialect.on_postgres(conn) and _aborted(conn))
 
 
 def exclusive(conn: Connection, name: str) -> None:
@@ -89,9 +101,7 @@ def exclusive(conn: Connection, name: str) -> None:
     if not conn.in_transaction:
         raise RuntimeError("exclusive needs a transaction (store.atomic)")
     if dialect.on_postgres(conn):
-        from synctool.store import postgres
-
-        postgres.advisory_lock(conn, name)  # type: ignore[arg-type]
+        conn.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
 
 
 def try_exclusive(conn: Connection, names: list[str]) -> bool:
@@ -101,9 +111,11 @@ def try_exclusive(conn: Connection, names: list[str]) -> bool:
         raise RuntimeError("try_exclusive needs a transaction (store.atomic)")
     if not dialect.on_postgres(conn):
         return True
-    from synctool.store import postgres
-
-    return all(postgres.try_advisory_lock(conn, f"lock:{name}") for name in names)  # type: ignore[arg-type]
+    for name in names:
+        found = conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (f"lock:{name}",)).fetchone()
+        if not (found and found[0]):
+            return False
+    return True
 
 
 def _rollback(conn: Connection) -> None:
@@ -146,15 +158,14 @@ class SqliteConnection(sqlite3.Connection):
 @contextmanager
 def held_by(conn: Connection, holder: LockHolder) -> Iterator[None]:
     """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
-    from synctool.store import postgres
-
-    if not isinstance(conn, SqliteConnection | postgres.PostgresConnection):
+    if not hasattr(type(conn), "lock_holder"):  # SqliteConnection, postgres.PostgresConnection
         raise TypeError("held_by needs a connection from store.connect")
-    conn.lock_holder = holder
+    held = cast(SqliteConnection, conn)  # either: both have ``lock_holder``
+    held.lock_holder = holder
     try:
         yield
     finally:
-        conn.lock_holder = None
+        held.lock_holder = None
 
 
 def renew_locks(conn: Connection, owners: list[str], ttl_s: float) -> int:
