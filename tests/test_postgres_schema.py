@@ -53,7 +53,8 @@ def test_every_sqlite_table_has_its_columns_on_postgresql(pg_url: str, tmp_path:
         for table, column in conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position"
         ):
-            found.setdefault(table, []).append(column)
+            if not (column == "seq" and table in schema_postgres.ARRIVAL):  # SQLite's rowid (store.dialect.arrival)
+                found.setdefault(table, []).append(column)
     finally:
         conn.close()
     assert {t: found.get(t) for t in expected} == expected

@@ -3,7 +3,9 @@ every process that shares the database.
 
 Each request reserves its send time in the ``crm_requests`` ledger inside one ``BEGIN IMMEDIATE``
 transaction (so drain, poll and operator commands running at once see each other's reservations), then
-sleeps until that time. The slot is the earliest moment that is at least ``min_interval`` (plus the
+sleeps until that time. On PostgreSQL, whose transactions lock rows and not the database, the reservation is
+alone with the ledger by ``store.exclusive`` (an advisory lock on the account's ledger, every machine's
+reservations one after another), and reads the clock once it is. The slot is the earliest moment that is at least ``min_interval`` (plus the
 send jitter) after the last reservation and leaves fewer than ``requests`` reservations in the window
 ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
 synctool's share of the account's limit (``crm.share_requests``): LGL counts every integration on the
@@ -80,6 +82,7 @@ class Pacer:
         """Reserve the next slot and return its time (seconds since the epoch)."""
         conn = self._conn()
         with store.atomic(conn):  # the pacer's own connection: a reservation every process sees at once, in no job's unit
+            store.exclusive(conn, "crm_requests")  # PostgreSQL: one reservation at a time, every machine's
             now = self._clock()
             # a reservation is never legitimately more than a window ahead: one further out was made before this
             # machine's clock was set back (NTP, a fixed time zone), and would stall every request until then

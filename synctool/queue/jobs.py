@@ -6,6 +6,11 @@ goes back to ``queued`` with ``run_after`` later; after the last attempt (or a p
 write lock, so two drains never take the same job, and the lease (owner + expiry) lets the next drain
 reclaim a job whose drain was killed. No more than ``MAX_RUNNING`` jobs of a target run at once,
 counted across every process.
+
+On PostgreSQL, which locks rows rather than the database, a claim is alone among claims (``store.exclusive``:
+what it counts, the running jobs of a target and of a gift, cannot change under it) and takes its job ``FOR
+UPDATE SKIP LOCKED``; ``wake`` and ``enqueue_unless_waiting`` are alone with their entity, and ``wake`` locks the
+job it marks, so a job finishing at that moment either sees the mark or is followed by a new job.
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ def enqueue_unless_waiting(
 ) -> str:
     """The id of an identical job still waiting in the queue, else of a new one (``enqueue``'s fields)."""
     with store.atomic(conn):
+        store.exclusive(conn, f"job:{target}:{entity_type}:{entity_id}")
         waiting = conn.execute(
             "SELECT id FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ?"
             " AND status = 'queued' AND force = ? LIMIT 1",
@@ -99,10 +105,12 @@ def wake(
     (``enqueue``'s fields). Returns the job's id."""
     now = store.iso()
     with store.atomic(conn):
+        store.exclusive(conn, f"job:{target}:{entity_type}:{entity_id}")
         found = conn.execute(
             "SELECT id, status, run_after FROM jobs WHERE target = ? AND entity_type = ? AND entity_id = ? AND force = 0"
             " AND (status IN ('queued', 'running') OR (status = 'review' AND resolved_at IS NULL))"
-            f" ORDER BY status = 'review' DESC, status = 'queued' DESC, {store.dialect.arrival()} LIMIT 1",
+            f" ORDER BY status = 'review' DESC, status = 'queued' DESC, {store.dialect.arrival(conn=conn)} LIMIT 1"
+            f"{store.dialect.locked(conn)}",
             (target, entity_type, entity_id),
         ).fetchone()
         if found is None:
@@ -138,8 +146,9 @@ def claim(
     expires = store.iso(now + timedelta(seconds=lease_seconds))
     marks = ",".join("?" * len(targets))
     order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
-    one_at_a_time = ",".join("?" * len(serial)) or "NULL"
+    one_at_a_time = ",".join("?" * len(serial)) or "''"  # none: NOT IN (NULL) would run one job a target at a time
     with store.atomic(conn):
+        store.exclusive(conn, "jobs:claim")  # PostgreSQL: what the claim counts stays as it read it
         row = conn.execute(
             f"{_TAKE} WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
             "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"
@@ -148,7 +157,7 @@ def claim(
             # one writer per external id: a job waits while another for the same gift runs
             "   AND (external_id IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS w WHERE w.external_id = jobs.external_id"
             "        AND w.status = 'running' AND w.lease_expires >= ?))"
-            f"   ORDER BY {order}, run_after, {store.dialect.arrival()} LIMIT 1)"
+            f"   ORDER BY {order}, run_after, {store.dialect.arrival(conn=conn)} LIMIT 1{store.dialect.locked(conn, skip=True)})"
             f" AND (SELECT count(*) FROM jobs WHERE target IN ({marks}) AND status = 'running' AND lease_expires >= ?) < ?"
             " RETURNING *",
             (owner, expires, now_s, *targets, now_s, now_s, *serial, now_s, now_s, *targets, *targets, now_s, max_running),

@@ -9,8 +9,9 @@ gather in the running job's ``Unit`` and commit at the points the job names arou
 - the job's **end**: the rest, with the job's own row (``queue.worker.run_job``).
 
 The transaction is opened by the first gathered write (``BEGIN IMMEDIATE``: nothing is read in it before it
-holds the write lock, so it never fails to upgrade a stale read) and ends at the next point, so SQLite's write
-lock is held only while the job works locally, never while it waits on the network: every outside request first
+holds the write lock, so it never fails to upgrade a stale read; on PostgreSQL, which locks rows, a named lock is
+taken under ``transactions.try_exclusive``) and ends at the next point, so SQLite's write lock is held only
+while the job works locally, never while it waits on the network: every outside request first
 commits what is gathered (``before_request``; the job's clients call it before they send). Inside the unit,
 ``store.atomic`` is a savepoint: a helper's change stays whole, and a failed one is rolled back alone.
 
@@ -69,7 +70,7 @@ class Unit:
             with store.atomic(self.conn):
                 yield self.conn
             return
-        if self._open is not None and not self.conn.in_transaction:
+        if self._open is not None and not transactions.going_on(self.conn):
             self._lost()
         if self._open is None and not self.conn.in_transaction:
             stack = ExitStack()
@@ -88,7 +89,7 @@ class Unit:
             return False
         if self._depth:
             raise RuntimeError(f"the commit point {point!r} is inside a gathered change")
-        if not self.conn.in_transaction:
+        if not transactions.going_on(self.conn):
             self._lost()
         stack, self._open = self._open, None
         stack.close()  # COMMIT; a failed one is rolled back and raised
@@ -107,7 +108,7 @@ class Unit:
     def recover(self) -> None:
         """After a failed handler: when the database rolled back what was gathered (the failing statement raised
         already), forget it, so the job's end is recorded in a transaction of its own."""
-        if self._open is not None and not self.conn.in_transaction:
+        if self._open is not None and not transactions.going_on(self.conn):
             logger.warning("the job's uncommitted writes were rolled back by the database")
             self.abandon()
 
@@ -158,7 +159,7 @@ class Unit:
         while not taken:
             if not self._held(names):
                 with self.gather():
-                    if not self._held(names):
+                    if transactions.try_exclusive(self.conn, names) and not self._held(names):
                         transactions.take_locks(self.conn, names, owner, time.time() + ttl)
                         taken = True
             if not taken:

@@ -6,8 +6,9 @@
 - ``connection``: ``connect`` (WAL, ``synchronous=FULL``, a busy timeout; migrated when asked), ``snapshot``,
   ``open_read_only`` (another organisation's file, as it is), ``backup_to`` (a consistent copy to a file), and
   the modes of the files synctool makes (``private_file``: its own user's alone);
-- ``transactions``: ``atomic`` (a transaction outside one, a savepoint inside one), ``run_script``, and the named
-  locks every process sees (``named_lock``, ``held_by``, ``renew_locks``);
+- ``transactions``: ``atomic`` (a transaction outside one, a savepoint inside one), ``exclusive`` (the transaction
+  alone with a name: SQLite's one writer already is, PostgreSQL takes an advisory lock), ``run_script``, and the
+  named locks every process sees (``named_lock``, ``held_by``, ``renew_locks``);
 - ``migrations``: each set's migrations in order, applied by sqlite-utils' ``Migrations``, ``fingerprint`` (what
   ``PRAGMA user_version`` holds), and refusing a database a newer synctool migrated; the core's migrations
   themselves are in ``schema/``;
@@ -60,7 +61,16 @@ from synctool.store.schema.scale import DELIVERY_CAMPAIGN, JOB_CAMPAIGN, JOB_POL
 from synctool.store.sizes import growth_per_month, record_size, size
 from synctool.store.tables import Where, database, new_id, put_row
 from synctool.store.times import TIME_FORMAT, iso, utcnow
-from synctool.store.transactions import LockHolder, SqliteConnection, atomic, held_by, named_lock, renew_locks, run_script
+from synctool.store.transactions import (
+    LockHolder,
+    SqliteConnection,
+    atomic,
+    exclusive,
+    held_by,
+    named_lock,
+    renew_locks,
+    run_script,
+)
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -94,6 +104,7 @@ __all__ = [
     "database",
     "describe",
     "dialect",
+    "exclusive",
     "fingerprint",
     "growth_per_month",
     "held_by",

@@ -19,7 +19,7 @@ from typing import cast
 
 from synctool.config import is_database_url
 from synctool.errors import DatabaseTooNew, StoreUnavailable
-from synctool.store import postgres
+from synctool.store import dialect, postgres
 from synctool.store.engine import Connection
 from synctool.store.migrations import apply_migrations
 from synctool.store.transactions import SqliteConnection
@@ -118,7 +118,10 @@ def connect(
     ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
     ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
     if is_database_url(path):
-        return postgres.connect(str(path), migrate=migrate, password=password)
+        opened = postgres.connect(str(path), migrate=migrate, password=password)
+        dialect.use(dialect.POSTGRESQL)  # the spellings without a connection (store.dialect)
+        return opened
+    dialect.use(dialect.SQLITE)
     path = Path(path)
     try:
         if str(path) not in (":memory:", "") and not private_file(path):

@@ -78,7 +78,9 @@ class Outgoing:
         return counts
 
     def _claim(self, conn: Connection, row: Row, now: datetime) -> bool:
-        """Hold the row for this drain (a drain running beside it skips it), counting the attempt."""
+        """Hold the row for this drain (a drain running beside it skips it), counting the attempt. One conditional
+        UPDATE, on the ``send_after`` the drain read: the first drain's moves it, so a second's matches nothing,
+        SQLite's one writer or PostgreSQL's row lock (the second waits, then reads the row as committed)."""
         with atomic(conn):
             return bool(
                 conn.execute(
@@ -107,8 +109,9 @@ class Outgoing:
         now = utcnow()
         since = iso(now - timedelta(days=1))
         row = conn.execute(
-            "SELECT sum(attempts >= ? AND created_at >= ?) AS failed, sum(attempts < ? AND created_at <= ?) AS late,"
-            f" sum(attempts < ?) AS waiting FROM {self.table} WHERE sent_at IS NULL",
+            "SELECT sum(CASE WHEN attempts >= ? AND created_at >= ? THEN 1 ELSE 0 END) AS failed,"
+            " sum(CASE WHEN attempts < ? AND created_at <= ? THEN 1 ELSE 0 END) AS late,"
+            f" sum(CASE WHEN attempts < ? THEN 1 ELSE 0 END) AS waiting FROM {self.table} WHERE sent_at IS NULL",
             (self.max_attempts, since, self.max_attempts, iso(now - (late_after or timedelta())), self.max_attempts),
         ).fetchone()
         error = conn.execute(

@@ -7,11 +7,11 @@ one does: ``execute(sql, params)`` with ``?`` placeholders (``:name`` with a map
 ``isolation_level=None`` does, so ``store.atomic``'s ``BEGIN`` ... ``COMMIT`` and savepoints mean the same on both.
 
 - ``BEGIN IMMEDIATE`` (SQLite's write lock taken up front) is a plain ``BEGIN``: PostgreSQL locks rows, not the
-  file. The callers that count on the whole database's one writer need row locks (``FOR UPDATE``, ``SKIP LOCKED``)
-  or an advisory lock there, the issue's next parts: the pacer's reservations (``crm/pacer.py``), the queue's claim
-  and its one job per external id at a time (``queue/jobs.py``), a job's unit of work (``queue/unit.py``), the
-  outgoing rows' claim (``store/outgoing.py``), ``named_lock``'s look-then-take (``store/transactions.py``), and the
-  sign-in pages' counts (``web/guard.py``).
+  file. The callers that count on the whole database's one writer take an advisory lock (``store.exclusive``,
+  store/transactions.py) or row locks (``store.dialect.locked``): the pacer's reservations
+  (``crm/pacer.py``), the queue's claim and its one job per external id at a time, ``wake`` (``queue/jobs.py``),
+  a job's named locks (``queue/unit.py``) and ``named_lock``'s look-then-take (``store/transactions.py``); the
+  outgoing rows' claim is one conditional UPDATE, right on both.
 - Its failures are SQLite's error classes (``IntegrityError``, ``OperationalError``: busy, ``DatabaseError``), so
   one ``except`` catches a failure on either engine; psycopg's own is the cause.
 - One pool a URL a process (``psycopg_pool.ConnectionPool``); ``close`` gives the connection back to it.

@@ -45,6 +45,9 @@ MIGRATIONS: dict[str, list[str]] = {
     "synctool.portal": ["m001_portal", "m002_payment_currency"],
 }
 
+#: the tables read in arrival order (``store.dialect.arrival``: SQLite's rowid), with a ``seq`` identity here
+ARRIVAL = ("jobs", "plan_events", "portal_payment_items")
+
 #: tables of SQLite that PostgreSQL has in another shape: sqlite-utils' migrations table (``schema_migrations``
 #: here) and the FTS5 search table with its shadow tables (``jobs_search``, a tsvector, here)
 SQLITE_ONLY = (

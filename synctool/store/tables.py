@@ -8,7 +8,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, cast
 
 from synctool.store.engine import Connection
-from synctool.store.transactions import atomic
+from synctool.store.transactions import atomic, exclusive
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -27,6 +27,7 @@ def put_row(conn: Connection, table: str, key: dict[str, Any], values: dict[str,
     ``key`` and ``values`` is made when there is none. ``table`` and the column names come from code, never input."""
     where = " AND ".join(f"{name} = ?" for name in key)
     with atomic(conn):
+        exclusive(conn, f"row:{table}:{sorted(key.items())!r}")  # PostgreSQL: no two makers of the same row
         if conn.execute(f"SELECT 1 FROM {table} WHERE {where}", tuple(key.values())).fetchone() is None:
             row = key | values
             conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))

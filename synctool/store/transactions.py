@@ -4,6 +4,11 @@
 data function works on its own or inside a caller's change. A named lock (``named_lock``) is a row of ``locks``
 that every process sees: taken through a job's connection (``held_by``) it belongs to the job's lease owner and
 lapses with it.
+
+On SQLite ``BEGIN IMMEDIATE`` takes the database's one write lock, so no two transactions' read-then-write ever
+interleave. On PostgreSQL a transaction that must be alone with something takes ``exclusive(conn, name)`` (an
+advisory lock on the name, held to the transaction's end; nothing on SQLite, where the write lock already is), or
+``try_exclusive`` where it would rather wait its turn outside the transaction (the named locks).
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
 from synctool.errors import StoreUnavailable
-from synctool.store.engine import Connection, Error
+from synctool.store import dialect
+from synctool.store.engine import Busy, Connection, Error
 
 # Threads of one process take turns at writing here, so they never meet in SQLite's busy handler, whose
 # sleeps (1, 2, 5, 10 ... 100 ms) would idle drain's workers; other processes still wait on busy_timeout.
@@ -45,12 +52,70 @@ def atomic(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
         conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield conn
-            conn.execute("COMMIT")
+            _commit(conn)
         except BaseException:
             # a failed COMMIT (disk full, read-only, busy) can leave the transaction open: never let the next
             # caller's work become a savepoint inside a transaction that will not commit
             _rollback(conn)
             raise
+
+
+# --- what stands in for SQLite's one writer on PostgreSQL ---
+# SQLite's ``BEGIN IMMEDIATE`` takes the whole database's write lock, so a transaction's read-then-write is never
+# interleaved with another process's. PostgreSQL locks rows: where a transaction must be alone with a name (the
+# pacer's ledger, a named lock, the queue's claim), it takes a transaction-level advisory lock on the name, in the
+# current schema (an organisation's schema is its own), released when the transaction ends.
+
+_ADVISORY_KEY = "hashtextextended(current_schema() || ':' || ?, 0)"
+
+
+def _aborted(conn: Connection) -> bool:
+    """Whether the open PostgreSQL transaction failed (a statement refused outside a savepoint): PostgreSQL then
+    refuses every statement until it is rolled back, and answers COMMIT by rolling back."""
+    from psycopg.pq import TransactionStatus
+
+    raw = getattr(conn, "raw", None)
+    return raw is not None and raw.info.transaction_status == TransactionStatus.INERROR
+
+
+def _commit(conn: Connection) -> None:
+    """COMMIT; on PostgreSQL a transaction a failed statement spoiled (its error caught inside the block, outside any
+    savepoint) would be rolled back by the COMMIT without a word: it raises instead, as nothing was written."""
+    if dialect.on_postgres(conn) and _aborted(conn):
+        raise Busy("a statement failed inside the transaction: nothing of it was written")
+    conn.execute("COMMIT")
+
+
+def going_on(conn: Connection) -> bool:
+    """Whether a transaction is open on ``conn`` and may still commit: SQLite rolls one back itself on some failures
+    (disk full, I/O); PostgreSQL keeps one that a failed statement spoiled open, refusing all but a rollback."""
+    if not conn.in_transaction:
+        return False
+    return not (dialect.on_postgres(conn) and _aborted(conn))
+
+
+def exclusive(conn: Connection, name: str) -> None:
+    """Inside the caller's transaction, be the only transaction working on ``name`` until it ends (every process,
+    every machine): what SQLite's ``BEGIN IMMEDIATE`` gives every transaction. PostgreSQL: an advisory lock on the
+    name in the current schema, waited for; SQLite: nothing more to do."""
+    if not conn.in_transaction:
+        raise RuntimeError("exclusive needs a transaction (store.atomic)")
+    if dialect.on_postgres(conn):
+        conn.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
+
+
+def try_exclusive(conn: Connection, names: list[str]) -> bool:
+    """``exclusive`` for every name in ``names`` (in order) when no other transaction has one of them; False, at
+    once, when another has (the caller waits outside its transaction and tries again). Always True on SQLite."""
+    if not conn.in_transaction:
+        raise RuntimeError("try_exclusive needs a transaction (store.atomic)")
+    if not dialect.on_postgres(conn):
+        return True
+    for name in names:
+        found = conn.execute(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})", (f"lock:{name}",)).fetchone()
+        if not (found and found[0]):
+            return False
+    return True
 
 
 def _rollback(conn: Connection) -> None:
@@ -86,19 +151,21 @@ class SqliteConnection(sqlite3.Connection):
     """synctool's SQLite connection (``connect`` makes every one): ``lock_holder`` is set while a job runs on it
     (``held_by``)."""
 
+    engine = dialect.SQLITE
     lock_holder: LockHolder | None = None
 
 
 @contextmanager
 def held_by(conn: Connection, holder: LockHolder) -> Iterator[None]:
     """For the block, the locks taken through ``conn`` (a job's own connection) belong to ``holder``."""
-    if not isinstance(conn, SqliteConnection):
+    if not hasattr(type(conn), "lock_holder"):  # SqliteConnection, postgres.PostgresConnection
         raise TypeError("held_by needs a connection from store.connect")
-    conn.lock_holder = holder
+    held = cast(SqliteConnection, conn)  # either: both have ``lock_holder``
+    held.lock_holder = holder
     try:
         yield
     finally:
-        conn.lock_holder = None
+        held.lock_holder = None
 
 
 def renew_locks(conn: Connection, owners: list[str], ttl_s: float) -> int:
@@ -128,7 +195,9 @@ def wait_for_locks(names: list[str], deadline: float, wait_s: float) -> None:
 
 
 def locks_held(conn: Connection, names: list[str], now: float) -> bool:
-    """Whether any lock in ``names`` is held at ``now`` (a lapsed one is not)."""
+    """Whether any lock in ``names`` is held at ``now`` (a lapsed one is not). Inside a transaction that goes on to
+    take them, ``try_exclusive(conn, names)`` first: on PostgreSQL two transactions could otherwise both see them
+    free."""
     marks = ",".join("?" * len(names))
     return bool(conn.execute(f"SELECT count(*) FROM locks WHERE name IN ({marks}) AND expires >= ?", (*names, now)).fetchone()[0])
 
@@ -161,7 +230,7 @@ def named_lock(conn: Connection, names: list[str], *, ttl_s: float | None = None
     while True:
         now = time.time()
         with atomic(conn):
-            if not locks_held(conn, names, now):
+            if try_exclusive(conn, names) and not locks_held(conn, names, now):
                 take_locks(conn, names, owner, now + ttl_s)
                 break
         wait_for_locks(names, deadline, wait_s)

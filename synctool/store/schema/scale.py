@@ -6,14 +6,19 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from synctool.store import dialect
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
 #: a job's counter in ``job_counts``: the hour it was created in, its source, its status, and whether it came from
 #: a platform's poll (the daily summary's "recovered by the backup poll"), as SQL on a row (``new``, ``old``)
-JOB_POLLED = "CASE WHEN json_valid({0}.payload) THEN coalesce(json_extract({0}.payload, '$.origin') = 'poll', 0) ELSE 0 END"
-_COUNTER = ("substr({0}.created_at, 1, 13)", "{0}.source", "{0}.status", JOB_POLLED)
+_POLLED = "CASE WHEN json_valid({0}.payload) THEN coalesce(json_extract({0}.payload, '$.origin') = 'poll', 0) ELSE 0 END"
+_COUNTER = ("substr({0}.created_at, 1, 13)", "{0}.source", "{0}.status", _POLLED)
+#: whether a job came from a poll, as SQL on a row in the engine's words (PostgreSQL: schema_postgres.sql's
+#: ``job_polled``, what its ``job_counts`` trigger counts with)
+JOB_POLLED = dialect.Spelt(_POLLED, "job_polled({0}.payload)")
 
 
 def _counter(row: str) -> str:
