@@ -160,6 +160,6 @@ def test_a_difference_the_check_finds_exits_1_and_leaves_the_target(cli, filled,
     monkeypatch.setattr(copying, "DERIVED", (*copying.DERIVED, "settings"))
     result = cli("store", "copy", "--to", str(tmp_path / "copy.db"))
     assert result.exit_code == 1
-    assert "differs from the source in settings" in result.stderr and str(tmp_path / "copy.db") in result.stderr
-    assert "the target lacks the row key=" in result.stdout
+    assert "the copy differs from the source (settings: the target lacks the row key=" in result.stderr
+    assert str(tmp_path / "copy.db") in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert (tmp_path / "copy.db").exists()

@@ -45,9 +45,6 @@ def copy(
 
     render(result, as_json, people=for_people)
     if result["differences"]:
-        typer.echo(
-            f"Error: the copy differs from the source in {', '.join(result['differences'])}; the target is left as it"
-            f" is at {result['to']}",
-            err=True,
-        )
+        found = "; ".join(f"{table}: {difference}" for table, difference in result["differences"].items())
+        typer.echo(f"Error: the copy differs from the source ({found}); the target is left as it is at {result['to']}", err=True)
         raise typer.Exit(1)
