@@ -163,3 +163,43 @@ def test_a_difference_the_check_finds_exits_1_and_leaves_the_target(cli, filled,
     assert "the copy differs from the source (settings: the target lacks the row key=" in result.stderr
     assert str(tmp_path / "copy.db") in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert (tmp_path / "copy.db").exists()
+
+
+def test_a_host_goes_to_a_schema_an_organisation_and_back_to_its_folders(cli, env, filled, pg_url, tmp_path):
+    from synctool import store
+
+    env["SYNCTOOL_HOME"] = str(tmp_path / "host")
+    config = tmp_path / "old-config.yaml"
+    config.write_text("{}\n")
+    assert cli("orgs", "import", "old-site", "--config", str(config), "--database", str(filled)).exit_code == 0
+    env.pop("SYNCTOOL_CONFIG"), env.pop("SYNCTOOL_DB")
+    assert cli("orgs", "add", "river-bank", "--platforms", "givebutter").exit_code == 0
+    assert cli("users", "add", "operator@example.org", "--host-admin").exit_code == 0
+    home = tmp_path / "host"
+    databases = {
+        "org_old_site": home / "orgs" / "old-site" / "synctool.db",
+        "org_river_bank": home / "orgs" / "river-bank" / "synctool.db",
+        "host": home / "host" / "synctool.db",
+    }
+
+    result = cli("store", "copy", "--to", pg_url)
+    assert result.exit_code == 0, result.output
+    assert "== old-site ==" in result.stdout and "== (host) ==" in result.stdout
+    for schema, path in databases.items():  # each its own schema, seeing its own rows alone
+        conn = store.connect(pg_url, schema=schema)
+        try:
+            users = sorted(r[0] for r in conn.execute("SELECT email FROM users"))
+            assert users == sorted(row[1][1] for row in rows_of(path)["users"])  # (id, email, ...)
+            jobs = conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
+            assert jobs == (len(rows_of(filled)["jobs"]) if schema == "org_old_site" else 0)
+        finally:
+            conn.close()
+
+    again = cli("store", "copy", "--to", pg_url)
+    assert again.exit_code == 2 and "(schema org_old_site) already holds synctool data" in again.stderr
+
+    folder = tmp_path / "copied"
+    back = cli("store", "copy", "--to", str(folder))
+    assert back.exit_code == 0, back.output
+    for path in databases.values():
+        assert rows_of(folder / path.relative_to(home)) == rows_of(path)

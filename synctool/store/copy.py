@@ -23,11 +23,11 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, zip_longest
 from typing import Any
 
 from synctool.store.engine import Connection
-from synctool.store.postgres import PostgresConnection
+from synctool.store.postgres import PostgresConnection, failure, translated
 from synctool.store.transactions import atomic
 
 BATCH = 500
@@ -121,7 +121,10 @@ def tables(conn: Connection) -> dict[str, Table]:
                     (name,),
                 )
             ]
-            columns = [Column(r[0], _PG_KINDS.get(r[1], "real" if r[1] in ("double precision", "real", "numeric") else "text")) for r in rows]
+            columns = [
+                Column(r[0], _PG_KINDS.get(r[1], "real" if r[1] in ("double precision", "real", "numeric") else "text"))
+                for r in rows
+            ]
             found[name] = Table(name, columns, key or [c.name for c in columns], identity=[r[0] for r in rows if r[2] == "YES"])
         for child, parent in conn.execute(
             "SELECT cl.relname, ref.relname FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid"
@@ -184,8 +187,6 @@ def rows(conn: Connection, table: Table, columns: Sequence[str]) -> Iterator[Seq
     listed = ", ".join(f'"{c}"' for c in columns)
     sql = f'SELECT {listed} FROM "{table.name}"{_where(table)} ORDER BY {_order(conn, table)}'
     if isinstance(conn, PostgresConnection):
-        from synctool.store.postgres import failure, translated
-
         import psycopg
 
         with conn.raw.cursor(name=f"copy_{table.name}") as cursor:
@@ -224,7 +225,7 @@ def _value(value: Any, kind: str) -> Any:
     if kind == "bytes":
         return value.encode() if isinstance(value, str) else bytes(value)
     if kind == "text" and not isinstance(value, str):
-        return value.decode() if isinstance(value, bytes | memoryview) else str(value)
+        return bytes(value).decode() if isinstance(value, bytes | memoryview) else str(value)
     return value
 
 
@@ -262,9 +263,7 @@ class Check:
 def holds_data(conn: Connection, found: dict[str, Table]) -> list[str]:
     """The tables of the database behind ``conn`` that hold rows synctool wrote (its schema's own records aside)."""
     return [
-        t.name
-        for t in in_order(found)
-        if conn.execute(f'SELECT 1 FROM "{t.name}"{_where(t)} LIMIT 1').fetchone() is not None
+        t.name for t in in_order(found) if conn.execute(f'SELECT 1 FROM "{t.name}"{_where(t)} LIMIT 1').fetchone() is not None
     ]
 
 
@@ -273,9 +272,9 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
     copied per table. ``target`` holds the schema and no data (seed rows a fresh SQLite file holds are replaced).
     Raises ``store.Error`` (nothing written) when a row is refused."""
     theirs, ours = tables(source), tables(target)
-    missing = [
-        f"{t.name}.{c}" for t in theirs.values() for c in t.names if t.name in ours and c not in ours[t.name].names
-    ] + [t for t in theirs if t not in ours]
+    missing = [f"{t.name}.{c}" for t in theirs.values() for c in t.names if t.name in ours and c not in ours[t.name].names] + [
+        t for t in theirs if t not in ours
+    ]
     if missing:
         raise sqlite3.DatabaseError(f"the target's schema has no {', '.join(missing[:5])}: is it an older synctool's?")
     copied: dict[str, int] = {}
@@ -287,7 +286,7 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
             columns = table.names
             if table.name == "store_meta":
                 insert = (
-                    f'INSERT INTO store_meta ({", ".join(columns)}) VALUES ({", ".join("?" for _ in columns)})'
+                    f"INSERT INTO store_meta ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
                 )
             else:
@@ -297,7 +296,7 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
             n = 0
             stream = iter(rows(source, table, columns))
             while batch := list(islice(stream, BATCH)):
-                target.executemany(insert, [[_value(v, kinds[c]) for v, c in zip(row, columns)] for row in batch])
+                target.executemany(insert, [[_value(v, kinds[c]) for v, c in zip(row, columns, strict=True)] for row in batch])
                 n += len(batch)
                 if progress is not None:
                     progress(table.name, n)
@@ -327,7 +326,7 @@ def compare(source: Connection, target: Connection) -> list[Check]:
             columns = table.names
             left, right = rows(source, table, columns), rows(target, ours[table.name], columns)
             digest, n, difference = hashlib.sha256(), 0, None
-            for a, b in _zip_longest(left, right):
+            for a, b in zip_longest(left, right):
                 if b is not None:
                     cb = [canonical(v) for v in b]
                     _digest_row(digest, cb)
@@ -340,12 +339,6 @@ def compare(source: Connection, target: Connection) -> list[Check]:
     return checks
 
 
-def _zip_longest(left: Iterator[Any], right: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
-    from itertools import zip_longest
-
-    return zip_longest(left, right)
-
-
 def _said(table: Table, a: Sequence[Any] | None, b: Sequence[Any] | None) -> str:
     def key(row: Sequence[Any]) -> str:
         return ", ".join(f"{k}={row[table.names.index(k)]!r}" for k in table.key[:3])
@@ -356,5 +349,5 @@ def _said(table: Table, a: Sequence[Any] | None, b: Sequence[Any] | None) -> str
         return f"the target has a row the source lacks: {key(b)}"
     if key(a) != key(b):
         return f"the rows part at {key(a)} (the target's: {key(b)})"
-    columns = [c for c, x, y in zip(table.names, a, b) if canonical(x) != canonical(y)]
+    columns = [c for c, x, y in zip(table.names, a, b, strict=True) if canonical(x) != canonical(y)]
     return f"the row {key(a)} differs in {', '.join(columns)}"
