@@ -66,6 +66,14 @@ def rows_of(path: Path) -> dict[str, list[tuple]]:
         conn.close()
 
 
+def arrival_of(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [r[0] for r in conn.execute("SELECT id FROM jobs ORDER BY rowid")]
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def filled(env: dict[str, str], tmp_path: Path) -> Path:
     """The release 0.3.0 database this synctool migrated, a row in every table: the test's database."""
@@ -94,6 +102,15 @@ def test_a_whole_database_to_postgresql_and_back_is_the_same_row_by_row(cli, env
     assert {t["table"]: t["rows"] for t in report["tables"]}["jobs"] == len(before["jobs"])
     assert any("tsvector" in note for note in report["rebuilt"])
 
+    from synctool import store
+
+    conn = store.connect(pg_url)  # the ids to come follow the largest copied
+    try:
+        largest = conn.execute("SELECT max(id) FROM deliveries").fetchone()[0]
+        assert conn.execute("SELECT nextval(pg_get_serial_sequence('deliveries', 'id'))").fetchone()[0] == largest + 1
+    finally:
+        conn.close()
+
     env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
     back = cli("store", "copy", "--to", str(tmp_path / "back.db"))
     assert back.exit_code == 0, back.output
@@ -105,6 +122,13 @@ def test_a_whole_database_to_postgresql_and_back_is_the_same_row_by_row(cli, env
             assert digests[words[0]] in words, line
 
     assert rows_of(tmp_path / "back.db") == before
+    conn = store.connect(pg_url)
+    try:  # the jobs in the order they arrived, where PostgreSQL keeps it (seq, store.dialect.arrival: issue 59's locks)
+        kept = store.copy.tables(conn)["jobs"].arrival is not None
+    finally:
+        conn.close()
+    if kept:
+        assert arrival_of(tmp_path / "back.db") == arrival_of(filled)
     conn = sqlite3.connect(tmp_path / "back.db")  # the search rebuilt: every job found by its external id
     try:
         for (external_id,) in conn.execute("SELECT external_id FROM jobs WHERE length(external_id) >= 3"):
@@ -139,6 +163,7 @@ def test_a_target_that_holds_data_is_refused_with_nothing_written(cli, env, fill
     replaced = cli("store", "copy", "--to", str(existing), "--overwrite")
     assert replaced.exit_code == 0, replaced.output
     assert rows_of(existing) == rows_of(filled)
+    assert arrival_of(existing) == arrival_of(filled)  # the jobs in the order they arrived (rowid)
 
 
 def test_an_unreachable_url_is_one_line_and_exit_2(cli, tmp_path):

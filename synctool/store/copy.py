@@ -70,6 +70,9 @@ class Table:
     parents: set[str] = field(default_factory=set)
     #: identity columns (PostgreSQL), whose sequences are set after the copy
     identity: list[str] = field(default_factory=list)
+    #: the order its rows arrived in, when it keeps one: SQLite's ``rowid``, PostgreSQL's identity that is not the key
+    #: (``seq``, ``store.dialect.arrival()``); rows are copied in this order, so the target's own follows it
+    arrival: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -125,7 +128,9 @@ def tables(conn: Connection) -> dict[str, Table]:
                 Column(r[0], _PG_KINDS.get(r[1], "real" if r[1] in ("double precision", "real", "numeric") else "text"))
                 for r in rows
             ]
-            found[name] = Table(name, columns, key or [c.name for c in columns], identity=[r[0] for r in rows if r[2] == "YES"])
+            identity = [r[0] for r in rows if r[2] == "YES"]
+            arrival = next((c for c in identity if c not in key), None)
+            found[name] = Table(name, columns, key or [c.name for c in columns], identity=identity, arrival=arrival)
         for child, parent in conn.execute(
             "SELECT cl.relname, ref.relname FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid"
             " JOIN pg_class ref ON ref.oid = c.confrelid WHERE c.contype = 'f' AND cl.relnamespace = to_regnamespace(current_schema())"
@@ -141,7 +146,9 @@ def tables(conn: Connection) -> dict[str, Table]:
         info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
         columns = [Column(r["name"], _sqlite_kind(r["type"] or "")) for r in info]
         key = [r["name"] for r in sorted((r for r in info if r["pk"]), key=lambda r: r["pk"])]
-        table = Table(name, columns, key or [c.name for c in columns])
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()[0] or ""
+        arrival = None if "WITHOUT ROWID" in sql.upper() else "rowid"
+        table = Table(name, columns, key or [c.name for c in columns], arrival=arrival)
         table.parents = {r["table"] for r in conn.execute(f'PRAGMA foreign_key_list("{name}")')} - {name}
         found[name] = table
     return found
@@ -182,10 +189,12 @@ def _where(table: Table) -> str:
     return " WHERE key NOT IN ('migrated_by', 'migrated_at', 'schema_version')" if table.name == "store_meta" else ""
 
 
-def rows(conn: Connection, table: Table, columns: Sequence[str]) -> Iterator[Sequence[Any]]:
-    """``columns`` of every row of ``table`` in key order (``_order``), fetched a batch at a time."""
+def rows(conn: Connection, table: Table, columns: Sequence[str], *, arrived: bool = False) -> Iterator[Sequence[Any]]:
+    """``columns`` of every row of ``table`` in key order (``_order``), or in the order they arrived when ``arrived``
+    and the table keeps one, fetched a batch at a time."""
     listed = ", ".join(f'"{c}"' for c in columns)
-    sql = f'SELECT {listed} FROM "{table.name}"{_where(table)} ORDER BY {_order(conn, table)}'
+    order = table.arrival if arrived and table.arrival else _order(conn, table)
+    sql = f'SELECT {listed} FROM "{table.name}"{_where(table)} ORDER BY {order}'
     if isinstance(conn, PostgresConnection):
         import psycopg
 
@@ -260,6 +269,12 @@ class Check:
     difference: str | None = None
 
 
+def shared(source: Table, target: Table) -> list[str]:
+    """The columns copied and compared: the source's that the target has (an engine's own arrival column, the
+    other's rowid, is left to the target)."""
+    return [c for c in source.names if c in target.names]
+
+
 def holds_data(conn: Connection, found: dict[str, Table]) -> list[str]:
     """The tables of the database behind ``conn`` that hold rows synctool wrote (its schema's own records aside)."""
     return [
@@ -272,9 +287,13 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
     copied per table. ``target`` holds the schema and no data (seed rows a fresh SQLite file holds are replaced).
     Raises ``store.Error`` (nothing written) when a row is refused."""
     theirs, ours = tables(source), tables(target)
-    missing = [f"{t.name}.{c}" for t in theirs.values() for c in t.names if t.name in ours and c not in ours[t.name].names] + [
-        t for t in theirs if t not in ours
-    ]
+    missing = [
+        f"{t.name}.{c}"
+        for t in theirs.values()
+        if t.name in ours
+        for c in t.names
+        if c not in shared(t, ours[t.name]) + [t.arrival]
+    ] + [t for t in theirs if t not in ours]
     if missing:
         raise sqlite3.DatabaseError(f"the target's schema has no {', '.join(missing[:5])}: is it an older synctool's?")
     copied: dict[str, int] = {}
@@ -283,7 +302,7 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
             if table.name in DERIVED:
                 continue
             kinds = {c.name: c.kind for c in ours[table.name].columns}
-            columns = table.names
+            columns = shared(table, ours[table.name])
             if table.name == "store_meta":
                 insert = (
                     f"INSERT INTO store_meta ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
@@ -294,7 +313,7 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
                 listed = ", ".join(f'"{c}"' for c in columns)
                 insert = f'INSERT INTO "{table.name}" ({listed}) VALUES ({", ".join("?" for _ in columns)})'
             n = 0
-            stream = iter(rows(source, table, columns))
+            stream = iter(rows(source, table, columns, arrived=True))
             while batch := list(islice(stream, BATCH)):
                 target.executemany(insert, [[_value(v, kinds[c]) for v, c in zip(row, columns, strict=True)] for row in batch])
                 n += len(batch)
@@ -323,7 +342,7 @@ def compare(source: Connection, target: Connection) -> list[Check]:
             if table.name not in ours:
                 checks.append(Check(table.name, 0, "", "missing on the target"))
                 continue
-            columns = table.names
+            columns = shared(table, ours[table.name])
             left, right = rows(source, table, columns), rows(target, ours[table.name], columns)
             digest, n, difference = hashlib.sha256(), 0, None
             for a, b in zip_longest(left, right):
@@ -334,14 +353,14 @@ def compare(source: Connection, target: Connection) -> list[Check]:
                 if difference is None:
                     ca = None if a is None else [canonical(v) for v in a]
                     if ca != (None if b is None else cb):
-                        difference = _said(table, a, b)
+                        difference = _said(table, columns, a, b)
             checks.append(Check(table.name, n, digest.hexdigest()[:16], difference))
     return checks
 
 
-def _said(table: Table, a: Sequence[Any] | None, b: Sequence[Any] | None) -> str:
+def _said(table: Table, columns: list[str], a: Sequence[Any] | None, b: Sequence[Any] | None) -> str:
     def key(row: Sequence[Any]) -> str:
-        return ", ".join(f"{k}={row[table.names.index(k)]!r}" for k in table.key[:3])
+        return ", ".join(f"{k}={row[columns.index(k)]!r}" for k in table.key[:3] if k in columns)
 
     if b is None:
         return f"the target lacks the row {key(a or ())} (and any after it)"
@@ -349,5 +368,5 @@ def _said(table: Table, a: Sequence[Any] | None, b: Sequence[Any] | None) -> str
         return f"the target has a row the source lacks: {key(b)}"
     if key(a) != key(b):
         return f"the rows part at {key(a)} (the target's: {key(b)})"
-    columns = [c for c, x, y in zip(table.names, a, b, strict=True) if canonical(x) != canonical(y)]
-    return f"the row {key(a)} differs in {', '.join(columns)}"
+    differing = [c for c, x, y in zip(columns, a, b, strict=True) if canonical(x) != canonical(y)]
+    return f"the row {key(a)} differs in {', '.join(differing)}"
