@@ -222,6 +222,8 @@ def test_a_host_goes_to_a_schema_an_organisation_and_back_to_its_folders(cli, en
 
     again = cli("store", "copy", "--to", pg_url)
     assert again.exit_code == 2 and "(schema org_old_site) already holds synctool data" in again.stderr
+    one = cli("--org", "river-bank", "store", "copy", "--to", pg_url)  # an organisation's own: its schema
+    assert one.exit_code == 2 and "(schema org_river_bank) already holds synctool data" in one.stderr
 
     folder = tmp_path / "copied"
     back = cli("store", "copy", "--to", str(folder))

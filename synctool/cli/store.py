@@ -30,7 +30,8 @@ def copy(
     schema of its own in the PostgreSQL database (org_NAME, '-' written '_'), the host's own (its operators) into
     host, the single install beside them into the database's own schema; to a folder, each to its place under it
     (FOLDER/orgs/NAME/synctool.db, FOLDER/host/synctool.db, FOLDER/synctool.db). Every target is looked at first;
-    each database is then copied in a transaction of its own.
+    each database is then copied in a transaction of its own. With --org NAME, that organisation alone (into its
+    schema, org_NAME).
 
     Example: synctool store copy --to postgresql://synctool@db.example.org/synctool
     """

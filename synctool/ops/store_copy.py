@@ -7,7 +7,8 @@ first connection), every row is written in one transaction on the target (a row 
 both sides are read again and compared row by row (``store/copy.py``). Run it with cron stopped: rows written to the
 source after it starts are not in the copy, and the check then says which table differs.
 
-On a host with organisations and none named, each part of the host is copied (``host``): each organisation into a
+``--org NAME`` copies that organisation's database, into its schema (``org_NAME``) of a PostgreSQL target. On a
+host with organisations and none named, each part of the host is copied (``host``): each organisation into a
 schema of its own in the PostgreSQL database (``org_NAME``, ``-`` written ``_``), the host's own database (its
 operators) into ``host``, the single install beside them (when there is one) into the database's own
 (``public``); to a folder, each to its place under it (``orgs/NAME/synctool.db``, ``host/synctool.db``,
@@ -48,13 +49,19 @@ def shown(where: str, schema: str | None = None) -> str:
     return f"{place} (schema {schema})" if schema else place
 
 
+def schema_of(org: str) -> str:
+    """Organisation ``org``'s schema in a PostgreSQL database: ``org_NAME``, a ``-`` written ``_`` (a name has no
+    ``_``, so no two organisations share one)."""
+    return f"org_{org.replace('-', '_')}"
+
+
 def single(rt: Runtime) -> Part:
-    """The database the command runs on."""
+    """The database the command runs on: an organisation's goes into its schema of a PostgreSQL target."""
     url = rt.config.database_url
     return Part(
         rt.org or "(single install)",
         url or str(rt.db_path),
-        None,
+        schema_of(rt.org) if rt.org else None,
         Path("synctool.db"),
         rt.secrets.get("DATABASE_PASSWORD") if url else None,
     )
@@ -63,7 +70,7 @@ def single(rt: Runtime) -> Part:
 def host_parts(environ: Mapping[str, str], single_install: Runtime | None) -> list[Part]:
     """A host's databases: each organisation's, the host's own (when made), the single install's (when there)."""
     found = [
-        Part(name, str(orgs.place(name, environ).database), f"org_{name.replace('-', '_')}", Path("orgs") / name / "synctool.db")
+        Part(name, str(orgs.place(name, environ).database), schema_of(name), Path("orgs") / name / "synctool.db")
         for name in orgs.names(environ)
     ]
     if host.database(environ).exists():
@@ -149,7 +156,12 @@ def copy(rt: Runtime, source: store.Connection, to: str, *, overwrite: bool = Fa
     digest, what was rebuilt rather than copied, and the differences the check found (none: the copy is whole)."""
     part = single(rt)
     target, where, made = _open_target(
-        part, to, schema=None, overwrite=overwrite, sources=_source_keys([part]), password=rt.secrets.get("DATABASE_PASSWORD")
+        part,
+        to,
+        schema=part.schema,
+        overwrite=overwrite,
+        sources=_source_keys([part]),
+        password=rt.secrets.get("DATABASE_PASSWORD"),
     )
     try:
         return _copy_part(part, source, target, where, made)
