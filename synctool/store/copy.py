@@ -1,5 +1,5 @@
-"""Copying a whole database to another engine's (``synctool store copy``): each table's rows read in key order and
-written in one transaction on the target, then both sides read again and compared row by row.
+"""Copying a whole database to another engine's (``synctool store copy``): each table's rows read in the order they
+arrived and written in one transaction on the target, then both sides read again and compared row by row.
 
 What is copied is every table both schemas hold, in the order their foreign keys need. What is not copied is what
 each engine keeps its own way, rebuilt on the target instead (``REBUILT``): the schema's own records (SQLite's
@@ -9,8 +9,10 @@ shadow tables, PostgreSQL's ``tsvector`` table: filled by the target's triggers 
 ``sqlite_sequence`` and statistics, and PostgreSQL's identity sequences (set past the largest id copied). The
 overview's tables kept by triggers (``DERIVED``: ``job_counts``, ``job_campaigns``, ``campaign_hours``) are rebuilt
 by the target's own triggers as jobs and deliveries are written, then compared with the source's like every table.
+The order rows arrived in (SQLite's ``rowid``, PostgreSQL's ``seq`` identity: ``store.dialect.arrival()``) is not
+copied either: rows are written in that order, and the target numbers them as they come.
 
-Values are compared as text (``Canonical``): an engine's types differ where SQLite keeps what it was given (a
+Values are compared as text (``canonical``): an engine's types differ where SQLite keeps what it was given (a
 campaign id 118722 in an untyped column is PostgreSQL's ``'118722'``; a body SQLite holds as text is ``BYTEA``).
 Rows are read ordered by the table's key (every column when it has none), NULLs first and text by its bytes, on both
 engines, so the two streams meet row by row.
@@ -43,6 +45,7 @@ REBUILT_NOTES = (
     "the schema's own records (_sqlite_migrations, schema_migrations, store_meta's schema version): the target's own",
     "the sync log's search (SQLite's FTS5 jobs_search, PostgreSQL's tsvector jobs_search): rebuilt by the target's triggers",
     "ids to come (SQLite's sqlite_sequence, PostgreSQL's identity sequences): set past the largest id copied",
+    "the order rows arrived in (SQLite's rowid, PostgreSQL's seq): rows written in that order, numbered by the target",
 )
 #: tables the target's triggers fill as jobs and deliveries are written: not copied, compared
 DERIVED = ("job_counts", "job_campaigns", "campaign_hours")
@@ -186,7 +189,8 @@ def _order(conn: Connection, table: Table) -> str:
 
 
 def _where(table: Table) -> str:
-    return " WHERE key NOT IN ('migrated_by', 'migrated_at', 'schema_version')" if table.name == "store_meta" else ""
+    listed = ", ".join(f"'{key}'" for key in SCHEMA_KEYS)
+    return f" WHERE key NOT IN ({listed})" if table.name == "store_meta" else ""
 
 
 def rows(conn: Connection, table: Table, columns: Sequence[str], *, arrived: bool = False) -> Iterator[Sequence[Any]]:
