@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice, zip_longest
@@ -286,7 +286,7 @@ def holds_data(conn: Connection, found: dict[str, Table]) -> list[str]:
     ]
 
 
-def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+def copy_rows(source: Connection, target: Connection) -> dict[str, int]:
     """Every row of ``source``'s tables written into ``target``'s, in one transaction on the target; the rows
     copied per table. ``target`` holds the schema and no data (seed rows a fresh SQLite file holds are replaced).
     Raises ``store.Error`` (nothing written) when a row is refused."""
@@ -321,8 +321,6 @@ def copy_rows(source: Connection, target: Connection, *, progress: Callable[[str
             while batch := list(islice(stream, BATCH)):
                 target.executemany(insert, [[_value(v, kinds[c]) for v, c in zip(row, columns, strict=True)] for row in batch])
                 n += len(batch)
-                if progress is not None:
-                    progress(table.name, n)
             copied[table.name] = n
         if isinstance(target, PostgresConnection):
             for table in ours.values():
