@@ -57,6 +57,7 @@ COMMANDS: dict[str, Command] = {
     "alerts": Command("synctool.cli.alerts:app", DAILY),
     "backup": Command("synctool.cli.daily:backup", DAILY),
     "prune": Command("synctool.cli.daily:prune", DAILY),
+    "store": Command("synctool.cli.store:app", DAILY),
     "reconcile": Command("synctool.cli.reconcile:app", MONEY),
     "year-end": Command("synctool.cli.year_end:app", MONEY),
     "backfill": Command("synctool.cli.backfill:backfill", MONEY),

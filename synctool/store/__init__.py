@@ -17,6 +17,7 @@
 - ``sizes``: the file's size, recorded each day ``prune`` runs, and its growth per month;
 - ``tables``: sqlite-utils' view of a connection (``database``), ``put_row``, ``Where``, ``new_id``;
 - ``times``: times as stored (``iso``, ``utcnow``, ``TIME_FORMAT``);
+- ``copy``: a whole database copied to another engine's and compared row by row (``synctool store copy``);
 - ``dialect``: the few SQL spellings that differ between engines (``store.dialect.arrival()``);
 - ``postgres``: PostgreSQL behind the same surface (``connect`` hands it a ``postgresql://`` URL; psycopg 3 and its
   pool), ``describe`` saying the engine for doctor; ``schema_postgres``: the current schema as PostgreSQL DDL, its
@@ -27,6 +28,7 @@ Callers use the names below (``from synctool import store; store.atomic(conn)``)
 
 from __future__ import annotations
 
+from synctool.store import copy as copy  # a whole database to another engine's: ``store.copy.copy_rows()``
 from synctool.store import dialect as dialect  # the engines' spellings: ``store.dialect.arrival()``
 from synctool.store.connection import (
     BUSY_TIMEOUT_MS,
@@ -100,6 +102,7 @@ __all__ = [
     "atomic",
     "backup_to",
     "connect",
+    "copy",
     "file_modes",
     "database",
     "describe",

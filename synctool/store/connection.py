@@ -107,7 +107,12 @@ def made_private(path: Path) -> list[str]:
 
 
 def connect(
-    path: str | Path, *, migrate: bool = True, busy_timeout_ms: float = BUSY_TIMEOUT_MS, password: str | None = None
+    path: str | Path,
+    *,
+    migrate: bool = True,
+    busy_timeout_ms: float = BUSY_TIMEOUT_MS,
+    password: str | None = None,
+    schema: str | None = None,
 ) -> Connection:
     """Open the database with synctool's settings, creating and migrating it when asked. A write waits up
     to ``busy_timeout_ms`` for another process's write lock before it fails.
@@ -116,9 +121,10 @@ def connect(
     SQLite gives the ``-wal`` and ``-shm`` files it makes beside it the main file's mode, so all three stay
     synctool's user's alone. An existing file its group or others may open is made so (``made_private``), and
     ``doctor`` says when one cannot be. A ``postgresql://`` URL opens PostgreSQL instead (``store/postgres.py``;
-    ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass)."""
+    ``password`` from the keyring, else libpq's own PGPASSWORD or ~/.pgpass; ``schema``: an organisation's schema, its
+    ``search_path`` set as the connection is made)."""
     if is_database_url(path):
-        opened = postgres.connect(str(path), migrate=migrate, password=password)
+        opened = postgres.connect(str(path), migrate=migrate, password=password, schema=schema)
         dialect.use(dialect.POSTGRESQL)  # the spellings without a connection (store.dialect)
         return opened
     dialect.use(dialect.SQLITE)

@@ -270,18 +270,25 @@ def pool_stats(conn: PostgresConnection) -> dict[str, int]:
     return dict(conn._pool.get_stats()) if conn._pool is not None else {}
 
 
-def connect(url: str, *, migrate: bool = True, password: str | None = None) -> PostgresConnection:
+def connect(url: str, *, migrate: bool = True, password: str | None = None, schema: str | None = None) -> PostgresConnection:
     """A pooled connection to the database at ``url``, its schema written when it is empty and ``migrate`` is set.
     ConfigError (one line) for a URL that is wrong, a server out of reach or older than 14; DatabaseTooNew for a
-    schema a newer synctool wrote. Nothing is written in either case."""
+    schema a newer synctool wrote. Nothing is written in either case. With ``schema`` (an organisation's,
+    ``org_NAME``: lowercase letters, digits and ``_``), the connection's ``search_path`` is that schema alone, set as
+    the connection is made, and the schema is made when ``migrate`` is set and it is not there."""
     problem = url_problem(url)
     if problem:
         raise _unavailable(url, problem)
+    if schema is not None and not re.fullmatch(r"[a-z][a-z0-9_]{0,62}", schema):
+        raise _unavailable(url, f"{schema!r} is not a schema name synctool makes")
     try:
         import psycopg
     except ImportError:
         raise _unavailable(url, "PostgreSQL needs psycopg: pip install 'synctool[postgresql]'") from None
-    conninfo = url if password is None else psycopg.conninfo.make_conninfo(url, password=password)
+    extra = {"password": password} if password is not None else {}
+    if schema is not None:
+        extra["options"] = f"-c search_path={schema}"
+    conninfo = psycopg.conninfo.make_conninfo(url, **extra) if extra else url
     pooled = _POOLS.get(conninfo)
     if pooled is None:  # the first connection, made directly: its errors are the server's own, in 5 s
         try:
@@ -292,6 +299,11 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None) -> P
             version = server_version(raw)
             if version < OLDEST_SERVER:
                 raise _unavailable(url, f"PostgreSQL {version // 10000}.{version % 10000} is too old: synctool needs 14 or newer")
+            if schema is not None and migrate:
+                try:
+                    raw.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                except psycopg.Error as exc:
+                    raise _unavailable(url, f"cannot make schema {schema}: {first_line(exc)}") from None
             prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
         finally:
             raw.close()
