@@ -246,8 +246,8 @@ _POOLS: dict[str, Any] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def pool_of(conninfo: str):
-    """The process's pool for ``conninfo`` (the URL, with the password when one was given), made on first use (its
+def pool_of(conninfo: str, url: str):
+    """The process's pool for ``conninfo`` (``url``, with the password when one was given), made on first use (its
     connections open as they are asked for)."""
     with _POOLS_LOCK:
         found = _POOLS.get(conninfo)
@@ -261,9 +261,23 @@ def pool_of(conninfo: str):
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=CONNECT_TIMEOUT_S * 6,
                 open=True,
-                name="synctool",
+                name=_pool_name(url),
             )
         return found
+
+
+def close_pools(url: str | None = None) -> None:
+    """Close the process's pools (their idle connections ended, a connection still lent ended when it comes back):
+    those for ``url`` (with or without a password), else every one. The next ``connect`` opens a new pool."""
+    with _POOLS_LOCK:
+        chosen = [key for key, pool in _POOLS.items() if url is None or key == url or pool.name == _pool_name(url)]
+        closing = [_POOLS.pop(key) for key in chosen]
+    for pool in closing:
+        pool.close(timeout=1)
+
+
+def _pool_name(url: str) -> str:
+    return f"synctool {shown(url)}"
 
 
 def pool_stats(conn: PostgresConnection) -> dict[str, int]:
@@ -295,7 +309,7 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None) -> P
             prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
         finally:
             raw.close()
-        pooled = pool_of(conninfo)
+        pooled = pool_of(conninfo, url)
     from psycopg_pool import PoolTimeout
 
     try:
