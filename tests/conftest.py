@@ -71,19 +71,31 @@ def pytest_configure(config: pytest.Config) -> None:
         tempfile.tempdir = str(MEMORY_FS)  # where pytest's tmp_path_factory makes its folders (xdist's workers' too)
 
 
+#: the tests that still fail on PostgreSQL, each with why (the list only shrinks: tests/test_postgres_suite.py)
+KNOWN_FAILURES = Path(__file__).parent / "postgres_known_failures.txt"
+
+
+def known_failures(path: Path = KNOWN_FAILURES) -> dict[str, str]:
+    """``postgres_known_failures.txt`` read: test id -> why it fails on PostgreSQL (``ID  # why``, a line each)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            test, _, why = line.partition("#")
+            found[test.strip()] = why.strip()
+    return found
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On PostgreSQL, the tests about SQLite itself are left out (the SQLite leg runs them), said in the summary."""
+    """On PostgreSQL, the tests about SQLite itself (``sqlite_only``: the SQLite leg runs them) and those known to
+    fail there yet (``postgres_known_failures.txt``; ``SYNCTOOL_TEST_KNOWN_FAILURES=run`` runs them too) are left
+    out, said in the summary."""
     if not ON_POSTGRES:
         return
-    left_out = [item for item in items if item.get_closest_marker("sqlite_only") is not None]
+    known = {} if os.environ.get("SYNCTOOL_TEST_KNOWN_FAILURES") == "run" else known_failures()
+    left_out = [item for item in items if item.get_closest_marker("sqlite_only") is not None or item.nodeid in known]
     if left_out:
         config.hook.pytest_deselected(items=left_out)
-        items[:] = [item for item in items if item.get_closest_marker("sqlite_only") is None]
-        SQLITE_ONLY.extend(item.nodeid for item in left_out)
-
-
-#: the tests the PostgreSQL leg left out as about SQLite itself
-SQLITE_ONLY: list[str] = []
+        items[:] = [item for item in items if item not in left_out]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -94,7 +106,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not pg.available():
         terminalreporter.write_line(pg.ABSENT)
     if ON_POSTGRES:
-        terminalreporter.write_line(f"engine: PostgreSQL (SYNCTOOL_TEST_ENGINE={ENGINE}); the tests marked sqlite_only left out")
+        terminalreporter.write_line(
+            f"engine: PostgreSQL (SYNCTOOL_TEST_ENGINE={ENGINE}); left out: the tests marked sqlite_only, and the"
+            f" {len(known_failures())} tests/postgres_known_failures.txt lists (SYNCTOOL_TEST_KNOWN_FAILURES=run runs them)"
+        )
 
 
 @functools.cache
@@ -111,7 +126,9 @@ def migrated_database(folder: Path) -> bytes:
 def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     """The environment the test's synctool runs with: a dict, never ``os.environ`` (which no test changes).
     ``runtime()`` (tests.helpers), the ``cli`` fixture and the subprocess helpers all read it. Its database is
-    there already, migrated, unless the test is marked ``no_database``."""
+    there already, migrated, unless the test is marked ``no_database``: SQLite's file in ``tmp_path``, or with
+    ``SYNCTOOL_TEST_ENGINE=postgresql`` a PostgreSQL database of the test's own (``pg_url``) with
+    ``SYNCTOOL_POSTGRES_PREVIEW=1`` (a ``no_database`` test keeps its file's path: it is about making one)."""
     (tmp_path / "config.yaml").write_text("{}\n")
     database = str(tmp_path / "synctool.db")
     on_postgres = ON_POSTGRES and request.node.get_closest_marker("no_database") is None
