@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from synctool import store
+
 Mailer = Callable[["EmailMessage"], None]
 
 
@@ -84,7 +86,23 @@ class Runtime:
 
     @property
     def db_path(self) -> Path:
+        """SQLite's file (``Config.db_path``: a PostgreSQL URL refused, for the commands that work on the file itself)."""
         return self.config.db_path
+
+    @property
+    def database(self) -> str | Path:
+        """Where the store is, whatever the engine: PostgreSQL's URL, else SQLite's file (``store.connect`` opens
+        either)."""
+        return self.config.database_url or self.config.db_path
+
+    def open_database(self, *, migrate: bool = True, busy_timeout_ms: float | None = None) -> store.Connection:
+        """A connection to the store (``database``), PostgreSQL's password from the secrets (``DATABASE_PASSWORD``)."""
+        from synctool import store
+
+        options: dict[str, Any] = {} if busy_timeout_ms is None else {"busy_timeout_ms": busy_timeout_ms}
+        if self.config.database_url:
+            options["password"] = self.secrets.get("DATABASE_PASSWORD")
+        return store.connect(self.database, migrate=migrate, **options)
 
     def transport(self, role: str) -> httpx.BaseTransport | None:
         return self.transports.get(role)

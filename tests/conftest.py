@@ -49,7 +49,18 @@ POS_URL = "https://sync.example.org/webhooks/pos"
 MEMORY_FS, MEMORY_FS_FREE = Path("/dev/shm"), 2 * 1024**3
 
 
+#: ``SYNCTOOL_TEST_ENGINE=postgresql``: the fast suite against PostgreSQL (each test a database of its own on the run's
+#: throwaway server, tests/pg.py); anything else (or unset) SQLite's file, as ever
+ENGINE = os.environ.get("SYNCTOOL_TEST_ENGINE", "sqlite").strip().lower() or "sqlite"
+ON_POSTGRES = ENGINE in ("postgresql", "postgres", "pg")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(reason): the test is about SQLite itself (its file, modes, WAL, PRAGMAs, a file backup, an old"
+        " file's upgrade): the PostgreSQL leg (SYNCTOOL_TEST_ENGINE=postgresql) leaves it out",
+    )
     # Every commit is on disk before it returns (synchronous=FULL), and the fast suite makes tens of thousands
     # of them: on a memory file system its run took 60 s where the disk took 80 (a 2-core machine). Nothing in
     # it needs a disk (no test there pulls the power); the drill tier stays on one, whose faults (a full disk,
@@ -60,6 +71,33 @@ def pytest_configure(config: pytest.Config) -> None:
         tempfile.tempdir = str(MEMORY_FS)  # where pytest's tmp_path_factory makes its folders (xdist's workers' too)
 
 
+#: the tests that still fail on PostgreSQL, each with why (the list only shrinks: tests/test_postgres_suite.py)
+KNOWN_FAILURES = Path(__file__).parent / "postgres_known_failures.txt"
+
+
+def known_failures(path: Path = KNOWN_FAILURES) -> dict[str, str]:
+    """``postgres_known_failures.txt`` read: test id -> why it fails on PostgreSQL (``ID  # why``, a line each)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            test, _, why = line.partition("#")
+            found[test.strip()] = why.strip()
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On PostgreSQL, the tests about SQLite itself (``sqlite_only``: the SQLite leg runs them) and those known to
+    fail there yet (``postgres_known_failures.txt``; ``SYNCTOOL_TEST_KNOWN_FAILURES=run`` runs them too) are left
+    out, said in the summary."""
+    if not ON_POSTGRES:
+        return
+    known = {} if os.environ.get("SYNCTOOL_TEST_KNOWN_FAILURES") == "run" else known_failures()
+    left_out = [item for item in items if item.get_closest_marker("sqlite_only") is not None or item.nodeid in known]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     from tests import contracts, pg
 
@@ -67,6 +105,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(contracts.ABSENT)
     if not pg.available():
         terminalreporter.write_line(pg.ABSENT)
+    if ON_POSTGRES:
+        terminalreporter.write_line(
+            f"engine: PostgreSQL (SYNCTOOL_TEST_ENGINE={ENGINE}); left out: the tests marked sqlite_only, and the"
+            f" {len(known_failures())} tests/postgres_known_failures.txt lists (SYNCTOOL_TEST_KNOWN_FAILURES=run runs them)"
+        )
 
 
 @functools.cache
@@ -83,33 +126,45 @@ def migrated_database(folder: Path) -> bytes:
 def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     """The environment the test's synctool runs with: a dict, never ``os.environ`` (which no test changes).
     ``runtime()`` (tests.helpers), the ``cli`` fixture and the subprocess helpers all read it. Its database is
-    there already, migrated, unless the test is marked ``no_database``."""
+    there already, migrated, unless the test is marked ``no_database``: SQLite's file in ``tmp_path``, or with
+    ``SYNCTOOL_TEST_ENGINE=postgresql`` a PostgreSQL database of the test's own (``pg_url``) with
+    ``SYNCTOOL_POSTGRES_PREVIEW=1`` (a ``no_database`` test keeps its file's path: it is about making one)."""
     (tmp_path / "config.yaml").write_text("{}\n")
-    if request.node.get_closest_marker("no_database") is None:
+    database = str(tmp_path / "synctool.db")
+    on_postgres = ON_POSTGRES and request.node.get_closest_marker("no_database") is None
+    if on_postgres:
+        database = request.getfixturevalue("pg_url")
+    elif request.node.get_closest_marker("no_database") is None:
         (tmp_path / "synctool.db").write_bytes(migrated_database(tmp_path_factory.getbasetemp()))
         (tmp_path / "synctool.db").chmod(0o600)  # as synctool makes it (doctor fails a database others can read)
     values = {
         "SYNCTOOL_KEYRING": "off",
         "SYNCTOOL_CONFIG": str(tmp_path / "config.yaml"),
-        "SYNCTOOL_DB": str(tmp_path / "synctool.db"),
+        "SYNCTOOL_DB": database,
         # the host's data folder (organisations) is the test's own, never the machine's ~/.local/share/synctool
         "SYNCTOOL_HOME": str(tmp_path / "home"),
         # the suite's sample donors share one name and one address under many e-mails, which `review` (the
         # default) rightly holds as one person; the tests of that matching (test_donor_matching) set it
         "DONORS_MATCHING": "email",
     }
+    if on_postgres:
+        values["SYNCTOOL_POSTGRES_PREVIEW"] = "1"
     helpers.CURRENT.update(env=values, transports={})
     yield values
     helpers.CURRENT.clear()
 
 
 @pytest.fixture
-def pg_url() -> str:
+def pg_url() -> Iterator[str]:
     """A PostgreSQL database of the test's own, holding synctool's schema, on the run's throwaway server (tests/pg.py:
-    started when a test first asks); the test skips where no server can be started, and fails where CI is set."""
+    started when a test first asks), dropped after it; the test skips where no server can be started, and fails where
+    CI is set."""
     from tests import pg
 
-    return pg.server().new_database()
+    server = pg.server()
+    url = server.new_database()
+    yield url
+    server.drop_database(url)
 
 
 @pytest.fixture

@@ -117,6 +117,16 @@ class Server:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}" STRATEGY FILE_COPY')
         return self.url(name)
 
+    def drop_database(self, url: str) -> None:
+        """The test's database gone, with whatever connection to it is left (the process's pools for it closed
+        first): a run makes hundreds, each a few megabytes of the memory file system."""
+        from synctool.store import postgres
+
+        postgres.close_pools(url)
+        name = url.rsplit("/", 1)[1]
+        with self.admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
     def stop(self) -> None:
         _run(self.bin / "pg_ctl", "stop", "-D", str(self.folder / "data"), "-m", "fast", check=False)
         for _ in range(20):  # a server process still leaving may write a last file while the folder goes
@@ -144,7 +154,7 @@ def _start(bin: Path, folder: Path) -> int:
         port = free_port()
         options = (
             f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c synchronous_commit=off"
-            " -c full_page_writes=off -c max_connections=50"
+            " -c full_page_writes=off -c max_connections=200"
         )
         try:
             _run(bin / "pg_ctl", "start", "-D", folder / "data", "-w", "-t", "30", "-l", folder / "server.log", "-o", options)

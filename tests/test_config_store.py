@@ -64,6 +64,7 @@ def test_env_overrides_base_urls(env):
     assert config.crm.base_url == "http://127.0.0.1:9/api/v1" and config.section("pos").base_url == "http://127.0.0.1:9"
 
 
+@pytest.mark.sqlite_only(reason="SQLite's PRAGMAs (WAL, synchronous, busy timeout, user_version) and sqlite-utils' migrations")
 def test_store_settings_and_migrations(db):
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL

@@ -18,6 +18,9 @@ import pytest
 
 from synctool import store
 
+#: the modes of SQLite's files (PostgreSQL's data is the server's: its roles, not file modes)
+pytestmark = pytest.mark.sqlite_only(reason="the modes of SQLite's files")
+
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)

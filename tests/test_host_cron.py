@@ -206,6 +206,7 @@ def test_host_doctor_names_an_open_data_folder(cli, host):
     assert row["status"] == "fail" and row["fix"] == f"chmod 700 {host}"
 
 
+@pytest.mark.sqlite_only(reason="backups as SQLite files")
 def test_backup_on_a_host_writes_each_organisation_s_copy_beside_the_named_file(cli, host, env, tmp_path):
     add(cli, host, "alpha", due=1)
     add(cli, host, "beta")

@@ -113,6 +113,7 @@ def test_doctor_says_the_engine_its_version_pool_and_schema_on_postgresql(cli, e
     assert f"schema {schema_postgres.schema_version()}" in engine
 
 
+@pytest.mark.sqlite_only(reason="doctor on SQLite's file")
 def test_doctor_says_the_engine_on_sqlite(cli, env) -> None:
     import sqlite3
 

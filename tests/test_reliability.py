@@ -181,6 +181,7 @@ def test_validly_signed_portal_garbage_fails_its_job_naming_the_field(world, db)
         assert "internal error" not in job["last_error"] and f"{kind} record" in job["last_error"], job["last_error"]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's online backup to a file")
 def test_a_backup_taken_during_writes_restores_every_acknowledged_delivery(secrets_env, env, cli, tmp_path):
     import threading
 

@@ -93,6 +93,7 @@ def test_store_error_catches_what_the_database_refuses(db):
     assert not db.in_transaction
 
 
+@pytest.mark.sqlite_only(reason="a SQLite file opened read-only")
 def test_a_read_only_connection_reads_and_refuses_writes_as_busy(db, env):
     settings.put(db, "k", 1)
     conn = store.open_read_only(env["SYNCTOOL_DB"])
@@ -111,6 +112,7 @@ def test_a_read_only_open_of_a_missing_file_is_a_store_error(tmp_path):
         store.open_read_only(tmp_path / "missing.db").execute("SELECT 1")
 
 
+@pytest.mark.sqlite_only(reason="SQLite's online backup to a file")
 def test_backup_to_copies_the_database_and_reads_the_copy(db, env, tmp_path):
     settings.put(db, "kept", "yes")
     target = tmp_path / "copy.db"

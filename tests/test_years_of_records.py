@@ -123,6 +123,7 @@ def test_a_search_finds_a_job_as_it_is_now_without_a_drain(db, cli):
     assert found("Lovelace") == []
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one write lock (WAL readers beside BEGIN IMMEDIATE)")
 def test_what_people_read_never_waits_for_the_write_lock(db, cli, page):  # noqa: F811
     """Another process holds SQLite's write lock (a drain's long transaction): the sync log with a text search,
     stats, the overview and the staff pages all answer; none of them writes."""
@@ -193,6 +194,7 @@ def test_the_database_records_what_migrated_it_and_doctor_counts_the_sets_in_use
     assert "growth not known yet" in database["detail"]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's free pages, PRAGMA optimize and the file's size")
 def test_prune_gives_free_pages_back_optimizes_and_records_the_size(db, cli, env):
     old = store.iso(store.utcnow() - timedelta(days=500))
     with store.atomic(db):

@@ -50,12 +50,9 @@ class AppContext:
     @property
     def db(self) -> store.Connection:
         if self._db is None:
-            from synctool import renamed_keys, store
+            from synctool import renamed_keys
 
-            url = self.rt.config.database_url
-            self._db = (
-                store.connect(url, password=self.rt.secrets.get("DATABASE_PASSWORD")) if url else store.connect(self.rt.db_path)
-            )
+            self._db = self.rt.open_database()
             for line in renamed_keys.unsaid(self._db, self.rt.config):
                 typer.echo(line, err=True)
         return self._db

@@ -64,7 +64,7 @@ def pacer(rt: Runtime) -> Pacer:
     """The pacer for synctool's share of the account's CRM budget (never more than the whole limit)."""
     share = min(rt.config.crm.share_requests, rt.config.crm.rate_limit_requests)
     return Pacer(
-        rt.config.db_path,
+        rt.database,
         Limits(
             share,
             rt.config.crm.rate_limit_window_s,

@@ -223,7 +223,7 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
     what it holds however long a job takes (the pacer's wait, a slow CRM), a dead one loses it within one
     lease (``queue.lease_seconds``)."""
     lease = rt.config.queue.lease_seconds
-    conn = store.connect(rt.config.db_path, migrate=False)
+    conn = rt.open_database(migrate=False)
     try:
         while not done.wait(lease / 3):
             try:
@@ -255,7 +255,7 @@ def drain(
     mirror is refreshed at most once in the whole run."""
     rt = runner.rt
     targets = targets or runner.targets
-    setup = store.connect(rt.config.db_path, migrate=False)
+    setup = rt.open_database(migrate=False)
     try:
         mode = settings.sync_mode(setup)
     finally:
@@ -289,7 +289,7 @@ def drain(
 
     def worker(n: int) -> None:
         owner = owners[n]
-        conn = store.connect(rt.config.db_path, migrate=False)
+        conn = rt.open_database(migrate=False)
         try:
             while time.monotonic() < deadline:
                 if not take_slot():
@@ -334,7 +334,7 @@ def drain(
     for c in copy:
         c.close()
     summary.elapsed_s = time.monotonic() - started
-    conn = store.connect(rt.config.db_path, migrate=False)
+    conn = rt.open_database(migrate=False)
     try:
         with store.atomic(conn):
             settings.put(conn, "last_drain", {"at": store.iso(), "summary": summary.line()})

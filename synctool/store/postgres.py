@@ -26,7 +26,7 @@ import functools
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from synctool.config import database_url_problem as url_problem
@@ -169,6 +169,7 @@ class PostgresConnection:
 
     engine = "postgresql"
     lock_holder: LockHolder | None = None
+    _trace: Callable[[str], object] | None = None
 
     def __init__(self, raw: Any, pool: Any, url: str):
         self.raw = raw
@@ -179,6 +180,8 @@ class PostgresConnection:
         import psycopg
 
         values, named = _params(params)
+        if self._trace is not None:
+            self._trace(sql)
         cursor = self.raw.cursor()
         try:
             cursor.execute(translated(sql, named), values)
@@ -191,12 +194,19 @@ class PostgresConnection:
 
         rows = list(rows)
         named = bool(rows) and isinstance(rows[0], Mapping)
+        if self._trace is not None:
+            self._trace(sql)
         cursor = self.raw.cursor()
         try:
             cursor.executemany(translated(sql, named), [r if named else tuple(r) for r in rows])
         except psycopg.Error as exc:
             raise failure(exc) from exc
         return Cursor(cursor)
+
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """Each statement's text is handed to ``trace`` before it runs (None: no longer), as SQLite's
+        ``set_trace_callback`` does (the tests count a unit of work's commits with it)."""
+        self._trace = trace
 
     @property
     def in_transaction(self) -> bool:
@@ -220,6 +230,14 @@ class PostgresConnection:
             raw.close()
         else:
             self._pool.putconn(raw)  # the pool rolls back what was left open
+
+    def __del__(self) -> None:
+        # as a SQLite connection closes when nothing holds it any more, this one goes back to its pool (a pacer's
+        # connection of a thread that ended, a command's left open): else the pool would count it lent for good
+        try:
+            self.close()
+        except Exception:  # the pool closed, the interpreter ending: nothing left to give back
+            pass
 
     def __enter__(self) -> PostgresConnection:
         return self
@@ -246,8 +264,8 @@ _POOLS: dict[str, Any] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def pool_of(conninfo: str):
-    """The process's pool for ``conninfo`` (the URL, with the password when one was given), made on first use (its
+def pool_of(conninfo: str, url: str):
+    """The process's pool for ``conninfo`` (``url``, with the password when one was given), made on first use (its
     connections open as they are asked for)."""
     with _POOLS_LOCK:
         found = _POOLS.get(conninfo)
@@ -261,9 +279,23 @@ def pool_of(conninfo: str):
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=CONNECT_TIMEOUT_S * 6,
                 open=True,
-                name="synctool",
+                name=_pool_name(url),
             )
         return found
+
+
+def close_pools(url: str | None = None) -> None:
+    """Close the process's pools (their idle connections ended, a connection still lent ended when it comes back):
+    those for ``url`` (with or without a password), else every one. The next ``connect`` opens a new pool."""
+    with _POOLS_LOCK:
+        chosen = [key for key, pool in _POOLS.items() if url is None or key == url or pool.name == _pool_name(url)]
+        closing = [_POOLS.pop(key) for key in chosen]
+    for pool in closing:
+        pool.close(timeout=1)
+
+
+def _pool_name(url: str) -> str:
+    return f"synctool {shown(url)}"
 
 
 def pool_stats(conn: PostgresConnection) -> dict[str, int]:
@@ -307,7 +339,7 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None, sche
             prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
         finally:
             raw.close()
-        pooled = pool_of(conninfo)
+        pooled = pool_of(conninfo, url)
     from psycopg_pool import PoolTimeout
 
     try:

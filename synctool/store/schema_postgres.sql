@@ -629,3 +629,5 @@ END $$;
 CREATE TRIGGER campaign_hours_insert AFTER INSERT ON job_campaigns FOR EACH ROW EXECUTE FUNCTION campaign_hours_keep();
 CREATE TRIGGER campaign_hours_delete AFTER DELETE ON job_campaigns FOR EACH ROW EXECUTE FUNCTION campaign_hours_keep();
 CREATE TRIGGER campaign_hours_update AFTER UPDATE ON job_campaigns FOR EACH ROW EXECUTE FUNCTION campaign_hours_keep();
+-- the mirror's one state row, as SQLite's m004_crm_mirror writes it
+INSERT INTO crm_mirror_state (id) VALUES (1);

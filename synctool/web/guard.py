@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Generic, TypeVar
 
 from starlette.authentication import has_required_scope
@@ -39,13 +38,13 @@ CONNECTION = "synctool.connection"
 class _Opened:
     """A request's connection: opened on first use (a request that needs none opens none)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, rt: Runtime):
+        self.rt = rt
         self.conn: store.Connection | None = None
 
     def get(self) -> store.Connection:
         if self.conn is None:
-            self.conn = store.connect(self.path, migrate=False)
+            self.conn = self.rt.open_database(migrate=False)
         return self.conn
 
     def close(self) -> None:
@@ -59,13 +58,13 @@ class OneConnection:
 
     def __init__(self, app: ASGIApp, rt: Runtime):
         self.app = app
-        self.path = rt.config.db_path
+        self.rt = rt
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        opened = _Opened(self.path)
+        opened = _Opened(self.rt)
         scope[CONNECTION] = opened
         try:
             await self.app(scope, receive, send)

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -77,13 +78,13 @@ class Receiver:
         cannot be opened yet is a 503 the platform retries, not a dead receiver; and a connection that
         failed to write is closed, so the next delivery opens a fresh one (a connection opened on a
         read-only file stays read-only, and one whose COMMIT failed may hold a dead transaction)."""
-        path = self.rt.config.db_path
-        if not os.access(path, os.W_OK) and path.exists():
+        path = self.rt.database
+        if isinstance(path, Path) and not os.access(path, os.W_OK) and path.exists():
             # an open connection would still write through file handles opened earlier: honour the change
             self.drop_connection()
             raise StoreUnavailable(f"the database {path} is not writable")
         if self.conn is None:
-            self.conn = store.connect(path, busy_timeout_ms=self.rt.config.receiver.busy_timeout_s * 1000)
+            self.conn = self.rt.open_database(busy_timeout_ms=self.rt.config.receiver.busy_timeout_s * 1000)
         try:
             return store_inbound(self.conn, inbound, self.rt.config.queue.max_attempts)
         except StoreUnavailable:
@@ -209,7 +210,7 @@ def build(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None =
 def build_receiver(rt: Runtime, *, admin_api: bool | None = None, admin_ui: bool | None = None) -> tuple[Receiver, Starlette]:
     """``build``'s app with its ``Receiver``, for a caller that runs the app without its lifespan and closes the
     receiver itself (``web/host.py``, which serves many)."""
-    store.connect(rt.config.db_path).close()
+    rt.open_database().close()
     extra: list = []
     if rt.config.receiver.admin_api if admin_api is None else admin_api:
         from synctool.ops.users import signing_secret

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synctool.platform import Runtime, StoreUnavailable, settings, store
+from synctool.platform import Runtime, StoreUnavailable, settings
 from synctool.platforms import square
 
 if TYPE_CHECKING:
@@ -35,10 +35,10 @@ def url(conn: Connection, rt: Runtime) -> str | None:
 
 def for_receiver(rt: Runtime) -> dict[str, str | None]:
     """``Webhook.settings``: read once when the receiver starts (a database not there yet: the config's)."""
-    if not rt.db_path.exists():
+    if not isinstance(rt.database, str) and not rt.database.exists():
         return {NAME: configured(rt)}
     try:
-        conn = store.connect(rt.db_path, migrate=False)
+        conn = rt.open_database(migrate=False)
     except StoreUnavailable:
         return {NAME: configured(rt)}
     try:
