@@ -279,11 +279,20 @@ def shared(source: Table, target: Table) -> list[str]:
     return [c for c in source.names if c in target.names]
 
 
+#: rows a new database's schema writes itself, as it writes them (the mirror's one state row, never refreshed): a
+#: database holding only these holds no data
+SEEDED = {"crm_mirror_state": "watermark IS NULL AND refreshed_at IS NULL AND full_loaded_at IS NULL AND last_requests = 0"}
+
+
 def holds_data(conn: Connection, found: dict[str, Table]) -> list[str]:
-    """The tables of the database behind ``conn`` that hold rows synctool wrote (its schema's own records aside)."""
-    return [
-        t.name for t in in_order(found) if conn.execute(f'SELECT 1 FROM "{t.name}"{_where(t)} LIMIT 1').fetchone() is not None
-    ]
+    """The tables of the database behind ``conn`` that hold rows synctool wrote (its schema's own records and seed
+    rows aside)."""
+    held = []
+    for t in in_order(found):
+        where = _where(t) or (f" WHERE NOT ({SEEDED[t.name]})" if t.name in SEEDED else "")
+        if conn.execute(f'SELECT 1 FROM "{t.name}"{where} LIMIT 1').fetchone() is not None:
+            held.append(t.name)
+    return held
 
 
 def copy_rows(source: Connection, target: Connection) -> dict[str, int]:
@@ -313,7 +322,7 @@ def copy_rows(source: Connection, target: Connection) -> dict[str, int]:
                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
                 )
             else:
-                target.execute(f'DELETE FROM "{table.name}"')  # a fresh SQLite file's seed rows (crm_mirror_state)
+                target.execute(f'DELETE FROM "{table.name}"')  # a new database's seed rows (``SEEDED``)
                 listed = ", ".join(f'"{c}"' for c in columns)
                 insert = f'INSERT INTO "{table.name}" ({listed}) VALUES ({", ".join("?" for _ in columns)})'
             n = 0
