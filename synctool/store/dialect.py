@@ -42,7 +42,7 @@ class Spelt:
         return (self.postgresql if on_postgres() else self.sqlite).format(*args)
 
 
-# --- sql-b: the queue's, the CRM's and the platforms' spellings (synctool/queue, crm, platforms, *.py) ---
+# --- spellings the queue, the CRM and the platforms write into their SQL ---
 
 
 def arrival(table: str = "", conn: Connection | None = None) -> str:
@@ -85,7 +85,7 @@ def locked(conn: Connection | None = None, *, skip: bool = False) -> str:
     return ""
 
 
-# --- sql-a: the catalogue and the housekeeping (synctool/ops, web, cli, console, testing) ---
+# --- the catalogue and the housekeeping (prune, backup, the conformance kit) ---
 # Not SQL text: each does the engine's own work on the connection it is given.
 
 
