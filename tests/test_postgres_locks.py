@@ -99,7 +99,8 @@ def test_two_processes_claim_each_job_once_and_keep_the_pacers_window_and_gap(pg
     conn = store.connect(pg_url)
     ids = add(conn, 60)
     limits = {"requests": 4, "window_s": 10.0, "min_interval_s": 1.0, "send_margin_s": 0.0}
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # the suite's PYTHONPATH kept: a moved clock (tests/clock, .ci/run) must be the workers' clock too
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
     procs = [
         subprocess.Popen([sys.executable, "-c", WORKER, pg_url, json.dumps(limits), name, "6"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
