@@ -88,8 +88,16 @@ def known_failures(path: Path = KNOWN_FAILURES) -> dict[str, str]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL, the tests about SQLite itself (``sqlite_only``: the SQLite leg runs them) and those known to
     fail there yet (``postgres_known_failures.txt``; ``SYNCTOOL_TEST_KNOWN_FAILURES=run`` runs them too) are left
-    out, said in the summary."""
+    out, said in the summary. On SQLite, the fast suite's tests that need a PostgreSQL server (``pg_url``) are left
+    to the PostgreSQL leg, which runs them once (CI ran them five times, in every SQLite leg: a sixth of the fast
+    suite's time); the drill tier keeps its own."""
     if not ON_POSTGRES:
+        server_tests = [
+            item for item in items if "pg_url" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("drill")
+        ]
+        if server_tests:
+            config.hook.pytest_deselected(items=server_tests)
+            items[:] = [item for item in items if item not in server_tests]
         return
     known = {} if os.environ.get("SYNCTOOL_TEST_KNOWN_FAILURES") == "run" else known_failures()
     left_out = [item for item in items if item.get_closest_marker("sqlite_only") is not None or item.nodeid in known]
@@ -103,8 +111,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
     if not contracts.available():
         terminalreporter.write_line(contracts.ABSENT)
-    if not pg.available():
-        terminalreporter.write_line(pg.ABSENT)
+    if not ON_POSTGRES:  # (said whatever was collected: under xdist the workers collect, not this process)
+        terminalreporter.write_line(
+            "the tests that need a PostgreSQL server run in the PostgreSQL leg"
+            " (SYNCTOOL_TEST_ENGINE=postgresql python -m pytest; .ci/run runs it)" + ("" if pg.available() else f"; {pg.ABSENT}")
+        )
     if ON_POSTGRES:
         terminalreporter.write_line(
             f"engine: PostgreSQL (SYNCTOOL_TEST_ENGINE={ENGINE}); left out: the tests marked sqlite_only, and the"
