@@ -65,15 +65,19 @@ def _modules(places: tuple[str, ...]) -> list[Path]:
     )
 
 
+def _spellings(text: str) -> list[str]:
+    """The SQLite-only spellings (``SQLITE_ONLY``'s names) in one string."""
+    return [name for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)]
+
+
 def _found(places: tuple[str, ...]) -> dict[str, str]:
     """``path:construct`` -> the first line holding it, for each SQLite-only spelling in these places."""
     found: dict[str, str] = {}
     for path in _modules(places):
         where = path.relative_to(PACKAGE.parent).as_posix()
         for line, text in _strings(path):
-            for name, pattern in SQLITE_ONLY.items():
-                if re.search(pattern, text, re.IGNORECASE):
-                    found.setdefault(f"{where}:{name}", f"line {line}: {text.strip()[:120]}")
+            for name in _spellings(text):
+                found.setdefault(f"{where}:{name}", f"line {line}: {text.strip()[:120]}")
     return found
 
 
@@ -87,8 +91,7 @@ def test_the_scan_sees_sql_in_strings_not_python_calls(tmp_path: Path):
         "SQL = \"SELECT strftime('%Y', at) FROM t WHERE key GLOB ?\"\n"
         'OK = f"INSERT INTO t (a) VALUES (?) ON CONFLICT (a) DO NOTHING {STAMP}"\n'
     )
-    texts = [text for _, text in _strings(module)]
-    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    hits = {name for _, text in _strings(module) for name in _spellings(text)}
     assert hits == {"strftime(", "GLOB"}
 
 
@@ -175,8 +178,7 @@ def test_the_scan_finds_each_construct(tmp_path: Path):
         "n = cur.lastrowid\n"
         "store.database(conn).table('t').upsert(row, pk='id')\n"
     )
-    texts = [text for _, text in _strings(module)]
-    hits = {name for text in texts for name, pattern in SQLITE_ONLY.items() if re.search(pattern, text, re.IGNORECASE)}
+    hits = {name for _, text in _strings(module) for name in _spellings(text)}
     assert hits == {
         "INSERT OR",
         "rowid",
