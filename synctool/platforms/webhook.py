@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from synctool.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from synctool.runtime import Runtime
 
 #: a platform's JSON object as it sent it, before a model parses it (a body, or an item its API lists): its keys
 #: are text, its values whatever JSON holds
@@ -72,6 +75,10 @@ class WebhookSecrets:
     #: what else a platform's signatures are checked with (``Webhook.settings``: Square's notification URL)
     settings: dict[str, str | None] = field(default_factory=dict)
     tolerance_s: int = 300
+    #: the run-time the receiver was built with, for a signature that names a document to fetch (PayPal's
+    #: certificate, through the role's transport) or a platform API that checks it; None where nothing may be
+    #: fetched (``inject``, ``check_platform``)
+    runtime: Runtime | None = None
 
     def get(self, name: str) -> str | None:
         return self.values.get(name) or self.settings.get(name) or None
