@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
+#: built-ins registered beside those, in use only where ``platforms:`` names them (issue 60)
+NAMED_PLATFORMS = ("paypal",)
 #: the entry point group through which an outside package adds a platform (its value: a ``Platform``)
 ENTRY_POINT_GROUP = "synctool.platforms"
 
@@ -102,7 +104,7 @@ def _may_declare_platforms() -> bool:
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
     """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
-    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS]
+    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS + NAMED_PLATFORMS]
     if _may_declare_platforms():
         from importlib.metadata import entry_points
 
@@ -193,6 +195,7 @@ def webhook_secrets(rt: Runtime) -> WebhookSecrets:
         values={name: rt.secrets.get(name) for name in secret_names()},
         settings=found,
         tolerance_s=rt.config.webhooks.tolerance_s,
+        runtime=rt,
     )
 
 
