@@ -5,6 +5,7 @@ fake held to PayPal's own OpenAPI files (``tests/specs/paypal.json``), through t
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from starlette.testclient import TestClient
@@ -93,3 +94,117 @@ def test_a_signed_donation_is_one_gift_coded_by_paypal_s_own_keys(paypal, receiv
     assert f"PayPal fee {fee}" in gift["note"] and "Spring appeal" in gift["note"]
     person = world.crm.constituents[int(gift["constituent_id"])] if "constituent_id" in gift else None
     assert person is None or person["first_name"] == "Ida"
+
+
+def stored(db) -> int:
+    return db.execute("SELECT COUNT(*) FROM deliveries WHERE source = 'paypal'").fetchone()[0]
+
+
+def test_forged_replayed_foreign_and_unsigned_deliveries_are_refused_and_nothing_stored(paypal, receiver, db):
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    capture = paypal.donate("25.00", "ida@example.org")
+    body = paypal.event("PAYMENT.CAPTURE.COMPLETED", capture)
+    headers = paypal.sign(body, WEBHOOK_ID)
+
+    def post(content: bytes, **changed: str) -> int:
+        return receiver.post("/webhooks/paypal", content=content, headers={**headers, **changed}).status_code
+
+    assert post(body.replace(b"25.00", b"95.00")) == 401  # the body changed after signing
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
+    forged = paypal.sign(body, WEBHOOK_ID, key=other_key)
+    assert post(body, **{"PAYPAL-TRANSMISSION-SIG": forged["PAYPAL-TRANSMISSION-SIG"]}) == 401  # another key
+    assert post(body, **{k: v for k, v in paypal.sign(body, "OTHERWEBHOOK").items() if k.startswith("PAYPAL")}) == 401
+    old = paypal.sign(body, WEBHOOK_ID, at=datetime.now(UTC) - timedelta(hours=1))
+    assert post(body, **{k: v for k, v in old.items() if k.startswith("PAYPAL")}) == 401  # a replay of an old delivery
+    assert post(body, **{"PAYPAL-AUTH-ALGO": "SHA1withRSA"}) == 401
+    assert post(body, **{"PAYPAL-TRANSMISSION-SIG": "%%%"}) == 401
+    # a certificate URL no one named is refused without being fetched (a secret never leaves for it, nor a request)
+    for url in ("https://evil.example/v1/notifications/certs/CERT-1", "http://paypal.fake.invalid/v1/notifications/certs/../x",
+                "https://api.paypal.com.evil.example/v1/notifications/certs/CERT-1", "file:///etc/passwd"):  # fmt: skip
+        assert post(body, **{"PAYPAL-CERT-URL": url}) == 401
+    # Givebutter's signature on PayPal's route: no PayPal headers at all
+    answer = receiver.post("/webhooks/paypal", content=body, headers={"Signature": "demo-gb-signing-secret"})
+    assert answer.status_code == 401 and "PAYPAL-TRANSMISSION-ID" in answer.json()["error"]
+    assert stored(db) == 0
+    assert post(body) == 200 and stored(db) == 1
+
+
+def test_without_a_webhook_id_deliveries_are_refused_with_a_503(world, env, isolated, cli, db):
+    from synctool.web.receiver import create_app
+
+    config(isolated)
+    env.update(PAYPAL_CLIENT_ID=CLIENT_ID)
+    paypal = world.fakes["paypal"]
+    body = paypal.event("PAYMENT.CAPTURE.COMPLETED", paypal.donate("5.00", "ida@example.org"))
+    with TestClient(create_app(helpers.runtime())) as receiver:
+        answer = receiver.post("/webhooks/paypal", content=body, headers=paypal.sign(body, WEBHOOK_ID))
+    assert answer.status_code == 503 and "PAYPAL_WEBHOOK_ID" in answer.text
+    assert stored(db) == 0
+
+
+def test_an_organisation_not_using_paypal_sees_nothing_of_it(world, isolated, cli):
+    from synctool.web.receiver import create_app
+
+    with TestClient(create_app(helpers.runtime())) as receiver:
+        assert receiver.post("/webhooks/paypal", content=b"{}").status_code == 404
+    listed = {p["name"]: p for p in out(cli("platforms", "--json"))}
+    assert listed["paypal"]["in_use"] is False and listed["givebutter"]["in_use"] is True
+    checks = [c["check"] for c in out(cli("doctor", "--json"))]
+    assert not [c for c in checks if "paypal" in c.lower()]
+
+
+def test_the_api_verification_asks_paypal(world, env, isolated, cli, db):
+    from synctool.web.receiver import create_app
+
+    config(isolated, "  verification: api\n")
+    env.update(PAYPAL_CLIENT_ID=CLIENT_ID, PAYPAL_WEBHOOK_ID=WEBHOOK_ID)
+    paypal = world.fakes["paypal"]
+    body = paypal.event("PAYMENT.CAPTURE.COMPLETED", paypal.donate("5.00", "ida@example.org"))
+    with TestClient(create_app(helpers.runtime())) as receiver:
+        good = receiver.post("/webhooks/paypal", content=body, headers=paypal.sign(body, WEBHOOK_ID))
+        bad = receiver.post("/webhooks/paypal", content=body, headers=paypal.sign(body, "OTHERWEBHOOK"))
+    assert (good.status_code, bad.status_code) == (200, 401)
+    assert any(e["path"] == "/v1/notifications/verify-webhook-signature" for e in world.recorders["paypal"].exchanges)
+
+
+@pytest.mark.parametrize(
+    "resource, why",
+    [
+        ({"id": "C1", "amount": {"currency_code": "USD", "value": "ten"}}, "amount"),
+        (
+            {
+                "id": "C1",
+                "amount": {"currency_code": "USD", "value": "10.00"},
+                "supplementary_data": {"related_ids": {"order_id": "NOPE"}},
+            },
+            "404",
+        ),
+        ({"id": "C1", "amount": {"value": "10.00"}}, "currency_code"),
+        ({"id": "C1", "amount": {"currency_code": "XX", "value": "10.00"}}, "currency_code"),
+    ],
+)
+def test_bad_bodies_end_as_clear_failures_in_the_sync_log(paypal, receiver, cli, resource, why):
+    body = paypal.event("PAYMENT.CAPTURE.COMPLETED", resource)
+    assert deliver(receiver, paypal, body)["status"] == "accepted"
+    run_drain()
+    [job] = out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]
+    assert job["status"] == "failed" and why in (job["last_error"] or ""), job
+
+
+def test_bodies_the_receiver_refuses(paypal, receiver, db):
+    for body in (b"[]", b"not json", b'{"id": "WH-1"}', b'{"id": "WH-1", "event_type": "PAYMENT.CAPTURE.COMPLETED"}',
+                 b'{"id": "WH-1", "event_type": "PAYMENT.CAPTURE.COMPLETED", "resource": {"amount": 1}}',
+                 b'{"id": "WH-1", "event_type": "PAYMENT.CAPTURE.REFUNDED", "resource": {"id": "R1"}}'):  # fmt: skip
+        answer = receiver.post("/webhooks/paypal", content=body, headers=paypal.sign(body, WEBHOOK_ID))
+        assert answer.status_code == 400, body
+    huge = b'{"id": "WH-2", "pad": "' + b"x" * 2_000_000 + b'"}'
+    assert receiver.post("/webhooks/paypal", content=huge, headers=paypal.sign(huge, WEBHOOK_ID)).status_code == 413
+    assert stored(db) == 0
+
+
+def test_other_events_are_stored_and_skipped_saying_which(paypal, receiver, cli):
+    body = paypal.event("CHECKOUT.ORDER.APPROVED", {"id": "9OAPPROVED"}, resource_type="checkout-order")
+    assert deliver(receiver, paypal, body)["status"] == "accepted"
+    [job] = out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]
+    assert job["status"] == "skipped" and "CHECKOUT.ORDER.APPROVED" in (job["message"] or job.get("last_error") or "")

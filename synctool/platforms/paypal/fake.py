@@ -349,9 +349,14 @@ def create_app(paypal: FakePayPal) -> Starlette:
                 if start <= datetime.fromisoformat(t["transaction_info"]["transaction_initiation_date"].replace("Z", "+00:00")) <= end
                 and q.get("transaction_id") in (None, t["transaction_info"]["transaction_id"])]  # fmt: skip
         pages = max(1, -(-len(rows) // size))
-        return JSONResponse({"transaction_details": rows[(page - 1) * size : page * size], "account_number": "FAKEACCOUNT",
-                             "start_date": q["start_date"], "end_date": q["end_date"], "last_refreshed_datetime": _iso(),
-                             "page": page, "total_items": len(rows), "total_pages": pages, "links": []})  # fmt: skip
+        answer: dict[str, Any] = {"account_number": "FAKEACCOUNT", "start_date": q["start_date"], "end_date": q["end_date"],
+                                  "last_refreshed_datetime": _iso(), "page": page, "total_items": len(rows),
+                                  "total_pages": pages,
+                                  "links": [{"href": f"{paypal.url}/v1/reporting/transactions", "rel": "self", "method": "GET"}]}  # fmt: skip
+        shown = rows[(page - 1) * size : page * size]
+        if shown:  # the description has at least one row where the list is given
+            answer["transaction_details"] = shown
+        return JSONResponse(answer)
 
     async def webhooks(request: Request) -> JSONResponse:
         if not authorised(request):

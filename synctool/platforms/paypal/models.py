@@ -84,6 +84,13 @@ class Donation(Payload):
     order_id: Lenient[Optional[str]] = None
 
 
+class Captured(Payload):
+    """What a payment's webhook must carry before its payer is looked up: its id and its money."""
+
+    id: str = Field(min_length=1, max_length=64)
+    amount: Money
+
+
 class RefundData(Payload):
     """A refund, reversal or lost dispute of one payment, as its job carries it."""
 

@@ -10,7 +10,7 @@ up to ~3 h late (the job waits for it, without spending attempts). A subscriptio
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from synctool.platform import (
@@ -18,6 +18,7 @@ from synctool.platform import (
     Job,
     JsonObject,
     Outcome,
+    PermanentError,
     Person,
     Skip,
     Wait,
@@ -30,7 +31,10 @@ from synctool.platform import (
 )
 from synctool.platforms.paypal import transactions
 from synctool.platforms.paypal.client import PayPalClient
-from synctool.platforms.paypal.models import PLATFORM_NAME, ROLE, Donation, RefundData, external_id
+from synctool.platforms.paypal.models import PLATFORM_NAME, ROLE, Captured, Donation, Money, RefundData, external_id
+
+#: how long a capture without an order waits for Transaction Search to list it (PayPal: up to ~3 h behind)
+LAG_LIMIT = timedelta(hours=6)
 
 
 def _first(values: object) -> JsonObject:
@@ -93,15 +97,14 @@ def from_sale(sale: JsonObject, subscription: JsonObject) -> dict[str, Any]:
 def _searched(client: PayPalClient, capture: JsonObject) -> dict[str, Any]:
     """A capture without an order, read from Transaction Search (its payer and item), or ``Wait`` while PayPal has
     not listed it yet (the search runs about three hours behind)."""
-    at = parse_iso(str(capture.get("create_time") or "")) if capture.get("create_time") else None
-    if at is None:
-        from datetime import UTC, datetime
-
-        at = datetime.now(UTC)
-    found = client.transactions(at - timedelta(days=1), at + timedelta(days=1), transaction_id=str(capture.get("id")))
+    now = datetime.now(UTC)
+    at = parse_iso(str(capture.get("create_time") or "")) or now
+    found = client.transactions(at - timedelta(days=1), min(at + timedelta(days=1), now), transaction_id=str(capture.get("id")))
     rows = [r for r in found if transactions.is_payment(r)]
-    if not rows:
+    if not rows and now - at < LAG_LIMIT:
         raise Wait(f"PayPal's Transaction Search does not list capture {capture.get('id')} yet (it runs ~3 h behind)")
+    if not rows:
+        raise PermanentError(f"PayPal's Transaction Search does not list capture {capture.get('id')}: no payer to give it to")
     searched = transactions.donation(rows[0])
     breakdown = _obj(capture.get("seller_receivable_breakdown"))
     return {**searched, "amount": capture.get("amount") or searched["amount"],
@@ -117,6 +120,11 @@ def donation_of(event: Event, job: Job) -> Donation:
     resource = _obj(event.payload.get("resource") or event.data)
     if not resource:
         raise Skip("no PayPal payment in the job")
+    if job.row["entity_type"] == "sale":  # its money checked before its subscriber is looked up
+        amount = _obj(resource.get("amount"))
+        payload(Money, {"currency_code": amount.get("currency"), "value": amount.get("total")}, "the PayPal sale's amount")
+    else:
+        payload(Captured, resource, "the PayPal capture")
     client = job.client(ROLE, PayPalClient)
     if job.row["entity_type"] == "sale":
         agreement = text(resource.get("billing_agreement_id"))
