@@ -208,3 +208,100 @@ def test_other_events_are_stored_and_skipped_saying_which(paypal, receiver, cli)
     assert deliver(receiver, paypal, body)["status"] == "accepted"
     [job] = out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]
     assert job["status"] == "skipped" and "CHECKOUT.ORDER.APPROVED" in (job["message"] or job.get("last_error") or "")
+
+
+def refund_event(paypal: FakePayPal, capture_id: str, amount: str, *, reversal: bool = False) -> bytes:
+    refund = paypal.refund(capture_id, amount, reversal=reversal)
+    kind = "PAYMENT.CAPTURE.REVERSED" if reversal else "PAYMENT.CAPTURE.REFUNDED"
+    return paypal.event(kind, refund, resource_type="refund")
+
+
+def test_a_partial_then_a_full_refund_lower_then_delete_the_gift_once(paypal, receiver, world, cli):
+    assert cli("settings", "refund-policy", "adjust").exit_code == 0
+    capture = paypal.donate("50.00", "ida@example.org")
+    deliver(receiver, paypal, paypal.event("PAYMENT.CAPTURE.COMPLETED", capture))
+    partial = refund_event(paypal, capture["id"], "20.00")
+    deliver(receiver, paypal, partial)
+    run_drain()
+    [gift] = made(world, f"paypal_{capture['id']}")
+    assert gift["received_amount"] == 30.0 and "via PayPal, refund" in gift["note"]
+    deliver(receiver, paypal, partial)  # the same event again: a duplicate
+    deliver(receiver, paypal, refund_event(paypal, capture["id"], "30.00"))
+    run_drain()
+    applied = out(cli("refunds", "list", "--source", "paypal", "--json"))["items"]
+    assert sorted(r["amount_after"] for r in applied) == ["0.00", "30.00"]
+
+
+def test_a_reversal_and_its_lost_dispute_take_the_money_back_once(paypal, receiver, world, cli):
+    capture = paypal.donate("40.00", "ida@example.org")
+    deliver(receiver, paypal, paypal.event("PAYMENT.CAPTURE.COMPLETED", capture))
+    won = {"dispute_id": "PP-D-1", "disputed_transactions": [{"seller_transaction_id": capture["id"]}],
+           "dispute_outcome": {"outcome_code": "RESOLVED_SELLER_FAVOUR"}, "dispute_amount": capture["amount"]}  # fmt: skip
+    assert deliver(receiver, paypal, paypal.event("CUSTOMER.DISPUTE.RESOLVED", won, resource_type="dispute"))
+    deliver(receiver, paypal, refund_event(paypal, capture["id"], "15.00", reversal=True))
+    lost = {**won, "dispute_id": "PP-D-2", "dispute_outcome": {"outcome_code": "RESOLVED_BUYER_FAVOUR",
+            "amount_refunded": {"currency_code": "USD", "value": "15.00"}}}  # fmt: skip
+    deliver(receiver, paypal, paypal.event("CUSTOMER.DISPUTE.RESOLVED", lost, resource_type="dispute"))
+    run_drain()
+    assert made(world, f"paypal_{capture['id']}")[0]["received_amount"] == 25.0
+    jobs = {j["entity_id"]: j["status"] for j in out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]}
+    assert jobs["PP-D-1"] == "skipped"
+
+
+def test_a_subscription_payment_is_a_recurring_gift_with_its_subscriber(paypal, receiver, world, cli):
+    assert cli("mappings", "types", "set", "paypal:recurring", "--fund-id", "2400").exit_code == 0
+    subscription = paypal.subscribe("15.00", "ada@example.org")
+    sale = paypal.charge(subscription["id"])
+    deliver(receiver, paypal, paypal.event("PAYMENT.SALE.COMPLETED", sale, resource_type="sale"))
+    run_drain()
+    [gift] = made(world, f"paypal_{sale['id']}")
+    assert gift["fund_id"] == 2400 and subscription["id"] in gift["note"]
+
+
+def test_the_poll_finds_a_lost_webhook_and_makes_no_second_gift(paypal, receiver, world, cli):
+    seen = paypal.donate("25.00", "ida@example.org")
+    deliver(receiver, paypal, paypal.event("PAYMENT.CAPTURE.COMPLETED", seen))
+    lost = paypal.donate("10.00", "ida@example.org")  # its webhook never came
+    paypal.refund(lost["id"], "4.00")
+    polled = out(cli("poll", "--source", "paypal", "--json"))["sources"]["paypal"]
+    assert (polled["status"], polled["seen"], polled["queued"], polled["refunds_queued"]) == ("ok", 2, 2, 1)
+    assert out(cli("poll", "--source", "paypal", "--json"))["sources"]["paypal"]["queued"] == 0
+    run_drain()
+    assert len(made(world, f"paypal_{seen['id']}")) == 1
+    [found] = made(world, f"paypal_{lost['id']}")
+    assert found["received_amount"] == 6.0
+
+
+def test_reconcile_backfill_and_payouts(paypal, receiver, world, cli):
+    kept, gone = paypal.donate("25.00", "ida@example.org"), paypal.donate("30.00", "ida@example.org")
+    never = paypal.donate("12.00", "ida@example.org")
+    for capture in (kept, gone):
+        deliver(receiver, paypal, paypal.event("PAYMENT.CAPTURE.COMPLETED", capture))
+    paypal.withdraw("40.00")
+    run_drain()
+    deleted = made(world, f"paypal_{gone['id']}")[0]
+    del world.crm.gifts[deleted["id"]]  # a person deleted it in the CRM
+    report = out(cli("reconcile", "--from", "7d", "--source", "paypal", "--json"))
+    status = {i["external_id"]: i["status"] for i in report["items"]}
+    assert status == {f"paypal_{kept['id']}": "matched", f"paypal_{gone['id']}": "missing", f"paypal_{never['id']}": "missing"}
+    dry = out(cli("backfill", "--since", "7d", "--source", "paypal", "--dry-run", "--json"))
+    assert dry["new"] == 1
+    deposits = out(cli("reconcile", "payouts", "--from", "7d", "--source", "paypal", "--json"))
+    assert "40.00" in json.dumps(deposits)
+
+
+def test_registration_keeps_the_webhook_id_and_heal_replays_what_never_came(paypal, receiver, world, env, cli, db):
+    registered = cli("webhooks", "register", "--url", "https://sync.example.org", "--source", "paypal")
+    assert registered.exit_code == 0, registered.output
+    [hook] = paypal.webhooks
+    assert hook["url"] == "https://sync.example.org/webhooks/paypal"
+    assert {"PAYMENT.CAPTURE.COMPLETED", "CUSTOMER.DISPUTE.RESOLVED"} <= {e["name"] for e in hook["event_types"]}
+    status = out(cli("webhooks", "status", "--source", "paypal", "--json"))
+    assert "paypal" in json.dumps(status)
+    capture = paypal.donate("25.00", "ida@example.org")
+    paypal.event("PAYMENT.CAPTURE.COMPLETED", capture)  # sent by PayPal, never received
+    healed = out(cli("webhooks", "heal", "--source", "paypal", "--json"))
+    assert healed["replayed"] == 1, healed
+    assert out(cli("webhooks", "heal", "--source", "paypal", "--json"))["replayed"] == 0
+    run_drain()
+    assert len(made(world, f"paypal_{capture['id']}")) == 1
