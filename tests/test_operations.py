@@ -95,6 +95,7 @@ def test_demo_runs_the_whole_path(cli, monkeypatch):
         "donations_QiN7blzUhiwXBVBr",
         "donations_Unreached3Xy",  # replayed by webhooks heal from Givebutter's record
         "pay-100",
+        "paypal_5CDEMO7PAYPAL0001",  # PayPal's donation, signed with its certificate
         "pos_order_ORDER-DONE-1",
         "pos_order_ORDER-LOST-4",  # found by the POS backup poll
         "pos_order_POSAPP-3",

@@ -48,12 +48,17 @@ DEMO_ENV = {
     "SYNCTOOL_KEYRING": "off",
 }
 Say = Callable[[str], None]
+#: the built-ins in use, and PayPal beside them: its fake's certificates fetched from the fake (issue 60)
+DEMO_CONFIG = (
+    "platforms: [givebutter, square, mailchimp, stripe, portal, paypal]\n"
+    "paypal:\n  cert_url_prefixes: ['http://paypal.fake.invalid/v1/notifications/certs/']\n"
+)
 
 
 def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
-    (tmp / "config.yaml").write_text("# written by synctool demo\n")
+    (tmp / "config.yaml").write_text("# written by synctool demo\n" + DEMO_CONFIG)
     world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
     try:
@@ -86,6 +91,7 @@ def runtime(world: FakeWorld, tmp: Path) -> Runtime:
             **world.env(),
             # the portal is the organisation's own: its secret is agreed, not registered
             "PORTAL_WEBHOOK_SECRET": WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"],
+            "PAYPAL_CLIENT_ID": "demo-paypal-client-id",  # the fake takes any client id with its secret
             "SYNCTOOL_DB": str(tmp / "demo.db"),
         },
         transports=world.transports(),

@@ -63,6 +63,7 @@ def send(world: FakeWorld, url: str, say: Callable[[str], None], secrets: dict[s
     )
     portal(deliveries)
     stripe(deliveries)
+    paypal(deliveries, world)
     return deliveries.results
 
 
@@ -152,3 +153,11 @@ def stripe(d: Deliveries) -> None:
     d.stripe("Stripe checkout.session.completed", samples.stripe_event("checkout.session.completed", session))
     charge = samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
     d.stripe("Stripe charge.refunded (the whole $60)", samples.stripe_event("charge.refunded", charge))
+
+
+def paypal(d: Deliveries, world: FakeWorld) -> None:
+    """A donation through PayPal Checkout, signed with the fake's certificate for the webhook id PayPal gave."""
+    fake = world.fakes["paypal"]
+    capture = fake.donate("35.00", "mj@example.org", "Mary", "Jackson", capture_id="5CDEMO7PAYPAL0001", item="Annual appeal")
+    body = fake.event("PAYMENT.CAPTURE.COMPLETED", capture)
+    d.post("PayPal PAYMENT.CAPTURE.COMPLETED", "/webhooks/paypal", body, fake.sign(body, d.secrets["PAYPAL_WEBHOOK_ID"]))

@@ -100,12 +100,12 @@ class FakePayPal:
 
     def donate(self, amount: str, email: str, given: str = "Ida", surname: str = "Wells", *, at: datetime | None = None,
                custom_id: str | None = None, item: str = "Donation", currency: str = "USD", order: bool = True,
-               listed: bool = True, code: str = "T0006") -> dict[str, Any]:  # fmt: skip
+               listed: bool = True, code: str = "T0006", capture_id: str | None = None) -> dict[str, Any]:  # fmt: skip
         """A donation through PayPal Checkout: its order (with the payer) and its capture; returns the capture."""
         at = at or datetime.now(UTC)
         gross = Decimal(amount)
         fee = (gross * Decimal("0.0199") + Decimal("0.49")).quantize(Decimal("0.01"))
-        capture_id, order_id = _id("5C"), _id("9O")
+        capture_id, order_id = capture_id or _id("5C"), _id("9O")
         capture: dict[str, Any] = {
             "id": capture_id,
             "status": "COMPLETED",
