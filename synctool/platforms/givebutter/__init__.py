@@ -32,6 +32,7 @@ PLATFORM = Platform(
         types=("general", "collect", "fundraise", "event", "recurring", "default"),
         payment_case="lower",
         payment_examples="donations:<method> (card, paypal, check, cash...)",
+        campaigns=Hook("synctool.platforms.givebutter.ops:campaign_names"),
     ),
     expected=Hook("synctool.platforms.givebutter.reconcile:expected"),
     payouts=Hook("synctool.platforms.givebutter.reconcile:payouts"),
