@@ -177,3 +177,32 @@ def test_a_polled_state_is_compared_and_a_fix_job_applies_the_plan_as_held(group
     held = plans.held(db, "kind", "P2")
     assert held is not None and held.amount == Decimal("15.00") and held.person.email == "pat@example.org"
     assert plans.held(db, "kind", "nope") is None
+
+
+def test_reconcile_fix_queues_another_platforms_plan_as_held_and_applying_it_puts_the_donor_in_the_group(grouped, db, cli):
+    apply(PlanEvent("evt-1", "created", "2026-01-05T10:00:00Z"), kind_plan("P3"))
+    cid = plans.get(db, "kind", "P3")["constituent_id"]
+    with store.atomic(db):  # the membership lost from synctool's ledger and the CRM (a person removed it)
+        db.execute("DELETE FROM crm_group_memberships")
+    grouped.crm.group_memberships.clear()
+    out = cli("reconcile", "--from", "2026-01-01", "--to", "2026-01-31", "--fix", "--json")
+    found = json.loads(out.stdout)["plans"]
+    [fixed] = found["fixed"]
+    assert (fixed["plan_id"], fixed["status"]) == ("kind:P3", "not_in_group")
+    job = db.execute("SELECT source, entity_type, entity_id, payload FROM jobs WHERE id = ?", (fixed["job_id"],)).fetchone()
+    assert (job["source"], job["entity_type"], job["entity_id"]) == ("kind", "plan", "P3")
+    assert json.loads(job["payload"]) == {"held": True, "origin": "reconcile --fix"}
+
+    jobs_runner = runner(runtime())
+    conn = store.connect(helpers.CURRENT["env"]["SYNCTOOL_DB"])
+    try:
+        row = {"id": fixed["job_id"], "force": 1, "source": "kind", "entity_id": "P3", "created_at": store.iso()}
+        job_ctx = jobs_runner.context(row, conn, "test-owner", store.iso())  # type: ignore[arg-type]
+        with job_ctx.unit.bind():
+            said = plans.apply_held(job_ctx, "kind", platform="KindDesk")
+            job_ctx.unit.commit("job end")
+    finally:
+        jobs_runner.close()
+        conn.close()
+    assert said.status == "succeeded" and "group membership" in said.message
+    assert [m["is_current"] for m in grouped.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)] == [True]

@@ -258,9 +258,7 @@ def record(
 
 
 def held(conn: store.Connection, source: str, plan_id: str) -> PlanRecord | None:
-    """The plan as synctool holds it (None: not recorded). A plan job queued by ``reconcile --fix`` carries
-    ``{"held": True}`` in its payload (no platform's body): its handler applies this, an event ``PlanEvent(f"fix:{job
-    id}", None, origin="reconcile --fix")``, which puts the donor in or out of the group as their plans say."""
+    """The plan as synctool holds it, as a ``PlanRecord`` (None: not recorded): what ``apply_held`` applies."""
     row = get(conn, source, plan_id)
     if row is None:
         return None
@@ -545,6 +543,19 @@ def apply(job: Job, source: str, found: PlanRecord, event: PlanEvent, *, platfor
         f"recurring plan {found.id} {SAID.get(kind, kind)}: {donor}{reach}{gives}; " + "; ".join(said),
         crm_constituent_id=cid,
     )
+
+
+def apply_held(job: Job, source: str, *, platform: str) -> Outcome:
+    """A plan job ``reconcile --plans --fix`` queued (its payload ``{"held": True}``, no platform's body): the plan as
+    synctool holds it applied again (``held``), so its donor is put in or out of the group as their plans say. A
+    plan handler's first line: ``if event.payload.get("held"): return plans.apply_held(job, role, platform=...)``."""
+    plan_id = str(job.row["entity_id"])
+    found = held(job.conn, source, plan_id)
+    if found is None:
+        from synctool.errors import PermanentError
+
+        raise PermanentError(f"recurring plan {ref(source, plan_id)} is not recorded: nothing to apply")
+    return apply(job, source, found, PlanEvent(f"fix:{job.id}", None, origin="reconcile --fix"), platform=platform)
 
 
 # -- a plan known from its charges ---------------------------------------------------------------------------------
