@@ -6,6 +6,7 @@ through the same surfaces (``synctool plans``, ``/api/plans``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from decimal import Decimal
 
@@ -177,6 +178,9 @@ def test_a_polled_state_is_compared_and_a_fix_job_applies_the_plan_as_held(group
     held = plans.held(db, "kind", "P2")
     assert held is not None and held.amount == Decimal("15.00") and held.person.email == "pat@example.org"
     assert plans.held(db, "kind", "nope") is None
+    later = dataclasses.replace(kind_plan("P2"), next_charge="2026-03-05T00:00:00Z")  # a time: its day is kept
+    assert plans.differs(db, "kind", later) and plans.poll_key(later).endswith(":2026-03-05")
+    assert not plans.differs(db, "kind", dataclasses.replace(kind_plan("P2"), next_charge="soon"))  # no date: unsaid
 
 
 def test_reconcile_fix_queues_another_platforms_plan_as_held_and_applying_it_puts_the_donor_in_the_group(grouped, db, cli):

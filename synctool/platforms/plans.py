@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -152,6 +153,15 @@ def moment(value: object) -> str | None:
     return store.iso(parsed) if parsed is not None else None
 
 
+def day(value: str | None) -> str | None:
+    """A next charge's day as the record keeps it (``YYYY-MM-DD``; a time's date part; None when it is no date)."""
+    given = str(value or "").strip()[:10]
+    try:
+        return date.fromisoformat(given).isoformat() if given else None
+    except ValueError:
+        return None
+
+
 def money(value: Decimal | None) -> str | None:
     """An amount as the record keeps it (two decimals, text)."""
     return None if value is None else f"{value:.2f}"
@@ -213,7 +223,7 @@ def record(
             "frequency": (found.frequency or "").lower() or None,
             "platform_status": found.platform_status,
             "started_at": moment(found.started_at),
-            "next_charge": found.next_charge,
+            "next_charge": day(found.next_charge),
         }
         if before is None:
             row = dict(fields)
@@ -603,7 +613,7 @@ def poll_key(found: PlanRecord) -> str:
     """The event id of a polled plan's state: the same state polled again queues nothing."""
     return (
         f"poll:{found.id}:{(found.platform_status or '').lower()}:{money(found.amount) or ''}:{(found.frequency or '').lower()}"
-        f":{found.next_charge or ''}"
+        f":{day(found.next_charge) or ''}"
     )
 
 
@@ -617,7 +627,7 @@ def differs(conn: store.Connection, source: str, found: PlanRecord) -> bool:
         status_of(None, found.status, row["status"]) != row["status"]
         or (found.amount is not None and money(found.amount) != row["amount"])
         or (bool(found.frequency) and (found.frequency or "").lower() != row["frequency"])
-        or (bool(found.next_charge) and found.next_charge != row["next_charge"])
+        or (bool(day(found.next_charge)) and day(found.next_charge) != row["next_charge"])
     )
 
 
