@@ -103,3 +103,17 @@ def m020_plans_for_every_platform(db: Database) -> None:
         conn.execute("DROP TABLE plans_before_020")
         conn.execute("DROP TABLE plan_events_before_020")
     run_script(conn, PLAN_INDEXES)
+
+
+#: ``m020_plans_for_every_platform`` on a PostgreSQL database whose schema was written before it (``schema_postgres.sql``
+#: now holds its result): for PostgreSQL's migrations to apply, in one transaction. Every row kept as ``donations``'.
+POSTGRES_M020 = """
+ALTER TABLE plans ADD COLUMN source TEXT NOT NULL DEFAULT 'donations';
+ALTER TABLE plans DROP CONSTRAINT plans_pkey;
+ALTER TABLE plans ADD PRIMARY KEY (source, plan_id);
+ALTER TABLE plan_events ADD COLUMN source TEXT NOT NULL DEFAULT 'donations';
+ALTER TABLE plan_events DROP CONSTRAINT plan_events_pkey;
+ALTER TABLE plan_events ADD PRIMARY KEY (source, id);
+DROP INDEX plan_events_plan;
+CREATE INDEX plan_events_plan ON plan_events (source, plan_id, at)
+"""
