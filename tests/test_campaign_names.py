@@ -52,3 +52,14 @@ def test_the_mappings_page_lists_a_platforms_campaigns_by_the_name_its_hook_answ
     said = post(admin, "/admin/mappings/overrides", {"campaign": "", "campaign_other": "winter drive", "fund_id": "2398"})
     flash = between(said, '<p class="flash" role="status">', "</p>")
     assert "Campaign Winter Drive (F-200) is mapped: CRM fund General (#2398)." in flash
+
+
+def test_a_campaigns_hook_that_answers_otherwise_is_caught_before_a_page_calls_it():
+    from synctool.platform import Hook
+    from synctool.testing import hook_problems
+
+    assert hook_problems(GIVEBUTTER) == []
+    listing = Hook("synctool.platforms.givebutter.ops:campaigns")  # the campaigns as a list: not names by id
+    wrong = dataclasses.replace(GIVEBUTTER, mappings=dataclasses.replace(GIVEBUTTER.mappings, campaigns=listing))
+    [problem] = hook_problems(wrong)
+    assert problem.startswith("mappings.campaigns:") and "Mapping[str, str]" in problem
