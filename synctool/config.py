@@ -270,14 +270,9 @@ def shown_database_url(url: str) -> str:
     return f"postgresql://{user}{parts.hostname}{port}{parts.path}"
 
 
-#: set to 1 to open a PostgreSQL database while it is in progress (issue 59): the store and its schema work, the
-#: commands do not all run on it yet
-POSTGRES_PREVIEW = "SYNCTOOL_POSTGRES_PREVIEW"
-
-
 def _check_database(config: Config, environ: Mapping[str, str], source: str) -> None:
     """A PostgreSQL URL (``database:`` or ``$SYNCTOOL_DB``) as written: its scheme, host and database name, never a
-    password; and, until every command runs on PostgreSQL, refused unless ``SYNCTOOL_POSTGRES_PREVIEW=1``."""
+    password."""
     key, where, value = (
         ("SYNCTOOL_DB", "environment", config._db_override) if config._db_override else ("database", source, config.database)
     )
@@ -286,13 +281,6 @@ def _check_database(config: Config, environ: Mapping[str, str], source: str) -> 
     problem = database_url_problem(value)
     if problem:
         raise ConfigError(key, where, problem)
-    if environ.get(POSTGRES_PREVIEW) != "1":
-        raise ConfigError(
-            key,
-            where,
-            "PostgreSQL is not ready in this version: the store, its schema and doctor work, the commands do not all"
-            f" run on it yet (issue 59, in progress); {POSTGRES_PREVIEW}=1 opens it anyway, for trying it out",
-        )
 
 
 STARTER_CONFIG = """\

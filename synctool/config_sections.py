@@ -302,9 +302,9 @@ class Config(Section):
     def db_path(self) -> Path:
         """``$SYNCTOOL_DB`` as read by ``load_config``, else the ``database`` key, else the default."""
         if self.database_url:  # never a file named after the URL: the commands that open PostgreSQL ask database_url
-            raise ConfigError(
-                "database", self.database_url, "this command does not run on PostgreSQL yet (issue 59, in progress)"
-            )
+            from synctool.config import shown_database_url
+
+            raise ConfigError("database", shown_database_url(self.database_url), "this command works on a SQLite file alone")
         if self._db_override:
             return Path(self._db_override).expanduser()
         if self.database:
