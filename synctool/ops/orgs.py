@@ -13,7 +13,19 @@ import yaml
 
 from synctool import store
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
-from synctool.orgs import Org, config_environ, find, init_environ, keyring_wanted, names, place, secrets
+from synctool.orgs import (
+    Org,
+    config_environ,
+    find,
+    init_environ,
+    keyring_wanted,
+    names,
+    open_store,
+    place,
+    secrets,
+    shown,
+    store_of,
+)
 
 
 def secret_names() -> dict[str, str]:
@@ -48,23 +60,25 @@ def add(
         raise InvalidInput(f"organisation {name!r} exists already ({org.folder})", "`synctool orgs show NAME` shows it")
     private_folder(org.folder)
     try:
-        result = init(str(org.config), init_environ(org, environ), platforms=platforms, currency=currency, database=org.database)
+        where, schema = store_of(org)
+        result = init(
+            str(org.config),
+            init_environ(org, environ),
+            platforms=platforms,
+            currency=currency,
+            database=where if schema else org.database,
+            schema=schema,
+        )
     except BaseException:
         shutil.rmtree(org.folder, ignore_errors=True)  # nothing half-made is left to be mistaken for an organisation
         raise
     return {"organisation": name, "folder": str(org.folder), **result}
 
 
-def _read_only(path: Path) -> store.Connection:
-    if not path.is_file():
-        raise ConfigError("database", str(path), "missing")
-    return store.open_read_only(path)
-
-
 def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """One organisation's row: platforms in use, jobs due, failed, last drain and last poll, read from its own
     config and database (read-only). A broken organisation's row carries its error instead of raising."""
-    from synctool import platforms, store
+    from synctool import platforms
     from synctool.config import load_config
     from synctool.ops.health import cron_runs
     from synctool.queue import log
@@ -76,7 +90,7 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         org = find(name, environ)
         config = load_config(org.config, config_environ(org, {}))
         row["platforms"] = ", ".join(p.name for p in platforms.in_use(config))
-        conn = _read_only(org.database)
+        conn = open_store(org, read_only=True)
         try:
             row["due"] = log.due(conn, store.iso())
             row["failed"] = log.open_failures(conn)
@@ -120,7 +134,7 @@ def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         **found,
         "folder": str(org.folder),
         "config": str(org.config),
-        "database": str(org.database),
+        "database": shown(org),
         "secrets_file": str(org.secrets_file) + ("" if org.secrets_file.exists() else " (none)"),
         "keyring_service": org.service,
         "secrets_missing": missing,
@@ -129,11 +143,13 @@ def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
 def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """Erase organisation ``name``: its folder (config, database with its -wal and -shm, secrets.env, backups kept
-    in it) and its keyring service's entries. What was removed, by name."""
+    in it), its schema on a PostgreSQL host (``DROP SCHEMA org_NAME CASCADE``: every row of it) and its keyring
+    service's entries. What was removed, by name."""
     from synctool.secrets import Secrets
 
     org = find(name, environ)
     files = sorted(str(p.relative_to(org.folder)) for p in org.folder.rglob("*") if p.is_file())
+    schema = drop_schema(org)
     held = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service)
     erased = held.erase(sorted(secret_names()))
     shutil.rmtree(org.folder)
@@ -144,7 +160,25 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         "keyring": erased,
         "keyring_service": org.service,
         "keyring_read": held.keyring_available(),
+        **({"schema": f"{schema} (dropped, with every row in it)"} if schema else {}),
     }
+
+
+def drop_schema(org: Org) -> str | None:
+    """On a PostgreSQL host, the organisation's schema dropped with everything in it (its name is ``orgs.schema``'s:
+    lowercase letters, digits and ``_``, checked again by ``store.connect`` before any SQL); its name, or None on
+    SQLite."""
+
+    where, schema = store_of(org)
+    if schema is None:
+        return None
+    conn = store.connect(where, migrate=False, schema=schema)
+    try:
+        with store.atomic(conn):
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        conn.close()
+    return schema
 
 
 def import_existing(
@@ -153,7 +187,6 @@ def import_existing(
     """Make today's single-organisation config and database organisation ``name``: the config copied (its
     ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
     WAL's commits included) and migrated. Secrets are not copied: the names the operator must set again."""
-    from synctool import store
     from synctool.ops.setup import with_database
 
     source_config, source_db = Path(config).expanduser(), Path(database).expanduser()
