@@ -130,3 +130,21 @@ def test_an_organisations_children_keep_the_hosts_url_and_another_is_refused(cli
     env["SYNCTOOL_DB"] = pg_host.rsplit("/", 1)[0] + "/elsewhere"
     result = cli("--org", "riverside", "overview")
     assert result.exit_code == 2 and "disagree" in result.stderr
+
+
+def test_import_copies_a_single_install_into_its_schema(cli, env, pg_host: str, tmp_path: Path) -> None:
+    from tests.conftest import migrated_database
+
+    source = tmp_path / "single.db"
+    source.write_bytes(migrated_database(tmp_path.parent))
+    import sqlite3
+
+    with sqlite3.connect(source) as live:
+        live.execute("INSERT INTO settings (key, value, updated_at) VALUES ('imported', '\"yes\"', '2026-01-01T00:00:00Z')")
+    config = tmp_path / "single.yaml"
+    config.write_text("platforms: [givebutter]\n")
+    result = cli("orgs", "import", "acme", "--config", str(config), "--database", str(source))
+    assert result.exit_code == 0, result.output
+    assert rows(pg_host, "SELECT value FROM org_acme.settings WHERE key = 'imported'") == [('"yes"',)]
+    assert f"database: {pg_host}" in (Path(env["SYNCTOOL_HOME"]) / "orgs" / "acme" / "config.yaml").read_text()
+    ok(cli("--org", "acme", "jobs", "list"))

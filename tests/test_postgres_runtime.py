@@ -20,7 +20,7 @@ def empty_url() -> Iterator[str]:
     server = pg.server()
     url = server.url(f"empty_{__import__('uuid').uuid4().hex[:12]}")
     with server.admin() as conn:
-        conn.execute(f'CREATE DATABASE "{url.rsplit("/", 1)[1]}" TEMPLATE template0 LC_COLLATE \'C\' LC_CTYPE \'C\'')
+        conn.execute(f"CREATE DATABASE \"{url.rsplit('/', 1)[1]}\" TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
     yield url
     server.drop_database(url)
 

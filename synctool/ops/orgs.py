@@ -181,12 +181,44 @@ def drop_schema(org: Org) -> str | None:
     return schema
 
 
+def _copy_into_schema(source_db: Path, org: Org, url: str, schema: str) -> None:
+    """A single install's SQLite file copied into the organisation's schema of the host's PostgreSQL database
+    (``store copy``'s copy, then its check row by row); a schema that holds data already, a row refused or a
+    difference: InvalidInput or StoreUnavailable, the schema dropped again."""
+    from synctool.errors import StoreUnavailable
+
+    source = store.open_read_only(source_db)  # left as it is: an older release's columns are a part of this one's
+    try:
+        target = store.connect(url, schema=schema)
+        try:
+            held = store.copy.holds_data(target, store.copy.tables(target))
+            if held:
+                raise InvalidInput(f"schema {schema} already holds synctool data ({', '.join(held[:3])})", "nothing was written")
+            try:
+                store.copy.copy_rows(source, target)
+            except store.Error as exc:
+                raise StoreUnavailable(f"copy of {source_db} into schema {schema} failed, nothing written: {exc}") from None
+            differing = [c for c in store.copy.compare(source, target) if c.difference]
+            if differing:
+                raise StoreUnavailable(
+                    f"the copy in schema {schema} differs from {source_db} in {differing[0].table}: {differing[0].difference}"
+                    " (was the single install still running?)"
+                )
+        except BaseException:
+            target.close()
+            drop_schema(org)
+            raise
+        target.close()
+    finally:
+        source.close()
+
+
 def import_existing(
     name: str, config: str | os.PathLike, database: str | os.PathLike, environ: Mapping[str, str]
 ) -> dict[str, Any]:
     """Make today's single-organisation config and database organisation ``name``: the config copied (its
     ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
-    WAL's commits included) and migrated. Secrets are not copied: the names the operator must set again."""
+    WAL's commits included) and migrated; on a PostgreSQL host, copied into its schema and checked row by row. Secrets are not copied: the names the operator must set again."""
     from synctool.ops.setup import with_database
 
     source_config, source_db = Path(config).expanduser(), Path(database).expanduser()
@@ -202,12 +234,16 @@ def import_existing(
         text = source_config.read_text(encoding="utf-8")
         if not yaml.safe_load(text):  # an empty file, or `{}`: all defaults
             text = ""
+        where, schema = store_of(org)
         store.private_to_write(org.config)
-        org.config.write_text(with_database(text, org.database), encoding="utf-8")
-        store.private_file(org.database)
-        with store.backup_to(source_db, org.database, read_only=True):
-            pass  # the copy is whole here; nothing of it to read
-        store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
+        org.config.write_text(with_database(text, where if schema else org.database), encoding="utf-8")
+        if schema is not None:
+            _copy_into_schema(source_db, org, where, schema)
+        else:
+            store.private_file(org.database)
+            with store.backup_to(source_db, org.database, read_only=True):
+                pass  # the copy is whole here; nothing of it to read
+            store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
         wanted = _secrets_used(org)
     except BaseException:
         shutil.rmtree(org.folder, ignore_errors=True)
