@@ -141,7 +141,7 @@ def with_currency(text: str, currency: str) -> str:
     return _with_key(text, "organisation", [comment, "organisation:", f"  currency: {currency}"], under=(" ", "\t"), blank=True)
 
 
-def with_database(text: str, database: Path) -> str:
+def with_database(text: str, database: Path | str) -> str:
     """The config file's text with its top-level ``database:`` key naming ``database`` (``orgs import``)."""
     comment = "# the database: an organisation's is always its folder's"
     return _with_key(text, "database", [comment, f"database: {database}"], under=(" ", "\t"))
