@@ -148,3 +148,17 @@ def test_import_copies_a_single_install_into_its_schema(cli, env, pg_host: str, 
     assert rows(pg_host, "SELECT value FROM org_acme.settings WHERE key = 'imported'") == [('"yes"',)]
     assert f"database: {pg_host}" in (Path(env["SYNCTOOL_HOME"]) / "orgs" / "acme" / "config.yaml").read_text()
     ok(cli("--org", "acme", "jobs", "list"))
+
+
+def test_store_copy_takes_a_postgresql_host_back_to_folders(cli, pg_host: str, tmp_path: Path) -> None:
+    import sqlite3
+
+    ok(cli("orgs", "add", "riverside", "--platforms", "givebutter"))
+    ok(cli("--org", "riverside", "sync-mode", "live"))
+    ok(cli("users", "add", "ops@example.org", "--host-admin"))
+    copied = cli("store", "copy", "--to", str(tmp_path / "back"), "--json")
+    assert copied.exit_code == 0, copied.output
+    with sqlite3.connect(tmp_path / "back" / "orgs" / "riverside" / "synctool.db") as conn:
+        assert conn.execute("SELECT value FROM settings WHERE key = 'sync_mode'").fetchall() == [('"live"',)]
+    with sqlite3.connect(tmp_path / "back" / "host" / "synctool.db") as conn:
+        assert conn.execute("SELECT email FROM users").fetchall() == [("ops@example.org",)]
