@@ -5,18 +5,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from synctool.platform import store
 
-if TYPE_CHECKING:
-    from sqlite_utils import Database
 
-
-def givebutter_plans_001(db: Database) -> None:
+def givebutter_plans_001(conn: store.Connection) -> None:
     """The plans and their events (issue 53's shared design, "Tables")."""
     store.run_script(
-        db.conn,
+        conn,
         """
     CREATE TABLE IF NOT EXISTS plans (
         plan_id TEXT PRIMARY KEY,
