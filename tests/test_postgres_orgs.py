@@ -162,3 +162,29 @@ def test_store_copy_takes_a_postgresql_host_back_to_folders(cli, pg_host: str, t
         assert conn.execute("SELECT value FROM settings WHERE key = 'sync_mode'").fetchall() == [('"live"',)]
     with sqlite3.connect(tmp_path / "back" / "host" / "synctool.db") as conn:
         assert conn.execute("SELECT email FROM users").fetchall() == [("ops@example.org",)]
+
+
+def test_the_host_receiver_stores_each_delivery_in_its_organisations_schema(cli, env, pg_host: str) -> None:
+    from starlette.testclient import TestClient
+
+    from synctool.fakes import samples
+    from synctool.web import host as host_app
+
+    for name in ("alpha", "beta"):
+        ok(cli("orgs", "add", name, "--platforms", "givebutter"))
+        secrets = Path(env["SYNCTOOL_HOME"]) / "orgs" / name / "secrets.env"
+        secrets.write_text(f"DONATIONS_WEBHOOK_SECRET={name}-donations-secret-0123456789\n")
+        secrets.chmod(0o600)
+    body = samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION, event_id="ev-pg-1")
+    with TestClient(host_app.Host(env)) as client:
+        sent = client.post(
+            "/o/alpha/webhooks/donations", content=body, headers={"Signature": "alpha-donations-secret-0123456789"}
+        )
+        assert sent.status_code == 200, sent.text
+        forged = client.post(
+            "/o/beta/webhooks/donations", content=body, headers={"Signature": "alpha-donations-secret-0123456789"}
+        )
+        assert forged.status_code == 401
+    assert rows(pg_host, "SELECT count(*) FROM org_alpha.deliveries") == [(1,)]
+    assert rows(pg_host, "SELECT count(*) FROM org_beta.deliveries") == [(0,)]
+    assert rows(pg_host, "SELECT count(*) FROM public.deliveries") == [(0,)]
