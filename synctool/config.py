@@ -37,6 +37,7 @@ from synctool.config_sections import SmtpConfig as SmtpConfig
 from synctool.config_sections import SoftCreditsConfig as SoftCreditsConfig
 from synctool.config_sections import WebhooksConfig as WebhooksConfig
 from synctool.config_sections import is_loopback as is_loopback
+from synctool.config_sections import shown_database_url as shown_database_url
 from synctool.errors import ConfigError
 from synctool.validation import field_of, problem
 
@@ -260,14 +261,6 @@ def database_url_problem(url: str) -> str | None:
     if parts.query or parts.fragment:
         return "options after ? or # are not read: postgresql://USER@HOST[:PORT]/DB"
     return None
-
-
-def shown_database_url(url: str) -> str:
-    """The URL as messages show it (no password, whatever was written)."""
-    parts = urlsplit(url)
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"postgresql://{user}{parts.hostname}{port}{parts.path}"
 
 
 def _check_database(config: Config, environ: Mapping[str, str], source: str) -> None:

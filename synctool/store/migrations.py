@@ -194,10 +194,11 @@ def applied_migrations(conn: Connection, sets: Sequence[str] | None = None) -> l
     """The migrations this database has applied that this synctool knows: of every set, or of ``sets`` (the sets in
     use). A retired migration (``RETIRED``) is not counted."""
     known = migration_names(sets)
-    if dialect.on_postgres(conn):
-        from synctool.store import schema_postgres
-
-        return [name for migration_set, name in schema_postgres.applied(conn) if name in known.get(migration_set, ())]
+    if dialect.on_postgres(conn):  # PostgreSQL's record of them (store/schema_postgres.py)
+        if not dialect.has_table(conn, "schema_migrations"):
+            return []
+        recorded = conn.execute("SELECT migration_set, name FROM schema_migrations ORDER BY applied_at, name")
+        return [name for migration_set, name in recorded if name in known.get(migration_set, ())]
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
         return []
     return [
