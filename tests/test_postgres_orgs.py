@@ -188,3 +188,17 @@ def test_the_host_receiver_stores_each_delivery_in_its_organisations_schema(cli,
     assert rows(pg_host, "SELECT count(*) FROM org_alpha.deliveries") == [(1,)]
     assert rows(pg_host, "SELECT count(*) FROM org_beta.deliveries") == [(0,)]
     assert rows(pg_host, "SELECT count(*) FROM public.deliveries") == [(0,)]
+
+
+def test_an_organisations_pacer_keeps_its_ledger_in_its_schema(cli, env, pg_host: str) -> None:
+    from synctool.crm.environment import pacer
+    from synctool.runtime import Runtime
+
+    ok(cli("orgs", "add", "riverside", "--platforms", "givebutter"))
+    rt = Runtime.from_environ(environ=env, org="riverside")
+    assert rt.schema == "org_riverside"
+    conn = pacer(rt)._conn()  # the connection its reservations are made on
+    try:
+        assert conn.execute("SELECT current_schemas(false)").fetchone()[0] == ["org_riverside"]
+    finally:
+        conn.close()
