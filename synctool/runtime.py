@@ -74,10 +74,11 @@ class Runtime:
         env = orgs.config_environ(place, env)
         config = load_config(place.config, env)
         where, schema = orgs.store_of(place)
+        # its folder's file, or its host's PostgreSQL database (its file's name kept from before the host moved there)
         if (
             config.database
             and config.database != where
-            and (schema or Path(config.database).expanduser().resolve() != place.database.resolve())
+            and Path(config.database).expanduser().resolve() != place.database.resolve()
         ):
             raise ConfigError(
                 "database", config.source, f"an organisation's database is its folder's ({orgs.shown(place)}): remove the key"

@@ -202,3 +202,20 @@ def test_an_organisations_pacer_keeps_its_ledger_in_its_schema(cli, env, pg_host
         assert conn.execute("SELECT current_schemas(false)").fetchone()[0] == ["org_riverside"]
     finally:
         conn.close()
+
+
+def test_a_host_moves_to_postgresql_with_store_copy_and_one_line(cli, env, tmp_path: Path, pg_url: str) -> None:
+    """A SQLite host copied into the database's schemas, then its config names the database: each organisation runs
+    from its schema (its config's database key, its old file, is left as it was)."""
+    home = tmp_path / "movinghost"
+    env["SYNCTOOL_HOME"] = str(home)
+    env.pop("SYNCTOOL_CONFIG")
+    env.pop("SYNCTOOL_DB")
+    ok(cli("orgs", "add", "riverside", "--platforms", "givebutter"))
+    ok(cli("--org", "riverside", "sync-mode", "live"))
+    ok(cli("users", "add", "ops@example.org", "--host-admin"))
+    ok(cli("store", "copy", "--to", pg_url))
+    (home / "host" / "config.yaml").write_text(f"database: {pg_url}\n")
+    (home / "orgs" / "riverside" / "synctool.db").unlink()  # nothing reads it any more
+    assert "live" in ok(cli("--org", "riverside", "sync-mode"))
+    assert "ops@example.org" in ok(cli("users", "list", "--host-admin"))

@@ -143,7 +143,7 @@ def with_currency(text: str, currency: str) -> str:
 
 def with_database(text: str, database: Path | str) -> str:
     """The config file's text with its top-level ``database:`` key naming ``database`` (``orgs import``)."""
-    comment = "# the database: an organisation's is always its folder's"
+    comment = "# the database: an organisation's is its folder's (or its host's PostgreSQL database)"
     return _with_key(text, "database", [comment, f"database: {database}"], under=(" ", "\t"))
 
 
