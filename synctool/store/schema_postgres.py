@@ -11,8 +11,8 @@ processes or machines starting at once migrate once. ``schema_migrations`` recor
 refusal of a database a newer synctool made reads the same on both engines (``refuse_newer``). A migration in the
 older form (a sqlite-utils ``Database``) is handed an object with the connection as ``.conn`` (what
 ``store.run_script(db.conn, ...)`` needs); one that needs more of sqlite-utils refuses the database in one line,
-nothing of it written. The baseline is not changed again: tests/test_postgres_schema.py holds a database made by
-it and migrated to equal the SQLite schema.
+nothing of it written. The baseline is not edited for a later migration: tests/test_postgres_schema.py checks that
+each migration after it is portable and that the migrated schema has every SQLite table and column.
 """
 
 from __future__ import annotations
