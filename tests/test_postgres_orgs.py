@@ -219,3 +219,11 @@ def test_a_host_moves_to_postgresql_with_store_copy_and_one_line(cli, env, tmp_p
     (home / "orgs" / "riverside" / "synctool.db").unlink()  # nothing reads it any more
     assert "live" in ok(cli("--org", "riverside", "sync-mode"))
     assert "ops@example.org" in ok(cli("users", "list", "--host-admin"))
+
+
+def test_a_schema_there_already_is_never_taken_over(cli, env, pg_host: str) -> None:
+    rows(pg_host, "CREATE SCHEMA org_riverside; CREATE TABLE org_riverside.kept (id INTEGER)")
+    result = cli("orgs", "add", "riverside", "--platforms", "givebutter")
+    assert result.exit_code == 2 and "schema org_riverside is there already" in result.stderr, result.output
+    assert not (Path(env["SYNCTOOL_HOME"]) / "orgs" / "riverside").exists()
+    assert rows(pg_host, "SELECT count(*) FROM org_riverside.kept") == [(0,)]

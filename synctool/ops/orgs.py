@@ -58,9 +58,10 @@ def add(
     org = place(name, environ)
     if org.folder.exists():
         raise InvalidInput(f"organisation {name!r} exists already ({org.folder})", "`synctool orgs show NAME` shows it")
+    where, schema = store_of(org)
+    _refuse_taken_schema(org)
     private_folder(org.folder)
     try:
-        where, schema = store_of(org)
         result = init(
             str(org.config),
             init_environ(org, environ),
@@ -71,8 +72,35 @@ def add(
         )
     except BaseException:
         shutil.rmtree(org.folder, ignore_errors=True)  # nothing half-made is left to be mistaken for an organisation
+        if schema is not None:
+            _drop_quietly(org)
         raise
     return {"organisation": name, "folder": str(org.folder), **result}
+
+
+def _refuse_taken_schema(org: Org) -> None:
+    """On a PostgreSQL host, InvalidInput (nothing made) when the organisation's schema is there already: another
+    host's, or left by an organisation removed by hand. Never made an organisation's again without a word."""
+    where, schema = store_of(org)
+    if schema is None:
+        return
+    conn = store.connect(where, migrate=False)
+    try:
+        found = conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = ?", (schema,)).fetchone()
+    finally:
+        conn.close()
+    if found:
+        raise InvalidInput(
+            f"schema {schema} is there already in {shown(org).rsplit(' (', 1)[0]}: nothing was made",
+            f"another host's, or an organisation's removed by hand: drop it (DROP SCHEMA {schema} CASCADE) or choose another name",
+        )
+
+
+def _drop_quietly(org: Org) -> None:
+    try:
+        drop_schema(org)
+    except (SynctoolError, store.Error):  # the failure being raised says what went wrong
+        pass
 
 
 def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -183,17 +211,15 @@ def drop_schema(org: Org) -> str | None:
 
 def _copy_into_schema(source_db: Path, org: Org, url: str, schema: str) -> None:
     """A single install's SQLite file copied into the organisation's schema of the host's PostgreSQL database
-    (``store copy``'s copy, then its check row by row); a schema that holds data already, a row refused or a
-    difference: InvalidInput or StoreUnavailable, the schema dropped again."""
+    (``store copy``'s copy, then its check row by row). A schema there already: InvalidInput, nothing written; a row
+    refused or a difference: StoreUnavailable, the schema made for it dropped again."""
     from synctool.errors import StoreUnavailable
 
+    _refuse_taken_schema(org)
     source = store.open_read_only(source_db)  # left as it is: an older release's columns are a part of this one's
     try:
         target = store.connect(url, schema=schema)
         try:
-            held = store.copy.holds_data(target, store.copy.tables(target))
-            if held:
-                raise InvalidInput(f"schema {schema} already holds synctool data ({', '.join(held[:3])})", "nothing was written")
             try:
                 store.copy.copy_rows(source, target)
             except store.Error as exc:
@@ -218,7 +244,8 @@ def import_existing(
 ) -> dict[str, Any]:
     """Make today's single-organisation config and database organisation ``name``: the config copied (its
     ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
-    WAL's commits included) and migrated; on a PostgreSQL host, copied into its schema and checked row by row. Secrets are not copied: the names the operator must set again."""
+    WAL's commits included) and migrated; on a PostgreSQL host, copied into its schema and checked row by row.
+    Secrets are not copied: the names the operator must set again."""
     from synctool.ops.setup import with_database
 
     source_config, source_db = Path(config).expanduser(), Path(database).expanduser()
