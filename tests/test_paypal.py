@@ -305,3 +305,26 @@ def test_registration_keeps_the_webhook_id_and_heal_replays_what_never_came(payp
     assert out(cli("webhooks", "heal", "--source", "paypal", "--json"))["replayed"] == 0
     run_drain()
     assert len(made(world, f"paypal_{capture['id']}")) == 1
+
+
+def test_a_subscription_is_a_plan_its_donor_in_the_group_and_its_end_followed_up(paypal, receiver, world, cli, db, env):
+    from synctool import mappings
+
+    env["CRM_CONFIRM_AFTER_S"] = "0"
+    mappings.put(db, "plans", "*", {"group_id": 704, "contact_report_type_id": 2183})  # the fake's "Monthly Donors"
+    subscription = paypal.subscribe("15.00", "ada@example.org")
+    body = paypal.event("BILLING.SUBSCRIPTION.ACTIVATED", subscription, resource_type="subscription")
+    deliver(receiver, paypal, body)
+    sale = paypal.charge(subscription["id"])
+    deliver(receiver, paypal, paypal.event("PAYMENT.SALE.COMPLETED", sale, resource_type="sale"))
+    run_drain()
+    shown = out(cli("plans", "show", f"paypal:{subscription['id']}", "--json"))
+    assert shown["status"] == "active" and [c["external_id"] for c in shown["charges"]] == [f"paypal_{sale['id']}"]
+    cid = made(world, f"paypal_{sale['id']}")[0]["constituent_id"]
+    assert [m["is_current"] for m in world.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)] == [True]
+    subscription.update(status="CANCELLED", status_update_time=subscription["update_time"])
+    deliver(receiver, paypal, paypal.event("BILLING.SUBSCRIPTION.CANCELLED", subscription, resource_type="subscription"))
+    run_drain()
+    [report] = [r for r in world.crm.contact_reports.values() if str(r["constituent_id"]) == str(cid)]
+    assert report["text"].startswith(f"PayPal recurring plan {subscription['id']}")
+    assert [m["is_current"] for m in world.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)] == [False]

@@ -26,12 +26,14 @@ from synctool.platform import (
     mappings,
     parse_iso,
     payload,
+    plans,
     refunds,
     text,
 )
 from synctool.platforms.paypal import transactions
 from synctool.platforms.paypal.client import PayPalClient
 from synctool.platforms.paypal.models import PLATFORM_NAME, ROLE, Captured, Donation, Money, RefundData, external_id
+from synctool.platforms.paypal.plans import read as read_plan
 
 #: how long a capture without an order waits for Transaction Search to list it (PayPal: up to ~3 h behind)
 LAG_LIMIT = timedelta(hours=6)
@@ -186,6 +188,12 @@ def payment(event: Event, job: Job) -> Outcome:
         raise Skip(f"no money (PayPal payment {gift.id} of {gift.amount.value})")
     constituent_id, gift_id, created = job.make_gift(person(gift), gift_body(job, gift), currency=gift.amount.currency_code)
     said = "gift created" if created else "gift already in the CRM"
+    if gift.subscription_id:  # a subscription's payment: its plan's charge (the plan read once when unrecorded)
+        plans.record_charge(job.unit, ROLE, gift.subscription_id, gift.id, gift.amount.value, gift.amount.currency_code,
+                            gift.create_time, external_id=external_id(gift.id), entity_type=str(job.row["entity_type"]))  # fmt: skip
+        subscription = gift.subscription_id
+        known = plans.known_from_charge(job, ROLE, subscription, gift.id, constituent_id, lambda: read_plan(job, subscription))
+        said += f"; {known}" if known else ""
     return Outcome("succeeded", said + job.said(), crm_constituent_id=constituent_id, crm_gift_id=gift_id,
                    amount=str(gift.amount.value))  # fmt: skip
 

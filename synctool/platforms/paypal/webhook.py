@@ -10,7 +10,7 @@ A delivery is ``{id, event_type, resource_type, resource, create_time, summary}`
 - ``PAYMENT.CAPTURE.REFUNDED`` / ``PAYMENT.SALE.REFUNDED``: a refund (its capture named by the refund's ``up``
   link, a sale's by ``sale_id``); ``PAYMENT.CAPTURE.REVERSED`` (a reversal) and ``CUSTOMER.DISPUTE.RESOLVED`` with
   the dispute lost (``RESOLVED_BUYER_FAVOUR``) are refunds too, by the refund policy;
-- ``BILLING.SUBSCRIPTION.*``: a subscription's life (``subscription`` job: its plan).
+- ``BILLING.SUBSCRIPTION.*``: a subscription's life (``plan`` job: recorded as a recurring plan).
 
 Every other event is stored and skipped, saying which."""
 
@@ -206,7 +206,7 @@ def parse_webhook(body: bytes) -> Event:
             if isinstance(resource.get("subscriber"), dict)
             else None
         )
-        job = JobSpec("subscription", subscription_id, email=email)
+        job = JobSpec("plan", subscription_id, email=email)
         return Event(event_id, kind, job, {"event_type": kind, "subscription": resource})
     job = JobSpec("event", event_id, status="skipped", message=f"PayPal {kind}: not an event synctool syncs")
     return Event(event_id, kind, job, None)
