@@ -196,8 +196,6 @@ class FakePayPal:
         self.sales[sale["id"]] = sale
         payer = {"email_address": subscription["subscriber"]["email_address"], "name": subscription["subscriber"]["name"]}
         row = self._row(sale["id"], "T0002", gross, "USD", at, fee=fee, payer=payer, item=subscription["plan_id"])
-        row["transaction_info"]["paypal_reference_id"] = subscription_id
-        row["transaction_info"]["paypal_reference_id_type"] = "SUB"
         self.transactions.append(row)
         return sale
 

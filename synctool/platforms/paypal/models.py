@@ -78,6 +78,8 @@ class Donation(Payload):
     #: the subscription a sale belongs to (``billing_agreement_id``) and its plan
     subscription_id: Lenient[Optional[str]] = None
     plan_id: Lenient[Optional[str]] = None
+    #: a subscription's payment (``T0002`` in Transaction Search, which names no subscription id): coded recurring
+    recurring: Lenient[bool] = False
     #: how it was paid: the order's ``payment_source`` key (``paypal``, ``card``, ``venmo``): ``paypal:<source>``
     source: Lenient[str] = "paypal"
     create_time: Lenient[Optional[Moment]] = None

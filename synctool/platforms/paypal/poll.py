@@ -33,7 +33,7 @@ from synctool.platforms.paypal.models import ROLE, external_id
 def gift_job(row: JsonObject, origin: str) -> dict[str, Any]:
     """The ``jobs.enqueue`` keywords of the job that syncs a payment row (what its webhook would have queued)."""
     donation = transactions.donation(row)
-    entity = "sale" if donation.get("subscription_id") else "capture"
+    entity = "sale" if donation.get("recurring") else "capture"
     value = (donation.get("amount") or {}).get("value")
     return {"source": ROLE, "entity_type": entity, "entity_id": str(donation["id"]), "external_id": external_id(str(donation["id"])),
             "payload": {"donation": donation, "origin": origin}, "email": donation["payer"].get("email_address"),

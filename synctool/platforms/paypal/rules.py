@@ -146,7 +146,7 @@ def coding(conn: Any, gift: Donation, default_fund_id: int | None) -> dict[str, 
     keys = [f"{ROLE}:custom:{gift.custom_id}" if gift.custom_id else None, f"{ROLE}:item:{gift.item}" if gift.item else None,
             f"{ROLE}:plan:{gift.plan_id}" if gift.plan_id else None]  # fmt: skip
     layers = [mappings.get(conn, "campaign_override", k) for k in keys if k]
-    layers += [mappings.get(conn, "type_default", f"{ROLE}:recurring")] if gift.subscription_id else []
+    layers += [mappings.get(conn, "type_default", f"{ROLE}:recurring")] if gift.subscription_id or gift.recurring else []
     layers += [mappings.get(conn, "type_default", f"{ROLE}:default"), {"fund_id": default_fund_id}]
     return {**mappings.coding(*layers), **mappings.payment_coding(conn, f"{ROLE}:{gift.source.lower()[:40]}")}
 

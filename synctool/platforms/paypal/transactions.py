@@ -58,9 +58,9 @@ def donation(detail: JsonObject) -> dict[str, Any]:
     fee = _value(info.get("fee_amount"))
     amount = info.get("transaction_amount") if isinstance(info.get("transaction_amount"), dict) else None
     gross = _value(amount)
-    # a subscription's payment names its subscription as the reference (T0002; the reference type PayPal gives it
-    # was not confirmed from a recorded body: any reference of a T0002 row is read as the subscription)
-    subscription = text(info.get("paypal_reference_id")) if code(detail) == "T0002" else None
+    # a subscription's payment (T0002) is coded recurring; its row names no subscription id synctool could read
+    # (``paypal_reference_id`` is ``^[a-zA-Z0-9]*$`` in the description, and a subscription's id is ``I-...``):
+    # its plan's charge is noted by its webhook (PAYMENT.SALE.COMPLETED names ``billing_agreement_id``)
     return {
         "id": text(info.get("transaction_id")),
         "amount": amount,
@@ -74,7 +74,7 @@ def donation(detail: JsonObject) -> dict[str, Any]:
         "custom_id": text(info.get("custom_field")),
         "invoice_id": text(info.get("invoice_id")),
         "item": text(items[0].get("item_name")) if items else None,
-        "subscription_id": subscription,
+        "recurring": code(detail) == "T0002",
         "source": str(info.get("instrument_type") or "paypal").lower(),
         "create_time": text(info.get("transaction_initiation_date")),
     }
