@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -328,3 +329,38 @@ def test_a_subscription_is_a_plan_its_donor_in_the_group_and_its_end_followed_up
     [report] = [r for r in world.crm.contact_reports.values() if str(r["constituent_id"]) == str(cid)]
     assert report["text"].startswith(f"PayPal recurring plan {subscription['id']}")
     assert [m["is_current"] for m in world.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)] == [False]
+
+
+REAL = Path(__file__).parent / "data" / "real_bodies" / "paypal"
+
+
+def test_real_bodies_become_what_paypal_meant(paypal, receiver, world, cli):
+    """PayPal's own events (tests/data/real_bodies/paypal/README.md names where each was published): a live capture
+    becomes its gift (its order's payer, its fee and net), a subscription's payment in CAD is held for a person."""
+    assert (
+        cli("mappings", "overrides", "set", "paypal:custom:29b0b044-fbfe-4325-952e-20000d4a6caf", "--fund-id", "2400").exit_code
+        == 0
+    )
+    payer = {"email_address": "buyer@example.org", "payer_id": "QYR5Z8XDVJNXQ", "name": {"given_name": "Rea", "surname": "Buyer"}}
+    paypal.orders["1W5313654M9708630"] = {"id": "1W5313654M9708630", "status": "COMPLETED", "intent": "CAPTURE", "payer": payer,
+                                          "purchase_units": [{"reference_id": "default", "description": "Donation"}]}  # fmt: skip
+    paypal.subscriptions["I-37B4TLL0FAJJ"] = {"id": "I-37B4TLL0FAJJ", "status": "ACTIVE", "plan_id": "P-5ML4271244454362WXNWU5NQ",
+                                              "subscriber": {"email_address": "sub@example.org", "name": {"given_name": "Sam"}}}  # fmt: skip
+    for name in ("webhook-payment-capture-completed.json", "webhook-payment-sale-completed-cad.json"):
+        assert deliver(receiver, paypal, (REAL / name).read_bytes())["status"] == "accepted"
+    run_drain()
+    [gift] = made(world, "paypal_02335565G34798738")
+    assert (gift["received_amount"], gift["fund_id"]) == (23.99, 2400) and "PayPal fee 1.36, net 22.63" in gift["note"]
+    assert gift["received_date"] == "2021-11-01"  # 17:39 UTC is the morning in California
+    jobs = {j["entity_id"]: j for j in out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]}
+    assert jobs["44P499886K055384U"]["status"] == "review" and "CAD" in str(jobs["44P499886K055384U"]), jobs
+
+
+def test_the_receiver_hands_verify_its_runtime(world, isolated):
+    """The contract's ``WebhookSecrets.runtime``: the Runtime the receiver was built with (PayPal fetches its
+    certificate through that Runtime's transport); none where nothing may be fetched."""
+    from synctool import platforms
+    from synctool.platforms.webhook import WebhookSecrets
+
+    rt = helpers.runtime()
+    assert platforms.webhook_secrets(rt).runtime is rt and WebhookSecrets().runtime is None
