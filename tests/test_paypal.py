@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from synctool.platform import strict_fields
-from synctool.platforms.paypal import PLATFORM
+from synctool.platforms.paypal import PLATFORM, certs
 from synctool.platforms.paypal.fake import FakePayPal
 from synctool.platforms.paypal.models import Donation, RefundData
 from tests import helpers
@@ -364,3 +364,19 @@ def test_the_receiver_hands_verify_its_runtime(world, isolated):
 
     rt = helpers.runtime()
     assert platforms.webhook_secrets(rt).runtime is rt and WebhookSecrets().runtime is None
+
+
+@pytest.mark.sqlite_only(reason="the certificate is kept beside a SQLite file; on PostgreSQL each process fetches it once")
+def test_the_certificate_is_fetched_once_and_kept_beside_the_database(paypal, world, isolated):
+    from synctool.web.receiver import create_app
+
+    certs.forget()
+    fetched = lambda: [e for e in world.recorders["paypal"].exchanges if "/notifications/certs/" in e["path"]]  # noqa: E731
+    for n in range(2):  # two receivers, as after a restart: the second reads the kept certificate
+        certs.forget() if n else None
+        body = paypal.event("PAYMENT.CAPTURE.COMPLETED", paypal.donate("5.00", "ida@example.org"))
+        with TestClient(create_app(helpers.runtime())) as receiver:
+            assert deliver(receiver, paypal, body)["status"] == "accepted"
+    assert len(fetched()) == 1
+    [kept] = (isolated / "paypal-certs").iterdir()
+    assert kept.stat().st_mode & 0o777 == 0o600 and b"BEGIN CERTIFICATE" in kept.read_bytes()

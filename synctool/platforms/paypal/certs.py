@@ -12,7 +12,8 @@ PayPal's own certificate folders (``https://api.paypal.com/v1/notifications/cert
 headers show; ``paypal.cert_url_prefixes`` adds others, which the tests use for their fake) and its last segment is
 a plain name. Any other URL is refused without being fetched, and nothing secret goes with the fetch (no token, no
 key: a plain GET over verified TLS, which is what vouches for the certificate). A fetched certificate is kept in
-this process until it expires (PayPal rotates them rarely: one fetch per certificate per receiver); it and every
+this process and, beside a SQLite database, in ``paypal-certs/`` (0600) until it expires (PayPal rotates them
+rarely: one fetch per certificate, not per delivery; a blocking one, in the receiver's loop); it and every
 certificate the document chains it to must be within their validity, and each must be issued by the next.
 """
 
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 import threading
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from synctool.platform import ConfigError, InvalidSignature
 
@@ -86,15 +89,65 @@ _CACHE: dict[str, list[Certificate]] = {}
 _LOCK = threading.Lock()
 
 
+def _kept_at(rt: Runtime, url: str) -> Path | None:
+    """Where a fetched certificate is kept between runs: ``paypal-certs/`` beside a SQLite database (synctool's own
+    folder, 0700; a file per URL, 0600); None on PostgreSQL (each receiver process fetches it once)."""
+    try:
+        folder = Path(rt.config.db_path).parent / "paypal-certs"
+    except ConfigError:
+        return None
+    return folder / (hashlib.sha256(url.encode()).hexdigest()[:32] + ".pem")
+
+
+def _load(document: bytes) -> list[Certificate]:
+    from cryptography.x509 import load_pem_x509_certificates
+
+    try:
+        return load_pem_x509_certificates(document)
+    except ValueError:
+        raise InvalidSignature("PAYPAL-CERT-URL names no PEM certificate") from None
+
+
 def chain(url: str, rt: Runtime | None, role: str, timeout_s: float) -> list[Certificate]:
-    """The certificates of ``url`` (leaf first), fetched once per process through the role's transport."""
+    """The certificates of ``url`` (leaf first): kept in this process, else on disk beside the database, else
+    fetched through the role's transport (and kept in both)."""
     with _LOCK:
         if url in _CACHE:
             return _CACHE[url]
     if rt is None:
         raise ConfigError("PAYPAL-CERT-URL", "PayPal", "the certificate cannot be fetched here (no run-time)")
+    kept = _kept_at(rt, url)
+    if kept is not None and kept.is_file():
+        found = _load(kept.read_bytes())
+        now = datetime.now(UTC)
+        if all(c.not_valid_before_utc <= now <= c.not_valid_after_utc for c in found):
+            with _LOCK:
+                _CACHE[url] = found
+            return found
+    found = _load(_fetch(url, rt, role, timeout_s))
+    if kept is not None:
+        try:
+            kept.parent.mkdir(mode=0o700, exist_ok=True)
+            part = kept.with_suffix(".partial")
+            part.write_bytes(b"".join(c.public_bytes(_pem()) for c in found))
+            part.chmod(0o600)
+            part.replace(kept)
+        except OSError:  # a read-only folder: kept in this process only
+            pass
+    with _LOCK:
+        _CACHE[url] = found
+    return found
+
+
+def _pem() -> Any:
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    return Encoding.PEM
+
+
+def _fetch(url: str, rt: Runtime, role: str, timeout_s: float) -> bytes:
+    """One plain GET of the certificate (no token, no key), through the role's transport."""
     import httpx
-    from cryptography.x509 import load_pem_x509_certificates
 
     try:
         with httpx.Client(transport=rt.transport(role), timeout=timeout_s, follow_redirects=False) as http:
@@ -103,13 +156,7 @@ def chain(url: str, rt: Runtime | None, role: str, timeout_s: float) -> list[Cer
         raise ConfigError("PAYPAL-CERT-URL", "PayPal", f"its certificate could not be fetched: {type(exc).__name__}") from None
     if answer.status_code != 200 or len(answer.content) > _MAX_CERT_BYTES:
         raise ConfigError("PAYPAL-CERT-URL", "PayPal", f"its certificate could not be fetched (HTTP {answer.status_code})")
-    try:
-        found = load_pem_x509_certificates(answer.content)
-    except ValueError:
-        raise InvalidSignature("PAYPAL-CERT-URL names no PEM certificate") from None
-    with _LOCK:
-        _CACHE[url] = found
-    return found
+    return answer.content
 
 
 def forget() -> None:
