@@ -380,3 +380,10 @@ def test_the_certificate_is_fetched_once_and_kept_beside_the_database(paypal, wo
     assert len(fetched()) == 1
     [kept] = (isolated / "paypal-certs").iterdir()
     assert kept.stat().st_mode & 0o777 == 0o600 and b"BEGIN CERTIFICATE" in kept.read_bytes()
+
+
+def test_the_mappings_page_offers_paypal_s_own_keys_by_name(paypal, db):
+    paypal.donate("25.00", "ida@example.org", custom_id="spring-appeal", item="Spring appeal")
+    named = PLATFORM.mappings.campaigns(db, helpers.runtime())
+    assert named == {"paypal:custom:spring-appeal": "spring-appeal (PayPal custom_id)",
+                     "paypal:item:Spring appeal": "Spring appeal (PayPal item)"}  # fmt: skip

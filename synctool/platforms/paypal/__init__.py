@@ -67,7 +67,10 @@ PLATFORM = Platform(
     fake=Fake.of(__name__, "FakePayPal", key="demo-paypal-secret", contract="paypal.json"),
     external_id_prefixes=("paypal_",),
     mappings=Mappings(
-        types=("default", "recurring"), payment_case="lower", payment_examples="paypal:<source> (paypal, card, venmo)"
+        types=("default", "recurring"),
+        payment_case="lower",
+        payment_examples="paypal:<source> (paypal, card, venmo)",
+        campaigns=Hook(f"{PACKAGE}.ops:campaigns"),
     ),
     expected=Hook(f"{PACKAGE}.reconcile:expected"),
     payouts=Hook(f"{PACKAGE}.reconcile:payouts"),

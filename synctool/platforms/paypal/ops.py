@@ -19,3 +19,31 @@ def checks(conn: Connection, rt: Runtime) -> list[tuple[str, str, str, str]]:
         rows.append(("paypal fund", "warn", "a PayPal gift goes to no fund",
                      "synctool mappings types set paypal:default --fund-id ID"))  # fmt: skip
     return rows
+
+
+def campaigns(conn: Connection, rt: Runtime) -> dict[str, str]:
+    """The Mappings page's choices, by PayPal's own keys: each ``custom_id`` and item name of the last 31 days'
+    payments (Transaction Search, one request a page), as the override key the rules look up
+    (``paypal:custom:<id>``, ``paypal:item:<name>``) -> its name. PayPal has no campaigns of its own; unreadable
+    (no credentials, PayPal down): none, the page lists the keys already mapped."""
+    from datetime import UTC, datetime, timedelta
+
+    from synctool.platform import SynctoolError, using
+    from synctool.platforms.paypal import transactions
+
+    now = datetime.now(UTC)
+    try:
+        with using(rt, ROLE) as client:
+            found = client.transactions(now - timedelta(days=31), now)
+    except SynctoolError:
+        return {}
+    named: dict[str, str] = {}
+    for row in found:
+        if not transactions.is_payment(row):
+            continue
+        gift = transactions.donation(row)
+        if gift.get("custom_id"):
+            named[f"{ROLE}:custom:{gift['custom_id']}"] = f"{gift['custom_id']} (PayPal custom_id)"
+        if gift.get("item"):
+            named[f"{ROLE}:item:{gift['item']}"] = f"{gift['item']} (PayPal item)"
+    return named
