@@ -19,6 +19,8 @@ from synctool.platform.edges import FakeApi, Refusal, found, shows
 EVENTS = {
     "checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed",
     "payment_intent.succeeded", "payment_intent.payment_failed", "charge.refunded", "charge.succeeded", "*",
+    "invoice.paid", "invoice.payment_failed", "charge.dispute.closed", "customer.subscription.created",
+    "customer.subscription.updated", "customer.subscription.deleted",
 }  # fmt: skip
 
 
@@ -30,6 +32,15 @@ class FakeStripe:
         #: events of the last 30 days (``Event``) and whether each reached every endpoint
         self.events: list[dict] = []
         self.delivered: dict[str, bool] = {}
+
+        #: the account's own payments (the stripe-donations platform reads them; ``fake_payments.py`` adds them)
+        self.charges: list[dict] = []
+        self.balance_transactions: dict[str, dict] = {}
+        self.sessions: list[dict] = []
+        self.line_items: dict[str, list[dict]] = {}
+        self.invoices: dict[str, dict] = {}
+        self.subscriptions: dict[str, dict] = {}
+        self.payouts: list[dict] = []
 
     def add_event(self, event: dict, *, delivered: bool) -> dict:
         """An event Stripe made; ``delivered`` False: every attempt to deliver it failed (or is pending)."""
@@ -158,5 +169,7 @@ async def list_events(request: Request, st: FakeStripe) -> Response:
     limit = min(int(q.get("limit") or 10), 100)
     return JSONResponse({"object": "list", "data": events[:limit], "has_more": len(events) > limit, "url": "/v1/events"})
 
+
+from synctool.platforms.stripe import fake_payments  # noqa: E402, F401  (its operations, declared on ``api``)
 
 create_app = api.create_app
