@@ -6,6 +6,7 @@ CLI against the fakes (Stripe's fake serves both platforms; every exchange is he
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -59,3 +60,149 @@ def test_a_signed_charge_becomes_one_gift_with_its_donor_fee_and_local_day(donat
     assert "Stripe fee 1.75 USD, net 48.25" in gift["note"]
     donor = world.crm.constituents[int(gift["constituent_id"])] if isinstance(next(iter(world.crm.constituents)), int) else None
     assert donor is None or donor["last_name"] == "Lovelace"
+
+
+def refund_event(receiver, charge: dict, event_id: str | None = None):
+    return post(receiver, "charge.refunded", json.loads(json.dumps(charge)), event_id)
+
+
+def test_a_partial_then_a_full_refund_lower_the_gift_and_a_replay_changes_nothing(donations, world, receiver, db):
+    charge = stripe_fake.add_charge(donations, 10000, created=CREATED)
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    stripe_fake.refund_charge(donations, charge, 2500)
+    first = refund_event(receiver, charge, "evt_refund_1")
+    run_drain()
+    assert job(db, first.json()["job_id"])["status"] == "succeeded", job(db, first.json()["job_id"])["last_error"]
+    assert gift["received_amount"] == 75.0 and "via Stripe" in gift["note"]
+    assert refund_event(receiver, charge, "evt_refund_1").json()["status"] == "duplicate"
+    stripe_fake.refund_charge(donations, charge, 7500)
+    refund_event(receiver, charge, "evt_refund_2")
+    run_drain()
+    assert gift["received_amount"] == 0.0
+    again = refund_event(receiver, charge, "evt_refund_3")  # the same total, another event: nothing left to apply
+    run_drain()
+    assert job(db, again.json()["job_id"])["status"] == "skipped"
+    assert gift["received_amount"] == 0.0
+
+
+def test_a_lost_dispute_takes_its_money_back_and_a_won_one_changes_nothing(donations, world, receiver, db):
+    charge = stripe_fake.add_charge(donations, 4000, created=CREATED)
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    dispute = {"id": "dp_1", "object": "dispute", "amount": 4000, "charge": charge["id"], "currency": "usd",
+               "payment_intent": charge["payment_intent"], "status": "won", "created": CREATED + 86400}  # fmt: skip
+    won = post(receiver, "charge.dispute.closed", dispute)
+    assert job(db, won.json()["job_id"])["status"] == "skipped"
+    lost = post(receiver, "charge.dispute.closed", {**dispute, "id": "dp_2", "status": "lost"})
+    run_drain()
+    assert job(db, lost.json()["job_id"])["status"] == "succeeded", job(db, lost.json()["job_id"])["last_error"]
+    assert gift["received_amount"] == 0.0
+
+
+def test_three_events_of_one_payment_link_payment_make_one_gift_coded_by_the_link(donations, world, receiver, db, cli):
+    assert cli("mappings", "overrides", "set", "plink_spring", "--fund-id", "2399").exit_code == 0
+    assert cli("mappings", "payments", "set", "stripe-donations:card", "--payment-type-id", "1509").exit_code == 0
+    charge = stripe_fake.add_charge(donations, 2500, payment_link="plink_spring", price="price_25", created=CREATED)
+    [session] = donations.sessions
+    ids = [post(receiver, kind, obj).json()["job_id"] for kind, obj in
+           (("checkout.session.completed", session), ("charge.succeeded", charge), ("payment_intent.succeeded",
+            {"id": charge["payment_intent"], "object": "payment_intent", "metadata": {}, "status": "succeeded"}))]  # fmt: skip
+    run_drain()
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    assert gift["fund_id"] == 2399 and gift["payment_type_id"] == 1509 and "via plink_spring, price_25" in gift["note"]
+    rows = [job(db, i) for i in ids]
+    assert [r["source"] for r in rows] == [ROLE, ROLE, "payments"]  # payment_intent.succeeded stays Stripe's
+    assert {r["status"] for r in rows[:2]} == {"succeeded"}
+
+
+def test_the_portals_payments_stay_the_portals(donations, world, receiver, db):
+    marked = stripe_fake.add_charge(donations, 3000, metadata={"portal_payment_id": "pay_9"})
+    r = post(receiver, "charge.succeeded", marked)
+    assert job(db, r.json()["job_id"])["source"] == "payments"  # not claimed: skipped as before
+    # a portal session that left its payment intent unmarked: the job reads the session, and skips
+    unmarked = stripe_fake.add_charge(donations, 3000, price="price_membership")
+    donations.sessions[-1]["metadata"] = {"portal_payment_id": "pay_10"}
+    r = post(receiver, "charge.succeeded", unmarked)
+    run_drain()
+    row = job(db, r.json()["job_id"])
+    assert row["status"] == "skipped" and "member portal" in row["message"]
+    assert world.crm.gifts == {}
+
+
+def test_without_stripe_donations_in_use_nothing_changes(world, receiver, db):
+    charge = stripe_fake.add_charge(world.fakes[ROLE], 5000)
+    r = post(receiver, "charge.succeeded", charge)
+    row = job(db, r.json()["job_id"])
+    assert (row["source"], row["entity_type"], row["status"]) == ("payments", "event", "skipped")
+
+
+def test_a_forged_or_other_platforms_signature_stores_nothing(donations, receiver, db):
+    charge = stripe_fake.add_charge(donations, 5000)
+    assert post(receiver, "charge.succeeded", charge, secret="whsec_forged").status_code == 401
+    assert post(receiver, "charge.succeeded", charge, secret=TEST_SECRETS["DONATIONS_WEBHOOK_SECRET"]).status_code == 401
+    assert db.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"amount": "fifty"}, "amount"),
+        ({"currency": "dollars"}, "currency"),
+        ({"amount": 10**12}, "amount"),
+        ({"billing_details": {"name": None, "email": None}, "receipt_email": None}, "names no donor"),
+    ],
+    ids=["wrong type", "unknown currency", "huge", "missing donor"],
+)
+@pytest.mark.off_contract  # Stripe's record broken on purpose
+def test_a_bad_charge_ends_as_a_clear_failure(donations, world, receiver, db, change, words):
+    charge = stripe_fake.add_charge(donations, 5000)
+    charge.update(change)  # Stripe's record of it, as the job reads it
+    r = post(receiver, "charge.succeeded", charge)
+    assert r.status_code == 200
+    run_drain()
+    row = job(db, r.json()["job_id"])
+    assert row["status"] == "failed" and words in row["last_error"], row["last_error"]
+    assert world.crm.gifts == {}
+
+
+def test_the_poll_finds_a_lost_webhook_and_queues_nothing_twice(donations, world, receiver, db, cli):
+    seen = stripe_fake.add_charge(donations, 1000, created=CREATED)
+    post(receiver, "charge.succeeded", seen)
+    lost = stripe_fake.add_charge(donations, 2000, created=CREATED + 60)
+    stripe_fake.add_charge(donations, 3000, created=CREATED + 120, metadata={"portal_payment_id": "pay_1"})
+    result = cli("poll", "--source", ROLE, "--lookback", "30000d", "--json")
+    assert result.exit_code == 0, result.output
+    assert db.execute("SELECT COUNT(*) FROM jobs WHERE source = ? AND entity_type = 'gift'", (ROLE,)).fetchone()[0] == 2
+    run_drain()
+    assert len(gifts_of(world, f"stripe_{lost['payment_intent']}")) == 1
+    assert cli("poll", "--source", ROLE, "--lookback", "30000d").exit_code == 0
+    assert db.execute("SELECT COUNT(*) FROM jobs WHERE source = ? AND entity_type = 'gift'", (ROLE,)).fetchone()[0] == 2
+
+
+def test_reconcile_matches_every_charge_and_lists_a_deleted_gift_and_payouts_add_up(donations, world, receiver, db, cli):
+    kept = stripe_fake.add_charge(donations, 5000, created=CREATED)
+    gone = stripe_fake.add_charge(donations, 2000, created=CREATED + 60)
+    refunded = stripe_fake.add_charge(donations, 3000, created=CREATED + 120)
+    for charge in (kept, gone, refunded):
+        post(receiver, "charge.succeeded", charge)
+    run_drain()
+    stripe_fake.refund_charge(donations, refunded, 1000)
+    refund_event(receiver, refunded)
+    run_drain()
+    [deleted] = gifts_of(world, f"stripe_{gone['payment_intent']}")
+    del world.crm.gifts[deleted["id"]]
+    result = cli("reconcile", "--from", "2025-11-01", "--to", "2025-11-30", "--source", ROLE, "--json")
+    report = json.loads(result.stdout)
+    statuses = {i["external_id"]: i["status"] for i in report["items"]}
+    assert statuses[f"stripe_{kept['payment_intent']}"] == "matched"
+    assert statuses[f"stripe_{refunded['payment_intent']}"] == "matched"
+    assert statuses[f"stripe_{gone['payment_intent']}"] != "matched"
+    stripe_fake.pay_out(donations, CREATED + 3 * 86400, [kept, refunded])
+    result = cli("reconcile", "payouts", "--from", "2025-11-01", "--to", "2025-11-30", "--source", ROLE, "--json")
+    assert result.exit_code == 0, result.output
+    [payout] = json.loads(result.stdout)["payouts"]
+    assert (Decimal(payout["gross"]), Decimal(payout["refunds"])) == (Decimal("80.00"), Decimal("10.00"))
+    assert not payout["problem"] and payout["with_gift"] == 2

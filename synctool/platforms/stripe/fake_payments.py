@@ -129,7 +129,11 @@ async def list_balance_transactions(request: Request, st: FakeStripe) -> Respons
     """``payout``: the transactions that payout paid out."""
     payout = request.query_params.get("payout")
     txns = [t for t in st.balance_transactions.values() if not payout or t.get("_payout") == payout]
-    return _listed(request, [{k: v for k, v in t.items() if not k.startswith("_")} for t in txns], "/v1/balance_transactions")
+    shown = [{k: v for k, v in t.items() if not k.startswith("_")} for t in txns]
+    if "data.source" in request.query_params.getlist("expand[]"):  # the charge or refund each is for
+        objects = {c["id"]: c for c in st.charges} | {r["id"]: r for c in st.charges for r in c["refunds"]["data"]}
+        shown = [{**t, "source": objects.get(t["source"], t["source"])} for t in shown]
+    return _listed(request, shown, "/v1/balance_transactions")
 
 
 # -- what a test or the demo adds: Stripe's objects, shaped as Stripe sends them --------------------------------------
@@ -177,14 +181,17 @@ def add_charge(
             "id": _id("cs_test"), "object": "checkout.session", "mode": "payment", "payment_intent": pi,
             "payment_link": payment_link, "payment_status": "paid", "status": "complete", "amount_total": amount,
             "currency": currency, "customer_details": {"email": email, "name": name, "phone": None}, "metadata": {},
-            "livemode": False, "created": created, "subscription": None,
+            "livemode": False, "created": created, "subscription": None, "automatic_tax": {"enabled": False, "status": None},
+            "cancel_url": "https://example.org/cancel", "success_url": "https://example.org/thanks",
+            "expires_at": created + 86400, "payment_method_types": ["card"], "shipping_options": [],
         }  # fmt: skip
         st.sessions.append(session)
         st.line_items[str(session["id"])] = [
             {"id": _id("li"), "object": "item", "amount_total": amount, "amount_subtotal": amount, "currency": currency,
              "description": "Donation", "quantity": 1,
              "price": {"id": price or _id("price"), "object": "price", "product": product or _id("prod"), "currency": currency,
-                       "unit_amount": amount, "active": True, "type": "one_time", "livemode": False, "created": created}}
+                       "unit_amount": amount, "active": True, "type": "one_time", "livemode": False, "created": created,
+                       "billing_scheme": "per_unit", "metadata": {}}}
         ]  # fmt: skip
     return charge
 
@@ -197,7 +204,36 @@ def refund_charge(st: FakeStripe, charge: dict, amount: int, *, created: int | N
     charge["amount_refunded"] += amount
     charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
     charge["refunds"]["data"].insert(0, refund)
+    txn_id = _id("txn")
+    st.balance_transactions[txn_id] = {
+        "id": txn_id, "object": "balance_transaction", "amount": -amount, "fee": 0, "net": -amount,
+        "currency": charge["currency"], "created": refund["created"], "available_on": refund["created"], "status": "available",
+        "type": "refund", "reporting_category": "refund", "source": refund["id"], "exchange_rate": None, "fee_details": [],
+    }  # fmt: skip
+    refund["balance_transaction"] = txn_id
     return refund
+
+
+def pay_out(st: FakeStripe, arrival_date: int, charges: list[dict]) -> dict:
+    """A payout of these charges' balance transactions (and their refunds') to the bank, arriving then."""
+    payout_id = _id("po")
+    paid = {c["balance_transaction"] for c in charges} | {
+        r["balance_transaction"] for c in charges for r in c["refunds"]["data"] if r.get("balance_transaction")
+    }
+    net = 0
+    for txn_id in paid:
+        st.balance_transactions[txn_id]["_payout"] = payout_id
+        net += st.balance_transactions[txn_id]["net"]
+    payout = {
+        "id": payout_id, "object": "payout", "amount": net, "arrival_date": arrival_date, "automatic": True,
+        "created": arrival_date - 2 * 86400, "currency": charges[0]["currency"] if charges else "usd", "livemode": False,
+        "metadata": {}, "method": "standard", "source_type": "card", "status": "paid", "type": "bank_account",
+        "balance_transaction": None, "description": "STRIPE PAYOUT", "destination": None, "failure_balance_transaction": None,
+        "failure_code": None, "failure_message": None, "original_payout": None, "reversed_by": None,
+        "statement_descriptor": None,
+    }  # fmt: skip
+    st.payouts.append(payout)
+    return payout
 
 
 def event_of(kind: str, obj: dict, created: int | None = None) -> dict:

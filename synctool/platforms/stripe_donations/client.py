@@ -81,7 +81,7 @@ class DonationsClient:
 
     def payout_lines(self, payout_id: str) -> list[JsonObject]:
         """The balance transactions a payout paid out."""
-        return list(self._pages("/v1/balance_transactions", {"payout": payout_id}))
+        return list(self._pages("/v1/balance_transactions", {"payout": payout_id, "expand[]": ["data.source"]}))
 
 
 def from_runtime(rt: Runtime) -> DonationsClient:
