@@ -224,7 +224,7 @@ def pay_out(st: FakeStripe, arrival_date: int, charges: list[dict]) -> dict:
     for txn_id in paid:
         st.balance_transactions[txn_id]["_payout"] = payout_id
         net += st.balance_transactions[txn_id]["net"]
-    payout = {
+    payout: dict = {
         "id": payout_id, "object": "payout", "amount": net, "arrival_date": arrival_date, "automatic": True,
         "created": arrival_date - 2 * 86400, "currency": charges[0]["currency"] if charges else "usd", "livemode": False,
         "metadata": {}, "method": "standard", "source_type": "card", "status": "paid", "type": "bank_account",
