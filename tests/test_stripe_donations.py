@@ -14,6 +14,7 @@ from synctool.platforms.stripe import fake_payments as stripe_fake
 from synctool.platforms.stripe.webhook import sign
 from tests.conftest import TEST_SECRETS
 from tests.flow_helpers import job, run_drain
+from tests.test_portal import portal  # noqa: F401  (a fixture)
 
 ROLE = "stripe-donations"
 IN_USE = "platforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations]\n"
@@ -206,3 +207,28 @@ def test_reconcile_matches_every_charge_and_lists_a_deleted_gift_and_payouts_add
     [payout] = json.loads(result.stdout)["payouts"]
     assert (Decimal(payout["gross"]), Decimal(payout["refunds"])) == (Decimal("80.00"), Decimal("10.00"))
     assert not payout["problem"] and payout["with_gift"] == 2
+
+
+@pytest.fixture
+def beside_the_portal(world, isolated):
+    """stripe-donations in use beside the portal (the ``portal`` fixture's receiver reads this config)."""
+    (isolated / "config.yaml").write_text(IN_USE)
+    return world.fakes[ROLE]
+
+
+def test_a_refund_of_the_portals_unmarked_charge_goes_back_to_the_portal(beside_the_portal, portal, db):  # noqa: F811
+    from synctool.fakes import samples
+    from tests.test_portal import checkout, run, seed_user, stripe
+
+    seed_user(portal)
+    checkout(portal, "pay9", "u1", 6000, portal_payment_type="donation")
+    stripe_fake.add_session(beside_the_portal, samples.stripe_session("pay9", "u1", 6000))  # Stripe holds it too
+    run()
+    [gift] = portal.world.crm.gifts.values()
+    # no portal ids on the charge: claimed as a donation's refund, then handed back, found by its session
+    r = stripe(portal, "charge.refunded", samples.stripe_charge("ch_9", 6000, 1500, payment_intent="pi_pay9", refund_id="re_9"))
+    run()
+    row = job(db, r["job_id"])
+    assert row["source"] == ROLE and row["status"] == "skipped" and "handed to the portal" in row["message"]
+    run()
+    assert gift["received_amount"] == 45.0 and "via Stripe, refund re_9" in gift["note"]

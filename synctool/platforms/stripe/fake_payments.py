@@ -177,15 +177,11 @@ def add_charge(
     }  # fmt: skip
     st.charges.append(charge)
     if payment_link or price:
-        session = {
-            "id": _id("cs_test"), "object": "checkout.session", "mode": "payment", "payment_intent": pi,
-            "payment_link": payment_link, "payment_status": "paid", "status": "complete", "amount_total": amount,
-            "currency": currency, "customer_details": {"email": email, "name": name, "phone": None}, "metadata": {},
-            "livemode": False, "created": created, "subscription": None, "automatic_tax": {"enabled": False, "status": None},
-            "cancel_url": "https://example.org/cancel", "success_url": "https://example.org/thanks",
-            "expires_at": created + 86400, "payment_method_types": ["card"], "shipping_options": [],
-        }  # fmt: skip
-        st.sessions.append(session)
+        session = add_session(st, {
+            "id": _id("cs_test"), "mode": "payment", "payment_intent": pi, "payment_link": payment_link,
+            "amount_total": amount, "currency": currency, "customer_details": {"email": email, "name": name, "phone": None},
+            "created": created,
+        })  # fmt: skip
         st.line_items[str(session["id"])] = [
             {"id": _id("li"), "object": "item", "amount_total": amount, "amount_subtotal": amount, "currency": currency,
              "description": "Donation", "quantity": 1,
@@ -194,6 +190,19 @@ def add_charge(
                        "billing_scheme": "per_unit", "metadata": {}}}
         ]  # fmt: skip
     return charge
+
+
+def add_session(st: FakeStripe, session: dict) -> dict:
+    """A Checkout Session Stripe holds (as a ``checkout.session.*`` event carries it), with what every session has."""
+    made = {
+        "object": "checkout.session", "payment_status": "paid", "status": "complete", "metadata": {}, "livemode": False,
+        "subscription": None, "payment_link": None, "automatic_tax": {"enabled": False, "status": None},
+        "cancel_url": "https://example.org/cancel", "success_url": "https://example.org/thanks",
+        "expires_at": int(session.get("created") or 1_764_000_000) + 86400, "payment_method_types": ["card"],
+        "shipping_options": [], **session,
+    }  # fmt: skip
+    st.sessions.append(made)
+    return made
 
 
 def refund_charge(st: FakeStripe, charge: dict, amount: int, *, created: int | None = None) -> dict:

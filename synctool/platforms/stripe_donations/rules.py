@@ -23,6 +23,8 @@ from synctool.platform import (
     Person,
     Skip,
     gift_date,
+    jobs,
+    log,
     mappings,
     payload,
     refunds,
@@ -189,11 +191,41 @@ def gift(event: Event, job: Job) -> Outcome:
     )
 
 
+def portal_made(job: Job, charge: Charge) -> str | None:
+    """Why the charge is the member portal's (its own mark, or the Checkout Session that made it), or None."""
+    if charge.portal:
+        return f"charge {charge.id} carries metadata.{PORTAL_MARK}"
+    if charge.payment_intent:
+        found = client_of(job).session_of(charge.payment_intent)
+        session = payload(Session, found, "the Stripe checkout session") if found else None
+        if session is not None and session.metadata.get(PORTAL_MARK):
+            return f"charge {charge.id} was made by checkout session {session.id}, the member portal's"
+    return None
+
+
+def hand_back(job: Job, charge: Charge, why: str) -> Outcome:
+    """A refund of the portal's payment whose charge the portal left unmarked: its delivery goes back to Stripe's
+    own job (``payments``' ``charge_refund``, which the portal's rules run), as if it had never been claimed."""
+    delivery = job.row["delivery_id"]
+    if delivery is None:
+        return Outcome("skipped", f"{why}: not a donation")
+    with job.unit.gather() as conn:
+        handed = jobs.enqueue(conn, source="payments", entity_type="charge_refund", entity_id=charge.id,
+                              external_id=charge.metadata.get(PORTAL_MARK), delivery_id=delivery,
+                              amount=f"-{major(charge.amount_refunded, charge.currency)}")  # fmt: skip
+    return Outcome("skipped", f"{why}: handed to the portal's refund job {handed}")
+
+
 def refund(event: Event, job: Job) -> Outcome:
     """``charge.refunded`` (or reconcile's refunded charge): what the charge's refunded total adds to the refunds
-    already applied, keyed by that total (a replayed event, or two refunds' events in any order, apply it once)."""
+    already applied, keyed by that total (a replayed event, or two refunds' events in any order, apply it once).
+    A charge that is no donation's (no job of synctool's makes its gift) and is the portal's goes back to it."""
     charge = payload(Charge, the_object(event), "the Stripe charge")
     ext = external_id(charge.payment)
+    if log.gift_job(job.conn, ext, exclude=job.id) is None:
+        why = portal_made(job, charge)
+        if why:
+            return hand_back(job, charge, why)
     total = major(charge.amount_refunded, charge.currency)
     new = total - refunds.refunded_so_far(job.conn, ext)
     if new <= 0:
