@@ -232,3 +232,14 @@ def test_a_refund_of_the_portals_unmarked_charge_goes_back_to_the_portal(beside_
     assert row["source"] == ROLE and row["status"] == "skipped" and "handed to the portal" in row["message"]
     run()
     assert gift["received_amount"] == 45.0 and "via Stripe, refund re_9" in gift["note"]
+
+
+def test_webhooks_register_adds_the_donations_events_to_stripes_endpoint(donations, world, cli):
+    assert world.fakes[ROLE] is world.fakes["payments"]  # one account, one fake
+    result = cli("webhooks", "register", "--url", "https://sync.example.org", "--json")
+    assert result.exit_code == 0, result.output
+    [endpoint] = donations.endpoints.values()
+    assert endpoint["url"] == "https://sync.example.org/webhooks/payments"
+    assert {"charge.succeeded", "invoice.paid", "charge.dispute.closed", "checkout.session.completed"} <= set(endpoint["enabled_events"])
+    again = json.loads(cli("webhooks", "register", "--url", "https://sync.example.org", "--json").stdout)
+    assert {r["source"]: r["action"] for r in again["registered"]}[ROLE] == "unchanged"
