@@ -98,6 +98,7 @@ def test_demo_runs_the_whole_path(cli, monkeypatch):
         "pos_order_ORDER-DONE-1",
         "pos_order_ORDER-LOST-4",  # found by the POS backup poll
         "pos_order_POSAPP-3",
+        "stripe_pi_demo_donation",  # a Payment Link donation on Stripe (stripe-donations)
     ]
     assert {r["status"] for r in report["sync_log"]} <= {"succeeded", "skipped"}
     # a refund from each platform, each applied to its gift

@@ -240,6 +240,8 @@ def test_webhooks_register_adds_the_donations_events_to_stripes_endpoint(donatio
     assert result.exit_code == 0, result.output
     [endpoint] = donations.endpoints.values()
     assert endpoint["url"] == "https://sync.example.org/webhooks/payments"
-    assert {"charge.succeeded", "invoice.paid", "charge.dispute.closed", "checkout.session.completed"} <= set(endpoint["enabled_events"])
+    assert {"charge.succeeded", "invoice.paid", "charge.dispute.closed", "checkout.session.completed"} <= set(
+        endpoint["enabled_events"]
+    )
     again = json.loads(cli("webhooks", "register", "--url", "https://sync.example.org", "--json").stdout)
     assert {r["source"]: r["action"] for r in again["registered"]}[ROLE] == "unchanged"

@@ -53,7 +53,9 @@ Say = Callable[[str], None]
 def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
-    (tmp / "config.yaml").write_text("# written by synctool demo\n")
+    (tmp / "config.yaml").write_text(
+        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations]\n"
+    )
     world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
     try:

@@ -1,7 +1,7 @@
 """The demo's deliveries: signed as each platform signs them and posted to the receiver on loopback, with what it
 answered. Givebutter's (a repeat, a ticket, a recurring charge, a fundraiser's page, a new address, a refund, a
 cancelled plan), Square's (a sale, an open order, a POS app payment and its refund, a forged signature), a Mailchimp
-unsubscribe, the portal's pushes, and Stripe's checkout and refund."""
+unsubscribe, the portal's pushes, Stripe's checkout and refund, and a donation on the account's own Payment Link."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import httpx
 
 from synctool.fakes import samples
 from synctool.fakes.world import FakeWorld
+from synctool.platforms.stripe import fake_payments
 from synctool.platforms.stripe.webhook import sign
 
 #: the address the fakes are told the receiver has; deliveries are signed for it and sent to loopback
@@ -62,7 +63,7 @@ def send(world: FakeWorld, url: str, say: Callable[[str], None], secrets: dict[s
         {"content-type": "application/x-www-form-urlencoded"},
     )
     portal(deliveries)
-    stripe(deliveries)
+    stripe(deliveries, world)
     return deliveries.results
 
 
@@ -137,7 +138,7 @@ def portal(d: Deliveries) -> None:
     d.portal("Portal payment.upsert (pending)", {"id": "push-3", "type": "payment.upsert", "data": payment})
 
 
-def stripe(d: Deliveries) -> None:
+def stripe(d: Deliveries, world: FakeWorld) -> None:
     session = {
         "id": "cs_test_demo",
         "object": "checkout.session",
@@ -149,6 +150,15 @@ def stripe(d: Deliveries) -> None:
         "mode": "payment",
         "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"},
     }
+    account = world.fakes["stripe-donations"]  # Stripe's account (the payments fake): it holds the portal's session too
+    fake_payments.add_session(account, session)
     d.stripe("Stripe checkout.session.completed", samples.stripe_event("checkout.session.completed", session))
     charge = samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
+    # no portal ids on the charge: stripe-donations claims it, finds the portal's session and hands it back
     d.stripe("Stripe charge.refunded (the whole $60)", samples.stripe_event("charge.refunded", charge))
+    # a donation on the account's own Payment Link: one gift, its note naming the link (stripe-donations)
+    gift = fake_payments.add_charge(account, 4000, email="mj@example.org", name="Mary Jackson", payment_link="plink_demo_spring",
+                                    payment_intent="pi_demo_donation", created=int(time.time()) - 3600)  # fmt: skip
+    d.stripe(
+        "Stripe charge.succeeded (a Payment Link donation)", json.dumps(fake_payments.event_of("charge.succeeded", gift)).encode()
+    )

@@ -153,10 +153,11 @@ def add_charge(
     price: str | None = None,
     product: str | None = None,
     customer: str | None = None,
+    payment_intent: str | None = None,
 ) -> dict:
     """A succeeded card charge of its own PaymentIntent (Stripe's fee 2.9% + 30), with its balance transaction
     and, for a Payment Link or a Checkout page (``payment_link`` or ``price``), the Checkout Session that made it."""
-    pi, charge_id, txn_id = _id("pi"), _id("ch"), _id("txn")
+    pi, charge_id, txn_id = payment_intent or _id("pi"), _id("ch"), _id("txn")
     fee = round(amount * 29 / 1000) + 30 if currency == "usd" else 0
     st.balance_transactions[txn_id] = {
         "id": txn_id, "object": "balance_transaction", "amount": amount, "fee": fee, "net": amount - fee,
