@@ -4,11 +4,12 @@ one's ``GET /v1/balance_transactions?payout=``)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Expected, Payout, PayoutLine, Runtime, gift_date, payload, using
+from synctool.platform import Expected, Payout, PayoutLine, PermanentError, Runtime, gift_date, payload, using
 from synctool.platforms.stripe_donations.models import ROLE, Charge, external_id, major
 from synctool.platforms.stripe_donations.poll import donation, gift_job, refund_job
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from synctool.platform import Connection
 
 ZERO = Decimal("0.00")
+logger = logging.getLogger("synctool.stripe_donations")
 
 
 def _unix(day: date) -> int:
@@ -38,7 +40,11 @@ def expected(conn: Connection, rt: Runtime, start: date, end: date) -> tuple[lis
     for data in listed:
         if not donation(data):
             continue
-        charge = payload(Charge, data, f"Stripe charge {data.get('id')}")
+        try:
+            charge = payload(Charge, data, f"Stripe charge {data.get('id')}")
+        except PermanentError as exc:  # its gift's job fails on it too, and the sync log says why
+            logger.warning("reconcile leaves out %s", exc)
+            continue
         day = _day(rt, charge.created)
         if not str(start) <= day <= str(end):
             continue
