@@ -245,3 +245,26 @@ def test_webhooks_register_adds_the_donations_events_to_stripes_endpoint(donatio
     )
     again = json.loads(cli("webhooks", "register", "--url", "https://sync.example.org", "--json").stdout)
     assert {r["source"]: r["action"] for r in again["registered"]}[ROLE] == "unchanged"
+
+
+def test_a_subscriptions_paid_invoice_is_one_gift_coded_recurring(donations, world, receiver, db, cli):
+    assert cli("mappings", "types", "set", "stripe-donations:recurring", "--fund-id", "2399").exit_code == 0
+    sub = stripe_fake.add_subscription(donations, 2500, email="rita@example.org")
+    invoice, charge = stripe_fake.pay_invoice(donations, sub, created=CREATED)
+    paid = post(receiver, "invoice.paid", invoice)
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    assert job(db, paid.json()["job_id"])["status"] == "succeeded", job(db, paid.json()["job_id"])["last_error"]
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    assert gift["fund_id"] == 2399 and f"recurring: subscription {sub['id']}" in gift["note"]
+
+
+def test_payment_links_and_products_are_kept_by_name_for_the_mappings_page(donations, receiver, db):
+    charge = stripe_fake.add_charge(donations, 2500, payment_link="plink_spring", price="price_25", product="prod_gift")
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    names = {
+        r[0]: json.loads(r[1])["title"]
+        for r in db.execute("SELECT key, value FROM caches WHERE kind = ?", (f"{ROLE}:campaigns",))
+    }
+    assert names == {"price_25": "Donation", "prod_gift": "Donation", "plink_spring": "Payment Link Donation"}

@@ -108,14 +108,16 @@ async def retrieve_invoice(request: Request, st: FakeStripe) -> Response:
 @api.get("/v1/subscriptions")
 async def list_subscriptions(request: Request, st: FakeStripe) -> Response:
     status = request.query_params.get("status") or "active"
-    subs = [s for s in st.subscriptions.values() if status == "all" or s.get("status") == status]
+    subs = [public(s) for s in st.subscriptions.values() if status == "all" or s.get("status") == status]
     return _listed(request, subs, "/v1/subscriptions")
 
 
 @api.get("/v1/subscriptions/{subscription_exposed_id}")
 async def retrieve_subscription(request: Request, st: FakeStripe) -> Response:
     sub_id = request.path_params["subscription_exposed_id"]
-    return JSONResponse(found(st.subscriptions.get(sub_id), lambda: _error(404, f"No such subscription: '{sub_id}'", "id")))
+    return JSONResponse(
+        public(found(st.subscriptions.get(sub_id), lambda: _error(404, f"No such subscription: '{sub_id}'", "id")))
+    )
 
 
 @api.get("/v1/payouts")
@@ -204,6 +206,70 @@ def add_session(st: FakeStripe, session: dict) -> dict:
     }  # fmt: skip
     st.sessions.append(made)
     return made
+
+
+def add_subscription(
+    st: FakeStripe,
+    amount: int,
+    *,
+    customer: str = "cus_demo",
+    email: str = "donor@example.org",
+    status: str = "active",
+    interval: str = "month",
+    created: int = 1_764_000_000,
+    currency: str = "usd",
+) -> dict:
+    """A subscription of one monthly (or ``interval``) price, as Stripe holds it."""
+    sub_id, price_id = _id("sub"), _id("price")
+    price = {"id": price_id, "object": "price", "active": True, "billing_scheme": "per_unit", "created": created,
+             "currency": currency, "livemode": False, "metadata": {}, "product": _id("prod"), "type": "recurring",
+             "unit_amount": amount, "recurring": {"interval": interval, "interval_count": 1, "usage_type": "licensed",
+                                                  "aggregate_usage": None, "trial_period_days": None}}  # fmt: skip
+    sub = {
+        "id": sub_id, "object": "subscription", "automatic_tax": {"enabled": False}, "billing_cycle_anchor": created,
+        "cancel_at_period_end": False, "canceled_at": None, "collection_method": "charge_automatically", "created": created,
+        "current_period_start": created, "current_period_end": created + 30 * 86400, "customer": customer,
+        "livemode": False, "metadata": {}, "start_date": created, "status": status, "latest_invoice": None,
+        "items": {"object": "list", "has_more": False, "url": f"/v1/subscription_items?subscription={sub_id}",
+                  "data": [{"id": _id("si"), "object": "subscription_item", "created": created, "metadata": {},
+                            "price": price, "quantity": 1, "subscription": sub_id}]},
+        "_email": email,
+    }  # fmt: skip
+    st.subscriptions[sub_id] = sub
+    return sub
+
+
+def pay_invoice(st: FakeStripe, sub: dict, *, created: int | None = None, name: str = "Rita Recurring") -> tuple[dict, dict]:
+    """The subscription's next invoice, paid by a charge: (invoice, charge)."""
+    [item] = sub["items"]["data"]
+    amount, currency = item["price"]["unit_amount"], item["price"]["currency"]
+    created = created or sub["current_period_start"]
+    invoice_id = _id("in")
+    charge = add_charge(st, amount, email=sub["_email"], name=name, currency=currency, created=created, invoice=invoice_id,
+                        customer=sub["customer"])  # fmt: skip
+    charge["description"] = "Subscription creation" if not sub["latest_invoice"] else "Subscription update"
+    invoice = {
+        "id": invoice_id, "object": "invoice", "amount_due": amount, "amount_paid": amount, "amount_remaining": 0,
+        "attempt_count": 1, "attempted": True, "automatic_tax": {"enabled": False, "status": None},
+        "billing_reason": "subscription_create" if not sub["latest_invoice"] else "subscription_cycle",
+        "charge": charge["id"], "collection_method": "charge_automatically", "created": created, "currency": currency,
+        "customer": sub["customer"], "customer_email": sub["_email"], "customer_name": name, "default_tax_rates": [],
+        "lines": {"object": "list", "data": [], "has_more": False, "url": f"/v1/invoices/{invoice_id}/lines"},
+        "livemode": False, "metadata": {}, "paid": True, "paid_out_of_band": False, "payment_intent": charge["payment_intent"],
+        "payment_settings": {"payment_method_options": None, "payment_method_types": None}, "period_end": created,
+        "period_start": created, "post_payment_credit_notes_amount": 0, "pre_payment_credit_notes_amount": 0,
+        "starting_balance": 0, "status": "paid", "status_transitions": {"finalized_at": created, "paid_at": created,
+        "marked_uncollectible_at": None, "voided_at": None}, "subscription": sub["id"], "subtotal": amount, "total": amount,
+        "total_tax_amounts": [],
+    }  # fmt: skip
+    st.invoices[invoice_id] = invoice
+    sub["latest_invoice"] = invoice_id
+    return invoice, charge
+
+
+def public(obj: dict) -> dict:
+    """An object as Stripe shows it (without the fake's own notes)."""
+    return {k: v for k, v in obj.items() if not k.startswith("_")}
 
 
 def refund_charge(st: FakeStripe, charge: dict, amount: int, *, created: int | None = None) -> dict:

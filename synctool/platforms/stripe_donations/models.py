@@ -144,6 +144,8 @@ class Price(Payload):
 
 class LineItem(Payload):
     price: Lenient[Optional[Price]] = None
+    #: the product's name as the line shows it
+    description: Lenient[Optional[Text]] = None
 
 
 class Invoice(Payload):

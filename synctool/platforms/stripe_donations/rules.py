@@ -28,6 +28,7 @@ from synctool.platform import (
     mappings,
     payload,
     refunds,
+    settings,
 )
 from synctool.platforms.stripe_donations.client import DonationsClient
 from synctool.platforms.stripe_donations.models import (
@@ -91,10 +92,16 @@ def charge_of(job: Job, obj: dict[str, Any]) -> Charge:
     return payload(Charge, client.charge(charge_id), "the Stripe charge")
 
 
+#: the cache of the payment links, prices and products seen, by name (the Mappings page's choices)
+CAMPAIGNS = f"{ROLE}:campaigns"
+
+
 def coding_keys(job: Job, charge: Charge) -> tuple[Session | None, list[str], Invoice | None]:
     """The Checkout Session that made the charge, the ids that may code it (payment link, then each line's price
-    and product), and its invoice (a subscription's charge)."""
+    and product), and its invoice (a subscription's charge). Each id is kept by name (its line's description) in
+    ``stripe-donations:campaigns``, for the Mappings page."""
     client = client_of(job)
+    named: dict[str, str] = {}
     invoice = payload(Invoice, client.invoice(charge.invoice), "the Stripe invoice") if charge.invoice else None
     session = None
     keys: list[str] = []
@@ -105,9 +112,19 @@ def coding_keys(job: Job, charge: Charge) -> tuple[Session | None, list[str], In
         if session.payment_link:
             keys.append(session.payment_link)
         for line in client.line_items(session.id):
-            price = payload(LineItem, line, "a checkout line item").price
-            if price is not None:
-                keys += [k for k in (price.id, price.product) if k]
+            item = payload(LineItem, line, "a checkout line item")
+            if item.price is not None:
+                found_keys = [k for k in (item.price.id, item.price.product) if k]
+                keys += found_keys
+                named.update({k: item.description or k for k in found_keys})
+        if session.payment_link:
+            named[session.payment_link] = (
+                "Payment Link " + " + ".join(dict.fromkeys(named.values())) if named else session.payment_link
+            )
+    if named:
+        with job.unit.gather() as conn:
+            for key, name in named.items():
+                settings.cache_put(conn, CAMPAIGNS, key, {"id": key, "title": name[:200]})
     return session, keys, invoice
 
 
