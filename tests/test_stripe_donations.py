@@ -268,3 +268,20 @@ def test_payment_links_and_products_are_kept_by_name_for_the_mappings_page(donat
         for r in db.execute("SELECT key, value FROM caches WHERE kind = ?", (f"{ROLE}:campaigns",))
     }
     assert names == {"price_25": "Donation", "prod_gift": "Donation", "plink_spring": "Payment Link Donation"}
+
+
+def test_a_subscription_is_recorded_as_a_plan_and_a_failed_payment_marks_it_failed(donations, receiver, db):
+    sub = stripe_fake.add_subscription(donations, 2500, email="rita@example.org")
+    made = post(receiver, "customer.subscription.created", stripe_fake.public(sub))
+    invoice, _ = stripe_fake.pay_invoice(donations, sub)
+    sub["status"] = "past_due"
+    failed = post(receiver, "invoice.payment_failed", {**invoice, "paid": False, "status": "open"})
+    run_drain()
+    assert job(db, made.json()["job_id"])["message"] == f"subscription {sub['id']}: new -> active (25.00 USD every month)"
+    assert job(db, failed.json()["job_id"])["message"].startswith(f"subscription {sub['id']}: active -> failed")
+    sub["status"] = "canceled"
+    ended = post(receiver, "customer.subscription.deleted", stripe_fake.public(sub))
+    run_drain()
+    assert job(db, ended.json()["job_id"])["message"].startswith(f"subscription {sub['id']}: failed -> canceled")
+    row = db.execute("SELECT status, email, amount, frequency FROM stripe_donation_plans WHERE id = ?", (sub["id"],)).fetchone()
+    assert tuple(row) == ("canceled", "rita@example.org", "25.00", "month")

@@ -174,3 +174,49 @@ class Dispute(Payload):
     currency: Currency = CURRENCY
     status: str
     created: Lenient[Optional[int]] = None
+
+
+class Recurring(Payload):
+    interval: Lenient[Optional[str]] = None
+    interval_count: Lenient[Optional[int]] = None
+
+
+class PlanPrice(Payload):
+    id: Lenient[Optional[str]] = None
+    unit_amount: Optional[int] = Field(None, ge=0, le=MAX_AMOUNT)
+    currency: Optional[str] = Field(None, pattern=r"^[A-Za-z]{3}$")
+    recurring: Lenient[Optional[Recurring]] = None
+
+
+class SubscriptionItem(Payload):
+    price: Optional[PlanPrice] = None
+    quantity: Lenient[Optional[int]] = None
+
+
+class SubscriptionItems(Payload):
+    data: list[SubscriptionItem] = []
+
+
+class Subscription(Payload):
+    """A subscription (``customer.subscription.*``): a recurring donor's plan."""
+
+    id: str = Field(min_length=1)
+    status: str
+    customer: Lenient[Optional[str]] = None
+    created: Lenient[Optional[int]] = None
+    canceled_at: Lenient[Optional[int]] = None
+    items: SubscriptionItems = SubscriptionItems()
+    metadata: dict[str, str] = {}
+
+
+#: Stripe's subscription statuses -> synctool's plan statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status)
+PLAN_STATUS = {
+    "active": "active",
+    "trialing": "active",
+    "past_due": "failed",
+    "unpaid": "failed",
+    "incomplete": "failed",
+    "incomplete_expired": "canceled",
+    "canceled": "canceled",
+    "paused": "paused",
+}
