@@ -285,3 +285,16 @@ def test_a_subscription_is_recorded_as_a_plan_and_a_failed_payment_marks_it_fail
     assert job(db, ended.json()["job_id"])["message"].startswith(f"subscription {sub['id']}: failed -> canceled")
     row = db.execute("SELECT status, email, amount, frequency FROM stripe_donation_plans WHERE id = ?", (sub["id"],)).fetchone()
     assert tuple(row) == ("canceled", "rita@example.org", "25.00", "month")
+
+
+def test_the_poll_finds_a_subscription_whose_events_were_lost(donations, db, cli):
+    sub = stripe_fake.add_subscription(donations, 1000)
+    assert cli("poll", "--source", ROLE).exit_code == 0
+    run_drain()
+    assert db.execute("SELECT status, last_event FROM stripe_donation_plans WHERE id = ?", (sub["id"],)).fetchone()[0] == "active"
+    assert cli("poll", "--source", ROLE).exit_code == 0  # unchanged: nothing queued
+    assert db.execute("SELECT COUNT(*) FROM jobs WHERE entity_type = 'plan'").fetchone()[0] == 1
+    sub["status"] = "canceled"
+    assert cli("poll", "--source", ROLE).exit_code == 0
+    run_drain()
+    assert db.execute("SELECT status FROM stripe_donation_plans WHERE id = ?", (sub["id"],)).fetchone()[0] == "canceled"

@@ -48,6 +48,7 @@ PLATFORM = Platform(
     payouts=Hook(f"{__name__}.reconcile:payouts"),
     backfill=True,
     poll=Hook(f"{__name__}.poll:poll"),
+    plans=Hook(f"{__name__}.poll:plans"),
     registration=Loaded(f"{__name__}.registration"),
     tables=("stripe_donation_plans",),
     migrations=Loaded(f"{__name__}.tables:MIGRATIONS"),

@@ -35,7 +35,7 @@ def plan(event: Event, job: Job) -> Outcome:
         frequency = price.recurring.interval if count == 1 else f"{count} {price.recurring.interval}s"
     row: dict[str, Any] = {
         "status": status, "stripe_status": sub.status, "customer": sub.customer, "amount": amount, "currency": currency,
-        "frequency": frequency, "last_event": event.type or ("invoice.payment_failed" if failed else "poll"),
+        "frequency": frequency, "last_event": event.type if event.id else str(event.payload.get("origin") or "poll"),
         "updated_at": store.iso(),
     }  # fmt: skip
     with job.unit.gather() as conn:
