@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -298,3 +299,30 @@ def test_the_poll_finds_a_subscription_whose_events_were_lost(donations, db, cli
     assert cli("poll", "--source", ROLE).exit_code == 0
     run_drain()
     assert db.execute("SELECT status FROM stripe_donation_plans WHERE id = ?", (sub["id"],)).fetchone()[0] == "canceled"
+
+
+REAL = Path(__file__).parent / "data" / "real_bodies" / "stripe-donations"
+
+
+def real(name: str) -> dict:
+    return json.loads((REAL / name).read_text())
+
+
+def test_stripes_documented_objects_are_claimed_as_the_donations_read_them():
+    """Stripe's own fixtures (tests/data/real_bodies/stripe-donations/README.md), in the newest API version's shape."""
+    from synctool.platforms.stripe_donations import webhook
+    from synctool.platforms.stripe_donations.models import Charge, Subscription
+
+    charge = real("charge.json")
+    gift = webhook.job_of("charge.succeeded", charge)
+    assert (gift.entity_type, gift.external_id, gift.amount) == ("gift", f"stripe_{charge['id']}", "1.00")
+    assert Charge.model_validate(charge).payment == charge["id"]  # no payment intent: the charge's own id
+    assert webhook.job_of("checkout.session.completed", real("checkout-session.json")).external_id == (
+        "stripe_pi_1PgafyB7WZ01zgkWSjxsAJo3"
+    )
+    invoice = real("invoice.json")  # the newest shape: its subscription under parent, no charge
+    assert webhook.job_of("invoice.payment_failed", invoice).entity_id == "subscription"
+    assert webhook.job_of("invoice.paid", invoice).status == "skipped"
+    assert Subscription.model_validate(real("subscription.json")).status == "active"
+    dispute = webhook.job_of("charge.dispute.closed", real("dispute.json"))
+    assert dispute.status == "skipped" and "warning_needs_response" in dispute.message

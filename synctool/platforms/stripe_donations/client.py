@@ -12,6 +12,10 @@ from typing_extensions import Unpack
 from synctool.platform import ApiClient, ApiOptions, JsonObject, Runtime
 from synctool.platforms.stripe_donations.models import ROLE
 
+#: the API version synctool reads Stripe at (the one ``tests/specs/stripe.json`` describes): a charge names its
+#: ``invoice``, an invoice its ``subscription``, ``charge`` and ``payment_intent``, whatever the account's default
+API_VERSION = "2020-08-27"
+
 
 def _error_text(body: Any) -> str:
     error = body.get("error") if isinstance(body, dict) else None
@@ -21,7 +25,11 @@ def _error_text(body: Any) -> str:
 class DonationsClient:
     def __init__(self, base_url: str, api_key: str, **kwargs: Unpack[ApiOptions]):
         self.api = ApiClient(
-            base_url, name="Stripe", error_text=_error_text, headers={"Authorization": f"Bearer {api_key}"}, **kwargs
+            base_url,
+            name="Stripe",
+            error_text=_error_text,
+            headers={"Authorization": f"Bearer {api_key}", "Stripe-Version": API_VERSION},
+            **kwargs,
         )
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from synctool.platform import Event, Job, Outcome, PermanentError, payload, store
 from synctool.platforms.stripe_donations.models import PLAN_STATUS, Invoice, Subscription, major
 from synctool.platforms.stripe_donations.rules import client_of, the_object
+from synctool.platforms.stripe_donations.webhook import subscription_of
 
 
 def plan(event: Event, job: Job) -> Outcome:
@@ -18,10 +19,11 @@ def plan(event: Event, job: Job) -> Outcome:
     failed = obj.get("object") == "invoice"
     if failed:  # invoice.payment_failed: the subscription as Stripe holds it now, marked failed
         invoice = payload(Invoice, obj, "the Stripe invoice")
-        if not invoice.subscription:
+        sub_id = invoice.subscription or subscription_of(obj)
+        if not sub_id:
             raise PermanentError(f"invoice {invoice.id} names no subscription")
         email = invoice.customer_email
-        obj = client_of(job).subscription(invoice.subscription)
+        obj = client_of(job).subscription(sub_id)
     sub = payload(Subscription, obj, "the Stripe subscription")
     status = "failed" if failed and sub.status not in ("canceled", "incomplete_expired") else PLAN_STATUS.get(sub.status)
     if status is None:

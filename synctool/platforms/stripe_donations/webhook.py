@@ -47,6 +47,13 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def subscription_of(invoice: dict[str, Any]) -> str | None:
+    """An invoice's subscription: ``subscription`` (API 2020-08-27), or ``parent.subscription_details.subscription``
+    (the versions since 2025-03-31)."""
+    details = _dict(_dict(invoice.get("parent")).get("subscription_details"))
+    return text(invoice.get("subscription")) or text(details.get("subscription"))
+
+
 def job_of(kind: str, obj: dict[str, Any]) -> JobSpec | None:
     """The job an event of type ``kind`` about ``obj`` (its ``data.object``) asks for, or None (not a donation)."""
     meta = obj.get("metadata")
@@ -70,8 +77,13 @@ def job_of(kind: str, obj: dict[str, Any]) -> JobSpec | None:
         )
     if kind == "invoice.paid":
         payment = text(obj.get("payment_intent")) or text(obj.get("charge"))
-        if payment is None:
-            return JobSpec("gift", oid, status="skipped", message=f"invoice {oid} was paid without a charge (nothing owed)")
+        if payment is None:  # nothing owed, or a newer API version's invoice (its payments listed apart)
+            why = (
+                "names no charge: its charge's own event (charge.succeeded) makes the gift"
+                if obj.get("amount_paid")
+                else "was paid without a charge (nothing owed)"
+            )
+            return JobSpec("gift", oid, status="skipped", message=f"invoice {oid} {why}")
         return JobSpec(
             "gift",
             oid,
@@ -94,7 +106,7 @@ def job_of(kind: str, obj: dict[str, Any]) -> JobSpec | None:
     if kind.startswith("customer.subscription."):
         return JobSpec("plan", oid)
     if kind == "invoice.payment_failed":
-        sub = text(obj.get("subscription"))
+        sub = subscription_of(obj)
         if sub is None:
             return None
         return JobSpec("plan", sub, email=text(obj.get("customer_email")))
