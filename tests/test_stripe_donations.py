@@ -326,3 +326,16 @@ def test_stripes_documented_objects_are_claimed_as_the_donations_read_them():
     assert Subscription.model_validate(real("subscription.json")).status == "active"
     dispute = webhook.job_of("charge.dispute.closed", real("dispute.json"))
     assert dispute.status == "skipped" and "warning_needs_response" in dispute.message
+
+
+def test_the_conformance_kit_passes_and_the_strict_fields_are_these():
+    from synctool.platform import strict_fields
+    from synctool.platforms.stripe_donations import PLATFORM
+    from synctool.platforms.stripe_donations.models import Charge, Dispute, Invoice
+    from synctool.testing import check_platform
+
+    assert {"claims.payments", "poll", "expected", "payouts", "plans", "registration"} <= set(check_platform(PLATFORM))
+    assert strict_fields(Charge) == {"id", "amount", "amount_refunded", "currency", "status", "created", "payment_intent",
+                                     "invoice", "metadata"}  # fmt: skip
+    assert strict_fields(Invoice) >= {"id", "amount_paid", "currency", "subscription", "charge"}
+    assert strict_fields(Dispute) >= {"id", "charge", "amount", "currency", "status"}
