@@ -15,7 +15,7 @@ import httpx
 
 from synctool.fakes import samples
 from synctool.fakes.world import FakeWorld
-from synctool.platforms.stripe import fake_payments
+from synctool.platforms.stripe import fake as stripe_fake
 from synctool.platforms.stripe.webhook import sign
 
 #: the address the fakes are told the receiver has; deliveries are signed for it and sent to loopback
@@ -151,14 +151,14 @@ def stripe(d: Deliveries, world: FakeWorld) -> None:
         "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"},
     }
     account = world.fakes["stripe-donations"]  # Stripe's account (the payments fake): it holds the portal's session too
-    fake_payments.add_session(account, session)
+    stripe_fake.add_session(account, session)
     d.stripe("Stripe checkout.session.completed", samples.stripe_event("checkout.session.completed", session))
     charge = samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
     # no portal ids on the charge: stripe-donations claims it, finds the portal's session and hands it back
     d.stripe("Stripe charge.refunded (the whole $60)", samples.stripe_event("charge.refunded", charge))
     # a donation on the account's own Payment Link: one gift, its note naming the link (stripe-donations)
-    gift = fake_payments.add_charge(account, 4000, email="mj@example.org", name="Mary Jackson", payment_link="plink_demo_spring",
+    gift = stripe_fake.add_charge(account, 4000, email="mj@example.org", name="Mary Jackson", payment_link="plink_demo_spring",
                                     payment_intent="pi_demo_donation", created=int(time.time()) - 3600)  # fmt: skip
     d.stripe(
-        "Stripe charge.succeeded (a Payment Link donation)", json.dumps(fake_payments.event_of("charge.succeeded", gift)).encode()
+        "Stripe charge.succeeded (a Payment Link donation)", json.dumps(stripe_fake.event_of("charge.succeeded", gift)).encode()
     )

@@ -12,7 +12,7 @@ import time
 import httpx
 
 from synctool.fakes.world import WEBHOOK_SECRETS
-from synctool.platforms.stripe import fake_payments as stripe_fake
+from synctool.platforms.stripe import fake as stripe_fake
 from synctool.platforms.stripe.webhook import sign
 from tests.drills.conftest import Site, coded, crm_state
 

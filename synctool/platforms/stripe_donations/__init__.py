@@ -50,8 +50,6 @@ PLATFORM = Platform(
     poll=Hook(f"{__name__}.poll:poll"),
     plans=Hook(f"{__name__}.poll:plans"),
     registration=Loaded(f"{__name__}.registration"),
-    tables=("stripe_donation_plans",),
-    migrations=Loaded(f"{__name__}.tables:MIGRATIONS"),
     config=DonationsConfig,
     config_env={"STRIPE_DONATIONS_API_BASE_URL": "base_url"},
 )

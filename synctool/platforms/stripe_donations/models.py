@@ -209,6 +209,8 @@ class Subscription(Payload):
     metadata: dict[str, str] = {}
 
 
+#: synctool's record of the subscriptions (its caches: one entry per subscription, by its id)
+PLANS = f"{ROLE}:plans"
 #: Stripe's subscription statuses -> synctool's plan statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status)
 PLAN_STATUS = {
     "active": "active",

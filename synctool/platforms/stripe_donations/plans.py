@@ -1,5 +1,6 @@
-"""A recurring donor's subscription as synctool records it (``stripe_donation_plans``): ``customer.subscription.*``
-events and ``invoice.payment_failed`` (a failed plan) each update its row; its charges' gifts are made by the gift
+"""A recurring donor's subscription as synctool records it (``stripe-donations:plans`` in synctool's caches, one
+entry per subscription): ``customer.subscription.*`` events and ``invoice.payment_failed`` (a failed plan) each
+update its entry; its charges' gifts are made by the gift
 rule, coded recurring. The monthly-donors group and the follow-up reports are the core's plans' (issue 60's
 "contract" part): until that is built on, the record is kept here, and the job says what changed."""
 
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from synctool.platform import Event, Job, Outcome, PermanentError, payload, store
-from synctool.platforms.stripe_donations.models import PLAN_STATUS, Invoice, Subscription, major
+from synctool.platform import Event, Job, Outcome, PermanentError, payload, settings, store
+from synctool.platforms.stripe_donations.models import PLAN_STATUS, PLANS, Invoice, Subscription, major
 from synctool.platforms.stripe_donations.rules import client_of, the_object
 from synctool.platforms.stripe_donations.webhook import subscription_of
 
@@ -41,10 +42,8 @@ def plan(event: Event, job: Job) -> Outcome:
         "updated_at": store.iso(),
     }  # fmt: skip
     with job.unit.gather() as conn:
-        before = conn.execute("SELECT status, email FROM stripe_donation_plans WHERE id = ?", (sub.id,)).fetchone()
-        store.put_row(
-            conn, "stripe_donation_plans", {"id": sub.id}, {**row, "email": email or (before["email"] if before else None)}
-        )
+        before = settings.cache_get(conn, PLANS, sub.id)
+        settings.cache_put(conn, PLANS, sub.id, {"id": sub.id, **row, "email": email or (before["email"] if before else None)})
     was = before["status"] if before else "new"
     money = f" ({amount} {currency} every {frequency})" if amount and frequency else ""
     return Outcome("succeeded", f"subscription {sub.id}: {was} -> {status}{money}")

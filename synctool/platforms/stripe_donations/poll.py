@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Runtime, jobs, log, parse_iso, store, using, watermark
-from synctool.platforms.stripe_donations.models import PLAN_STATUS, PORTAL_MARK, ROLE, external_id, major
+from synctool.platform import Runtime, jobs, log, parse_iso, settings, store, using, watermark
+from synctool.platforms.stripe_donations.models import PLAN_STATUS, PLANS, PORTAL_MARK, ROLE, external_id, major
 
 if TYPE_CHECKING:
     from synctool.platform import Connection
@@ -83,8 +83,8 @@ def plans(conn: Connection, rt: Runtime) -> dict[str, Any]:
         if not isinstance(sub_id, str) or status is None:
             continue
         with store.atomic(conn):
-            row = conn.execute("SELECT status FROM stripe_donation_plans WHERE id = ?", (sub_id,)).fetchone()
-            if row is not None and row["status"] == status:
+            known = settings.cache_get(conn, PLANS, sub_id)
+            if known is not None and known.get("status") == status:
                 continue
             if log.has_entity_job(conn, ROLE, "plan", sub_id, unfinished=True):
                 continue

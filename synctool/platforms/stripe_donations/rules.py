@@ -158,7 +158,7 @@ def gift_body(job: Job, charge: Charge, keys: list[str], invoice: Invoice | None
     conn = job.conn
     section = job.config.section(ROLE)
     layers: list[Any] = [mappings.get(conn, "campaign_override", key) for key in keys]
-    if invoice is not None:
+    if invoice is not None and invoice.subscription:  # a subscription's (a one-off invoice's gift is not recurring)
         layers.append(mappings.get(conn, "type_default", f"{ROLE}:recurring"))
     layers += [mappings.get(conn, "type_default", f"{ROLE}:default"), {"fund_id": section.default_fund_id}]
     method = (charge.payment_method_details.type if charge.payment_method_details else None) or "card"
@@ -166,7 +166,11 @@ def gift_body(job: Job, charge: Charge, keys: list[str], invoice: Invoice | None
     if keys:
         note.append("via " + ", ".join(keys))
     if invoice is not None:
-        note.append(f"recurring: subscription {invoice.subscription or '?'}, invoice {invoice.id}")
+        note.append(
+            f"recurring: subscription {invoice.subscription}, invoice {invoice.id}"
+            if invoice.subscription
+            else f"invoice {invoice.id}"
+        )
     txn = charge.balance_transaction
     if txn is not None:
         note.append(f"Stripe fee {major(txn.fee, txn.currency)} {txn.currency.upper()}, net {major(txn.net, txn.currency)}")
