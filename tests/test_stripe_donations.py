@@ -271,39 +271,56 @@ def test_payment_links_and_products_are_kept_by_name_for_the_mappings_page(donat
     assert names == {"price_25": "Donation", "prod_gift": "Donation", "plink_spring": "Payment Link Donation"}
 
 
-def plan_of(db, sub_id: str) -> dict:
-    row = db.execute("SELECT value FROM caches WHERE kind = ? AND key = ?", (f"{ROLE}:plans", sub_id)).fetchone()
-    return json.loads(row[0])
+GROUP, CALL = 704, 2183  # the LGL fake's "Monthly Donors" group and its "Call" contact report type
 
 
-def test_a_subscription_is_recorded_as_a_plan_and_a_failed_payment_marks_it_failed(donations, receiver, db):
-    sub = stripe_fake.add_subscription(donations, 2500, email="rita@example.org")
-    made = post(receiver, "customer.subscription.created", stripe_fake.public(sub))
-    invoice, _ = stripe_fake.pay_invoice(donations, sub)
+def shown(cli, sub_id: str) -> dict:
+    result = cli("plans", "show", f"{ROLE}:{sub_id}", "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_recurring_donor_joins_the_group_and_a_failed_then_canceled_plan_gets_its_reports(donations, world, receiver, cli):
+    assert (
+        cli(
+            "mappings", "plans", "set", "--group", str(GROUP), "--report-type", str(CALL), "--team-member", "tom@example.org"
+        ).exit_code
+        == 0
+    )
+    sub = stripe_fake.add_subscription(donations, 2500, email="rita@example.org", customer="cus_rita")
+    post(receiver, "customer.subscription.created", stripe_fake.public(sub))
+    invoice, charge = stripe_fake.pay_invoice(donations, sub, created=CREATED)
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    plan = shown(cli, sub["id"])
+    assert (plan["status"], plan["amount"], plan["frequency"]) == ("active", "25.00", "monthly")
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    assert [c["crm_gift_id"] for c in plan["charges"]] == [str(gift["id"])]
+    member = [m for m in world.crm.group_memberships.values() if m["group_id"] == GROUP]
+    assert [str(m["constituent_id"]) for m in member] == [str(gift["constituent_id"])]
     sub["status"] = "past_due"
-    failed = post(receiver, "invoice.payment_failed", {**invoice, "paid": False, "status": "open"})
+    post(receiver, "invoice.payment_failed", {**invoice, "paid": False, "status": "open"})
     run_drain()
-    assert job(db, made.json()["job_id"])["message"] == f"subscription {sub['id']}: new -> active (25.00 USD every month)"
-    assert job(db, failed.json()["job_id"])["message"].startswith(f"subscription {sub['id']}: active -> failed")
+    assert shown(cli, sub["id"])["status"] == "failed"
     sub["status"] = "canceled"
-    ended = post(receiver, "customer.subscription.deleted", stripe_fake.public(sub))
+    post(receiver, "customer.subscription.deleted", stripe_fake.public(sub))
     run_drain()
-    assert job(db, ended.json()["job_id"])["message"].startswith(f"subscription {sub['id']}: failed -> canceled")
-    row = plan_of(db, sub["id"])
-    assert (row["status"], row["email"], row["amount"], row["frequency"]) == ("canceled", "rita@example.org", "25.00", "month")
+    assert shown(cli, sub["id"])["status"] == "canceled"
+    reports = [r for r in world.crm.contact_reports.values() if str(r["constituent_id"]) == str(gift["constituent_id"])]
+    assert len(reports) == 2 and "Stripe recurring plan" in reports[0]["text"], reports
 
 
-def test_the_poll_finds_a_subscription_whose_events_were_lost(donations, db, cli):
+def test_the_poll_finds_a_subscription_whose_events_were_lost(donations, cli, db):
     sub = stripe_fake.add_subscription(donations, 1000)
     assert cli("poll", "--source", ROLE).exit_code == 0
     run_drain()
-    assert plan_of(db, sub["id"])["status"] == "active"
+    assert shown(cli, sub["id"])["status"] == "active"
     assert cli("poll", "--source", ROLE).exit_code == 0  # unchanged: nothing queued
     assert db.execute("SELECT COUNT(*) FROM jobs WHERE entity_type = 'plan'").fetchone()[0] == 1
     sub["status"] = "canceled"
     assert cli("poll", "--source", ROLE).exit_code == 0
     run_drain()
-    assert plan_of(db, sub["id"])["status"] == "canceled"
+    assert shown(cli, sub["id"])["status"] == "canceled"
 
 
 DOCUMENTED = Path(__file__).parent / "data" / "stripe_donations"

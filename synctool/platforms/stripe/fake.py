@@ -41,6 +41,7 @@ class FakeStripe:
         self.line_items: dict[str, list[dict]] = {}
         self.invoices: dict[str, dict] = {}
         self.subscriptions: dict[str, dict] = {}
+        self.customers: dict[str, dict] = {}
         self.payouts: list[dict] = []
 
     def add_event(self, event: dict, *, delivered: bool) -> dict:
@@ -279,6 +280,12 @@ async def retrieve_subscription(request: Request, st: FakeStripe) -> Response:
     )
 
 
+@api.get("/v1/customers/{customer}")
+async def retrieve_customer(request: Request, st: FakeStripe) -> Response:
+    customer_id = request.path_params["customer"]
+    return JSONResponse(found(st.customers.get(customer_id), lambda: _error(404, f"No such customer: '{customer_id}'", "id")))
+
+
 @api.get("/v1/payouts")
 async def list_payouts(request: Request, st: FakeStripe) -> Response:
     """``arrival_date[gte|gt|lte|lt]``."""
@@ -377,9 +384,12 @@ def add_subscription(
     interval: str = "month",
     created: int = 1_764_000_000,
     currency: str = "usd",
+    name: str = "Rita Recurring",
 ) -> dict:
-    """A subscription of one monthly (or ``interval``) price, as Stripe holds it."""
+    """A subscription of one monthly (or ``interval``) price, and its customer, as Stripe holds them."""
     sub_id, price_id = _id("sub"), _id("price")
+    st.customers.setdefault(customer, {"id": customer, "object": "customer", "created": created, "livemode": False,
+                                       "email": email, "name": name, "phone": None, "metadata": {}})  # fmt: skip
     price = {"id": price_id, "object": "price", "active": True, "billing_scheme": "per_unit", "created": created,
              "currency": currency, "livemode": False, "metadata": {}, "product": _id("prod"), "type": "recurring",
              "unit_amount": amount, "recurring": {"interval": interval, "interval_count": 1, "usage_type": "licensed",

@@ -79,6 +79,11 @@ class DonationsClient:
         found: JsonObject = self.api.request("GET", f"/v1/subscriptions/{subscription_id}")
         return found
 
+    def customer(self, customer_id: str) -> JsonObject:
+        """A customer: who a subscription's donor is (``email``, ``name``, ``phone``)."""
+        found: JsonObject = self.api.request("GET", f"/v1/customers/{customer_id}")
+        return found
+
     def subscriptions(self) -> list[JsonObject]:
         """Every subscription, whatever its status."""
         return list(self._pages("/v1/subscriptions", {"status": "all"}))

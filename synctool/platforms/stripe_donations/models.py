@@ -204,13 +204,14 @@ class Subscription(Payload):
     status: str
     customer: Lenient[Optional[str]] = None
     created: Lenient[Optional[int]] = None
+    start_date: Lenient[Optional[int]] = None
     canceled_at: Lenient[Optional[int]] = None
+    ended_at: Lenient[Optional[int]] = None
+    current_period_end: Lenient[Optional[int]] = None
     items: SubscriptionItems = SubscriptionItems()
     metadata: dict[str, str] = {}
 
 
-#: synctool's record of the subscriptions (its caches: one entry per subscription, by its id)
-PLANS = f"{ROLE}:plans"
 #: Stripe's subscription statuses -> synctool's plan statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status)
 PLAN_STATUS = {
     "active": "active",

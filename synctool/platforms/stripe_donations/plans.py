@@ -1,49 +1,78 @@
-"""A recurring donor's subscription as synctool records it (``stripe-donations:plans`` in synctool's caches, one
-entry per subscription): ``customer.subscription.*`` events and ``invoice.payment_failed`` (a failed plan) each
-update its entry; its charges' gifts are made by the gift
-rule, coded recurring. The monthly-donors group and the follow-up reports are the core's plans' (issue 60's
-"contract" part): until that is built on, the record is kept here, and the job says what changed."""
+"""A recurring donor's subscription as a synctool plan (``synctool.platform.plans``: the record, the donor, the
+monthly-donors group, a failure's or cancellation's contact report): ``customer.subscription.created|updated|deleted``
+and ``invoice.payment_failed`` (a failed plan), the poll's and backfill's changed subscriptions, and a charge of a
+plan synctool never recorded (``known_from_charge``). The donor is the subscription's customer (``GET
+/v1/customers/{id}``: e-mail, name, phone); each charge is a gift of its own (``rules.gift``), noted on its plan."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Event, Job, Outcome, PermanentError, payload, settings, store
-from synctool.platforms.stripe_donations.models import PLAN_STATUS, PLANS, Invoice, Subscription, major
+from synctool.platform import (
+    Event,
+    Job,
+    Outcome,
+    PermanentError,
+    Person,
+    PlanEvent,
+    Runtime,
+    payload,
+    plans,
+    using,
+)
+from synctool.platforms.stripe_donations.models import ROLE, Invoice, Subscription
 from synctool.platforms.stripe_donations.rules import client_of, the_object
+from synctool.platforms.stripe_donations.subscriptions import person_of, record_of
 from synctool.platforms.stripe_donations.webhook import subscription_of
+
+if TYPE_CHECKING:
+    from synctool.platform import Connection
+
+#: the event -> what happened to the plan (``updated``: its status decides)
+KIND = {
+    "customer.subscription.created": "created",
+    "customer.subscription.updated": "updated",
+    "customer.subscription.deleted": "canceled",
+    "invoice.payment_failed": "failed",
+}
+PLATFORM = "Stripe"
 
 
 def plan(event: Event, job: Job) -> Outcome:
-    obj = the_object(event)
-    email = None
+    if event.payload.get("held"):  # reconcile --plans --fix: the plan as synctool holds it
+        return plans.apply_held(job, ROLE, platform=PLATFORM)
+    client = client_of(job)
+    queued = event.payload.get("plan")
+    obj: dict[str, Any] = queued if isinstance(queued, dict) else the_object(event)
     failed = obj.get("object") == "invoice"
-    if failed:  # invoice.payment_failed: the subscription as Stripe holds it now, marked failed
+    if failed:  # invoice.payment_failed: the subscription as Stripe holds it now, failed
         invoice = payload(Invoice, obj, "the Stripe invoice")
         sub_id = invoice.subscription or subscription_of(obj)
         if not sub_id:
             raise PermanentError(f"invoice {invoice.id} names no subscription")
-        email = invoice.customer_email
-        obj = client_of(job).subscription(sub_id)
+        obj = client.subscription(sub_id)
     sub = payload(Subscription, obj, "the Stripe subscription")
-    status = "failed" if failed and sub.status not in ("canceled", "incomplete_expired") else PLAN_STATUS.get(sub.status)
-    if status is None:
-        raise PermanentError(f"subscription {sub.id} has a status synctool does not know: {sub.status!r}")
-    price = sub.items.data[0].price if sub.items.data else None
-    amount = currency = frequency = None
-    if price is not None and price.unit_amount is not None and price.currency:
-        amount, currency = str(major(price.unit_amount, price.currency)), price.currency.upper()
-    if price is not None and price.recurring is not None and price.recurring.interval:
-        count = price.recurring.interval_count or 1
-        frequency = price.recurring.interval if count == 1 else f"{count} {price.recurring.interval}s"
-    row: dict[str, Any] = {
-        "status": status, "stripe_status": sub.status, "customer": sub.customer, "amount": amount, "currency": currency,
-        "frequency": frequency, "last_event": event.type if event.id else str(event.payload.get("origin") or "poll"),
-        "updated_at": store.iso(),
-    }  # fmt: skip
-    with job.unit.gather() as conn:
-        before = settings.cache_get(conn, PLANS, sub.id)
-        settings.cache_put(conn, PLANS, sub.id, {"id": sub.id, **row, "email": email or (before["email"] if before else None)})
-    was = before["status"] if before else "new"
-    money = f" ({amount} {currency} every {frequency})" if amount and frequency else ""
-    return Outcome("succeeded", f"subscription {sub.id}: {was} -> {status}{money}")
+    record = record_of(sub, person_of(client, sub.customer), failed=failed)
+    if event.id:  # a delivery: Stripe's event
+        found = PlanEvent(event.id, KIND.get(event.type), origin="webhook")
+    else:  # the poll's or backfill's state, keyed as it was queued
+        origin = str(event.payload.get("origin") or "poll")
+        found = PlanEvent(str(event.payload.get("event") or plans.poll_key(record)), None, origin=origin)
+    return plans.apply(job, ROLE, record, found, platform=PLATFORM)
+
+
+def backfill_plans(conn: Connection, rt: Runtime) -> dict[str, Any]:
+    """Every subscription Stripe holds (``GET /v1/subscriptions?status=all``): a plan job for each that differs from
+    synctool's record (``plans.queue_changed``). ``synctool backfill`` and the poll call it."""
+    with using(rt, ROLE) as client:
+        found = client.subscriptions()
+        spent = client.api.requests_sent
+    listed = []
+    for item in found:
+        try:
+            sub = payload(Subscription, item, "the Stripe subscription")
+        except PermanentError:
+            continue  # its events' jobs say why
+        listed.append((record_of(sub, Person()), item))
+    queued = plans.queue_changed(conn, ROLE, listed, origin="poll", max_attempts=rt.config.queue.max_attempts)
+    return {"seen": len(found), "queued": queued, "requests": spent}

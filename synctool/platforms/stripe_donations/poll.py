@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Runtime, jobs, log, parse_iso, settings, store, using, watermark
-from synctool.platforms.stripe_donations.models import PLAN_STATUS, PLANS, PORTAL_MARK, ROLE, external_id, major
+from synctool.platform import Runtime, jobs, log, parse_iso, store, using, watermark
+from synctool.platforms.stripe_donations.models import PORTAL_MARK, ROLE, external_id, major
+from synctool.platforms.stripe_donations.plans import backfill_plans
 
 if TYPE_CHECKING:
     from synctool.platform import Connection
@@ -63,32 +64,8 @@ def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | 
                     continue
                 jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **job)
             refunds_queued += 1
-    read = plans(conn, rt)
+    read = backfill_plans(conn, rt)
     result = {"since": since, "seen": len(found), "queued": queued + refunds_queued + int(read["queued"]),
               "refunds_queued": refunds_queued, "plans_queued": read["queued"], "requests": spent + int(read["requests"])}  # fmt: skip
     watermark.save(conn, ROLE, started, result)
     return result
-
-
-def plans(conn: Connection, rt: Runtime) -> dict[str, Any]:
-    """Every subscription Stripe holds (``GET /v1/subscriptions?status=all``): a plan job for each that synctool's
-    record lacks or whose status changed (a lost ``customer.subscription.*`` event). ``synctool backfill`` and the
-    poll call it."""
-    with using(rt, ROLE) as client:
-        found = client.subscriptions()
-        spent = client.api.requests_sent
-    queued = 0
-    for sub in found:
-        sub_id, status = sub.get("id"), PLAN_STATUS.get(str(sub.get("status")))
-        if not isinstance(sub_id, str) or status is None:
-            continue
-        with store.atomic(conn):
-            known = settings.cache_get(conn, PLANS, sub_id)
-            if known is not None and known.get("status") == status:
-                continue
-            if log.has_entity_job(conn, ROLE, "plan", sub_id, unfinished=True):
-                continue
-            jobs.enqueue(conn, source=ROLE, entity_type="plan", entity_id=sub_id, payload={"object": sub, "origin": "poll"},
-                         max_attempts=rt.config.queue.max_attempts)  # fmt: skip
-        queued += 1
-    return {"seen": len(found), "queued": queued, "requests": spent}

@@ -27,6 +27,7 @@ from synctool.platform import (
     log,
     mappings,
     payload,
+    plans,
     refunds,
     settings,
 )
@@ -42,6 +43,7 @@ from synctool.platforms.stripe_donations.models import (
     external_id,
     major,
 )
+from synctool.platforms.stripe_donations.subscriptions import read_plan
 
 
 def the_object(event: Event) -> dict[str, Any]:
@@ -201,8 +203,15 @@ def gift(event: Event, job: Job) -> Outcome:
     if not person.email and not person.last_name:
         raise PermanentError(f"Stripe charge {charge.id} names no donor (no billing e-mail or name)")
     body = gift_body(job, charge, keys, invoice)
+    plan_id = invoice.subscription if invoice is not None else None
+    if plan_id:  # a charge of a monthly donor's plan: noted on it (no CRM request), its gift made as any other
+        plans.record_charge(job.unit, ROLE, plan_id, charge.id, major(charge.amount, charge.currency), charge.currency.upper(),
+                            iso(charge.created), external_id=body["external_id"], entity_type=job.row["entity_type"])  # fmt: skip
     constituent_id, gift_id, created = job.make_gift(person, body, currency=charge.currency.upper())
     said = "gift created" if created else "gift already in the CRM"
+    if plan_id:  # a plan synctool never recorded (its events lost): read once, its donor in the group
+        known = plans.known_from_charge(job, ROLE, plan_id, charge.id, constituent_id, lambda: read_plan(client_of(job), plan_id))
+        said += f"; {known}" if known else ""
     return Outcome(
         "succeeded",
         said + job.said(),
