@@ -1,8 +1,9 @@
 """Stripe donations, drilled with the real `serve`, `poll` and `drain` processes (issue 60's "Done
 when"): a signed donation on Stripe's endpoint becomes one gift (a forged or another platform's signature refused,
 nothing stored), a repeat delivery and a poll make no second gift, a partial and a full refund change it as the
-policy says, a lost webhook is found by the poll, a bad charge ends as a clear failure in the sync log, and
-reconcile for the month matches every charge and lists a deleted gift."""
+policy says, a lost webhook is found by the poll, a recurring donor joins the monthly-donors group and a failed plan
+gets its contact report, a bad charge ends as a clear failure in the sync log, and reconcile for the month matches
+every charge and lists a deleted gift."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def test_stripe_donations_end_to_end(site: Site):
         "platforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations]\nstripe-donations:\n  default_fund_id: 2398\n"
     )
     coded(site)
+    in_process(site, "mappings", "plans", "set", "--group", "704", "--report-type", "2183", "--team-member", "tom@example.org")
     account = site.world.fakes[ROLE]
     now = int(time.time())
     site.serve()
@@ -74,17 +76,30 @@ def test_stripe_donations_end_to_end(site: Site):
     bad = stripe_fake.add_charge(account, 1000, email="bea@example.org", name="Bea Bad", created=now - 200)
     bad["currency"] = "dollars"  # Stripe's record of it does not read
     deliver(site, "charge.succeeded", bad)
+    monthly = stripe_fake.add_subscription(
+        account, 1500, email="mo@example.org", customer="cus_mo", created=now - 100, name="Mo Monthly"
+    )
+    deliver(site, "customer.subscription.created", stripe_fake.public(monthly))
+    invoice, first = stripe_fake.pay_invoice(account, monthly, created=now - 100, name="Mo Monthly")
+    deliver(site, "charge.succeeded", first)
     stripe_fake.refund_charge(account, refunded, 3000)  # a partial refund (its job waits for the gift's, then runs)
     deliver(site, "charge.refunded", refunded)
     run(site, "drain", "--max-seconds", "8")
     assert [g["received_amount"] for g in gifts(site, kept)] == [50.0]
     assert [g["received_amount"] for g in gifts(site, refunded)] == [50.0]
     assert "1 queued" in run(site, "poll", "--source", ROLE)  # the lost one, and no second gift of the others
+    state = crm_state(site.world)
+    [donor] = {g["constituent_id"] for g in state["gifts"] if g["external_id"] == f"stripe_{first['payment_intent']}"}
+    assert [m["group_id"] for m in state["group_memberships"] if m["constituent_id"] == donor] == [704]
     stripe_fake.refund_charge(account, refunded, 5000)  # the rest
     deliver(site, "charge.refunded", refunded)
+    monthly["status"] = "past_due"  # the next month's charge fails
+    deliver(site, "invoice.payment_failed", {**invoice, "id": "in_failed", "paid": False, "status": "open"})
     run(site, "drain", "--max-seconds", "8")
     assert [g["received_amount"] for g in gifts(site, lost)] == [30.0]
     assert [g["received_amount"] for g in gifts(site, refunded)] == [0.0]
+    reports = [r for r in crm_state(site.world)["contact_reports"] if r["constituent_id"] == donor]
+    assert len(reports) == 1 and "failed" in reports[0]["text"]
     assert [len(gifts(site, c)) for c in (kept, refunded, gone, lost, bad)] == [1, 1, 1, 1, 0]
     [(status, error)] = site.rows("SELECT status, last_error FROM jobs WHERE source = ? AND entity_id = ?", ROLE, bad["id"])
     assert status == "failed" and "currency" in error
