@@ -386,3 +386,10 @@ def test_bodies_stripe_really_sent_are_claimed_or_left(name, job):
     assert taken is not None and taken.job.entity_type == job[0]
     if job[1]:
         assert (taken.job.external_id, taken.job.status) == job[1:]
+
+
+def test_doctor_fails_stripe_donations_without_stripes_endpoint(world, isolated, cli):
+    (isolated / "config.yaml").write_text("platforms: [givebutter, stripe-donations]\n")
+    result = cli("doctor", "--json")
+    rows = {c["check"]: c for c in json.loads(result.stdout)}
+    assert rows["stripe-donations endpoint"]["status"] == "fail" and "add stripe" in rows["stripe-donations endpoint"]["fix"]

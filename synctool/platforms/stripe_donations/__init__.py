@@ -50,6 +50,7 @@ PLATFORM = Platform(
     poll=Hook(f"{__name__}.poll:poll"),
     plans=Hook(f"{__name__}.plans:backfill_plans"),
     registration=Loaded(f"{__name__}.registration"),
+    checks=Hook(f"{__name__}.ops:checks"),
     config=DonationsConfig,
     config_env={"STRIPE_DONATIONS_API_BASE_URL": "base_url"},
 )
