@@ -393,3 +393,23 @@ def test_doctor_fails_stripe_donations_without_stripes_endpoint(world, isolated,
     result = cli("doctor", "--json")
     rows = {c["check"]: c for c in json.loads(result.stdout)}
     assert rows["stripe-donations endpoint"]["status"] == "fail" and "add stripe" in rows["stripe-donations endpoint"]["fix"]
+
+
+def test_a_charge_in_another_currency_is_held_for_a_person(donations, world, receiver, db):
+    charge = stripe_fake.add_charge(donations, 7416, currency="cad")
+    r = post(receiver, "charge.succeeded", charge)
+    run_drain()
+    row = job(db, r.json()["job_id"])
+    assert row["status"] == "review" and row["message"].startswith("held: 74.16 CAD in a USD organisation"), row["message"]
+    assert world.crm.gifts == {}
+
+
+def test_backfill_queues_the_charges_synctool_never_saw(donations, world, cli, db):
+    stripe_fake.add_charge(donations, 1200, created=CREATED)
+    stripe_fake.add_charge(donations, 3400, created=CREATED + 86400)
+    result = cli("backfill", "--since", "2025-11-01", "--until", "2025-11-30", "--source", ROLE, "--json")
+    assert result.exit_code == 0, result.output
+    run_drain()
+    assert sorted(g["received_amount"] for g in world.crm.gifts.values()) == [12.0, 34.0]
+    again = cli("backfill", "--since", "2025-11-01", "--until", "2025-11-30", "--source", ROLE, "--json")
+    assert again.exit_code == 0 and db.execute("SELECT COUNT(*) FROM jobs WHERE source = ?", (ROLE,)).fetchone()[0] == 2
