@@ -388,6 +388,9 @@ def test_bodies_stripe_really_sent_are_claimed_or_left(name, job):
         assert (taken.job.external_id, taken.job.status) == job[1:]
 
 
+@pytest.mark.sqlite_only(
+    "doctor runs the platforms' own rows on SQLite only while doctor on PostgreSQL is in progress (issue 59)"
+)
 def test_doctor_fails_stripe_donations_without_stripes_endpoint(world, isolated, cli):
     (isolated / "config.yaml").write_text("platforms: [givebutter, stripe-donations]\n")
     result = cli("doctor", "--json")
