@@ -416,3 +416,17 @@ def test_backfill_queues_the_charges_synctool_never_saw(donations, world, cli, d
     assert sorted(g["received_amount"] for g in world.crm.gifts.values()) == [12.0, 34.0]
     again = cli("backfill", "--since", "2025-11-01", "--until", "2025-11-30", "--source", ROLE, "--json")
     assert again.exit_code == 0 and db.execute("SELECT COUNT(*) FROM jobs WHERE source = ?", (ROLE,)).fetchone()[0] == 2
+
+
+def test_the_poll_finds_a_lost_dispute_whose_webhook_never_came(donations, world, receiver, cli):
+    charge = stripe_fake.add_charge(donations, 4000, created=CREATED)
+    post(receiver, "charge.succeeded", charge)
+    run_drain()
+    dispute = {"id": "dp_lost", "object": "dispute", "amount": 4000, "charge": charge["id"], "currency": "usd",
+               "payment_intent": charge["payment_intent"], "status": "lost", "created": CREATED + 86400, "metadata": {}}  # fmt: skip
+    donations.add_event(stripe_fake.event_of("charge.dispute.closed", dispute), delivered=False)
+    assert cli("poll", "--source", ROLE, "--lookback", "30000d").exit_code == 0
+    assert cli("poll", "--source", ROLE, "--lookback", "30000d").exit_code == 0  # once
+    run_drain()
+    [gift] = gifts_of(world, f"stripe_{charge['payment_intent']}")
+    assert gift["received_amount"] == 0.0

@@ -62,6 +62,10 @@ class DonationsClient:
             params["payment_intent"] = payment_intent
         return list(self._pages("/v1/charges", params))
 
+    def events(self, gte: int, types: list[str]) -> list[JsonObject]:
+        """The account's events of ``types`` created at or after a Unix time (Stripe keeps 30 days), newest first."""
+        return list(self._pages("/v1/events", {"types[]": types, "created[gte]": gte}))
+
     def session_of(self, payment_intent: str) -> JsonObject | None:
         """The Checkout Session that made a payment intent (a Payment Link's or a Checkout page's), or None."""
         body = self.api.request("GET", "/v1/checkout/sessions", params={"payment_intent": payment_intent, "limit": 1})

@@ -39,6 +39,18 @@ def refund_job(charge: dict[str, Any], origin: str) -> dict[str, Any]:
             "amount": f"-{_money(charge, 'amount_refunded')}"}  # fmt: skip
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def dispute_job(dispute: dict[str, Any], origin: str) -> dict[str, Any]:
+    """The keywords of the job that takes a lost dispute's money back (what ``charge.dispute.closed`` queues)."""
+    payment = str(dispute.get("payment_intent") or dispute.get("charge"))
+    return {"source": ROLE, "entity_type": "dispute_refund", "entity_id": str(dispute.get("id")),
+            "external_id": external_id(payment), "payload": {"object": dispute, "origin": origin},
+            "amount": f"-{_money(dispute, 'amount')}"}  # fmt: skip
+
+
 def donation(charge: dict[str, Any]) -> bool:
     """A succeeded charge the portal did not mark (the job checks the Checkout Session too)."""
     found = charge.get("metadata")
@@ -49,8 +61,10 @@ def donation(charge: dict[str, Any]) -> bool:
 def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:
     started, since = watermark.window(conn, ROLE, overlap_minutes=60, first_lookback_hours=24, fresh=fresh, lookback=lookback)
     moment = parse_iso(since)
+    gte = int(moment.timestamp()) if moment else 0
     with using(rt, ROLE) as client:
-        found = client.charges(gte=int(moment.timestamp()) if moment else None)
+        found = client.charges(gte=gte)
+        closed = client.events(gte, ["charge.dispute.closed"])  # a lost dispute's webhook that never came
         spent = client.api.requests_sent
     queued = refunds_queued = 0
     for charge in found:
@@ -64,6 +78,15 @@ def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | 
                     continue
                 jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **job)
             refunds_queued += 1
+    for event in closed:
+        dispute = _dict(_dict(event.get("data")).get("object"))
+        if dispute.get("status") != "lost" or not dispute.get("id") or _dict(dispute.get("metadata")).get(PORTAL_MARK):
+            continue
+        with store.atomic(conn):
+            if log.has_entity_job(conn, ROLE, "dispute_refund", str(dispute["id"])):
+                continue
+            jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **dispute_job(dispute, "poll"))
+        refunds_queued += 1
     read = backfill_plans(conn, rt)
     result = {"since": since, "seen": len(found), "queued": queued + refunds_queued + int(read["queued"]),
               "refunds_queued": refunds_queued, "plans_queued": read["queued"], "requests": spent + int(read["requests"])}  # fmt: skip
