@@ -21,7 +21,6 @@ ENGINES = ("sqlite3", "sqlite_utils")
 ENGINE_IMPORTS = {
     "platforms/contract.py": {"sqlite_utils"},
     "platforms/portal/tables.py": {"sqlite_utils"},
-    "platforms/givebutter/plans_schema.py": {"sqlite_utils"},
     "testing/references.py": {"sqlite_utils"},
 }
 

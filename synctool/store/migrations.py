@@ -52,6 +52,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     scale.m017_overview_at_a_million,
     notices.m018_chat_notices,
     plans.m019_plan_crm_ledgers,
+    plans.m020_plans_for_every_platform,
 ]
 
 
@@ -71,7 +72,12 @@ def migration_sets() -> dict[str, Sequence[Callable[[Database], None]]]:
 
 #: migrations a set once had and gave away: a database that applied one is not newer for it (the core's
 #: ``m002_portal`` made the portal's tables before the portal had a set of its own, ``platforms/portal/tables.py``)
-RETIRED: dict[str, frozenset[str]] = {MIGRATION_SET: frozenset({"m002_portal"})}
+#: (and Givebutter's ``givebutter_plans_001`` made ``plans`` and ``plan_events`` before they were every platform's, the
+#: core's ``m020_plans_for_every_platform``)
+RETIRED: dict[str, frozenset[str]] = {
+    MIGRATION_SET: frozenset({"m002_portal"}),
+    f"{MIGRATION_SET}.givebutter": frozenset({"givebutter_plans_001"}),
+}
 
 
 def migration_names(sets: Sequence[str] | None = None) -> dict[str, list[str]]:

@@ -40,8 +40,8 @@ MIGRATIONS: dict[str, list[str]] = {
         "m017_overview_at_a_million",
         "m018_chat_notices",
         "m019_plan_crm_ledgers",
+        "m020_plans_for_every_platform",
     ],
-    "synctool.givebutter": ["givebutter_plans_001"],
     "synctool.portal": ["m001_portal", "m002_payment_currency"],
 }
 
