@@ -249,3 +249,55 @@ def test_an_organisation_not_naming_donorbox_sees_nothing_of_it(coded, env):
     with TestClient(create_app(runtime())) as client:
         body, headers = signed(coded.donorbox.donate(513, "10.0", "2026-10-06T15:00:00.000Z"), SECRET)
         assert client.post("/webhooks/donorbox", content=body, headers=headers).status_code == 404
+
+
+GROUP = 704  # the LGL fake's "Monthly Donors"
+
+
+@pytest.fixture
+def grouped(box, cli):
+    assert cli("mappings", "plans", "set", "--group", str(GROUP), "--report-type", "2183").exit_code == 0
+    return box
+
+
+def test_a_plan_joins_the_monthly_group_and_its_cancellation_is_followed_up_once(grouped, post, coded, db, cli):
+    plan = grouped.plan(77, "15.0", donor={"id": 9, "name": "Ada Byron", "first_name": "Ada", "last_name": "Byron",
+                                           "email": "ada@example.org"})  # fmt: skip
+    first = deliver(post, plan, "plan.created")
+    run_drain()
+    assert job(db, first["job_id"])["status"] == "succeeded", job(db, first["job_id"])["last_error"]
+    cid = job(db, first["job_id"])["crm_constituent_id"]
+    [member] = [m for m in coded.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)]
+    assert member["group_id"] == GROUP and member["is_current"]
+    # a charge of the plan: its gift, coded recurring, noted on the plan
+    charge = deliver(post, grouped.donate(520, "15.0", "2026-10-06T15:00:00.000Z", recurring=True, plan_id=77,
+                                 donor={"email": "ada@example.org", "first_name": "Ada", "last_name": "Byron"}))  # fmt: skip
+    run_drain()
+    assert job(db, charge["job_id"])["status"] == "succeeded", dict(job(db, charge["job_id"]))
+    shown = json.loads(cli("plans", "show", "donorbox:77", "--json").stdout)
+    assert [c["external_id"] for c in shown["charges"]] == ["donorbox_520"]
+    cancelled = {**plan, "status": "cancelled"}
+    for _ in range(2):  # Donorbox's retry of the same body is a duplicate: one report
+        deliver(post, cancelled, "plan.updated")
+    run_drain()
+    reports = [r for r in coded.crm.contact_reports.values() if str(r["constituent_id"]) == str(cid)]
+    assert len(reports) == 1 and reports[0]["text"].startswith("Donorbox recurring plan"), reports
+    assert not [m for m in coded.crm.group_memberships.values() if str(m["constituent_id"]) == str(cid) and m["is_current"]]
+    listed = json.loads(cli("plans", "list", "--json").stdout)
+    assert [(p["source"], p["ref"], p["status"]) for p in listed["items"]] == [("donorbox", "donorbox:77", "canceled")]
+
+
+def test_the_poll_records_a_plan_whose_webhooks_were_lost_and_a_failure_it_finds(grouped, coded, db, cli):
+    grouped.plan(78, "20.0", donor={"id": 10, "name": "Bea Lost", "first_name": "Bea", "last_name": "Lost",
+                                    "email": "bea@example.org"})  # fmt: skip
+    polled = json.loads(cli("poll", "--source", "donorbox", *LOOKBACK, "--json").stdout)["sources"]["donorbox"]
+    assert (polled["plans_seen"], polled["plans_queued"]) == (1, 1)
+    run_drain()
+    assert json.loads(cli("poll", "--source", "donorbox", *LOOKBACK, "--json").stdout)["sources"]["donorbox"]["plans_queued"] == 0
+    grouped.plans[-1]["status"] = "failed"
+    assert json.loads(cli("poll", "--source", "donorbox", *LOOKBACK, "--json").stdout)["sources"]["donorbox"]["plans_queued"] == 1
+    run_drain()
+    row = db.execute("SELECT status, constituent_id FROM plans WHERE source = 'donorbox' AND plan_id = '78'").fetchone()
+    assert row["status"] == "failed"
+    reports = [r for r in coded.crm.contact_reports.values() if str(r["constituent_id"]) == str(row["constituent_id"])]
+    assert len(reports) == 1 and "failed to charge" in reports[0]["text"]

@@ -55,8 +55,16 @@ def test_a_documented_donorbox_body_ends_as_expected(body, site, cli, db):
         assert result.exit_code == 0 and json.loads(result.stdout)["sources"]["donorbox"]["queued"] == 1, result.stdout
     elif how == "plan":
         site.donorbox.plans.append(json.loads(content))
-        return  # recorded by the plans read (tests/test_donorbox.py)
+        result = cli("poll", "--source", "donorbox", "--json")
+        assert json.loads(result.stdout)["sources"]["donorbox"]["plans_queued"] == 1, result.stdout
     run_drain()
+    if how == "plan":
+        plan = json.loads(content)
+        row = db.execute(
+            "SELECT status, amount FROM plans WHERE source = 'donorbox' AND plan_id = ?", (str(plan["id"]),)
+        ).fetchone()
+        assert f"plan {row['status']}" == body["end"] and row["amount"] == "10.00", dict(row)
+        return
     rows = db.execute("SELECT * FROM jobs WHERE source = 'donorbox'").fetchall()
     gifts = {g["external_id"]: g for g in site.crm.gifts.values()}
     kind, _, amount = body["end"].partition(" ")

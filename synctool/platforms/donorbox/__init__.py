@@ -39,12 +39,16 @@ PLATFORM = Platform(
     fake=Fake.of(__name__, "FakeDonorbox", key="donorbox-demo-key", contract="donorbox.json"),
     external_id_prefixes=("donorbox_",),
     mappings=Mappings(
-        types=("recurring", "default"), payment_case="lower", payment_examples="donorbox:<donation_type> (stripe, paypal...)"
+        types=("recurring", "default"),
+        payment_case="lower",
+        payment_examples="donorbox:<donation_type> (stripe, paypal...)",
+        campaigns=Hook("synctool.platforms.donorbox.client:campaigns"),
     ),
     expected=Hook("synctool.platforms.donorbox.reconcile:expected"),
     backfill=True,
     registration=Loaded("synctool.platforms.donorbox.registration"),
-    handlers=handlers_in(__name__, rules=("donation", "refund")),
+    handlers=handlers_in(__name__, rules=("donation", "refund"), plans=("plan",)),
+    plans=Hook("synctool.platforms.donorbox.plans:backfill_plans"),
     poll=Hook("synctool.platforms.donorbox.poll:poll"),
     refetch=Hook("synctool.platforms.donorbox.poll:refetch"),
     config=DonorboxConfig,

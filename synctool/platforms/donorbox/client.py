@@ -56,8 +56,13 @@ class DonorboxClient:
         found = self.api.request("GET", "/api/v1/donations", params={"id": donation_id})
         return next((d for d in found or [] if isinstance(d, dict) and str(d.get("id")) == str(donation_id)), None)
 
-    def plans(self) -> list[dict[str, Any]]:
-        return self._pages("/api/v1/plans", {"order": "asc"})
+    def plans(self, email: str | None = None) -> list[dict[str, Any]]:
+        """Every plan, or the donor's (``email``: the list has no id filter)."""
+        return self._pages("/api/v1/plans", {"order": "asc", **({"email": email} if email else {})})
+
+    def campaign_names(self) -> dict[str, str]:
+        """Each campaign's mapping key (``donorbox:<id>``) -> its name."""
+        return {f"{ROLE}:{c.get('id')}": str(c.get("name") or c.get("slug") or c.get("id"))[:200] for c in self.campaigns()}
 
     def campaigns(self) -> list[dict[str, Any]]:
         return self._pages("/api/v1/campaigns", {})
@@ -70,3 +75,11 @@ def probe(client: DonorboxClient) -> str:
     """`synctool test-connections`: one read, in words."""
     found = client.api.request("GET", "/api/v1/campaigns", params={"per_page": PER_PAGE})
     return f"{len(found) if isinstance(found, list) else 0} campaign(s) listed"
+
+
+def campaigns(conn: Any, rt: Runtime) -> dict[str, str]:
+    """``Mappings.campaigns``: Donorbox's campaigns by their override key (``donorbox:<id>``) -> name, read from its API."""
+    from synctool.platform import using
+
+    with using(rt, ROLE) as client:
+        return client.campaign_names()

@@ -143,7 +143,10 @@ async def list_donations(request: Request, box: FakeDonorbox) -> Response:
 
 @api.get("/api/v1/plans")
 async def list_plans(request: Request, box: FakeDonorbox) -> Response:
-    return _paged(request, sorted(box.plans, key=lambda p: str(p.get("started_at"))), "started_at")
+    found = sorted(box.plans, key=lambda p: str(p.get("started_at")))
+    if "email" in request.query_params:
+        found = [p for p in found if str(p["donor"].get("email")).lower() == request.query_params["email"].lower()]
+    return _paged(request, found, "started_at")
 
 
 @api.get("/api/v1/campaigns")

@@ -1,5 +1,5 @@
 """What synctool reads from Donorbox besides its webhooks: the backup poll (the donations dated since the last run
-that synctool has not seen, and their refunds) and a failed job's donation afresh (``retry-all --fresh``).
+that synctool has not seen, and their refunds; every plan, compared with synctool's record) and a failed job's donation afresh (``retry-all --fresh``).
 
 Donorbox's list filters by the donation's date, not by when it changed: a refund of an older donation is found by
 a poll whose window reaches that donation's day (``synctool poll --lookback 30d``) or by ``reconcile --fix``.
@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from synctool.platform import Runtime, SynctoolError, jobs, log, parse_iso, store, using, watermark
+from synctool.platforms.donorbox import plans
 from synctool.platforms.donorbox.models import ROLE, external_id
 from synctool.platforms.donorbox.webhook import refunded_total
 
@@ -59,6 +60,7 @@ def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | 
     start = parse_iso(since) or started
     with using(rt, ROLE) as client:
         found = client.donations(str((start - timedelta(days=1)).date()), str((started + timedelta(days=1)).date()))
+        listed = client.plans()  # its list filters plans by their start only: every plan, compared with the record
         spent = client.api.requests_sent
     queued = refunds_queued = 0
     for donation in found:
@@ -66,7 +68,9 @@ def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | 
             continue
         queued += watermark.queue_unseen(conn, rt.config.queue.max_attempts, **donation_job(donation, "poll"))
         refunds_queued += queue_refund(conn, rt, donation, "poll")
-    result = {"since": since, "seen": len(found), "queued": queued + refunds_queued, "refunds_queued": refunds_queued,
+    plans_seen, plans_queued = plans.queue_changed(conn, listed, origin="poll", max_attempts=rt.config.queue.max_attempts)
+    result = {"since": since, "seen": len(found), "queued": queued + refunds_queued + plans_queued,
+              "refunds_queued": refunds_queued, "plans_seen": plans_seen, "plans_queued": plans_queued,
               "requests": spent}  # fmt: skip
     watermark.save(conn, ROLE, started, result)
     return result

@@ -32,6 +32,7 @@ from synctool.platform import (
     payload,
     refunds,
 )
+from synctool.platforms.donorbox import plans
 from synctool.platforms.donorbox.models import NAME, ROLE, ZERO, Dedication, Donation, DonorAddress, external_id
 
 #: the donation's own address fields (Donorbox repeats the donor's address at the donation's top level)
@@ -147,9 +148,20 @@ def donation(event: Event, job: Job) -> Outcome:
     person = donor(d)
     if not person.email and not person.last_name:
         raise PermanentError(f"Donorbox donation {d.id} has no donor e-mail or name to match a constituent")
-    constituent_id, gift_id, created = job.make_gift(person, gift_body(job, d), currency=d.currency)
+    body = gift_body(job, d)
+    plan_id = d.plan_id if d.recurring else None
+    if plan_id:  # a charge of a recurring plan: noted on the plan (no CRM request); its gift as any other
+        plans.note_charge(job, plan_id, d.id, d.amount, d.currency, d.donation_date)
+    constituent_id, gift_id, created = job.make_gift(person, body, currency=d.currency)
+    joined = plans.known_from_charge(job, plan_id, d.id, constituent_id, person.email) if plan_id else None
     said = "gift created" if created else "gift already in the CRM"
-    return Outcome("succeeded", said + job.said(), crm_constituent_id=constituent_id, crm_gift_id=gift_id, amount=str(d.amount))
+    return Outcome(
+        "succeeded",
+        said + job.said() + (f"; {joined}" if joined else ""),
+        crm_constituent_id=constituent_id,
+        crm_gift_id=gift_id,
+        amount=str(d.amount),
+    )
 
 
 def refund(event: Event, job: Job) -> Outcome:
