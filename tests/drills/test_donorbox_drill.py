@@ -2,13 +2,15 @@
 served Donorbox and LGL fakes, Donorbox named in `platforms:`. A signed donation becomes one gift (a forged, a stale,
 an unsigned and another platform's signature refused, nothing stored); a repeat delivery and a poll of the same
 donation make no second gift; a partial and a full refund lower the gift by the policy (adjust); a lost webhook is
-found by the poll; reconcile for the period matches every donation and lists a gift deleted in the CRM; and every
+found by the poll; a recurring donor joins the monthly-donors group and their cancelled plan gets one contact report;
+reconcile for the period matches every donation and lists a gift deleted in the CRM; and every
 exchange with Donorbox's fake is what its API description (tests/specs/donorbox.json) describes."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 
@@ -29,15 +31,27 @@ def drain(site: Site) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def reconcile(site: Site, *args: str) -> tuple[int, dict[str, str]]:
-    """`synctool reconcile ... --json` in this process (its reads are not what is drilled: it keeps the drill short)."""
+def send(site: Site, record: dict, event: str) -> None:
+    body, headers = signed(record, SECRET, event=event)
+    assert site.post(None, "donorbox", body, headers).json()["status"] == "accepted"
+
+
+def memberships(site: Site) -> list[dict]:
+    return [m for m in crm_state(site.world)["group_memberships"] if m["group_id"] == 704]
+
+
+def in_process(site: Site, *args: str) -> Any:
+    """A command in this process (an operator's setting or a read, not what is drilled: it keeps the drill short)."""
     from typer.testing import CliRunner
 
     from synctool.cli.main import app
     from synctool.console import AppContext
 
-    done = CliRunner().invoke(app, ["reconcile", *args, "--source", "donorbox", "--json"],
-                              obj=AppContext(environ=site.env, transports={}))  # fmt: skip
+    return CliRunner().invoke(app, list(args), obj=AppContext(environ=site.env, transports={}))
+
+
+def reconcile(site: Site, *args: str) -> tuple[int, dict[str, str]]:
+    done = in_process(site, "reconcile", *args, "--source", "donorbox", "--json")
     return done.exit_code, {i["external_id"]: i["status"] for i in json.loads(done.stdout)["items"]}
 
 
@@ -46,6 +60,7 @@ def test_donorbox_through_serve_poll_drain_and_reconcile(site: Site):
     (site.folder / "config.yaml").write_text("platforms: [givebutter, square, mailchimp, stripe, portal, donorbox]\n"
                                              "donorbox:\n  default_fund_id: 2398\n")  # fmt: skip
     coded(site)
+    in_process(site, "mappings", "plans", "set", "--group", "704", "--report-type", "2183")
     box = site.world.donorbox
     now = datetime.now(UTC)
     at = (now - timedelta(minutes=5)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -68,15 +83,23 @@ def test_donorbox_through_serve_poll_drain_and_reconcile(site: Site):
     drain(site)
     polled = site.run("poll", "--source", "donorbox", "--json")
     assert polled.returncode == 0 and json.loads(polled.stdout)["sources"]["donorbox"]["queued"] == 1, polled.stdout
+    ada = {"id": 1, "name": "Ada Drill", "first_name": "Ada", "last_name": "Drill", "email": "ada.drill@example.org"}
+    plan = box.plan(88, "15.0", donor=ada)  # Ada gives monthly too
+    send(site, plan, "plan.created")
     drain(site)
     assert [g["received_amount"] for g in gifts(site, 7001) + gifts(site, 7002)] == [100.0, 35.0]
+    assert [m["is_current"] for m in memberships(site)] == [True]
 
-    with httpx.Client(timeout=30) as client:
-        for amount in ("30.0", "70.0"):  # a partial refund, then the rest
-            body, headers = signed(box.refund(7001, amount), SECRET, event="donation.updated")
-            assert site.post(client, "donorbox", body, headers).json()["status"] == "accepted"
-            drain(site)
-            assert gifts(site, 7001)[0]["received_amount"] == 100.0 - (30.0 if amount == "30.0" else 100.0)
+    send(site, box.refund(7001, "30.0"), "donation.updated")  # a partial refund
+    send(site, {**plan, "status": "cancelled"}, "plan.updated")  # and Ada's plan ends
+    drain(site)
+    assert gifts(site, 7001)[0]["received_amount"] == 70.0
+    assert [m["is_current"] for m in memberships(site)] == [False]
+    reports = [r for r in crm_state(site.world)["contact_reports"] if "Donorbox recurring plan" in r["text"]]
+    assert len(reports) == 1 and "canceled" in reports[0]["text"], reports
+    send(site, box.refund(7001, "70.0"), "donation.updated")  # the rest
+    drain(site)
+    assert gifts(site, 7001)[0]["received_amount"] == 0.0
 
     period = ("--from", str((now - timedelta(days=2)).date()), "--to", str((now + timedelta(days=1)).date()))
     code, statuses = reconcile(site, *period)
