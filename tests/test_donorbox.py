@@ -219,6 +219,21 @@ def test_a_lost_webhook_is_found_by_the_poll_and_reconcile_lists_a_deleted_gift(
     assert statuses["donorbox_510"] != "matched" and statuses["donorbox_511"] == "matched" and result.exit_code == 1
 
 
+def test_backfill_queues_the_donations_and_plans_synctool_never_saw(box, coded, cli):
+    box.donate(514, "12.0", "2026-09-10T15:00:00.000Z")
+    box.plan(91, "10.0")
+    period = ("--since", "2026-09-01", "--until", "2026-09-30", "--source", "donorbox")
+    dry = json.loads(cli("backfill", *period, "--dry-run", "--json").stdout)
+    assert dry["new"] == 1, dry
+    done = json.loads(cli("backfill", *period, "--json").stdout)
+    assert done["new"] == 1 and done["plans"]["donorbox"]["plans_queued"] == 1, done
+    run_drain()
+    assert [g["received_amount"] for g in gifts_of(coded, 514)] == [12.0]
+    assert cli("plans", "show", "donorbox:91", "--json").exit_code == 0
+    again = json.loads(cli("backfill", *period, "--dry-run", "--json").stdout)
+    assert again["new"] == 0, again
+
+
 def test_the_fakes_exchanges_are_described_by_donorboxs_documentation(box, post, coded, cli):
     box.donate(512, "20.0", "2026-10-05T15:00:00.000Z")
     box.plan(90, "10.0")
