@@ -316,3 +316,16 @@ def test_the_poll_records_a_plan_whose_webhooks_were_lost_and_a_failure_it_finds
     assert row["status"] == "failed"
     reports = [r for r in coded.crm.contact_reports.values() if str(r["constituent_id"]) == str(row["constituent_id"])]
     assert len(reports) == 1 and "failed to charge" in reports[0]["text"]
+
+
+def test_a_donor_who_joined_the_mailing_list_is_pushed_to_it(box, post, coded, db, cli):
+    assert cli("mailing", "mappings", "set", "b7e21c0d94", "--label", "Newsletter", "--push-donors").exit_code == 0
+    deliver(post, box.donate(530, "10.0", "2026-10-06T15:00:00.000Z", join_mailing_list=True,
+                             donor={"email": "joiner@example.org", "name": "Joan Joiner", "first_name": None, "last_name": None}))  # fmt: skip
+    deliver(post, box.donate(531, "10.0", "2026-10-06T15:00:00.000Z", donor={"email": "quiet@example.org"}))
+    run_drain()
+    pushed = [r["email"] for r in db.execute("SELECT email FROM jobs WHERE target = 'mailing' ORDER BY email")]
+    assert pushed == ["joiner@example.org"]
+    [gift] = gifts_of(coded, 530)
+    person = coded.crm.constituents[int(gift["constituent_id"])]
+    assert (person["first_name"], person["last_name"]) == ("Joan", "Joiner")  # only the full name: split

@@ -11,6 +11,8 @@
   amount where the donation states one; a dedication becomes LGL's tribute fields; the day is the donation's on
   the organisation's calendar (``donorbox.timezone``, else ``timezone:``); the currency Donorbox names holds the job
   when it is not the organisation's.
+- A donor who ticked ``join_mailing_list`` is pushed to each mailing-list audience that takes donors, as any
+  platform's (``mailing_list.queue_pushes``).
 - A refund: Donorbox reports a running total (``amount_refunded``), so each refund is what the total adds to the
   refunds applied to the gift, keyed by the donation and the total (a replay changes nothing), by the refund policy.
 """
@@ -28,6 +30,7 @@ from synctool.platform import (
     Person,
     Skip,
     gift_date,
+    mailing_list,
     mappings,
     payload,
     refunds,
@@ -41,9 +44,12 @@ ADDRESS = {"address", "address_line_2", "city", "state", "zip_code", "country"}
 
 def donor(d: Donation) -> Person:
     address = DonorAddress.model_validate(d.model_dump(include=ADDRESS))
+    first, last = d.donor.first_name, d.donor.last_name
+    if not (first or last) and d.donor.name:  # only the full name: its last word is the last name
+        first, _, last = d.donor.name.strip().rpartition(" ")
     return Person(
-        first_name=d.donor.first_name,
-        last_name=d.donor.last_name,
+        first_name=first or None,
+        last_name=last or None,
         email=d.donor.email,
         phone=d.donor.phone,
         org_name=d.donating_company or None,
@@ -154,10 +160,16 @@ def donation(event: Event, job: Job) -> Outcome:
         plans.note_charge(job, plan_id, d.id, d.amount, d.currency, d.donation_date)
     constituent_id, gift_id, created = job.make_gift(person, body, currency=d.currency)
     joined = plans.known_from_charge(job, plan_id, d.id, constituent_id, person.email) if plan_id else None
+    campaign = (d.campaign.name if d.campaign else None) or ""
+    pushed = mailing_list.queue_pushes(job.unit, person, source=ROLE, consent=d.join_mailing_list,
+                                       tags=["Donorbox donor", campaign[:100]])  # fmt: skip
     said = "gift created" if created else "gift already in the CRM"
     return Outcome(
         "succeeded",
-        said + job.said() + (f"; {joined}" if joined else ""),
+        said
+        + job.said()
+        + (f"; {len(pushed)} mailing list push(es) queued" if pushed else "")
+        + (f"; {joined}" if joined else ""),
         crm_constituent_id=constituent_id,
         crm_gift_id=gift_id,
         amount=str(d.amount),
