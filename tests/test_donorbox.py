@@ -65,7 +65,8 @@ def deliver(post, record: dict, event: str | None = "donation.created") -> dict:
 def test_the_platform_keeps_the_contract():
     assert hook_problems(PLATFORM) == []
     called = check_platform(PLATFORM)
-    assert {"webhook.adapter", "client", "poll", "expected", "refetch", "registration", "handlers", "fake"} <= set(called)
+    assert {"webhook.adapter", "client", "poll", "expected", "refetch", "registration", "handlers", "fake", "plans",
+            "checks"} <= set(called), called  # fmt: skip
     # widening what stays strict is a visible decision
     assert strict_fields(Donation) == {"id", "amount", "amount_refunded", "currency", "status", "donor", "donor.email"}
 
@@ -247,6 +248,14 @@ def test_the_fakes_exchanges_are_described_by_donorboxs_documentation(box, post,
     # and a body the description does not have is caught
     bad = [{**exchanges[0], "response": json.dumps([{"id": "x", "amount": 5}]).encode()}]
     assert contracts.problems("donorbox.json", bad)
+
+
+def test_doctor_says_whether_a_donation_has_a_fund(box, cli, isolated):
+    checks = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert checks["donorbox fund"]["status"] == "ok" and "donorbox.default_fund_id" in checks["donorbox fund"]["detail"]
+    (isolated / "config.yaml").write_text(f"platforms: [{USED}]\n")
+    checks = {c["check"]: c for c in json.loads(cli("doctor", "--json").stdout)}
+    assert checks["donorbox fund"]["status"] == "warn" and "donorbox:default" in checks["donorbox fund"]["fix"]
 
 
 def test_webhooks_register_prints_the_dashboard_steps(box, cli):

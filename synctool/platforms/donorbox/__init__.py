@@ -51,6 +51,7 @@ PLATFORM = Platform(
     plans=Hook("synctool.platforms.donorbox.plans:backfill_plans"),
     poll=Hook("synctool.platforms.donorbox.poll:poll"),
     refetch=Hook("synctool.platforms.donorbox.poll:refetch"),
+    checks=Hook("synctool.platforms.donorbox.ops:checks"),
     config=DonorboxConfig,
     config_env={"DONORBOX_API_BASE_URL": "base_url"},
 )
