@@ -3,8 +3,9 @@
 **Signature** (donorbox.zendesk.com/hc/en-us/articles/17982194843028-Verify-Donorbox-webhook-notifications): every
 notification carries ``Donorbox-Signature: <timestamp>,<signature>``; the signature is the hex HMAC-SHA256, keyed
 with the endpoint's *Signature Secret* (the custom webhook's details page in Donorbox), of the timestamp, a ``.``
-and the raw body. The article asks the receiver to compare the timestamp with its clock as well; it names no
-window, so synctool's own (``webhooks.tolerance_s``, 300 s) is used, either side of now.
+and the raw body. The article asks the receiver to compare the timestamp with its clock as well; the copy read
+(2026-12-08) breaks off before it says how close (*unconfirmed*), so synctool's own window (``webhooks.tolerance_s``,
+300 s) is used, either side of now.
 
 **Bodies** (donorbox.zendesk.com/hc/en-us/articles/4733681068820-Custom-Webhooks): "an array containing one JSON
 object". In a version-1 endpoint the object is the donation itself, as ``GET /api/v1/donations`` lists it (its
