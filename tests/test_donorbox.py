@@ -162,6 +162,12 @@ def test_bad_donations_end_as_clear_failures_in_the_sync_log(box, post, coded, d
     assert words in said and not gifts_of(coded, 505), dict(row)
 
 
+def test_an_event_donorbox_may_add_is_logged_not_synced(box, post, db):
+    answer = deliver(post, {"id": 5, "email": "someone@example.org"}, "donor.created")
+    row = job(db, answer["job_id"])
+    assert row["status"] == "skipped" and "donor.created: not synced" in row["message"]
+
+
 def test_a_donation_not_paid_is_skipped(box, post, db, coded):
     answer = deliver(post, box.donate(506, "10.0", "2026-10-06T15:00:00.000Z", status="failed"))
     run_drain()
