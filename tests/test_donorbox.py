@@ -274,6 +274,9 @@ def test_webhooks_register_prints_the_dashboard_steps(box, cli):
     [done] = json.loads(result.stdout)["registered"]
     assert done["action"] == "dashboard steps" and "https://sync.example.org/webhooks/donorbox" in done["detail"]
     assert "Signature Secret" in done["detail"] and "DONORBOX_WEBHOOK_SECRET" in done["detail"]
+    status = json.loads(cli("webhooks", "status", "--source", "donorbox", "--json").stdout)
+    [line] = status["sources"]
+    assert line["state"] == "ok" and line["where"] == "https://sync.example.org/webhooks/donorbox", line
 
 
 def test_an_organisation_not_naming_donorbox_sees_nothing_of_it(coded, env):
