@@ -94,6 +94,7 @@ def test_demo_runs_the_whole_path(cli, monkeypatch):
         "donations_PollOnly7Kq2",
         "donations_QiN7blzUhiwXBVBr",
         "donations_Unreached3Xy",  # replayed by webhooks heal from Givebutter's record
+        "donorbox_90001",  # Donorbox's donation (Donorbox in use beside the built-ins)
         "pay-100",
         "pos_order_ORDER-DONE-1",
         "pos_order_ORDER-LOST-4",  # found by the POS backup poll

@@ -25,7 +25,7 @@ from typing import Any, TypedDict
 from synctool import store
 from synctool.fakes import samples
 from synctool.fakes.crm import TAG_CATEGORY
-from synctool.fakes.demo_deliveries import PUBLIC_URL, send
+from synctool.fakes.demo_deliveries import DONORBOX_SECRET, PUBLIC_URL, send
 from synctool.fakes.demo_seed import seed
 from synctool.fakes.server import BackgroundServer
 from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
@@ -53,8 +53,9 @@ Say = Callable[[str], None]
 def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
+    # the built-ins, and those in use only when named (stripe-donations, donorbox)
     (tmp / "config.yaml").write_text(
-        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations]\n"
+        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations, donorbox]\n"
     )
     world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
@@ -66,7 +67,7 @@ def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
         secrets = register_webhooks(conn, rt, say)
         receiver.start(create_app(rt))
         say(f"receiver on loopback at {receiver.url} (the platforms' {PUBLIC_URL}), fakes in process; database {rt.db_path}")
-        sent = send(world, receiver.url, say, {**WEBHOOK_SECRETS, **secrets})
+        sent = send(world, receiver.url, say, {**WEBHOOK_SECRETS, "DONORBOX_WEBHOOK_SECRET": DONORBOX_SECRET, **secrets})
         polled = poll_and_heal(world, conn, rt, say)
         drained = drain_and_look(world, conn, rt, say)
         found, clean = reconcile_and_fix(conn, rt, say)
@@ -88,6 +89,10 @@ def runtime(world: FakeWorld, tmp: Path) -> Runtime:
             **world.env(),
             # the portal is the organisation's own: its secret is agreed, not registered
             "PORTAL_WEBHOOK_SECRET": WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"],
+            # Donorbox's Signature Secret is copied from its dashboard (its API registers nothing), and its API's
+            # Basic auth takes the account's login e-mail beside the key
+            "DONORBOX_WEBHOOK_SECRET": DONORBOX_SECRET,
+            "DONORBOX_ACCOUNT_EMAIL": "demo@donorbox.invalid",
             "SYNCTOOL_DB": str(tmp / "demo.db"),
         },
         transports=world.transports(),

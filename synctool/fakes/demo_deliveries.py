@@ -1,7 +1,8 @@
 """The demo's deliveries: signed as each platform signs them and posted to the receiver on loopback, with what it
 answered. Givebutter's (a repeat, a ticket, a recurring charge, a fundraiser's page, a new address, a refund, a
 cancelled plan), Square's (a sale, an open order, a POS app payment and its refund, a forged signature), a Mailchimp
-unsubscribe, the portal's pushes, Stripe's checkout and refund, and a donation on the account's own Payment Link."""
+unsubscribe, the portal's pushes, Stripe's checkout and refund, a donation on the account's own Payment Link, and a
+Donorbox donation."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from synctool.platforms.stripe.webhook import sign
 
 #: the address the fakes are told the receiver has; deliveries are signed for it and sent to loopback
 PUBLIC_URL = "https://sync.demo.invalid"
+#: Donorbox's Signature Secret for the demo's endpoint (an operator copies it from Donorbox's dashboard)
+DONORBOX_SECRET = "demo-donorbox-signature-secret"
 
 
 class Deliveries:
@@ -64,6 +67,7 @@ def send(world: FakeWorld, url: str, say: Callable[[str], None], secrets: dict[s
     )
     portal(deliveries)
     stripe(deliveries, world)
+    donorbox(deliveries, world)
     return deliveries.results
 
 
@@ -162,3 +166,14 @@ def stripe(d: Deliveries, world: FakeWorld) -> None:
     d.stripe(
         "Stripe charge.succeeded (a Payment Link donation)", json.dumps(stripe_fake.event_of("charge.succeeded", gift)).encode()
     )
+
+
+def donorbox(d: Deliveries, world: FakeWorld) -> None:
+    """A Donorbox donation made now, signed as Donorbox signs its custom webhooks."""
+    from synctool.platforms.donorbox.fake import signed
+
+    at = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    donor = {"first_name": "Grace", "last_name": "Hopper", "name": "Grace Hopper", "email": "grace@example.org"}
+    donation = world.donorbox.donate(90001, "50.0", at, donor=donor)
+    body, headers = signed(donation, d.secrets["DONORBOX_WEBHOOK_SECRET"], event="donation.created")
+    d.post("Donorbox donation.created", "/webhooks/donorbox", body, headers)

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
-#: built-in platforms in use only when ``platforms:`` names them (registered after the default ones)
-OPTIONAL_PLATFORMS = ("stripe_donations",)
+#: built-in platforms beside those: registered (their packages ship with synctool), in use only once ``platforms:``
+#: names them, as an installed package is
+OPTIONAL_PLATFORMS = ("stripe_donations", "donorbox")
 #: the entry point group through which an outside package adds a platform (its value: a ``Platform``)
 ENTRY_POINT_GROUP = "synctool.platforms"
 
@@ -103,7 +104,7 @@ def _may_declare_platforms() -> bool:
 
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
-    """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
+    """The built-ins, in ``DEFAULT_PLATFORMS`` then ``OPTIONAL_PLATFORMS`` order, then those of the entry point group and ``register``."""
     found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS + OPTIONAL_PLATFORMS]
     if _may_declare_platforms():
         from importlib.metadata import entry_points
