@@ -399,14 +399,35 @@ def pages(place: Place, args: argparse.Namespace) -> tuple[dict[str, float], dic
     site = staff_page.prepare(args.rows, {"SYNCTOOL_DB": database, "SYNCTOOL_POSTGRES_PREVIEW": "1"},
                               prefix="synctool-bench-pg-page-")  # fmt: skip
     print(f"seeded {args.rows:,} sync records in {site.seed_seconds:.1f} s", flush=True)
+    log = place.server.folder / "server.log"
+    if args.slow_ms is not None:
+        with place.server.admin() as conn:
+            conn.execute(f"ALTER SYSTEM SET log_min_duration_statement = {int(args.slow_ms)}")
+            conn.execute("SELECT pg_reload_conf()")
+        logged = log.stat().st_size
     try:
         p95s, first, bare = staff_page.measure(
             site, argparse.Namespace(rows=args.rows, rounds=args.rounds, clients=args.clients, goal_ms=args.goal_ms)
         )
+        if args.slow_ms is not None:
+            slowest(log.read_text(errors="replace")[logged:], args.slow_ms)
     finally:
         shutil.rmtree(site.folder, ignore_errors=True)
         place.drop(database)
     return p95s, first, bare, site.seed_seconds
+
+
+def slowest(log: str, floor_ms: float) -> None:
+    """The server log's statements that took ``floor_ms`` or more, slowest first, each once (its worst time)."""
+    import re
+
+    worst: dict[str, float] = {}
+    for found in re.finditer(r"duration: ([0-9.]+) ms\s+(?:statement|execute [^:]*): (.*?)(?=\n\S|\Z)", log, re.S):
+        statement = " ".join(found.group(2).split())[:300]
+        worst[statement] = max(worst.get(statement, 0.0), float(found.group(1)))
+    print(f"statements at or over {floor_ms:.0f} ms on the server, slowest first ({len(worst)}):")
+    for statement, ms in sorted(worst.items(), key=lambda item: -item[1])[:15]:
+        print(f"  {ms:8.1f} ms  {statement}")
 
 
 # -- the run ----------------------------------------------------------------------------------------------------
@@ -432,6 +453,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40, help="rounds of the staff page's pages")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--goal-ms", type=float, default=250)
+    parser.add_argument("--slow-ms", type=float, help="list the staff page's statements the server took this long on")
     parser.add_argument("--skip", choices=["receivers", "drains", "pages"], action="append", default=[])
     args = parser.parse_args()
     if args.quick:
