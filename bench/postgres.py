@@ -163,6 +163,38 @@ def server_pids(server) -> list[int]:
     return found
 
 
+class Waits:
+    """PostgreSQL's busy connections sampled every 20 ms while a case runs (pg_stat_activity): the share found
+    waiting on a lock, and on which relation's row when it is a row's (``tuple`` or another transaction's id)."""
+
+    def __init__(self, server) -> None:
+        import threading
+
+        self.server, self.samples, self.waiting = server, 0, Counter()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        with self.server.admin() as conn:
+            while not self.stopped.wait(0.02):
+                for kind, event, query in conn.execute(
+                    "SELECT wait_event_type, wait_event, query FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                    " AND state = 'active' AND pid <> pg_backend_pid()"
+                ):
+                    self.samples += 1
+                    if kind == "Lock":
+                        self.waiting[f"{event}: {' '.join(query.split())[:60]}"] += 1
+
+    def stop(self) -> str:
+        self.stopped.set()
+        self.thread.join()
+        if not self.samples:
+            return "-"
+        top = ", ".join(f"{what} x{n}" for what, n in self.waiting.most_common(2))
+        return f"{sum(self.waiting.values()) / self.samples:.0%} of {self.samples} busy samples" + (f" ({top})" if top else "")
+
+
 def environment(folder: Path, database: str, **extra: str) -> dict[str, str]:
     (folder / "config.yaml").write_text("{}\n")
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("SYNCTOOL_", "CRM_", "POS_", "DONATIONS_"))}
@@ -229,7 +261,7 @@ def start_serves(count: int, env: dict[str, str], folder: Path) -> tuple[list[su
     import httpx
 
     procs, ports = [], []
-    for n in range(count):
+    for _ in range(count):
         port = free_port()
         log = open(folder / f"serve-{port}.log", "ab")
         procs.append(subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "serve", "--host", "127.0.0.1",
@@ -273,6 +305,7 @@ class Received:
     stored: int
     serve_cpu_ms: float  # the serves' CPU per acknowledged delivery
     server_cpu_ms: float  # PostgreSQL's
+    lock_waits: str  # PostgreSQL's connections found waiting on a lock
 
 
 def receive(place: Place, engine: str, serves: int, args: argparse.Namespace, round_: int) -> Received:
@@ -293,8 +326,10 @@ def receive(place: Place, engine: str, serves: int, args: argparse.Namespace, ro
             ready.get(timeout=60)
         watched = [p.pid for p in procs] + (server_pids(place.server) if engine == "PostgreSQL" else [])
         before = [cpu_s([p.pid for p in procs]), cpu_s(watched) - cpu_s([p.pid for p in procs])]
+        waits = Waits(place.server) if engine == "PostgreSQL" else None
         go.set()
         found = [results.get(timeout=args.seconds + 120) for _ in workers]
+        waited = waits.stop() if waits else "-"
         watched = [p.pid for p in procs] + (server_pids(place.server) if engine == "PostgreSQL" else [])
         after = [cpu_s([p.pid for p in procs]), cpu_s(watched) - cpu_s([p.pid for p in procs])]
         for w in workers:
@@ -307,7 +342,8 @@ def receive(place: Place, engine: str, serves: int, args: argparse.Namespace, ro
     place.drop(database)
     per = 1000 / max(statuses[200], 1)
     return Received(engine, serves, statuses[200] / took, {k: v for k, v in statuses.items() if k != 200},
-                    statuses[200] + warm[200], stored, (after[0] - before[0]) * per, (after[1] - before[1]) * per)  # fmt: skip
+                    statuses[200] + warm[200], stored, (after[0] - before[0]) * per, (after[1] - before[1]) * per,
+                    waited)  # fmt: skip
 
 
 # -- 2. drains --------------------------------------------------------------------------------------------------
@@ -354,6 +390,7 @@ class Drained:
     second_gifts: int
     drain_cpu_ms: float  # the drains' CPU per job done
     server_cpu_ms: float  # PostgreSQL's (its backends that ended with the drains counted until they ended)
+    lock_waits: str
 
 
 def seconds_of(moment: str) -> float:
@@ -368,6 +405,7 @@ def drain(place: Place, engine: str, drains: int, template: str, world, crm_env:
     procs = [subprocess.Popen([sys.executable, "-m", "synctool.cli.main", "drain", "--max-seconds", "300"], env=env, cwd=ROOT,
                               stdout=log, stderr=subprocess.STDOUT) for _ in range(drains)]  # fmt: skip
     log.close()
+    waits = Waits(place.server) if engine == "PostgreSQL" else None
     server_before = cpu_s(server_pids(place.server)) if engine == "PostgreSQL" else 0.0
     drain_cpu = 0.0
     for proc in procs:
@@ -375,6 +413,7 @@ def drain(place: Place, engine: str, drains: int, template: str, world, crm_env:
         proc.returncode = os.waitstatus_to_exitcode(status)
         drain_cpu += usage.ru_utime + usage.ru_stime
     server_cpu = cpu_s(server_pids(place.server)) - server_before if engine == "PostgreSQL" else 0.0
+    waited = waits.stop() if waits else "-"
     statuses = dict(count(database, "SELECT status, count(*) FROM jobs GROUP BY status"))
     [(first, last)] = count(
         database,
@@ -385,7 +424,8 @@ def drain(place: Place, engine: str, drains: int, template: str, world, crm_env:
     place.drop(database)
     done = max(statuses.get("succeeded", 0), 1)
     return Drained(engine, drains, statuses.get("succeeded", 0) / span * 60, span, statuses,
-                   sum(c - 1 for c in gifts.values() if c > 1), drain_cpu * 1000 / done, server_cpu * 1000 / done)  # fmt: skip
+                   sum(c - 1 for c in gifts.values() if c > 1), drain_cpu * 1000 / done, server_cpu * 1000 / done,
+                   waited)  # fmt: skip
 
 
 # -- 3. the staff page ------------------------------------------------------------------------------------------
@@ -448,7 +488,7 @@ def main() -> None:
     parser.add_argument("--senders", type=int, default=4, help="sender processes")
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections in all")
     parser.add_argument("--rounds-serve", type=int, default=2, help="rounds of every receiver case (the median kept)")
-    parser.add_argument("--jobs", type=int, default=2000, help="due gift jobs each drain case starts from")
+    parser.add_argument("--jobs", type=int, default=1000, help="due gift jobs each drain case starts from")
     parser.add_argument("--rows", type=int, default=1_000_000, help="sync records for the staff page")
     parser.add_argument("--rounds", type=int, default=40, help="rounds of the staff page's pages")
     parser.add_argument("--clients", type=int, default=4)
@@ -525,6 +565,9 @@ def report(args, received: list[Received], drained: list[Drained], paged, took: 
             print(f"{r.engine:<12}{r.serves:>7}{r.per_second:>16.0f}{r.per_second / one:>14.2f}{cpu:>17}"
                   f"{f'{r.stored}/{r.acknowledged}':>21}  {r.other or '-'}")  # fmt: skip
         print("  CPU ms/delivery: the serves' (+ PostgreSQL's server processes'), per acknowledged delivery")
+        for r in received:
+            if r.engine == "PostgreSQL":
+                print(f"  PostgreSQL x{r.serves}, connections waiting on a lock: {r.lock_waits}")
     if drained:
         one = next(d.per_minute for d in drained if (d.engine, d.drains) == ("SQLite", 1))
         print(f"drains: {args.jobs} due gift jobs, each drain 3 at once, a fast fake CRM, no pacing")
@@ -535,6 +578,9 @@ def report(args, received: list[Received], drained: list[Drained], paged, took: 
             print(f"{d.engine:<12}{d.drains:>7}{d.per_minute:>10.0f}{d.per_minute / one:>14.2f}{d.span_s:>8.1f}{cpu:>12}"
                   f"{d.second_gifts:>14}  {d.statuses}")  # fmt: skip
         print("  CPU ms/job: the drains' (start-up included) + PostgreSQL's server processes', per job done")
+        for d in drained:
+            if d.engine == "PostgreSQL":
+                print(f"  PostgreSQL x{d.drains}, connections waiting on a lock: {d.lock_waits}")
     if paged:
         p95s, first, bare, seeded = paged
         print(f"staff page on PostgreSQL, {args.rows:,} sync records (seeded in {seeded:.0f} s), {args.rounds} rounds;"
