@@ -12,6 +12,11 @@
    process and its p95, beside a bare Starlette page (``bench/staff_page.py``'s measure, ``bench/synclog.py``'s
    records, written by one COPY).
 
+Beside each rate: the CPU time each delivery or job cost the synctool processes and PostgreSQL's server processes,
+and, on PostgreSQL, the share of its busy connections found waiting on a lock (sampled every 20 ms), with the
+statements that waited most: what keeps more processes from doing more on a machine with cores to spare.
+``--slow-ms N`` lists the statements the server took N ms or more on during the staff page's rounds.
+
 The bench starts its own PostgreSQL (tests/pg.py's cluster, copied; started with PostgreSQL's default durability:
 fsync and synchronous_commit on) on 127.0.0.1, its data beside the SQLite files (tests/pg.py's temporary root: the
 memory file system where the machine has one). Where no server can be started it says so once and exits 0.
@@ -58,8 +63,10 @@ NO_PACING = {"CRM_RATE_LIMIT_REQUESTS": "1000000", "CRM_SHARE_REQUESTS": "100000
 
 def start_postgres():
     """A running cluster of tests/pg.py's (its ``Server``), or why none can be started here (a string)."""
-    from tests import pg
-
+    try:
+        from tests import pg  # its cluster; it needs the test extras (pytest)
+    except ImportError as exc:
+        return f"PostgreSQL bench skipped: tests/pg.py cannot be imported ({exc}): pip install -e '.[test]'"
     if not pg.available():
         return pg.ABSENT.replace("PostgreSQL tests skipped", "PostgreSQL bench skipped")
     bin = pg.binaries()
@@ -165,19 +172,27 @@ def server_pids(server) -> list[int]:
 
 class Waits:
     """PostgreSQL's busy connections sampled every 20 ms while a case runs (pg_stat_activity): the share found
-    waiting on a lock, and on which relation's row when it is a row's (``tuple`` or another transaction's id)."""
+    waiting on a lock, and the statements that waited most; and its processes' CPU, read every 200 ms (a backend
+    that ends between two readings loses its last 200 ms at most)."""
 
     def __init__(self, server) -> None:
         import threading
 
         self.server, self.samples, self.waiting = server, 0, Counter()
+        self.ticks, self.server_cpu_s = 0, 0.0  # PostgreSQL's processes' CPU, sampled every 200 ms
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self) -> None:
+        base = {pid: cpu_s([pid]) for pid in server_pids(self.server)}
+        last = dict(base)
         with self.server.admin() as conn:
             while not self.stopped.wait(0.02):
+                self.ticks += 1
+                if self.ticks % 10 == 0 or self.stopped.is_set():  # the backends' CPU, read while they live
+                    last.update({pid: cpu_s([pid]) for pid in server_pids(self.server)})
+                    self.server_cpu_s = sum(t - base.get(pid, 0.0) for pid, t in last.items())
                 for kind, event, query in conn.execute(
                     "SELECT wait_event_type, wait_event, query FROM pg_stat_activity WHERE backend_type = 'client backend'"
                     " AND state = 'active' AND pid <> pg_backend_pid()"
@@ -389,7 +404,7 @@ class Drained:
     statuses: dict[str, int]
     second_gifts: int
     drain_cpu_ms: float  # the drains' CPU per job done
-    server_cpu_ms: float  # PostgreSQL's (its backends that ended with the drains counted until they ended)
+    server_cpu_ms: float  # PostgreSQL's (sampled while its backends lived: ``Waits``)
     lock_waits: str
 
 
@@ -406,14 +421,13 @@ def drain(place: Place, engine: str, drains: int, template: str, world, crm_env:
                               stdout=log, stderr=subprocess.STDOUT) for _ in range(drains)]  # fmt: skip
     log.close()
     waits = Waits(place.server) if engine == "PostgreSQL" else None
-    server_before = cpu_s(server_pids(place.server)) if engine == "PostgreSQL" else 0.0
     drain_cpu = 0.0
     for proc in procs:
         _, status, usage = os.wait4(proc.pid, 0)  # the drain's own CPU time, as it ends
         proc.returncode = os.waitstatus_to_exitcode(status)
         drain_cpu += usage.ru_utime + usage.ru_stime
-    server_cpu = cpu_s(server_pids(place.server)) - server_before if engine == "PostgreSQL" else 0.0
     waited = waits.stop() if waits else "-"
+    server_cpu = waits.server_cpu_s if waits else 0.0
     statuses = dict(count(database, "SELECT status, count(*) FROM jobs GROUP BY status"))
     [(first, last)] = count(
         database,
