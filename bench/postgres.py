@@ -604,7 +604,10 @@ def report(args, received: list[Received], drained: list[Drained], paged, took: 
             print(f"{name:<36}{first[name]:>9.1f}{p95:>9.1f}{'' if p95 < args.goal_ms else '  OVER'}")
         print(f"{'bare Starlette page':<36}{'':>9}{bare:>9.1f}")
         slow = [name for name, p95 in p95s.items() if p95 >= args.goal_ms]
-        print("GOAL MET: every page under the bound" if not slow else f"GOAL NOT MET: {', '.join(slow)}")
+        print("GOAL MET: every page's p95 under the bound" if not slow else f"GOAL NOT MET: {', '.join(slow)}")
+        late = [f"{name} {ms:.0f} ms" for name, ms in first.items() if ms >= args.goal_ms]
+        if late:  # in the p95 with the rounds, yet worth its own line (a fresh process on a busy machine)
+            print(f"first requests at or over {args.goal_ms:.0f} ms: {', '.join(late)}")
     print(f"the whole run: {took:.0f} s")
 
 
