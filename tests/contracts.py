@@ -61,8 +61,9 @@ LOOSE: dict[str, set[str]] = {
 
 @cache
 def load(name: str) -> dict[str, Any] | None:
-    path, more = SPECS / name, MORE / name  # more: operations the shared description leaves out, each naming its source
-    if not path.exists():  # a description kept whole in tests/specs (PayPal's: extracted there, no shared copy)
+    path = SPECS / name
+    more = MORE / name  # operations the shared description leaves out, each naming its source
+    if not path.exists():  # a platform with no shared description (Donorbox): its own, in tests/specs, alone
         return json.loads(more.read_text()) if more.exists() else None
     spec = json.loads(path.read_text())
     if more.exists():

@@ -94,11 +94,13 @@ def test_demo_runs_the_whole_path(cli, monkeypatch):
         "donations_PollOnly7Kq2",
         "donations_QiN7blzUhiwXBVBr",
         "donations_Unreached3Xy",  # replayed by webhooks heal from Givebutter's record
+        "donorbox_90001",  # Donorbox's donation (Donorbox in use beside the built-ins)
         "pay-100",
         "paypal_5CDEMO7PAYPAL0001",  # PayPal's donation, signed with its certificate
         "pos_order_ORDER-DONE-1",
         "pos_order_ORDER-LOST-4",  # found by the POS backup poll
         "pos_order_POSAPP-3",
+        "stripe_pi_demo_donation",  # a Payment Link donation on Stripe (stripe-donations)
     ]
     assert {r["status"] for r in report["sync_log"]} <= {"succeeded", "skipped"}
     # a refund from each platform, each applied to its gift

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 import synctool.platform
-from synctool.platforms.registry import DEFAULT_PLATFORMS, NAMED_PLATFORMS
+from synctool.platforms.registry import DEFAULT_PLATFORMS, OPTIONAL_PLATFORMS
 
 PLATFORMS = Path(__file__).resolve().parents[1] / "synctool" / "platforms"
 #: the synctool modules a platform package may import from, beside its own package
@@ -35,7 +35,7 @@ def synctool_imports(package: str, folder: Path = PLATFORMS) -> set[str]:
 
 
 def test_each_built_in_platform_imports_synctool_only_through_the_platform_module():
-    built_in = DEFAULT_PLATFORMS + NAMED_PLATFORMS
+    built_in = DEFAULT_PLATFORMS + OPTIONAL_PLATFORMS
     outside = {name: sorted(synctool_imports(name) - ALLOWED) for name in built_in}
     assert outside == {name: [] for name in built_in}
 

@@ -62,7 +62,10 @@ def describe(rt: Runtime) -> list[dict[str, Any]]:
                 "role": p.role,
                 "in_use": p in used,
                 "credentials": credentials,
-                "webhook": f"/webhooks/{p.webhook.role}" if p.webhook else None,
+                # a platform that claims a share of another's endpoint (Platform.claims) says which
+                "webhook": f"/webhooks/{p.webhook.role}"
+                if p.webhook
+                else ", ".join(f"/webhooks/{role} (a share of its deliveries)" for role in p.claims) or None,
                 "commands": ", ".join(p.commands) or None,
                 "settings": ", ".join(setting.name for setting in p.settings) or None,
                 "can": ", ".join(k for k, v in can.items() if v) or None,

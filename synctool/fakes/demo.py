@@ -25,7 +25,7 @@ from typing import Any, TypedDict
 from synctool import store
 from synctool.fakes import samples
 from synctool.fakes.crm import TAG_CATEGORY
-from synctool.fakes.demo_deliveries import PUBLIC_URL, send
+from synctool.fakes.demo_deliveries import DONORBOX_SECRET, PUBLIC_URL, send
 from synctool.fakes.demo_seed import seed
 from synctool.fakes.server import BackgroundServer
 from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
@@ -48,17 +48,17 @@ DEMO_ENV = {
     "SYNCTOOL_KEYRING": "off",
 }
 Say = Callable[[str], None]
-#: the built-ins in use, and PayPal beside them: its fake's certificates fetched from the fake (issue 60)
-DEMO_CONFIG = (
-    "platforms: [givebutter, square, mailchimp, stripe, portal, paypal]\n"
-    "paypal:\n  cert_url_prefixes: ['http://paypal.fake.invalid/v1/notifications/certs/']\n"
-)
+#: PayPal's certificates fetched from its fake (issue 60)
+PAYPAL_CONFIG = "paypal:\n  cert_url_prefixes: ['http://paypal.fake.invalid/v1/notifications/certs/']\n"
 
 
 def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
-    (tmp / "config.yaml").write_text("# written by synctool demo\n" + DEMO_CONFIG)
+    # the built-ins, and those in use only when named (stripe-donations, donorbox, paypal)
+    (tmp / "config.yaml").write_text(
+        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations, donorbox, paypal]\n" + PAYPAL_CONFIG
+    )
     world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
     try:
@@ -69,7 +69,7 @@ def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
         secrets = register_webhooks(conn, rt, say)
         receiver.start(create_app(rt))
         say(f"receiver on loopback at {receiver.url} (the platforms' {PUBLIC_URL}), fakes in process; database {rt.db_path}")
-        sent = send(world, receiver.url, say, {**WEBHOOK_SECRETS, **secrets})
+        sent = send(world, receiver.url, say, {**WEBHOOK_SECRETS, "DONORBOX_WEBHOOK_SECRET": DONORBOX_SECRET, **secrets})
         polled = poll_and_heal(world, conn, rt, say)
         drained = drain_and_look(world, conn, rt, say)
         found, clean = reconcile_and_fix(conn, rt, say)
@@ -91,6 +91,10 @@ def runtime(world: FakeWorld, tmp: Path) -> Runtime:
             **world.env(),
             # the portal is the organisation's own: its secret is agreed, not registered
             "PORTAL_WEBHOOK_SECRET": WEBHOOK_SECRETS["PORTAL_WEBHOOK_SECRET"],
+            # Donorbox's Signature Secret is copied from its dashboard (its API registers nothing), and its API's
+            # Basic auth takes the account's login e-mail beside the key
+            "DONORBOX_WEBHOOK_SECRET": DONORBOX_SECRET,
+            "DONORBOX_ACCOUNT_EMAIL": "demo@donorbox.invalid",
             "PAYPAL_CLIENT_ID": "demo-paypal-client-id",  # the fake takes any client id with its secret
             "SYNCTOOL_DB": str(tmp / "demo.db"),
         },

@@ -1,7 +1,8 @@
 """The demo's deliveries: signed as each platform signs them and posted to the receiver on loopback, with what it
 answered. Givebutter's (a repeat, a ticket, a recurring charge, a fundraiser's page, a new address, a refund, a
 cancelled plan), Square's (a sale, an open order, a POS app payment and its refund, a forged signature), a Mailchimp
-unsubscribe, the portal's pushes, and Stripe's checkout and refund."""
+unsubscribe, the portal's pushes, Stripe's checkout and refund, a donation on the account's own Payment Link, and a
+Donorbox donation."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ import httpx
 
 from synctool.fakes import samples
 from synctool.fakes.world import FakeWorld
+from synctool.platforms.stripe import fake as stripe_fake
 from synctool.platforms.stripe.webhook import sign
 
 #: the address the fakes are told the receiver has; deliveries are signed for it and sent to loopback
 PUBLIC_URL = "https://sync.demo.invalid"
+#: Donorbox's Signature Secret for the demo's endpoint (an operator copies it from Donorbox's dashboard)
+DONORBOX_SECRET = "demo-donorbox-signature-secret"
 
 
 class Deliveries:
@@ -62,7 +66,8 @@ def send(world: FakeWorld, url: str, say: Callable[[str], None], secrets: dict[s
         {"content-type": "application/x-www-form-urlencoded"},
     )
     portal(deliveries)
-    stripe(deliveries)
+    stripe(deliveries, world)
+    donorbox(deliveries, world)
     paypal(deliveries, world)
     return deliveries.results
 
@@ -138,7 +143,7 @@ def portal(d: Deliveries) -> None:
     d.portal("Portal payment.upsert (pending)", {"id": "push-3", "type": "payment.upsert", "data": payment})
 
 
-def stripe(d: Deliveries) -> None:
+def stripe(d: Deliveries, world: FakeWorld) -> None:
     session = {
         "id": "cs_test_demo",
         "object": "checkout.session",
@@ -150,9 +155,29 @@ def stripe(d: Deliveries) -> None:
         "mode": "payment",
         "metadata": {"portal_payment_id": "pay-100", "portal_user_id": "u-100", "portal_membership_id": "m-100"},
     }
+    account = world.fakes["stripe-donations"]  # Stripe's account (the payments fake): it holds the portal's session too
+    stripe_fake.add_session(account, session)
     d.stripe("Stripe checkout.session.completed", samples.stripe_event("checkout.session.completed", session))
     charge = samples.stripe_charge("ch_demo", 6000, 6000, payment_intent="pi_demo", refund_id="re_demo")
+    # no portal ids on the charge: stripe-donations claims it, finds the portal's session and hands it back
     d.stripe("Stripe charge.refunded (the whole $60)", samples.stripe_event("charge.refunded", charge))
+    # a donation on the account's own Payment Link: one gift, its note naming the link (stripe-donations)
+    gift = stripe_fake.add_charge(account, 4000, email="mj@example.org", name="Mary Jackson", payment_link="plink_demo_spring",
+                                    payment_intent="pi_demo_donation", created=int(time.time()) - 3600)  # fmt: skip
+    d.stripe(
+        "Stripe charge.succeeded (a Payment Link donation)", json.dumps(stripe_fake.event_of("charge.succeeded", gift)).encode()
+    )
+
+
+def donorbox(d: Deliveries, world: FakeWorld) -> None:
+    """A Donorbox donation made now, signed as Donorbox signs its custom webhooks."""
+    from synctool.platforms.donorbox.fake import signed
+
+    at = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    donor = {"first_name": "Grace", "last_name": "Hopper", "name": "Grace Hopper", "email": "grace@example.org"}
+    donation = world.donorbox.donate(90001, "50.0", at, donor=donor)
+    body, headers = signed(donation, d.secrets["DONORBOX_WEBHOOK_SECRET"], event="donation.created")
+    d.post("Donorbox donation.created", "/webhooks/donorbox", body, headers)
 
 
 def paypal(d: Deliveries, world: FakeWorld) -> None:

@@ -47,8 +47,14 @@ class FakeWorld:
         #: role -> every exchange with that platform's fake (the contract tests check them)
         self.recorders: dict[str, Recorder] = {}
         self._paths, self._keys = {"crm": ("CRM_API_BASE_URL", "/api/v1")}, {"CRM_API_KEY": CRM_KEY}
+        made: dict[tuple[str, str], tuple[Any, ASGIApp]] = {}
         for role, hook in platforms.fakes().items():
-            self.fakes[role], app = hook.make(hook.key)
+            # two platforms of one account (Stripe's portal payments and its donations) share the fake their
+            # ``Fake.make`` names: one state, as the account is one
+            same = (str(getattr(hook.make, "ref", id(hook.make))), hook.key)
+            if same not in made:
+                made[same] = hook.make(hook.key)
+            self.fakes[role], app = made[same]
             self.recorders[role] = Recorder(app)
             self._apps[role] = self.recorders[role]
             self._paths[role] = (hook.base_url_env, hook.path)

@@ -74,7 +74,7 @@ def inject(conn: store.Connection, rt: Runtime, role: str, body: bytes) -> dict[
     from synctool import platforms
 
     platforms.chosen(rt.config, role, lambda p: p.webhook)  # a platform not in use takes no delivery
-    inbound = accept(role, body, {}, {}, WebhookSecrets(), verify=False)
+    inbound = accept(role, body, {}, {}, WebhookSecrets(), verify=False, claims=platforms.claimants(rt.config, role))
     job_id = store_inbound(conn, inbound, rt.config.queue.max_attempts)
     logger.warning("injected a %s %s delivery (event %s) without a signature check", role, inbound.event_type, inbound.event_id)
     if job_id is None:

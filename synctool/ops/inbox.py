@@ -8,13 +8,14 @@ and, through ``jobs.enqueue``, its job in one transaction. Nothing here calls ou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from synctool import platforms, store
 from synctool.errors import ConfigError, InvalidInput, StoreUnavailable
 from synctool.platforms import adapter
-from synctool.platforms.webhook import JobSpec, WebhookSecrets
+from synctool.platforms.contract import ClaimHook
+from synctool.platforms.webhook import Event, JobSpec, WebhookSecrets
 from synctool.queue import jobs
 
 __all__ = ["Inbound", "JobSpec", "WebhookSecrets", "accept", "store_inbound"]
@@ -30,6 +31,9 @@ class Inbound:
     headers: dict[str, str] = field(default_factory=dict)
     verified: bool = True
     note: str | None = None
+    #: the role whose job it is, when another platform in use claimed the delivery (``Platform.claims``); None:
+    #: the endpoint's own
+    source: str | None = None
 
 
 def accept(
@@ -42,8 +46,11 @@ def accept(
     verify: bool = True,
     now: float | None = None,
     note: str | None = None,
+    claims: Sequence[tuple[str, ClaimHook]] = (),
 ) -> Inbound:
-    """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput."""
+    """Verify (unless ``verify`` is False, for inject) and parse one delivery. Raises InvalidInput. ``claims``
+    (``platforms.claimants``): the platforms in use that take a share of ``role``'s deliveries, asked in turn after
+    the parse; the first that claims it has its job (the delivery stays ``role``'s, deduplicated on its event id)."""
     platform = adapter(role)
     lowered = {k.lower(): v for k, v in headers.items()}
     secret = platforms.webhooks()[role].secret
@@ -56,6 +63,12 @@ def accept(
     except RecursionError:  # JSON nested thousands deep: the parser's (or a model's) recursion limit
         raise InvalidInput("body is nested too deeply", "a platform's payload is a few levels deep") from None
     kept = {k: v for k, v in lowered.items() if k in platform.KEPT_HEADERS}
+    source = None
+    for claimer, claim in claims:
+        taken = claim(event)
+        if taken is not None:
+            source, event = claimer, Event(event.id, taken.type or event.type, taken.job, taken.data)
+            break
     return Inbound(
         role,
         event.id,
@@ -65,6 +78,7 @@ def accept(
         headers=kept,
         verified=verify,
         note=note or (None if verify else "injected by an operator; no signature was checked"),
+        source=source,
     )
 
 
@@ -102,7 +116,7 @@ def store_inbound(conn: store.Connection, inbound: Inbound, max_attempts: int = 
                 return None
             return jobs.enqueue(
                 conn,
-                source=inbound.role,  # the jobs column ``source`` holds the role
+                source=inbound.source or inbound.role,  # the jobs column ``source`` holds the role
                 target=job.target,
                 entity_type=job.entity_type,
                 entity_id=job.entity_id,

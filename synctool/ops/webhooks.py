@@ -248,7 +248,7 @@ def heal(
                 rows.append({**row, "action": "would replay", "detail": m.why})
                 continue
             try:
-                inbound = accept(source, m.body, {}, {}, secrets, verify=False,
+                inbound = accept(source, m.body, {}, {}, secrets, verify=False, claims=platforms.claimants(rt.config, source),
                                  note=f"replayed by `webhooks heal` from the platform's record of a failed delivery ({m.why})")  # fmt: skip
             except InvalidInput as exc:
                 rows.append({**row, "action": "refused", "detail": str(exc)})

@@ -77,6 +77,10 @@ RefetchHook = Callable[["store.Connection", "Runtime", list["store.Row"]], tuple
 #: a job handler: the event its job was queued for, the running job (``synctool.platform.Job``, which has what the
 #: queue reads of it and more) -> how the job ended (or it raises ``Skip``, ...)
 JobHandler = Callable[["Event", "Job"], "Outcome"]
+#: takes a share of another platform's deliveries (``Platform.claims``): the event the endpoint's own adapter parsed
+#: (its signature verified with the endpoint's secret) -> the event this platform makes of it, its job queued under
+#: this platform's role, or None to leave it to the endpoint's platform
+ClaimHook = Callable[["Event"], "Event | None"]
 #: its own ``doctor`` rows: ``(check, status, detail, fix)``
 ChecksHook = Callable[["store.Connection", "Runtime"], list[tuple[str, str, str, str]]]
 #: its campaigns (forms, payment links, products: what its gifts are coded by) by name: id -> name, from its cache or
@@ -293,6 +297,9 @@ class Platform:
     #: for another platform's (``Platform.handles``), ``"*:entity_type"`` for any source's; drain registers them
     #: when it claims its first job
     handlers: Mapping[str, JobHandler] = field(default_factory=dict)
+    #: the deliveries of another platform's endpoint it takes: that platform's role -> its claim (``ClaimHook``),
+    #: asked after the endpoint's adapter parsed a delivery, while both platforms are in use
+    claims: Mapping[str, ClaimHook] = field(default_factory=dict)
     #: its top-level commands: name -> a function returning the Typer app (called only when the command is
     #: named, or `synctool --help` lists them, in its Platforms section)
     commands: Mapping[str, Callable[[], object]] = field(default_factory=dict)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from synctool.errors import ConfigError, InvalidInput, one_of
 from synctool.lazy import load
-from synctool.platforms.contract import Client, Fake, JobHandler, Platform, Setting, Target, Webhook
+from synctool.platforms.contract import ClaimHook, Client, Fake, JobHandler, Platform, Setting, Target, Webhook
 from synctool.platforms.hooks import Hook
 
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
 #: the platforms synctool loads, in the order their routes, commands and checks are listed
 DEFAULT_PLATFORMS = ("givebutter", "square", "mailchimp", "stripe", "portal")
-#: built-ins registered beside those, in use only where ``platforms:`` names them (issue 60)
-NAMED_PLATFORMS = ("paypal",)
+#: built-in platforms beside those: registered (their packages ship with synctool), in use only once ``platforms:``
+#: names them, as an installed package is
+OPTIONAL_PLATFORMS = ("stripe_donations", "donorbox", "paypal")
 #: the entry point group through which an outside package adds a platform (its value: a ``Platform``)
 ENTRY_POINT_GROUP = "synctool.platforms"
 
@@ -103,8 +104,8 @@ def _may_declare_platforms() -> bool:
 
 @lru_cache(maxsize=1)
 def registered() -> tuple[Platform, ...]:
-    """The built-ins, in ``DEFAULT_PLATFORMS`` order, then those of the entry point group and ``register``."""
-    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS + NAMED_PLATFORMS]
+    """The built-ins, in ``DEFAULT_PLATFORMS`` then ``OPTIONAL_PLATFORMS`` order, then those of the entry point group and ``register``."""
+    found = [load(f"synctool.platforms.{name}:PLATFORM") for name in DEFAULT_PLATFORMS + OPTIONAL_PLATFORMS]
     if _may_declare_platforms():
         from importlib.metadata import entry_points
 
@@ -209,6 +210,18 @@ def running(config: Config) -> tuple[Platform, ...]:
     used = in_use(config)
     roles = {p.role for p in used}
     return tuple(p for p in registered() if p in used or roles & set(p.handles))
+
+
+def claimants(config: Config, role: str) -> tuple[tuple[str, ClaimHook], ...]:
+    """``(claimer's role, its claim)`` for each platform in use that takes a share of ``role``'s deliveries
+    (``Platform.claims``), in registry order: the receiver asks each after ``role``'s adapter parsed a delivery."""
+    return tuple((p.role, p.claims[role]) for p in in_use(config) if role in p.claims)
+
+
+def claim_of(claimer: str, role: str) -> ClaimHook | None:
+    """The claim the platform of role ``claimer`` makes on ``role``'s deliveries (drain re-reads a claimed delivery
+    through it), or None."""
+    return next((p.claims[role] for p in registered() if p.role == claimer and role in p.claims), None)
 
 
 def register_handlers(config: Config | None = None) -> None:

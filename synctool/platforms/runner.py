@@ -41,6 +41,7 @@ class Runner:
         *,
         open_client: Callable[[str], PlatformClient],
         parse: Callable[[str, bytes], Event],
+        claim: Callable[[str, str], Callable[[Event], Event | None] | None] = lambda claimer, role: None,
         register: Callable[[], None] | None = None,
         targets: tuple[str, ...] = ("crm",),
         serial: tuple[str, ...] = (),
@@ -50,6 +51,7 @@ class Runner:
         self.serial = serial
         self.open_client = open_client
         self.parse = parse
+        self.claim = claim
         self._register = register
         self._clients: dict[str, PlatformClient] = {}
         self._crm: CrmClient | None = None
@@ -82,6 +84,9 @@ class Runner:
                 return Event(found["event_id"], found["event_type"] or row["entity_type"], spec, None, payload)
             if found is not None:
                 parsed = self.parse(found["source"], bytes(found["body"]))
+                claim = self.claim(row["source"], found["source"]) if row["source"] != found["source"] else None
+                taken = claim(parsed) if claim is not None else None  # another platform's delivery this one claimed
+                parsed = taken if taken is not None else parsed
                 return Event(parsed.id, parsed.type, parsed.job, parsed.data, payload)
         return Event("", row["entity_type"], spec, None, payload)
 
@@ -167,6 +172,7 @@ def runner(rt: Runtime) -> Runner:
         rt,
         open_client=lambda role: platforms.open_client(rt, role),
         parse=lambda source, body: platforms.adapter(source).parse_webhook(body),
+        claim=platforms.claim_of,
         register=lambda: platforms.register_handlers(rt.config),
         targets=platforms.drained_targets(),
         serial=tuple(t.name for t in platforms.targets() if t.serial),

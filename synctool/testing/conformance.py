@@ -28,7 +28,7 @@ from synctool.platforms import Platform, Setting
 from synctool.platforms.contract import ApiRoute
 from synctool.platforms.reconcile import Expected, Payout
 from synctool.platforms.registration import Check
-from synctool.platforms.webhook import Adapter, Event, Missed, WebhookSecrets
+from synctool.platforms.webhook import Adapter, Event, JobSpec, Missed, WebhookSecrets
 from synctool.runtime import Runtime
 from synctool.testing.references import hook_problems
 
@@ -274,6 +274,13 @@ def _records(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runt
     for role in platform.handles:
         if role == "crm":
             calls.problems.append(f"handlers: {role!r} is not another platform's source")
+    for role, claim in platform.claims.items():  # an event it does not know is left to the endpoint's platform
+        if role in ("crm", platform.role):
+            calls.problems.append(f"claims: {role!r} is not another platform's endpoint")
+        unknown = Event("conformance-event", "conformance.unknown", JobSpec("event", "conformance-event"))
+        calls.attempt(
+            f"claims.{role}", functools.partial(claim, unknown), lambda f: _is(f, type(None), "its answer to an unknown event")
+        )
     if platform.migrations is not None:
         made = set(store.dialect.table_names(conn))
         unmade = [t for t in platform.tables if t not in made]

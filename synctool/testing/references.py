@@ -71,7 +71,7 @@ def _references(platform: Platform) -> Iterator[tuple[str, Reference, object]]:
         hints = _contract_hints(type(part))
         for f in dataclasses.fields(part):
             value, hint = getattr(part, f.name), _unwrap(hints[f.name])
-            if f.name in ("commands", "handlers"):
+            if f.name in ("commands", "handlers", "claims"):
                 for name, group in value.items():
                     if isinstance(group, REFERENCES):
                         yield f"{f.name}.{name}", group, typing.get_args(hint)[1]

@@ -65,6 +65,7 @@ class Receiver:
         self.rt = rt
         self.secrets = secrets or platforms.webhook_secrets(rt)
         self.conn: store.Connection | None = None
+        self._claims: dict[str, tuple] = {}
         self.committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synctool-commit")
         # which receiver answered: `doctor` compares the one on this host with the one behind the public URL
         self.instance = uuid.uuid4().hex
@@ -91,6 +92,12 @@ class Receiver:
             self.drop_connection()
             raise
 
+    def claims(self, role: str) -> tuple:
+        """The platforms in use that take a share of ``role``'s deliveries (``Platform.claims``), read once."""
+        if role not in self._claims:
+            self._claims[role] = platforms.claimants(self.rt.config, role)
+        return self._claims[role]
+
     def drop_connection(self) -> None:
         conn, self.conn = self.conn, None
         if conn is not None:
@@ -110,7 +117,7 @@ class Receiver:
             body = await read_body(request, self.rt.config.receiver.max_body_bytes)
             if answers_url_check and not body.strip():
                 return JSONResponse({"status": "ok"})  # a platform's URL check may POST an empty body
-            inbound = accept(role, body, request.headers, request.query_params, self.secrets)
+            inbound = accept(role, body, request.headers, request.query_params, self.secrets, claims=self.claims(role))
         except InvalidInput as exc:  # a bad signature, a bad payload, a body too large
             self.log.warning("rejected %s delivery: %s", role, exc)
             response = error(http_status(exc, webhook=True), str(exc), exc.detail)
