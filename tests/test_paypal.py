@@ -387,3 +387,13 @@ def test_the_mappings_page_offers_paypal_s_own_keys_by_name(paypal, db):
     named = PLATFORM.mappings.campaigns(db, helpers.runtime())
     assert named == {"paypal:custom:spring-appeal": "spring-appeal (PayPal custom_id)",
                      "paypal:item:Spring appeal": "Spring appeal (PayPal item)"}  # fmt: skip
+
+
+def test_a_payment_whose_order_names_no_donor_fails_saying_so(paypal, receiver, cli):
+    capture = paypal.donate("25.00", "ida@example.org")
+    order_id = capture["supplementary_data"]["related_ids"]["order_id"]
+    del paypal.orders[order_id]["payer"]
+    deliver(receiver, paypal, paypal.event("PAYMENT.CAPTURE.COMPLETED", capture))
+    run_drain()
+    [job] = out(cli("syncs", "list", "--source", "paypal", "--json"))["items"]
+    assert job["status"] == "failed" and "payer" in job["last_error"], job

@@ -57,7 +57,8 @@ def run(say: Say = print, world: FakeWorld | None = None) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="synctool-demo-"))
     # the built-ins, and those in use only when named (stripe-donations, donorbox, paypal)
     (tmp / "config.yaml").write_text(
-        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations, donorbox, paypal]\n" + PAYPAL_CONFIG
+        "# written by synctool demo\nplatforms: [givebutter, square, mailchimp, stripe, portal, stripe-donations, donorbox, paypal]\n"
+        + PAYPAL_CONFIG
     )
     world = world or FakeWorld()  # a caller may hand one in to read its traffic afterwards (the contract tests)
     receiver = BackgroundServer()
