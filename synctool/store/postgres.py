@@ -246,6 +246,45 @@ class PostgresConnection:
         self.close()
 
 
+class Snapshot(PostgresConnection):
+    """Preview mode's throwaway copy of the database (``store.snapshot``): a connection of the pool inside one
+    repeatable-read transaction, opened as it is made and rolled back when it is closed. ``store.atomic`` nests in it
+    as savepoints, so nothing written through it is ever committed (a ``COMMIT`` it is asked for is refused); it sees
+    the database as it was when it was made, as SQLite's in-memory copy does."""
+
+    def __init__(self, raw: Any, pool: Any, url: str):
+        super().__init__(raw, pool, url)
+        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
+        if re.fullmatch(r"\s*(COMMIT|END)\b.*", sql, re.IGNORECASE | re.DOTALL):
+            raise DatabaseError("a preview's copy of the database never commits")
+        return super().execute(sql, params)
+
+    def commit(self) -> None:
+        raise DatabaseError("a preview's copy of the database never commits")
+
+    def close(self) -> None:
+        if self.raw is not None and self.in_transaction:
+            try:
+                self.raw.execute("ROLLBACK")
+            except Exception:  # the connection broke: the pool throws it away
+                pass
+        super().close()
+
+
+def snapshot(conn: PostgresConnection) -> Snapshot:
+    """A throwaway copy of the database behind ``conn`` for preview mode (``Snapshot``), from ``conn``'s pool."""
+    from psycopg_pool import PoolTimeout
+
+    if conn._pool is None:
+        raise DatabaseError("a snapshot needs a pooled connection")
+    try:
+        return Snapshot(conn._pool.getconn(), conn._pool, conn.url)
+    except PoolTimeout as exc:
+        raise OperationalError(f"cannot connect: {first_line(exc)}") from None
+
+
 def server_version(raw: Any) -> int:
     """The server's version as a number (150004 for 15.4): tests fake an older server here."""
     return int(raw.info.server_version)
