@@ -179,6 +179,14 @@ def snapshot(conn: Connection) -> Connection:
     return copy
 
 
+def release_snapshot(conn: Connection) -> None:
+    """A job run on a ``snapshot`` is over. PostgreSQL: what it wrote there is rolled back and a new snapshot taken,
+    so the row locks its writes took never hold up the database's own record of the job. SQLite: nothing (the
+    in-memory copy locks nothing of the database's)."""
+    if isinstance(conn, postgres.Snapshot):
+        conn.release()
+
+
 def open_read_only(path: str | Path, *, timeout_s: float = 5) -> Connection:
     """The database at ``path`` opened for reading alone, neither created nor migrated nor made private (another
     organisation's, or one being looked at): ``store.Error`` when it cannot be opened or read."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from synctool import __version__
 from synctool.errors import DatabaseTooNew
+from synctool.store import dialect
 from synctool.store.engine import Connection
 from synctool.store.schema import core, features, notices, plans, scale
 from synctool.store.tables import database
@@ -163,19 +164,21 @@ def _bridge(conn: Connection) -> None:
 def applied_migrations(conn: Connection, sets: Sequence[str] | None = None) -> list[str]:
     """The migrations this database has applied that this synctool knows: of every set, or of ``sets`` (the sets in
     use). A retired migration (``RETIRED``) is not counted."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
+    # sqlite-utils' record of them; PostgreSQL's schema records the migrations it holds in schema_migrations
+    table, order = ("schema_migrations", "applied_at, name") if dialect.on_postgres(conn) else ("_sqlite_migrations", "id")
+    if not dialect.has_table(conn, table):
         return []
     known = migration_names(sets)
     return [
         name
-        for migration_set, name in conn.execute("SELECT migration_set, name FROM _sqlite_migrations ORDER BY id")
+        for migration_set, name in conn.execute(f"SELECT migration_set, name FROM {table} ORDER BY {order}")
         if name in known.get(migration_set, ())
     ]
 
 
 def migrated_by(conn: Connection) -> str | None:
     """The synctool version that last migrated this database (None before 0.3.0)."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_meta'").fetchone():
+    if not dialect.has_table(conn, "store_meta"):
         return None
     found = conn.execute("SELECT value FROM store_meta WHERE key = 'migrated_by'").fetchone()
     return found[0] if found else None

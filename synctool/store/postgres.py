@@ -264,6 +264,11 @@ class Snapshot(PostgresConnection):
     def commit(self) -> None:
         raise DatabaseError("a preview's copy of the database never commits")
 
+    def release(self) -> None:
+        """What was written through the copy rolled back (its row locks let go), and a new snapshot begun."""
+        self.raw.execute("ROLLBACK")
+        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+
     def close(self) -> None:
         if self.raw is not None and self.in_transaction:
             try:
@@ -299,6 +304,20 @@ def first_line(exc: BaseException) -> str:
     return text.removeprefix("connection failed: ") or type(exc).__name__
 
 
+def _numbers_as_sqlite_gives_them(raw: Any) -> None:
+    """``numeric`` read as SQLite gives a number: an ``int`` when it is whole, else a ``float``. PostgreSQL's
+    ``sum()`` and ``avg()`` of integers are ``numeric`` (psycopg's ``Decimal``), where SQLite's ``sum`` of integers is
+    an integer: the counts a command prints or its JSON holds stay numbers, the same on both engines."""
+    from psycopg.types.numeric import NumericLoader
+
+    class Loader(NumericLoader):
+        def load(self, data: Any) -> Any:
+            value = super().load(data)
+            return int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
+
+    raw.adapters.register_loader("numeric", Loader)
+
+
 _POOLS: dict[str, Any] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -317,6 +336,7 @@ def pool_of(conninfo: str, url: str):
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=CONNECT_TIMEOUT_S * 6,
+                configure=_numbers_as_sqlite_gives_them,
                 open=True,
                 name=_pool_name(url),
             )
