@@ -2,13 +2,13 @@
 
 import sys
 
-from synctool import platforms, store
+from synctool import platforms
 from synctool.crm import environment as crm
 from synctool.runtime import Runtime
 
 platforms.registered()  # as every command does, before the config is read
 config = Runtime.from_environ()
-conn = store.connect(config.db_path)
+conn = config.open_database()
 client = crm.open_client(conn, config)
 for _ in range(int(sys.argv[1])):
     client.request("GET", "/funds", params={"limit": 1})
