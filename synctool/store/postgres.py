@@ -254,7 +254,11 @@ class Snapshot(PostgresConnection):
 
     def __init__(self, raw: Any, pool: Any, url: str):
         super().__init__(raw, pool, url)
-        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        except BaseException:
+            self.close()
+            raise
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
         if re.fullmatch(r"\s*(COMMIT|END)\b.*", sql, re.IGNORECASE | re.DOTALL):
@@ -266,7 +270,7 @@ class Snapshot(PostgresConnection):
 
     def release(self) -> None:
         """What was written through the copy rolled back (its row locks let go), and a new snapshot begun."""
-        self.raw.execute("ROLLBACK")
+        self.execute("ROLLBACK")
         self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
 
     def close(self) -> None:
