@@ -29,6 +29,21 @@ def runtime(**kwargs: Any) -> Runtime:
     return Runtime.from_environ(None, CURRENT["env"], transports=CURRENT["transports"], **kwargs)
 
 
+def database_text(conn: Any) -> str:
+    """Everything the database behind ``conn`` holds, as text (a secret's absence is looked for in it): SQLite's
+    own dump (``iterdump``, the schema and every row, the search index's too); on PostgreSQL every row of every
+    table of its schema."""
+    if hasattr(conn, "iterdump"):
+        return "\n".join(conn.iterdump())
+    from synctool import store
+
+    return "\n".join(
+        f"{table}: {tuple(row)!r}"
+        for table in store.dialect.table_names(conn)
+        for row in conn.execute(f'SELECT * FROM "{table}"')
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

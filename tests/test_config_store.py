@@ -10,6 +10,7 @@ import pytest
 
 from synctool import mappings, settings, store
 from synctool.errors import ConfigError
+from tests.conftest import ON_POSTGRES
 from tests.helpers import runtime
 
 
@@ -125,7 +126,12 @@ def test_init_is_repeatable(cli, tmp_path, env):
     second = cli("init")
     assert second.exit_code == 0 and "config_written  False" in second.output
     assert "# my edit" in (tmp_path / "config.yaml").read_text()
-    assert os.path.exists(env["SYNCTOOL_DB"])
+    assert ON_POSTGRES or os.path.exists(env["SYNCTOOL_DB"])  # SQLite's file (PostgreSQL's database is the test's)
+    conn = store.connect(env["SYNCTOOL_DB"], migrate=False)
+    try:
+        assert store.applied_migrations(conn)  # the database holds the schema init wrote
+    finally:
+        conn.close()
 
 
 def test_money_is_exact():

@@ -15,10 +15,8 @@ def gifts(world, external_id: str) -> list[dict]:
 
 
 def synced_by_poll(db, external_id: str) -> list[str]:
-    rows = db.execute(
-        "SELECT status, json_extract(payload, '$.origin') AS origin FROM jobs WHERE external_id = ?", (external_id,)
-    ).fetchall()
-    return [f"{r['status']} by {r['origin'] or 'webhook'}" for r in rows]
+    rows = db.execute("SELECT status, payload FROM jobs WHERE external_id = ?", (external_id,)).fetchall()
+    return [f"{r['status']} by {(json.loads(r['payload']) if r['payload'] else {}).get('origin') or 'webhook'}" for r in rows]
 
 
 def test_a_square_sale_and_refund_whose_webhooks_were_lost_are_synced_by_the_next_poll(coded, db, cli):

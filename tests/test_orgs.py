@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from synctool import store
 from synctool.fakes import samples
 from synctool.fakes.crm import FakeCrm, create_app
 from synctool.fakes.server import BackgroundServer
+from tests.conftest import ON_POSTGRES
 
 DATA = Path(__file__).parent / "data"
 
@@ -51,6 +53,19 @@ def rows_of(path: Path) -> dict[str, list[tuple]]:
     conn = sqlite3.connect(path)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {t: sorted(map(tuple, conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def single_install_rows(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, list[tuple]]:
+    """The single install's database (SQLite's file in the test's folder, or the test's PostgreSQL database), every
+    table's rows, sorted, keyed by table."""
+    if not ON_POSTGRES:
+        return rows_of(tmp_path / "synctool.db")
+    conn = store.connect(request.getfixturevalue("pg_url"), migrate=False)
+    try:
+        tables = store.dialect.table_names(conn)
         return {t: sorted(map(tuple, conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in tables}
     finally:
         conn.close()
@@ -102,10 +117,10 @@ def test_an_unknown_organisation_is_one_line_and_exit_2_and_nothing_is_made(cli,
     assert sorted(p.name for p in (host / "orgs").iterdir()) == ["acme"]
 
 
-def test_every_command_runs_against_the_organisation_s_own_database(cli, host, env, tmp_path):
+def test_every_command_runs_against_the_organisation_s_own_database(cli, host, env, tmp_path, request):
     add(cli, "acme")
     add(cli, "birch")
-    single = rows_of(tmp_path / "synctool.db")["jobs"]
+    single = single_install_rows(request, tmp_path)["jobs"]
     payload = tmp_path / "txn.json"
     payload.write_bytes(samples.givebutter("transaction.succeeded", samples.GIVEBUTTER_TRANSACTION, event_id="ev-1"))
     injected = cli("--org", "acme", "inject", str(payload), "--source", "donations", "--json")
@@ -121,7 +136,7 @@ def test_every_command_runs_against_the_organisation_s_own_database(cli, host, e
     assert ids() == [job_id]
     assert cli("--org", "birch", "syncs", "show", job_id).exit_code == 3  # another's job is not found there
     del env["SYNCTOOL_ORG"]
-    assert rows_of(tmp_path / "synctool.db")["jobs"] == single  # the single install's database untouched
+    assert single_install_rows(request, tmp_path)["jobs"] == single  # the single install's database untouched
 
     listed = {row["name"]: row for row in json.loads(cli("orgs", "list", "--json").stdout)}
     assert listed["acme"]["due"] == 1 and listed["birch"]["due"] == 0
@@ -235,6 +250,7 @@ def test_remove_needs_erase_asks_and_leaves_nothing(cli, host):
     assert [r["name"] for r in json.loads(cli("orgs", "list", "--json").stdout)] == ["birch"]
 
 
+@pytest.mark.sqlite_only(reason="a single install's SQLite file, its commits still in its WAL, imported into the host")
 def test_import_keeps_every_row_of_a_live_database(cli, host, tmp_path):
     """The single install's database, with commits still in its WAL (a writer holds it open), copied whole."""
     source = tmp_path / "synctool.db"

@@ -11,19 +11,37 @@ from datetime import timedelta
 from synctool import store
 from synctool.queue import log
 
-#: the campaigns of the window the slow way: every gift job's payload and delivery read (the query the table replaced)
+#: the campaigns of the window the slow way: every gift job's payload and delivery read (what the table replaced),
+#: the JSON read here rather than by the engine's JSON functions (SQLite's and PostgreSQL's differ)
 SLOW = (
-    "SELECT coalesce(CASE WHEN json_valid(j.payload) THEN json_extract(j.payload, '$.transaction.campaign_id') END,"
-    " CASE WHEN json_valid(CAST(d.body AS TEXT)) THEN json_extract(CAST(d.body AS TEXT), '$.data.campaign_id') END)"
-    " AS campaign_id, count(DISTINCT j.entity_id) AS gifts, max(j.created_at) AS last_gift_at"
-    " FROM jobs j LEFT JOIN deliveries d ON d.id = j.delivery_id"
+    "SELECT j.payload, d.body, j.entity_id, j.created_at FROM jobs j LEFT JOIN deliveries d ON d.id = j.delivery_id"
     " WHERE j.source = ? AND j.target = 'crm' AND j.entity_type = 'transaction' AND j.created_at >= ?"
-    " GROUP BY 1 HAVING campaign_id IS NOT NULL"
 )
 
 
+def _at(raw, *path):
+    """The value at ``path`` in the JSON text ``raw`` (None when it is not JSON or has no such value)."""
+    try:
+        found = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    for key in path:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found
+
+
 def slow(conn, source: str, since: str) -> list[tuple]:
-    return sorted((str(r[0]), r[1], r[2]) for r in conn.execute(SLOW, (source, since)))
+    groups: dict[tuple, tuple[set, str]] = {}
+    for payload, body, entity_id, created_at in conn.execute(SLOW, (source, since)):
+        campaign = _at(payload, "transaction", "campaign_id")
+        if campaign is None and body is not None:
+            campaign = _at(bytes(body).decode("utf-8", "replace"), "data", "campaign_id")
+        if campaign is None:
+            continue
+        key = (type(campaign).__name__, str(campaign))  # 118722 and "118722" are two campaigns, as the JSON gave them
+        entities, latest = groups.get(key, (set(), created_at))
+        groups[key] = ({*entities, entity_id}, max(latest, created_at))
+    return sorted((key[1], len(entities), latest) for key, (entities, latest) in groups.items())
 
 
 def fast(conn, source: str, since: str) -> list[tuple]:

@@ -34,7 +34,7 @@ def running(*, preview: bool = False, killed_at: str | None = None, job_id: str 
     rt = runtime()
     jobs_runner = runner(rt)
     jobs_runner.preview = preview
-    conn = store.connect(rt.config.db_path)
+    conn = rt.open_database()
     work_on = store.snapshot(conn) if preview else conn
     job = jobs_runner.context({"id": job_id, "force": 0, "source": "donations"}, work_on, "test-owner", store.iso())  # type: ignore[arg-type]
     if killed_at is not None:

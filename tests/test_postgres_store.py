@@ -105,3 +105,28 @@ def test_failures_are_the_error_classes_callers_catch_on_sqlite(pg) -> None:
             pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', 't')")
         pg.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k2', 'v', 't')")
     assert pg.execute("SELECT count(*) FROM settings").fetchone()[0] == 2
+
+
+def test_preview_s_copy_commits_nothing_and_lets_go_of_its_locks_after_each_job(pg_url: str) -> None:
+    conn = store.connect(pg_url)
+    read = "SELECT value FROM settings WHERE key = 'k'"
+    try:
+        conn.execute("SET lock_timeout = '5s'")  # a lock the copy kept would fail the test, not hang it
+        with store.atomic(conn):
+            conn.execute("INSERT INTO settings (key, value, updated_at) VALUES ('k', '1', '2026-01-01T00:00:00Z')")
+        copy = store.snapshot(conn)
+        try:
+            with store.atomic(copy):  # a savepoint inside the copy's own transaction
+                copy.execute("UPDATE settings SET value = '2' WHERE key = 'k'")
+            assert copy.execute(read).fetchone()[0] == "2" and conn.execute(read).fetchone()[0] == "1"
+            with pytest.raises(store.Error, match="never commits"):
+                copy.execute("COMMIT")
+            store.release_snapshot(copy)  # the job is over: its row lock let go
+            with store.atomic(conn):
+                conn.execute("UPDATE settings SET value = '3' WHERE key = 'k'")
+            assert copy.execute(read).fetchone()[0] == "3"  # a new snapshot, the job's write gone
+        finally:
+            copy.close()
+        assert conn.execute(read).fetchone()[0] == "3"
+    finally:
+        conn.close()

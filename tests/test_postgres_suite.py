@@ -41,3 +41,26 @@ def test_the_commands_run_on_postgresql(cli, env, pg_url: str) -> None:
     assert put.exit_code == 0, put.output
     shown = cli("settings", "alert-recipients", "--json")
     assert shown.exit_code == 0 and "ops@example.org" in shown.output, shown.output
+
+
+def test_the_known_failures_are_all_but_gone() -> None:
+    """The list only shrinks: one difference is left (a campaign id typed two ways, docs/deploy.md)."""
+    assert len(known_failures()) <= 1, "a test that passed on PostgreSQL fails there again: fix it, do not list it"
+
+
+@pytest.mark.no_database
+def test_a_command_gives_its_connection_back_to_the_pool_as_it_ends(cli, env, pg_url: str) -> None:
+    """More commands in one process than the pool holds: each connection goes back as its command ends (a drain in
+    the same process once waited 30 s for one)."""
+    from synctool import store
+    from synctool.store import postgres
+
+    env["SYNCTOOL_DB"] = pg_url
+    for _ in range(postgres.POOL_SIZE + 2):
+        assert cli("settings", "alert-recipients", "--json").exit_code == 0
+    conn = store.connect(pg_url)
+    try:
+        stats = postgres.pool_stats(conn)
+        assert stats.get("pool_size", 0) - stats.get("pool_available", 0) == 1  # this one alone is lent
+    finally:
+        conn.close()

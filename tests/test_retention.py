@@ -16,6 +16,7 @@ from synctool import store
 from synctool.fakes import samples
 from synctool.ops.deliveries import inject
 from synctool.queue import jobs
+from tests.conftest import ON_POSTGRES
 from tests.helpers import runtime
 
 DAYS = 730 / 19  # 20 deliveries, one every 38 days or so over two years
@@ -95,9 +96,12 @@ def test_prune_drops_only_the_old_bodies_no_job_needs_and_keeps_rows_and_jobs(cl
     needed = {s["status"] for d, s in seeded.items() if s["age"] > 400 and d not in gone}
     assert needed == {"queued", "running", "failed", "review", "previewed"}
     assert [dict(r) for r in db.execute("SELECT * FROM jobs ORDER BY id")] == jobs_before  # the sync log, whole
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the file as a backup would copy it: no trace of a dropped body
-    on_disk = Path(env["SYNCTOOL_DB"]).read_bytes()
-    assert [d for d, s in seeded.items() if f'"id": "{s["txn"]}"'.encode() in on_disk] == sorted(set(seeded) - gone)
+    if (
+        not ON_POSTGRES
+    ):  # SQLite's file as a backup would copy it: no trace of a dropped body (PostgreSQL's files are its server's)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        on_disk = Path(env["SYNCTOOL_DB"]).read_bytes()
+        assert [d for d, s in seeded.items() if f'"id": "{s["txn"]}"'.encode() in on_disk] == sorted(set(seeded) - gone)
 
     again = json.loads(cli("prune", "--json").stdout)  # nothing more to drop
     assert again["counts"]["raw_bodies"] == 0 and again["kept_for_jobs"] == 5

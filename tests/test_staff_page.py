@@ -15,7 +15,7 @@ from synctool import store
 from synctool.web.receiver import create_app
 from synctool.web.staff_page import COOKIE, routes
 from tests.flow_helpers import give, run_drain
-from tests.helpers import runtime
+from tests.helpers import database_text, runtime
 from tests.test_admin import seed_failed_job
 from tests.test_reconcile import edited_by_hand, reconcile, txn
 
@@ -83,7 +83,7 @@ def test_a_login_link_shows_who_it_is_for_then_works_once_and_opens_an_8_hour_se
     # the database keeps no usable secret: neither the link's token nor the session's cookie
     token = path.rsplit("/", 1)[1]
     session = cookie.split(";")[0].split("=", 1)[1]
-    dumped = "\n".join(db.iterdump())
+    dumped = database_text(db)
     assert token not in dumped and session not in dumped
 
 

@@ -43,7 +43,7 @@ def run_counted(job_id: str) -> tuple[int, Job]:
         return job
 
     jobs_runner.context = counting  # type: ignore[method-assign]
-    conn = store.connect(rt.config.db_path, migrate=False)
+    conn = rt.open_database(migrate=False)
     try:
         worker.run_now(jobs_runner, conn, job_id)
     finally:

@@ -165,6 +165,7 @@ def root(
 
     platforms.registered()  # every platform's config section is known before the config is read
     obj = ctx_obj(ctx)
+    ctx.call_on_close(obj.close_database)  # the command's connection given back as it ends (PostgreSQL's pool)
     if obj.log_action is None:
         obj.log_action = log_action
     if config is not None or obj.runtime is None:

@@ -57,6 +57,13 @@ class AppContext:
                 typer.echo(line, err=True)
         return self._db
 
+    def close_database(self) -> None:
+        """The command's database closed as the command ends (the CLI's root context's close): a PostgreSQL
+        connection goes back to its pool then, not whenever the garbage collector reaches it."""
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
 
 def ctx_obj(ctx: typer.Context) -> AppContext:
     root = ctx.find_root()

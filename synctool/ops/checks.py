@@ -103,8 +103,8 @@ def database_rows(ex: Examination) -> list[DoctorRow]:
     engine = store.describe(ex.conn)
     said = ", ".join(part for part in (engine["where"], engine["pool"], f"schema {engine['schema']}") if part)
     found: list[DoctorRow] = [("database engine", "ok", f"{engine['engine']} {engine['version']}: {said}", "")]
-    if ex.rt.config.database_url:  # the rest of doctor's checks run on PostgreSQL with issue 59's later parts
-        return found
+    if ex.rt.config.database_url:  # no file of synctool's: the server keeps its own files, its admin their modes
+        return [*found, database(ex.conn, ex.rt)]
     return [*found, database(ex.conn, ex.rt), ("database file modes", *file_modes(ex.rt.config.db_path))]
 
 
@@ -333,16 +333,12 @@ DOCTOR_CHECKS: tuple[Callable[[Examination], list[DoctorRow]], ...] = (
     receiver_rows,
 )
 
-#: doctor on PostgreSQL while it is in progress (issue 59): the checks that read no table but the engine's own
-POSTGRES_PREVIEW_CHECKS = (config_rows, database_rows, keyring_row, platform_rows, secret_rows)
-
 
 def doctor(conn: store.Connection, rt: Runtime) -> list[dict[str, str]]:
     """Configuration, secrets (present or not), keyring, database, cron freshness and backlog, each with a fix."""
     ex = Examination(conn, rt)
-    checks = DOCTOR_CHECKS if rt.config.database_url is None else POSTGRES_PREVIEW_CHECKS
     return [
         {"check": name, "status": status, "detail": detail, "fix": fix}
-        for check in checks
+        for check in DOCTOR_CHECKS
         for name, status, detail, fix in check(ex)
     ]

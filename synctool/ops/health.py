@@ -179,8 +179,9 @@ def database(conn: store.Connection, rt: Runtime) -> DoctorRow:
     applied = len(store.applied_migrations(conn, sets))
     found = store.size(conn)
     growth = store.growth_per_month(conn)
+    where = store.describe(conn)["where"] if rt.config.database_url else rt.config.db_path  # (a URL without its password)
     detail = (
-        f"{rt.config.db_path}, {applied}/{known} migrations (by synctool {store.migrated_by(conn) or 'before 0.3.0'}),"
+        f"{where}, {applied}/{known} migrations (by synctool {store.migrated_by(conn) or 'before 0.3.0'}),"
         f" {megabytes(found['bytes'])}, {megabytes(found['free_bytes'])} free, "
         + (
             "growth not known yet (prune records the size each night)"

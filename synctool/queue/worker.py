@@ -115,6 +115,9 @@ def run_job(
             logger.exception("job %s: internal error", job["id"])
             error = f"internal error: {type(exc).__name__}: {exc}"
         work.recover()
+        if record is not running.conn:  # preview: the copy lets go of the job before the database records it
+            work.commit("job end")
+            store.release_snapshot(running.conn)
         with ExitStack() as ending:
             if record is running.conn:  # the job's row commits with what its handler gathered since its last point
                 ending.enter_context(work.gather())

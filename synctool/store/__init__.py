@@ -44,6 +44,7 @@ from synctool.store.connection import (
     private_file,
     private_folder,
     private_to_write,
+    release_snapshot,
     snapshot,
 )
 from synctool.store.engine import Busy, Connection, Cursor, Error, Params, Row
@@ -125,6 +126,7 @@ __all__ = [
     "private_to_write",
     "put_row",
     "record_size",
+    "release_snapshot",
     "renew_locks",
     "run_script",
     "size",

@@ -166,13 +166,25 @@ def describe(conn: Connection) -> dict[str, str]:
 
 
 def snapshot(conn: Connection) -> Connection:
-    """An in-memory copy of the database behind ``conn`` (SQLite's online backup), set up as ``connect``
-    sets up a connection: preview mode runs its jobs against one and throws it away."""
+    """A copy of the database behind ``conn`` to write into and throw away: preview mode runs its jobs against one.
+    SQLite: an in-memory copy (its online backup), set up as ``connect`` sets up a connection. PostgreSQL: another
+    connection of the pool inside a transaction of its own (``postgres.snapshot``: repeatable read, rolled back when
+    it is closed), so what the jobs write there is never committed."""
+    if isinstance(conn, postgres.PostgresConnection):
+        return postgres.snapshot(conn)
     copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False, factory=SqliteConnection)
     cast(sqlite3.Connection, conn).backup(copy)
     copy.row_factory = sqlite3.Row
     copy.execute("PRAGMA foreign_keys = ON")
     return copy
+
+
+def release_snapshot(conn: Connection) -> None:
+    """A job run on a ``snapshot`` is over. PostgreSQL: what it wrote there is rolled back and a new snapshot taken,
+    so the row locks its writes took never hold up the database's own record of the job. SQLite: nothing (the
+    in-memory copy locks nothing of the database's)."""
+    if isinstance(conn, postgres.Snapshot):
+        conn.release()
 
 
 def open_read_only(path: str | Path, *, timeout_s: float = 5) -> Connection:

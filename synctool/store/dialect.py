@@ -59,8 +59,8 @@ def full_text(index: str, text: str, conn: Connection | None = None) -> tuple[st
     whatever its case. SQLite: an FTS5 trigram table named so, kept by triggers: ``text`` (three characters or more)
     anywhere in the external id, email, name or last error, inside a word too. PostgreSQL: the tsvector table
     ``jobs_search`` (one document a job, the ``simple`` configuration, kept by triggers): each word of ``text`` the
-    start of a word of the job's (``ada`` finds ``Ada Lovelace`` and ``ada@example.org``; ``velace`` does not find
-    ``Lovelace``, nor ``example`` ``ada@example.org``, an address being one word there)."""
+    start of a word of the job's (``ada`` finds ``Ada Lovelace`` and ``ada@example.org``, an e-mail being held whole and in its parts, so
+    ``ada@example`` and ``example`` find it too; ``velace`` does not find ``Lovelace``)."""
     if on_postgres(conn):
         words = [w for w in text.split() if w]
         query = " & ".join("'" + w.replace("\\", "\\\\").replace("'", "''") + "':*" for w in words) or "''"

@@ -246,6 +246,54 @@ class PostgresConnection:
         self.close()
 
 
+class Snapshot(PostgresConnection):
+    """Preview mode's throwaway copy of the database (``store.snapshot``): a connection of the pool inside one
+    repeatable-read transaction, opened as it is made and rolled back when it is closed. ``store.atomic`` nests in it
+    as savepoints, so nothing written through it is ever committed (a ``COMMIT`` it is asked for is refused); it sees
+    the database as it was when it was made, as SQLite's in-memory copy does."""
+
+    def __init__(self, raw: Any, pool: Any, url: str):
+        super().__init__(raw, pool, url)
+        try:
+            self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        except BaseException:
+            self.close()
+            raise
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
+        if re.fullmatch(r"\s*(COMMIT|END)\b.*", sql, re.IGNORECASE | re.DOTALL):
+            raise DatabaseError("a preview's copy of the database never commits")
+        return super().execute(sql, params)
+
+    def commit(self) -> None:
+        raise DatabaseError("a preview's copy of the database never commits")
+
+    def release(self) -> None:
+        """What was written through the copy rolled back (its row locks let go), and a new snapshot begun."""
+        self.execute("ROLLBACK")
+        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def close(self) -> None:
+        if self.raw is not None and self.in_transaction:
+            try:
+                self.raw.execute("ROLLBACK")
+            except Exception:  # the connection broke: the pool throws it away
+                pass
+        super().close()
+
+
+def snapshot(conn: PostgresConnection) -> Snapshot:
+    """A throwaway copy of the database behind ``conn`` for preview mode (``Snapshot``), from ``conn``'s pool."""
+    from psycopg_pool import PoolTimeout
+
+    if conn._pool is None:
+        raise DatabaseError("a snapshot needs a pooled connection")
+    try:
+        return Snapshot(conn._pool.getconn(), conn._pool, conn.url)
+    except PoolTimeout as exc:
+        raise OperationalError(f"cannot connect: {first_line(exc)}") from None
+
+
 def server_version(raw: Any) -> int:
     """The server's version as a number (150004 for 15.4): tests fake an older server here."""
     return int(raw.info.server_version)
@@ -258,6 +306,20 @@ def _unavailable(url: str, problem: str) -> ConfigError:
 def first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text.removeprefix("connection failed: ") or type(exc).__name__
+
+
+def _numbers_as_sqlite_gives_them(raw: Any) -> None:
+    """``numeric`` read as SQLite gives a number: an ``int`` when it is whole, else a ``float``. PostgreSQL's
+    ``sum()`` and ``avg()`` of integers are ``numeric`` (psycopg's ``Decimal``), where SQLite's ``sum`` of integers is
+    an integer: the counts a command prints or its JSON holds stay numbers, the same on both engines."""
+    from psycopg.types.numeric import NumericLoader
+
+    class Loader(NumericLoader):
+        def load(self, data: Any) -> Any:
+            value = super().load(data)
+            return int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
+
+    raw.adapters.register_loader("numeric", Loader)
 
 
 _POOLS: dict[str, Any] = {}
@@ -278,6 +340,7 @@ def pool_of(conninfo: str, url: str):
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=CONNECT_TIMEOUT_S * 6,
+                configure=_numbers_as_sqlite_gives_them,
                 open=True,
                 name=_pool_name(url),
             )

@@ -461,7 +461,8 @@ CREATE TABLE portal_family_links (
         crm_relationship_type_id TEXT, crm_relationship_id TEXT, updated_at TEXT NOT NULL
     );
 
--- the sync log's search (SQLite: the FTS5 table jobs_search, trigram): one document a job
+-- the sync log's search (SQLite: the FTS5 table jobs_search, trigram): one document a job, an e-mail in it whole and
+-- in its parts (ada@example finds ada@example.org: the query parses it as ada, then example)
 CREATE TABLE jobs_search (job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE, document TSVECTOR NOT NULL);
 CREATE INDEX jobs_search_document ON jobs_search USING GIN (document);
 
@@ -483,7 +484,7 @@ END $$;
 CREATE FUNCTION jobs_search_keep() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO jobs_search (job_id, document)
-    VALUES (NEW.id, to_tsvector('simple', concat_ws(' ', NEW.external_id, NEW.email, NEW.name, NEW.last_error)))
+    VALUES (NEW.id, to_tsvector('simple', concat_ws(' ', NEW.external_id, NEW.email, translate(NEW.email, '@.', '  '), NEW.name, NEW.last_error)))
     ON CONFLICT (job_id) DO UPDATE SET document = excluded.document;
     RETURN NULL;
 END $$;
