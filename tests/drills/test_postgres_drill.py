@@ -153,7 +153,7 @@ def test_two_receivers_and_three_drains_share_one_postgresql_through_kills_and_a
                 return
             yield n
 
-    deadline = time.monotonic() + 40
+    deadline = time.monotonic() + 90  # (bounds a hang only: on a 2-core machine the whole drill takes about 20 s)
     senders = [threading.Thread(target=machines.send, args=(next_delivery(), deadline)) for _ in range(SENDERS)]
     for t in senders:
         t.start()
@@ -189,7 +189,7 @@ def test_two_receivers_and_three_drains_share_one_postgresql_through_kills_and_a
         found = dict(machines.site.rows("SELECT status, count(*) FROM jobs GROUP BY status"))
         return sum(found.values()) >= DELIVERIES and not set(found) - {"succeeded", "skipped", "failed"}
 
-    machines.wait_for("every job finished", finished, timeout=25)
+    machines.wait_for("every job finished", finished, timeout=90)
     elapsed = time.monotonic() - started
 
     # every acknowledged delivery is one gift, none missing, none twice
