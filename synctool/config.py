@@ -37,6 +37,7 @@ from synctool.config_sections import SmtpConfig as SmtpConfig
 from synctool.config_sections import SoftCreditsConfig as SoftCreditsConfig
 from synctool.config_sections import WebhooksConfig as WebhooksConfig
 from synctool.config_sections import is_loopback as is_loopback
+from synctool.config_sections import shown_database_url as shown_database_url
 from synctool.errors import ConfigError
 from synctool.validation import field_of, problem
 
@@ -262,22 +263,9 @@ def database_url_problem(url: str) -> str | None:
     return None
 
 
-def shown_database_url(url: str) -> str:
-    """The URL as messages show it (no password, whatever was written)."""
-    parts = urlsplit(url)
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"postgresql://{user}{parts.hostname}{port}{parts.path}"
-
-
-#: set to 1 to open a PostgreSQL database while it is in progress (issue 59): the store and its schema work, the
-#: commands do not all run on it yet
-POSTGRES_PREVIEW = "SYNCTOOL_POSTGRES_PREVIEW"
-
-
 def _check_database(config: Config, environ: Mapping[str, str], source: str) -> None:
     """A PostgreSQL URL (``database:`` or ``$SYNCTOOL_DB``) as written: its scheme, host and database name, never a
-    password; and, until every command runs on PostgreSQL, refused unless ``SYNCTOOL_POSTGRES_PREVIEW=1``."""
+    password."""
     key, where, value = (
         ("SYNCTOOL_DB", "environment", config._db_override) if config._db_override else ("database", source, config.database)
     )
@@ -286,13 +274,6 @@ def _check_database(config: Config, environ: Mapping[str, str], source: str) -> 
     problem = database_url_problem(value)
     if problem:
         raise ConfigError(key, where, problem)
-    if environ.get(POSTGRES_PREVIEW) != "1":
-        raise ConfigError(
-            key,
-            where,
-            "PostgreSQL is not ready in this version: the store, its schema and doctor work, the commands do not all"
-            f" run on it yet (issue 59, in progress); {POSTGRES_PREVIEW}=1 opens it anyway, for trying it out",
-        )
 
 
 STARTER_CONFIG = """\

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -302,11 +303,17 @@ class Config(Section):
     def db_path(self) -> Path:
         """``$SYNCTOOL_DB`` as read by ``load_config``, else the ``database`` key, else the default."""
         if self.database_url:  # never a file named after the URL: the commands that open PostgreSQL ask database_url
-            raise ConfigError(
-                "database", self.database_url, "this command does not run on PostgreSQL yet (issue 59, in progress)"
-            )
+            raise ConfigError("database", shown_database_url(self.database_url), "this command works on a SQLite file alone")
         if self._db_override:
             return Path(self._db_override).expanduser()
         if self.database:
             return Path(self.database).expanduser()
         return DEFAULT_DB
+
+
+def shown_database_url(url: str) -> str:
+    """The URL as messages show it (no password, whatever was written)."""
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"postgresql://{user}{parts.hostname}{port}{parts.path}"

@@ -8,6 +8,10 @@ migrations as any synctool database, of which only the users, sign-in links, ses
 No organisation's database holds a host operator and the host's database holds no organisation's data, so a host
 operator's link or session opens nothing of an organisation's, and an organisation's opens nothing of the host's.
 
+A host whose config (below) says ``database: postgresql://USER@HOST/DB`` keeps everything in that database instead:
+the host's operators in its schema ``host``, each organisation's data in its own (``org_NAME``,
+``orgs.host_database_url``); the password is libpq's (``PGPASSWORD``, ``~/.pgpass``), never the config.
+
 The host's Runtime reads ``$SYNCTOOL_HOME/host/config.yaml`` (written on first use with every key at its default;
 ``receiver.public_url`` there is where the operators' sign-in links start) and nothing of the process environment:
 no variable set for the single install or an organisation points the host elsewhere. It holds no secrets.
@@ -30,6 +34,9 @@ STARTER_CONFIG = """\
 # sign-in links start with it (`synctool users login-link EMAIL --host-admin --url URL` says it for one link).
 # receiver:
 #   public_url: https://sync.example.org
+# On several machines sharing one PostgreSQL database (docs/deploy.md "Several machines"), every organisation's
+# data and the host's operators are kept there, each in a schema of its own (the password in ~/.pgpass):
+# database: postgresql://synctool@db.example.org/synctool
 """
 
 
@@ -59,7 +66,9 @@ def runtime(environ: Mapping[str, str]) -> Runtime:
         store.private_folder(path.parent)
         if store.private_file(path):
             path.write_text(STARTER_CONFIG, encoding="utf-8")
-    env = {"SYNCTOOL_DB": str(database(environ))}
+    url = orgs.host_database_url(environ)
+    env = {"SYNCTOOL_DB": url or str(database(environ))}
     if "SYNCTOOL_HOME" in environ:
         env["SYNCTOOL_HOME"] = environ["SYNCTOOL_HOME"]
-    return Runtime(config=load_config(path, env), secrets=Secrets({}, use_keyring=False), environ=env)
+    config = load_config(path, env)
+    return Runtime(config=config, secrets=Secrets({}, use_keyring=False), environ=env, schema=orgs.HOST_SCHEMA if url else None)

@@ -47,6 +47,8 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=dict)
     #: the organisation it runs for (``--org``); None for an install without organisations
     org: str | None = None
+    #: the schema its data is in, in a PostgreSQL host's database (``org_NAME``, ``host``); None: the database's own
+    schema: str | None = None
 
     @classmethod
     def from_environ(
@@ -71,12 +73,18 @@ class Runtime:
         orgs.refuse_disagreeing(place, config_path, env)
         env = orgs.config_environ(place, env)
         config = load_config(place.config, env)
-        if config.database and Path(config.database).expanduser().resolve() != place.database.resolve():
+        where, schema = orgs.store_of(place)
+        # its folder's file, or its host's PostgreSQL database (its file's name kept from before the host moved there)
+        if (
+            config.database
+            and config.database != where
+            and Path(config.database).expanduser().resolve() != place.database.resolve()
+        ):
             raise ConfigError(
-                "database", config.source, f"an organisation's database is its folder's ({place.database}): remove the key"
+                "database", config.source, f"an organisation's database is its folder's ({orgs.shown(place)}): remove the key"
             )
         env["SYNCTOOL_ORG"] = name  # the processes it starts run for the same organisation
-        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, org=name, **kwargs)
+        return cls(config=config, secrets=orgs.secrets(place, env), environ=env, org=name, schema=schema, **kwargs)
 
     @property
     def path_prefix(self) -> str:
@@ -102,6 +110,7 @@ class Runtime:
         options: dict[str, Any] = {} if busy_timeout_ms is None else {"busy_timeout_ms": busy_timeout_ms}
         if self.config.database_url:
             options["password"] = self.secrets.get("DATABASE_PASSWORD")
+            options["schema"] = self.schema
         return store.connect(self.database, migrate=migrate, **options)
 
     def transport(self, role: str) -> httpx.BaseTransport | None:

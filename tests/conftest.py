@@ -138,8 +138,7 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytes
     """The environment the test's synctool runs with: a dict, never ``os.environ`` (which no test changes).
     ``runtime()`` (tests.helpers), the ``cli`` fixture and the subprocess helpers all read it. Its database is
     there already, migrated, unless the test is marked ``no_database``: SQLite's file in ``tmp_path``, or with
-    ``SYNCTOOL_TEST_ENGINE=postgresql`` a PostgreSQL database of the test's own (``pg_url``) with
-    ``SYNCTOOL_POSTGRES_PREVIEW=1`` (a ``no_database`` test keeps its file's path: it is about making one)."""
+    ``SYNCTOOL_TEST_ENGINE=postgresql`` a PostgreSQL database of the test's own (``pg_url``) (a ``no_database`` test keeps its file's path: it is about making one)."""
     (tmp_path / "config.yaml").write_text("{}\n")
     database = str(tmp_path / "synctool.db")
     on_postgres = ON_POSTGRES and request.node.get_closest_marker("no_database") is None
@@ -158,8 +157,6 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytes
         # default) rightly holds as one person; the tests of that matching (test_donor_matching) set it
         "DONORS_MATCHING": "email",
     }
-    if on_postgres:
-        values["SYNCTOOL_POSTGRES_PREVIEW"] = "1"
     helpers.CURRENT.update(env=values, transports={})
     yield values
     helpers.CURRENT.clear()

@@ -75,7 +75,7 @@ def test_two_processes_never_exceed_the_limit(served_crm, env, db, engine, reque
     if engine == "postgresql":  # the same, the ledger on PostgreSQL (tests/pg.py; store.exclusive holds it)
         from synctool import store
 
-        env.update(SYNCTOOL_DB=request.getfixturevalue("pg_url"), SYNCTOOL_POSTGRES_PREVIEW="1")
+        env.update(SYNCTOOL_DB=request.getfixturevalue("pg_url"))
         db = store.connect(env["SYNCTOOL_DB"])
         request.addfinalizer(db.close)
     served_crm.limit, served_crm.window_s = 10, 1.0

@@ -35,17 +35,8 @@ def test_the_known_failures_file_reads_as_one_test_and_its_reason_a_line(tmp_pat
 
 
 @pytest.mark.no_database
-def test_a_command_that_works_on_the_file_alone_is_refused_in_one_line_on_postgresql(cli, env, pg_url: str) -> None:
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
-    result = cli("backup", str(Path(env["SYNCTOOL_CONFIG"]).parent / "copy.db"))
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert result.exit_code == 2 and len(lines) == 1, result.output
-    assert "this command does not run on PostgreSQL yet" in lines[0]
-
-
-@pytest.mark.no_database
-def test_the_commands_that_work_run_on_postgresql_with_the_preview(cli, env, pg_url: str) -> None:
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+def test_the_commands_run_on_postgresql(cli, env, pg_url: str) -> None:
+    env["SYNCTOOL_DB"] = pg_url
     put = cli("settings", "alert-recipients", "ops@example.org")
     assert put.exit_code == 0, put.output
     shown = cli("settings", "alert-recipients", "--json")

@@ -28,7 +28,6 @@ def one_line(result) -> str:
 )
 def test_a_wrong_url_is_refused_in_one_line(cli, env, isolated: Path, url: str, said: str) -> None:
     env["SYNCTOOL_DB"] = url
-    env["SYNCTOOL_POSTGRES_PREVIEW"] = "1"
     result = cli("doctor")
     assert result.exit_code == 2
     line = one_line(result)
@@ -46,12 +45,10 @@ def test_a_password_in_the_config_file_is_refused(cli, env, isolated: Path) -> N
 
 
 @pytest.mark.no_database
-def test_postgresql_is_refused_without_the_preview(cli, env, isolated: Path) -> None:
-    env["SYNCTOOL_DB"] = "postgresql://synctool@127.0.0.1:1/synctool"
-    result = cli("overview")
-    assert result.exit_code == 2
-    assert "PostgreSQL is not ready in this version:" in one_line(result)
-    assert list(isolated.iterdir()) == [isolated / "config.yaml"]
+def test_postgresql_opens_without_any_other_setting(cli, env, pg_url: str) -> None:
+    env["SYNCTOOL_DB"] = pg_url
+    result = cli("overview", "--json")
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.no_database
@@ -60,7 +57,6 @@ def test_an_unreachable_server_is_one_line(cli, env, isolated: Path) -> None:
 
     pg.required()
     env["SYNCTOOL_DB"] = f"postgresql://synctool@127.0.0.1:{pg.free_port()}/synctool"
-    env["SYNCTOOL_POSTGRES_PREVIEW"] = "1"
     result = cli("doctor")
     assert result.exit_code == 2
     assert "cannot connect" in one_line(result)
@@ -70,7 +66,6 @@ def test_an_unreachable_server_is_one_line(cli, env, isolated: Path) -> None:
 @pytest.mark.no_database
 def test_a_database_that_is_not_there_is_one_line(cli, env, pg_url: str) -> None:
     env["SYNCTOOL_DB"] = pg_url.rsplit("/", 1)[0] + "/no_such_database"
-    env["SYNCTOOL_POSTGRES_PREVIEW"] = "1"
     result = cli("doctor")
     assert result.exit_code == 2
     assert 'database "no_such_database" does not exist' in one_line(result)
@@ -83,7 +78,7 @@ def test_a_newer_schema_is_refused_on_postgresql_nothing_written(cli, env, pg_ur
     with psycopg.connect(pg_url, autocommit=True) as raw:
         raw.execute("INSERT INTO schema_migrations VALUES ('synctool', 'm999_from_the_future', '2030-01-01T00:00:00Z')")
         before = raw.execute("SELECT count(*) FROM store_meta").fetchone()
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["SYNCTOOL_DB"] = pg_url
     result = cli("doctor")
     assert result.exit_code == 2
     assert "was migrated by a newer synctool" in one_line(result) and "m999_from_the_future" in result.output
@@ -95,7 +90,7 @@ def test_a_newer_schema_is_refused_on_postgresql_nothing_written(cli, env, pg_ur
 def test_an_older_server_is_refused(cli, env, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # faked: the version the connection reports (no PostgreSQL 13 here to start)
     monkeypatch.setattr(postgres, "server_version", lambda raw: 130011)
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["SYNCTOOL_DB"] = pg_url
     result = cli("doctor")
     assert result.exit_code == 2
     assert "PostgreSQL 13.11 is too old: synctool needs 14 or newer" in one_line(result)
@@ -105,7 +100,7 @@ def test_an_older_server_is_refused(cli, env, pg_url: str, monkeypatch: pytest.M
 def test_doctor_says_the_engine_its_version_pool_and_schema_on_postgresql(cli, env, pg_url: str) -> None:
     from synctool.store import schema_postgres
 
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["SYNCTOOL_DB"] = pg_url
     env["DATABASE_PASSWORD"] = "unused"  # trust on the test server: a password given is sent and not needed
     result = cli("doctor")
     engine = next(line for line in result.output.splitlines() if "database engine" in line)
@@ -139,7 +134,7 @@ def test_the_password_comes_from_the_keyring_or_environment_and_is_never_shown(
         return connect(conninfo, **kwargs)
 
     monkeypatch.setattr(psycopg, "connect", spy)
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["SYNCTOOL_DB"] = pg_url
     env["DATABASE_PASSWORD"] = "s3cret-pw"  # the keyring is off in the tests: its environment fallback
     result = cli("doctor")
     assert result.exit_code in (0, 1) and "database engine" in result.output

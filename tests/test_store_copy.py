@@ -111,7 +111,7 @@ def test_a_whole_database_to_postgresql_and_back_is_the_same_row_by_row(cli, env
     finally:
         conn.close()
 
-    env["SYNCTOOL_DB"], env["SYNCTOOL_POSTGRES_PREVIEW"] = pg_url, "1"
+    env["SYNCTOOL_DB"] = pg_url
     back = cli("store", "copy", "--to", str(tmp_path / "back.db"))
     assert back.exit_code == 0, back.output
     assert "same" in back.stdout and "rebuilt on the target, not copied" in back.stdout

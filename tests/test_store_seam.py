@@ -16,12 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "synctool"
 ENGINES = ("sqlite3", "sqlite_utils")
 
 #: the known remainder, which may only shrink: sqlite-utils' ``Database`` still types the migrations a platform
-#: declares (``Platform.migrations``, ``testing/references.py`` resolves those annotations) and the two built-in
-#: platforms' own schemas, written with sqlite-utils like the core's in ``store/schema/``
+#: declares in the older form (``Platform.migrations``, ``testing/references.py`` resolves those annotations); the
+#: built-in platforms' migrations take a ``store.Connection`` (docs/platforms.md, migrations)
 ENGINE_IMPORTS = {
     "platforms/contract.py": {"sqlite_utils"},
-    "platforms/portal/tables.py": {"sqlite_utils"},
-    "platforms/givebutter/plans_schema.py": {"sqlite_utils"},
     "testing/references.py": {"sqlite_utils"},
 }
 

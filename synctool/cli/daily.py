@@ -132,7 +132,8 @@ def backup(
     (SQLite's online backup).
 
     Prints the file's size and the rows per table. Restore: stop cron and the receiver, copy the file back
-    to the database's path, run `synctool doctor`. On a host with organisations and no --org, organisation NAME's
+    to the database's path, run `synctool doctor`. On PostgreSQL the copy is a SQLite file of one moment of the
+    database; restore it into an empty one with `SYNCTOOL_DB=PATH synctool store copy --to postgresql://...`. On a host with organisations and no --org, organisation NAME's
     copy is PATH with .NAME before its suffix (synctool-2026-12-07.riverside.db) and the single install's is PATH.
 
     Example: synctool backup /var/backups/synctool-$(date +%F).db

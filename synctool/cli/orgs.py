@@ -86,7 +86,7 @@ def remove(
     yes: bool = typer.Option(False, "--yes", help="do not ask"),
 ) -> None:
     """Erase an organisation: its folder (config, database with its -wal and -shm, secrets.env, backups kept in
-    it) and its keyring entries. There is no undo: take a backup first (`synctool --org NAME backup`) if in doubt.
+    it), its schema on a PostgreSQL host (dropped with every row) and its keyring entries. There is no undo: take a backup first (`synctool --org NAME backup`) if in doubt.
 
     Example: synctool orgs remove riverside-food-bank --erase --yes
     """
@@ -103,6 +103,8 @@ def remove(
     typer.echo(f"removed organisation {name}: {removed['folder']}")
     for file in removed["files"]:
         typer.echo(f"  file {file}")
+    if "schema" in removed:
+        typer.echo(f"  schema {removed['schema']}")
     for secret in removed["keyring"]:
         typer.echo(f"  keyring {removed['keyring_service']} {secret}")
     if not removed["keyring_read"]:  # SYNCTOOL_KEYRING=off, or no backend: what it may hold is left, and said

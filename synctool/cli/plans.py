@@ -31,11 +31,16 @@ def list_(
     data = list_plans(ctx_obj(ctx).db, options_as(ctx, PlansQuery))
     shown = ["plan_id", "donor", "constituent_id", "amount", "currency", "frequency", "status", "since", "last_charge",
              "next_charge"]  # fmt: skip
-    render(data, as_json, rows=data["items"], columns=shown, chosen=columns, title=f"plans{f' ({status})' if status else ''}")
+    rows = [{**p, "plan_id": p["ref"]} for p in data["items"]]  # another platform's plan by its ref (``paypal:I-...``)
+    render(data, as_json, rows=rows, columns=shown, chosen=columns, title=f"plans{f' ({status})' if status else ''}")
 
 
 @app.command("show")
-def show(ctx: typer.Context, plan_id: str = typer.Argument(..., help="the plan's id"), as_json: AsJson = False) -> None:
+def show(
+    ctx: typer.Context,
+    plan_id: str = typer.Argument(..., help="the plan's id (SOURCE:ID for a platform whose role is not donations, as listed)"),
+    as_json: AsJson = False,
+) -> None:
     """Show one plan: its events, charges, follow-ups and group membership.
 
     The plan's record, its events, its charges and the CRM gifts they became, its follow-ups (contact reports) and its

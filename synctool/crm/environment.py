@@ -72,6 +72,7 @@ def pacer(rt: Runtime) -> Pacer:
             account_limit=rt.config.crm.rate_limit_requests,
             send_margin_s=rt.config.crm.send_margin_ms / 1000,
         ),
+        connect=lambda: rt.open_database(migrate=False),
     )
 
 

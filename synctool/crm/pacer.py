@@ -47,8 +47,10 @@ class Limits:
 
 
 class Pacer:
-    def __init__(self, db_path: str | Path, limits: Limits, *, clock=time.time, sleep=time.sleep):
+    def __init__(self, db_path: str | Path, limits: Limits, *, clock=time.time, sleep=time.sleep, connect=None):
         self.db_path = db_path
+        #: opens its connection (``Runtime.open_database``: an organisation's schema, the password); else ``db_path``
+        self._connect = connect
         self.limits = limits
         self._clock = clock
         self._sleep = sleep
@@ -57,7 +59,7 @@ class Pacer:
     def _conn(self) -> store.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._local.conn = store.connect(self.db_path, migrate=False)
+            conn = self._local.conn = self._connect() if self._connect else store.connect(self.db_path, migrate=False)
         return conn
 
     def _next_slot(self, conn: store.Connection, now: float) -> float:

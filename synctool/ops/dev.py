@@ -27,6 +27,8 @@ def reset_test_data(conn: store.Connection, rt: Runtime) -> dict[str, Any]:
         "crm_requests",
         "poll_state",
         "locks",
+        "plan_events",
+        "plans",
         *(table for p in platforms.registered() for table in p.tables),
     ]
     with store.atomic(conn):

@@ -265,7 +265,7 @@ def drain_host(
         try:
             if share.runtime is None:
                 share.runtime = build(name)
-                share.conn = store.connect(share.runtime.db_path)
+                share.conn = share.runtime.open_database()
                 share.concurrency = concurrency or share.runtime.config.queue.concurrency
             assert share.conn is not None
             left = None if max_jobs is None else max_jobs - share.summary.claimed

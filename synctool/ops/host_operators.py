@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
 from synctool import host, orgs, store
-from synctool.errors import Conflict, NotFound
+from synctool.errors import Conflict, NotFound, SynctoolError
 from synctool.ops import sign_in
 from synctool.runtime import Runtime
 
@@ -51,8 +51,8 @@ def is_member(org: orgs.Org, email: str) -> bool:
     """Whether ``email`` is an active user in the organisation's own database (opened read-only; an organisation
     that cannot be read has no members)."""
     try:
-        conn = store.open_read_only(org.database)
-    except store.Error:
+        conn = orgs.open_store(org, read_only=True)
+    except (store.Error, SynctoolError):
         return False
     try:
         row = conn.execute("SELECT active FROM users WHERE email = ?", (email.strip().lower(),)).fetchone()

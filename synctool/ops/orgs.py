@@ -13,7 +13,19 @@ import yaml
 
 from synctool import store
 from synctool.errors import ConfigError, InvalidInput, SynctoolError
-from synctool.orgs import Org, config_environ, find, init_environ, keyring_wanted, names, place, secrets
+from synctool.orgs import (
+    Org,
+    config_environ,
+    find,
+    init_environ,
+    keyring_wanted,
+    names,
+    open_store,
+    place,
+    secrets,
+    shown,
+    store_of,
+)
 
 
 def secret_names() -> dict[str, str]:
@@ -46,25 +58,55 @@ def add(
     org = place(name, environ)
     if org.folder.exists():
         raise InvalidInput(f"organisation {name!r} exists already ({org.folder})", "`synctool orgs show NAME` shows it")
+    where, schema = store_of(org)
+    _refuse_taken_schema(org)
     private_folder(org.folder)
     try:
-        result = init(str(org.config), init_environ(org, environ), platforms=platforms, currency=currency, database=org.database)
+        result = init(
+            str(org.config),
+            init_environ(org, environ),
+            platforms=platforms,
+            currency=currency,
+            database=where if schema else org.database,
+            schema=schema,
+        )
     except BaseException:
         shutil.rmtree(org.folder, ignore_errors=True)  # nothing half-made is left to be mistaken for an organisation
+        if schema is not None:
+            _drop_quietly(org)
         raise
     return {"organisation": name, "folder": str(org.folder), **result}
 
 
-def _read_only(path: Path) -> store.Connection:
-    if not path.is_file():
-        raise ConfigError("database", str(path), "missing")
-    return store.open_read_only(path)
+def _refuse_taken_schema(org: Org) -> None:
+    """On a PostgreSQL host, InvalidInput (nothing made) when the organisation's schema is there already: another
+    host's, or left by an organisation removed by hand. Never made an organisation's again without a word."""
+    where, schema = store_of(org)
+    if schema is None:
+        return
+    conn = store.connect(where, migrate=False)
+    try:
+        found = conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = ?", (schema,)).fetchone()
+    finally:
+        conn.close()
+    if found:
+        raise InvalidInput(
+            f"schema {schema} is there already in {shown(org).rsplit(' (', 1)[0]}: nothing was made",
+            f"another host's, or an organisation's removed by hand: drop it (DROP SCHEMA {schema} CASCADE) or choose another name",
+        )
+
+
+def _drop_quietly(org: Org) -> None:
+    try:
+        drop_schema(org)
+    except (SynctoolError, store.Error):  # the failure being raised says what went wrong
+        pass
 
 
 def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """One organisation's row: platforms in use, jobs due, failed, last drain and last poll, read from its own
     config and database (read-only). A broken organisation's row carries its error instead of raising."""
-    from synctool import platforms, store
+    from synctool import platforms
     from synctool.config import load_config
     from synctool.ops.health import cron_runs
     from synctool.queue import log
@@ -76,7 +118,7 @@ def summary(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         org = find(name, environ)
         config = load_config(org.config, config_environ(org, {}))
         row["platforms"] = ", ".join(p.name for p in platforms.in_use(config))
-        conn = _read_only(org.database)
+        conn = open_store(org, read_only=True)
         try:
             row["due"] = log.due(conn, store.iso())
             row["failed"] = log.open_failures(conn)
@@ -120,7 +162,7 @@ def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         **found,
         "folder": str(org.folder),
         "config": str(org.config),
-        "database": str(org.database),
+        "database": shown(org),
         "secrets_file": str(org.secrets_file) + ("" if org.secrets_file.exists() else " (none)"),
         "keyring_service": org.service,
         "secrets_missing": missing,
@@ -129,11 +171,13 @@ def show(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
 def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """Erase organisation ``name``: its folder (config, database with its -wal and -shm, secrets.env, backups kept
-    in it) and its keyring service's entries. What was removed, by name."""
+    in it), its schema on a PostgreSQL host (``DROP SCHEMA org_NAME CASCADE``: every row of it) and its keyring
+    service's entries. What was removed, by name."""
     from synctool.secrets import Secrets
 
     org = find(name, environ)
     files = sorted(str(p.relative_to(org.folder)) for p in org.folder.rglob("*") if p.is_file())
+    schema = drop_schema(org)
     held = Secrets({}, use_keyring=keyring_wanted(environ), service=org.service)
     erased = held.erase(sorted(secret_names()))
     shutil.rmtree(org.folder)
@@ -144,7 +188,55 @@ def remove(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
         "keyring": erased,
         "keyring_service": org.service,
         "keyring_read": held.keyring_available(),
+        **({"schema": f"{schema} (dropped, with every row in it)"} if schema else {}),
     }
+
+
+def drop_schema(org: Org) -> str | None:
+    """On a PostgreSQL host, the organisation's schema dropped with everything in it (its name is ``orgs.schema``'s:
+    lowercase letters, digits and ``_``, checked again by ``store.connect`` before any SQL); its name, or None on
+    SQLite."""
+
+    where, schema = store_of(org)
+    if schema is None:
+        return None
+    conn = store.connect(where, migrate=False, schema=schema)
+    try:
+        with store.atomic(conn):
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        conn.close()
+    return schema
+
+
+def _copy_into_schema(source_db: Path, org: Org, url: str, schema: str) -> None:
+    """A single install's SQLite file copied into the organisation's schema of the host's PostgreSQL database
+    (``store copy``'s copy, then its check row by row). A schema there already: InvalidInput, nothing written; a row
+    refused or a difference: StoreUnavailable, the schema made for it dropped again."""
+    from synctool.errors import StoreUnavailable
+
+    _refuse_taken_schema(org)
+    source = store.open_read_only(source_db)  # left as it is: an older release's columns are a part of this one's
+    try:
+        target = store.connect(url, schema=schema)
+        try:
+            try:
+                store.copy.copy_rows(source, target)
+            except store.Error as exc:
+                raise StoreUnavailable(f"copy of {source_db} into schema {schema} failed, nothing written: {exc}") from None
+            differing = [c for c in store.copy.compare(source, target) if c.difference]
+            if differing:
+                raise StoreUnavailable(
+                    f"the copy in schema {schema} differs from {source_db} in {differing[0].table}: {differing[0].difference}"
+                    " (was the single install still running?)"
+                )
+        except BaseException:
+            target.close()
+            drop_schema(org)
+            raise
+        target.close()
+    finally:
+        source.close()
 
 
 def import_existing(
@@ -152,8 +244,8 @@ def import_existing(
 ) -> dict[str, Any]:
     """Make today's single-organisation config and database organisation ``name``: the config copied (its
     ``database`` key pointed at the organisation's), the database copied whole with SQLite's backup API (a live
-    WAL's commits included) and migrated. Secrets are not copied: the names the operator must set again."""
-    from synctool import store
+    WAL's commits included) and migrated; on a PostgreSQL host, copied into its schema and checked row by row.
+    Secrets are not copied: the names the operator must set again."""
     from synctool.ops.setup import with_database
 
     source_config, source_db = Path(config).expanduser(), Path(database).expanduser()
@@ -169,12 +261,16 @@ def import_existing(
         text = source_config.read_text(encoding="utf-8")
         if not yaml.safe_load(text):  # an empty file, or `{}`: all defaults
             text = ""
+        where, schema = store_of(org)
         store.private_to_write(org.config)
-        org.config.write_text(with_database(text, org.database), encoding="utf-8")
-        store.private_file(org.database)
-        with store.backup_to(source_db, org.database, read_only=True):
-            pass  # the copy is whole here; nothing of it to read
-        store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
+        org.config.write_text(with_database(text, where if schema else org.database), encoding="utf-8")
+        if schema is not None:
+            _copy_into_schema(source_db, org, where, schema)
+        else:
+            store.private_file(org.database)
+            with store.backup_to(source_db, org.database, read_only=True):
+                pass  # the copy is whole here; nothing of it to read
+            store.connect(org.database).close()  # migrated to this synctool's schema, and 0600
         wanted = _secrets_used(org)
     except BaseException:
         shutil.rmtree(org.folder, ignore_errors=True)

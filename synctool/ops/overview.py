@@ -54,8 +54,8 @@ UNMAPPED_DAYS = 30
 def unmapped_campaigns(conn: store.Connection, rt: Runtime) -> list[UnmappedCampaign]:
     """The campaigns of a platform coded by campaign type (``Platform.mappings.types``) that received gifts in
     the last ``UNMAPPED_DAYS`` days and have no campaign override, and whose type has no type default: their
-    gifts fall to the default coding (``<role>:default``, then the config's). Each with its title and type as
-    the platform's campaign cache knows them, its gifts and the last one's time."""
+    gifts fall to the default coding (``<role>:default``, then the config's). Each with its name (the platform's
+    ``Mappings.campaigns``, else its campaign cache's title) and type, its gifts and the last one's time."""
     from datetime import timedelta
 
     from synctool import mappings, settings, store
@@ -66,6 +66,7 @@ def unmapped_campaigns(conn: store.Connection, rt: Runtime) -> list[UnmappedCamp
         if not platform.mappings.types:
             continue
         rows = log.gifts_by_campaign(conn, platform.role, since)
+        named = platform.mappings.campaigns(conn, rt) if rows and platform.mappings.campaigns is not None else {}
         for row in rows:
             key = row["campaign_id"]
             if mappings.get(conn, "campaign_override", key) is not None:
@@ -75,7 +76,7 @@ def unmapped_campaigns(conn: store.Connection, rt: Runtime) -> list[UnmappedCamp
             kind = campaign.get("type")
             if kind and mappings.get(conn, "type_default", f"{platform.role}:{kind}") is not None:
                 continue
-            found.append({"source": platform.role, "campaign_id": key, "campaign": campaign.get("title") or campaign.get("code"),
+            found.append({"source": platform.role, "campaign_id": key, "campaign": named.get(str(key)) or campaign.get("title") or campaign.get("code"),
                           "type": kind, "gifts": row["gifts"], "last_gift_at": row["last_gift_at"]})  # fmt: skip
     return found
 

@@ -1,10 +1,12 @@
 """Monthly donors (issue 53): the recurring plans synctool knows, one function per operation, read by `synctool
 plans`, the Plans page (``/admin/plans``) and ``/api/plans``.
 
-The plans and their events are the donation platform's records (its tables ``plans`` and ``plan_events``, kept
-by its plan job); a plan's charges come from that platform's ``plans.charges`` (the jobs and the gift ledger),
-its follow-ups from the CRM's contact-report ledger (``crm_contact_reports``) and its donor's group membership
-from ``crm_group_memberships``. Nothing here asks the CRM or the platform anything.
+The plans and their events are every platform's (the core's tables ``plans`` and ``plan_events``, kept by each
+platform's plan job through ``synctool.platforms.plans``, each row with its platform's role as ``source``); a plan's
+charges come from ``plans.charges`` (the jobs and the gift ledger), its follow-ups from the CRM's contact-report
+ledger (``crm_contact_reports``) and its donor's group membership from ``crm_group_memberships``. A plan is named by
+its ``ref``: the ``donations`` platform's by its id, another platform's ``<source>:<id>``. Nothing here asks the CRM or the
+platform anything.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ PER_MONTH = {
     "year": Decimal(1) / Decimal(12),
     "weekly": Decimal(52) / Decimal(12),
 }
-#: the platform role plans come from
+#: the platform role plans came from before plans were every platform's (the ``donations`` role's: its plans' bare ids)
 ROLE = "donations"
 CENT = Decimal("0.01")
 
@@ -65,6 +67,9 @@ class PlanRow(TypedDict):
     """A recurring plan as the plans list shows it."""
 
     plan_id: str
+    #: the role of the platform that holds it, and how it is named (``plans show REF``, the Plans page's link)
+    source: str
+    ref: str
     donor: str
     email: str | None
     constituent_id: str | None
@@ -114,9 +119,17 @@ class Figures(TypedDict):
     unknown_frequency: int
 
 
+def _ref(source: str, plan_id: str) -> str:
+    from synctool.platforms import plans as core
+
+    return core.ref(source, plan_id)
+
+
 def _row(r: store.Row) -> PlanRow:
     return {
         "plan_id": r["plan_id"],
+        "source": r["source"],
+        "ref": _ref(r["source"], r["plan_id"]),
         "donor": donor(r),
         "email": r["email"],
         "constituent_id": r["constituent_id"],
@@ -138,20 +151,38 @@ def list_plans(conn: store.Connection, query: PlansQuery | None = None) -> PlanL
         return {"items": [], "counts": dict.fromkeys(STATUSES, 0), "status": query.status}
     where, args = ("WHERE status = ?", [query.status]) if query.status else ("", [])
     rows = conn.execute(
-        f"SELECT * FROM plans {where} ORDER BY coalesce(started_at, updated_at) DESC, plan_id LIMIT ?", [*args, query.limit]
+        f"SELECT * FROM plans {where} ORDER BY coalesce(started_at, updated_at) DESC, plan_id, source LIMIT ?",
+        [*args, query.limit],
     ).fetchall()
     counts = dict.fromkeys(STATUSES, 0) | dict(conn.execute("SELECT status, count(*) FROM plans GROUP BY status").fetchall())
     return {"items": [_row(r) for r in rows], "counts": counts, "status": query.status}
 
 
+def find(conn: store.Connection, plan_ref: str) -> store.Row | None:
+    """The plan a person names: by its ``ref`` (its id for the ``donations`` role; ``<source>:<id>``), else by a bare id that one
+    platform's plan alone has."""
+    if not known(conn):
+        return None
+    source, _, plan_id = plan_ref.partition(":")
+    if plan_id and source != ROLE:
+        found = conn.execute("SELECT * FROM plans WHERE source = ? AND plan_id = ?", (source, plan_id)).fetchone()
+        if found is not None:
+            return found
+    rows = conn.execute("SELECT * FROM plans WHERE plan_id = ? ORDER BY source LIMIT 2", (plan_ref,)).fetchall()
+    bare = [r for r in rows if r["source"] == ROLE]
+    return bare[0] if bare else (rows[0] if len(rows) == 1 else None)
+
+
 def show_plan(conn: store.Connection, rt: Runtime, plan_id: str) -> PlanDetail:
-    """One plan: its record, its events, its charges and the CRM gifts they became, its follow-ups (contact
-    reports) and its donor's group membership. NotFound for a plan synctool does not know."""
-    found = conn.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone() if known(conn) else None
+    """One plan (``plan_id``: its ref): its record, its events, its charges and the CRM gifts they became, its
+    follow-ups (contact reports) and its donor's group membership. NotFound for a plan synctool does not know."""
+    found = find(conn, plan_id)
     if found is None:
         raise NotFound(f"no plan {plan_id}", "synctool plans list names the plans synctool knows")
+    source, plan_id = str(found["source"]), str(found["plan_id"])
     events = conn.execute(
-        "SELECT id, kind, at, detail, followup FROM plan_events WHERE plan_id = ? ORDER BY at, id", (plan_id,)
+        "SELECT id, kind, at, detail, followup FROM plan_events WHERE source = ? AND plan_id = ? ORDER BY at, id",
+        (source, plan_id),
     ).fetchall()
     return {
         **_row(found),
@@ -166,26 +197,28 @@ def show_plan(conn: store.Connection, rt: Runtime, plan_id: str) -> PlanDetail:
         "news": found["news"],
         "updated_at": found["updated_at"],
         "events": [dict(e) for e in events],
-        "charges": charges(conn, rt, plan_id),
-        "follow_ups": follow_ups(conn, plan_id),
+        "charges": charges(conn, rt, plan_id, source),
+        "follow_ups": follow_ups(conn, _ref(source, plan_id)),
         "membership": membership(conn, found["constituent_id"]),
     }
 
 
-def charges(conn: store.Connection, rt: Runtime, plan_id: str) -> list[dict[str, object]]:
-    """The plan's charges and the CRM gifts they became, as the platform in use that keeps plans reads them (its
-    ``plan_charges`` hook; nothing when none does)."""
+def charges(conn: store.Connection, rt: Runtime, plan_id: str, source: str = ROLE) -> list[dict[str, object]]:
+    """The plan's charges and the CRM gifts they became: as its platform reads them where it has a ``plan_charges``
+    hook, else as its gift handler noted them (``plans.record_charge``)."""
     for platform in platforms.in_use(rt.config):
-        if platform.plan_charges is not None:
+        if platform.role == source and platform.plan_charges is not None:
             return [dict(c) for c in platform.plan_charges(conn, plan_id)]
-    return []
+    from synctool.platforms import plans as core
+
+    return [dict(c) for c in core.charges(conn, source, plan_id)]
 
 
-def follow_ups(conn: store.Connection, plan_id: str) -> list[dict[str, object]]:
-    """The contact reports written (or waiting) for the plan's events."""
+def follow_ups(conn: store.Connection, plan_ref: str) -> list[dict[str, object]]:
+    """The contact reports written (or waiting) for the plan's events (``plan_ref``: its ref)."""
     from synctool.crm import contact_reports
 
-    return [{k: r[k] for k in r.keys() if k != "body"} for r in contact_reports.for_plan(conn, plan_id)]
+    return [{k: r[k] for k in r.keys() if k != "body"} for r in contact_reports.for_plan(conn, plan_ref)]
 
 
 def membership(conn: store.Connection, constituent_id: str | None) -> dict[str, object] | None:
@@ -260,7 +293,7 @@ def to_follow(conn: store.Connection, since: str, limit: int = 50) -> list[PlanT
     if not known(conn, "plan_events"):
         return []
     rows = conn.execute(
-        "SELECT e.kind, e.at, e.detail, p.* FROM plan_events e JOIN plans p USING (plan_id)"
+        "SELECT e.kind, e.at, e.detail, p.* FROM plan_events e JOIN plans p ON p.source = e.source AND p.plan_id = e.plan_id"
         " WHERE e.kind IN ('failed', 'paused', 'canceled') AND e.at >= ? ORDER BY e.at DESC LIMIT ?",
         (since, limit),
     ).fetchall()
@@ -269,9 +302,9 @@ def to_follow(conn: store.Connection, since: str, limit: int = 50) -> list[PlanT
         what = {"failed": "failed to charge", "paused": "paused", "canceled": "canceled"}[r["kind"]]
         gives = " ".join(str(p) for p in (r["amount"], r["frequency"]) if p)
         reach = f" <{r['email']}>" if r["email"] else ""
-        message = f"recurring plan {r['plan_id']} {what}: {donor(r)}{reach}" + (f" ({gives})" if gives else "")
+        message = f"recurring plan {_ref(r['source'], r['plan_id'])} {what}: {donor(r)}{reach}" + (f" ({gives})" if gives else "")
         message += f" on {r['at'][:10]}" + (f", {r['currency']}" if r["currency"] and r["currency"] != "USD" else "")
         if r["kind"] == "failed" and r["failures"]:
             message += f" ({r['failures']} failure(s) since the last charge)"
-        found.append({"plan_id": r["plan_id"], "kind": r["kind"], "at": r["at"], "message": message})
+        found.append({"plan_id": _ref(r["source"], r["plan_id"]), "kind": r["kind"], "at": r["at"], "message": message})
     return found

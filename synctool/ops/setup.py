@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from synctool import orgs, settings, store
 from synctool import platforms as registry
-from synctool.config import DEFAULT_DB, STARTER_CONFIG, OrganisationConfig, config_path
+from synctool.config import DEFAULT_DB, STARTER_CONFIG, OrganisationConfig, config_path, is_database_url, shown_database_url
 from synctool.errors import InvalidInput
 from synctool.runtime import Runtime
 
@@ -23,8 +23,9 @@ def init(
     force: bool = False,
     platforms: list[str] | None = None,
     currency: str | None = None,
-    database: Path | None = None,
+    database: Path | str | None = None,
     org: str | None = None,
+    schema: str | None = None,
 ) -> dict[str, Any]:
     """Write the starter config (unless one exists) and create the database; ``environ`` is read once. The config's
     ``platforms:`` key is always written in a new file: ``platforms`` (the names asked for), else the built-in
@@ -32,12 +33,19 @@ def init(
     ``platforms``, an existing file's key is replaced (the rest kept); with ``currency``, its
     ``organisation.currency`` (ISO 4217, the CRM's one currency) alike. ``database`` is the new file's
     ``database`` key (an organisation's, ``orgs.add``; else the default). With ``org`` (else ``$SYNCTOOL_ORG``), that
-    organisation's config and database, which must exist (``synctool orgs add``)."""
+    organisation's config and database, which must exist (``synctool orgs add``).
+
+    On PostgreSQL (``$SYNCTOOL_DB`` a ``postgresql://`` URL, or the host's database for an organisation, in its
+    ``schema``) a new config names the URL, and the schema is written (or migrated) in the database."""
     org = org if org is not None else (environ.get("SYNCTOOL_ORG") or None)
     if org is not None:
         place = orgs.find(org, environ)
         orgs.refuse_disagreeing(place, explicit_config, environ)
-        explicit_config, environ, database = str(place.config), orgs.init_environ(place, environ), place.database
+        where, schema = orgs.store_of(place)
+        explicit_config, environ = str(place.config), orgs.init_environ(place, environ)
+        database = where if schema else place.database
+    elif database is None and is_database_url(environ.get("SYNCTOOL_DB")):
+        database = environ["SYNCTOOL_DB"]
     path, _ = config_path(explicit_config, environ)
     registry.registered()  # the platforms' config sections, before the config is read
     wrote = False
@@ -62,8 +70,9 @@ def init(
         _write(path, with_currency(path.read_text(encoding="utf-8"), currency))
         wrote = True
     rt = Runtime.from_environ(path, environ)
-    new_database = not rt.db_path.exists()
-    conn = store.connect(rt.db_path)
+    rt.schema = schema
+    new_database = _new_database(rt)
+    conn = rt.open_database()
     try:
         migrations = store.applied_migrations(conn)
         if new_database:  # a new install writes nothing to the CRM until someone has seen what it would write
@@ -79,7 +88,9 @@ def init(
         **renamed,
         "platforms": ", ".join(p.name for p in registry.in_use(rt.config)),
         "currency": rt.config.organisation.currency,
-        "database": str(rt.db_path),
+        "database": shown_database_url(str(rt.database)) + (f" (schema {schema})" if schema else "")
+        if rt.config.database_url
+        else str(rt.db_path),
         "migrations": len(migrations),
         "keyring": rt.secrets.keyring_notice() or "available",
         "sync_mode": mode,
@@ -87,6 +98,18 @@ def init(
         if mode == "preview"
         else "",
     }
+
+
+def _new_database(rt: Runtime) -> bool:
+    """Whether the store holds no synctool schema yet: SQLite's file is not there; PostgreSQL's schema has no
+    migrations recorded (looked at without writing)."""
+    if not rt.config.database_url:
+        return not rt.db_path.exists()
+    conn = rt.open_database(migrate=False)
+    try:
+        return not store.applied_migrations(conn)
+    finally:
+        conn.close()
 
 
 def _write(path: Path, text: str) -> None:
@@ -118,9 +141,9 @@ def with_currency(text: str, currency: str) -> str:
     return _with_key(text, "organisation", [comment, "organisation:", f"  currency: {currency}"], under=(" ", "\t"), blank=True)
 
 
-def with_database(text: str, database: Path) -> str:
+def with_database(text: str, database: Path | str) -> str:
     """The config file's text with its top-level ``database:`` key naming ``database`` (``orgs import``)."""
-    comment = "# the database: an organisation's is always its folder's"
+    comment = "# the database: an organisation's is its folder's (or its host's PostgreSQL database)"
     return _with_key(text, "database", [comment, f"database: {database}"], under=(" ", "\t"))
 
 

@@ -160,6 +160,8 @@ def request_link(conn: store.Connection, email: str, client: str) -> str:
     now = store.utcnow()
     email_key, client_key = _digest("email:" + address), _digest("client:" + (client or ""))
     with store.atomic(conn):
+        # counted and recorded alone, on every machine sharing the database (SQLite's one writer already is)
+        store.exclusive(conn, "sign-in")
         by_address = conn.execute(
             "SELECT count(*) FROM sign_in_requests WHERE email_hash = ? AND at > ?",
             (email_key, store.iso(now - PER_ADDRESS[1])),

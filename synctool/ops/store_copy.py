@@ -42,6 +42,8 @@ class Part:
     schema: str | None
     file: Path
     password: str | None = None
+    #: ``where`` is a PostgreSQL host's database and the part is read from its ``schema`` there
+    in_schema: bool = False
 
 
 def shown(where: str, schema: str | None = None) -> str:
@@ -50,9 +52,8 @@ def shown(where: str, schema: str | None = None) -> str:
 
 
 def schema_of(org: str) -> str:
-    """Organisation ``org``'s schema in a PostgreSQL database: ``org_NAME``, a ``-`` written ``_`` (a name has no
-    ``_``, so no two organisations share one)."""
-    return f"org_{org.replace('-', '_')}"
+    """Organisation ``org``'s schema in a PostgreSQL database: ``org_NAME``, a ``-`` written ``_`` (``orgs.schema``)."""
+    return orgs.schema(org)
 
 
 def single(rt: Runtime) -> Part:
@@ -68,7 +69,17 @@ def single(rt: Runtime) -> Part:
 
 
 def host_parts(environ: Mapping[str, str], single_install: Runtime | None) -> list[Part]:
-    """A host's databases: each organisation's, the host's own (when made), the single install's (when there)."""
+    """A host's databases: each organisation's, the host's own (when made), the single install's (when there); on a
+    host whose config names a PostgreSQL database, each organisation's schema and the host's there."""
+    url = orgs.host_database_url(environ)
+    if url:
+        found = [
+            Part(name, url, schema_of(name), Path("orgs") / name / "synctool.db", in_schema=True) for name in orgs.names(environ)
+        ]
+        found.append(Part("(host)", url, HOST_SCHEMA, HOST_FILE, in_schema=True))
+        if single_install is not None:
+            found.append(single(single_install))
+        return found
     found = [
         Part(name, str(orgs.place(name, environ).database), schema_of(name), Path("orgs") / name / "synctool.db")
         for name in orgs.names(environ)
@@ -195,7 +206,7 @@ def copy_host(environ: Mapping[str, str], single_install: Runtime | None, to: st
             raise
         results = {}
         for part, target, where, made in targets:
-            source = store.connect(part.where, password=part.password)
+            source = store.connect(part.where, password=part.password, schema=part.schema if part.in_schema else None)
             try:
                 results[part.label] = _copy_part(part, source, target, where, made)
             finally:

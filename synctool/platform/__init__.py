@@ -76,11 +76,12 @@ if TYPE_CHECKING:  # the rest, each imported when first asked for (the table ``e
     from synctool.http import ApiClient
     from synctool.mappings import ack_choice
     from synctool.money import cents_to_dollars, dollars
-    from synctool.platforms import mailing_list, tickets, watermark
+    from synctool.platforms import mailing_list, plans, tickets, watermark
     from synctool.platforms.address import PostalAddress
     from synctool.platforms.api_options import ApiOptions
     from synctool.platforms.job import Job
     from synctool.platforms.payment_events import Charge, CustomerDetails, PaymentEvent, PortalObject
+    from synctool.platforms.plans import PlanCharge, PlanEvent, PlanRecord
     from synctool.platforms.reconcile import Expected, Payout, PayoutLine
     from synctool.platforms.registration import Check, Found, RegisterResult, Wanted, compare, needs_repair, ours
     from synctool.platforms.registry import using
@@ -149,6 +150,9 @@ __all__ = [
     "PayoutLine",
     "PermanentError",
     "Person",
+    "PlanCharge",
+    "PlanEvent",
+    "PlanRecord",
     "Platform",
     "PlatformClient",
     "PlatformSection",
@@ -202,6 +206,7 @@ __all__ = [
     "parse_json_object",
     "parse_moment",
     "payload",
+    "plans",
     "reference_coding",
     "references",
     "refunds",

@@ -79,6 +79,9 @@ RefetchHook = Callable[["store.Connection", "Runtime", list["store.Row"]], tuple
 JobHandler = Callable[["Event", "Job"], "Outcome"]
 #: its own ``doctor`` rows: ``(check, status, detail, fix)``
 ChecksHook = Callable[["store.Connection", "Runtime"], list[tuple[str, str, str, str]]]
+#: its campaigns (forms, payment links, products: what its gifts are coded by) by name: id -> name, from its cache or
+#: its API (the Mappings page's choices, the overview's campaigns without a mapping)
+CampaignsHook = Callable[["store.Connection", "Runtime"], Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,8 @@ class Mappings:
     payment_case: Literal["lower", "upper"] | None = None
     #: the payment methods to name in the usage message
     payment_examples: str = ""
+    #: its campaigns by name (``CampaignsHook``); None: those its cache ``<role>:campaigns`` holds (their ``title``)
+    campaigns: CampaignsHook | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@
 - ``transactions``: ``atomic`` (a transaction outside one, a savepoint inside one), ``exclusive`` (the transaction
   alone with a name: SQLite's one writer already is, PostgreSQL takes an advisory lock), ``run_script``, and the
   named locks every process sees (``named_lock``, ``held_by``, ``renew_locks``);
-- ``migrations``: each set's migrations in order, applied by sqlite-utils' ``Migrations``, ``fingerprint`` (what
+- ``migrations``: each set's migrations in order, applied by sqlite-utils' ``Migrations`` (a ``portable`` one, taking a
+  ``store.Connection``, runs on PostgreSQL too), ``fingerprint`` (what
   ``PRAGMA user_version`` holds), and refusing a database a newer synctool migrated; the core's migrations
   themselves are in ``schema/``;
 - ``outgoing``: ``Outgoing``, a table of rows drain sends (the outbox's mail, the chat notices): what is due, each
@@ -20,8 +21,9 @@
 - ``copy``: a whole database copied to another engine's and compared row by row (``synctool store copy``);
 - ``dialect``: the few SQL spellings that differ between engines (``store.dialect.arrival()``);
 - ``postgres``: PostgreSQL behind the same surface (``connect`` hands it a ``postgresql://`` URL; psycopg 3 and its
-  pool), ``describe`` saying the engine for doctor; ``schema_postgres``: the current schema as PostgreSQL DDL, its
-  version row, and the refusal of a newer one (issue 59, in progress).
+  pool; ``schema=``: an organisation's schema as the connection's ``search_path``), ``describe`` saying the engine for
+  doctor; ``schema_postgres``: the baseline schema as PostgreSQL DDL, the migrations applied after it (one
+  transaction each, under the schema's lock), and the refusal of a newer one.
 
 Callers use the names below (``from synctool import store; store.atomic(conn)``), never the modules.
 """

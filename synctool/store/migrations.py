@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from synctool import __version__
 from synctool.errors import DatabaseTooNew
+from synctool.store import dialect
 from synctool.store.engine import Connection
 from synctool.store.schema import core, features, notices, plans, scale
 from synctool.store.tables import database
@@ -52,6 +53,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     scale.m017_overview_at_a_million,
     notices.m018_chat_notices,
     plans.m019_plan_crm_ledgers,
+    plans.m020_plans_for_every_platform,
 ]
 
 
@@ -71,7 +73,12 @@ def migration_sets() -> dict[str, Sequence[Callable[[Database], None]]]:
 
 #: migrations a set once had and gave away: a database that applied one is not newer for it (the core's
 #: ``m002_portal`` made the portal's tables before the portal had a set of its own, ``platforms/portal/tables.py``)
-RETIRED: dict[str, frozenset[str]] = {MIGRATION_SET: frozenset({"m002_portal"})}
+#: (and Givebutter's ``givebutter_plans_001`` made ``plans`` and ``plan_events`` before they were every platform's, the
+#: core's ``m020_plans_for_every_platform``)
+RETIRED: dict[str, frozenset[str]] = {
+    MIGRATION_SET: frozenset({"m002_portal"}),
+    f"{MIGRATION_SET}.givebutter": frozenset({"givebutter_plans_001"}),
+}
 
 
 def migration_names(sets: Sequence[str] | None = None) -> dict[str, list[str]]:
@@ -88,13 +95,42 @@ def fingerprint() -> int:
     return zlib.crc32(names.encode()) & 0x7FFFFFFF or 1
 
 
+def portable(fn: Callable[..., None]) -> bool:
+    """Whether a migration takes a ``store.Connection`` (its parameter annotated so: it runs on both engines, its DDL
+    portable through ``store.run_script``) rather than a sqlite-utils ``Database`` (the older form: SQLite alone)."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not parameters:
+        return False
+    annotation = parameters[0].annotation
+    said = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return said.rsplit(".", 1)[-1] == "Connection"
+
+
+def _on_sqlite(fn: Callable[..., None]) -> Callable[[Database], None]:
+    """A migration as sqlite-utils calls it: a portable one is handed the database's connection."""
+    if not portable(fn):
+        return fn
+    import functools
+
+    @functools.wraps(fn)
+    def step(db: Database) -> None:
+        fn(db.conn)
+
+    return step
+
+
 def migrations(name: str = MIGRATION_SET, functions: Sequence[Callable[[Database], None]] = ()) -> Migrations:
     """One migration set as sqlite-utils' ``Migrations`` (the core's by default)."""
     from sqlite_utils.migrations import Migrations
 
     found = Migrations(name)
     for fn in functions or (MIGRATIONS if name == MIGRATION_SET else ()):
-        found()(fn)
+        found()(_on_sqlite(fn))
     return found
 
 
@@ -163,9 +199,14 @@ def _bridge(conn: Connection) -> None:
 def applied_migrations(conn: Connection, sets: Sequence[str] | None = None) -> list[str]:
     """The migrations this database has applied that this synctool knows: of every set, or of ``sets`` (the sets in
     use). A retired migration (``RETIRED``) is not counted."""
+    known = migration_names(sets)
+    if dialect.on_postgres(conn):  # PostgreSQL's record of them (store/schema_postgres.py)
+        if not dialect.has_table(conn, "schema_migrations"):
+            return []
+        recorded = conn.execute("SELECT migration_set, name FROM schema_migrations ORDER BY applied_at, name")
+        return [name for migration_set, name in recorded if name in known.get(migration_set, ())]
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone():
         return []
-    known = migration_names(sets)
     return [
         name
         for migration_set, name in conn.execute("SELECT migration_set, name FROM _sqlite_migrations ORDER BY id")
@@ -175,7 +216,7 @@ def applied_migrations(conn: Connection, sets: Sequence[str] | None = None) -> l
 
 def migrated_by(conn: Connection) -> str | None:
     """The synctool version that last migrated this database (None before 0.3.0)."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_meta'").fetchone():
+    if not dialect.has_table(conn, "store_meta"):
         return None
     found = conn.execute("SELECT value FROM store_meta WHERE key = 'migrated_by'").fetchone()
     return found[0] if found else None

@@ -32,7 +32,7 @@ from typing import Any
 from synctool.config import database_url_problem as url_problem
 from synctool.config import shown_database_url as shown
 from synctool.errors import ConfigError
-from synctool.store.transactions import LockHolder
+from synctool.store.transactions import LockHolder, exclusive
 
 #: the oldest server synctool runs on (``server_version_num``)
 OLDEST_SERVER = 140000
@@ -334,12 +334,7 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None, sche
             version = server_version(raw)
             if version < OLDEST_SERVER:
                 raise _unavailable(url, f"PostgreSQL {version // 10000}.{version % 10000} is too old: synctool needs 14 or newer")
-            if schema is not None and migrate:
-                try:
-                    raw.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-                except psycopg.Error as exc:
-                    raise _unavailable(url, f"cannot make schema {schema}: {first_line(exc)}") from None
-            prepare(PostgresConnection(raw, None, url), url, migrate=migrate)
+            prepare(PostgresConnection(raw, None, url), url, migrate=migrate, schema=schema)
         finally:
             raw.close()
         pooled = pool_of(conninfo, url)
@@ -350,34 +345,43 @@ def connect(url: str, *, migrate: bool = True, password: str | None = None, sche
     except (PoolTimeout, psycopg.Error) as exc:
         raise _unavailable(url, f"cannot connect: {first_line(exc)}") from None
     try:
-        prepare(conn, url, migrate=migrate)  # a newer synctool may have written the schema since
+        prepare(conn, url, migrate=migrate, schema=schema)  # a newer synctool may have written the schema since
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def prepare(conn: PostgresConnection, url: str, *, migrate: bool) -> None:
-    """Refuse a database a newer synctool made; write the schema into an empty one when ``migrate`` is set (one
-    process at a time: an advisory lock, then a second look)."""
+def prepare(conn: PostgresConnection, url: str, *, migrate: bool, schema: str | None = None) -> None:
+    """Refuse a database a newer synctool made; when ``migrate`` is set, make ``schema`` when it is not there, write
+    the baseline into an empty database (schema) and apply the migrations made since (``schema_postgres.migrate``),
+    one process at a time: the schema's migration lock, then a second look."""
     from synctool.store import schema_postgres
 
     try:
-        schema_postgres.refuse_newer(conn, shown(url))
+        recorded = schema_postgres.applied(conn)
+        schema_postgres.refuse_newer(conn, shown(url), recorded)
     except sqlite3.Error as exc:  # not allowed to read it, say
         raise _unavailable(url, f"cannot read synctool's schema: {first_line(exc)}") from None
-    if not migrate or schema_postgres.applied(conn):
+    if not migrate or (recorded and not schema_postgres.pending(recorded)):
         return
     import psycopg
 
+    if schema is not None and not recorded:
+        try:
+            conn.raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        except psycopg.Error as exc:
+            raise _unavailable(url, f"cannot make schema {schema}: {first_line(exc)}") from None
     try:
-        with conn.raw.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(5959)")
-            if not schema_postgres.applied(conn):
-                with conn.raw.cursor() as cursor:
-                    cursor.execute(schema_postgres.ddl())
-                    schema_postgres.record(cursor)
-    except (psycopg.Error, sqlite3.Error) as exc:
+        if not recorded:
+            with conn.raw.transaction():
+                exclusive(conn, "migrations")
+                if not schema_postgres.applied(conn):
+                    with conn.raw.cursor() as cursor:
+                        cursor.execute(schema_postgres.ddl())
+                        schema_postgres.record(cursor)
+        schema_postgres.migrate(conn)
+    except (psycopg.Error, sqlite3.Error, schema_postgres.NotPortable) as exc:
         raise _unavailable(url, f"cannot write synctool's schema: {first_line(exc)}") from None
 
 

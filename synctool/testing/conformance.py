@@ -268,6 +268,9 @@ def _records(calls: _Calls, platform: Platform, conn: store.Connection, rt: Runt
     if platform.plan_charges is not None:
         plan_charges = platform.plan_charges
         calls.attempt("plan_charges", lambda: plan_charges(conn, "conformance-plan"), lambda f: _all(f, Mapping, "mappings"))
+    if platform.mappings.campaigns is not None:
+        named = platform.mappings.campaigns
+        calls.attempt("mappings.campaigns", lambda: named(conn, rt), _names)
     for role in platform.handles:
         if role == "crm":
             calls.problems.append(f"handlers: {role!r} is not another platform's source")
@@ -314,6 +317,11 @@ def _setting_kept(setting: Setting, found: object) -> None:
 
 def _is(found: object, kind: type | tuple[type, ...], what: str) -> None:
     assert isinstance(found, kind), f"{what} is {type(found).__name__}"
+
+
+def _names(found: object) -> None:
+    assert isinstance(found, Mapping), f"returns {type(found).__name__}, not a mapping"
+    assert all(isinstance(name, str) for name in found.values()), "holds other than names (str)"
 
 
 def _all(found: object, kind: type | tuple[type, ...], what: str) -> None:

@@ -64,7 +64,9 @@ def hook_problems(platform: Platform) -> list[str]:
 def _references(platform: Platform) -> Iterator[tuple[str, Reference, object]]:
     """``(where, reference, its field's type)`` for each hook of ``platform`` and of its parts named by reference."""
     parts: list[tuple[str, Part]] = [("", platform), *((f"settings.{s.name}.", s) for s in platform.settings)]
-    parts += [(f"{name}.", part) for name in ("webhook", "client", "fake") if (part := getattr(platform, name)) is not None]
+    parts += [
+        (f"{name}.", part) for name in ("webhook", "client", "fake", "mappings") if (part := getattr(platform, name)) is not None
+    ]
     for prefix, part in parts:
         hints = _contract_hints(type(part))
         for f in dataclasses.fields(part):

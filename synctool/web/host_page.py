@@ -22,7 +22,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from synctool import host, platforms, store
+from synctool import host, platforms
 from synctool.ops import sign_in
 from synctool.ops.host_operators import overview
 from synctool.runtime import Runtime
@@ -84,6 +84,6 @@ def routes(environ: Mapping[str, str]) -> list[BaseRoute]:
     is (``$SYNCTOOL_HOME``)."""
     platforms.registered()  # their config sections, before the host's config is read
     rt = host.runtime(environ)
-    store.connect(rt.db_path).close()
+    rt.open_database().close()
     page = HostPage(rt, Renderer(rt, ()), environ)
     return [signed_in_mount(host.PAGE_PATH, rt, page.host_routes(), page)]

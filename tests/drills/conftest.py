@@ -85,8 +85,6 @@ class Site:
             "QUEUE_RETRY_DELAY_MS": "100",
             "QUEUE_LEASE_SECONDS": "2",
         }
-        if database_url:
-            self.env["SYNCTOOL_POSTGRES_PREVIEW"] = "1"  # until the preview gate goes (issue 59, helper pg-runtime)
         self.procs: list[subprocess.Popen] = []
         self.port = 0
 

@@ -20,6 +20,7 @@ from synctool.crm import group_memberships
 from synctool.crm.client import CrmClient
 from synctool.crm.group_memberships import OPEN, current_in
 from synctool.ops.plans import ROLE, known
+from synctool.platforms import plans as core
 from synctool.queue import jobs
 from synctool.runtime import Runtime
 
@@ -42,7 +43,7 @@ def _plans_by_donor(conn: store.Connection) -> tuple[dict[str, list[store.Row]],
     """Plans by constituent; and the giving plans with no constituent yet."""
     by_donor: dict[str, list[store.Row]] = {}
     unmatched = []
-    for row in conn.execute("SELECT * FROM plans ORDER BY coalesce(started_at, updated_at), plan_id"):
+    for row in conn.execute("SELECT * FROM plans ORDER BY coalesce(started_at, updated_at), plan_id, source"):
         if row["constituent_id"]:
             by_donor.setdefault(str(row["constituent_id"]), []).append(row)
         elif row["status"] in GIVING:
@@ -72,7 +73,7 @@ def check(conn: store.Connection, rt: Runtime, *, crm: CrmClient | None = None) 
     by_donor, unmatched = _plans_by_donor(conn)
     items: list[PlanDifference] = []
     for plan in unmatched:
-        items.append(PlanDifference(status="not_matched", constituent_id=None, plan_id=plan["plan_id"], donor=donor(plan),
+        items.append(PlanDifference(status="not_matched", constituent_id=None, plan_id=core.ref(plan["source"], plan["plan_id"]), donor=donor(plan),
                                     reason="the plan's donor is not matched to a constituent yet",
                                     fix="a plan job matches the donor and starts the membership"))  # fmt: skip
     for constituent_id, plans in sorted(by_donor.items()):
@@ -89,12 +90,12 @@ def check(conn: store.Connection, rt: Runtime, *, crm: CrmClient | None = None) 
             why = "synctool has not written the membership" if row is None else f"synctool's membership is {row['state']}"
             if in_ledger and in_crm is False:
                 why = "synctool wrote the membership, the CRM has no current one (ended or removed there)"
-            items.append(PlanDifference(status="not_in_group", constituent_id=constituent_id, plan_id=plan["plan_id"],
+            items.append(PlanDifference(status="not_in_group", constituent_id=constituent_id, plan_id=core.ref(plan["source"], plan["plan_id"]),
                                         donor=donor(plan), reason=f"{plan['status']} plan; {why}",
                                         fix="a forced plan job starts the membership"))  # fmt: skip
         elif not giving and (in_ledger or in_crm):
             state = f"synctool's membership is {row['state']}" if in_ledger and row is not None else "the CRM has a current one"
-            items.append(PlanDifference(status="still_in_group", constituent_id=constituent_id, plan_id=plan["plan_id"],
+            items.append(PlanDifference(status="still_in_group", constituent_id=constituent_id, plan_id=core.ref(plan["source"], plan["plan_id"]),
                                         donor=donor(plan), reason=f"no plan gives ({plan['status']}); {state}",
                                         fix="a forced plan job ends the membership"))  # fmt: skip
     result.update(items=items, differences=len(items), donors=len(by_donor))
@@ -121,24 +122,30 @@ def fix_plans(conn: store.Connection, rt: Runtime, found: dict[str, Any]) -> lis
     """``--fix``: a forced plan job for each difference (its plan as synctool holds it; drain runs the normal path).
     A donor not in the group whom the ledger still calls ``current`` can only be one the CRM read found without a
     current membership (ended or removed there by a person): that is recorded in the ledger with the job, so the
-    plan job writes the membership again instead of finding it written."""
+    plan job writes the membership again instead of finding it written. A plan of another role than ``donations`` is
+    queued as ``{"held": True}``: its handler applies the plan as synctool holds it (``plans.held``)."""
+    from synctool.ops.plans import find
+
     done = []
     for item in found["items"]:
-        row = conn.execute("SELECT * FROM plans WHERE plan_id = ?", (item["plan_id"],)).fetchone()
+        row = find(conn, item["plan_id"])
         if row is None:
             continue
-        body = {
+        source = str(row["source"])
+        body: dict[str, Any] | None = {
             "id": row["plan_id"], "first_name": row["first_name"], "last_name": row["last_name"], "email": row["email"],
             "phone": row["phone"], "amount": row["amount"], "frequency": row["frequency"],
             "status": row["platform_status"] or row["status"], "next_bill_date": row["next_charge"],
             "start_at": row["started_at"],
         }  # fmt: skip
+        if source != ROLE:  # another platform's plan: its handler takes the record as synctool holds it (``plans.held``)
+            body = None
         with store.atomic(conn):
             if item["status"] == "not_in_group" and item["constituent_id"]:
                 group_memberships.not_in_crm(conn, item["constituent_id"], int(found["group_id"]))
             job_id = jobs.enqueue(
-                conn, source=ROLE, entity_type="plan", entity_id=row["plan_id"], force=True,
-                payload={"plan": body, "origin": "reconcile --fix"}, email=row["email"], amount=row["amount"],
+                conn, source=source, entity_type="plan", entity_id=row["plan_id"], force=True,
+                payload={"plan": body, "origin": "reconcile --fix"} if body else {"held": True, "origin": "reconcile --fix"}, email=row["email"], amount=row["amount"],
                 name=" ".join(p for p in (row["first_name"], row["last_name"]) if p) or None,
                 max_attempts=rt.config.queue.max_attempts,
             )  # fmt: skip

@@ -32,6 +32,7 @@ PLATFORM = Platform(
         types=("general", "collect", "fundraise", "event", "recurring", "default"),
         payment_case="lower",
         payment_examples="donations:<method> (card, paypal, check, cash...)",
+        campaigns=Hook("synctool.platforms.givebutter.ops:campaign_names"),
     ),
     expected=Hook("synctool.platforms.givebutter.reconcile:expected"),
     payouts=Hook("synctool.platforms.givebutter.reconcile:payouts"),
@@ -48,10 +49,8 @@ PLATFORM = Platform(
     refetch=Hook("synctool.platforms.givebutter.ops:refetch"),
     checkins=Hook("synctool.platforms.givebutter.checkins:checkins"),
     plans=Hook("synctool.platforms.givebutter.ops:backfill_plans"),
+    # recurring plans (issue 53): recorded in the core's ``plans`` / ``plan_events`` as source ``donations``
     plan_charges=Hook("synctool.platforms.givebutter.plans:charges"),
-    # recurring plans (issue 53): recorded in ``plans`` / ``plan_events`` (``plans_schema.py``)
-    tables=("plan_events", "plans"),
-    migrations=Loaded("synctool.platforms.givebutter.plans_schema:MIGRATIONS"),
     config=DonationsConfig,
     config_env={"DONATIONS_API_BASE_URL": "base_url"},
 )

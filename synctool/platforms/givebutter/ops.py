@@ -22,6 +22,16 @@ def campaigns(conn: Connection, rt: Runtime, *, refresh: bool = False, client=No
     ]
 
 
+def campaign_names(conn: Connection, rt: Runtime) -> dict[str, str]:
+    """The ``Mappings.campaigns`` hook: each cached campaign's title (else its code) by id, as the Mappings page lists
+    them (``synctool donations campaigns --refresh`` reads them again)."""
+    return {
+        str(c["id"]): str(c.get("title") or c.get("code") or c["id"])
+        for c in settings.cache_list(conn, CAMPAIGNS)
+        if isinstance(c, dict) and c.get("id") is not None
+    }
+
+
 def refetch(conn: Connection, rt: Runtime, rows: list[Row]) -> tuple[int, list[str]]:
     """``retry-all --fresh``: each failed transaction job gets the transaction as Givebutter holds it now."""
     import json

@@ -6,18 +6,13 @@ EXISTS``, so the first migration finds them and changes nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from synctool.platform import store
 
-if TYPE_CHECKING:
-    from sqlite_utils import Database
 
-
-def m001_portal(db: Database) -> None:
+def m001_portal(conn: store.Connection) -> None:
     """The member portal's records, pushed to /webhooks/portal or imported, with their CRM linkage ids."""
     store.run_script(
-        db.conn,
+        conn,
         """
     CREATE TABLE IF NOT EXISTS portal_users (
         id TEXT PRIMARY KEY, email TEXT, first_name TEXT, last_name TEXT, phone TEXT,
@@ -57,10 +52,10 @@ def m001_portal(db: Database) -> None:
     )
 
 
-def m002_payment_currency(db: Database) -> None:
+def m002_payment_currency(conn: store.Connection) -> None:
     """A payment's currency (Stripe's ``currency``, or the portal's own): another than ``organisation.currency``
     holds its gifts for a person (``crm.currency``)."""
-    db.conn.execute("ALTER TABLE portal_payments ADD COLUMN currency TEXT")
+    conn.execute("ALTER TABLE portal_payments ADD COLUMN currency TEXT")
 
 
 MIGRATIONS = [m001_portal, m002_payment_currency]

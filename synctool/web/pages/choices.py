@@ -57,14 +57,24 @@ def check_known(conn: store.Connection, name: str, value: object) -> None:
 
 
 def campaigns(request: StaffRequest) -> dict[str, dict[str, Any]]:
-    """The donation platforms' campaigns as their caches hold them (id -> the campaign and its source)."""
-    return {
-        str(c["id"]): {**c, "source": p.role}
-        for p in platforms.in_use(request.rt.config)
-        if p.mappings.types
-        for c in cached.cache_list(request.conn, f"{p.role}:campaigns")
-        if isinstance(c, dict) and c.get("id") is not None
-    }
+    """The donation platforms' campaigns (id -> the campaign, its ``title`` and its source): each platform's by name
+    as its ``Mappings.campaigns`` hook answers them (with what its cache holds of each beside), else as its cache
+    ``<role>:campaigns`` holds them."""
+    found: dict[str, dict[str, Any]] = {}
+    for p in platforms.in_use(request.rt.config):
+        if not p.mappings.types and p.mappings.campaigns is None:
+            continue
+        held = {
+            str(c["id"]): c
+            for c in cached.cache_list(request.conn, f"{p.role}:campaigns")
+            if isinstance(c, dict) and c.get("id") is not None
+        }
+        if p.mappings.campaigns is None:
+            found.update({key: {**c, "source": p.role} for key, c in held.items()})
+            continue
+        for key, name in p.mappings.campaigns(request.conn, request.rt).items():
+            found[str(key)] = {**held.get(str(key), {}), "id": str(key), "title": str(name), "source": p.role}
+    return found
 
 
 def campaign_named(request: StaffRequest, key: str) -> str:

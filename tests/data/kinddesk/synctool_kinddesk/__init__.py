@@ -1,4 +1,4 @@
-"""KindDesk for synctool: a donation platform with HMAC-signed webhooks (gifts and refunds), a gifts API, a
+"""KindDesk for synctool: a donation platform with HMAC-signed webhooks (gifts, refunds, subscriptions), a gifts API, a
 backup poll, reconcile and backfill, payouts, a record of failed deliveries, webhook registration, a config
 section, a doctor row, a command group and an admin API route.
 
@@ -40,7 +40,11 @@ PLATFORM = Platform(
     payouts=Hook("synctool_kinddesk.reconcile:payouts"),
     backfill=True,
     registration=Loaded("synctool_kinddesk.registration"),
-    handlers={"gift": Hook("synctool_kinddesk.rules:kind_gift"), "refund": Hook("synctool_kinddesk.rules:kind_refund")},
+    handlers={
+        "gift": Hook("synctool_kinddesk.rules:kind_gift"),
+        "refund": Hook("synctool_kinddesk.rules:kind_refund"),
+        "plan": Hook("synctool_kinddesk.rules:kind_plan"),
+    },
     commands={"kind": Loaded("synctool_kinddesk.commands:app")},
     routes=Hook("synctool_kinddesk.ops:routes"),
     poll=Hook("synctool_kinddesk.poll:poll"),

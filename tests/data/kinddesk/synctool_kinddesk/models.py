@@ -53,9 +53,32 @@ class Gift(Payload):
     #: a monthly gift (its mapping key ``kind:monthly`` is looked up before ``kind:default``)
     recurring: Lenient[bool] = False
     note: Lenient[str | None] = None
+    #: the subscription it is a charge of (noted on its plan: ``plans.record_charge``)
+    subscription_id: Lenient[str | None] = None
     #: its refunds so far (strict: what the CRM gift should hold after them is money decided)
     refunds: list[GiftRefund] = []
 
     @property
     def refunded(self) -> Decimal:
         return sum((r.amount for r in self.refunds), Decimal("0.00"))
+
+
+class Subscription(Payload):
+    """A KindDesk subscription (a monthly donor): ``{id, amount, currency, email, first_name, last_name, interval,
+    status, started_at, cancelled_at, next_payment_date, updated_at}``. Lenient but for its id: no money is decided
+    from it (each charge is a gift of its own)."""
+
+    id: str = Field(min_length=1)
+    email: Lenient[str | None] = None
+    first_name: Lenient[str | None] = None
+    last_name: Lenient[str | None] = None
+    amount: Lenient[Decimal | None] = None
+    currency: Lenient[str | None] = None
+    #: ``month``, ``quarter``, ``year``
+    interval: Lenient[str] = "month"
+    #: ``active``, ``past_due``, ``paused``, ``cancelled``
+    status: Lenient[str | None] = None
+    started_at: Lenient[Moment | None] = None
+    cancelled_at: Lenient[Moment | None] = None
+    next_payment_date: Lenient[str | None] = None
+    updated_at: Lenient[Moment | None] = None

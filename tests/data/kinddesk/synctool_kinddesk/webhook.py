@@ -1,5 +1,6 @@
-"""KindDesk's webhook: ``X-Kind-Signature`` is HMAC-SHA256 of the raw body with the signing secret. Two events:
-``gift.created`` (``{id, type, gift: {...}}``) and ``gift.refunded`` (``{id, type, refund: {...}}``)."""
+"""KindDesk's webhook: ``X-Kind-Signature`` is HMAC-SHA256 of the raw body with the signing secret. Its events:
+``gift.created`` (``{id, type, gift: {...}}``), ``gift.refunded`` (``{id, type, refund: {...}}``) and a monthly
+donor's ``subscription.created|updated|payment_failed|cancelled`` (``{id, type, subscription: {...}}``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def parse_webhook(body: bytes) -> Event:
         # a refund job's entity type ends in "refund": it does not count as the job that makes its gift
         job = JobSpec("refund", str(refund["id"]), external_id=external_id(refund["gift_id"]), amount=f"-{refund.get('amount')}")
         return Event(str(event["id"]), "gift.refunded", job, refund)
+    if str(event.get("type") or "").startswith("subscription."):
+        sub = event.get("subscription")
+        if not isinstance(sub, dict) or not sub.get("id"):
+            raise InvalidInput("no subscription in the body", "KindDesk sends {id, type, subscription: {id, ...}}")
+        job = JobSpec("plan", str(sub["id"]), email=sub.get("email"), amount=str(sub.get("amount")))
+        return Event(str(event["id"]), str(event["type"]), job, sub)
     gift = event.get("gift")
     if not isinstance(gift, dict) or not gift.get("id"):
         raise InvalidInput("no gift in the body", "KindDesk sends {id, type: gift.created, gift: {id, amount, email, ...}}")

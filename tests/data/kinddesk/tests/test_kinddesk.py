@@ -154,3 +154,34 @@ def test_payouts_heal_registration_and_its_own_command(kind, synctool_site, crm,
     assert kind.webhooks[0]["url"] == "https://sync.example.org/webhooks/kind"
     listed = json.loads(cli("kind", "gifts").stdout)
     assert [g["id"] for g in listed] == ["K1"]
+
+
+def subscription(sub_id: str, status: str = "active", **more: object) -> dict:
+    return {"id": sub_id, "amount": "20.00", "currency": "USD", "email": "ida@example.org", "first_name": "Ida",
+            "last_name": "Wells", "interval": "month", "status": status, "started_at": NOW.isoformat(timespec="seconds"),
+            "next_payment_date": "2031-01-15", **more}  # fmt: skip
+
+
+def test_a_subscription_is_a_plan_its_donor_in_the_monthly_group_and_a_failure_reported_once(
+    kind, synctool_site, crm, cli, receiver, drain
+):
+    """The contract's recurring plans (``plans.apply``): the group and the follow-up report as for any platform."""
+    group, call = 704, 2183  # LGL's fake: "Monthly Donors", the "Call" report type
+    assert cli("mappings", "plans", "set", "--group", str(group), "--report-type", str(call)).exit_code == 0
+    created = {"id": "evt_S1", "type": "subscription.created", "subscription": subscription("S1")}
+    deliver(receiver, "kind", *signed(synctool_site, created))
+    charge = gift("K1", "20.00", subscription_id="S1")
+    deliver(receiver, "kind", *signed(synctool_site, {"id": "evt_K1", "type": "gift.created", "gift": charge}))
+    drain()
+    [plan] = out(cli("plans", "list", "--json"))["items"]
+    assert (plan["ref"], plan["status"], plan["amount"], plan["frequency"]) == ("kind:S1", "active", "20.00", "monthly")
+    cid = plan["constituent_id"]
+    assert [m["is_current"] for m in crm.group_memberships.values() if str(m["constituent_id"]) == str(cid)] == [True]
+    failed = {"id": "evt_S1_failed", "type": "subscription.payment_failed", "subscription": subscription("S1", "past_due")}
+    deliver(receiver, "kind", *signed(synctool_site, failed))
+    deliver(receiver, "kind", *signed(synctool_site, {**failed, "id": "evt_S1_failed"}))  # a replay: a duplicate
+    drain()
+    [report] = [r for r in crm.contact_reports.values() if str(r["constituent_id"]) == str(cid)]
+    assert report["text"].startswith("KindDesk recurring plan S1 (20.00 USD monthly) failed to charge: Ida Wells")
+    shown = out(cli("plans", "show", "kind:S1", "--json"))
+    assert [c["external_id"] for c in shown["charges"]] == ["kind_K1"] and shown["charges"][0]["crm_gift_id"]
