@@ -1,4 +1,5 @@
-"""One of the processes in the pacing test: N reads of the CRM through synctool's client."""
+"""One of the processes in the pacing test: N reads of the CRM through synctool's client, on the configured database
+(``SYNCTOOL_DB``: SQLite's file or a PostgreSQL URL), as a command opens it."""
 
 import sys
 

@@ -46,5 +46,5 @@ def record(event, ctx):
 if __name__ == "__main__":
     platforms.registered()
     config = Runtime.from_environ()
-    store.connect(config.db_path).close()
+    config.open_database().close()  # the configured database (SQLite's file or PostgreSQL's URL), migrated
     print(drain(runner(config), max_seconds=float(sys.argv[2])).line(), flush=True)

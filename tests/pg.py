@@ -127,6 +127,12 @@ class Server:
         with self.admin() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every session ended, the server back on the same port (its options kept in
+        postmaster.opts) once it accepts connections again, as an operator's restart or a failover would."""
+        _run(self.bin / "pg_ctl", "restart", "-D", self.folder / "data", "-m", "fast", "-w", "-t", "30", "-l",
+             self.folder / "server.log")  # fmt: skip
+
     def stop(self) -> None:
         _run(self.bin / "pg_ctl", "stop", "-D", str(self.folder / "data"), "-m", "fast", check=False)
         for _ in range(20):  # a server process still leaving may write a last file while the folder goes
@@ -215,6 +221,14 @@ def copy_cluster(bin: Path, target: Path) -> None:
 def server() -> Server:
     """The test process's cluster, started on first use (a copy of ``cluster``'s, well under a second once that is
     made) and stopped when the process ends."""
+    running = own_server()
+    atexit.register(running.stop)
+    return running
+
+
+def own_server() -> Server:
+    """A cluster of the caller's own, started (a copy of ``cluster``'s): for a drill that restarts or stops its server,
+    which must never be the one the process's other tests share (``server``). The caller stops it."""
     required()
     if _FAILED:
         pytest.skip(_FAILED[0])
@@ -233,9 +247,7 @@ def server() -> Server:
             pytest.fail(f"PostgreSQL would not start: {detail}\n{log}")
         _FAILED.append(f"{ABSENT} (it would not start: {str(detail).strip()[:200]})")
         pytest.skip(_FAILED[0])
-    running = Server(folder, port, bin)
-    atexit.register(running.stop)
-    return running
+    return Server(folder, port, bin)
 
 
 def _make_template(running: Server) -> None:

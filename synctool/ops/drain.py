@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from synctool import notices
+from synctool import notices, store
 from synctool.ops import outbox, sign_in
 from synctool.ops.alerts import Digest, after_drain
 from synctool.platforms.runner import runner
@@ -15,9 +14,6 @@ from synctool.queue.worker import DrainSummary
 from synctool.queue.worker import drain as drain_queue
 from synctool.queue.worker import watch as watch_queue
 from synctool.runtime import Runtime
-
-if TYPE_CHECKING:
-    from synctool import store
 
 
 def drain(
@@ -58,9 +54,21 @@ def watch(
 ) -> DrainSummary:
     """Runs back to back until ``stop``, each followed by its digest; returns the totals."""
 
+    current: list[store.Connection] = [conn]
+
     def after_run(summary: DrainSummary) -> None:
-        after_drain(conn, rt, summary.failed_jobs)
-        send_mail(conn, rt)
+        if not current:
+            current.append(rt.open_database(migrate=False))
+        try:
+            after_drain(current[0], rt, summary.failed_jobs)
+            send_mail(current[0], rt)
+        except store.Error:
+            # the database went away (a PostgreSQL restart ends every session): the next run's digest and mail go
+            # through a fresh connection (the watch waits and tries again: queue.worker.watch)
+            dropped = current.pop()
+            if dropped is not conn:
+                dropped.close()
+            raise
         if on_run is not None:
             on_run(summary)
 

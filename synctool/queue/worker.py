@@ -226,15 +226,22 @@ def heartbeat(rt, owners: list[str], done: threading.Event) -> None:
     what it holds however long a job takes (the pacer's wait, a slow CRM), a dead one loses it within one
     lease (``queue.lease_seconds``)."""
     lease = rt.config.queue.lease_seconds
-    conn = rt.open_database(migrate=False)
+    conn: store.Connection | None = rt.open_database(migrate=False)
     try:
         while not done.wait(lease / 3):
             try:
+                conn = conn or rt.open_database(migrate=False)
                 jobs.renew(conn, owners, lease)
-            except store.Error as exc:  # a busy database: the next beat tries again, well inside the lease
+            except (store.Error, ConfigError) as exc:
+                # a busy database, or one that went away (a PostgreSQL restart or failover ends every session): the
+                # next beat tries again on a fresh connection, well inside the lease
                 logger.warning("drain heartbeat: %s", exc)
+                if conn is not None:
+                    conn.close()
+                conn = None
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
 
 
 def drain(
@@ -291,6 +298,16 @@ def drain(
     owners = [f"{owner_base}/{n}" for n in range(concurrency)]
 
     def worker(n: int) -> None:
+        try:
+            work(n)
+        except (store.Error, ConfigError) as exc:
+            if isinstance(exc, ConfigError) and exc.key != "database":
+                raise
+            # the database went away (a PostgreSQL restart or failover): this worker's run ends here, a job it held
+            # is taken over when its lease lapses, as a killed drain's is; the next run connects afresh
+            logger.warning("drain worker %s: the database failed, its run ends: %s", n, exc)
+
+    def work(n: int) -> None:
         owner = owners[n]
         conn = rt.open_database(migrate=False)
         try:
@@ -362,12 +379,21 @@ def watch(
     totals = DrainSummary()
     started = time.monotonic()
     while not stop.is_set():
-        summary = drain(runner, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
-        for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "review", "crm_requests"):
-            setattr(totals, name, getattr(totals, name) + getattr(summary, name))
-        totals.failed_jobs += summary.failed_jobs
-        if on_run is not None:
-            on_run(summary)
+        try:
+            summary = drain(runner, max_seconds=max_seconds, concurrency=concurrency, stop=stop)
+            for name in ("claimed", "succeeded", "skipped", "retrying", "failed", "review", "crm_requests"):
+                setattr(totals, name, getattr(totals, name) + getattr(summary, name))
+            totals.failed_jobs += summary.failed_jobs
+            if on_run is not None:
+                on_run(summary)
+        except (store.Error, ConfigError) as exc:
+            if isinstance(exc, ConfigError) and exc.key != "database":
+                raise
+            # the database out of reach for a moment (a PostgreSQL restart or failover): a service waits and tries
+            # again, as systemd would restart it, without a traceback
+            logger.warning("drain --watch: the database failed; trying again in %g s: %s", interval_s, exc)
+            stop.wait(interval_s)
+            continue
         if not summary.claimed:
             stop.wait(interval_s)
     totals.elapsed_s = time.monotonic() - started

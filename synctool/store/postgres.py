@@ -182,8 +182,8 @@ class PostgresConnection:
         values, named = _params(params)
         if self._trace is not None:
             self._trace(sql)
-        cursor = self.raw.cursor()
         try:
+            cursor = self.raw.cursor()  # (refused at once on a connection the server ended: a restart, a failover)
             cursor.execute(translated(sql, named), values)
         except psycopg.Error as exc:
             raise failure(exc) from exc
@@ -196,8 +196,8 @@ class PostgresConnection:
         named = bool(rows) and isinstance(rows[0], Mapping)
         if self._trace is not None:
             self._trace(sql)
-        cursor = self.raw.cursor()
         try:
+            cursor = self.raw.cursor()
             cursor.executemany(translated(sql, named), [r if named else tuple(r) for r in rows])
         except psycopg.Error as exc:
             raise failure(exc) from exc
@@ -341,6 +341,9 @@ def pool_of(conninfo: str, url: str):
                 kwargs={"autocommit": True, "row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=CONNECT_TIMEOUT_S * 6,
                 configure=_numbers_as_sqlite_gives_them,
+                # each connection checked as it is lent (an empty query): after the server restarted (or failed over)
+                # the idle ones are dead, and each would fail its next statement once (psycopg_pool 3.2's ``check``)
+                check=ConnectionPool.check_connection,
                 open=True,
                 name=_pool_name(url),
             )

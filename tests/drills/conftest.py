@@ -3,7 +3,11 @@ them, against the project's fakes on loopback ports, with faults made the way th
 (``kill -9``, a database made read-only or full, a lock held by another process, a CRM that fails).
 
 Every test here is marked ``drill``: the fast suite leaves them out (``-m "not drill"`` in pyproject), and
-`.ci/run` runs them after it with ``python -m pytest -m drill``.
+`.ci/run` runs them after it with ``python -m pytest -m drill``, and again with ``SYNCTOOL_TEST_ENGINE=postgresql``: each
+site's processes then share a PostgreSQL database of the drill's own (``SYNCTOOL_DB``, its URL, on the run's throwaway
+server, tests/pg.py) as the fast suite's tests do (tests/conftest.py ``env``); the drills about SQLite itself (its file,
+its modes, its write lock) are marked ``sqlite_only`` and left out there, and those about PostgreSQL
+(``postgresql_only``) run there alone.
 """
 
 from __future__ import annotations
@@ -28,9 +32,16 @@ import pytest
 from synctool.fakes import samples
 from synctool.fakes.world import WEBHOOK_SECRETS, FakeWorld
 from tests import helpers
+from tests.conftest import ON_POSTGRES
 
 ROOT = Path(__file__).resolve().parents[2]
 POS_URL = "https://sync.example.org/webhooks/pos"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "postgresql_only(reason): a drill about PostgreSQL itself: the PostgreSQL drill leg alone runs it"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -38,23 +49,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.drill)
+        if not ON_POSTGRES and item.get_closest_marker("postgresql_only") is not None:
+            item.add_marker(pytest.mark.skip(reason="about PostgreSQL: the PostgreSQL drill leg runs it"))
 
 
 class Site:
     """One synctool install in a folder of its own: its config, database and environment, and the real
     processes an operator would start on it."""
 
-    def __init__(self, folder: Path, world: FakeWorld):
+    def __init__(self, folder: Path, world: FakeWorld, database_url: str | None = None):
         self.folder = folder
         self.world = world
         self.db_path = folder / "synctool.db"
+        #: on PostgreSQL (SYNCTOOL_TEST_ENGINE=postgresql) the site's database, shared by its processes
+        self.database_url = database_url
         (folder / "config.yaml").write_text("{}\n")
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("SYNCTOOL_", "CRM_", "POS_", "DONATIONS_"))}
         self.env: dict[str, str] = {
             **keep,
             "SYNCTOOL_KEYRING": "off",
             "SYNCTOOL_CONFIG": str(folder / "config.yaml"),
-            "SYNCTOOL_DB": str(self.db_path),
+            "SYNCTOOL_DB": database_url or str(self.db_path),
             "SYNCTOOL_HOME": str(folder / "home"),
             "POS_WEBHOOK_NOTIFICATION_URL": POS_URL,
             **WEBHOOK_SECRETS,
@@ -137,6 +152,11 @@ class Site:
     # -- the database, read as an auditor would ----------------------------------------------------
 
     def rows(self, sql: str, *params: Any) -> list[tuple]:
+        if self.database_url:
+            from synctool import store
+
+            with store.connect(self.database_url, migrate=False) as pg:
+                return [tuple(row) for row in pg.execute(sql, params).fetchall()]
         conn = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=30)
         try:
             return conn.execute(sql, params).fetchall()
@@ -210,9 +230,22 @@ def world() -> Iterator[FakeWorld]:
 
 @pytest.fixture
 def site(tmp_path: Path, world: FakeWorld) -> Iterator[Site]:
-    s = Site(tmp_path, world)
-    yield s
-    s.stop()
+    """A site on SQLite's file, or on PostgreSQL a database of its own (made from the migrated template, dropped after)."""
+    if not ON_POSTGRES:
+        s = Site(tmp_path, world)
+        yield s
+        s.stop()
+        return
+    from tests import pg
+
+    server = pg.server()
+    s = Site(tmp_path, world, server.new_database())
+    assert s.database_url is not None
+    try:
+        yield s
+    finally:
+        s.stop()
+        server.drop_database(s.database_url)
 
 
 @pytest.fixture

@@ -164,6 +164,7 @@ def gifts_in(world: FakeWorld) -> list[str]:
     return sorted(g["external_id"] for g in crm_state(world)["gifts"])
 
 
+@pytest.mark.sqlite_only(reason="its host keeps each organisation in a SQLite file of its own")
 def test_three_organisations_on_one_install(host: Host, tmp_path: Path):
     for name in ORGS:
         host.add(name)
@@ -277,6 +278,7 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+@pytest.mark.sqlite_only(reason="it imports a single install's SQLite file into the host")
 def test_a_single_install_moves_in_with_nothing_lost(coded_site, tmp_path: Path):
     """An install that ran for real (its receiver and drain) becomes an organisation, every row kept, while its
     serve still runs (its WAL copied with the rest)."""

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.drills.conftest import ROOT, Site, givebutter_delivery, kill_under_load, read_only
 
 
@@ -42,6 +44,7 @@ def test_kill_9_under_concurrent_posts_loses_no_acknowledged_delivery(site: Site
     assert site.give(999_999).json()["status"] == "accepted"
 
 
+@pytest.mark.sqlite_only(reason="SQLite's file and folder made read-only")
 def test_a_database_read_only_before_the_first_delivery_recovers_without_a_restart(site: Site):
     site.serve()
     with read_only(site.db_path, site.folder):
@@ -50,6 +53,7 @@ def test_a_database_read_only_before_the_first_delivery_recovers_without_a_resta
     assert stored_transactions(site) == ["T1"]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's file and its WAL made read-only")
 def test_a_database_made_read_only_later_recovers_without_a_restart(site: Site):
     site.serve()
     assert site.give(1).status_code == 200  # the receiver's connection is open and has written
@@ -63,6 +67,7 @@ def test_a_database_made_read_only_later_recovers_without_a_restart(site: Site):
     assert stored_transactions(site) == ["T1", "T2", "T3"]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's file grown to a size limit (SQLITE_FULL)")
 def test_a_full_disk_recovers_without_a_restart(site: Site):
     """A process file-size limit stands in for a full disk (SQLite sees the same SQLITE_FULL)."""
     site.serve().kill()  # the database created and migrated at its normal size
@@ -103,6 +108,7 @@ def hold_write_lock(site: Site, seconds: float) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one write lock and its busy timeout")
 def test_a_write_lock_is_waited_for_up_to_the_busy_timeout_then_refused_and_recovered(site: Site):
     site.serve(env={"RECEIVER_BUSY_TIMEOUT_S": "1.5"})
     assert site.give(1).status_code == 200

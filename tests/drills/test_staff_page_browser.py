@@ -28,10 +28,15 @@ from tests.drills.conftest import Site, crm_fault
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 PHONE = {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 2}}
 
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-    reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+        reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)",
+    ),
+    # what a browser sees of the staff page (roles, CSRF, the phone's layout) owes nothing to the engine, and each of
+    # these takes half a minute of the drill leg's three: the pages' data on PostgreSQL is the fast suite's
+    pytest.mark.sqlite_only(reason="a browser's view of the staff page is the same on either engine"),
+]
 
 
 def browser(phone: bool = True) -> Any:
