@@ -65,19 +65,8 @@ def test_a_clock_set_back_does_not_stall_the_next_request(tmp_path):
     pacer.close()
 
 
-@pytest.mark.drill  # real processes: the drill tier
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
-def test_two_processes_never_exceed_the_limit(served_crm, env, db, engine, request):
-    from tests.conftest import ON_POSTGRES
-
-    if ON_POSTGRES and engine == "sqlite":
-        pytest.skip("the PostgreSQL leg's database is PostgreSQL's: the postgresql variant is this test there")
-    if engine == "postgresql":  # the same, the ledger on PostgreSQL (tests/pg.py; store.exclusive holds it)
-        from synctool import store
-
-        env.update(SYNCTOOL_DB=request.getfixturevalue("pg_url"))
-        db = store.connect(env["SYNCTOOL_DB"])
-        request.addfinalizer(db.close)
+@pytest.mark.drill  # real processes: the drill tier, on each leg's engine (the PostgreSQL leg's ledger: store.exclusive)
+def test_two_processes_never_exceed_the_limit(served_crm, env, db):
     served_crm.limit, served_crm.window_s = 10, 1.0
     env["CRM_RATE_LIMIT_REQUESTS"] = "10"
     env["CRM_MIN_INTERVAL_MS"] = "50"
