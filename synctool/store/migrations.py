@@ -54,6 +54,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     notices.m018_chat_notices,
     plans.m019_plan_crm_ledgers,
     plans.m020_plans_for_every_platform,
+    scale.m021_counters_without_a_hot_row,
 ]
 
 
