@@ -74,6 +74,7 @@ from synctool.store.transactions import (
     named_lock,
     renew_locks,
     run_script,
+    writers_beside,
 )
 
 __all__ = [
@@ -130,4 +131,5 @@ __all__ = [
     "size",
     "snapshot",
     "utcnow",
+    "writers_beside",
 ]
