@@ -2,7 +2,7 @@
 are kept in a shard per writing connection, so two receivers storing one platform's deliveries in one hour commit
 side by side, and every reader (the sync log's totals, the overview's counts and campaigns, the copy's check) sums
 a counter's rows into the same numbers as before. No test here waits on a clock: a transaction is held open while
-the other commits, under a lock timeout that fails the test rather than hang it where the row were still shared."""
+the other commits, under a lock timeout that fails the test rather than hang it, were the row still shared."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import time_machine
 from synctool import store
 from synctool.queue import jobs, log
 from synctool.store.schema.scale import SHARDS
-
 
 NOW = "2026-03-01T10:15:00Z"
 SINCE = "2026-03-01T09:00:00.000000Z"
