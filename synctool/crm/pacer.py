@@ -11,9 +11,9 @@ it takes its slot now beside the others (``store.exclusive(..., shared=True)``) 
 the window, plus every transaction that could be reserving at that moment unseen (``store.writers_beside``: each
 other connection the server takes), plus itself, stay within ``requests``; otherwise, and now and then to
 prune the ledger, it reserves alone as above (which waits for the shared ones to end, so it sees them all). On
-SQLite, one writer at a time, every reservation is made alone, as it always was. The slot is the earliest moment that is at least ``min_interval`` (plus the
-send jitter) after the last reservation and leaves fewer than ``requests`` reservations in the window
-ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
+SQLite, one writer at a time, every reservation is made alone, as it always was. The slot is the earliest
+moment that is at least ``min_interval`` (plus the send jitter) after the last reservation and leaves fewer than
+``requests`` reservations in the window ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
 synctool's share of the account's limit (``crm.share_requests``): LGL counts every integration on the
 account against the same 300 requests.
 """
@@ -95,9 +95,11 @@ class Pacer:
         when it must be reserved alone: the reservations this one sees in the window, every one it might not see
         (``store.writers_beside``) and itself never exceed ``requests``, in any window holding it."""
         lim = self.limits
-        beside = store.writers_beside(conn)
         self._reserved += 1
-        if lim.spacing_s > 0 or not beside or self._reserved % PRUNE_EVERY == 0:
+        if lim.spacing_s > 0 or self._reserved % PRUNE_EVERY == 0:
+            return None
+        beside = store.writers_beside(conn)
+        if not beside:  # SQLite: one writer, nothing to gain
             return None
         with store.atomic(conn):
             store.exclusive(conn, "crm_requests", shared=True)  # beside other such reservations, none made alone
