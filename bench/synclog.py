@@ -87,7 +87,7 @@ def copy_jobs(conn, rows: int) -> None:
         cursor.execute(
             "INSERT INTO job_counts (hour, source, status, polled, n) SELECT substr(created_at, 1, 13), source, status,"
             " job_polled(payload), count(*) FROM jobs GROUP BY 1, 2, 3, 4"
-            " ON CONFLICT (hour, source, status, polled) DO UPDATE SET n = job_counts.n + excluded.n"
+            " ON CONFLICT (hour, source, status, polled, shard) DO UPDATE SET n = job_counts.n + excluded.n"  # shard 0 (m021)
         )
         cursor.execute("SELECT count(job_campaigns_add(j)) FROM jobs j WHERE target = 'crm' AND entity_type = 'transaction'"
                        " AND (payload IS NOT NULL OR delivery_id IS NOT NULL)")  # fmt: skip

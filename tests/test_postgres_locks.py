@@ -233,3 +233,50 @@ def test_the_hourly_counts_follow_a_job_moving_either_way(two) -> None:
     counts = {r[0]: r[1] for r in a.execute("SELECT status, sum(n) FROM job_counts GROUP BY status")}
     assert counts == {"queued": 0, "running": 0, "succeeded": 1}
     assert jobs.get(a, job_id)["status"] == "succeeded"
+
+
+def unspaced(conn: store.Connection, more: int) -> dict:
+    """Pacing with no gap to keep, a window room for ``more`` reservations past every connection the server
+    takes (what a reservation made beside the others counts as possibly unseen)."""
+    return {"requests": store.writers_beside(conn) + 1 + more, "window_s": 10.0, "min_interval_s": 0.0, "send_margin_s": 0.0}
+
+
+def test_with_no_gap_to_keep_a_reservation_waits_on_none_but_one_made_alone(two, pg_url: str) -> None:
+    from synctool.crm.pacer import Pacer
+
+    a, b = two
+    b.execute("SET lock_timeout = '500ms'")  # where it would wait, it fails at once rather than hang
+    with store.atomic(a):  # another process's reservation made beside the others, not yet committed
+        store.exclusive(a, "crm_requests", shared=True)
+        a.execute("INSERT INTO crm_requests (at, owner) VALUES (?, 'a')", (1_000_000.0,))
+        beside = Pacer(pg_url, Limits(**unspaced(a, 5)), clock=lambda: 1_000_000.0, connect=lambda: b)
+        assert beside.reserve("b") == 1_000_000.0  # committed while a's is open
+        spaced = Pacer(pg_url, Limits(4, 10.0, 1.0, send_margin_s=0.0), clock=lambda: 1_000_000.0, connect=lambda: b)
+        with pytest.raises(store.Error, match="lock timeout"):  # pacing on: alone, after every other reservation
+            spaced.reserve("b")
+    assert [r[0] for r in a.execute("SELECT owner FROM crm_requests ORDER BY owner")] == ["a", "b"]
+
+
+def test_two_processes_with_no_gap_to_keep_never_exceed_the_window(pg_url: str) -> None:
+    conn = store.connect(pg_url)
+    limits = unspaced(conn, 20)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    each = limits["requests"] // 2 + 10  # together past the window's limit: the last ones go to the next window
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WORKER, pg_url, json.dumps(limits), name, str(each)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        for name in ("one", "two")
+    ]  # fmt: skip
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline() == "ready\n"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    found = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    slots = sorted(s for f in found for s in f["slots"])
+    lim = Limits(**limits)
+    assert len(slots) == 2 * each and slots[-1] > slots[0]  # some waited for the next window
+    assert max(sum(1 for s in slots if start <= s < start + lim.window_s + lim.margin_s) for start in slots) <= lim.requests
+    conn.close()

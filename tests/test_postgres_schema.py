@@ -60,6 +60,8 @@ def test_every_sqlite_table_has_its_columns_on_postgresql(pg_url: str, tmp_path:
         for table, column in conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position"
         ):
+            if column == "shard" and table in store.copy.SHARDED:  # PostgreSQL's counters spread over rows (m021)
+                continue
             if not (column == "seq" and table in schema_postgres.ARRIVAL):  # SQLite's rowid (store.dialect.arrival)
                 found.setdefault(table, []).append(column)
     finally:
@@ -77,9 +79,11 @@ def test_an_empty_database_gets_the_schema_on_first_connect(pg_url: str) -> None
         admin.execute(f'CREATE DATABASE "{empty.rsplit("/", 1)[1]}"')
     conn = store.connect(empty)
     try:
-        assert len(schema_postgres.applied(conn)) == sum(len(v) for v in schema_postgres.MIGRATIONS.values())
+        recorded = schema_postgres.applied(conn)  # the baseline written whole, then every later migration applied
+        assert {(name, m) for name, found in schema_postgres.MIGRATIONS.items() for m in found} <= set(recorded)
+        assert schema_postgres.pending(recorded) == []
         version = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()[0]
-        assert version == schema_postgres.schema_version()
+        assert version == schema_postgres.schema_version(recorded)
     finally:
         conn.close()
     store.connect(empty).close()  # a second connect finds it written and writes nothing

@@ -5,9 +5,15 @@ Each request reserves its send time in the ``crm_requests`` ledger inside one ``
 transaction (so drain, poll and operator commands running at once see each other's reservations), then
 sleeps until that time. On PostgreSQL, whose transactions lock rows and not the database, the reservation is
 alone with the ledger by ``store.exclusive`` (an advisory lock on the account's ledger, every machine's
-reservations one after another), and reads the clock once it is. The slot is the earliest moment that is at least ``min_interval`` (plus the
-send jitter) after the last reservation and leaves fewer than ``requests`` reservations in the window
-ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
+reservations one after another), and reads the clock once it is. Where there is no gap to keep (``min_interval``
+0: pacing off, or a limit by the window alone) and the window is far from full, a reservation is not alone:
+it takes its slot now beside the others (``store.exclusive(..., shared=True)``) when the reservations it sees in
+the window, plus every transaction that could be reserving at that moment unseen (``store.writers_beside``: each
+other connection the server takes), plus itself, stay within ``requests``; otherwise, and now and then to
+prune the ledger, it reserves alone as above (which waits for the shared ones to end, so it sees them all). On
+SQLite, one writer at a time, every reservation is made alone, as it always was. The slot is the earliest
+moment that is at least ``min_interval`` (plus the send jitter) after the last reservation and leaves fewer than
+``requests`` reservations in the window ending at it; a small margin absorbs the jitter between sending and the CRM's clock. ``requests`` is
 synctool's share of the account's limit (``crm.share_requests``): LGL counts every integration on the
 account against the same 300 requests.
 """
@@ -20,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synctool import store
+
+#: a reservation made beside the others leaves the ledger's old rows: one in this many is made alone, and prunes them
+PRUNE_EVERY = 100
 
 
 @dataclass
@@ -55,6 +64,7 @@ class Pacer:
         self._clock = clock
         self._sleep = sleep
         self._local = threading.local()
+        self._reserved = 0  # reservations made: every PRUNE_EVERY-th is made alone (it prunes the ledger)
 
     def _conn(self) -> store.Connection:
         conn = getattr(self._local, "conn", None)
@@ -80,9 +90,32 @@ class Pacer:
             # wait until the oldest reservation that would break the cap has left the window
             slot = max(slot, recent[len(recent) - lim.requests] + lim.window_s + lim.margin_s)
 
+    def _beside_the_others(self, conn: store.Connection, owner: str) -> float | None:
+        """A slot now without waiting on the other reservations (no gap to keep, the window far from full), or None
+        when it must be reserved alone: the reservations this one sees in the window, every one it might not see
+        (``store.writers_beside``) and itself never exceed ``requests``, in any window holding it."""
+        lim = self.limits
+        self._reserved += 1
+        if lim.spacing_s > 0 or self._reserved % PRUNE_EVERY == 0:
+            return None
+        beside = store.writers_beside(conn)
+        if not beside:  # SQLite: one writer, nothing to gain
+            return None
+        with store.atomic(conn):
+            store.exclusive(conn, "crm_requests", shared=True)  # beside other such reservations, none made alone
+            now = self._clock()
+            seen = conn.execute("SELECT count(*) FROM crm_requests WHERE at > ?", (now - lim.window_s - lim.margin_s,))
+            if seen.fetchone()[0] + beside + 1 > lim.requests:
+                return None
+            conn.execute("INSERT INTO crm_requests (at, owner) VALUES (?, ?)", (now, owner))
+        return now
+
     def reserve(self, owner: str = "") -> float:
         """Reserve the next slot and return its time (seconds since the epoch)."""
         conn = self._conn()
+        slot = self._beside_the_others(conn, owner)
+        if slot is not None:
+            return slot
         with store.atomic(conn):  # the pacer's own connection: a reservation every process sees at once, in no job's unit
             store.exclusive(conn, "crm_requests")  # PostgreSQL: one reservation at a time, every machine's
             now = self._clock()

@@ -148,7 +148,9 @@ def claim(
     order = "CASE target " + " ".join(f"WHEN ? THEN {n}" for n in range(len(targets))) + " END"
     one_at_a_time = ",".join("?" * len(serial)) or "''"  # none: NOT IN (NULL) would run one job a target at a time
     with store.atomic(conn):
-        store.exclusive(conn, "jobs:claim")  # PostgreSQL: what the claim counts stays as it read it
+        # PostgreSQL: what the claim counts stays as it read it. SKIP LOCKED alone would take each job once, but
+        # two claims at once could both see a gift's other job not running, or the target under max_running
+        store.exclusive(conn, "jobs:claim")
         row = conn.execute(
             f"{_TAKE} WHERE id = (SELECT id FROM jobs WHERE target IN ({marks}) AND ("
             "   (status = 'queued' AND run_after <= ?) OR (status = 'running' AND lease_expires < ?))"

@@ -346,7 +346,8 @@ def gifts_by_campaign(conn: store.Connection, source: str, since: str) -> list[C
         # before the hour after ``top`` (``2026-05-01T10`` -> every time of 10:MM sorts before ``2026-05-01T10:60``)
         " AND j.created_at < (top || ':60')) AS last_gift_at"
         " FROM (SELECT campaign_id, sum(gifts) AS gifts, max(CASE WHEN gifts > 0 THEN hour END) AS top FROM ("
-        "   SELECT campaign_id, gifts, hour FROM campaign_hours WHERE source = :source AND hour >= :hour"
+        "   SELECT campaign_id, sum(gifts) AS gifts, hour FROM campaign_hours WHERE source = :source AND hour >= :hour"
+        "   GROUP BY campaign_id, hour"  # an hour's count kept in several rows (PostgreSQL's shards) as one
         "   UNION ALL SELECT campaign_id, count(DISTINCT entity_id), substr(:since, 1, 13) FROM job_campaigns j"
         "   WHERE source = :source AND created_at >= :since AND created_at < :next AND NOT EXISTS (SELECT 1 FROM"
         "   job_campaigns l WHERE l.source = j.source AND l.campaign_id = j.campaign_id AND l.entity_id = j.entity_id"

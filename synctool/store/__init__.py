@@ -75,6 +75,7 @@ from synctool.store.transactions import (
     named_lock,
     renew_locks,
     run_script,
+    writers_beside,
 )
 
 __all__ = [
@@ -132,4 +133,5 @@ __all__ = [
     "size",
     "snapshot",
     "utcnow",
+    "writers_beside",
 ]

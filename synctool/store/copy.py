@@ -49,6 +49,9 @@ REBUILT_NOTES = (
 )
 #: tables the target's triggers fill as jobs and deliveries are written: not copied, compared
 DERIVED = ("job_counts", "job_campaigns", "campaign_hours")
+#: counters PostgreSQL spreads over rows (a ``shard`` in the key, ``schema/scale.py``'s m021): read as one row per
+#: counter, its rows summed, on either engine (table: the counted column)
+SHARDED = {"job_counts": "n", "campaign_hours": "gifts"}
 #: ``store_meta``'s keys the target's schema writes for itself
 SCHEMA_KEYS = ("migrated_by", "migrated_at", "schema_version")
 
@@ -76,6 +79,8 @@ class Table:
     #: the order its rows arrived in, when it keeps one: SQLite's ``rowid``, PostgreSQL's identity that is not the key
     #: (``seq``, ``store.dialect.arrival()``); rows are copied in this order, so the target's own follows it
     arrival: str | None = None
+    #: the counted column of a counter kept in shards (``SHARDED``): its rows summed per key, ``shard`` not read
+    summed: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -133,7 +138,11 @@ def tables(conn: Connection) -> dict[str, Table]:
             ]
             identity = [r[0] for r in rows if r[2] == "YES"]
             arrival = next((c for c in identity if c not in key), None)
-            found[name] = Table(name, columns, key or [c.name for c in columns], identity=identity, arrival=arrival)
+            table = Table(name, columns, key or [c.name for c in columns], identity=identity, arrival=arrival)
+            if name in SHARDED and "shard" in table.names:  # one row per counter, as SQLite keeps it
+                table.columns = [c for c in table.columns if c.name != "shard"]
+                table.key, table.summed = [k for k in table.key if k != "shard"], SHARDED[name]
+            found[name] = table
         for child, parent in conn.execute(
             "SELECT cl.relname, ref.relname FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid"
             " JOIN pg_class ref ON ref.oid = c.confrelid WHERE c.contype = 'f' AND cl.relnamespace = to_regnamespace(current_schema())"
@@ -196,9 +205,11 @@ def _where(table: Table) -> str:
 def rows(conn: Connection, table: Table, columns: Sequence[str], *, arrived: bool = False) -> Iterator[Sequence[Any]]:
     """``columns`` of every row of ``table`` in key order (``_order``), or in the order they arrived when ``arrived``
     and the table keeps one, fetched a batch at a time."""
-    listed = ", ".join(f'"{c}"' for c in columns)
+    listed = ", ".join(f'CAST(sum("{c}") AS BIGINT) AS "{c}"' if c == table.summed else f'"{c}"' for c in columns)
     order = table.arrival if arrived and table.arrival else _order(conn, table)
-    sql = f'SELECT {listed} FROM "{table.name}"{_where(table)} ORDER BY {order}'
+    keys = ", ".join(f'"{k}"' for k in table.key)
+    grouped = f" GROUP BY {keys}" if table.summed else ""  # a counter's shards as its one row
+    sql = f'SELECT {listed} FROM "{table.name}"{_where(table)}{grouped} ORDER BY {order}'
     if isinstance(conn, PostgresConnection):
         import psycopg
 

@@ -34,7 +34,7 @@ MIGRATION_SET = "synctool"
 
 #: the core's migrations, in the order they were made (``migrations()`` hands them to sqlite-utils): a new one goes
 #: at the end, and none is renamed or taken out (``RETIRED``), since databases record them by name
-MIGRATIONS: list[Callable[[Database], None]] = [
+MIGRATIONS: list[Callable[..., None]] = [  # a Database, or a store.Connection (portable)
     core.m001_core,
     core.m003_locks,
     core.m004_crm_mirror,
@@ -54,6 +54,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     notices.m018_chat_notices,
     plans.m019_plan_crm_ledgers,
     plans.m020_plans_for_every_platform,
+    scale.m021_counters_without_a_hot_row,
 ]
 
 

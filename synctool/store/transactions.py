@@ -94,14 +94,25 @@ def going_on(conn: Connection) -> bool:
     return not (dialect.on_postgres(conn) and _aborted(conn))
 
 
-def exclusive(conn: Connection, name: str) -> None:
+def exclusive(conn: Connection, name: str, *, shared: bool = False) -> None:
     """Inside the caller's transaction, be the only transaction working on ``name`` until it ends (every process,
     every machine): what SQLite's ``BEGIN IMMEDIATE`` gives every transaction. PostgreSQL: an advisory lock on the
-    name in the current schema, waited for; SQLite: nothing more to do."""
+    name in the current schema, waited for; SQLite: nothing more to do. ``shared``: alongside other shared holders
+    of the name, never alongside an exclusive one (which waits for every shared holder to end, and they for it)."""
     if not conn.in_transaction:
         raise RuntimeError("exclusive needs a transaction (store.atomic)")
     if dialect.on_postgres(conn):
-        conn.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})", (name,)).fetchone()
+        lock = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        conn.execute(f"SELECT {lock}({_ADVISORY_KEY})", (name,)).fetchone()
+
+
+def writers_beside(conn: Connection) -> int:
+    """The most transactions that may be writing at the same moment as this connection's, beside it: none on
+    SQLite (one writer at a time); on PostgreSQL one for each other connection the server takes
+    (``max_connections``), every one of which could be in the middle of a write this one cannot see yet."""
+    if not dialect.on_postgres(conn):
+        return 0
+    return int(conn.execute("SELECT current_setting('max_connections')").fetchone()[0]) - 1
 
 
 def try_exclusive(conn: Connection, names: list[str]) -> bool:

@@ -7,6 +7,8 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from synctool.store import dialect
+from synctool.store.engine import Connection
+from synctool.store.transactions import run_script
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -201,3 +203,39 @@ def _count_campaign_hours(conn: sqlite3.Connection) -> None:
         f" OR old.source IS NOT new.source OR old.entity_id IS NOT new.entity_id OR old.created_at IS NOT new.created_at"
         f" BEGIN {_unfiled('old')} {_filed('new')} END"
     )
+
+
+#: how many rows each of PostgreSQL's counters is spread over: a writer adds to the row of its own connection's
+#: shard (``pg_backend_pid()``), so two connections writing the same counter at once rarely share a row
+SHARDS = 64
+
+_SHARDED_COUNTERS = f"""
+ALTER TABLE job_counts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE job_counts DROP CONSTRAINT job_counts_pkey;
+ALTER TABLE job_counts ADD PRIMARY KEY (hour, source, status, polled, shard);
+ALTER TABLE campaign_hours ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaign_hours DROP CONSTRAINT campaign_hours_pkey;
+ALTER TABLE campaign_hours ADD PRIMARY KEY (source, hour, campaign_id, shard);
+CREATE OR REPLACE FUNCTION job_counts_add(hour TEXT, source TEXT, status TEXT, polled BIGINT, n BIGINT) RETURNS VOID
+LANGUAGE sql AS $$
+    INSERT INTO job_counts (hour, source, status, polled, shard, n) VALUES (hour, source, status, polled, pg_backend_pid() % {SHARDS}, n)
+    ON CONFLICT (hour, source, status, polled, shard) DO UPDATE SET n = job_counts.n + excluded.n
+$$;
+CREATE OR REPLACE FUNCTION campaign_hours_add(source TEXT, hour TEXT, campaign_id TEXT, gifts BIGINT) RETURNS VOID
+LANGUAGE sql AS $$
+    INSERT INTO campaign_hours (source, hour, campaign_id, shard, gifts) VALUES (source, hour, campaign_id, pg_backend_pid() % {SHARDS}, gifts)
+    ON CONFLICT (source, hour, campaign_id, shard) DO UPDATE SET gifts = campaign_hours.gifts + excluded.gifts
+$$;
+"""
+
+
+def m021_counters_without_a_hot_row(conn: Connection) -> None:
+    """Receivers and drains on several machines: no counter row that every writer waits on.
+
+    On PostgreSQL each counter of ``job_counts`` and ``campaign_hours`` is kept in up to ``SHARDS`` rows (a
+    ``shard`` column in the key: the writing connection's), since a counter's row stays locked until its writer
+    commits, and two receivers storing one platform's deliveries in one hour would otherwise commit one at a time.
+    Every reader sums a counter's rows (they always summed the hours of a window). SQLite has one writer at a time:
+    its counters stay one row each, nothing changes there."""
+    if dialect.on_postgres(conn):
+        run_script(conn, _SHARDED_COUNTERS)
