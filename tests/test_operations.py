@@ -72,11 +72,15 @@ def test_missing_platform_key_is_one_clear_line(cli, monkeypatch):
 
 
 def test_demo_runs_the_whole_path(cli, monkeypatch):
+    from synctool.fakes import demo
     from synctool.fakes import world as fake_world
     from tests import contracts
 
     world = fake_world.FakeWorld()  # the demo's own world, kept to read its traffic afterwards
     monkeypatch.setattr(fake_world, "FakeWorld", lambda: world)
+    monkeypatch.setattr(demo, "FakeWorld", lambda: world)
+    # what the demo shows is not its pace: no gap between CRM requests here (a person watching gets 110 ms)
+    monkeypatch.setattr(demo, "DEMO_ENV", {**demo.DEMO_ENV, "CRM_MIN_INTERVAL_MS": "0"})
     report = out(cli("demo", "--json"))
     if contracts.available():  # one demo run for both (it takes 7 s): its traffic, held to the platforms' descriptions
         from tests.test_contracts import demo_problems

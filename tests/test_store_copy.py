@@ -230,3 +230,19 @@ def test_a_host_goes_to_a_schema_an_organisation_and_back_to_its_folders(cli, en
     assert back.exit_code == 0, back.output
     for path in databases.values():
         assert rows_of(folder / path.relative_to(home)) == rows_of(path)
+
+
+def test_a_job_that_changed_status_copies_with_its_counters_the_same(cli, env, filled, tmp_path):
+    """The source's counter of a status its jobs left stays at 0; the target counts from the jobs' statuses as they
+    are now and holds no such row: a count of 0 is no difference."""
+    conn = sqlite3.connect(filled)
+    try:
+        job = conn.execute("SELECT id, status FROM jobs LIMIT 1").fetchone()
+        conn.execute("UPDATE jobs SET status = ? WHERE id = ?", ("failed" if job[1] != "failed" else "queued", job[0]))
+        conn.commit()
+        assert conn.execute("SELECT count(*) FROM job_counts WHERE n = 0").fetchone()[0] >= 1
+    finally:
+        conn.close()
+    copied = cli("store", "copy", "--to", str(tmp_path / "copy.db"))
+    assert copied.exit_code == 0, copied.output
+    assert "differ" not in copied.stdout

@@ -209,7 +209,13 @@ def rows(conn: Connection, table: Table, columns: Sequence[str], *, arrived: boo
     order = table.arrival if arrived and table.arrival else _order(conn, table)
     keys = ", ".join(f'"{k}"' for k in table.key)
     grouped = f" GROUP BY {keys}" if table.summed else ""  # a counter's shards as its one row
-    sql = f'SELECT {listed} FROM "{table.name}"{_where(table)}{grouped} ORDER BY {order}'
+    where = _where(table)
+    counted = SHARDED.get(table.name)
+    if table.summed:  # a counter at zero is no count: the copy's target rebuilds counters from the jobs, without them
+        grouped += f' HAVING sum("{table.summed}") <> 0'
+    elif counted is not None and counted in columns:
+        where = f'{where} AND "{counted}" <> 0' if where else f' WHERE "{counted}" <> 0'
+    sql = f'SELECT {listed} FROM "{table.name}"{where}{grouped} ORDER BY {order}'
     if isinstance(conn, PostgresConnection):
         import psycopg
 
