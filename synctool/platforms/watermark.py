@@ -75,3 +75,16 @@ def queue_unseen(conn: store.Connection, max_attempts: int, **spec: Any) -> int:
             return 0
         jobs.enqueue(conn, max_attempts=max_attempts, **spec)
     return 1
+
+
+def queue_new(conn: store.Connection, max_attempts: int, **spec: Any) -> int:
+    """Queue the job ``spec`` describes unless synctool has a job for the same item already (its ``source``,
+    ``entity_type`` and ``entity_id``: a refund its webhook announced, or an earlier poll queued). Returns 1 when
+    it queued, else 0."""
+    from synctool.queue import jobs, log
+
+    with store.atomic(conn):
+        if log.has_entity_job(conn, spec["source"], spec["entity_type"], spec["entity_id"]):
+            return 0
+        jobs.enqueue(conn, max_attempts=max_attempts, **spec)
+    return 1

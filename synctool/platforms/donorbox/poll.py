@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Runtime, SynctoolError, jobs, log, parse_iso, store, using, watermark
+from synctool.platform import Runtime, SynctoolError, jobs, parse_iso, using, watermark
 from synctool.platforms.donorbox import plans
 from synctool.platforms.donorbox.models import ROLE, external_id
 from synctool.platforms.donorbox.webhook import refunded_total
@@ -41,13 +41,7 @@ def refund_job(donation: dict[str, Any], origin: str) -> dict[str, Any] | None:
 def queue_refund(conn: Connection, rt: Runtime, donation: dict[str, Any], origin: str) -> int:
     """Queue the donation's refund job unless synctool has one for this refunded total already: 1 when queued."""
     job = refund_job(donation, origin)
-    if job is None:
-        return 0
-    with store.atomic(conn):
-        if log.has_entity_job(conn, ROLE, "refund", job["entity_id"]):
-            return 0
-        jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **job)
-    return 1
+    return 0 if job is None else watermark.queue_new(conn, rt.config.queue.max_attempts, **job)
 
 
 def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:

@@ -20,9 +20,7 @@ from synctool.platform import (
     Runtime,
     SynctoolError,
     jobs,
-    log,
     parse_iso,
-    store,
     using,
     watermark,
 )
@@ -50,12 +48,7 @@ def refund_job(row: JsonObject, origin: str) -> dict[str, Any]:
 
 def queue_refund(conn: Connection, rt: Runtime, row: JsonObject, origin: str) -> int:
     """Queue a refund row's job unless synctool has one for it (its webhook's, an earlier poll's): 1 or 0."""
-    job = refund_job(row, origin)
-    with store.atomic(conn):
-        if log.has_entity_job(conn, ROLE, "refund", job["entity_id"]):
-            return 0
-        jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **job)
-    return 1
+    return watermark.queue_new(conn, rt.config.queue.max_attempts, **refund_job(row, origin))
 
 
 def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | None = None) -> dict[str, Any]:

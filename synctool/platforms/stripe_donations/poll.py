@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synctool.platform import Runtime, jobs, log, parse_iso, store, using, watermark
+from synctool.platform import Runtime, parse_iso, using, watermark
 from synctool.platforms.stripe_donations.models import PORTAL_MARK, ROLE, external_id, major
 from synctool.platforms.stripe_donations.plans import backfill_plans
 
@@ -72,21 +72,12 @@ def poll(conn: Connection, rt: Runtime, *, fresh: bool = False, lookback: str | 
             continue
         queued += watermark.queue_unseen(conn, rt.config.queue.max_attempts, **gift_job(charge, "poll"))
         if int(charge.get("amount_refunded") or 0) > 0:
-            job = refund_job(charge, "poll")
-            with store.atomic(conn):
-                if log.has_entity_job(conn, ROLE, "refund", job["entity_id"]):
-                    continue
-                jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **job)
-            refunds_queued += 1
+            refunds_queued += watermark.queue_new(conn, rt.config.queue.max_attempts, **refund_job(charge, "poll"))
     for event in closed:
         dispute = _dict(_dict(event.get("data")).get("object"))
         if dispute.get("status") != "lost" or not dispute.get("id") or _dict(dispute.get("metadata")).get(PORTAL_MARK):
             continue
-        with store.atomic(conn):
-            if log.has_entity_job(conn, ROLE, "dispute_refund", str(dispute["id"])):
-                continue
-            jobs.enqueue(conn, max_attempts=rt.config.queue.max_attempts, **dispute_job(dispute, "poll"))
-        refunds_queued += 1
+        refunds_queued += watermark.queue_new(conn, rt.config.queue.max_attempts, **dispute_job(dispute, "poll"))
     read = backfill_plans(conn, rt)
     result = {"since": since, "seen": len(found), "queued": queued + refunds_queued + int(read["queued"]),
               "refunds_queued": refunds_queued, "plans_queued": read["queued"], "requests": spent + int(read["requests"])}  # fmt: skip
